@@ -1,0 +1,193 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { catalog, getOperation } from '../../api/catalog/index.ts';
+import type { CatalogEntry } from '../../api/catalog/types.ts';
+import type { Client } from '../../api/client.ts';
+import { redactDeep, redactText } from '../../api/redact.ts';
+import { KeyedMutex } from './mutex.mts';
+
+/**
+ * Activities for every catalog operation, generated: activity name = operation id
+ * (e.g. `applicationProtection.ipBlacklist.add`). The client holds the credentials; activity inputs and results
+ * (which Temporal records in history) never carry a secret or a token.
+ *
+ * Error mapping:
+ *  - ValidationError → ApplicationFailure.nonRetryable type 'ValidationError' (nothing was sent)
+ *  - ApiError → nonRetryable type 'ApiError' unless its code is a rate-limit code → retryable 'RateLimited'
+ *  - TransportError → retryable 'TransportError', except a write of an unsafe operation whose outcome is
+ *    unknown (maybe applied) → nonRetryable 'OutcomeUnknown' (repeating it could duplicate the write)
+ */
+
+export type Activity = (params?: Record<string, unknown>) => Promise<unknown>;
+
+export interface ActivityOptions {
+	/** API codes that mean "rate limited, nothing applied": retryable. */
+	rateLimitCodes?: readonly number[];
+	/** Values for secret-bearing fields of the authorization operations, taken from the worker's configuration. */
+	authInputs?: { appId?: string; secret?: string; refreshToken?: string; authCode?: string };
+}
+
+/** Fields that must never travel through Temporal (inputs are recorded in history). */
+const SECRET_FIELDS = new Set(['secret', 'refresh_token', 'code', 'access_token']);
+const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs']>> = {
+	app_id: 'appId',
+	secret: 'secret',
+	refresh_token: 'refreshToken',
+	code: 'authCode',
+};
+
+const httpFilterMutex = new KeyedMutex();
+
+export function createActivities(client: Client, opts: ActivityOptions = {}): Record<string, Activity> {
+	const rateCodes = new Set(opts.rateLimitCodes ?? [42901]);
+	const acts: Record<string, Activity> = {};
+	for (const op of catalog) {
+		if (op.encoding === 'redirect') {
+			acts[op.id] = async (params = {}) => wrap(op, rateCodes, async () => redactDeep(await client.connect(withAuthInputs(op, params, opts))));
+			continue;
+		}
+		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts)));
+	}
+	return acts;
+}
+
+async function run(client: Client, op: CatalogEntry, params: Record<string, unknown>): Promise<unknown> {
+	const g = op.group;
+	if (op.resource === 'applicationProtection' && (g === 'ipBlacklist' || g === 'ipWhitelist') && (op.action === 'add' || op.action === 'remove'))
+		return idempotentList(client, op, params);
+	if (op.resource === 'applicationProtection' && g === 'httpFilter' && (op.action === 'create' || op.action === 'update')) {
+		// §4.3.1 / §7: no concurrent create/edit; serialized per site + domain-port inside this worker.
+		const key = `${params.site_id}/${params.domain_port_id}`;
+		return httpFilterMutex.run(key, () => client.call(op.id, params));
+	}
+	const r = await client.call(op.id, params);
+	return op.resource === 'authorization' ? redactDeep(r) : r;
+}
+
+/**
+ * Adding an entry already on the list is success; removing an absent entry is success. The list is read first
+ * (validation runs before, so bad input still fails with a ValidationError naming the field).
+ */
+async function idempotentList(client: Client, op: CatalogEntry, params: Record<string, unknown>) {
+	const valid = client.validate(op.id, params);
+	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
+	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
+	const getId = `applicationProtection.${op.group}.get`;
+	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
+	const list = (await client.call<{ p_info?: { ipv4?: Record<string, EntryLike[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
+	const present = new Set(list.map(entryKey).filter((k): k is string => k !== undefined));
+	const raw = valid[key];
+	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
+	if (op.action === 'add') {
+		const k = textKey(String(wanted[0] ?? ''));
+		if (wanted.length && k && present.has(k)) return { alreadyPresent: true, entry: wanted[0] };
+		await client.call(op.id, params);
+		return { added: wanted[0] };
+	}
+	const toRemove = wanted.filter((w) => {
+		const k = textKey(w);
+		return k !== undefined && present.has(k);
+	});
+	const absent = wanted.filter((w) => !toRemove.includes(w));
+	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
+	await client.call(op.id, { ...params, [key]: wanted.length ? toRemove : raw });
+	return { removed: toRemove, absent };
+}
+
+interface EntryLike {
+	type?: string;
+	ip?: string;
+	start_ip?: string;
+	end_ip?: string;
+}
+
+function ipNum(s: string): number | undefined {
+	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s.trim());
+	if (!m) return undefined;
+	return m.slice(1).reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+function textKey(t: string): string | undefined {
+	const s = t.trim();
+	if (s.includes('-')) {
+		const [a, b] = s.split('-');
+		const x = ipNum(a);
+		const y = ipNum(b);
+		return x === undefined || y === undefined ? undefined : `${x}-${y}`;
+	}
+	if (s.includes('/')) {
+		const [a, l] = s.split('/');
+		const x = ipNum(a);
+		const len = Number(l);
+		if (x === undefined || !(len >= 0 && len <= 32)) return undefined;
+		const size = 2 ** (32 - len);
+		const start = x - (x % size);
+		return `${start}-${start + size - 1}`;
+	}
+	const x = ipNum(s);
+	return x === undefined ? undefined : `${x}-${x}`;
+}
+
+function entryKey(e: EntryLike): string | undefined {
+	if (e.start_ip && e.end_ip) return textKey(`${e.start_ip}-${e.end_ip}`);
+	if (e.ip) return textKey(e.ip);
+	return undefined;
+}
+
+/** Authorization operations take their secrets from the worker configuration, never from activity input. */
+function withAuthInputs(op: CatalogEntry, params: Record<string, unknown>, opts: ActivityOptions): Record<string, unknown> {
+	const p = { ...(params ?? {}) };
+	const given = Object.keys(p).filter((k) => SECRET_FIELDS.has(k) && p[k] !== undefined && p[k] !== null && p[k] !== '');
+	if (given.length) {
+		throw ApplicationFailure.nonRetryable(
+			`${op.id}: invalid input — ${given.map((k) => `${k}: must not be passed through Temporal (secrets never enter workflow history); the worker takes it from its configuration`).join('; ')}`,
+			'ValidationError',
+			{ opId: op.id, issues: given.map((field) => ({ field, rule: 'must not be passed through Temporal' })) },
+		);
+	}
+	if (op.resource !== 'authorization') return p;
+	for (const f of op.fields) {
+		const src = FROM_CONFIG[f.name];
+		if (src && p[f.name] === undefined && opts.authInputs?.[src] !== undefined) p[f.name] = opts.authInputs[src];
+	}
+	return p;
+}
+
+async function wrap(op: CatalogEntry, rateCodes: Set<number>, fn: () => Promise<unknown>): Promise<unknown> {
+	try {
+		return await fn();
+	} catch (err) {
+		throw toFailure(op, err, rateCodes);
+	}
+}
+
+export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Set<number> = new Set([42901])): Error {
+	const o = typeof op === 'string' ? getOperation(op) : op;
+	if (err instanceof ApplicationFailure) return err;
+	const e = (err ?? {}) as Error & {
+		issues?: unknown;
+		code?: number;
+		msg?: string;
+		kind?: string;
+		status?: number;
+		maybeApplied?: boolean;
+		rateLimited?: boolean;
+	};
+	const message = redactText(e.message ?? String(err));
+	switch (e.name) {
+		case 'ValidationError':
+			return ApplicationFailure.nonRetryable(message, 'ValidationError', { opId: o.id, issues: e.issues });
+		case 'ApiError':
+			if (typeof e.code === 'number' && rateCodes.has(e.code))
+				return ApplicationFailure.retryable(message, 'RateLimited', { opId: o.id, code: e.code });
+			return ApplicationFailure.nonRetryable(message, 'ApiError', { opId: o.id, code: e.code, msg: e.msg === undefined ? undefined : redactText(e.msg) });
+		case 'TransportError': {
+			const details = { opId: o.id, kind: e.kind, status: e.status, maybeApplied: e.maybeApplied };
+			if (e.rateLimited) return ApplicationFailure.retryable(message, 'RateLimited', details);
+			if (o.safety === 'unsafe' && e.maybeApplied !== false)
+				return ApplicationFailure.nonRetryable(`${message} (outcome unknown; not repeated automatically)`, 'OutcomeUnknown', details);
+			return ApplicationFailure.retryable(message, 'TransportError', details);
+		}
+		default:
+			return ApplicationFailure.retryable(message, e.name || 'Error', { opId: o.id });
+	}
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Worker configuration from a JSON file (SECSVC_CONFIG or --config) and the environment (which wins).
+ * The app secret and tokens live here and in the client only: never in workflow inputs, results, signals,
+ * memos or history.
+ *
+ * JSON shape (every key optional except the API credentials):
+ * {
+ *   "temporal": { "address": "127.0.0.1:7233", "namespace": "default", "taskQueue": "secsvc-runbooks",
+ *                 "tls": false | true | { "serverName", "caFile", "certFile", "keyFile" }, "apiKey": "…" },
+ *   "api": { "baseUrl": "https://…", "appId": "…", "secret": "…" | "secretFile": "path",
+ *            "tokenKind": "app" | "user", "refreshToken": "…", "tokenStoreFile": "path",
+ *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 }
+ * }
+ */
+
+export interface TlsConfig {
+	serverName?: string;
+	caFile?: string;
+	certFile?: string;
+	keyFile?: string;
+}
+
+export interface WorkerConfig {
+	temporal: {
+		address: string;
+		namespace: string;
+		taskQueue: string;
+		tls?: boolean | TlsConfig;
+		apiKey?: string;
+	};
+	api: {
+		baseUrl: string;
+		appId: string;
+		secret: string;
+		tokenKind: 'app' | 'user';
+		refreshToken?: string;
+		authCode?: string;
+		tokenStoreFile?: string;
+		rateLimitCodes?: number[];
+		authFailureCodes?: number[];
+		timeoutMs?: number;
+		retries?: number;
+	};
+}
+
+export class ConfigError extends Error {
+	constructor(readonly issues: { field: string; rule: string }[]) {
+		super(`invalid worker configuration — ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
+		this.name = 'ConfigError';
+	}
+}
+
+export const DEFAULT_TASK_QUEUE = 'secsvc-runbooks';
+
+const codes = (s: string | undefined) =>
+	s === undefined || s === '' ? undefined : s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isInteger(n));
+
+/** Only the Temporal part (the CLI needs no API credentials). */
+export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): WorkerConfig['temporal'] {
+	const j = readJson(file);
+	const t = (j.temporal ?? {}) as Partial<WorkerConfig['temporal']>;
+	let tls: WorkerConfig['temporal']['tls'] = t.tls;
+	if (env.TEMPORAL_TLS !== undefined) tls = env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true';
+	if (env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA)
+		tls = { certFile: env.TEMPORAL_TLS_CERT, keyFile: env.TEMPORAL_TLS_KEY, caFile: env.TEMPORAL_TLS_CA, serverName: env.TEMPORAL_TLS_SERVER_NAME };
+	return {
+		address: env.TEMPORAL_ADDRESS ?? t.address ?? '127.0.0.1:7233',
+		namespace: env.TEMPORAL_NAMESPACE ?? t.namespace ?? 'default',
+		taskQueue: env.TEMPORAL_TASK_QUEUE ?? t.taskQueue ?? DEFAULT_TASK_QUEUE,
+		tls,
+		apiKey: env.TEMPORAL_API_KEY ?? t.apiKey,
+	};
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): WorkerConfig {
+	const j = readJson(file);
+	const a = (j.api ?? {}) as Partial<WorkerConfig['api']> & { secretFile?: string };
+	let secret = env.SECSVC_SECRET ?? a.secret;
+	const secretFile = env.SECSVC_SECRET_FILE ?? a.secretFile;
+	if (!secret && secretFile) secret = readFileSync(secretFile, 'utf8').trim();
+	const api = {
+		baseUrl: env.SECSVC_BASE_URL ?? a.baseUrl ?? '',
+		appId: env.SECSVC_APP_ID ?? a.appId ?? '',
+		secret: secret ?? '',
+		tokenKind: (env.SECSVC_TOKEN_KIND ?? a.tokenKind ?? 'app') as 'app' | 'user',
+		refreshToken: env.SECSVC_REFRESH_TOKEN ?? a.refreshToken,
+		authCode: env.SECSVC_AUTH_CODE ?? a.authCode,
+		tokenStoreFile: env.SECSVC_TOKEN_STORE ?? a.tokenStoreFile,
+		rateLimitCodes: codes(env.SECSVC_RATE_LIMIT_CODES) ?? a.rateLimitCodes,
+		authFailureCodes: codes(env.SECSVC_AUTH_FAILURE_CODES) ?? a.authFailureCodes,
+		timeoutMs: env.SECSVC_TIMEOUT_MS ? Number(env.SECSVC_TIMEOUT_MS) : a.timeoutMs,
+		retries: env.SECSVC_RETRIES ? Number(env.SECSVC_RETRIES) : a.retries,
+	};
+	const issues: { field: string; rule: string }[] = [];
+	if (!/^https?:\/\/[^\s]+$/.test(api.baseUrl)) issues.push({ field: 'api.baseUrl (SECSVC_BASE_URL)', rule: 'is required and must be an http(s) URL' });
+	if (!api.appId) issues.push({ field: 'api.appId (SECSVC_APP_ID)', rule: 'is required' });
+	if (!api.secret) issues.push({ field: 'api.secret (SECSVC_SECRET or SECSVC_SECRET_FILE)', rule: 'is required' });
+	if (api.tokenKind !== 'app' && api.tokenKind !== 'user') issues.push({ field: 'api.tokenKind (SECSVC_TOKEN_KIND)', rule: "must be 'app' or 'user'" });
+	if (api.tokenKind === 'user' && !api.refreshToken && !api.tokenStoreFile)
+		issues.push({ field: 'api.refreshToken (SECSVC_REFRESH_TOKEN)', rule: 'is required for user tokens (or a token store file holding one)' });
+	if (issues.length) throw new ConfigError(issues);
+	return { temporal: loadTemporalConfig(env, file), api };
+}
+
+function readJson(file: string | undefined): Record<string, unknown> {
+	if (!file) return {};
+	try {
+		return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+	} catch (e) {
+		throw new ConfigError([{ field: `config file ${file}`, rule: `must be readable JSON (${(e as Error).message})` }]);
+	}
+}
+
+/** Connection options for @temporalio/client Connection and @temporalio/worker NativeConnection. */
+export function connectionOptions(t: WorkerConfig['temporal']) {
+	let tls: undefined | boolean | { serverNameOverride?: string; serverRootCACertificate?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer } };
+	if (t.tls === true) tls = true;
+	else if (t.tls && typeof t.tls === 'object') {
+		tls = {
+			serverNameOverride: t.tls.serverName,
+			serverRootCACertificate: t.tls.caFile ? readFileSync(t.tls.caFile) : undefined,
+			clientCertPair: t.tls.certFile && t.tls.keyFile ? { crt: readFileSync(t.tls.certFile), key: readFileSync(t.tls.keyFile) } : undefined,
+		};
+	}
+	return { address: t.address, tls, apiKey: t.apiKey };
+}

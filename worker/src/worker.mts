@@ -1,0 +1,67 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createClient, type Client } from '../../api/client.ts';
+import { redactText, registerSecret } from '../../api/redact.ts';
+import { MemoryTokenStore } from '../../api/tokens.ts';
+import { createActivities } from './activities.mts';
+import { workflowBundle } from './bundle.mts';
+import { connectionOptions, type WorkerConfig } from './config.mts';
+import { FileTokenStore } from './tokenStore.mts';
+import { createUndiciTransport } from './transport/undici.mts';
+
+/** Builds the API client from the worker configuration (the only place credentials enter). */
+export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
+	registerSecret(cfg.api.secret);
+	registerSecret(cfg.api.refreshToken);
+	registerSecret(cfg.api.authCode);
+	const transport = createUndiciTransport({ connections: 8 });
+	const client = createClient({
+		baseUrl: cfg.api.baseUrl,
+		transport,
+		credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: cfg.api.tokenKind, refreshToken: cfg.api.refreshToken },
+		tokenStore: cfg.api.tokenStoreFile ? new FileTokenStore(cfg.api.tokenStoreFile) : new MemoryTokenStore(),
+		timeoutMs: cfg.api.timeoutMs ?? 10_000,
+		// Temporal retries activities; the client's own retries stay small so one attempt stays short.
+		retries: cfg.api.retries ?? 1,
+		authFailureCodes: cfg.api.authFailureCodes,
+		rateLimitCodes: cfg.api.rateLimitCodes,
+	});
+	return { client, close: () => transport.close() };
+}
+
+export interface RunningWorker {
+	worker: Worker;
+	/** Resolves when the worker has stopped. */
+	done: Promise<void>;
+	shutdown(): Promise<void>;
+}
+
+export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
+	const { client, close } = clientFromConfig(cfg);
+	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	const worker = await Worker.create({
+		connection,
+		namespace: cfg.temporal.namespace,
+		taskQueue: cfg.temporal.taskQueue,
+		workflowBundle: await workflowBundle(),
+		activities: createActivities(client, {
+			rateLimitCodes: cfg.api.rateLimitCodes,
+			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+		}),
+		identity: opts.identity,
+		maxConcurrentActivityTaskExecutions: 20,
+	});
+	const done = worker.run().finally(async () => {
+		await close().catch(() => {});
+		if (!opts.connection) await connection.close().catch(() => {});
+	});
+	return {
+		worker,
+		done,
+		async shutdown() {
+			if (worker.getState() === 'RUNNING') worker.shutdown();
+			await done;
+		},
+	};
+}
+
+export const safeMessage = (e: unknown) => redactText(e instanceof Error ? e.message : String(e));

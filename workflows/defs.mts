@@ -1,0 +1,99 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+/** Signals, queries and result types shared by the workflows, the CLI and the tests. No secrets anywhere. */
+
+export const approveSignal = defineSignal<[{ approved: boolean; by?: string; reason?: string }]>('approve');
+export const abortSignal = defineSignal<[{ by?: string; reason?: string }]>('abort');
+export const extendCooldownSignal = defineSignal<[{ seconds: number; by?: string }]>('extendCooldown');
+
+export const stateQuery = defineQuery<RunbookState>('state');
+export const planQuery = defineQuery<unknown>('plan');
+export const changesQuery = defineQuery<Change[]>('changes');
+export const auditQuery = defineQuery<AuditEntry[]>('audit');
+
+export type Phase =
+	| 'validating'
+	| 'snapshot'
+	| 'planning'
+	| 'awaiting-approval'
+	| 'tightening'
+	| 'blacklisting'
+	| 'rate-limiting'
+	| 'waiting'
+	| 'reverting'
+	| 'done';
+
+export type ChangeKind = 'detectionMode' | 'detectionPolicy' | 'blacklistAdd' | 'ipAuth' | 'switch';
+
+export interface Change {
+	id: string;
+	kind: ChangeKind;
+	what: string;
+	/** Path parameters of the setting (site, domain-port, customer …). */
+	target: Record<string, string>;
+	before: unknown;
+	after: unknown;
+	why: string;
+	/** planned → pending (write sent, outcome unknown) → applied; then restored / unchanged / conflict / revert-failed. */
+	status: 'planned' | 'pending' | 'applied' | 'restored' | 'unchanged' | 'conflict' | 'revert-failed';
+	appliedAt?: string;
+	revertedAt?: string;
+	/** On conflict: the operator's value that was kept. */
+	live?: unknown;
+	note?: string;
+}
+
+export interface AuditEntry {
+	at: string;
+	step: Phase | 'signal';
+	what: string;
+	before?: unknown;
+	after?: unknown;
+	why: string;
+	result?: string;
+}
+
+export interface RunbookState {
+	phase: Phase;
+	dryRun: boolean;
+	startedAt: string;
+	eventId?: string;
+	eventStart?: number;
+	decision?: 'approved' | 'rejected' | 'timeout-approved' | 'timeout-rejected' | 'not-required';
+	aborted: boolean;
+	abortReason?: string;
+	extraCooldownSeconds: number;
+	lastAttackSeenAt?: string;
+	attackEndedAt?: string;
+	mitigatedAt?: string;
+	revertedAt?: string;
+	error?: string;
+	changes: number;
+	conflicts: number;
+}
+
+export interface AttackResponseResult {
+	outcome: 'reverted' | 'dry-run' | 'rejected' | 'aborted-reverted' | 'failed-reverted' | 'cancelled-reverted';
+	site_id: string;
+	eventId?: string;
+	/** Seconds from the event's start_time to the runbook's start (undefined when no event was found). */
+	timeToDetectSeconds?: number;
+	/** Seconds from the event's start (or runbook start) to the last mitigation write. */
+	timeToMitigateSeconds?: number;
+	/** Seconds from the end of the attack (first poll that saw no attack) to the end of the revert. */
+	timeToRevertSeconds?: number;
+	changes: Change[];
+	conflicts: Change[];
+	diff?: { what: string; target: Record<string, string>; before: unknown; after: unknown; why: string }[];
+	skipped: { source: string; reason: string }[];
+	audit: AuditEntry[];
+	error?: string;
+}
+
+export interface AttackResponseInput {
+	plan: unknown;
+	dryRun?: boolean;
+}
+
+export const workflowIdFor = (site: string) => `attack-response-${site}`;
+export const scheduleIdFor = (kind: 'watch' | 'drift' | 'report', site: string) => `secsvc-${kind}-${site}`;
