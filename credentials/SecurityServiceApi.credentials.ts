@@ -1,0 +1,171 @@
+import type {
+	IAuthenticateGeneric,
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	ICredentialType,
+	IDataObject,
+	IHttpRequestHelper,
+	INodeProperties,
+	Icon,
+} from 'n8n-workflow';
+import { createClient, DEFAULT_AUTH_FAILURE_CODES } from '../api/client';
+import type { TokenResult } from '../api/tokens';
+import type { HttpRequest } from '../api/transport/types';
+import { fromN8nResponse, toN8nRequest } from '../nodes/SecurityService/transport/request';
+
+/**
+ * Security Service API credential.
+ *
+ * App token: app_id + secret → POST /oauth/credit/token. User token: app_id + refresh token →
+ * POST /oauth/refresh_token; the service rotates the refresh token on every renewal and the new one is returned
+ * from preAuthentication, which n8n persists into this credential together with the access token.
+ */
+export class SecurityServiceApi implements ICredentialType {
+	name = 'securityServiceApi';
+
+	displayName = 'Security Service API';
+
+	icon: Icon = {
+		light: 'file:../nodes/SecurityService/securityService.svg',
+		dark: 'file:../nodes/SecurityService/securityService.dark.svg',
+	};
+
+	documentationUrl = 'https://github.com/secsvc/n8n-nodes-security-service#n8n-nodes';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://api.example.com',
+			description: 'HTTPS address of the service, without /api or /oauth',
+		},
+		{
+			displayName: 'App ID',
+			name: 'appId',
+			type: 'string',
+			default: '',
+			required: true,
+			description: 'The app_id shown on the developer platform',
+		},
+		{
+			displayName: 'Secret',
+			name: 'secret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description: 'The app secret shown on the developer platform',
+		},
+		{
+			displayName: 'Token Kind',
+			name: 'grantType',
+			type: 'options',
+			options: [
+				{ name: 'App Token (Client Credential)', value: 'app', description: 'Acts for the app itself (SPE portal operations)' },
+				{ name: 'User Token (Refresh Token)', value: 'user', description: 'Acts for an installed customer' },
+			],
+			default: 'app',
+		},
+		{
+			displayName: 'Refresh Token',
+			name: 'refreshToken',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			displayOptions: { show: { grantType: ['user'] } },
+			description:
+				'Refresh token from the authorization-code exchange. The service replaces it on every renewal; n8n stores the new one here automatically.',
+		},
+		{
+			displayName: 'Auth Failure Codes',
+			name: 'authFailureCodes',
+			type: 'string',
+			default: DEFAULT_AUTH_FAILURE_CODES.join(','),
+			description:
+				'Envelope codes meaning "access token expired or rejected" (comma-separated). The spec lists no codes; on these codes the node gets a fresh token and retries once.',
+		},
+		{
+			displayName: 'Access Token',
+			name: 'accessToken',
+			type: 'hidden',
+			typeOptions: { expirable: true, password: true },
+			default: '',
+		},
+		{
+			displayName: 'Token Expires At',
+			name: 'expiresAt',
+			type: 'hidden',
+			default: 0,
+		},
+	];
+
+	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject): Promise<IDataObject> {
+		const helpers = this.helpers;
+		const client = createClient({
+			baseUrl: String(credentials.baseUrl ?? ''),
+			transport: async (req: HttpRequest) => fromN8nResponse(await helpers.httpRequest(toN8nRequest(req))),
+			retries: 1,
+		});
+		const appId = String(credentials.appId ?? '');
+		let token: TokenResult;
+		if (credentials.grantType === 'user') {
+			token = await client.call<TokenResult>('authorization.refreshToken', {
+				app_id: appId,
+				refresh_token: String(credentials.refreshToken ?? ''),
+			});
+		} else {
+			token = await client.call<TokenResult>('authorization.appToken', {
+				app_id: appId,
+				secret: String(credentials.secret ?? ''),
+			});
+		}
+		const out: IDataObject = {
+			accessToken: token.access_token,
+			expiresAt: Date.now() + token.expires_in * 1000,
+		};
+		// A rotated refresh token is returned so n8n saves it with the access token; the old one stops working.
+		if (credentials.grantType === 'user' && token.refresh_token) out.refreshToken = token.refresh_token;
+		return out;
+	}
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			qs: {
+				access_token: '={{$credentials.accessToken}}',
+			},
+		},
+	};
+
+	// Really calls the service. A token-call failure (non-zero code) fails in preAuthentication; the API call
+	// fails on an auth-failure code, and on any other non-zero code (error envelopes carry no result).
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
+			url: '/api/spe/customers',
+			method: 'GET',
+		},
+		rules: [
+			{
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'code',
+					value: DEFAULT_AUTH_FAILURE_CODES[0],
+					message: 'The service rejected the access token (auth-failure code)',
+				},
+			},
+			{
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'result',
+					value: undefined,
+					message: 'The service answered with a non-zero envelope code (no result)',
+				},
+			},
+		],
+	};
+}

@@ -1,0 +1,106 @@
+import type {
+	ICredentialDataDecryptedObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+} from 'n8n-workflow';
+import { createClient, DEFAULT_AUTH_FAILURE_CODES, type Client } from '../../../api/client';
+import { sleep } from '../../../api/time';
+import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
+import {
+	CREDENTIAL_TYPE,
+	envelopeCode,
+	fromN8nResponse,
+	parseCodes,
+	stripAccessToken,
+	toN8nRequest,
+} from './request';
+
+export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
+
+export type SecurityServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
+
+/** Renew this long before the stored expiry (the service's tokens live 7200 s). */
+const EXPIRY_SKEW_MS = 60_000;
+
+export interface TransportStats {
+	/** Tokens forced because the stored expiry passed. */
+	expiredRenewals: number;
+	/** Tokens forced because the service rejected the token (auth-failure code or HTTP 401). */
+	rejectedRenewals: number;
+}
+
+/**
+ * The api/ Transport over n8n's request helpers.
+ *
+ * Requests that carry an access token go through `httpRequestWithAuthentication`, so n8n runs the credential's
+ * `preAuthentication` (and saves what it returns, a rotated refresh token included) whenever the stored access
+ * token is empty, and the credential's `authenticate` adds access_token to the query string.
+ *
+ * n8n itself only refreshes after an HTTP 401 and never resends multipart bodies, while this API answers HTTP 200
+ * with a non-zero code. So this transport renews the token itself: before sending when the stored expiry has
+ * passed, and after an answer whose envelope code is one of the credential's auth-failure codes (or HTTP 401):
+ * it hands n8n a copy of the credential with an empty access token (n8n then runs preAuthentication and
+ * persists the new token), rebuilds the body from the request parts and sends once more.
+ */
+export function createN8nTransport(ctx: SecurityServiceContext, stats?: TransportStats): Transport {
+	let authCodes: number[] | undefined;
+
+	async function sendAuthenticated(req: HttpRequest, url: string, force: boolean): Promise<HttpResponse> {
+		const options: IHttpRequestOptions = toN8nRequest(req, url);
+		if (!force) {
+			return fromN8nResponse(await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options));
+		}
+		const fresh = await freshCredentialWithoutToken();
+		return fromN8nResponse(
+			await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
+				credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: fresh },
+			}),
+		);
+	}
+
+	async function freshCredentialWithoutToken(): Promise<ICredentialDataDecryptedObject> {
+		// Read the credential again: an earlier renewal in this execution may have rotated the refresh token.
+		const data = { ...(await ctx.getCredentials(CREDENTIAL_TYPE)) };
+		data.accessToken = '';
+		return data;
+	}
+
+	return async (req: HttpRequest): Promise<HttpResponse> => {
+		const { url, hadToken } = stripAccessToken(req.url);
+		if (!hadToken) {
+			// Token operations (§4.1) authenticate with app_id/secret in the body.
+			return fromN8nResponse(await ctx.helpers.httpRequest(toN8nRequest(req, url)));
+		}
+		const cred = await ctx.getCredentials(CREDENTIAL_TYPE);
+		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
+		const expiresAt = Number(cred.expiresAt ?? 0);
+		const expired = Boolean(cred.accessToken) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
+		if (expired && stats) stats.expiredRenewals++;
+		const first = await sendAuthenticated(req, url, expired);
+		const code = first.status === 401 ? undefined : envelopeCode(first.body);
+		if (first.status !== 401 && (code === undefined || !authCodes.includes(code))) return first;
+		// Rejected token: force one fresh token and resend once (the refused request was not applied).
+		if (stats) stats.rejectedRenewals++;
+		return await sendAuthenticated(req, url, true);
+	};
+}
+
+export interface ClientSettings {
+	retries?: number;
+	timeoutMs?: number;
+}
+
+/** The shared api/ client bound to this n8n context. Validation, encoding, envelope and errors come from api/. */
+export async function getClient(ctx: SecurityServiceContext, settings: ClientSettings = {}): Promise<Client> {
+	const cred = await ctx.getCredentials(CREDENTIAL_TYPE);
+	const baseUrl = String(cred.baseUrl ?? '').trim();
+	return createClient({
+		baseUrl,
+		transport: createN8nTransport(ctx),
+		timeoutMs: settings.timeoutMs ?? 30_000,
+		retries: settings.retries ?? 2,
+		sleep: (ms) => sleep(ms),
+	});
+}

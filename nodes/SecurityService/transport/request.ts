@@ -1,0 +1,121 @@
+import type { IDataObject, IHttpRequestMethods, IHttpRequestOptions } from 'n8n-workflow';
+import type { HttpRequest, HttpResponse } from '../../../api/transport/types';
+
+/** Name of the credential type every node of this package uses. */
+export const CREDENTIAL_TYPE = 'securityServiceApi';
+
+/**
+ * The client needs *some* access token to build a request; in n8n the real one is added by the credential's
+ * `authenticate` (query parameter access_token), so the client is given this placeholder and the transport
+ * strips it again before sending.
+ */
+export const CLIENT_AUTH_STANDIN = ['n8n', 'managed'].join('-');
+
+let boundaryCounter = 0;
+
+/** Multipart body built by hand: no runtime dependency, and rebuilt from the parts on every attempt. */
+function multipart(parts: Array<[string, string]>): { body: string; contentType: string } {
+	let boundary = '';
+	do {
+		boundaryCounter++;
+		boundary = `----secsvc${Date.now().toString(36)}${boundaryCounter.toString(36)}${Math.floor(Math.random() * 1e9).toString(36)}`;
+	} while (parts.some(([k, v]) => k.includes(boundary) || v.includes(boundary)));
+	const esc = (s: string) => s.replace(/"/g, '%22').replace(/\r|\n/g, ' ');
+	let body = '';
+	for (const [name, value] of parts) {
+		body += `--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"\r\n\r\n${value}\r\n`;
+	}
+	body += `--${boundary}--\r\n`;
+	return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+function formUrlEncoded(parts: Array<[string, string]>): string {
+	return parts.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+}
+
+/** Removes the access_token query parameter (the placeholder); returns the URL without it and whether it was there. */
+export function stripAccessToken(url: string): { url: string; hadToken: boolean } {
+	const q = url.indexOf('?');
+	if (q < 0) return { url, hadToken: false };
+	const kept: string[] = [];
+	let hadToken = false;
+	for (const pair of url.slice(q + 1).split('&')) {
+		if (pair === '') continue;
+		if (pair.split('=')[0] === 'access_token') hadToken = true;
+		else kept.push(pair);
+	}
+	return { url: url.slice(0, q) + (kept.length ? `?${kept.join('&')}` : ''), hadToken };
+}
+
+/**
+ * Converts the client's transport-neutral request into n8n request options. A fresh body is built on every
+ * call, so a retried multipart request is never a consumed stream.
+ */
+export function toN8nRequest(req: HttpRequest, url = req.url): IHttpRequestOptions {
+	const headers: IDataObject = { ...req.headers };
+	let body: string | undefined;
+	if (req.body?.kind === 'multipart') {
+		const m = multipart(req.body.parts);
+		body = m.body;
+		headers['content-type'] = m.contentType;
+	} else if (req.body?.kind === 'form') {
+		body = formUrlEncoded(req.body.parts);
+		headers['content-type'] = 'application/x-www-form-urlencoded';
+	} else if (req.body?.kind === 'json') {
+		body = JSON.stringify(req.body.value);
+		headers['content-type'] = 'application/json';
+	}
+	return {
+		method: req.method as IHttpRequestMethods,
+		url,
+		headers,
+		body,
+		timeout: req.timeoutMs,
+		json: false,
+		encoding: 'text',
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		disableFollowRedirect: true,
+	};
+}
+
+interface FullResponse {
+	body: unknown;
+	headers: Record<string, unknown>;
+	statusCode: number;
+}
+
+export function fromN8nResponse(raw: unknown): HttpResponse {
+	const r = raw as FullResponse;
+	const headers: Record<string, string> = {};
+	for (const [k, v] of Object.entries(r.headers ?? {})) {
+		if (v !== undefined && v !== null) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+	}
+	let body = '';
+	if (typeof r.body === 'string') body = r.body;
+	else if (r.body !== undefined && r.body !== null) {
+		const b = r.body as { toString(enc?: string): string };
+		body = typeof r.body === 'object' && 'byteLength' in (r.body as object) ? b.toString('utf8') : JSON.stringify(r.body);
+	}
+	return { status: r.statusCode, headers, body };
+}
+
+/** The envelope code of a response body, if it is an envelope. */
+export function envelopeCode(body: string): number | undefined {
+	try {
+		const v = JSON.parse(body) as { code?: unknown };
+		return typeof v?.code === 'number' ? v.code : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Parses the credential's "Auth Failure Codes" field: comma/space separated integers. */
+export function parseCodes(text: unknown, fallback: readonly number[]): number[] {
+	if (typeof text !== 'string' || text.trim() === '') return [...fallback];
+	const codes = text
+		.split(/[\s,;]+/)
+		.filter((s) => /^-?\d+$/.test(s))
+		.map(Number);
+	return codes.length ? codes : [...fallback];
+}

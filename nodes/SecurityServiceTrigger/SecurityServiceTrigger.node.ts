@@ -1,0 +1,159 @@
+import {
+	NodeApiError,
+	NodeConnectionTypes,
+	NodeOperationError,
+	type IDataObject,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	type IPollFunctions,
+	type JsonObject,
+} from 'n8n-workflow';
+import { formatYmdhms } from '../../api/catalog/rules';
+import { SecurityServiceError, ValidationError } from '../../api/errors';
+import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
+
+/** Most alert ids remembered per trigger node (oldest dropped first). */
+export const MAX_REMEMBERED = 2000;
+const PAGE_SIZE = 50;
+const MAX_PAGES = 200;
+const DAY = 86400;
+
+type EventKind = 'newDdosEvent' | 'attackStarted' | 'attackStopped' | 'newFlowDownAlert';
+
+interface TriggerState {
+	initialized?: boolean;
+	event?: string;
+	siteId?: string;
+	seen?: string[];
+}
+
+async function fetchEntries(ctx: IPollFunctions, event: EventKind, siteId: string, lookbackHours: number): Promise<IDataObject[]> {
+	const client = await getClient(ctx);
+	const now = Math.floor(Date.now() / 1000);
+	const opts = { accessToken: CLIENT_AUTH_STANDIN };
+	if (event === 'newFlowDownAlert') {
+		const span = Math.min(lookbackHours * 3600, 90 * DAY);
+		const params = { site_id: siteId, start_time: String(now - span), end_time: String(now), status: 2 };
+		client.validate('dashboard.flowDownEvents', params);
+		return (await client.call('dashboard.flowDownEvents', params, opts)) as IDataObject[];
+	}
+	const span = Math.min(lookbackHours * 3600, 31 * DAY);
+	const base: Record<string, unknown> = {
+		site_id: siteId,
+		start_time: formatYmdhms(now - span),
+		end_time: formatYmdhms(now),
+		status: event === 'attackStarted' ? 'ongoing' : event === 'attackStopped' ? 'stopped' : 'all',
+	};
+	client.validate('dashboard.ddosEvents', { ...base, start: 0, num: PAGE_SIZE });
+	const out: IDataObject[] = [];
+	let start = 0;
+	for (let page = 0; page < MAX_PAGES; page++) {
+		const r = (await client.call('dashboard.ddosEvents', { ...base, start, num: PAGE_SIZE }, opts)) as {
+			events: IDataObject[];
+			total: number;
+		};
+		out.push(...r.events);
+		start += r.events.length;
+		if (r.events.length < PAGE_SIZE || start >= r.total) break;
+	}
+	// The status filter is applied by the service; check it again (status 1 ongoing, 0 stopped).
+	if (event === 'attackStarted') return out.filter((e) => Number(e.status) === 1);
+	if (event === 'attackStopped') return out.filter((e) => Number(e.status) === 0);
+	return out;
+}
+
+export class SecurityServiceTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Security Service Trigger',
+		name: 'securityServiceTrigger',
+		icon: { light: 'file:securityService.svg', dark: 'file:securityService.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["event"]}}',
+		description: 'Starts a workflow on new DDoS events, attack start/stop and flow-down alerts of a site (polling)',
+		defaults: { name: 'Security Service Trigger' },
+		polling: true,
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'securityServiceApi', required: true }],
+		properties: [
+			{
+				displayName: 'Event',
+				name: 'event',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'New DDoS Event', value: 'newDdosEvent', description: 'A DDoS event (any status) not seen before' },
+					{ name: 'Attack Started', value: 'attackStarted', description: 'A DDoS event with status ongoing not seen as ongoing before' },
+					{ name: 'Attack Stopped', value: 'attackStopped', description: 'A DDoS event with status stopped not seen as stopped before' },
+					{ name: 'New Flow-Down Alert', value: 'newFlowDownAlert', description: 'A flow-down alert not seen before' },
+				],
+				default: 'newDdosEvent',
+			},
+			{
+				displayName: 'Site ID',
+				name: 'site_id',
+				type: 'string',
+				default: '',
+				required: true,
+				description: 'Site to watch',
+			},
+			{
+				displayName: 'Look Back (Hours)',
+				name: 'lookbackHours',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 24,
+				description:
+					'How far back each poll looks (at most 31 days for DDoS events, 90 days for flow-down alerts). Alerts already seen are skipped by alert_id.',
+			},
+		],
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const event = this.getNodeParameter('event') as EventKind;
+		const siteId = String(this.getNodeParameter('site_id') ?? '').trim();
+		const lookbackHours = Number(this.getNodeParameter('lookbackHours', 24)) || 24;
+		if (!siteId) throw new NodeOperationError(this.getNode(), 'site_id: is required');
+
+		let entries: IDataObject[];
+		try {
+			entries = await fetchEntries(this, event, siteId, lookbackHours);
+		} catch (error) {
+			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), error.message);
+			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message: error.message });
+			throw new NodeOperationError(this.getNode(), error as Error);
+		}
+		entries.sort((a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0));
+
+		if (this.getMode() === 'manual') {
+			// Manual test: a real sample (the newest entry), without touching the remembered ids.
+			const sample = entries[entries.length - 1];
+			return sample ? [this.helpers.returnJsonArray([sample])] : null;
+		}
+
+		const state = this.getWorkflowStaticData('node') as TriggerState;
+		if (state.event !== event || state.siteId !== siteId) {
+			// New activation or changed settings: remember what exists now, replay nothing.
+			state.initialized = false;
+			state.seen = [];
+		}
+		const seen = new Set(state.seen ?? []);
+		const key = (e: IDataObject) => `${event}:${String(e.alert_id)}`;
+		const fresh = state.initialized ? entries.filter((e) => !seen.has(key(e))) : [];
+		const remembered = [...(state.seen ?? [])];
+		for (const e of entries) {
+			const k = key(e);
+			if (!seen.has(k)) {
+				seen.add(k);
+				remembered.push(k);
+			}
+		}
+		state.seen = remembered.slice(-MAX_REMEMBERED);
+		state.initialized = true;
+		state.event = event;
+		state.siteId = siteId;
+		return fresh.length ? [this.helpers.returnJsonArray(fresh)] : null;
+	}
+}
