@@ -1,2 +1,5 @@
 /** Workflow entry point for the worker's bundle: every export here is a workflow type. */
 export { attackResponse } from './attackResponse.mts';
+export { attackWatch } from './attackWatch.mts';
+export { driftAudit } from './driftAudit.mts';
+export { attackReport } from './attackReport.mts';

@@ -48,8 +48,8 @@ const ipAuth = z.strictObject({
 export const planSchema = z
 	.strictObject({
 		/** Site and the customer / network / host used by the detection operations. */
-		site_id: z.string().regex(/^[^/?#\s]+$/, { error: 'must be a site id (no /, ?, #, spaces)' }),
-		customer_id: z.string().regex(/^[^/?#\s]+$/, { error: 'must be a customer id (no /, ?, #, spaces)' }),
+		site_id: z.string({ error: 'is required (the site to protect)' }).regex(/^[^/?#\s]+$/, { error: 'must be a site id (no /, ?, #, spaces)' }),
+		customer_id: z.string({ error: 'is required (customer id used by the detection operations)' }).regex(/^[^/?#\s]+$/, { error: 'must be a customer id (no /, ?, #, spaces)' }),
 		network_id: z.string().default('0'),
 		host_id: z.string().default('0'),
 		domain_ports: z.array(z.string().regex(/^[^/?#\s]+$/, { error: 'must be a domain-port id' })).default([]),

@@ -1,0 +1,38 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { summarize, toMarkdown, type AttackReport, type ReportEvent } from './report.mts';
+
+/** Scheduled summary of ddos_events and network_summary for a period → JSON and Markdown. */
+
+export interface AttackReportInput {
+	site_id: string;
+	/** Period length in hours ending now (workflow time); ≤ 744 (31 days, the ddos_events limit). */
+	periodHours?: number;
+	range?: 'hour' | 'day' | 'week' | 'month';
+	type?: 'bps' | 'pps';
+}
+
+type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
+
+const p2 = (n: number) => String(n).padStart(2, '0');
+export const ymdhms = (ms: number) => {
+	const d = new Date(ms);
+	return `${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}`;
+};
+
+export async function attackReport(input: AttackReportInput): Promise<{ report: AttackReport; markdown: string }> {
+	const hours = Math.min(744, Math.max(1, Math.floor(input.periodHours ?? 24)));
+	const now = Date.now();
+	const period = { start_time: ymdhms(now - hours * 3600_000), end_time: ymdhms(now) };
+	const events: ReportEvent[] = [];
+	const num = 50;
+	for (let start = 0; start < 10_000; start += num) {
+		const page = await acts['dashboard.ddosEvents']({ site_id: input.site_id, ...period, status: 'all', start: String(start), num: String(num) });
+		const evs = (page?.events ?? []) as ReportEvent[];
+		events.push(...evs);
+		if (evs.length < num || events.length >= Number(page?.total ?? 0)) break;
+	}
+	const networkSummary = await acts['dashboard.networkSummary']({ site_id: input.site_id, range: input.range ?? 'day', type: input.type ?? 'bps' });
+	const report = summarize(input.site_id, period, new Date(now).toISOString(), events, networkSummary);
+	return { report, markdown: toMarkdown(report) };
+}
