@@ -1,0 +1,73 @@
+/**
+ * The control API under /__sim/ (not part of the vendor API; no access_token; JSON in and out).
+ * Every route calls the same Simulator method tests can call in-process. Documented in README.md.
+ */
+import type { Simulator } from './index.mts';
+import type { Fields } from './multipart.mts';
+
+interface Reply {
+	status: number;
+	body: unknown;
+}
+
+const ok = (body: unknown): Reply => ({ status: 200, body });
+const bad = (status: number, error: string): Reply => ({ status, body: { error } });
+
+export async function handleControl(sim: Simulator, method: string, path: string, query: Fields, raw: Buffer): Promise<Reply> {
+	let body: Record<string, unknown> = {};
+	if (raw.length) {
+		try {
+			body = JSON.parse(raw.toString('utf8'));
+		} catch {
+			return bad(400, 'body must be JSON');
+		}
+		if (!body || typeof body !== 'object') return bad(400, 'body must be a JSON object');
+	}
+	const seg = path.split('/').filter(Boolean).slice(1); // after __sim
+	const route = `${method} /${seg.join('/')}`;
+	try {
+		if (route === 'GET /state') return ok(sim.snapshot());
+		if (route === 'GET /ids') return ok(sim.firstIds());
+		if (route === 'POST /reset') {
+			sim.reset(body.seed === undefined ? undefined : Number(body.seed));
+			return ok({ ok: true, seed: sim.opts.seed, now: sim.nowMs(), ids: sim.firstIds() });
+		}
+		if (route === 'GET /clock') return ok({ now: sim.nowMs() });
+		if (route === 'POST /clock/advance') {
+			const s = Number(body.seconds);
+			if (!(Number.isFinite(s) && s >= 0)) return bad(400, 'seconds must be a non-negative number');
+			return ok({ now: sim.advance(s) });
+		}
+		if (route === 'POST /attacks') return ok(sim.startAttack(body as never));
+		if (route === 'GET /attacks') return ok(sim.world.attacks.map((a) => sim.attackView(a.id)));
+		if (seg[0] === 'attacks' && seg.length >= 2) {
+			const id = decodeURIComponent(seg[1]);
+			if (!sim.world.attacks.some((a) => a.id === id)) return bad(404, `attack '${id}' does not exist`);
+			if ((method === 'DELETE' && seg.length === 2) || (method === 'POST' && seg[2] === 'stop' && seg.length === 3)) return ok(sim.stopAttack(id));
+			if (method === 'GET' && seg.length === 2) return ok(sim.attackView(id));
+		}
+		if (route === 'POST /scenario') return ok(sim.loadScenario(body as never));
+		if (route === 'POST /flow-down') return ok(sim.addFlowDown(body as never));
+		if (route === 'POST /url-bypass')
+			return ok(sim.addUrlBypass(String(body.site_id ?? sim.firstIds().site_id), String(body.domain_port_id ?? sim.firstIds().domain_port_id), String(body.url)));
+		if (route === 'POST /faults') return ok(sim.addFault(body as never));
+		if (route === 'GET /faults') return ok(sim.faults);
+		if (route === 'DELETE /faults') {
+			sim.faults = [];
+			return ok({ ok: true });
+		}
+		if (route === 'GET /requests') {
+			const op = query.get('op')?.[0];
+			const since = query.get('since')?.[0];
+			return ok(sim.requests({ op, since: since === undefined ? undefined : Number(since) }));
+		}
+		if (route === 'DELETE /requests') {
+			sim.clearRequests();
+			return ok({ ok: true });
+		}
+		if (route === 'POST /tokens/expire') return ok({ expired: sim.expireTokens() });
+		return bad(404, `no control route ${route}`);
+	} catch (e) {
+		return bad(400, (e as Error).message);
+	}
+}

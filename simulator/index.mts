@@ -1,0 +1,627 @@
+/**
+ * The Security Service Open API simulator: a real HTTP server (node:http) holding the whole service
+ * state in memory. `startSimulator()` starts it; `sim` gives in-process access to the same control
+ * operations as the HTTP control API under /__sim/ (see simulator/README.md).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CODES } from './codes.mts';
+import { DEFAULT_MITIGATION, endOf, isOngoing, type MitigationModel } from './attacks.mts';
+import { handleControl } from './control.mts';
+import { handlers, Redirect, type Ctx } from './handlers.mts';
+import { boundaryOf, MultipartError, parseMultipart, parseUrlEncoded, type Fields } from './multipart.mts';
+import { catalogRouter, type Router } from './router.mts';
+import {
+	defaultLevel,
+	makeAttack,
+	seedWorld,
+	PROFILES,
+	type AttackSpec,
+	type DomainPort,
+	type LevelState,
+	type Site,
+	type World,
+} from './state.mts';
+import { Input, Rng, SimError, notFound, sleep, validationError } from './util.mts';
+
+export { CODES } from './codes.mts';
+
+export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken';
+export interface FaultSpec {
+	/** Operation id, or '*' for every vendor operation. */
+	op: string;
+	/** How many matching calls it affects (default 1). */
+	count?: number;
+	kind: FaultKind;
+	/** Envelope code for `code` (default 50001); HTTP status for `http5xx` (default 503). */
+	code?: number;
+	status?: number;
+	/** Delay for `delay` (default 1000 ms). */
+	delayMs?: number;
+}
+
+export interface AttackScenarioItem extends Omit<AttackSpec, 'start' | 'site_id'> {
+	site_id?: string;
+	/** Seconds after the scenario is loaded (default 0); or `start` as an absolute unix time. */
+	at?: number;
+	start?: number;
+}
+
+export interface Scenario {
+	seed?: number;
+	attacks?: AttackScenarioItem[];
+	flowDowns?: { site_id?: string; at?: number; duration?: number; router_name?: string }[];
+}
+
+export interface SimOptions {
+	port?: number;
+	host?: string;
+	appId: string;
+	secret: string;
+	/** The app's registered host URL; redirect_uri must share its domain (default https://app.example.com). */
+	registeredHost?: string;
+	seed?: number;
+	scenario?: Scenario;
+	/** 'real' (default): wall clock plus advances; 'manual': only moves through advance(). */
+	clock?: 'real' | 'manual';
+	/** Simulated start time, unix ms (manual default: 2025-01-15T12:00:00Z; real default: now). */
+	startTime?: number;
+	/** Seconds; 7200 per spec. */
+	tokenTtl?: number;
+	/** Authorization code lifetime, seconds (spec silent; default 300). */
+	codeTtl?: number;
+	/** Refresh token lifetime, seconds (spec silent; default 30 days). */
+	refreshTtl?: number;
+	/** Revoke the old access token when a refresh happens (spec silent; default false). */
+	revokeAccessOnRefresh?: boolean;
+	/** Customers per page of GET /api/spe/customers (spec silent; default 10). */
+	pageSize?: number;
+	/** How long an HTTP filter create/edit holds its domain-port (real ms; default 50). */
+	httpFilterProcessingMs?: number;
+	/** 'reject' (default): names the operation does not know are a validation error; 'ignore'. */
+	unknownFields?: 'reject' | 'ignore';
+	/** Require the declared content type (default true). */
+	strictContentType?: boolean;
+	/** X-Forwarded-For rule set: 'legacy' (default, 4 modes) or '2023.2.6' (no 'secure'). */
+	portalVersion?: 'legacy' | '2023.2.6';
+	/** POST ip-black-list without ip_black_list: reject (default true) or accept as a no-op. */
+	ipBlacklistAddRequiresEntry?: boolean;
+	/** DELETE ip-black-list without ip_black_list: 'reject' (default) or 'clear' the list. */
+	ipBlacklistDeleteWithoutList?: 'reject' | 'clear';
+	/** Accept type=icmp in detection/policy (the spec's type list omits icmp; default true). */
+	acceptIcmpType?: boolean;
+	/** Maximum `num` of ddos_events (spec silent; default 100). */
+	maxEventsNum?: number;
+	maxOtherIpRange?: number;
+	/** Which token kinds an operation accepts (spec §5.6 silent): opId -> kinds. Default: every kind everywhere. */
+	tokenKinds?: Record<string, ('app' | 'user')[]>;
+	/** Request log capacity (oldest dropped first; default 10000). */
+	logLimit?: number;
+	mitigation?: Partial<MitigationModel>;
+}
+
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds'>> & {
+	seed: number;
+	mitigation: MitigationModel;
+	tokenKinds: Record<string, ('app' | 'user')[]>;
+};
+
+export interface TokenRec {
+	kind: 'app' | 'user';
+	customer_id?: string;
+	expiresAt: number;
+}
+
+export interface LogEntry {
+	seq: number;
+	/** Simulator clock, unix ms. */
+	time: number;
+	opId: string | null;
+	method: string;
+	path: string;
+	query: Record<string, string | string[]>;
+	body: unknown;
+	status: number;
+	code: number | null;
+	fault?: FaultKind;
+}
+
+const MASKED = new Set(['access_token', 'secret', 'refresh_token', 'code']);
+
+function maskFields(f: Fields): Record<string, string | string[]> {
+	const o: Record<string, string | string[]> = {};
+	for (const [k, v] of f) {
+		const vv = MASKED.has(k) ? v.map(() => '***') : v;
+		o[k] = vv.length === 1 ? vv[0] : vv;
+	}
+	return o;
+}
+
+function maskJson(v: unknown): unknown {
+	if (Array.isArray(v)) return v.map(maskJson);
+	if (v && typeof v === 'object') {
+		const o: Record<string, unknown> = {};
+		for (const [k, x] of Object.entries(v)) o[k] = MASKED.has(k) ? '***' : maskJson(x);
+		return o;
+	}
+	return v;
+}
+
+const EMPTY: Fields = new Map();
+
+export class Simulator {
+	opts: ResolvedOptions;
+	rng!: Rng;
+	world!: World;
+	tokens = new Map<string, TokenRec>();
+	refreshTokens = new Map<string, { customer_id: string; expiresAt: number; access_token: string }>();
+	codes = new Map<string, { customer_id: string; expiresAt: number; used: boolean }>();
+	faults: (FaultSpec & { count: number })[] = [];
+	log: LogEntry[] = [];
+	filterBusy = new Map<string, number>();
+	private seq = 0;
+	private clockMode: 'real' | 'manual';
+	private baseMs = 0;
+	private realAtBase = 0;
+	private offsetMs = 0;
+	private startTime?: number;
+	private scenario?: Scenario;
+	readonly router: Router = catalogRouter();
+
+	constructor(o: SimOptions) {
+		if (!o.appId || !o.secret) throw new Error('startSimulator: appId and secret are required');
+		this.opts = {
+			appId: o.appId,
+			secret: o.secret,
+			registeredHost: o.registeredHost ?? 'https://app.example.com',
+			seed: o.seed ?? 1,
+			clock: o.clock ?? 'real',
+			tokenTtl: o.tokenTtl ?? 7200,
+			codeTtl: o.codeTtl ?? 300,
+			refreshTtl: o.refreshTtl ?? 30 * 86400,
+			revokeAccessOnRefresh: o.revokeAccessOnRefresh ?? false,
+			pageSize: o.pageSize ?? 10,
+			httpFilterProcessingMs: o.httpFilterProcessingMs ?? 50,
+			unknownFields: o.unknownFields ?? 'reject',
+			strictContentType: o.strictContentType ?? true,
+			portalVersion: o.portalVersion ?? 'legacy',
+			ipBlacklistAddRequiresEntry: o.ipBlacklistAddRequiresEntry ?? true,
+			ipBlacklistDeleteWithoutList: o.ipBlacklistDeleteWithoutList ?? 'reject',
+			acceptIcmpType: o.acceptIcmpType ?? true,
+			maxEventsNum: o.maxEventsNum ?? 100,
+			maxOtherIpRange: o.maxOtherIpRange ?? 256,
+			tokenKinds: o.tokenKinds ?? {},
+			logLimit: o.logLimit ?? 10000,
+			mitigation: { ...DEFAULT_MITIGATION, ...(o.mitigation ?? {}) },
+		};
+		new URL(this.opts.registeredHost); // throws early on a bad registered host
+		this.clockMode = this.opts.clock;
+		this.startTime = o.startTime;
+		this.scenario = o.scenario;
+		this.reset(o.scenario?.seed ?? this.opts.seed);
+	}
+
+	// ------------------------------------------------------------ clock
+
+	nowMs(): number {
+		return this.clockMode === 'manual' ? this.baseMs + this.offsetMs : this.baseMs + (Date.now() - this.realAtBase) + this.offsetMs;
+	}
+	nowSec(): number {
+		return Math.floor(this.nowMs() / 1000);
+	}
+	/** Moves the simulator clock forward (tokens expire, attacks progress). */
+	advance(seconds: number): number {
+		if (!(Number.isFinite(seconds) && seconds >= 0)) throw new Error('seconds must be a non-negative number');
+		this.offsetMs += seconds * 1000;
+		return this.nowMs();
+	}
+
+	// ------------------------------------------------------------ state
+
+	/** Rebuilds the seeded world; drops tokens, codes, faults, the request log and scenario attacks (a loaded scenario is replayed). */
+	reset(seed = this.opts.seed): void {
+		this.opts.seed = seed;
+		this.rng = new Rng(seed);
+		this.baseMs = this.startTime ?? (this.clockMode === 'manual' ? Date.UTC(2025, 0, 15, 12, 0, 0) : Date.now());
+		this.realAtBase = Date.now();
+		this.offsetMs = 0;
+		this.world = seedWorld(this.rng, this.nowSec());
+		this.tokens.clear();
+		this.refreshTokens.clear();
+		this.codes.clear();
+		this.faults = [];
+		this.log = [];
+		this.filterBusy.clear();
+		if (this.scenario) this.loadScenario(this.scenario, false);
+	}
+
+	/** The first customer / site / domain-port / network / host ids (stable across seeds). */
+	firstIds() {
+		const c = this.world.customers.values().next().value as { customer_id: string; site_ids: string[] };
+		const s = this.world.sites.get(c.site_ids[0]) as Site;
+		return {
+			customer_id: c.customer_id,
+			site_id: s.site_id,
+			domain_port_id: s.domain_port_ids[0],
+			network_id: s.networks[0].network_id,
+			host_id: s.networks[0].hosts[0].host_id,
+		};
+	}
+
+	site(id: string): Site {
+		const s = this.world.sites.get(id);
+		if (!s) throw notFound(`site_id: site '${id}' does not exist`);
+		return s;
+	}
+
+	dp(params: Record<string, string>): DomainPort {
+		const site = this.site(params.site_id);
+		const dp = this.world.domainPorts.get(params.domain_port_id);
+		if (!dp || dp.site_id !== site.site_id) throw notFound(`domain_port_id: domain-port '${params.domain_port_id}' does not exist on site ${site.site_id}`);
+		return dp;
+	}
+
+	/** Resolves the level of a detection/overview path (§4.6: network 0 = site, host 0 = network, else host). */
+	level(p: Record<string, string>): { level: 'site' | 'network' | 'host'; state: LevelState } {
+		const cu = this.world.customers.get(p.customer_id);
+		if (!cu) throw notFound(`customer_id: customer '${p.customer_id}' does not exist`);
+		const site = this.world.sites.get(p.site_id);
+		if (!site || site.customer_id !== cu.customer_id) throw notFound(`site_id: site '${p.site_id}' does not exist for customer ${cu.customer_id}`);
+		let level: 'site' | 'network' | 'host';
+		if (p.network_id === '0') {
+			if (p.host_id !== '0') throw validationError([{ field: 'host_id', rule: 'must be 0 when network_id is 0 (site level)' }]);
+			level = 'site';
+		} else {
+			const net = site.networks.find((n) => n.network_id === p.network_id);
+			if (!net) throw notFound(`network_id: network '${p.network_id}' does not exist on site ${site.site_id}`);
+			if (p.host_id === '0') level = 'network';
+			else if (net.hosts.some((h) => h.host_id === p.host_id)) level = 'host';
+			else throw notFound(`host_id: host '${p.host_id}' does not exist in network ${net.network_id}`);
+		}
+		const key = `${p.customer_id}/${p.site_id}/${p.network_id}/${p.host_id}`;
+		let st = this.world.levels.get(key);
+		if (!st) this.world.levels.set(key, (st = defaultLevel(level)));
+		return { level, state: st };
+	}
+
+	// ------------------------------------------------------------ OAuth
+
+	checkClient(appId: string, secret: string | undefined) {
+		if (appId !== this.opts.appId) throw new SimError(CODES.INVALID_CLIENT, 'app_id: unknown app');
+		if (secret !== undefined && secret !== this.opts.secret) throw new SimError(CODES.INVALID_CLIENT, 'secret: does not match the app');
+	}
+	issueCode(customer_id: string): string {
+		const code = `cd_${this.rng.hex(24)}`;
+		this.codes.set(code, { customer_id, expiresAt: this.nowSec() + this.opts.codeTtl, used: false });
+		return code;
+	}
+	issueAppToken(): string {
+		const t = `at_${this.rng.hex(32)}`;
+		this.tokens.set(t, { kind: 'app', expiresAt: this.nowSec() + this.opts.tokenTtl });
+		return t;
+	}
+	issueUserTokens(customer_id: string) {
+		const access_token = `ut_${this.rng.hex(32)}`;
+		const refresh_token = `rt_${this.rng.hex(32)}`;
+		this.tokens.set(access_token, { kind: 'user', customer_id, expiresAt: this.nowSec() + this.opts.tokenTtl });
+		this.refreshTokens.set(refresh_token, { customer_id, expiresAt: this.nowSec() + this.opts.refreshTtl, access_token });
+		return { access_token, refresh_token };
+	}
+	/** Expires every access token now (refresh tokens stay valid). */
+	expireTokens(): number {
+		const now = this.nowSec();
+		for (const t of this.tokens.values()) t.expiresAt = Math.min(t.expiresAt, now);
+		return this.tokens.size;
+	}
+
+	// ------------------------------------------------------------ attacks / scenario
+
+	startAttack(spec: Partial<AttackSpec> & { at?: number }) {
+		const now = this.nowSec();
+		const a = makeAttack(this.world, this.rng, {
+			...spec,
+			site_id: spec.site_id ?? this.firstIds().site_id,
+			start: spec.start ?? now + (spec.at ?? 0),
+		} as AttackSpec);
+		this.world.attacks.push(a);
+		return this.attackView(a.id);
+	}
+	stopAttack(id: string) {
+		const a = this.world.attacks.find((x) => x.id === id);
+		if (!a) throw new Error(`attack '${id}' does not exist`);
+		const now = this.nowSec();
+		if (isOngoing(a, now)) a.stoppedAt = now;
+		else if (a.start > now) a.stoppedAt = a.start; // never starts
+		return this.attackView(id);
+	}
+	attackView(id: string) {
+		const a = this.world.attacks.find((x) => x.id === id);
+		if (!a) throw new Error(`attack '${id}' does not exist`);
+		const now = this.nowSec();
+		const end = endOf(a);
+		return { ...a, end: Number.isFinite(end) ? end : null, status: isOngoing(a, now) ? 'ongoing' : a.start > now ? 'scheduled' : 'stopped' };
+	}
+	loadScenario(s: Scenario, record = true) {
+		if (record) this.scenario = s;
+		const now = this.nowSec();
+		const out = [];
+		for (const a of s.attacks ?? []) out.push(this.startAttack({ ...a, start: a.start ?? now + (a.at ?? 0) }));
+		for (const f of s.flowDowns ?? []) out.push(this.addFlowDown(f));
+		return out;
+	}
+	addFlowDown(f: { site_id?: string; at?: number; duration?: number; router_name?: string }) {
+		const site_id = f.site_id ?? this.firstIds().site_id;
+		if (!this.world.sites.has(site_id)) throw new Error(`site_id '${site_id}' does not exist`);
+		const start = this.nowSec() + (f.at ?? 0);
+		const rec = {
+			alert_id: `F${++this.world.counters.flow}`,
+			site_id,
+			start_time: start,
+			end_time: f.duration ? start + f.duration : 0,
+			router_name: f.router_name ?? 'edge-fra-1',
+		};
+		this.world.flowDowns.push(rec);
+		return rec;
+	}
+	addUrlBypass(site_id: string, domain_port_id: string, url: string) {
+		const dp = this.dp({ site_id, domain_port_id });
+		if (!dp.policy.urlBypass.includes(url)) dp.policy.urlBypass.push(url);
+		return dp.policy.urlBypass;
+	}
+
+	// ------------------------------------------------------------ faults / log
+
+	addFault(f: FaultSpec) {
+		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken'];
+		if (!kinds.includes(f.kind)) throw new Error(`kind must be one of ${kinds.join(', ')}`);
+		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op)) throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
+		const count = f.count ?? 1;
+		if (!(Number.isInteger(count) && count > 0)) throw new Error('count must be a positive integer');
+		this.faults.push({ ...f, count });
+		return this.faults;
+	}
+	private takeFault(opId: string) {
+		for (let i = 0; i < this.faults.length; i++) {
+			const f = this.faults[i];
+			if (f.op === '*' || f.op === opId) {
+				if (--f.count <= 0) this.faults.splice(i, 1);
+				return f;
+			}
+		}
+		return undefined;
+	}
+	requests(filter: { op?: string; since?: number } = {}) {
+		return this.log.filter((e) => (filter.op === undefined || e.opId === filter.op) && (filter.since === undefined || e.seq > filter.since));
+	}
+	clearRequests() {
+		this.log = [];
+	}
+
+	/** Full state, JSON-friendly. Token values are not shown (only their kinds and expiry). */
+	snapshot() {
+		const now = this.nowSec();
+		return {
+			now: this.nowMs(),
+			clock: this.clockMode,
+			seed: this.opts.seed,
+			app: { app_id: this.opts.appId, registered_host: this.opts.registeredHost },
+			ids: this.firstIds(),
+			profiles: PROFILES,
+			customers: [...this.world.customers.values()],
+			sites: [...this.world.sites.values()],
+			domainPorts: [...this.world.domainPorts.values()],
+			levels: Object.fromEntries(this.world.levels),
+			attacks: this.world.attacks.map((a) => this.attackView(a.id)),
+			flowDowns: this.world.flowDowns,
+			tokens: [...this.tokens.values()].map((t) => ({ ...t, expired: t.expiresAt <= now })),
+			refreshTokens: this.refreshTokens.size,
+			faults: this.faults,
+			requests: this.log.length,
+		};
+	}
+
+	// ------------------------------------------------------------ HTTP
+
+	async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+		const url = req.url ?? '/';
+		const qi = url.indexOf('?');
+		const path = qi < 0 ? url : url.slice(0, qi);
+		const qs = qi < 0 ? '' : url.slice(qi + 1);
+		const method = req.method ?? 'GET';
+		if (path.startsWith('/__sim/') || path === '/__sim') {
+			const body = await readBody(req);
+			const r = await handleControl(this, method, path, parseUrlEncoded(qs), body);
+			return sendJson(res, r.status, r.body);
+		}
+		const m = this.router.match(method, path);
+		if (!m) {
+			drain(req);
+			return sendJson(res, 404, { code: CODES.NOT_FOUND, msg: `no operation at ${method} ${path}` });
+		}
+		if ('methods' in m) {
+			drain(req);
+			return sendJson(res, 405, { code: CODES.NOT_FOUND, msg: `${method} is not allowed on ${path} (allowed: ${m.methods.join(', ')})` });
+		}
+		const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+		const raw = hasBody ? await readBody(req) : (drain(req), EMPTY_BUF);
+		const query = parseUrlEncoded(qs);
+		const entry: LogEntry = { seq: ++this.seq, time: this.nowMs(), opId: m.opId, method, path, query: maskFields(query), body: undefined, status: 200, code: null };
+		this.log.push(entry);
+		if (this.log.length > this.opts.logLimit) this.log.splice(0, this.log.length - this.opts.logLimit);
+		const finish = (status: number, body: { code: number } & Record<string, unknown>, headers?: Record<string, string>) => {
+			entry.status = status;
+			entry.code = body.code;
+			sendJson(res, status, body, headers);
+		};
+
+		const fault = this.faults.length ? this.takeFault(m.opId) : undefined;
+		if (fault) {
+			entry.fault = fault.kind;
+			if (fault.kind === 'delay') await sleep(fault.delayMs ?? 1000);
+			else if (fault.kind === 'reset') {
+				entry.status = 0;
+				req.socket.destroy();
+				return;
+			} else if (fault.kind === 'http5xx')
+				return finish(fault.status ?? 503, { code: CODES.INTERNAL, msg: 'injected fault: service unavailable' });
+			else if (fault.kind === 'code') return finish(200, { code: fault.code ?? CODES.INTERNAL, msg: 'injected fault' });
+			else if (fault.kind === 'ratelimit') return finish(fault.status ?? 200, { code: CODES.RATE_LIMITED, msg: 'rate limited: too many requests' });
+			else if (fault.kind === 'expireToken') {
+				const t = query.get('access_token')?.[0];
+				const rec = t ? this.tokens.get(t) : undefined;
+				if (rec) rec.expiresAt = Math.min(rec.expiresAt, this.nowSec());
+			}
+		}
+
+		try {
+			const def = handlers[m.opId];
+			if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
+			if (path.startsWith('/api/')) this.authenticate(m.opId, query);
+			let b: Fields = EMPTY;
+			let json: unknown;
+			if ((method === 'POST' || method === 'PUT') && def.enc !== 'query' && def.enc !== 'redirect') {
+				const ct = String(req.headers['content-type'] ?? '');
+				const want = def.enc === 'multipart' ? 'multipart/form-data' : def.enc === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+				if (this.opts.strictContentType && !ct.toLowerCase().startsWith(want))
+					throw new SimError(CODES.BAD_CONTENT_TYPE, `content-type: this operation takes ${want} (got '${ct || 'none'}')`);
+				if (def.enc === 'json') {
+					try {
+						json = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+					} catch {
+						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+					}
+					entry.body = maskJson(json);
+				} else if (ct.toLowerCase().startsWith('multipart/form-data')) {
+					const boundary = boundaryOf(ct);
+					if (!boundary) throw new SimError(CODES.BAD_CONTENT_TYPE, 'content-type: multipart/form-data needs a boundary');
+					try {
+						b = parseMultipart(raw, boundary);
+					} catch (e) {
+						throw validationError([{ field: 'body', rule: e instanceof MultipartError ? e.message : 'malformed multipart body' }]);
+					}
+					entry.body = maskFields(b);
+				} else if (ct.toLowerCase().startsWith('application/json')) {
+					try {
+						const o = raw.length ? JSON.parse(raw.toString('utf8')) : {};
+						b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
+					} catch {
+						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+					}
+					entry.body = maskFields(b);
+				} else {
+					b = parseUrlEncoded(raw.toString('utf8'));
+					entry.body = maskFields(b);
+				}
+			}
+			const strict = this.opts.unknownFields === 'reject';
+			const q = new Input(query, ['access_token']);
+			const bi = new Input(b);
+			const ctx: Ctx = {
+				params: m.params,
+				q,
+				b: bi,
+				json,
+				done: () => {
+					const issues = [...q.issues, ...bi.issues];
+					q.issues = [];
+					bi.issues = [];
+					try {
+						q.finish(strict);
+					} catch {
+						/* collected below */
+					}
+					try {
+						bi.finish(strict);
+					} catch {
+						/* collected below */
+					}
+					issues.push(...q.issues, ...bi.issues);
+					if (issues.length) throw validationError(issues);
+				},
+			};
+			const result = await def.fn(this, ctx);
+			if (result instanceof Redirect) {
+				entry.status = 302;
+				entry.code = 0;
+				res.writeHead(302, { location: result.location, 'content-length': '0' });
+				res.end();
+				return;
+			}
+			finish(200, result === undefined ? { code: 0, msg: 'success' } : { code: 0, msg: 'success', result });
+		} catch (e) {
+			if (e instanceof SimError) finish(200, { code: e.code, msg: e.message });
+			else finish(200, { code: CODES.INTERNAL, msg: `internal error: ${(e as Error).message}` });
+		}
+	}
+
+	private authenticate(opId: string, query: Fields) {
+		const v = query.get('access_token');
+		if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
+		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
+		const rec = this.tokens.get(v[0]);
+		if (!rec) throw new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
+		if (rec.expiresAt <= this.nowSec()) throw new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
+		const kinds = this.opts.tokenKinds[opId];
+		if (kinds && !kinds.includes(rec.kind)) throw new SimError(CODES.FORBIDDEN, `access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`);
+	}
+}
+
+const EMPTY_BUF = Buffer.alloc(0);
+const MAX_BODY = 1 << 20;
+
+function drain(req: http.IncomingMessage) {
+	req.resume();
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let n = 0;
+		req.on('data', (c: Buffer) => {
+			n += c.length;
+			if (n <= MAX_BODY) chunks.push(c);
+		});
+		req.on('end', () => resolve(n > MAX_BODY ? EMPTY_BUF : Buffer.concat(chunks)));
+		req.on('error', reject);
+	});
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>) {
+	const s = JSON.stringify(body);
+	res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(s), ...headers });
+	res.end(s);
+}
+
+export interface RunningSimulator {
+	url: string;
+	port: number;
+	sim: Simulator;
+	close(): Promise<void>;
+}
+
+export async function startSimulator(opts: SimOptions): Promise<RunningSimulator> {
+	const sim = new Simulator(opts);
+	const server = http.createServer((req, res) => {
+		sim.handle(req, res).catch((e) => {
+			if (!res.headersSent) sendJson(res, 500, { code: CODES.INTERNAL, msg: `internal error: ${(e as Error).message}` });
+			else res.destroy();
+		});
+	});
+	server.keepAliveTimeout = 10_000;
+	const host = opts.host ?? '127.0.0.1';
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(opts.port ?? 0, host, () => resolve());
+	});
+	const port = (server.address() as AddressInfo).port;
+	return {
+		url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+		port,
+		sim,
+		close: () =>
+			new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				server.closeAllConnections();
+			}),
+	};
+}
