@@ -447,7 +447,8 @@ export class Simulator {
 		const query = parseUrlEncoded(qs);
 		const entry: LogEntry = { seq: ++this.seq, time: this.nowMs(), opId: m.opId, method, path, query: maskFields(query), body: undefined, status: 200, code: null };
 		this.log.push(entry);
-		if (this.log.length > this.opts.logLimit) this.log.splice(0, this.log.length - this.opts.logLimit);
+		// Trim in chunks so a full log does not cost an O(n) splice per request.
+		if (this.log.length > this.opts.logLimit + 1024) this.log.splice(0, this.log.length - this.opts.logLimit);
 		const finish = (status: number, body: { code: number } & Record<string, unknown>, headers?: Record<string, string>) => {
 			entry.status = status;
 			entry.code = body.code;
