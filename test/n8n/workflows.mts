@@ -1,0 +1,47 @@
+// Workflow documents for the n8n tests (also the shape of examples/n8n/*.json).
+export const NODE_TYPE = 'CUSTOM.securityService';
+export const CREDENTIAL = { id: 'secsvcCred001', name: 'Security Service (simulator)' };
+export const USER_CREDENTIAL = { id: 'secsvcCred002', name: 'Security Service user token (simulator)' };
+
+let n = 0;
+export function ssNode(name: string, parameters: Record<string, unknown>, opts: { continueOnFail?: boolean; credential?: typeof CREDENTIAL } = {}) {
+	n++;
+	return {
+		id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+		name,
+		type: NODE_TYPE,
+		typeVersion: 1,
+		position: [200 + n * 200, 300],
+		parameters,
+		credentials: { securityServiceApi: opts.credential ?? CREDENTIAL },
+		...(opts.continueOnFail ? { onError: 'continueRegularOutput' } : {}),
+	};
+}
+
+export function httpNode(name: string, url: string) {
+	n++;
+	return {
+		id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+		name,
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		position: [200 + n * 200, 300],
+		parameters: { method: 'POST', url, options: {} },
+	};
+}
+
+/** A linear workflow: Manual Trigger → nodes[0] → nodes[1] → … */
+export function chain(id: string, name: string, nodes: any[]) {
+	const trigger = {
+		id: `10000000-0000-4000-8000-${id.padStart(12, '0').slice(-12)}`,
+		name: 'Start',
+		type: 'n8n-nodes-base.manualTrigger',
+		typeVersion: 1,
+		position: [0, 300],
+		parameters: {},
+	};
+	const all = [trigger, ...nodes];
+	const connections: Record<string, unknown> = {};
+	for (let i = 0; i < all.length - 1; i++) connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
+	return { id, name, active: false, nodes: all, connections, settings: { executionOrder: 'v1' }, pinData: {} };
+}
