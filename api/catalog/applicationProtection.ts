@@ -14,6 +14,7 @@ import {
 	oneOf,
 	parseIpv4Entry,
 	rangeSize,
+	toRangeText,
 } from './rules';
 
 /** §4.3 Application Protection operations. All paths are suffixes of AP. */
@@ -251,7 +252,8 @@ const ipBlacklistField = (required: boolean, inLoc: 'body' | 'query', name: stri
 		inLoc,
 		'stringList',
 		inLoc === 'body'
-			? ipv4EntryText()
+			? // The spec writes list entries as start-end ranges: addresses and CIDRs are sent in that form.
+				ipv4EntryText().transform(toRangeText)
 			: listOf(ipv4EntryText(), 'must be a list of IPv4 addresses, start-end ranges or CIDRs'),
 		description,
 		{ required, arrayWire: 'csv' },
@@ -599,6 +601,7 @@ export const applicationProtection = [
 			field('portal_version', 'body', 'options', oneOf(['legacy', '2023.2.6']), "Portal version: '2023.2.6' and later drop 'secure' (not sent)", {
 				options: ['legacy', '2023.2.6'],
 				default: 'legacy',
+				local: true,
 			}),
 		],
 		refine: (v, ctx) => {

@@ -110,6 +110,12 @@ export const listOf = <T extends z.ZodType<unknown, string>>(item: T, rule: stri
 		)
 		.pipe(z.array(item));
 
+/** `a.b.c.d`, `a.b.c.d/n` or `x-y` → `start-end`. Input must already be valid. */
+export function toRangeText(s: string): string {
+	const r = parseIpv4Entry(s);
+	return r ? `${formatIpv4(r.start)}-${formatIpv4(r.end)}` : s;
+}
+
 export const rangeSize = (r: Ipv4Range) => r.end - r.start + 1;
 
 // ---------------------------------------------------------------- thresholds and times

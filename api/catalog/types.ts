@@ -58,6 +58,8 @@ export interface Field {
 	schema: z.ZodType;
 	/** Value sent when the caller gives none (constants such as grant_type). */
 	constant?: string;
+	/** A client-side option that selects rules and is never sent (e.g. the X-Forwarded-For portal version). */
+	local?: boolean;
 }
 
 /** read: safe to retry; idempotent: repeating it has the same effect; unsafe: never retried blindly. */

@@ -1,0 +1,263 @@
+import { catalog, getOperation } from './catalog/index';
+import type { CatalogEntry } from './catalog/types';
+import { encodeRequest } from './encode';
+import { ApiError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { redactText } from './redact';
+import { backoffMs, sleep as defaultSleep } from './time';
+import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
+import type { HttpRequest, HttpResponse, Transport, TransportThrown } from './transport/types';
+
+/**
+ * The client: call(operationId, params) → validate (catalog zod) → encode → transport → envelope → result (catalog zod).
+ * One path for every operation and both hosts (undici in the worker, n8n's request helpers in the nodes).
+ */
+
+/**
+ * Codes that mean "the token is expired or rejected". The spec lists no codes (§7); the default matches the
+ * simulator's documented codes and is configurable per client / credential.
+ */
+export const DEFAULT_AUTH_FAILURE_CODES: readonly number[] = [40101];
+/** Codes that mean "rate limited, not applied" (HTTP 429 always counts). Configurable. */
+export const DEFAULT_RATE_LIMIT_CODES: readonly number[] = [42901];
+
+export interface ClientOptions {
+	baseUrl: string;
+	transport: Transport;
+	credentials?: Credentials;
+	tokenStore?: TokenStore;
+	/** Store key; defaults to `<baseUrl>|<appId>|<tokenKind>`. */
+	tokenStoreKey?: string;
+	timeoutMs?: number;
+	/** Extra attempts for retryable failures (reads, token calls, rate limiting, requests never sent). */
+	retries?: number;
+	backoff?: { baseMs: number; maxMs: number };
+	authFailureCodes?: readonly number[];
+	rateLimitCodes?: readonly number[];
+	/** Renew tokens this many seconds before `expires_in` runs out. */
+	expirySkewSeconds?: number;
+	sleep?: (ms: number) => Promise<void>;
+	now?: () => number;
+	random?: () => number;
+	/** Observability hook; events carry no secrets. */
+	onEvent?: (e: ClientEvent) => void;
+}
+
+export type ClientEvent =
+	| { type: 'request'; opId: string; method: string; url: string; attempt: number }
+	| { type: 'response'; opId: string; status: number; code?: number; ms: number }
+	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
+	| { type: 'token'; kind: 'app' | 'user'; reason: 'missing' | 'expired' | 'rejected' };
+
+export interface CallOptions {
+	/** Override the access token (e.g. a user token obtained elsewhere). */
+	accessToken?: string;
+	signal?: AbortSignal;
+}
+
+type OpsTree = { [k: string]: OpsTree & ((params?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>) };
+
+export interface Client {
+	call<T = unknown>(opId: string, params?: Record<string, unknown>, o?: CallOptions): Promise<T>;
+	/** Validates against the catalog; returns the parsed (normalised) parameters or throws ValidationError. */
+	validate(opId: string, params?: Record<string, unknown>): Record<string, unknown>;
+	/** Methods derived from the operation ids: `client.ops.applicationProtection.ipBlacklist.add({...})`. */
+	ops: OpsTree;
+	/** Runs the connect step of the user-token flow and checks the returned state. */
+	connect(params: Record<string, unknown>): Promise<{ code: string; state: string }>;
+	readonly tokens?: TokenManager;
+	readonly options: Readonly<Required<Pick<ClientOptions, 'baseUrl' | 'timeoutMs' | 'retries'>>>;
+}
+
+/** Validation shared by every host. Throws ValidationError naming each field and rule. */
+export function validateParams(op: CatalogEntry, params: Record<string, unknown> = {}): Record<string, unknown> {
+	const parsed = op.request.safeParse(stripEmpty(params));
+	if (parsed.success) return parsed.data;
+	const issues: FieldIssue[] = parsed.error.issues.map((i) => ({
+		field: i.path.length ? i.path.map(String).join('.') : '(request)',
+		rule: i.message,
+	}));
+	throw new ValidationError(op.id, dedupe(issues));
+}
+
+/** Undefined and null mean "not given"; n8n and JSON plans produce both. */
+function stripEmpty(params: Record<string, unknown>): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== null) out[k] = v;
+	return out;
+}
+
+function dedupe(issues: FieldIssue[]): FieldIssue[] {
+	const seen = new Set<string>();
+	return issues.filter((i) => {
+		const k = `${i.field}\u0000${i.rule}`;
+		if (seen.has(k)) return false;
+		seen.add(k);
+		return true;
+	});
+}
+
+interface Envelope {
+	code: number;
+	msg: string;
+	result?: unknown;
+}
+
+export function createClient(opts: ClientOptions): Client {
+	const timeoutMs = opts.timeoutMs ?? 15_000;
+	const retries = opts.retries ?? 3;
+	const backoff = opts.backoff ?? { baseMs: 200, maxMs: 5_000 };
+	const authCodes = new Set(opts.authFailureCodes ?? DEFAULT_AUTH_FAILURE_CODES);
+	const rateCodes = new Set(opts.rateLimitCodes ?? DEFAULT_RATE_LIMIT_CODES);
+	const sleep = opts.sleep ?? defaultSleep;
+	const now = opts.now ?? Date.now;
+	const random = opts.random ?? Math.random;
+	const emit = opts.onEvent ?? (() => {});
+	const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+
+	const tokens = opts.credentials
+		? new TokenManager({
+				credentials: opts.credentials,
+				store: opts.tokenStore ?? new MemoryTokenStore(),
+				storeKey: opts.tokenStoreKey ?? `${baseUrl}|${opts.credentials.appId}|${opts.credentials.tokenKind}`,
+				skewSeconds: opts.expirySkewSeconds ?? 60,
+				now,
+				fetchToken: (kind, refreshToken) => {
+					const c = opts.credentials as Credentials;
+					return kind === 'app'
+						? (call('authorization.appToken', { app_id: c.appId, secret: c.secret }) as Promise<TokenResult>)
+						: (call('authorization.refreshToken', { app_id: c.appId, refresh_token: refreshToken }) as Promise<TokenResult>);
+				},
+			})
+		: undefined;
+
+	async function send(op: CatalogEntry, req: HttpRequest, attempt: number): Promise<HttpResponse> {
+		emit({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
+		const t0 = now();
+		try {
+			const res = await opts.transport(req);
+			emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
+			return res;
+		} catch (err) {
+			const t = (err ?? {}) as TransportThrown & Error;
+			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
+			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(err)}`, {
+				maybeApplied: t.sent !== false,
+				cause: err,
+			});
+		}
+	}
+
+	function decode(op: CatalogEntry, res: HttpResponse): Envelope {
+		if (res.status === 429) throw Object.assign(new TransportError(op.id, 'http', 'HTTP 429 (rate limited)', { status: 429, maybeApplied: false }), { rateLimited: true });
+		if (res.status < 200 || res.status >= 300)
+			throw new TransportError(op.id, 'http', `HTTP ${res.status}`, { status: res.status, maybeApplied: res.status >= 500 });
+		let body: unknown;
+		try {
+			body = JSON.parse(res.body);
+		} catch (e) {
+			throw new TransportError(op.id, 'decode', `the answer is not JSON (HTTP ${res.status})`, { status: res.status, maybeApplied: true, cause: e });
+		}
+		const env = body as Partial<Envelope>;
+		if (typeof env !== 'object' || env === null || typeof env.code !== 'number')
+			throw new TransportError(op.id, 'decode', 'the answer is not the documented envelope {code, msg, result}', { status: res.status, maybeApplied: true });
+		return { code: env.code, msg: typeof env.msg === 'string' ? env.msg : '', result: env.result };
+	}
+
+	function parseResult(op: CatalogEntry, result: unknown): unknown {
+		const r = op.result.safeParse(result);
+		if (!r.success) {
+			const where = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(result)'}: ${i.message}`).join('; ');
+			throw new TransportError(op.id, 'result', `the result does not match the spec: ${where}`, { maybeApplied: true });
+		}
+		return r.data;
+	}
+
+	function retryable(op: CatalogEntry, err: unknown): string | undefined {
+		if (err instanceof ApiError) return rateCodes.has(err.code) ? `rate limited (code ${err.code})` : undefined;
+		if (!(err instanceof TransportError)) return undefined;
+		if ((err as TransportError & { rateLimited?: boolean }).rateLimited) return 'rate limited (HTTP 429)';
+		if (!err.maybeApplied) return `not sent (${err.kind})`;
+		// The outcome of the request is unknown: only reads and idempotent writes may be repeated.
+		if (op.safety === 'read' || op.safety === 'idempotent') return `${err.kind}${err.status ? ` ${err.status}` : ''}`;
+		return undefined;
+	}
+
+	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}): Promise<unknown> {
+		const op = getOperation(opId);
+		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
+		const valid = validateParams(op, params);
+		let authRetried = false;
+		let attempt = 0;
+		let token: string | undefined;
+		for (;;) {
+			try {
+				if (op.auth === 'access_token') {
+					if (o.accessToken) token = o.accessToken;
+					else if (!tokens) throw new Error(`${opId}: no credentials configured to obtain an access token`);
+					else token = await tokens.getToken();
+				}
+				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs });
+				const env = decode(op, await send(op, req, attempt));
+				if (env.code !== 0) {
+					if (authCodes.has(env.code) && op.auth === 'access_token' && tokens && !o.accessToken && !authRetried) {
+						// Rejected token: one fresh token, one retry (the request was refused, so repeating it is safe).
+						authRetried = true;
+						emit({ type: 'token', kind: tokens ? (opts.credentials as Credentials).tokenKind : 'app', reason: 'rejected' });
+						await tokens.getToken({ force: true, rejected: token });
+						continue;
+					}
+					throw new ApiError(opId, env.code, env.msg);
+				}
+				return parseResult(op, env.result);
+			} catch (err) {
+				const reason = attempt < retries ? retryable(op, err) : undefined;
+				if (!reason) throw err;
+				const delayMs = backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
+				emit({ type: 'retry', opId, attempt: attempt + 1, delayMs, reason });
+				attempt++;
+				await sleep(delayMs);
+			}
+		}
+	}
+
+	async function connect(params: Record<string, unknown>): Promise<{ code: string; state: string }> {
+		const op = getOperation('authorization.connect');
+		const valid = validateParams(op, params);
+		const res = await send(op, encodeRequest(op, valid, { baseUrl, timeoutMs }), 0);
+		const location = res.headers.location ?? res.headers.Location;
+		if (res.status < 300 || res.status >= 400 || !location) {
+			let msg = `expected a redirect, got HTTP ${res.status}`;
+			try {
+				const env = JSON.parse(res.body) as Envelope;
+				if (typeof env.code === 'number' && env.code !== 0) throw new ApiError(op.id, env.code, env.msg);
+			} catch (e) {
+				if (e instanceof ApiError) throw e;
+				msg += ' with a body that is not an envelope';
+			}
+			throw new TransportError(op.id, 'http', msg, { status: res.status, maybeApplied: false });
+		}
+		return parseConnectRedirect(location, String(valid.state));
+	}
+
+	const client: Client = {
+		call: call as Client['call'],
+		validate: (opId, params) => validateParams(getOperation(opId), params),
+		ops: buildOpsTree(call),
+		connect,
+		tokens,
+		options: { baseUrl, timeoutMs, retries },
+	};
+	return client;
+}
+
+/** Octokit-style: methods derived from the catalog's dotted ids. */
+function buildOpsTree(call: (id: string, p?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>): OpsTree {
+	const root: Record<string, unknown> = {};
+	for (const op of catalog) {
+		const parts = op.id.split('.');
+		let node = root;
+		for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Record<string, unknown>;
+		node[parts[parts.length - 1]] = (params?: Record<string, unknown>, o?: CallOptions) => call(op.id, params, o);
+	}
+	return root as OpsTree;
+}

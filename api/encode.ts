@@ -1,0 +1,50 @@
+import type { CatalogEntry, Field } from './catalog/types';
+import type { HttpBody, HttpRequest } from './transport/types';
+
+/** Turns validated parameters into the wire request the spec describes for the operation. */
+export function encodeRequest(
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+	opts: { baseUrl: string; accessToken?: string; timeoutMs: number },
+): HttpRequest {
+	let path = op.path;
+	const query: Array<[string, string]> = [];
+	const parts: Array<[string, string]> = [];
+	const json: Record<string, unknown> = {};
+
+	for (const f of op.fields) {
+		const v = params[f.name];
+		if (v === undefined || v === null || f.local) continue;
+		if (f.in === 'path') {
+			path = path.replace(`{${f.name}}`, encodeURIComponent(String(v)));
+			continue;
+		}
+		const target = f.in === 'query' || op.encoding === 'query' || op.encoding === 'redirect' ? query : parts;
+		if (op.encoding === 'json' && f.in === 'body') json[f.name] = v;
+		else pushValue(target, f, v);
+	}
+	if (op.auth === 'access_token') {
+		if (!opts.accessToken) throw new Error(`${op.id}: no access token`);
+		query.push(['access_token', opts.accessToken]);
+	}
+	const qs = query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+	const url = opts.baseUrl.replace(/\/+$/, '') + path + (qs ? `?${qs}` : '');
+
+	let body: HttpBody | undefined;
+	if (op.encoding === 'json') body = { kind: 'json', value: json };
+	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts };
+	else if (op.encoding === 'form') body = { kind: 'form', parts };
+
+	return { method: op.method, url, headers: { accept: 'application/json' }, body, timeoutMs: opts.timeoutMs };
+}
+
+function pushValue(target: Array<[string, string]>, f: Field, v: unknown) {
+	if (Array.isArray(v)) {
+		if (f.arrayWire === 'csv') target.push([f.name, v.map(String).join(',')]);
+		else for (const item of v) target.push([f.name, String(item)]);
+	} else if (typeof v === 'object') {
+		target.push([f.name, JSON.stringify(v)]);
+	} else {
+		target.push([f.name, String(v)]);
+	}
+}

@@ -1,0 +1,147 @@
+import { registerSecret } from './redact';
+
+/** Tokens (§5): app tokens (client credential) and user tokens (authorization code → access + refresh). */
+
+export interface StoredToken {
+	accessToken: string;
+	/** Epoch milliseconds at which the service stops accepting the access token. */
+	expiresAt: number;
+	/** User tokens only: the newest refresh token (each refresh replaces it). */
+	refreshToken?: string;
+}
+
+/** Where tokens live between calls and processes. A rotated refresh token is saved before it is used. */
+export interface TokenStore {
+	get(key: string): Promise<StoredToken | undefined>;
+	set(key: string, token: StoredToken): Promise<void>;
+	delete?(key: string): Promise<void>;
+}
+
+export class MemoryTokenStore implements TokenStore {
+	private readonly map = new Map<string, StoredToken>();
+	async get(key: string) {
+		return this.map.get(key);
+	}
+	async set(key: string, token: StoredToken) {
+		this.map.set(key, { ...token });
+	}
+	async delete(key: string) {
+		this.map.delete(key);
+	}
+}
+
+export interface Credentials {
+	appId: string;
+	secret: string;
+	tokenKind: 'app' | 'user';
+	/** User tokens: the refresh token obtained from the authorization-code exchange (used when the store has none). */
+	refreshToken?: string;
+}
+
+export interface TokenResult {
+	access_token: string;
+	expires_in: number;
+	refresh_token?: string;
+}
+
+export interface TokenManagerOptions {
+	credentials: Credentials;
+	store: TokenStore;
+	storeKey: string;
+	/** Fetch a token: app → authorization.appToken, user → authorization.refreshToken. */
+	fetchToken: (kind: 'app' | 'user', refreshToken?: string) => Promise<TokenResult>;
+	/** Renew this many seconds before expiry. */
+	skewSeconds: number;
+	now: () => number;
+}
+
+/**
+ * Caches the access token until shortly before expiry; single-flight: concurrent callers with no valid token
+ * share one token request.
+ */
+export class TokenManager {
+	private inflight?: Promise<StoredToken>;
+	private cached?: StoredToken;
+	/** Number of token requests made (for tests and benchmarks). */
+	requests = 0;
+
+	constructor(private readonly o: TokenManagerOptions) {
+		registerSecret(o.credentials.secret);
+		registerSecret(o.credentials.refreshToken);
+	}
+
+	/** A valid access token; `force` discards the cached one (after the service rejected it). */
+	async getToken(opts: { force?: boolean; rejected?: string } = {}): Promise<string> {
+		if (opts.force) {
+			// Only discard the token the caller saw rejected: a concurrent caller may already hold a fresh one.
+			if (!opts.rejected || this.cached?.accessToken === opts.rejected) this.cached = undefined;
+		}
+		if (!this.cached) {
+			const stored = await this.o.store.get(this.o.storeKey);
+			if (stored && !(opts.force && stored.accessToken === opts.rejected)) this.cached = stored;
+		}
+		if (this.cached && this.cached.expiresAt - this.o.skewSeconds * 1000 > this.o.now()) return this.cached.accessToken;
+		this.inflight ??= this.renew().finally(() => {
+			this.inflight = undefined;
+		});
+		return (await this.inflight).accessToken;
+	}
+
+	private async renew(): Promise<StoredToken> {
+		const { credentials, store, storeKey } = this.o;
+		let refresh: string | undefined;
+		if (credentials.tokenKind === 'user') {
+			refresh = (await store.get(storeKey))?.refreshToken ?? credentials.refreshToken;
+			if (!refresh) throw new Error('No refresh token: complete the authorization-code flow first (authorization.accessToken)');
+		}
+		this.requests++;
+		const r = await this.o.fetchToken(credentials.tokenKind, refresh);
+		registerSecret(r.access_token);
+		registerSecret(r.refresh_token);
+		const token: StoredToken = {
+			accessToken: r.access_token,
+			expiresAt: this.o.now() + r.expires_in * 1000,
+			refreshToken: r.refresh_token ?? refresh,
+		};
+		// Save before use: the old refresh token stops working once the service rotated it.
+		await store.set(storeKey, token);
+		this.cached = token;
+		return token;
+	}
+}
+
+/** Random `state` for /oauth/connect (CSRF protection), 128 bits, URL-safe. */
+export function randomState(): string {
+	const bytes = new Uint8Array(16);
+	crypto.getRandomValues(bytes);
+	return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The connect URL (§5.3) with a fresh random state; keep `state` to check the redirect. */
+export function buildConnectUrl(
+	baseUrl: string,
+	p: { appId: string; redirectUri: string; customerId?: string; xspe?: string; state?: string },
+): { url: string; state: string } {
+	const state = p.state ?? randomState();
+	const q = new URLSearchParams({
+		app_id: p.appId,
+		redirect_uri: p.redirectUri,
+		response_type: 'code',
+		scope: 'install_login',
+		state,
+	});
+	if (p.xspe) q.set('xspe', p.xspe);
+	if (p.customerId) q.set('customer_id', p.customerId);
+	return { url: `${baseUrl.replace(/\/+$/, '')}/oauth/connect?${q.toString()}`, state };
+}
+
+/** Reads code and state from the redirect and checks the state; throws when it does not match. */
+export function parseConnectRedirect(location: string, expectedState: string): { code: string; state: string } {
+	const u = new URL(location, 'http://redirect.invalid');
+	const code = u.searchParams.get('code');
+	const state = u.searchParams.get('state');
+	if (!state || state !== expectedState) throw new Error('OAuth state mismatch: the redirect did not carry the state we sent (possible CSRF)');
+	if (!code) throw new Error('OAuth redirect carries no code');
+	registerSecret(code);
+	return { code, state };
+}

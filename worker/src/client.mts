@@ -1,0 +1,37 @@
+// The API client as the worker, CLI and benchmarks use it: undici keep-alive transport, node timers, and a
+// token store (file when configured, so a rotated refresh token survives restarts).
+import { setTimeout as delay } from 'node:timers/promises';
+import { createClient, type Client, type ClientOptions } from '../../api/client.ts';
+import type { Credentials } from '../../api/tokens.ts';
+import { createUndiciTransport } from './transport/undici.mts';
+import { FileTokenStore } from './tokenStore.mts';
+
+export interface ApiClientConfig {
+	baseUrl: string;
+	credentials: Credentials;
+	tokenStoreFile?: string;
+	timeoutMs?: number;
+	retries?: number;
+	authFailureCodes?: number[];
+	rateLimitCodes?: number[];
+	connections?: number;
+	onEvent?: ClientOptions['onEvent'];
+}
+
+export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promise<void> } {
+	const transport = createUndiciTransport({ connections: cfg.connections });
+	const client = createClient({
+		baseUrl: cfg.baseUrl,
+		transport,
+		credentials: cfg.credentials,
+		tokenStore: cfg.tokenStoreFile ? new FileTokenStore(cfg.tokenStoreFile) : undefined,
+		timeoutMs: cfg.timeoutMs,
+		retries: cfg.retries,
+		authFailureCodes: cfg.authFailureCodes,
+		rateLimitCodes: cfg.rateLimitCodes,
+		// node timers keep the process alive while a retry waits (AbortSignal.timeout does not)
+		sleep: (ms) => delay(ms),
+		onEvent: cfg.onEvent,
+	});
+	return Object.assign(client, { close: () => transport.close() });
+}

@@ -1,0 +1,55 @@
+// The undici transport: a keep-alive connection pool per origin, timeouts on every call, no redirects followed.
+import { Agent, FormData, request } from 'undici';
+import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types.ts';
+
+export interface UndiciTransportOptions {
+	/** Connections per origin (keep-alive pool). */
+	connections?: number;
+	keepAliveTimeoutMs?: number;
+}
+
+export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport & { close(): Promise<void> } {
+	const agent = new Agent({
+		connections: o.connections ?? 16,
+		keepAliveTimeout: o.keepAliveTimeoutMs ?? 10_000,
+		pipelining: 1,
+	});
+	const transport = async (req: HttpRequest): Promise<HttpResponse> => {
+		let body: string | FormData | undefined;
+		const headers: Record<string, string> = { ...req.headers };
+		if (req.body?.kind === 'json') {
+			body = JSON.stringify(req.body.value);
+			headers['content-type'] = 'application/json';
+		} else if (req.body?.kind === 'form') {
+			body = new URLSearchParams(req.body.parts).toString();
+			headers['content-type'] = 'application/x-www-form-urlencoded';
+		} else if (req.body?.kind === 'multipart') {
+			const fd = new FormData();
+			for (const [k, v] of req.body.parts) fd.append(k, v);
+			body = fd;
+		}
+		try {
+			const res = await request(req.url, {
+				method: req.method,
+				headers,
+				body,
+				dispatcher: agent,
+				headersTimeout: req.timeoutMs,
+				bodyTimeout: req.timeoutMs,
+				signal: AbortSignal.timeout(req.timeoutMs),
+			});
+			const text = await res.body.text();
+			const h: Record<string, string> = {};
+			for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : String(v);
+			return { status: res.statusCode, headers: h, body: text };
+		} catch (err) {
+			const e = err as Error & { code?: string; timeout?: boolean; sent?: boolean };
+			const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
+			if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') e.timeout = true;
+			// Connection refused / DNS failure: nothing reached the service.
+			if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT') e.sent = false;
+			throw e;
+		}
+	};
+	return Object.assign(transport, { close: () => agent.close() });
+}
