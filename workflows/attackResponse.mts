@@ -13,6 +13,7 @@ import {
 	changesQuery,
 	extendCooldownSignal,
 	planQuery,
+	resultQuery,
 	stateQuery,
 	type AttackResponseInput,
 	type AttackResponseResult,
@@ -58,6 +59,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 		changes: 0,
 		conflicts: 0,
 	};
+	let lastResult: AttackResponseResult | undefined;
 	let approval: { approved: boolean; by?: string; reason?: string } | undefined;
 	const log = (step: AuditEntry['step'], what: string, why: string, extra: Partial<AuditEntry> = {}) =>
 		audit.push({ at: iso(Date.now()), step, what, why, ...extra });
@@ -68,6 +70,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	setHandler(stateQuery, () => ({ ...state, changes: changes.length, conflicts: changes.filter((c) => c.status === 'conflict').length }));
 	setHandler(planQuery, () => input?.plan);
 	setHandler(changesQuery, () => changes);
+	setHandler(resultQuery, () => lastResult);
 	setHandler(auditQuery, () => audit);
 	setHandler(approveSignal, (a) => {
 		if (approval === undefined) approval = { approved: Boolean(a?.approved), by: a?.by, reason: a?.reason };
@@ -153,7 +156,9 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	let sources: string[] = [];
 	if (plan.blacklist.enabled && eventId && plan.domain_ports.length) {
 		const detail = await acts['dashboard.eventDetail']({ event_id: eventId, module: 'threat_map' });
-		const items = ((detail?.threat_map?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
+		// The module's content may come wrapped ({threat_map: {bps, pps}}) or bare ({bps, pps}); accept both.
+		const tm = detail?.threat_map ?? detail;
+		const items = ((tm?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
 			.filter((i) => (i.percent ?? 0) >= plan.blacklist.minPercent)
 			.sort((a, b) => (b.percent ?? 0) - (a.percent ?? 0) || Number(b.size) - Number(a.size));
 		sources = items.slice(0, plan.blacklist.topN).map((i) => i.ip);
@@ -210,9 +215,9 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	if (dryRun) {
 		phase('done');
 		log('planning', `dry run: ${changes.length} change(s) planned, none applied`, 'dry-run requested');
-		return result('dry-run', {
+		return (lastResult = result('dry-run', {
 			diff: changes.map((c) => ({ what: c.what, target: c.target, before: c.before, after: c.after, why: c.why })),
-		});
+		}));
 	}
 
 	// ------------------------------------------------------------------ approval gate
@@ -226,13 +231,14 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 		if (state.decision === 'rejected' || state.decision === 'timeout-rejected') {
 			for (const c of changes) c.status = 'unchanged';
 			phase('done');
-			return result('rejected');
+			return (lastResult = result('rejected'));
 		}
 	} else state.decision = 'not-required';
 
 	// ------------------------------------------------------------------ apply, wait, revert
 	let failure: unknown;
 	let cancelled = false;
+	let cancelError: unknown;
 	try {
 		for (const c of changes) {
 			if (state.aborted) break;
@@ -249,8 +255,10 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 			await waitOut(acts, plan, state, log);
 		}
 	} catch (e) {
-		if (isCancellation(e)) cancelled = true;
-		else failure = e;
+		if (isCancellation(e)) {
+			cancelled = true;
+			cancelError = e;
+		} else failure = e;
 		state.error = errText(e);
 		log(state.phase, cancelled ? 'cancelled' : 'failed', state.error);
 	}
@@ -290,14 +298,16 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	const revertFailed = changes.filter((c) => c.status === 'revert-failed');
 	if (failure || cancelled || revertFailed.length) {
 		const r = result(cancelled ? 'cancelled-reverted' : 'failed-reverted', { ...times, error: state.error });
-		if (cancelled && !revertFailed.length) throw ApplicationFailure.nonRetryable(`runbook cancelled; changes reverted`, 'RunbookCancelled', r);
+		lastResult = r;
+		if (cancelled && !revertFailed.length) throw cancelError;
 		throw ApplicationFailure.nonRetryable(
 			`runbook failed (${state.error ?? 'revert failed'}); ${revertFailed.length ? `${revertFailed.length} change(s) could not be reverted` : 'changes reverted'}`,
 			revertFailed.length ? 'RevertFailed' : 'RunbookFailed',
 			r,
 		);
 	}
-	return result(state.aborted ? 'aborted-reverted' : 'reverted', times);
+	lastResult = result(state.aborted ? 'aborted-reverted' : 'reverted', times);
+	return lastResult;
 }
 
 // ------------------------------------------------------------------ waiting

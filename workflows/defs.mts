@@ -10,6 +10,8 @@ export const stateQuery = defineQuery<RunbookState>('state');
 export const planQuery = defineQuery<unknown>('plan');
 export const changesQuery = defineQuery<Change[]>('changes');
 export const auditQuery = defineQuery<AuditEntry[]>('audit');
+/** The result once the runbook has finished (also after a cancellation, whose failure carries no result). */
+export const resultQuery = defineQuery<AttackResponseResult | undefined>('result');
 
 export type Phase =
 	| 'validating'

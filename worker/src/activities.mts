@@ -20,8 +20,12 @@ import { KeyedMutex } from './mutex.mts';
 export type Activity = (params?: Record<string, unknown>) => Promise<unknown>;
 
 export interface ActivityOptions {
-	/** API codes that mean "rate limited, nothing applied": retryable. */
-	rateLimitCodes?: readonly number[];
+	/**
+	 * API codes that are retried (the service refused, nothing was applied, trying later may succeed):
+	 * rate limited (42901), HTTP-filter busy (40901), internal error (50001). The spec lists no codes (§7);
+	 * configurable (SECSVC_RETRYABLE_API_CODES).
+	 */
+	retryableApiCodes?: readonly number[];
 	/** Values for secret-bearing fields of the authorization operations, taken from the worker's configuration. */
 	authInputs?: { appId?: string; secret?: string; refreshToken?: string; authCode?: string };
 }
@@ -37,8 +41,10 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 
 const httpFilterMutex = new KeyedMutex();
 
+export const DEFAULT_RETRYABLE_API_CODES: readonly number[] = [42901, 40901, 50001];
+
 export function createActivities(client: Client, opts: ActivityOptions = {}): Record<string, Activity> {
-	const rateCodes = new Set(opts.rateLimitCodes ?? [42901]);
+	const rateCodes = new Set(opts.retryableApiCodes ?? DEFAULT_RETRYABLE_API_CODES);
 	const acts: Record<string, Activity> = {};
 	for (const op of catalog) {
 		if (op.encoding === 'redirect') {
@@ -74,7 +80,13 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 	const getId = `applicationProtection.${op.group}.get`;
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
 	const list = (await client.call<{ p_info?: { ipv4?: Record<string, EntryLike[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
-	const present = new Set(list.map(entryKey).filter((k): k is string => k !== undefined));
+	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
+	const liveText = new Map<string, string>();
+	for (const e of list) {
+		const k = entryKey(e);
+		if (k) liveText.set(k, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
+	}
+	const present = new Set(liveText.keys());
 	const raw = valid[key];
 	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
 	if (op.action === 'add') {
@@ -89,7 +101,8 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 	});
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	await client.call(op.id, { ...params, [key]: wanted.length ? toRemove : raw });
+	const names = toRemove.map((w) => liveText.get(textKey(w) as string) ?? w);
+	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
 	return { removed: toRemove, absent };
 }
 
@@ -160,7 +173,7 @@ async function wrap(op: CatalogEntry, rateCodes: Set<number>, fn: () => Promise<
 	}
 }
 
-export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Set<number> = new Set([42901])): Error {
+export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Set<number> = new Set(DEFAULT_RETRYABLE_API_CODES)): Error {
 	const o = typeof op === 'string' ? getOperation(op) : op;
 	if (err instanceof ApplicationFailure) return err;
 	const e = (err ?? {}) as Error & {
@@ -178,7 +191,7 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 			return ApplicationFailure.nonRetryable(message, 'ValidationError', { opId: o.id, issues: e.issues });
 		case 'ApiError':
 			if (typeof e.code === 'number' && rateCodes.has(e.code))
-				return ApplicationFailure.retryable(message, 'RateLimited', { opId: o.id, code: e.code });
+				return ApplicationFailure.retryable(message, e.code === 42901 ? 'RateLimited' : 'ApiErrorRetryable', { opId: o.id, code: e.code });
 			return ApplicationFailure.nonRetryable(message, 'ApiError', { opId: o.id, code: e.code, msg: e.msg === undefined ? undefined : redactText(e.msg) });
 		case 'TransportError': {
 			const details = { opId: o.id, kind: e.kind, status: e.status, maybeApplied: e.maybeApplied };

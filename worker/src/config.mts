@@ -39,6 +39,7 @@ export interface WorkerConfig {
 		authCode?: string;
 		tokenStoreFile?: string;
 		rateLimitCodes?: number[];
+		retryableApiCodes?: number[];
 		authFailureCodes?: number[];
 		timeoutMs?: number;
 		retries?: number;
@@ -89,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 		authCode: env.SECSVC_AUTH_CODE ?? a.authCode,
 		tokenStoreFile: env.SECSVC_TOKEN_STORE ?? a.tokenStoreFile,
 		rateLimitCodes: codes(env.SECSVC_RATE_LIMIT_CODES) ?? a.rateLimitCodes,
+		retryableApiCodes: codes(env.SECSVC_RETRYABLE_API_CODES) ?? a.retryableApiCodes,
 		authFailureCodes: codes(env.SECSVC_AUTH_FAILURE_CODES) ?? a.authFailureCodes,
 		timeoutMs: env.SECSVC_TIMEOUT_MS ? Number(env.SECSVC_TIMEOUT_MS) : a.timeoutMs,
 		retries: env.SECSVC_RETRIES ? Number(env.SECSVC_RETRIES) : a.retries,

@@ -44,10 +44,10 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 		taskQueue: cfg.temporal.taskQueue,
 		workflowBundle: await workflowBundle(),
 		activities: createActivities(client, {
-			rateLimitCodes: cfg.api.rateLimitCodes,
+			retryableApiCodes: cfg.api.retryableApiCodes,
 			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
 		}),
-		identity: opts.identity,
+		...(opts.identity ? { identity: opts.identity } : {}),
 		maxConcurrentActivityTaskExecutions: 20,
 	});
 	const done = worker.run().finally(async () => {

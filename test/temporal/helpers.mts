@@ -1,0 +1,139 @@
+/**
+ * Test helpers: a real Temporal dev server (the CLI from scripts/temporal.sh, passed to @temporalio/testing as an
+ * existing path), the simulator on an ephemeral port, and workers (in-process or as a child process).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { createClient, type Client } from '../../api/client.ts';
+import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import type { WorkerConfig } from '../../worker/src/config.mts';
+import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
+import type { PlanInput } from '../../workflows/plan.mts';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const APP_ID = 'app-temporal-tests';
+export const SECRET = 'S3cret-temporal-0f9e8d7c6b5a';
+
+let bin: string | undefined;
+export function temporalBin(): string {
+	bin ??= process.env.TEMPORAL_BIN ?? execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	return bin;
+}
+
+export function createEnv(): Promise<TestWorkflowEnvironment> {
+	return TestWorkflowEnvironment.createLocal({
+		server: { executable: { type: 'existing-path', path: temporalBin() }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+	});
+}
+
+export function startSim(seed = 7): Promise<RunningSimulator> {
+	return startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed });
+}
+
+export function workerConfig(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): WorkerConfig {
+	return {
+		temporal: { address: env.address, namespace: 'default', taskQueue },
+		api: { baseUrl: simUrl, appId: APP_ID, secret: SECRET, tokenKind: 'app', timeoutMs: 4000, retries: 1 },
+	};
+}
+
+let queueN = 0;
+export const uniqueQueue = (name: string) => `${name}-${process.pid}-${++queueN}`;
+
+export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): Promise<RunningWorker> {
+	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
+}
+
+/** The worker as a child process (`node --import tsx worker/src/main.mts`), configured through its environment. */
+export function spawnWorker(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): ChildProcess {
+	const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}worker/src/main.mts`], {
+		cwd: ROOT,
+		env: {
+			...process.env,
+			TEMPORAL_ADDRESS: env.address,
+			TEMPORAL_NAMESPACE: 'default',
+			TEMPORAL_TASK_QUEUE: taskQueue,
+			SECSVC_BASE_URL: simUrl,
+			SECSVC_APP_ID: APP_ID,
+			SECSVC_SECRET: SECRET,
+			SECSVC_TOKEN_KIND: 'app',
+			SECSVC_TIMEOUT_MS: '4000',
+			SECSVC_RETRIES: '1',
+		},
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	child.stdout?.resume();
+	child.stderr?.resume();
+	return child;
+}
+
+/** An API client of its own (the "operator"), to read and change settings behind the runbook's back. */
+export function operatorClient(simUrl: string): Client & { close: () => Promise<void> } {
+	const transport = createUndiciTransport({ connections: 2 });
+	const c = createClient({ baseUrl: simUrl, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, retries: 0 });
+	return Object.assign(c, { close: () => transport.close() });
+}
+
+export interface Ids {
+	customer_id: string;
+	site_id: string;
+	domain_port_id: string;
+}
+
+export function plan(ids: Ids, over: Partial<PlanInput> = {}): PlanInput {
+	return {
+		site_id: ids.site_id,
+		customer_id: ids.customer_id,
+		domain_ports: [ids.domain_port_id],
+		detection: { rapidMode: true, thresholds: [{ name: 'tcp_syn', factor: 0.5 }, { name: 'total_traffic', factor: 0.5 }] },
+		blacklist: { enabled: true, topN: 10, metric: 'bps', minPercent: 0, protectedRanges: ['198.51.100.2'] },
+		ipAuth: { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 } },
+		switches: [{ name: 'p_auth', enable: 1 }],
+		cooldownSeconds: 2,
+		pollSeconds: 1,
+		activityTimeoutSeconds: 5,
+		maxDurationSeconds: 120,
+		...over,
+	};
+}
+
+export const ATTACK_SOURCES = [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }, { cidr: '198.51.100.0/30' }];
+
+/** Everything the default plan touches, read live. */
+export async function liveSettings(c: Client, ids: Ids) {
+	const op = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
+	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	const pol = (await c.call('detection.getPolicy', op)) as Record<string, Record<string, unknown>> & { model: number };
+	return {
+		model: pol.model,
+		tcp_syn: pol.tcp.tcp_syn,
+		total_traffic: pol.total_traffic.total_traffic,
+		blacklist: ((await c.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } }).p_info.ipv4.black_soc,
+		ipAuth: await c.call('applicationProtection.authIp.get', dp),
+		switches: await c.call('applicationProtection.switch.list', dp),
+	};
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+	const end = Date.now() + timeoutMs;
+	let last: unknown;
+	while (Date.now() < end) {
+		try {
+			const v = await fn();
+			if (v) return v;
+		} catch (e) {
+			last = e;
+		}
+		await new Promise((r) => setTimeout(r, everyMs));
+	}
+	throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** Fetches a workflow's full history as JSON text (what Temporal stores). */
+export async function historyJson(client: TemporalClient, workflowId: string, runId?: string): Promise<string> {
+	const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+	return JSON.stringify(h);
+}
