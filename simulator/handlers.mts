@@ -652,7 +652,9 @@ export const handlers: Record<string, HandlerDef> = {
 			const now = sim.nowSec();
 			const a = sim.world.attacks.find((x) => x.id === c.params.event_id && x.start <= now);
 			if (!a) throw notFound(`event_id: DDoS event '${c.params.event_id}' does not exist`);
-			return eventDetail(sim.world, a, now, module as string);
+			// The spec names each module's content (characterization[], threat_map{}, traffic{}, traffic_patterns[]):
+			// the result is an object holding the requested module under its name.
+			return { [module as string]: eventDetail(sim.world, a, now, module as string) };
 		},
 	},
 	'dashboard.activeMitigation': {

@@ -76,6 +76,21 @@ const threatItem = rec({
 	percent: z.number(),
 });
 
+const DETAIL_KEYS = new Set<string>(DETAIL_MODULES);
+function wrapDetail(r: unknown): unknown {
+	if (r && typeof r === 'object' && !Array.isArray(r) && Object.keys(r).some((k) => DETAIL_KEYS.has(k))) return r;
+	if (Array.isArray(r)) {
+		const first = r[0] as Record<string, unknown> | undefined;
+		return first && 'element' in first ? { characterization: r } : { traffic_patterns: r };
+	}
+	if (r && typeof r === 'object') {
+		const o = r as Record<string, unknown>;
+		const firstBps = Array.isArray(o.bps) ? o.bps : undefined;
+		return firstBps ? { threat_map: o } : { traffic: o };
+	}
+	return r;
+}
+
 export const dashboard = [
 	dash({
 		id: 'dashboard.eventDetail',
@@ -86,7 +101,9 @@ export const dashboard = [
 			field('event_id', 'path', 'string', idString('an event id'), 'DDoS event id (alert_id)', req),
 			field('module', 'query', 'options', oneOf(DETAIL_MODULES), 'Detail module', { required: true, options: DETAIL_MODULES }),
 		],
-		result: rec({
+		// The spec lists each module's content under the module's name; a bare module content is also accepted
+		// and wrapped under its name, so callers always read result[module].
+		result: z.unknown().transform(wrapDetail).pipe(rec({
 			characterization: z
 				.array(rec({ country: z.string(), element: z.string(), item: z.string(), value: z.string(), percent: z.number() }))
 				.optional(),
@@ -110,7 +127,7 @@ export const dashboard = [
 					}),
 				)
 				.optional(),
-		}),
+		})),
 	}),
 	siteOp(
 		'activeMitigation',

@@ -66,7 +66,7 @@ test('stopping an attack through the control API (DELETE and POST .../stop)', as
 
 test('blacklisting sources from the threat map reduces the reported attack traffic', async () => {
 	const a = await attack();
-	const tm = (await get(e, `/api/specp/op/dashboard/ddos_event/${a.id}/detail`, { module: 'threat_map' })).result;
+	const tm = (await get(e, `/api/specp/op/dashboard/ddos_event/${a.id}/detail`, { module: 'threat_map' })).result.threat_map;
 	assert.ok(Array.isArray(tm.bps) && Array.isArray(tm.pps));
 	const ips = tm.bps.map((r: { ip: string }) => r.ip);
 	assert.ok(ips.includes('198.18.0.10') && ips.includes('198.18.0.11'));
@@ -177,7 +177,11 @@ test('ddos_events: paging start/num, filters, window defaults and the 31-day lim
 test('event detail: all four modules; unknown event; module rule', async () => {
 	const a = await attack({ attack_type: 'DNS Amplification' });
 	await ctl(e, 'POST', '/clock/advance', { seconds: 600 });
-	const d = (m: string) => get(e, `/api/specp/op/dashboard/ddos_event/${a.id}/detail`, { module: m });
+	const d = async (m: string) => {
+		const r = await get(e, `/api/specp/op/dashboard/ddos_event/${a.id}/detail`, { module: m });
+		if (r.code === 0) assert.deepEqual(Object.keys(r.result), [m], 'result holds the module under its name');
+		return r.code === 0 ? { ...r, result: r.result[m] } : r;
+	};
 	const traffic = (await d('traffic')).result;
 	assert.ok(traffic.bps && traffic.pps);
 	for (const series of Object.values(traffic.bps) as number[][][]) {
@@ -260,7 +264,7 @@ test('scenario files: attacks start and stop on the simulator clock; the seed ma
 		await ctl(e1, 'POST', '/clock/advance', { seconds: 30 });
 		assert.deepEqual((await get(e1, dash)).result, { status: 1, bps_size: 5e9 });
 		const ev = (await get(e1, `/api/specp/op/dashboard/site/20001/ddos_events`, { status: 'ongoing' })).result.events[0];
-		const tm = (await get(e1, `/api/specp/op/dashboard/ddos_event/${ev.alert_id}/detail`, { module: 'threat_map' })).result;
+		const tm = (await get(e1, `/api/specp/op/dashboard/ddos_event/${ev.alert_id}/detail`, { module: 'threat_map' })).result.threat_map;
 		assert.equal(tm.bps.length, 6);
 		assert.ok(tm.bps.some((r: { org: string }) => r.org.startsWith('AS64500')));
 		assert.ok(tm.bps.some((r: { code: string }) => r.code === 'BR'));
