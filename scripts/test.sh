@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
 
+if [ ! -d node_modules/@temporalio/worker ] && [ ! -d worker/node_modules/@temporalio/worker ]; then
+  echo "== installing packages (npm ci --ignore-scripts)"
+  npm ci --ignore-scripts --no-audit --no-fund
+fi
+
 echo "== build (tsc)"
 npm run -s build
 echo "== n8n-node lint (strict)"

@@ -27,7 +27,8 @@ export function opOp(section: '4.5' | '4.6', resource: string, o: Omit<Operation
 	});
 }
 
-export const DETECTION_TYPES = ['tcp', 'udp', 'ip', 'sip', 'http', 'total_traffic'] as const;
+/** §4.5 lists tcp, udp, ip, sip, http, total_traffic; the GET also has an icmp group, so 'icmp' is accepted for its items. */
+export const DETECTION_TYPES = ['tcp', 'udp', 'icmp', 'ip', 'sip', 'http', 'total_traffic'] as const;
 export const DETECTION_GROUPS: Record<string, readonly string[]> = {
 	tcp: ['tcp_ack', 'tcp_fragmentation', 'tcp_invalid', 'tcp_rst', 'tcp_syn'],
 	udp: [
@@ -96,7 +97,7 @@ export const detection = [
 				required: true,
 				options: Object.values(DETECTION_GROUPS).flat(),
 			}),
-			field('type', 'body', 'options', oneOf(DETECTION_TYPES), 'tcp, udp, ip, sip, http or total_traffic', {
+			field('type', 'body', 'options', oneOf(DETECTION_TYPES), 'tcp, udp, icmp, ip, sip, http or total_traffic', {
 				required: true,
 				options: DETECTION_TYPES,
 			}),
@@ -121,6 +122,9 @@ export const detection = [
 			}),
 		],
 		refine: (v, ctx) => {
+			const group = Object.entries(DETECTION_GROUPS).find(([, items]) => items.includes(String(v.name)))?.[0];
+			if (group && v.type !== undefined && v.type !== group)
+				ctx.issue('type', `must be '${group}' for item ${String(v.name)} (the group that lists it in the detection policy)`);
 			if (v.name === 'total_traffic') {
 				for (const f of TOTAL_TRAFFIC_EXTRA)
 					if (v[f] === undefined || v[f] === '') ctx.issue(f, 'is required when name is total_traffic (§4.5)');

@@ -54,7 +54,8 @@ const cases: Case[] = [
 	['total_traffic extra fields', 'detection.setPolicy', { blackhole_time: del }, 'blackhole_time', /required when name is total_traffic/],
 	['total_traffic bps fields', 'detection.setPolicy', { low_bps: del }, 'low_bps', /required when name is total_traffic/],
 	['model 0/1', 'detection.setMode', { model: '2' }, 'model', /'0' \(normal mode\) or '1' \(rapid mode\)/],
-	['detection type enum', 'detection.setPolicy', { type: 'icmp' }, 'type', /one of tcp, udp, ip, sip, http, total_traffic/],
+	['detection type enum', 'detection.setPolicy', { type: 'smtp' }, 'type', /one of tcp, udp, icmp, ip, sip, http, total_traffic/],
+	['detection type matches the item group', 'detection.setPolicy', { name: 'tcp_syn', type: 'udp' }, 'type', /must be 'tcp' for item tcp_syn/],
 	// §4.6 overview
 	['switch_type enum', 'overview.setSwitch', { switch_type: 'auto' }, 'switch_type', /one of custom, mitigation, detection/],
 	['site level → detection', 'overview.setSwitch', { switch_type: 'mitigation' }, 'switch_type', /must be 'detection' at site level/],
