@@ -20,7 +20,7 @@ echo "== provisioning real runtimes"
 TEMPORAL_BIN="$(bash scripts/temporal.sh path)"
 export TEMPORAL_BIN
 echo "temporal: $TEMPORAL_BIN"
-if [ -f scripts/n8n.sh ]; then
+if true; then
   N8N_RUNTIME="$(bash scripts/n8n.sh path)"
   export N8N_RUNTIME
   echo "n8n runtime: $N8N_RUNTIME"

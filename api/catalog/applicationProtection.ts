@@ -525,7 +525,9 @@ export const applicationProtection = [
 		summary: 'Add an IP range to the blacklist',
 		method: 'POST',
 		suffix: '/ip-black-list',
-		safety: 'idempotent',
+		// The spec does not say whether a repeated add duplicates the entry: never repeated blindly here; the
+		// worker's activity makes it idempotent (reads the list first).
+		safety: 'unsafe',
 		fields: [ipBlacklistField(false, 'body', 'ip_black_list', 'IP address, start-end range or CIDR')],
 		result: noResult,
 	}),
@@ -559,7 +561,9 @@ export const applicationProtection = [
 		summary: 'Add an IP range to the whitelist',
 		method: 'POST',
 		suffix: '/ip-white-list',
-		safety: 'idempotent',
+		// The spec does not say whether a repeated add duplicates the entry: never repeated blindly here; the
+		// worker's activity makes it idempotent (reads the list first).
+		safety: 'unsafe',
 		fields: [ipBlacklistField(true, 'body', 'ip_white_list', 'IP address, start-end range or CIDR')],
 		result: noResult,
 	}),
