@@ -1,0 +1,193 @@
+/**
+ * The running stack of the demo, the benchmarks and the n8n → Temporal tests: a Temporal dev server (CLI from
+ * scripts/temporal.sh, Web UI and HTTP API on), the simulator and the worker as a child process. Loopback only.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** A free TCP port on 127.0.0.1 (the OS picks it). */
+export function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const s = createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const port = (s.address() as { port: number }).port;
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+/** `preferred` when nothing listens on it, otherwise a free port. */
+export function portOr(preferred: number | undefined): Promise<number> {
+	if (!preferred) return freePort();
+	return new Promise((resolve) => {
+		const s = createServer();
+		s.once('error', () => resolve(freePort()));
+		s.listen(preferred, '127.0.0.1', () => s.close(() => resolve(preferred)));
+	});
+}
+
+let bin: string | undefined;
+/** The Temporal CLI (TEMPORAL_BIN, PATH, cache, or obtained by scripts/temporal.sh). */
+export function temporalBin(): string {
+	bin ??=
+		process.env.TEMPORAL_BIN ||
+		execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	return bin;
+}
+
+export interface TemporalDev {
+	/** gRPC address host:port (workers, SDK clients). */
+	address: string;
+	/** HTTP API base, e.g. http://127.0.0.1:7243 (the n8n Runbook node talks to it). */
+	httpUrl: string;
+	/** Web UI, when started with ui. */
+	uiUrl?: string;
+	namespace: string;
+	child: ChildProcess;
+	stop(): Promise<void>;
+}
+
+export interface TemporalDevOptions {
+	ui?: boolean;
+	port?: number;
+	httpPort?: number;
+	uiPort?: number;
+	namespace?: string;
+	/** Give up after this long (ms). */
+	readyTimeoutMs?: number;
+}
+
+/** Starts `temporal server start-dev` (in-memory) and waits until its HTTP API answers for the namespace. */
+export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<TemporalDev> {
+	const port = o.port ?? (await freePort());
+	const httpPort = o.httpPort ?? (await freePort());
+	const namespace = o.namespace ?? 'default';
+	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error'];
+	let uiPort: number | undefined;
+	if (o.ui) {
+		uiPort = o.uiPort ?? (await freePort());
+		args.push('--ui-ip', '127.0.0.1', '--ui-port', String(uiPort));
+	} else args.push('--headless');
+	// Own process group: a terminal's Ctrl-C reaches the demo, which then stops the server itself (in order).
+	const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+	let stderr = '';
+	child.stderr?.on('data', (d: Buffer) => {
+		if (stderr.length < 20_000) stderr += d.toString();
+	});
+	const httpUrl = `http://127.0.0.1:${httpPort}`;
+	const stop = () => stopChild(child);
+	const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
+	for (;;) {
+		if (child.exitCode !== null) throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+		try {
+			const r = await fetch(`${httpUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, { signal: AbortSignal.timeout(2000) });
+			await r.arrayBuffer();
+			if (r.ok) break;
+		} catch {
+			// not up yet
+		}
+		if (Date.now() > deadline) {
+			await stop();
+			throw new Error(`temporal dev server did not answer on ${httpUrl} within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`);
+		}
+		await sleep(200);
+	}
+	return { address: `127.0.0.1:${port}`, httpUrl, uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : undefined, namespace, child, stop };
+}
+
+export interface WorkerProcessOptions {
+	temporalAddress: string;
+	namespace?: string;
+	taskQueue: string;
+	simUrl: string;
+	appId: string;
+	secret: string;
+	readyTimeoutMs?: number;
+	/** Extra environment (e.g. NODE_OPTIONS). */
+	env?: NodeJS.ProcessEnv;
+}
+
+export interface WorkerProcess {
+	child: ChildProcess;
+	pid: number;
+	/** Everything the worker printed (stdout + stderr), for diagnostics. */
+	output(): string;
+	stop(): Promise<void>;
+}
+
+/** The worker as its own process (`node --import tsx worker/src/main.mts`), configured through its environment. */
+export async function startWorkerProcess(o: WorkerProcessOptions): Promise<WorkerProcess> {
+	const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}worker/src/main.mts`], {
+		cwd: ROOT,
+		env: {
+			...process.env,
+			...o.env,
+			TEMPORAL_ADDRESS: o.temporalAddress,
+			TEMPORAL_NAMESPACE: o.namespace ?? 'default',
+			TEMPORAL_TASK_QUEUE: o.taskQueue,
+			SECSVC_BASE_URL: o.simUrl,
+			SECSVC_APP_ID: o.appId,
+			SECSVC_SECRET: o.secret,
+			SECSVC_TOKEN_KIND: 'app',
+			SECSVC_TIMEOUT_MS: '5000',
+			SECSVC_RETRIES: '1',
+		},
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
+	let out = '';
+	const add = (d: Buffer) => {
+		if (out.length < 50_000) out += d.toString();
+	};
+	child.stdout?.on('data', add);
+	child.stderr?.on('data', add);
+	const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
+	while (!out.includes('secsvc worker: task queue')) {
+		if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}: ${out.slice(0, 2000)}`);
+		if (Date.now() > deadline) {
+			await stopChild(child);
+			throw new Error(`worker not ready within ${o.readyTimeoutMs ?? 120_000} ms: ${out.slice(0, 2000)}`);
+		}
+		await sleep(100);
+	}
+	return { child, pid: child.pid as number, output: () => out, stop: () => stopChild(child) };
+}
+
+/** SIGTERM to the child's process group, SIGKILL after 5 s. */
+export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
+	if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+	const exited = new Promise<void>((r) => child.once('exit', () => r()));
+	const kill = (sig: NodeJS.Signals) => {
+		try {
+			process.kill(-(child.pid as number), sig);
+		} catch {
+			try {
+				child.kill(sig);
+			} catch {
+				// gone
+			}
+		}
+	};
+	kill('SIGTERM');
+	const t = setTimeout(() => kill('SIGKILL'), graceMs);
+	await exited;
+	clearTimeout(t);
+}
+
+/** Resident set size of a process in bytes (Linux /proc), 0 when unknown. */
+export async function rssOf(pid: number): Promise<number> {
+	try {
+		const { readFile } = await import('node:fs/promises');
+		const s = await readFile(`/proc/${pid}/status`, 'utf8');
+		const m = /VmRSS:\s+(\d+)\s+kB/.exec(s);
+		return m ? Number(m[1]) * 1024 : 0;
+	} catch {
+		return 0;
+	}
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
