@@ -71,14 +71,14 @@ before(async () => {
 		chain('wfPagedEvents1', 'Paged DDoS events over 75 days', [
 			ssNode('Events', { resource: 'dashboard', operation: 'ddosEvents', site_id: ids.site_id, returnAll: true, additionalFields: { start_time: ymd(now - 75 * 86400), end_time: ymd(now), num: '5' } }),
 		]),
-		// A real call first: n8n's CLI loses executions that finish before it awaits them ("No active execution found").
+		// (Conditionally required fields left empty are caught by n8n itself before the run; these reach our validation.)
 		chain('wfValidation01', 'Validation error (continue on fail)', [
 			ssNode('Traffic', { resource: 'dashboard', operation: 'currentTraffic', site_id: ids.site_id }),
-			ssNode('Bad status code', { resource: 'applicationProtection.statusCodes', operation: 'create', ...dp, error_code: 302, error_code_rewrite: 200, error_page_type: 2 }, { continueOnFail: true }),
+			ssNode('Bad status code', { resource: 'applicationProtection.statusCodes', operation: 'create', ...dp, error_code: 302, error_code_rewrite: 200, error_page_type: 0 }, { continueOnFail: true }),
 		]),
 		chain('wfValidation02', 'Validation error (stops)', [
 			ssNode('Traffic 2', { resource: 'dashboard', operation: 'currentTraffic', site_id: ids.site_id }),
-			ssNode('Bad filter', { resource: 'applicationProtection.httpFilter', operation: 'create', ...dp, action: 'URL_REDIRECTION', host: 'www.example.com', uri: '/x', p_name: 'p1' }),
+			ssNode('Bad whitelist', { resource: 'applicationProtection.ipWhitelist', operation: 'add', ...dp, ip_white_list: '10.0.0.300' }),
 		]),
 		chain('wfTokenExpiry1', 'Token expires mid-workflow (user token)', [
 			ssNode('Before', { resource: 'applicationProtection.authBase.get'.split('.').slice(0, 2).join('.'), operation: 'get', ...dp }, { credential: USER_CREDENTIAL }),
@@ -147,13 +147,13 @@ test('validation error: continueOnFail gives the error naming the field; nothing
 	assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
 	const [item] = nodeOutput(parseRawOutput(r.stdout), 'Bad status code');
 	assert.match(item.error, /error_code: must be an HTTP code from 400 to 417/);
-	assert.ok(item.issues.some((i: any) => i.field === 'error_page_info'), JSON.stringify(item));
+	assert.deepEqual(item.issues.map((i: any) => i.field), ['error_code'], JSON.stringify(item));
 	assert.equal((await simGet('/requests?op=applicationProtection.statusCodes.create')).length, 0, 'no request reached the service');
 
 	const r2 = await execute('wfValidation02');
 	assert.notEqual(r2.code, 0, 'the workflow fails without continueOnFail');
-	assert.match(r2.stdout + r2.stderr, /redirect_host: is required when action is URL_REDIRECTION/);
-	assert.equal((await simGet('/requests?op=applicationProtection.httpFilter.create')).length, 0);
+	assert.match(r2.stdout + r2.stderr, /ip_white_list: must be an IPv4 address/);
+	assert.equal((await simGet('/requests?op=applicationProtection.ipWhitelist.add')).length, 0);
 });
 
 test('token expires mid-workflow: forced renewal, one retry, rotated refresh token saved', async () => {
