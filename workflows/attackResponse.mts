@@ -314,32 +314,34 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 
 async function waitOut(acts: Record<string, Act>, plan: Plan, state: RunbookState, log: (s: AuditEntry['step'], w: string, y: string) => void) {
 	const mitigated = Date.now();
-	let lastAttack = Date.now();
+	// Conservative: the cooldown counts from the first poll that saw no attack (not from the last one that saw it).
+	let endedAt: number | undefined;
 	for (;;) {
 		if (state.aborted) return;
 		const r = await acts['dashboard.isUnderAttack']({ site_id: plan.site_id });
 		const now = Date.now();
 		if (Number(r?.status) === 1) {
-			lastAttack = now;
+			if (endedAt !== undefined) log('waiting', 'attack reported again', 'cooldown restarts when it ends');
+			endedAt = undefined;
 			state.lastAttackSeenAt = iso(now);
 			state.attackEndedAt = undefined;
-		} else if (!state.attackEndedAt) {
+		} else if (endedAt === undefined) {
+			endedAt = now;
 			state.attackEndedAt = iso(now);
 			log('waiting', 'attack no longer reported', `cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`);
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
-		if (!state.attackEndedAt || now - lastAttack < cooldownMs) {
-			if (now - mitigated >= plan.maxDurationSeconds * 1000) {
-				log('waiting', 'maximum duration reached', `maxDurationSeconds ${plan.maxDurationSeconds}`);
-				return;
-			}
-			const extra = state.extraCooldownSeconds;
-			const wait = state.attackEndedAt ? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - lastAttack))) : plan.pollSeconds * 1000;
-			await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
-			continue;
+		if (endedAt !== undefined && now - endedAt >= cooldownMs) {
+			log('waiting', 'cooldown elapsed without attack', 'revert');
+			return;
 		}
-		log('waiting', 'cooldown elapsed without attack', 'revert');
-		return;
+		if (now - mitigated >= plan.maxDurationSeconds * 1000) {
+			log('waiting', 'maximum duration reached', `maxDurationSeconds ${plan.maxDurationSeconds}`);
+			return;
+		}
+		const extra = state.extraCooldownSeconds;
+		const wait = endedAt !== undefined ? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - endedAt))) : plan.pollSeconds * 1000;
+		await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
 	}
 }
 

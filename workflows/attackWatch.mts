@@ -1,4 +1,5 @@
-import { ParentClosePolicy, WorkflowExecutionAlreadyStartedError, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import { workflowIdFor } from './defs.mts';
 import { parsePlan } from './plan.mts';
 
@@ -38,7 +39,7 @@ export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchR
 		});
 		return { site_id: plan.site_id, underAttack, started: true, workflowId, reason: 'under attack: runbook started' };
 	} catch (e) {
-		if (e instanceof WorkflowExecutionAlreadyStartedError)
+		if (e instanceof WorkflowExecutionAlreadyStartedError || (e as Error)?.name === 'WorkflowExecutionAlreadyStartedError')
 			return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'a runbook is already running for this site' };
 		throw e;
 	}
