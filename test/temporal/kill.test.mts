@@ -1,0 +1,70 @@
+/**
+ * The worker runs as a child process and is SIGKILLed at several different steps of an attack response
+ * (while tightening, while rate-limiting, while waiting, while reverting); a new worker process is started
+ * each time. The runbook completes and every touched setting ends equal to the snapshot.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ChildProcess } from 'node:child_process';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { startAttackResponse } from '../../worker/src/runbooks.mts';
+import { ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+function kill(child: ChildProcess): Promise<void> {
+	return new Promise((resolve) => {
+		if (child.exitCode !== null || child.signalCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill('SIGKILL');
+	});
+}
+
+test('worker SIGKILLed at four steps and restarted: the runbook completes and reverts', async () => {
+	const s = await startSim(23);
+	const ids = s.sim.firstIds();
+	const op = operatorClient(s.url);
+	const queue = uniqueQueue('kill');
+	let child = spawnWorker(env, s.url, queue);
+	const kills: string[] = [];
+	try {
+		const beforeSettings = await liveSettings(op, ids);
+		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		// Slow writes down so the kills land inside a step, not between runs of the test.
+		s.sim.addFault({ op: 'detection.setPolicy', kind: 'delay', delayMs: 1500, count: 1 });
+		s.sim.addFault({ op: 'applicationProtection.authIp.set', kind: 'delay', delayMs: 1500, count: 1 });
+		const h = await startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 3 }));
+		const seen = (opId: string, n = 1) => s.sim.requests({ op: opId }).filter((r) => r.method !== 'GET').length >= n;
+		const killAt = async (label: string, cond: () => boolean | Promise<boolean>) => {
+			await waitFor(label, async () => cond(), 60_000, 50);
+			await kill(child);
+			kills.push(label);
+			child = spawnWorker(env, s.url, queue);
+		};
+
+		await killAt('tightening (detection.setPolicy in flight)', () => seen('detection.setPolicy'));
+		await killAt('rate-limiting (authIp.set in flight)', () => seen('applicationProtection.authIp.set'));
+		await killAt('waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+		s.sim.addFault({ op: 'applicationProtection.authIp.set', kind: 'delay', delayMs: 1500, count: 1 });
+		s.sim.stopAttack(attack.id);
+		await killAt('reverting (authIp.set restore in flight)', () => seen('applicationProtection.authIp.set', 2));
+
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(kills.length, 4);
+		assert.equal(r.outcome, 'reverted');
+		assert.deepEqual(await liveSettings(op, ids), beforeSettings, 'every touched setting equals the snapshot');
+		const bl = s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((q) => q.method === 'POST');
+		assert.equal(new Set(bl.map((q) => JSON.stringify(q.body))).size, bl.length, 'no entry added twice');
+	} finally {
+		await kill(child);
+		await op.close();
+		await s.close();
+	}
+});
