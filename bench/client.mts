@@ -1,0 +1,108 @@
+/**
+ * Bench 1: per-call cost of the client (validate → encode → undici → envelope → result schema, token cached)
+ * vs raw undici doing the same HTTP request (same URL built from the catalog path, same body, JSON parse and
+ * envelope code check), both sequential on one keep-alive connection against the simulator in its own process.
+ * Blocks of `calls` alternate client / raw (`rounds` each) so machine noise hits both; the median block counts.
+ */
+import { Agent, FormData, request } from 'undici';
+import { getOperation } from '../api/catalog/index.ts';
+import { createApiClient } from '../worker/src/client.mts';
+import { median, round, startSimProcess, type Row } from './lib.mts';
+
+const APP_ID = 'bench-client';
+const SECRET = 'bench-client-secret-1';
+
+function pathFor(opId: string, params: Record<string, string>): string {
+	return getOperation(opId).path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(params[k]));
+}
+
+export async function benchClient(o: { callsPerSide?: number; blockSteady?: number; blockInterleaved?: number } = {}) {
+	const callsPerSide = o.callsPerSide ?? 4000;
+	const blockSteady = o.blockSteady ?? 500;
+	const blockInterleaved = o.blockInterleaved ?? 50;
+	const sim = await startSimProcess(APP_ID, SECRET);
+	const client = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, connections: 1, retries: 0 });
+	const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000 });
+	try {
+		const ids = await sim.control<{ site_id: string; domain_port_id: string }>('GET', '/ids');
+		await sim.control('POST', '/attacks', { site_id: ids.site_id, sources: [{ cidr: '198.18.0.0/24' }] });
+		const tr = await request(`${sim.url}/oauth/credit/token`, {
+			method: 'POST',
+			dispatcher: agent,
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body: new URLSearchParams({ app_id: APP_ID, secret: SECRET, grant_type: 'client_credential' }).toString(),
+		});
+		const token = ((await tr.body.json()) as { result: { access_token: string } }).result.access_token;
+
+		const cases = [
+			{
+				name: 'GET is_under_attack',
+				opId: 'dashboard.isUnderAttack',
+				params: { site_id: ids.site_id },
+				raw: async () => {
+					const r = await request(`${sim.url}${pathFor('dashboard.isUnderAttack', ids)}?access_token=${encodeURIComponent(token)}`, { method: 'GET', headers: { accept: 'application/json' }, dispatcher: agent, signal: AbortSignal.timeout(10_000) });
+					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
+					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
+					return j.result;
+				},
+			},
+			{
+				name: 'POST authentication/base (multipart)',
+				opId: 'applicationProtection.authBase.set',
+				params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, duration: 600, threshold_tps: 1000 },
+				raw: async () => {
+					const fd = new FormData();
+					fd.append('duration', '600');
+					fd.append('threshold_tps', '1000');
+					const r = await request(`${sim.url}${pathFor('applicationProtection.authBase.set', ids)}?access_token=${encodeURIComponent(token)}`, { method: 'POST', headers: { accept: 'application/json' }, body: fd, dispatcher: agent, signal: AbortSignal.timeout(10_000) });
+					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
+					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
+					return j.result;
+				},
+			},
+		];
+
+		const out: { name: string; block: number; clientUs: number; rawUs: number; ratio: number }[] = [];
+		for (const c of cases) {
+			const viaClient = () => client.call(c.opId, c.params);
+			for (let i = 0; i < 300; i++) {
+				await viaClient();
+				await c.raw();
+			}
+			// Alternating blocks so drift and other processes' load hit both sides alike. Two block sizes: steady
+			// state (500 consecutive calls) and interleaved (50), which is more sensitive to switching connections.
+			for (const block of [blockSteady, blockInterleaved]) {
+				const rounds = Math.max(2, Math.round(callsPerSide / block));
+				const tc: number[] = [];
+				const trw: number[] = [];
+				for (let r = 0; r < rounds; r++) {
+					for (const [fn, into] of (r % 2 ? [[c.raw, trw], [viaClient, tc]] : [[viaClient, tc], [c.raw, trw]]) as [() => Promise<unknown>, number[]][]) {
+						const t0 = performance.now();
+						for (let i = 0; i < block; i++) await fn();
+						into.push(((performance.now() - t0) * 1000) / block);
+					}
+				}
+				const clientUs = median(tc);
+				const rawUs = median(trw);
+				out.push({ name: c.name, block, clientUs: round(clientUs, 1), rawUs: round(rawUs, 1), ratio: round(clientUs / rawUs, 3) });
+			}
+		}
+		const tokenCalls = (await sim.control<unknown[]>('GET', '/requests?op=authorization.appToken')).length;
+		const steady = out.filter((x) => x.block === blockSteady);
+		const worst = Math.max(...steady.map((x) => x.ratio));
+		const rows: Row[] = out.map((x) => ({
+			bench: '1',
+			measure: `client vs raw undici, ${x.name}, per call (${x.block === blockSteady ? 'steady' : 'interleaved'}, blocks of ${x.block})`,
+			ours: `${x.clientUs} µs`,
+			baseline: `${x.rawUs} µs`,
+			ratio: `${x.ratio.toFixed(2)}×`,
+			goal: '≤ 1.10×',
+			met: x.block === blockSteady ? x.ratio <= 1.1 : null,
+		}));
+		return { result: { callsPerSide, blockSteady, blockInterleaved, cases: out, worstSteadyRatio: worst, tokenRequestsByClientAndRaw: tokenCalls, goal: 1.1, met: worst <= 1.1 }, rows };
+	} finally {
+		await client.close();
+		await agent.close();
+		await sim.stop();
+	}
+}

@@ -1,0 +1,89 @@
+/** Shared bench helpers: the simulator as its own process (one core of its own), stats, a results table. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ROOT, stopChild } from '../demo/stack.mts';
+
+export { ROOT };
+
+export interface SimProcess {
+	url: string;
+	child: ChildProcess;
+	/** POST/GET/DELETE on the control API (/__sim/...). */
+	control<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+	cpuSeconds(): number;
+	stop(): Promise<void>;
+}
+
+export async function startSimProcess(appId: string, secret: string, extra: string[] = []): Promise<SimProcess> {
+	const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.mts', '--port', '0', '--app-id', appId, '--secret', secret, ...extra], {
+		cwd: ROOT,
+		stdio: ['ignore', 'pipe', 'ignore'],
+		detached: true,
+	});
+	const url: string = await new Promise((resolve, reject) => {
+		let buf = '';
+		const t = setTimeout(() => reject(new Error('simulator did not start within 30 s')), 30_000);
+		child.stdout!.on('data', (d: Buffer) => {
+			buf += d.toString();
+			if (buf.includes('\n')) {
+				clearTimeout(t);
+				resolve(buf.split('\n')[0].trim());
+			}
+		});
+		child.once('exit', (c) => reject(new Error(`simulator exited with ${c}`)));
+	});
+	child.stdout!.resume();
+	return {
+		url,
+		child,
+		async control<T>(method: string, path: string, body?: unknown) {
+			const r = await fetch(`${url}/__sim${path}`, {
+				method,
+				headers: body === undefined ? {} : { 'content-type': 'application/json' },
+				body: body === undefined ? undefined : JSON.stringify(body),
+			});
+			const j = (await r.json()) as { code?: number; result?: T; msg?: string };
+			if (!r.ok) throw new Error(`control ${method} ${path}: HTTP ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
+			return (j && typeof j === 'object' && 'result' in j ? j.result : j) as T;
+		},
+		cpuSeconds: () => cpuSeconds(child.pid as number),
+		stop: () => stopChild(child),
+	};
+}
+
+/** utime + stime of a process in seconds (Linux /proc; 100 ticks per second). */
+export function cpuSeconds(pid: number): number {
+	try {
+		const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+		return (Number(rest[11]) + Number(rest[12])) / 100;
+	} catch {
+		return 0;
+	}
+}
+
+export const median = (xs: number[]) => {
+	const s = [...xs].sort((a, b) => a - b);
+	const m = Math.floor(s.length / 2);
+	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+export const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+export interface Row {
+	bench: string;
+	measure: string;
+	ours: string;
+	baseline: string;
+	ratio: string;
+	goal: string;
+	met: boolean | null;
+}
+
+export function table(rows: Row[]): string {
+	const head = ['#', 'measure', 'ours', 'baseline', 'ratio', 'goal', 'met'];
+	const data = rows.map((r) => [r.bench, r.measure, r.ours, r.baseline, r.ratio, r.goal, r.met === null ? '—' : r.met ? 'yes' : 'NO']);
+	const w = head.map((h, i) => Math.max(h.length, ...data.map((d) => d[i].length)));
+	const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i])).join(' | ');
+	return [line(head), w.map((n) => '-'.repeat(n)).join('-|-'), ...data.map(line)].join('\n');
+}
