@@ -41,6 +41,10 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 
 const httpFilterMutex = new KeyedMutex();
 
+/** Operations this module makes idempotent (IP-list add/remove check the list first), whatever the catalog says. */
+const IDEMPOTENT_HERE = (op: CatalogEntry) =>
+	op.resource === 'applicationProtection' && (op.group === 'ipBlacklist' || op.group === 'ipWhitelist') && (op.action === 'add' || op.action === 'remove');
+
 export const DEFAULT_RETRYABLE_API_CODES: readonly number[] = [42901, 40901, 50001];
 
 export function createActivities(client: Client, opts: ActivityOptions = {}): Record<string, Activity> {
@@ -196,7 +200,7 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 		case 'TransportError': {
 			const details = { opId: o.id, kind: e.kind, status: e.status, maybeApplied: e.maybeApplied };
 			if (e.rateLimited) return ApplicationFailure.retryable(message, 'RateLimited', details);
-			if (o.safety === 'unsafe' && e.maybeApplied !== false)
+			if (o.safety === 'unsafe' && !IDEMPOTENT_HERE(o) && e.maybeApplied !== false)
 				return ApplicationFailure.nonRetryable(`${message} (outcome unknown; not repeated automatically)`, 'OutcomeUnknown', details);
 			return ApplicationFailure.retryable(message, 'TransportError', details);
 		}
