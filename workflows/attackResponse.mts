@@ -277,9 +277,10 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 				c.note = errText(e);
 			}
 			c.revertedAt = iso(Date.now());
-			log('reverting', c.what, c.status === 'conflict' ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot', {
+			const conflict = (c.status as Change['status']) === 'conflict';
+			log('reverting', c.what, conflict ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot', {
 				before: c.after,
-				after: c.status === 'conflict' ? c.live : c.before,
+				after: conflict ? c.live : c.before,
 				result: c.status + (c.note ? `: ${c.note}` : ''),
 			});
 		}
