@@ -115,3 +115,11 @@ test('KeyedMutex: same key runs one at a time, other keys run in parallel', asyn
 	assert.ok(otherRanWhileBusy);
 	assert.equal(m.busyKeys, 0);
 });
+
+test('example plans in examples/plans validate', async () => {
+	const { readdirSync, readFileSync } = await import('node:fs');
+	const dir = new URL('../../examples/plans/', import.meta.url);
+	const plans = readdirSync(dir).filter((f) => f.startsWith('attack-response') && f.endsWith('.json'));
+	assert.ok(plans.length >= 2);
+	for (const f of plans) assert.doesNotThrow(() => parsePlan(JSON.parse(readFileSync(new URL(f, dir), 'utf8'))), f);
+});
