@@ -96,6 +96,15 @@ function dedupe(issues: FieldIssue[]): FieldIssue[] {
 	});
 }
 
+const NOT_JSON = Symbol('not-json');
+function parseJson(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return NOT_JSON;
+	}
+}
+
 interface Envelope {
 	code: number;
 	msg: string;
@@ -133,30 +142,31 @@ export function createClient(opts: ClientOptions): Client {
 	async function send(op: CatalogEntry, req: HttpRequest, attempt: number): Promise<HttpResponse> {
 		emit({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
 		const t0 = now();
+		let failure: unknown;
+		let res: HttpResponse | undefined;
 		try {
-			const res = await opts.transport(req);
-			emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
-			return res;
+			res = await opts.transport(req);
 		} catch (err) {
-			const t = (err ?? {}) as TransportThrown & Error;
+			failure = err ?? new Error('transport failed');
+		}
+		if (res === undefined) {
+			const t = (failure ?? {}) as TransportThrown & Error;
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
-			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(err)}`, {
+			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`, {
 				maybeApplied: t.sent !== false,
-				cause: err,
+				cause: failure,
 			});
 		}
+		emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
+		return res;
 	}
 
 	function decode(op: CatalogEntry, res: HttpResponse): Envelope {
 		if (res.status === 429) throw Object.assign(new TransportError(op.id, 'http', 'HTTP 429 (rate limited)', { status: 429, maybeApplied: false }), { rateLimited: true });
 		if (res.status < 200 || res.status >= 300)
 			throw new TransportError(op.id, 'http', `HTTP ${res.status}`, { status: res.status, maybeApplied: res.status >= 500 });
-		let body: unknown;
-		try {
-			body = JSON.parse(res.body);
-		} catch (e) {
-			throw new TransportError(op.id, 'decode', `the answer is not JSON (HTTP ${res.status})`, { status: res.status, maybeApplied: true, cause: e });
-		}
+		const body = parseJson(res.body);
+		if (body === NOT_JSON) throw new TransportError(op.id, 'decode', `the answer is not JSON (HTTP ${res.status})`, { status: res.status, maybeApplied: true });
 		const env = body as Partial<Envelope>;
 		if (typeof env !== 'object' || env === null || typeof env.code !== 'number')
 			throw new TransportError(op.id, 'decode', 'the answer is not the documented envelope {code, msg, result}', { status: res.status, maybeApplied: true });
@@ -190,6 +200,7 @@ export function createClient(opts: ClientOptions): Client {
 		let attempt = 0;
 		let token: string | undefined;
 		for (;;) {
+			let failure: unknown;
 			try {
 				if (op.auth === 'access_token') {
 					if (o.accessToken) token = o.accessToken;
@@ -198,25 +209,24 @@ export function createClient(opts: ClientOptions): Client {
 				}
 				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs });
 				const env = decode(op, await send(op, req, attempt));
-				if (env.code !== 0) {
-					if (authCodes.has(env.code) && op.auth === 'access_token' && tokens && !o.accessToken && !authRetried) {
-						// Rejected token: one fresh token, one retry (the request was refused, so repeating it is safe).
-						authRetried = true;
-						emit({ type: 'token', kind: tokens ? (opts.credentials as Credentials).tokenKind : 'app', reason: 'rejected' });
-						await tokens.getToken({ force: true, rejected: token });
-						continue;
-					}
-					throw new ApiError(opId, env.code, env.msg);
+				if (env.code === 0) return parseResult(op, env.result);
+				if (authCodes.has(env.code) && op.auth === 'access_token' && tokens && !o.accessToken && !authRetried) {
+					// Rejected token: one fresh token, one retry (the request was refused, so repeating it is safe).
+					authRetried = true;
+					emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason: 'rejected' });
+					await tokens.getToken({ force: true, rejected: token });
+					continue;
 				}
-				return parseResult(op, env.result);
+				failure = new ApiError(opId, env.code, env.msg);
 			} catch (err) {
-				const reason = attempt < retries ? retryable(op, err) : undefined;
-				if (!reason) throw err;
-				const delayMs = backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
-				emit({ type: 'retry', opId, attempt: attempt + 1, delayMs, reason });
-				attempt++;
-				await sleep(delayMs);
+				failure = err;
 			}
+			const reason = attempt < retries ? retryable(op, failure) : undefined;
+			if (!reason) throw failure;
+			const delayMs = backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
+			emit({ type: 'retry', opId, attempt: attempt + 1, delayMs, reason });
+			attempt++;
+			await sleep(delayMs);
 		}
 	}
 
@@ -226,15 +236,9 @@ export function createClient(opts: ClientOptions): Client {
 		const res = await send(op, encodeRequest(op, valid, { baseUrl, timeoutMs }), 0);
 		const location = res.headers.location ?? res.headers.Location;
 		if (res.status < 300 || res.status >= 400 || !location) {
-			let msg = `expected a redirect, got HTTP ${res.status}`;
-			try {
-				const env = JSON.parse(res.body) as Envelope;
-				if (typeof env.code === 'number' && env.code !== 0) throw new ApiError(op.id, env.code, env.msg);
-			} catch (e) {
-				if (e instanceof ApiError) throw e;
-				msg += ' with a body that is not an envelope';
-			}
-			throw new TransportError(op.id, 'http', msg, { status: res.status, maybeApplied: false });
+			const env = parseJson(res.body) as Partial<Envelope> | typeof NOT_JSON;
+			if (env !== NOT_JSON && typeof env?.code === 'number' && env.code !== 0) throw new ApiError(op.id, env.code, env.msg ?? '');
+			throw new TransportError(op.id, 'http', `expected a redirect, got HTTP ${res.status}`, { status: res.status, maybeApplied: false });
 		}
 		return parseConnectRedirect(location, String(valid.state));
 	}
