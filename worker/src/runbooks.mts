@@ -75,7 +75,8 @@ export async function timeline(client: Client, siteOrId: string): Promise<AuditE
 export function formatTimeline(entries: AuditEntry[]): string {
 	return entries
 		.map((e) => {
-			const ba = e.before !== undefined || e.after !== undefined ? `  ${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}` : '';
+			const ba =
+				e.before !== undefined ? `  ${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}` : e.after !== undefined ? `  ${JSON.stringify(e.after)}` : '';
 			return `${e.at}  [${e.step}] ${e.what}${e.result ? ` (${e.result})` : ''} — ${e.why}${ba}`;
 		})
 		.join('\n');
