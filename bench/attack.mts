@@ -1,0 +1,180 @@
+/**
+ * Bench 3: attack-response time to mitigate — the durable runbook (Temporal dev server + worker process, every API
+ * call an activity) vs a plain script making the same API calls directly with the client. Both start with an
+ * ongoing attack on a freshly reset simulator (its own process) and a warm token; time = start → last mitigation
+ * write. The plain script's sequence of operations is checked against the runbook's (simulator request log).
+ * Measured without and with an injected API latency (the real service is not on loopback).
+ */
+import { Client, Connection } from '@temporalio/client';
+import { abortSignal, stateQuery, type RunbookState } from '../workflows/defs.mts';
+import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../workflows/plan.mts';
+import { blacklistCandidates, formatRange, parseAll } from '../workflows/ranges.mts';
+import { scaleThreshold } from '../workflows/thresholds.mts';
+import { startAttackResponse } from '../worker/src/runbooks.mts';
+import { createApiClient } from '../worker/src/client.mts';
+import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+
+const APP_ID = 'bench-attack';
+const SECRET = 'bench-attack-secret-1';
+const SOURCES = [{ ip: '203.0.113.10', weight: 3 }, { ip: '203.0.113.11', weight: 3 }, { cidr: '198.51.100.4/30' }, { country: 'CN' }];
+
+export function benchPlan(ids: { site_id: string; customer_id: string; domain_port_id: string }): PlanInput {
+	return {
+		site_id: ids.site_id,
+		customer_id: ids.customer_id,
+		domain_ports: [ids.domain_port_id],
+		detection: { rapidMode: true, thresholds: [{ name: 'udp_total', factor: 0.5 }, { name: 'total_traffic', factor: 0.5 }] },
+		blacklist: { enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] },
+		ipAuth: { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 } },
+		switches: [{ name: 'p_auth', enable: 1 }],
+		cooldownSeconds: 0,
+		pollSeconds: 1,
+		activityTimeoutSeconds: 10,
+		maxDurationSeconds: 120,
+	};
+}
+
+type Call = (opId: string, params: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The same decisions and API calls as the runbook up to the last mitigation write, as a plain sequential script. */
+export async function plainMitigation(call: Call, planInput: PlanInput): Promise<void> {
+	const plan = parsePlan(planInput);
+	const site = plan.site_id;
+	const op = { customer_id: plan.customer_id, site_id: site, network_id: plan.network_id, host_id: plan.host_id };
+	const pol = await call('detection.getPolicy', op);
+	const dps: Record<string, { black: any[]; white: any[]; ipAuth: any; switches: any }> = {}; // eslint-disable-line @typescript-eslint/no-explicit-any
+	for (const dp of plan.domain_ports) {
+		const p = { site_id: site, domain_port_id: dp };
+		dps[dp] = {
+			black: (await call('applicationProtection.ipBlacklist.get', p))?.p_info?.ipv4?.black_soc ?? [],
+			white: (await call('applicationProtection.ipWhitelist.get', p))?.p_info?.ipv4?.white_soc ?? [],
+			ipAuth: await call('applicationProtection.authIp.get', p),
+			switches: await call('applicationProtection.switch.list', p),
+		};
+	}
+	const evs = await call('dashboard.ddosEvents', { site_id: site, status: 'ongoing', num: '50' });
+	const ev = (evs.events as { alert_id: string; status: number; start_time: number }[]).filter((e) => e.status === 1).sort((a, b) => b.start_time - a.start_time)[0];
+	const detail = await call('dashboard.eventDetail', { event_id: ev.alert_id, module: 'threat_map' });
+	const tm = detail?.threat_map ?? detail;
+	const sources = ((tm?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
+		.sort((a, b) => (b.percent ?? 0) - (a.percent ?? 0) || Number(b.size) - Number(a.size))
+		.slice(0, plan.blacklist.topN)
+		.map((i) => i.ip);
+	if (plan.detection.rapidMode && Number(pol.model) !== 1) await call('detection.setMode', { ...op, model: '1' });
+	for (const t of plan.detection.thresholds) {
+		const leaf = pol[ITEM_GROUP[t.name]][t.name] as Record<string, unknown>;
+		const body: Record<string, unknown> = {};
+		for (const f of ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'] as const) {
+			if (leaf[f] === undefined) continue;
+			body[f] = f === 'blackhole_time' ? Number(leaf[f]) : ['low_pps', 'high_pps', 'low_bps', 'high_bps'].includes(f) ? scaleThreshold(String(leaf[f]), t.factor ?? 1) : String(leaf[f]);
+		}
+		body.is_enabled = '1';
+		await call('detection.setPolicy', { ...op, name: t.name, type: ITEM_TYPE[t.name], ...body });
+	}
+	for (const dp of plan.domain_ports) {
+		const p = { site_id: site, domain_port_id: dp };
+		const toRanges = (l: { type: string; ip?: string; start_ip?: string; end_ip?: string }[]) =>
+			parseAll(l.map((e) => (e.type === 'range' ? `${e.start_ip}-${e.end_ip}` : String(e.ip)))).ranges;
+		const cand = blacklistCandidates({ sources, whitelist: toRanges(dps[dp].white), protectedRanges: parseAll(plan.blacklist.protectedRanges).ranges, alreadyListed: toRanges(dps[dp].black) });
+		for (const r of cand.add) {
+			// like the worker's activity: the list is read before each add, so a repeated add is not a duplicate
+			await call('applicationProtection.ipBlacklist.get', p);
+			await call('applicationProtection.ipBlacklist.add', { ...p, ip_black_list: formatRange(r) });
+		}
+		if (plan.ipAuth) await call('applicationProtection.authIp.set', { ...p, ...plan.ipAuth });
+		for (const sw of plan.switches) await call('applicationProtection.switch.set', { ...p, name: sw.name, enable: sw.enable });
+	}
+}
+
+async function prepare(sim: SimProcess, delayMs: number) {
+	await sim.control('POST', '/reset', {});
+	const ids = await sim.control<{ site_id: string; customer_id: string; domain_port_id: string }>('GET', '/ids');
+	await sim.control('POST', '/attacks', { site_id: ids.site_id, duration: 0, sources: SOURCES });
+	if (delayMs > 0) await sim.control('POST', '/faults', { op: '*', kind: 'delay', delayMs, count: 100_000 });
+	return ids;
+}
+
+const opSeq = async (sim: SimProcess) =>
+	(await sim.control<{ opId?: string; method: string }[]>('GET', '/requests'))
+		.map((r) => r.opId ?? '')
+		.filter((o) => o && !o.startsWith('authorization.') && o !== 'dashboard.isUnderAttack');
+
+export async function benchAttack(temporal: TemporalDev, o: { runs?: number; delays?: number[] } = {}) {
+	const runs = o.runs ?? 3;
+	const delays = o.delays ?? [0, 20, 100];
+	const sim = await startSimProcess(APP_ID, SECRET);
+	const taskQueue = `bench-attack-${process.pid}`;
+	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	const connection = await Connection.connect({ address: temporal.address });
+	const tc = new Client({ connection, namespace: temporal.namespace });
+	const api = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, connections: 4, retries: 0 });
+	const call: Call = (opId, params) => api.call(opId, params);
+	const out: { delayMs: number; runbookMs: number[]; plainMs: number[]; sameCalls: boolean; calls: number }[] = [];
+	try {
+		for (const delayMs of delays) {
+			const runbookMs: number[] = [];
+			const plainMs: number[] = [];
+			let sameCalls = true;
+			let calls = 0;
+			for (let i = 0; i < runs; i++) {
+				// runbook
+				let ids = await prepare(sim, delayMs);
+				// warm the worker's token: an attack watch on another site (not under attack) makes one API call
+				await tc.workflow.execute('attackWatch', { taskQueue, workflowId: `bench-warm-${Date.now()}`, args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }] });
+				await sim.control('DELETE', '/requests');
+				const t0 = Date.now();
+				const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId: `bench-attack-${Date.now()}-${i}` });
+				let st: RunbookState | undefined;
+				for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
+					await sleep(20);
+					st = await h.query(stateQuery).catch(() => undefined);
+				}
+				if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
+				runbookMs.push(Date.parse(st.mitigatedAt) - t0);
+				const seqRunbook = await opSeq(sim);
+				await h.signal(abortSignal, { by: 'bench', reason: 'measured' });
+				await h.result();
+
+				// plain script
+				ids = await prepare(sim, delayMs);
+				await call('dashboard.isUnderAttack', { site_id: ids.site_id }); // warm token
+				await sim.control('DELETE', '/requests');
+				const t1 = performance.now();
+				await plainMitigation(call, benchPlan(ids));
+				plainMs.push(performance.now() - t1);
+				const seqPlain = await opSeq(sim);
+				// the runbook's log up to the last mitigation write (it keeps polling afterwards)
+				const cut = seqRunbook.slice(0, seqPlain.length);
+				if (JSON.stringify(cut) !== JSON.stringify(seqPlain)) {
+					sameCalls = false;
+					process.stderr.write(`bench 3: call sequences differ\n runbook ${cut.join(',')}\n plain   ${seqPlain.join(',')}\n`);
+				}
+				calls = seqPlain.length;
+			}
+			out.push({ delayMs, runbookMs, plainMs, sameCalls, calls });
+		}
+	} finally {
+		await api.close();
+		await connection.close();
+		await worker.stop();
+		await sim.stop();
+	}
+	const rows: Row[] = out.map((x) => {
+		const rb = median(x.runbookMs);
+		const pl = median(x.plainMs);
+		return {
+			bench: '3',
+			measure: `time to mitigate: runbook vs plain script, ${x.calls} API calls, API latency +${x.delayMs} ms`,
+			ours: `${round(rb, 0)} ms`,
+			baseline: `${round(pl, 0)} ms`,
+			ratio: `${(rb / pl).toFixed(2)}×`,
+			goal: '≤ 1.3×',
+			met: rb / pl <= 1.3 && x.sameCalls,
+		};
+	});
+	return {
+		result: out.map((x) => ({ ...x, runbookMedianMs: round(median(x.runbookMs), 1), plainMedianMs: round(median(x.plainMs), 1), ratio: round(median(x.runbookMs) / median(x.plainMs), 3) })),
+		rows,
+	};
+}
