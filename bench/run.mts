@@ -1,0 +1,77 @@
+/**
+ * `npm run bench` (scripts/bench.sh): every benchmark side by side in one run; a table on stdout and
+ * bench/results.json. Loopback only, bounded loops.
+ *
+ *   node --import tsx bench/run.mts [--only 1,3,4,5,6] [--sizes 50,500] [--runs 3]
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startTemporalDev, type TemporalDev } from '../demo/stack.mts';
+import { benchClient } from './client.mts';
+import { benchAttack } from './attack.mts';
+import { benchRanges } from './ranges.mts';
+import { benchRunbooks } from './runbooks.mts';
+import { ROOT, table, type Row } from './lib.mts';
+
+const { values } = parseArgs({
+	options: {
+		only: { type: 'string', default: '1,3,4,5,6' },
+		sizes: { type: 'string', default: '50,500' },
+		runs: { type: 'string', default: '3' },
+	},
+});
+const only = new Set(String(values.only).split(',').map((s) => s.trim()));
+const sizes = String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 1000);
+const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
+
+const rows: Row[] = [];
+const results: Record<string, unknown> = {};
+const started = new Date();
+const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
+
+let temporal: TemporalDev | undefined;
+const needTemporal = only.has('3') || only.has('5');
+try {
+	if (only.has('6')) {
+		note('6 simulator throughput (bench/simulator.mts, 3 s)');
+		execFileSync(process.execPath, ['--import', 'tsx', 'bench/simulator.mts', '--seconds', '3', '--connections', '16'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+		const s = JSON.parse(readFileSync(`${ROOT}bench/out/simulator.json`, 'utf8')) as { reqPerSec: number; latencyMs: { p50: number; p99: number }; simulatorCpuShare: number; connections: number };
+		results.simulator = s;
+		rows.push({ bench: '6', measure: `simulator throughput, GET is_under_attack, ${s.connections} connections`, ours: `${s.reqPerSec} req/s`, baseline: '—', ratio: `p50 ${s.latencyMs.p50} ms · p99 ${s.latencyMs.p99} ms`, goal: '≫ rates of 1–5', met: s.reqPerSec >= 2000 });
+	}
+	if (only.has('1')) {
+		note('1 client vs raw undici');
+		const r = await benchClient();
+		results.client = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('4')) {
+		note('4 10,000 attacker IPs → ranges');
+		const r = await benchRanges();
+		results.ranges = r.result;
+		rows.push(...r.rows);
+	}
+	if (needTemporal) temporal = await startTemporalDev();
+	if (only.has('3') && temporal) {
+		note(`3 attack response: runbook vs plain script (${runs} runs per latency)`);
+		const r = await benchAttack(temporal, { runs });
+		results.attack = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('5') && temporal) {
+		note(`5 concurrent runbooks on one worker: ${sizes.join(' → ')}`);
+		const r = await benchRunbooks(temporal, { sizes });
+		results.runbooks = r.result;
+		rows.push(...r.rows);
+	}
+} finally {
+	await temporal?.stop();
+}
+
+rows.sort((a, b) => a.bench.localeCompare(b.bench));
+const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
+const doc = { at: started.toISOString(), seconds: Math.round((Date.now() - started.getTime()) / 1000), machine, rows, results, notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (not implemented yet)'] };
+writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(doc, null, 2)}\n`);
+process.stdout.write(`\n${table(rows)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s)\n`);

@@ -1,0 +1,94 @@
+/**
+ * Bench 5: N concurrent runbooks on one worker process (fresh per N): all started at once, each tightens detection
+ * at its own level (site / network / host of every site; levels are reused past their count, which the runbook's
+ * revert handles as "unchanged"), polls is_under_attack through a cooldown and reverts. Measures completion time
+ * (first start → last result), peak worker RSS (sampled from /proc every 100 ms) and growth from 50 → 500.
+ */
+import { Client, Connection } from '@temporalio/client';
+import type { AttackResponseResult } from '../workflows/defs.mts';
+import type { PlanInput } from '../workflows/plan.mts';
+import { startAttackResponse } from '../worker/src/runbooks.mts';
+import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { round, startSimProcess, type Row } from './lib.mts';
+
+const APP_ID = 'bench-runbooks';
+const SECRET = 'bench-runbooks-secret-1';
+
+interface Level {
+	customer_id: string;
+	site_id: string;
+	network_id: string;
+	host_id: string;
+}
+
+export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]; cooldownSeconds?: number } = {}) {
+	const sizes = o.sizes ?? [50, 500];
+	const cooldownSeconds = o.cooldownSeconds ?? 3;
+	const sim = await startSimProcess(APP_ID, SECRET);
+	const connection = await Connection.connect({ address: temporal.address });
+	const tc = new Client({ connection, namespace: temporal.namespace });
+	const out: { n: number; completionSeconds: number; peakRssMB: number; idleRssMB: number; outcomes: Record<string, number>; activitiesPerSecond: number }[] = [];
+	try {
+		const state = await sim.control<{ sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[] }>('GET', '/state');
+		const levels: Level[] = [];
+		for (const s of state.sites) {
+			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
+			for (const n of s.networks) {
+				levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
+				for (const h of n.hosts) levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
+			}
+		}
+		for (const n of sizes) {
+			const taskQueue = `bench-rb-${n}-${process.pid}`;
+			const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+			let peak = 0;
+			const idle = await rssOf(worker.pid);
+			const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
+			try {
+				await sim.control('DELETE', '/requests');
+				const t0 = performance.now();
+				const handles = await Promise.all(
+					Array.from({ length: n }, (_, i) => {
+						const l = levels[i % levels.length];
+						const plan: PlanInput = {
+							...l,
+							domain_ports: [],
+							detection: { rapidMode: true, thresholds: [{ name: 'total_traffic', factor: 0.5 }] },
+							blacklist: { enabled: false, topN: 1, metric: 'bps', minPercent: 0, protectedRanges: [] },
+							cooldownSeconds,
+							pollSeconds: 1,
+							activityTimeoutSeconds: 30,
+							maxDurationSeconds: 600,
+						};
+						return startAttackResponse(tc, taskQueue, plan, { workflowId: `bench-rb-${n}-${i}-${Date.now()}` });
+					}),
+				);
+				const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
+				const secs = (performance.now() - t0) / 1000;
+				const outcomes: Record<string, number> = {};
+				for (const r of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
+				peak = Math.max(peak, await rssOf(worker.pid));
+				out.push({ n, completionSeconds: round(secs, 1), peakRssMB: round(peak / 2 ** 20, 0), idleRssMB: round(idle / 2 ** 20, 0), outcomes, activitiesPerSecond: round(apiCalls / secs, 0) });
+			} finally {
+				clearInterval(sampler);
+				await worker.stop();
+			}
+		}
+	} finally {
+		await connection.close();
+		await sim.stop();
+	}
+	const first = out[0];
+	const last = out[out.length - 1];
+	const rows: Row[] = out.map((x) => ({
+		bench: '5',
+		measure: `${x.n} concurrent runbooks on one worker (cooldown ${cooldownSeconds}s): completion · peak RSS`,
+		ours: `${x.completionSeconds} s · ${x.peakRssMB} MB`,
+		baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssMB} MB`,
+		ratio: x === first ? '—' : `time ${(x.completionSeconds / first.completionSeconds).toFixed(2)}× · RSS ${(x.peakRssMB / first.peakRssMB).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
+		goal: 'RSS < 300 MB',
+		met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n,
+	}));
+	return { result: { sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
+}
