@@ -1,31 +1,28 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createClient, type Client } from '../../api/client.ts';
+import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
-import { MemoryTokenStore } from '../../api/tokens.ts';
 import { createActivities } from './activities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
-import { FileTokenStore } from './tokenStore.mts';
-import { createUndiciTransport } from './transport/undici.mts';
+import { createApiClient } from './client.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
 	registerSecret(cfg.api.authCode);
-	const transport = createUndiciTransport({ connections: 8 });
-	const client = createClient({
+	const client = createApiClient({
 		baseUrl: cfg.api.baseUrl,
-		transport,
 		credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: cfg.api.tokenKind, refreshToken: cfg.api.refreshToken },
-		tokenStore: cfg.api.tokenStoreFile ? new FileTokenStore(cfg.api.tokenStoreFile) : new MemoryTokenStore(),
+		tokenStoreFile: cfg.api.tokenStoreFile,
 		timeoutMs: cfg.api.timeoutMs ?? 10_000,
 		// Temporal retries activities; the client's own retries stay small so one attempt stays short.
 		retries: cfg.api.retries ?? 1,
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
+		connections: 8,
 	});
-	return { client, close: () => transport.close() };
+	return { client, close: () => client.close() };
 }
 
 export interface RunningWorker {
