@@ -1,0 +1,275 @@
+import {
+	NodeApiError,
+	NodeConnectionTypes,
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type IHttpRequestOptions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	type JsonObject,
+} from 'n8n-workflow';
+
+/**
+ * Security Service Runbook: start, signal (approve / reject / abort / extend cooldown), query, describe and cancel
+ * attack-response runbooks on Temporal, through the server's HTTP API and n8n's request helpers (no runtime
+ * dependencies). Payloads use the HTTP API's JSON shorthand. The plan never carries credentials: the worker holds
+ * them.
+ */
+
+const ID_RULE = /^[^/?#\s]+$/;
+
+function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: number): never {
+	throw new NodeOperationError(ctx.getNode(), `${field}: ${rule}`, { itemIndex, description: 'Nothing was sent to Temporal.' });
+}
+
+/** Accepts a site id (→ attack-response-<site>) or a full workflow id. */
+function workflowIdOf(ctx: IExecuteFunctions, v: string, itemIndex: number): string {
+	const s = v.trim();
+	if (!s) fail(ctx, 'Runbook', 'is required (a site id or a workflow id)', itemIndex);
+	if (!ID_RULE.test(s)) fail(ctx, 'Runbook', 'must not contain /, ?, # or spaces', itemIndex);
+	return /^\d+$/.test(s) ? `attack-response-${s}` : s;
+}
+
+function parsePlan(ctx: IExecuteFunctions, raw: unknown, itemIndex: number): IDataObject {
+	let plan: unknown = raw;
+	if (typeof raw === 'string') {
+		try {
+			plan = JSON.parse(raw);
+		} catch {
+			fail(ctx, 'Plan', 'must be a JSON object', itemIndex);
+		}
+	}
+	if (!plan || typeof plan !== 'object' || Array.isArray(plan)) fail(ctx, 'Plan', 'must be a JSON object', itemIndex);
+	const p = plan as IDataObject;
+	for (const k of ['site_id', 'customer_id']) {
+		if (typeof p[k] !== 'string' || !(p[k] as string)) fail(ctx, `Plan.${k}`, 'is required (a string)', itemIndex);
+		if (!ID_RULE.test(p[k] as string)) fail(ctx, `Plan.${k}`, 'must not contain /, ?, # or spaces', itemIndex);
+	}
+	for (const k of ['secret', 'access_token', 'refresh_token', 'app_secret']) {
+		if (k in p) fail(ctx, `Plan.${k}`, 'must not be in a plan (credentials live in the worker only)', itemIndex);
+	}
+	return p;
+}
+
+export class SecurityServiceRunbook implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Security Service Runbook',
+		name: 'securityServiceRunbook',
+		icon: { light: 'file:securityServiceRunbook.svg', dark: 'file:securityServiceRunbook.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["operation"]}}',
+		description: 'Start, signal, query and cancel durable attack-response runbooks on Temporal',
+		defaults: { name: 'Security Service Runbook' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'temporalApi', required: true }],
+		properties: [
+			{
+				displayName: 'Operation',
+				name: 'operation',
+				type: 'options',
+				noDataExpression: true,
+				default: 'start',
+				options: [
+					{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
+					{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
+					{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result' },
+					{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
+					{ name: 'Start', value: 'start', action: 'Start a runbook', description: 'Start an attack-response runbook from a plan' },
+				],
+			},
+			{
+				displayName: 'Plan (JSON)',
+				name: 'plan',
+				type: 'json',
+				default: '{\n  "site_id": "",\n  "customer_id": "",\n  "domain_ports": []\n}',
+				required: true,
+				displayOptions: { show: { operation: ['start'] } },
+				description: 'Attack-response plan (see examples/plans in the repository); validated again by the workflow',
+			},
+			{
+				displayName: 'Task Queue',
+				name: 'taskQueue',
+				type: 'string',
+				default: 'secsvc-runbooks',
+				required: true,
+				displayOptions: { show: { operation: ['start'] } },
+			},
+			{
+				displayName: 'Dry Run',
+				name: 'dryRun',
+				type: 'boolean',
+				default: false,
+				displayOptions: { show: { operation: ['start'] } },
+				description: 'Whether to only compute the changes (returned as a diff) without applying any',
+			},
+			{
+				displayName: 'Workflow ID',
+				name: 'workflowId',
+				type: 'string',
+				default: '',
+				displayOptions: { show: { operation: ['start'] } },
+				description: 'Leave empty for attack-response-&lt;site_id&gt; (at most one runbook per site)',
+			},
+			{
+				displayName: 'Runbook',
+				name: 'runbook',
+				type: 'string',
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['signal', 'query', 'cancel', 'describe'] } },
+				description: 'A site ID (means attack-response-&lt;site&gt;) or a full workflow ID',
+			},
+			{
+				displayName: 'Signal',
+				name: 'signal',
+				type: 'options',
+				default: 'approve',
+				displayOptions: { show: { operation: ['signal'] } },
+				options: [
+					{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
+					{ name: 'Approve', value: 'approve', description: 'Approve the planned changes' },
+					{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
+					{ name: 'Reject', value: 'reject', description: 'Reject the planned changes (nothing is applied)' },
+				],
+			},
+			{
+				displayName: 'Seconds',
+				name: 'seconds',
+				type: 'number',
+				default: 300,
+				typeOptions: { minValue: 1 },
+				displayOptions: { show: { operation: ['signal'], signal: ['extend'] } },
+				description: 'How many seconds to add to the cooldown',
+			},
+			{
+				displayName: 'By',
+				name: 'by',
+				type: 'string',
+				default: 'n8n',
+				displayOptions: { show: { operation: ['signal', 'cancel'] } },
+				description: 'Who sends it (recorded in the audit trail)',
+			},
+			{
+				displayName: 'Reason',
+				name: 'reason',
+				type: 'string',
+				default: '',
+				displayOptions: { show: { operation: ['signal', 'cancel'] } },
+			},
+			{
+				displayName: 'Query',
+				name: 'query',
+				type: 'options',
+				default: 'state',
+				displayOptions: { show: { operation: ['query'] } },
+				options: [
+					{ name: 'Audit Trail', value: 'audit' },
+					{ name: 'Changes', value: 'changes' },
+					{ name: 'Plan', value: 'plan' },
+					{ name: 'Result', value: 'result' },
+					{ name: 'State', value: 'state' },
+				],
+			},
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const items = this.getInputData();
+		const out: INodeExecutionData[] = [];
+		const cred = await this.getCredentials('temporalApi');
+		const base = String(cred.address ?? '').replace(/\/+$/, '');
+		const ns = String(cred.namespace ?? 'default');
+		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${encodeURIComponent(ns)}/workflows/${encodeURIComponent(id)}`;
+
+		const send = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject> => {
+			const opts: IHttpRequestOptions = { method, url, json: true, headers: { 'content-type': 'application/json' } };
+			if (body !== undefined) opts.body = body;
+			try {
+				return ((await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) ?? {}) as IDataObject;
+			} catch (error) {
+				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
+			}
+		};
+
+		for (let i = 0; i < items.length; i++) {
+			try {
+				const operation = this.getNodeParameter('operation', i) as string;
+				let json: IDataObject;
+				if (operation === 'start') {
+					const plan = parsePlan(this, this.getNodeParameter('plan', i), i);
+					const taskQueue = String(this.getNodeParameter('taskQueue', i)).trim();
+					if (!taskQueue) fail(this, 'Task Queue', 'is required', i);
+					const dryRun = this.getNodeParameter('dryRun', i) as boolean;
+					const given = String(this.getNodeParameter('workflowId', i, '')).trim();
+					if (given && !ID_RULE.test(given)) fail(this, 'Workflow ID', 'must not contain /, ?, # or spaces', i);
+					const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
+					const r = await send(i, 'POST', wfUrl(workflowId), {
+						workflowType: { name: 'attackResponse' },
+						taskQueue: { name: taskQueue },
+						input: [{ plan, dryRun }],
+						requestId: `${workflowId}-${this.getExecutionId()}-${i}`,
+					});
+					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
+				} else {
+					const workflowId = workflowIdOf(this, String(this.getNodeParameter('runbook', i)), i);
+					if (operation === 'signal') {
+						const signal = this.getNodeParameter('signal', i) as string;
+						const by = String(this.getNodeParameter('by', i, 'n8n'));
+						const reason = String(this.getNodeParameter('reason', i, '')) || undefined;
+						let name = signal;
+						let arg: IDataObject;
+						if (signal === 'approve' || signal === 'reject') {
+							name = 'approve';
+							arg = { approved: signal === 'approve', by, reason };
+						} else if (signal === 'extend') {
+							const seconds = this.getNodeParameter('seconds', i) as number;
+							if (!Number.isInteger(seconds) || seconds < 1) fail(this, 'Seconds', 'must be a positive integer', i);
+							name = 'extendCooldown';
+							arg = { seconds, by };
+						} else arg = { by, reason };
+						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: [arg], identity: 'n8n' });
+						json = { workflowId, signal, sent: true, ...arg };
+					} else if (operation === 'query') {
+						const q = this.getNodeParameter('query', i) as string;
+						const r = await send(i, 'POST', `${wfUrl(workflowId)}/query/${q}`, { query: {} });
+						if (r.queryRejected) throw new NodeOperationError(this.getNode(), `query ${q} rejected: ${JSON.stringify(r.queryRejected)}`, { itemIndex: i });
+						const v = Array.isArray(r.queryResult) ? r.queryResult[0] : r.queryResult;
+						json = { workflowId, query: q, result: (v ?? null) as IDataObject };
+					} else if (operation === 'cancel') {
+						const reason = String(this.getNodeParameter('reason', i, '')) || 'cancelled from n8n';
+						await send(i, 'POST', `${wfUrl(workflowId)}/cancel`, { identity: String(this.getNodeParameter('by', i, 'n8n')), reason });
+						json = { workflowId, cancelRequested: true };
+					} else if (operation === 'describe') {
+						const r = await send(i, 'GET', wfUrl(workflowId));
+						const info = (r.workflowExecutionInfo ?? {}) as IDataObject;
+						const exec = (info.execution ?? {}) as IDataObject;
+						json = {
+							workflowId,
+							runId: exec.runId,
+							status: String(info.status ?? '').replace(/^WORKFLOW_EXECUTION_STATUS_/, ''),
+							type: (info.type as IDataObject | undefined)?.name,
+							startTime: info.startTime,
+							closeTime: info.closeTime,
+							taskQueue: info.taskQueue,
+						};
+					} else throw new NodeOperationError(this.getNode(), `Operation: '${operation}' is not supported`, { itemIndex: i });
+				}
+				out.push({ json, pairedItem: { item: i } });
+			} catch (error) {
+				const nodeError =
+					error instanceof NodeOperationError || error instanceof NodeApiError ? error : new NodeOperationError(this.getNode(), error as Error, { itemIndex: i });
+				if (this.continueOnFail()) {
+					out.push({ json: { error: nodeError.message }, pairedItem: { item: i } });
+					continue;
+				}
+				throw nodeError;
+			}
+		}
+		return [out];
+	}
+}
