@@ -7,53 +7,16 @@
  * - `formatRange` writes a range the way the IP-list operations take it: `a.b.c.d` or `a.b.c.d-e.f.g.h`.
  */
 
-export interface Range {
-	start: number;
-	end: number;
-}
+import { formatIpv4, parseIpv4, parseIpv4Entry, type Ipv4Range } from '../api/catalog/rules.ts';
 
-export function parseIp(s: string): number | undefined {
-	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s.trim());
-	if (!m) return undefined;
-	let n = 0;
-	for (let i = 1; i <= 4; i++) {
-		const part = m[i];
-		if (part.length > 1 && part.startsWith('0')) return undefined;
-		const o = Number(part);
-		if (o > 255) return undefined;
-		n = n * 256 + o;
-	}
-	return n;
-}
+export type Range = Ipv4Range;
 
-export function formatIp(n: number): string {
-	return [Math.floor(n / 16777216) % 256, Math.floor(n / 65536) % 256, Math.floor(n / 256) % 256, n % 256].join('.');
-}
+/** One address; undefined when not a valid dotted quad (shared with the client's rules). */
+export const parseIp = parseIpv4;
+export const formatIp = formatIpv4;
 
 /** `a.b.c.d`, `a.b.c.d-e.f.g.h` (start ≤ end) or `a.b.c.d/len`; undefined when not valid. */
-export function parseEntry(s: string): Range | undefined {
-	const t = s.trim();
-	const dash = t.indexOf('-');
-	if (dash >= 0) {
-		const a = parseIp(t.slice(0, dash));
-		const b = parseIp(t.slice(dash + 1));
-		if (a === undefined || b === undefined || a > b) return undefined;
-		return { start: a, end: b };
-	}
-	const slash = t.indexOf('/');
-	if (slash >= 0) {
-		const a = parseIp(t.slice(0, slash));
-		const lenText = t.slice(slash + 1);
-		if (a === undefined || !/^\d{1,2}$/.test(lenText)) return undefined;
-		const len = Number(lenText);
-		if (len > 32) return undefined;
-		const size = 2 ** (32 - len);
-		const start = a - (a % size);
-		return { start, end: start + size - 1 };
-	}
-	const a = parseIp(t);
-	return a === undefined ? undefined : { start: a, end: a };
-}
+export const parseEntry = (s: string): Range | undefined => parseIpv4Entry(s);
 
 export function formatRange(r: Range): string {
 	return r.start === r.end ? formatIp(r.start) : `${formatIp(r.start)}-${formatIp(r.end)}`;
