@@ -66,7 +66,7 @@ export interface Runner {
 	stderr(): string;
 	setCredential(credId: string, name: string, data: Record<string, unknown>): Promise<void>;
 	getCredential(credId: string): Promise<Record<string, unknown> | null>;
-	run(workflow: { nodes: unknown[]; connections: Record<string, unknown>; name?: string }): Promise<RunResult>;
+	run(workflow: { nodes: unknown[]; connections: Record<string, unknown>; name?: string; pinData?: Record<string, unknown[]> }): Promise<RunResult>;
 	close(): Promise<void>;
 }
 
@@ -80,7 +80,8 @@ export async function startRunner(): Promise<Runner> {
 			PATH: process.env.PATH,
 			HOME: userFolder,
 			N8N_RUNTIME: rt.dir,
-			SECSVC_DIST: join(ROOT, 'dist'),
+			// SECSVC_INPROC_DIST: run another build of the package (used to check that the test catches broken builds).
+			SECSVC_DIST: process.env.SECSVC_INPROC_DIST ?? join(ROOT, 'dist'),
 			N8N_USER_FOLDER: userFolder,
 			N8N_ENCRYPTION_KEY: 'secsvc-inprocess-test-key-0123456789',
 			N8N_DIAGNOSTICS_ENABLED: 'false',
@@ -232,8 +233,8 @@ export function ssNode(name: string, parameters: Record<string, unknown>, opts: 
 	};
 }
 
-/** Manual Trigger → nodes[0] → nodes[1] → … */
-export function chain(name: string, nodes: Array<ReturnType<typeof ssNode>>) {
+/** Manual Trigger → nodes[0] → nodes[1] → …; `triggerItems` pins the trigger's output (n8n's pinned data). */
+export function chain(name: string, nodes: Array<ReturnType<typeof ssNode>>, triggerItems?: Array<Record<string, unknown>>) {
 	const trigger = {
 		id: `30000000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`,
 		name: 'When clicking ‘Execute workflow’',
@@ -245,7 +246,8 @@ export function chain(name: string, nodes: Array<ReturnType<typeof ssNode>>) {
 	const all = [trigger, ...nodes];
 	const connections: Record<string, unknown> = {};
 	for (let i = 0; i < all.length - 1; i++) connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
-	return { name, nodes: all, connections };
+	const pinData = triggerItems ? { [trigger.name]: triggerItems.map((json) => ({ json })) } : undefined;
+	return { name, nodes: all, connections, ...(pinData ? { pinData } : {}) };
 }
 
 export interface ProxyRecord {

@@ -6,7 +6,7 @@
 // line on stdout prefixed with MARK (anything else n8n prints goes to stderr). Commands:
 //   {id, cmd: 'setCredential', credId, name, data}       store a credential (encrypted, like n8n's database)
 //   {id, cmd: 'getCredential', credId}                   the stored credential, decrypted
-//   {id, cmd: 'run', workflow: {nodes, connections}}     run it (manual mode) → {status, error, runData, order}
+//   {id, cmd: 'run', workflow: {nodes, connections, pinData?}}  run it (manual mode) → {status, error, runData, order}
 //   {id, cmd: 'exit'}
 // Environment: N8N_RUNTIME (folder holding node_modules/n8n), SECSVC_DIST (this repo's dist/),
 // N8N_USER_FOLDER (a temp folder), N8N_ENCRYPTION_KEY.
@@ -51,7 +51,7 @@ const { ManualTrigger } = n8nRequire('n8n-nodes-base/dist/nodes/ManualTrigger/Ma
 const { SecurityService } = n8nRequire(join(distRoot, 'nodes/SecurityService/SecurityService.node.js'));
 const { SecurityServiceApi } = n8nRequire(join(distRoot, 'credentials/SecurityServiceApi.credentials.js'));
 
-const { Workflow, NodeHelpers, createRunExecutionData } = wf;
+const { Workflow, NodeHelpers } = wf;
 const { createDeferredPromise } = n8nRequire('@n8n/utils/promise/deferred-promise');
 const { WorkflowExecute, ExecutionLifecycleHooks, EncryptionKeyProxy, Cipher, Credentials } = core;
 
@@ -204,13 +204,11 @@ async function run(workflowDoc) {
 		},
 	};
 
-	const start = workflow.getStartNode();
-	const runExecutionData = createRunExecutionData({
-		executionData: { nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }] },
-	});
+	// A full manual run, as n8n's ManualExecutionService starts one: WorkflowExecute.run() from the trigger,
+	// with the workflow's pinned data (if any) standing in for node outputs.
 	const t0 = performance.now();
-	const execute = new WorkflowExecute(additionalData, 'manual', runExecutionData);
-	await execute.processRunExecutionData(workflow);
+	const execute = new WorkflowExecute(additionalData, 'manual');
+	await execute.run({ workflow, startNode: workflow.getStartNode(), pinData: workflowDoc.pinData });
 	const result = await done.promise;
 	const ms = Math.round(performance.now() - t0);
 

@@ -35,6 +35,14 @@ let runner: Runner;
 let direct: ReturnType<typeof createApiClient>;
 let ids: ReturnType<typeof sim.sim.firstIds>;
 const executed = new Set<string>();
+/** Every execution's data as n8n produced it (checked for secrets at the end). */
+const executions: RunResult[] = [];
+
+async function exec(workflow: Parameters<Runner['run']>[0]): Promise<RunResult> {
+	const res = await runner.run(workflow);
+	executions.push(res);
+	return res;
+}
 const timings: Record<string, number> = {};
 
 before(async () => {
@@ -161,7 +169,7 @@ async function runSteps(title: string, steps: Step[]): Promise<Record<string, Ar
 	const mark = proxy.mark();
 	// Each node runs once (n8n's Execute Once), so a list output upstream does not multiply the calls downstream.
 	const wfDoc = chain(title, steps.map((s) => ssNode(s.name, toNodeParameters(getOperation(s.id), s.params, s.extra), { executeOnce: true })));
-	const res = await runner.run(wfDoc);
+	const res = await exec(wfDoc);
 	timings[title] = res.ms;
 	assertSuccess(res, steps.map((s) => s.name));
 	const recs = proxy.since(mark);
@@ -371,7 +379,7 @@ test('invalid input: NodeOperationError names the field and the rule; nothing is
 	const before = sim.sim.requests().length;
 	const mark = proxy.mark();
 	const params = toNodeParameters(getOperation('applicationProtection.statusCodes.create'), sample('applicationProtection.statusCodes.create', { error_code: 302, error_page_type: 0, error_page_info: undefined }));
-	const res = await runner.run(chain('invalid', [ssNode('Bad status code', params)]));
+	const res = await exec(chain('invalid', [ssNode('Bad status code', params)]));
 	assert.equal(res.status, 'error');
 	const err = nodeRun(res, 'Bad status code').error;
 	assert.ok(err);
@@ -383,30 +391,40 @@ test('invalid input: NodeOperationError names the field and the rule; nothing is
 	assert.equal(proxy.since(mark).length, 0, 'n8n sent nothing');
 });
 
-test('continueOnFail: errors become output items (validation and service error), the workflow goes on', async () => {
+test('continueOnFail, per item: a bad item and a service error become output items paired with their input; the workflow goes on', async () => {
 	const mark = proxy.mark();
-	const bad = toNodeParameters(getOperation('applicationProtection.ipWhitelist.add'), sample('applicationProtection.ipWhitelist.add', { ip_white_list: '10.0.0.300' }));
+	// Two input items (pinned on the trigger); the node reads the address per item through an n8n expression.
+	const wl = toNodeParameters(getOperation('applicationProtection.ipWhitelist.add'), sample('applicationProtection.ipWhitelist.add'), { ip_white_list: '={{ $json.ip }}' });
 	const missing = toNodeParameters(getOperation('applicationProtection.httpFilter.get'), sample('applicationProtection.httpFilter.get', { p_flag_id: '987654' }));
-	const res = await runner.run(
-		chain('continue on fail', [
-			ssNode('Bad whitelist', bad, { continueOnFail: true }),
-			ssNode('Unknown filter', missing, { continueOnFail: true }),
-			ssNode('Is under attack', toNodeParameters(getOperation('dashboard.isUnderAttack'), sample('dashboard.isUnderAttack'))),
-		]),
+	const res = await exec(
+		chain(
+			'continue on fail',
+			[
+				ssNode('Whitelist per item', wl, { continueOnFail: true }),
+				ssNode('Unknown filter', missing, { continueOnFail: true, executeOnce: true }),
+				ssNode('Is under attack', toNodeParameters(getOperation('dashboard.isUnderAttack'), sample('dashboard.isUnderAttack')), { executeOnce: true }),
+			],
+			[{ ip: '198.51.100.77' }, { ip: '10.0.0.300' }],
+		),
 	);
-	assertSuccess(res, ['Bad whitelist', 'Unknown filter', 'Is under attack']);
-	const [v] = nodeRun(res, 'Bad whitelist').items;
-	assert.match(v.error, /ip_white_list: must be an IPv4 address/);
-	assert.deepEqual(v.issues.map((i: { field: string }) => i.field), ['ip_white_list']);
-	assert.equal(v.operation, 'applicationProtection.ipWhitelist.add');
-	assert.deepEqual(nodeRun(res, 'Bad whitelist').pairedItems, [{ item: 0 }]);
+	assertSuccess(res, ['Whitelist per item', 'Unknown filter', 'Is under attack']);
+	const wlRun = nodeRun(res, 'Whitelist per item');
+	assert.equal(wlRun.items.length, 2);
+	assert.deepEqual(wlRun.items[0], { success: true });
+	assert.match(wlRun.items[1].error, /ip_white_list: must be an IPv4 address/);
+	assert.deepEqual(wlRun.items[1].issues.map((i: { field: string }) => i.field), ['ip_white_list']);
+	assert.equal(wlRun.items[1].operation, 'applicationProtection.ipWhitelist.add');
+	assert.deepEqual(wlRun.pairedItems, [{ item: 0 }, { item: 1 }]);
 	const [a] = nodeRun(res, 'Unknown filter').items;
 	assert.equal(a.code, 40401, JSON.stringify(a));
 	assert.equal(a.operation, 'applicationProtection.httpFilter.get');
 	assert.equal(nodeRun(res, 'Is under attack').items[0].status, 1, 'the next node ran');
-	const ops = proxy.since(mark).map((r) => (r.tag as LogEntry).opId);
-	assert.ok(!ops.includes('applicationProtection.ipWhitelist.add'), 'the invalid call was not sent');
-	assert.deepEqual(ops.filter((o) => o === 'applicationProtection.httpFilter.get'), ['applicationProtection.httpFilter.get']);
+	const recs = proxy.since(mark);
+	const adds = recs.filter((r) => (r.tag as LogEntry).opId === 'applicationProtection.ipWhitelist.add');
+	assert.equal(adds.length, 1, 'only the valid item was sent');
+	// The item's address, sent as the one-address range the catalog normalizes entries to.
+	assert.equal(((adds[0].tag as LogEntry).body as Record<string, unknown>).ip_white_list, '198.51.100.77-198.51.100.77');
+	assert.equal(recs.filter((r) => (r.tag as LogEntry).opId === 'applicationProtection.httpFilter.get').length, 1);
 });
 
 test('token expired mid-run: rejected once, renewed through preAuthentication, retried; the new token is persisted by n8n', async () => {
@@ -422,6 +440,15 @@ test('token expired mid-run: rejected once, renewed through preAuthentication, r
 	assert.ok(Number(afterCred?.expiresAt) > Date.now());
 	const got = (await direct.call('applicationProtection.authBase.get', sample('applicationProtection.authBase.get'))) as { threshold_tps: number };
 	assert.equal(got.threshold_tps, 321);
+});
+
+test('no secret in any execution data; every exchange went through the proxy', () => {
+	assert.ok(executions.length >= 12);
+	const text = JSON.stringify(executions);
+	const secrets = [APP.secret, ...sim.sim.tokens.keys(), ...sim.sim.refreshTokens.keys(), ...sim.sim.codes.keys()];
+	assert.ok(secrets.length > 5);
+	for (const s of secrets) assert.ok(!text.includes(s), 'a secret leaked into execution data');
+	assert.deepEqual(proxy.errors, []);
 });
 
 test('timings', () => {
