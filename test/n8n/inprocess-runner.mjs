@@ -99,6 +99,8 @@ const credentialTypes = {
 
 // The credentials "database": rows of {id, name, type, data (encrypted)}, like n8n's CredentialsEntity.
 const rows = new Map();
+/** Credential ids n8n wrote back since the last run answer (preAuthentication results). */
+const updates = [];
 const credentialsRepository = {
 	async findOneByOrFail({ id, type }) {
 		const row = rows.get(id);
@@ -111,11 +113,13 @@ const credentialsRepository = {
 		updates.push(id);
 	},
 };
-const updates = [];
 
 // n8n's own CLI CredentialsHelper (generic `authenticate` with expression resolution, `preAuthentication`
 // that runs when the expirable property is empty or the credential expired and persists what it returns),
 // with its collaborators reduced to what a manual execution of a plain credential touches.
+if (CredentialsHelper.length !== 9) {
+	throw new Error(`n8n's CredentialsHelper takes ${CredentialsHelper.length} collaborators (9 expected for n8n 2.40.x): update inprocess-runner.mjs`);
+}
 const credentialsHelper = new CredentialsHelper(
 	credentialTypes,
 	{ applyOverwrite: (_t, d) => d, usesManagedAuth: () => false, getOverwrites: () => ({}) },
