@@ -20,6 +20,25 @@ import {
 
 const ID_RULE = /^[^/?#\s]+$/;
 
+/**
+ * Payloads are sent and read in full form (json/plain, base64) with the header Temporal-Payload-Shorthand: false:
+ * the HTTP API's JSON shorthand turns empty arrays into null, which the runbook's plan validation rejects.
+ */
+const NO_SHORTHAND = { 'Temporal-Payload-Shorthand': 'false' };
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const payloads = (values: unknown[]) => ({
+	payloads: values.map((v) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(v)) })),
+});
+
+function decodePayload(p: unknown): unknown {
+	const pl = p as { metadata?: { encoding?: string }; data?: string } | undefined;
+	if (!pl || typeof pl !== 'object') return pl ?? null;
+	const enc = pl.metadata?.encoding ? Buffer.from(pl.metadata.encoding, 'base64').toString('utf8') : '';
+	if (enc === 'binary/null' || pl.data === undefined) return null;
+	const text = Buffer.from(pl.data, 'base64').toString('utf8');
+	return enc === 'json/plain' ? (JSON.parse(text) as unknown) : text;
+}
+
 function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: number): never {
 	throw new NodeOperationError(ctx.getNode(), `${field}: ${rule}`, { itemIndex, description: 'Nothing was sent to Temporal.' });
 }
@@ -187,7 +206,7 @@ export class SecurityServiceRunbook implements INodeType {
 		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${encodeURIComponent(ns)}/workflows/${encodeURIComponent(id)}`;
 
 		const send = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject> => {
-			const opts: IHttpRequestOptions = { method, url, json: true, headers: { 'content-type': 'application/json' } };
+			const opts: IHttpRequestOptions = { method, url, json: true, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
 			if (body !== undefined) opts.body = body;
 			try {
 				return ((await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) ?? {}) as IDataObject;
@@ -211,7 +230,7 @@ export class SecurityServiceRunbook implements INodeType {
 					const r = await send(i, 'POST', wfUrl(workflowId), {
 						workflowType: { name: 'attackResponse' },
 						taskQueue: { name: taskQueue },
-						input: [{ plan, dryRun }],
+						input: payloads([{ plan, dryRun }]),
 						requestId: `${workflowId}-${this.getExecutionId()}-${i}`,
 					});
 					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
@@ -232,13 +251,15 @@ export class SecurityServiceRunbook implements INodeType {
 							name = 'extendCooldown';
 							arg = { seconds, by };
 						} else arg = { by, reason };
-						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: [arg], identity: 'n8n' });
+						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: payloads([arg]), identity: 'n8n' });
 						json = { workflowId, signal, sent: true, ...arg };
 					} else if (operation === 'query') {
 						const q = this.getNodeParameter('query', i) as string;
 						const r = await send(i, 'POST', `${wfUrl(workflowId)}/query/${q}`, { query: {} });
 						if (r.queryRejected) throw new NodeOperationError(this.getNode(), `query ${q} rejected: ${JSON.stringify(r.queryRejected)}`, { itemIndex: i });
-						const v = Array.isArray(r.queryResult) ? r.queryResult[0] : r.queryResult;
+						const qr = r.queryResult as { payloads?: unknown[] } | unknown[] | undefined;
+						// full form ({payloads: [...]}) or, when a proxy ignores the header, shorthand ([value])
+						const v = Array.isArray(qr) ? qr[0] : decodePayload(qr?.payloads?.[0]);
 						json = { workflowId, query: q, result: (v ?? null) as IDataObject };
 					} else if (operation === 'cancel') {
 						const reason = String(this.getNodeParameter('reason', i, '')) || 'cancelled from n8n';
