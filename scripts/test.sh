@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
 
 if [ ! -d node_modules/@temporalio/worker ] && [ ! -d worker/node_modules/@temporalio/worker ]; then
-  echo "== installing packages (npm ci --ignore-scripts)"
-  npm ci --ignore-scripts --no-audit --no-fund
+  echo "== installing packages (npm install --ignore-scripts)"
+  npm install --ignore-scripts --no-audit --no-fund
 fi
 
 echo "== build (tsc)"
