@@ -1,0 +1,185 @@
+// The Security Service Runbook node end to end: the packed package in the real n8n 2.40.7 (Node 24), a real
+// Temporal dev server (its HTTP API), the worker process and the simulator. One n8n workflow starts a runbook,
+// describes it, signals approve / extend / abort and queries its state; Temporal's record shows each step.
+// A second one checks that a bad plan fails naming the field and starts nothing.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { startSimulator } from '../../simulator/index.mts';
+import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
+import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
+import { chain } from './workflows.mts';
+
+const APP_ID = 'runbook-e2e-app';
+const SECRET = 'runbook-e2e-secret-value-9';
+const CRED = { id: 'temporalCred001', name: 'Temporal (dev server)' };
+const TASK_QUEUE = 'secsvc-runbooks-n8n-e2e';
+
+let sim: Awaited<ReturnType<typeof startSimulator>>;
+let temporal: TemporalDev;
+let worker: WorkerProcess;
+let home: N8nHome;
+let connection: Connection;
+let client: Client;
+let ids: { customer_id: string; site_id: string; domain_port_id: string };
+
+let n = 0;
+function rbNode(name: string, parameters: Record<string, unknown>, continueOnFail = false) {
+	n++;
+	return {
+		id: `20000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+		name,
+		type: 'CUSTOM.securityServiceRunbook',
+		typeVersion: 1,
+		position: [200 + n * 200, 300],
+		parameters,
+		credentials: { temporalApi: CRED },
+		...(continueOnFail ? { onError: 'continueRegularOutput' } : {}),
+	};
+}
+
+before(async () => {
+	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
+	ids = sim.sim.firstIds();
+	temporal = await startTemporalDev();
+	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: TASK_QUEUE, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	connection = await Connection.connect({ address: temporal.address });
+	client = new Client({ connection, namespace: 'default' });
+
+	const work = mkdtempSync(join(tmpdir(), 'secsvc-runbook-e2e-'));
+	home = makeN8nHome(packPackage(join(work, 'pack')));
+	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
+	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
+	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
+	assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
+
+	const plan = {
+		site_id: ids.site_id,
+		customer_id: ids.customer_id,
+		domain_ports: [ids.domain_port_id],
+		approval: { required: true, timeoutSeconds: 120, onTimeout: 'reject' },
+		detection: { rapidMode: true, thresholds: [{ name: 'total_traffic', factor: 0.5 }] },
+		blacklist: { enabled: true, topN: 5, metric: 'bps', minPercent: 0, protectedRanges: [] },
+		cooldownSeconds: 600,
+		pollSeconds: 1,
+		activityTimeoutSeconds: 10,
+	};
+	const wfDir = join(work, 'wf');
+	mkdirSync(wfDir);
+	const workflows = [
+		chain('wfRunbook00001', 'Runbook: start, describe, approve, extend, query, abort', [
+			rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }),
+			rbNode('Describe', { operation: 'describe', runbook: ids.site_id }),
+			rbNode('Approve', { operation: 'signal', runbook: ids.site_id, signal: 'approve', by: 'oncall-n8n', reason: 'confirmed attack' }),
+			rbNode('Extend', { operation: 'signal', runbook: `attack-response-${ids.site_id}`, signal: 'extend', seconds: 120, by: 'oncall-n8n' }),
+			rbNode('State', { operation: 'query', runbook: ids.site_id, query: 'state' }),
+		]),
+		chain('wfRunbook00003', 'Runbook: changes, abort', [
+			rbNode('Changes', { operation: 'query', runbook: ids.site_id, query: 'changes' }),
+			rbNode('Abort', { operation: 'signal', runbook: ids.site_id, signal: 'abort', by: 'oncall-n8n', reason: 'attack handled upstream' }),
+		]),
+		chain('wfRunbook00002', 'Runbook: bad plan, then cancel', [
+			rbNode('Describe first', { operation: 'describe', runbook: ids.site_id }),
+			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, true),
+			rbNode('Dry run', { operation: 'start', plan: JSON.stringify({ ...plan, approval: { required: false } }), taskQueue: TASK_QUEUE, dryRun: true, workflowId: 'runbook-e2e-dry-run' }),
+			rbNode('Cancel unknown', { operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' }, true),
+		]),
+	];
+	for (const wf of workflows) writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
+	const r2 = await n8nCli(home, ['import:workflow', '--separate', `--input=${wfDir}`]);
+	assert.equal(r2.code, 0, `import:workflow failed:\n${r2.stdout}\n${r2.stderr}`);
+});
+
+after(async () => {
+	await connection?.close().catch(() => {});
+	await worker?.stop();
+	await temporal?.stop();
+	await sim?.close();
+	home?.cleanup();
+});
+
+const log = (m: string) => process.stderr.write(`[runbook e2e] ${m}\n`);
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+	return Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref())]);
+}
+
+async function whyFailed(wid: string): Promise<string> {
+	try {
+		const d = await client.workflow.getHandle(wid).describe();
+		if (d.status.name === 'RUNNING') return 'running';
+		await within(client.workflow.getHandle(wid).result(), 5000, 'result');
+		return 'completed';
+	} catch (e) {
+		const err = e as { message?: string; cause?: { message?: string; cause?: { message?: string } } };
+		return `${err.message} ${err.cause?.message ?? ''} ${err.cause?.cause?.message ?? ''}`;
+	}
+}
+
+test('n8n starts, describes, signals and queries a runbook on the real Temporal dev server', async () => {
+	sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }] });
+	log('executing workflow 1 (start, describe, approve, extend, query)');
+	const r = await n8nCli(home, ['execute', '--id=wfRunbook00001', '--rawOutput']);
+	const wid = `attack-response-${ids.site_id}`;
+	if (r.code !== 0) assert.fail(`n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`);
+	const run = parseRawOutput(r.stdout);
+	const [started] = nodeOutput(run, 'Start runbook');
+	assert.equal(started.workflowId, wid);
+	assert.match(String(started.runId), /^[0-9a-f-]{36}$/);
+	const [desc] = nodeOutput(run, 'Describe');
+	assert.equal(desc.status, 'RUNNING');
+	assert.equal(desc.type, 'attackResponse');
+	assert.equal(desc.runId, started.runId);
+	assert.deepEqual(nodeOutput(run, 'Approve')[0].sent, true);
+	const [state] = nodeOutput(run, 'State');
+	assert.ok(state.result, `query result: ${JSON.stringify(state)}`);
+	assert.equal(state.query, 'state');
+	assert.equal(typeof state.result.phase, 'string');
+	assert.equal(state.result.extraCooldownSeconds, 120, 'the extend signal reached the runbook before the query');
+
+	// Once it mitigates (phase waiting), a second n8n workflow reads the applied changes and aborts.
+	const h = client.workflow.getHandle(wid);
+	let phase = '';
+	for (let k = 0; k < 300 && phase !== 'waiting'; k++) {
+		phase = (await within(h.query(stateQuery), 10_000, 'state query')).phase;
+		if (phase !== 'waiting') await new Promise((res) => setTimeout(res, 100));
+	}
+	log(`runbook phase ${phase}; executing workflow 3 (changes, abort)`);
+	const r3 = await n8nCli(home, ['execute', '--id=wfRunbook00003', '--rawOutput']);
+	assert.equal(r3.code, 0, `n8n execute failed:\n${r3.stdout.slice(-3000)}\n${r3.stderr.slice(-3000)}`);
+	const run3 = parseRawOutput(r3.stdout);
+	const changes = nodeOutput(run3, 'Changes')[0].result as { id: string; status: string }[];
+	assert.ok(changes.length > 0 && changes.every((c) => c.status === 'applied'), JSON.stringify(changes));
+	assert.equal(nodeOutput(run3, 'Abort')[0].sent, true);
+
+	// Temporal's own record: approved by the n8n user, cooldown extended, aborted, everything reverted.
+	log('waiting for the runbook result');
+	const res = (await within(client.workflow.getHandle(wid).result(), 120_000, 'runbook result')) as AttackResponseResult;
+	assert.equal(res.outcome, 'aborted-reverted');
+	const signals = res.audit.filter((a) => a.step === 'signal').map((a) => `${a.what}|${a.result}`);
+	assert.deepEqual(signals, ['approve|oncall-n8n', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
+	assert.ok(res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'), JSON.stringify(res.changes.map((c) => [c.id, c.status])));
+	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());
+	assert.ok(!hist.includes(SECRET), 'no secret in the history');
+});
+
+test('a bad plan fails naming the field and starts nothing; dry run via n8n; cancel of an unknown runbook is a clear error', async () => {
+	const r = await n8nCli(home, ['execute', '--id=wfRunbook00002', '--rawOutput']);
+	assert.equal(r.code, 0, `n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+	const run = parseRawOutput(r.stdout);
+	const [bad] = nodeOutput(run, 'Bad plan');
+	assert.match(String(bad.error), /Plan\.site_id: must not contain/);
+	const [dry] = nodeOutput(run, 'Dry run');
+	assert.equal(dry.workflowId, 'runbook-e2e-dry-run');
+	const dr = (await within(client.workflow.getHandle('runbook-e2e-dry-run').result(), 60_000, 'dry-run result')) as AttackResponseResult;
+	assert.equal(dr.outcome, 'dry-run');
+	const [cancel] = nodeOutput(run, 'Cancel unknown');
+	assert.match(String(cancel.error), /could not be found/i);
+	// nothing was started from the bad plan: only the runbook of test 1 and the dry run exist
+	const ids2: string[] = [];
+	for await (const w of client.workflow.list({ query: "WorkflowType = 'attackResponse'" })) ids2.push(w.workflowId);
+	assert.deepEqual(ids2.sort(), [`attack-response-${ids.site_id}`, 'runbook-e2e-dry-run'].sort());
+});
