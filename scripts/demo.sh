@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d node_modules/@temporalio/worker ] || [ ! -d node_modules/tsx ]; then
-  echo "demo: installing the project's packages (npm ci --ignore-scripts)" >&2
-  npm ci --ignore-scripts --no-audit --no-fund >&2
+  echo "demo: installing the project's packages (npm install --ignore-scripts)" >&2
+  npm install --ignore-scripts --no-audit --no-fund >&2
 fi
 TEMPORAL_BIN="$(bash scripts/temporal.sh path)"
 export TEMPORAL_BIN
