@@ -125,7 +125,9 @@ export class SecurityServiceTrigger implements INodeType {
 			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message: error.message });
 			throw new NodeOperationError(this.getNode(), error as Error);
 		}
-		entries.sort((a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0));
+		// Oldest first by the time that makes an entry news: its end for Attack Stopped, its start otherwise.
+		const at = event === 'attackStopped' ? 'end_time' : 'start_time';
+		entries.sort((a, b) => Number(a[at] ?? 0) - Number(b[at] ?? 0));
 
 		if (this.getMode() === 'manual') {
 			// Manual test: a real sample (the newest entry), without touching the remembered ids.
@@ -141,16 +143,13 @@ export class SecurityServiceTrigger implements INodeType {
 		}
 		const seen = new Set(state.seen ?? []);
 		const key = (e: IDataObject) => `${event}:${String(e.alert_id)}`;
-		const fresh = state.initialized ? entries.filter((e) => !seen.has(key(e))) : [];
-		const remembered = [...(state.seen ?? [])];
-		for (const e of entries) {
-			const k = key(e);
-			if (!seen.has(k)) {
-				seen.add(k);
-				remembered.push(k);
-			}
-		}
-		state.seen = remembered.slice(-MAX_REMEMBERED);
+		// Only the newest MAX_REMEMBERED entries count, and all of their ids are kept (ids that left the window are
+		// dropped first): an id dropped while its entry is still listed would be emitted again by the next poll.
+		const current = entries.slice(-MAX_REMEMBERED);
+		const fresh = state.initialized ? current.filter((e) => !seen.has(key(e))) : [];
+		const currentKeys = current.map(key);
+		const listed = new Set(currentKeys);
+		state.seen = [...(state.seen ?? []).filter((k) => !listed.has(k)), ...currentKeys].slice(-MAX_REMEMBERED);
 		state.initialized = true;
 		state.event = event;
 		state.siteId = siteId;

@@ -1,0 +1,391 @@
+// In-process n8n runner for the Security Service Trigger (polling) node. Run it with the cached n8n runtime's
+// Node 24, like inprocess-runner.mjs (same protocol: one JSON command per line on stdin, one JSON answer per line
+// on stdout prefixed with MARK; everything n8n prints goes to stderr).
+//
+// Polling runs through n8n's own code, the way an active workflow polls in n8n 2.40.x:
+//   - the node type gets n8n's polling parameters ("Poll Times") from n8n-core's DirectoryLoader, as when n8n loads it;
+//   - activation = n8n-core's ActiveWorkflowTriggers.addAllTriggers(..., mode 'trigger', activation 'activate'),
+//     which reads pollTimes, runs the activation poll through PollTriggerExecutor (testingTrigger = true) and
+//     registers the poll cron with n8n-core's ScheduledTaskManager; then the static data is saved, as
+//     ActiveWorkflowManager.add does;
+//   - a poll tick = firing that registered cron job (cron's CronJob.fireOnTick, what the clock would do), which
+//     runs PollTriggerExecutor (testingTrigger = false): TriggersAndPollers.runPollFunction → node.poll() with an
+//     n8n-core PollContext → __emit when the poll returned data;
+//   - static data: the Workflow object stays in memory between polls (as in ActiveWorkflowTriggers), node static
+//     data comes from workflow.getStaticData('node', node) (n8n's non-durable path), and __emit saves it to the
+//     "database" when __dataChanged is set (WorkflowStaticDataService.saveStaticData). Deactivate + activate
+//     rebuilds the Workflow from the saved JSON, like an n8n restart;
+//   - manual mode = WorkflowExecute.run(manual) with the trigger as start node, which calls
+//     WorkflowExecute.executePollNode → node.poll() with PollContext(mode 'manual') ("Fetch Test Event").
+// Credentials: n8n's CLI CredentialsHelper over an encrypted in-memory credentials table (as inprocess-runner.mjs).
+//
+// Commands:
+//   {id, cmd: 'setCredential', credId, name, data}   {id, cmd: 'getCredential', credId}
+//   {id, cmd: 'activate', workflow}     → {polls, emitted, errors, saved, memory}
+//   {id, cmd: 'tick', workflowId}       → {polls, emitted, errors, saved, memory}   (one cron tick)
+//   {id, cmd: 'deactivate', workflowId} → {saved}
+//   {id, cmd: 'manual', workflow}       → {status, error, items}
+//   {id, cmd: 'exit'}
+// `emitted`: what the polls of this command handed to __emit (one entry per emit: output 0's item json);
+// `saved`: the static data in the "database"; `memory`: the in-memory workflow static data.
+// Environment: N8N_RUNTIME, SECSVC_DIST, N8N_USER_FOLDER, N8N_ENCRYPTION_KEY.
+import { createRequire } from 'node:module';
+import Module from 'node:module';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const MARK = '@@secsvc-trigger@@ ';
+
+const realStdoutWrite = process.stdout.write.bind(process.stdout);
+const answer = (obj) => realStdoutWrite(`${MARK}${JSON.stringify(obj)}\n`);
+console.log = (...a) => console.error(...a);
+console.info = (...a) => console.error(...a);
+console.debug = (...a) => console.error(...a);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+
+const runtime = process.env.N8N_RUNTIME;
+const dist = process.env.SECSVC_DIST;
+if (!runtime || !dist) throw new Error('N8N_RUNTIME and SECSVC_DIST must be set');
+
+const n8nRequire = createRequire(join(runtime, 'node_modules/n8n/package.json'));
+n8nRequire('reflect-metadata');
+
+// dist/ requires 'n8n-workflow' (peer dependency): serve the runtime's copy so node and engine share one.
+const workflowPath = n8nRequire.resolve('n8n-workflow');
+const distRoot = resolve(dist);
+const origResolve = Module._resolveFilename;
+Module._resolveFilename = function (request, parent, ...rest) {
+	if (request === 'n8n-workflow' && parent?.filename?.startsWith(distRoot)) return workflowPath;
+	return origResolve.call(this, request, parent, ...rest);
+};
+
+const { Container } = n8nRequire('@n8n/di');
+const wf = n8nRequire('n8n-workflow');
+const core = n8nRequire('n8n-core');
+const { CredentialsHelper } = n8nRequire('n8n/dist/credentials-helper.js');
+const { SecurityServiceTrigger } = n8nRequire(join(distRoot, 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.js'));
+const { SecurityServiceApi } = n8nRequire(join(distRoot, 'credentials/SecurityServiceApi.credentials.js'));
+const { createDeferredPromise } = n8nRequire('@n8n/utils/promise/deferred-promise');
+
+const { Workflow, NodeHelpers } = wf;
+const {
+	WorkflowExecute,
+	ExecutionLifecycleHooks,
+	EncryptionKeyProxy,
+	Cipher,
+	Credentials,
+	ActiveWorkflowTriggers,
+	ScheduledTaskManager,
+	PollContext,
+	InstanceSettings,
+	DirectoryLoader,
+} = core;
+for (const [name, v] of Object.entries({ ActiveWorkflowTriggers, ScheduledTaskManager, PollContext, InstanceSettings, DirectoryLoader })) {
+	if (typeof v !== 'function') throw new Error(`n8n-core no longer exports ${name}: update trigger-runner.mjs`);
+}
+
+// Encryption as n8n does it without key rotation (see inprocess-runner.mjs).
+const cipher = Container.get(Cipher);
+const instanceKeyInfo = {
+	id: 'instance-key',
+	value: cipher.encryptDEKWithInstanceKey(Container.get(InstanceSettings).encryptionKey),
+	algorithm: 'aes-256-cbc',
+	format: 'no-prefix',
+};
+Container.get(EncryptionKeyProxy).setProvider({
+	getActiveKey: async () => instanceKeyInfo,
+	getKeyById: async (id) => (id === instanceKeyInfo.id ? instanceKeyInfo : null),
+	getLegacyKey: async () => instanceKeyInfo,
+});
+
+// A single main instance is the leader (n8n's start command marks it): only the leader registers and fires crons.
+const instanceSettings = Container.get(InstanceSettings);
+if (!instanceSettings.isLeader) instanceSettings.markAsLeader();
+
+// The node type as n8n's loader prepares it: polling nodes get the "Poll Times" parameter.
+const triggerType = new SecurityServiceTrigger();
+DirectoryLoader.prototype.applySpecialNodeParameters.call(DirectoryLoader, triggerType);
+if (!triggerType.description.properties.some((p) => p.name === 'pollTimes')) {
+	throw new Error("n8n's loader did not add pollTimes to the polling node: update trigger-runner.mjs");
+}
+const NODE_TYPES = { 'CUSTOM.securityServiceTrigger': triggerType };
+const nodeTypes = {
+	getByName: (type) => {
+		const t = NODE_TYPES[type];
+		if (!t) throw new Error(`unknown node type ${type}`);
+		return t;
+	},
+	getByNameAndVersion: (type, version) => NodeHelpers.getVersionedNodeType(nodeTypes.getByName(type), version),
+	getKnownTypes: () => ({}),
+};
+
+const credentialType = new SecurityServiceApi();
+const credentialTypes = {
+	getByName: (name) => {
+		if (name !== credentialType.name) throw new Error(`unknown credential type ${name}`);
+		return credentialType;
+	},
+	recognizes: (name) => name === credentialType.name,
+	getParentTypes: () => [],
+	getSupportedNodes: () => [],
+};
+
+const rows = new Map();
+const credentialsRepository = {
+	async findOneByOrFail({ id, type }) {
+		const row = rows.get(id);
+		if (!row || row.type !== type) throw new Error(`credential ${id} (${type}) not found`);
+		return { ...row, usageScope: 'project', isResolvable: false, resolverId: null };
+	},
+	async update({ id }, data) {
+		const row = rows.get(id);
+		rows.set(id, { ...row, data: data.data });
+	},
+};
+if (CredentialsHelper.length !== 9) {
+	throw new Error(`n8n's CredentialsHelper takes ${CredentialsHelper.length} collaborators (9 expected for n8n 2.40.x): update trigger-runner.mjs`);
+}
+const credentialsHelper = new CredentialsHelper(
+	credentialTypes,
+	{ applyOverwrite: (_t, d) => d, usesManagedAuth: () => false, getOverwrites: () => ({}) },
+	credentialsRepository,
+	{ resolveIfNeeded: async (_c, data) => ({ data, isDynamic: false }), getEffectiveResolverId: () => undefined },
+	{ findAllAccessibleProviderKeysByCredentialId: async () => [] },
+	{ isExternalSecretsLicensed: () => false },
+	{ externalSecretsForProjects: false },
+	{},
+	{ enforceCredentialDecrypt: async () => {} },
+);
+
+async function setCredential(credId, name, data) {
+	const c = new Credentials({ id: credId, name }, credentialType.name);
+	await c.setData(data);
+	rows.set(credId, { ...c.getDataToSave(), id: credId });
+}
+async function getCredential(credId) {
+	const row = rows.get(credId);
+	if (!row) return null;
+	return await new Credentials({ id: row.id, name: row.name }, row.type, row.data).getData();
+}
+
+function serializeError(e) {
+	if (!e) return undefined;
+	return {
+		name: e.name,
+		message: e.message,
+		description: e.description ?? undefined,
+		httpCode: e.httpCode ?? undefined,
+		nodeName: e.node?.name,
+		cause: e.cause?.message,
+	};
+}
+
+let executions = 0;
+function baseAdditionalData(workflowId, hooks) {
+	const executionId = String(++executions);
+	return {
+		credentialsHelper,
+		hooks,
+		executionId,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: 'http://127.0.0.1:5678/rest',
+		instanceBaseUrl: 'http://127.0.0.1:5678/',
+		formBaseUrl: 'http://127.0.0.1:5678/form',
+		formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
+		formTestBaseUrl: 'http://127.0.0.1:5678/form-test',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
+		mcpBaseUrl: 'http://127.0.0.1:5678/mcp',
+		mcpTestBaseUrl: 'http://127.0.0.1:5678/mcp-test',
+		variables: {},
+		workflowId,
+		userId: 'in-process-user',
+		executeWorkflow: async () => {
+			throw new Error('sub-workflows are not used here');
+		},
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		logAiEvent: () => {},
+		startRunnerTask: async () => {
+			throw new Error('task runners are not used here');
+		},
+	};
+}
+
+// ------------------------------------------------------------------------------------------ active workflows
+
+const activeTriggers = Container.get(ActiveWorkflowTriggers);
+const scheduler = Container.get(ScheduledTaskManager);
+/** The workflows table: id → { doc, staticData (JSON as saved) }. */
+const db = new Map();
+/** Active workflows: id → { workflow, log: {polls, emitted, errors}, inFlight: Set<Promise> }. */
+const active = new Map();
+
+const clone = (v) => JSON.parse(JSON.stringify(v ?? {}));
+
+/** WorkflowStaticDataService.saveStaticData: persist when the workflow's static data changed. */
+function saveStaticData(workflow) {
+	if (workflow.staticData.__dataChanged === true) {
+		db.get(workflow.id).staticData = clone(workflow.staticData);
+		workflow.staticData.__dataChanged = false;
+	}
+}
+
+function report(id) {
+	const a = active.get(id);
+	const out = { ...a.log, saved: clone(db.get(id).staticData), memory: clone(a.workflow.staticData) };
+	a.log = { polls: 0, emitted: [], errors: [] };
+	return out;
+}
+
+/** The poll functions factory n8n's ActiveWorkflowManager hands to ActiveWorkflowTriggers (non-durable path). */
+function getPollFunctionsFor(entry) {
+	return (workflow, node, additionalData, mode, activation) =>
+		new PollContext(
+			workflow,
+			node,
+			additionalData,
+			mode,
+			activation,
+			// __emit: n8n saves the static data, then starts an execution with the data (recorded here).
+			(data) => {
+				saveStaticData(workflow);
+				entry.log.emitted.push((data?.[0] ?? []).map((i) => i.json));
+			},
+			// __emitError: n8n records a failed execution.
+			(error) => entry.log.errors.push(serializeError(error)),
+			async () => {},
+			// __runPoll: no durable cursor → run the poll as is (tracked so a tick can wait for it).
+			async (poll) => {
+				entry.log.polls++;
+				const p = poll();
+				const settled = p.then(
+					() => new Promise((r) => setImmediate(r)),
+					() => new Promise((r) => setImmediate(r)),
+				);
+				entry.inFlight.add(settled);
+				void settled.then(() => entry.inFlight.delete(settled));
+				return await p;
+			},
+		);
+}
+
+async function activate(doc) {
+	const id = doc.id;
+	if (active.has(id)) throw new Error(`workflow ${id} is already active`);
+	if (!db.has(id)) db.set(id, { doc, staticData: {} });
+	const row = db.get(id);
+	row.doc = doc;
+	const workflow = new Workflow({
+		id,
+		name: doc.name ?? id,
+		nodes: doc.nodes,
+		connections: doc.connections ?? {},
+		active: true,
+		nodeTypes,
+		settings: { executionOrder: 'v1' },
+		staticData: clone(row.staticData),
+	});
+	const entry = { workflow, log: { polls: 0, emitted: [], errors: [] }, inFlight: new Set() };
+	active.set(id, entry);
+	const additionalData = baseAdditionalData(id, undefined);
+	try {
+		await activeTriggers.addAllTriggers(id, workflow, additionalData, 'trigger', 'activate', () => {
+			throw new Error('no trigger-function nodes here');
+		}, getPollFunctionsFor(entry));
+	} catch (e) {
+		active.delete(id);
+		throw e;
+	}
+	// ActiveWorkflowManager.add saves the static data after the triggers are added.
+	saveStaticData(workflow);
+	return report(id);
+}
+
+/** One tick of the poll cron n8n registered for the workflow (what the clock would fire). */
+async function tick(id) {
+	const entry = active.get(id);
+	if (!entry) throw new Error(`workflow ${id} is not active`);
+	const crons = scheduler.getGroupCrons({ type: 'workflow', id });
+	if (!crons || crons.size !== 1) throw new Error(`expected one registered poll cron for ${id}, found ${crons?.size ?? 0}`);
+	const [{ job }] = [...crons.values()];
+	const before = entry.log.polls;
+	await job.fireOnTick();
+	// The cron callback starts the poll without awaiting it (void executePollTrigger()): wait for it to settle.
+	const until = Date.now() + 5000;
+	while (entry.log.polls === before && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
+	if (entry.log.polls === before) throw new Error('the cron tick did not start a poll');
+	while (entry.inFlight.size) await Promise.all([...entry.inFlight]);
+	await new Promise((r) => setImmediate(r));
+	return report(id);
+}
+
+async function deactivate(id) {
+	const entry = active.get(id);
+	if (!entry) throw new Error(`workflow ${id} is not active`);
+	await activeTriggers.remove(id);
+	saveStaticData(entry.workflow);
+	active.delete(id);
+	if (scheduler.getGroupCrons({ type: 'workflow', id })?.size) throw new Error('poll cron still registered after remove');
+	return { saved: clone(db.get(id).staticData) };
+}
+
+// ------------------------------------------------------------------------------------------ manual mode
+
+async function manual(doc) {
+	const executionId = String(++executions);
+	const workflow = new Workflow({
+		id: doc.id ?? `wf-manual-${executionId}`,
+		name: doc.name ?? 'manual',
+		nodes: doc.nodes,
+		connections: doc.connections ?? {},
+		active: false,
+		nodeTypes,
+		settings: { executionOrder: 'v1' },
+		staticData: clone(doc.staticData),
+	});
+	const hooks = new ExecutionLifecycleHooks('manual', executionId, { ...doc, active: false, settings: {} });
+	const done = createDeferredPromise();
+	hooks.addHandler('workflowExecuteAfter', (fullRunData) => done.resolve(fullRunData));
+	const execute = new WorkflowExecute(baseAdditionalData(workflow.id, hooks), 'manual');
+	await execute.run({ workflow, startNode: workflow.getNode(doc.nodes[0].name) });
+	const result = await done.promise;
+	const task = result.data.resultData.runData?.[doc.nodes[0].name]?.[0];
+	return {
+		status: result.status,
+		error: serializeError(result.data.resultData.error),
+		items: (task?.data?.main?.[0] ?? []).map((i) => i.json),
+		staticData: clone(workflow.staticData),
+	};
+}
+
+const rl = createInterface({ input: process.stdin });
+answer({
+	ready: true,
+	versions: { n8nCore: n8nRequire('n8n-core/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version },
+});
+for await (const line of rl) {
+	if (!line.trim()) continue;
+	let msg;
+	try {
+		msg = JSON.parse(line);
+		if (msg.cmd === 'exit') {
+			for (const id of [...active.keys()]) await deactivate(id).catch(() => {});
+			answer({ id: msg.id, ok: true });
+			break;
+		}
+		let result;
+		if (msg.cmd === 'setCredential') result = await setCredential(msg.credId, msg.name, msg.data);
+		else if (msg.cmd === 'getCredential') result = await getCredential(msg.credId);
+		else if (msg.cmd === 'activate') result = await activate(msg.workflow);
+		else if (msg.cmd === 'tick') result = await tick(msg.workflowId);
+		else if (msg.cmd === 'deactivate') result = await deactivate(msg.workflowId);
+		else if (msg.cmd === 'manual') result = await manual(msg.workflow);
+		else throw new Error(`unknown command ${msg.cmd}`);
+		answer({ id: msg.id, ok: true, result: result ?? null });
+	} catch (e) {
+		answer({ id: msg?.id, ok: false, error: { message: e?.message ?? String(e), stack: e?.stack } });
+	}
+}
+process.exit(0);
