@@ -47,17 +47,26 @@ export interface TransportStats {
 export function createN8nTransport(ctx: SecurityServiceContext, stats?: TransportStats): Transport {
 	let authCodes: number[] | undefined;
 
+	// The credential is read and decrypted once per node execution, not once (or twice) per item: n8n's
+	// getCredentials is a database read plus a decryption. The same object is handed to every
+	// httpRequestWithAuthentication call; when n8n runs preAuthentication it assigns the new token (and a rotated
+	// refresh token) into this object and saves them, so later calls of this execution use the new token.
+	let cached: ICredentialDataDecryptedObject | undefined;
+
+	async function credential(): Promise<ICredentialDataDecryptedObject> {
+		cached ??= { ...(await ctx.getCredentials(CREDENTIAL_TYPE)) };
+		return cached;
+	}
+
 	async function sendAuthenticated(req: HttpRequest, url: string, force: boolean): Promise<HttpResponse> {
 		const options: IHttpRequestOptions = toN8nRequest(req, url);
-		if (!force) {
-			return fromN8nResponse(await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options));
-		}
-		const fresh = await freshCredentialWithoutToken();
-		return fromN8nResponse(
-			await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: fresh },
-			}),
-		);
+		const data = force ? await freshCredentialWithoutToken() : await credential();
+		const response = await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
+			credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
+		});
+		// A forced renewal filled `data` with the new token: use it from now on.
+		if (force) cached = data;
+		return fromN8nResponse(response);
 	}
 
 	async function freshCredentialWithoutToken(): Promise<ICredentialDataDecryptedObject> {
@@ -73,7 +82,7 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 			// Token operations (§4.1) authenticate with app_id/secret in the body.
 			return fromN8nResponse(await ctx.helpers.httpRequest(toN8nRequest(req, url)));
 		}
-		const cred = await ctx.getCredentials(CREDENTIAL_TYPE);
+		const cred = await credential();
 		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
 		const expiresAt = Number(cred.expiresAt ?? 0);
 		const expired = Boolean(cred.accessToken) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
