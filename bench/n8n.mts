@@ -227,6 +227,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
 	const items = Math.min(5000, Math.max(1, Number(values.items) || 1000));
 	const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
 	const { result, rows } = await benchN8n({ items, runs });
-	const { table } = await import('./lib.mts');
+	const { table, ROOT } = await import('./lib.mts');
 	process.stdout.write(`${table(rows)}\n${JSON.stringify({ ...result, ours: { ...result.ours, runs: undefined }, httpRequest: { ...result.httpRequest, runs: undefined } }, null, 2)}\n`);
+	// Run alone, it updates bench/results.json in place: the `n8n` key and the bench-2 rows; the other benches stay.
+	const { existsSync, readFileSync } = await import('node:fs');
+	const { cpus, loadavg } = await import('node:os');
+	const file = `${ROOT}bench/results.json`;
+	const doc = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown>; notYetMeasured?: string[] }) : {};
+	doc.results = { ...doc.results, n8n: { ...result, at: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadAverageAtEnd: loadavg().map((x) => round(x, 1)) } } };
+	doc.rows = [...(doc.rows ?? []).filter((r) => r.bench !== '2'), ...rows].sort((a, b) => a.bench.localeCompare(b.bench));
+	doc.notYetMeasured = (doc.notYetMeasured ?? []).filter((t) => !t.startsWith('2'));
+	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+	process.stdout.write(`saved bench/results.json (key n8n)\n`);
 }

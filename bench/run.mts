@@ -2,7 +2,7 @@
  * `npm run bench` (scripts/bench.sh): every benchmark side by side in one run; a table on stdout and
  * bench/results.json. Loopback only, bounded loops.
  *
- *   node --import tsx bench/run.mts [--only 1,3,4,5,6] [--sizes 50,500] [--runs 3]
+ *   node --import tsx bench/run.mts [--only 1,2,3,4,5,6] [--sizes 50,500] [--runs 3] [--items 1000]
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -13,11 +13,13 @@ import { benchClient } from './client.mts';
 import { benchAttack } from './attack.mts';
 import { benchRanges } from './ranges.mts';
 import { benchRunbooks } from './runbooks.mts';
+import { benchN8n } from './n8n.mts';
 import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
 	options: {
-		only: { type: 'string', default: '1,3,4,5,6' },
+		only: { type: 'string', default: '1,2,3,4,5,6' },
+		items: { type: 'string', default: '1000' },
 		sizes: { type: 'string', default: '50,500' },
 		runs: { type: 'string', default: '3' },
 	},
@@ -53,6 +55,13 @@ try {
 		results.ranges = r.result;
 		rows.push(...r.rows);
 	}
+	if (only.has('2')) {
+		const items = Math.min(5000, Math.max(1, Number(values.items) || 1000));
+		note(`2 n8n: ${items} items, Security Service node vs HTTP Request node (${runs} runs each)`);
+		const r = await benchN8n({ items, runs });
+		results.n8n = r.result;
+		rows.push(...r.rows);
+	}
 	if (needTemporal) temporal = await startTemporalDev();
 	if (only.has('3') && temporal) {
 		note(`3 attack response: runbook vs plain script (${runs} runs per latency)`);
@@ -72,6 +81,6 @@ try {
 
 rows.sort((a, b) => a.bench.localeCompare(b.bench));
 const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
-const doc = { at: started.toISOString(), seconds: Math.round((Date.now() - started.getTime()) / 1000), machine, rows, results, notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (not implemented yet)'] };
+const doc = { at: started.toISOString(), seconds: Math.round((Date.now() - started.getTime()) / 1000), machine, rows, results, notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (left out by --only)'] };
 writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(doc, null, 2)}\n`);
 process.stdout.write(`\n${table(rows)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s)\n`);
