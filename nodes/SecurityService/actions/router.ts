@@ -61,15 +61,30 @@ function errorJson(error: NodeOperationError | NodeApiError, cause: unknown): ID
 	return out;
 }
 
+/**
+ * Items of a read operation run this many at a time (after the first, which establishes the token); writes run one
+ * item after another, in order (§4.3.1 forbids concurrent HTTP-filter edits, and order matters for lists).
+ */
+export const READ_CONCURRENCY = 16;
+
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const out: INodeExecutionData[] = [];
 	const client = await getClient(this);
-	for (let i = 0; i < items.length; i++) {
+	const perItem: INodeExecutionData[][] = new Array(items.length);
+
+	const resourceOf: string[] = [];
+	const operationOf: string[] = [];
+	const opIdOf = (i: number) => {
+		resourceOf[i] ??= this.getNodeParameter('resource', i) as string;
+		operationOf[i] ??= this.getNodeParameter('operation', i) as string;
+		return `${resourceOf[i]}.${operationOf[i]}`;
+	};
+
+	const runItem = async (i: number): Promise<void> => {
 		try {
-			const resource = this.getNodeParameter('resource', i) as string;
-			const operation = this.getNodeParameter('operation', i) as string;
-			const opId = `${resource}.${operation}`;
+			const opId = opIdOf(i);
+			const resource = resourceOf[i];
+			const operation = operationOf[i];
 			if (!hasOperation(opId)) {
 				throw new NodeOperationError(this.getNode(), `Unknown operation '${operation}' for resource '${resource}'`, { itemIndex: i });
 			}
@@ -78,15 +93,42 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const returnAll = isPaged(op) ? (this.getNodeParameter('returnAll', i, false) as boolean) : true;
 			const limit = isPaged(op) && !returnAll ? (this.getNodeParameter('limit', i, 50) as number) : Infinity;
 			const results = await operationFor(opId)({ exec: this, client, op, params, itemIndex: i, returnAll, limit });
-			for (const json of results) out.push({ json, pairedItem: { item: i } });
+			perItem[i] = results.map((json) => ({ json, pairedItem: { item: i } }));
 		} catch (error) {
 			const nodeError = toNodeError(this, error, i);
-			if (this.continueOnFail()) {
-				out.push({ json: errorJson(nodeError, error), pairedItem: { item: i } });
-				continue;
-			}
-			throw nodeError;
+			if (!this.continueOnFail()) throw nodeError;
+			perItem[i] = [{ json: errorJson(nodeError, error), pairedItem: { item: i } }];
+		}
+	};
+
+	let parallel = items.length > 2;
+	if (parallel) {
+		try {
+			parallel = items.every((_, i) => {
+				const id = opIdOf(i);
+				return hasOperation(id) && getOperation(id).safety === 'read' && getOperation(id).resource !== 'authorization';
+			});
+		} catch {
+			parallel = false;
 		}
 	}
-	return [out];
+
+	if (!parallel) {
+		for (let i = 0; i < items.length; i++) await runItem(i);
+	} else {
+		await runItem(0);
+		let next = 1;
+		let failure: { index: number; error: unknown } | undefined;
+		const worker = async () => {
+			while (failure === undefined && next < items.length) {
+				const i = next++;
+				await runItem(i).catch((error: unknown) => {
+					if (failure === undefined || i < failure.index) failure = { index: i, error };
+				});
+			}
+		};
+		await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, items.length - 1) }, worker));
+		if (failure !== undefined) throw failure.error;
+	}
+	return [perItem.flat()];
 }

@@ -60,6 +60,15 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 
 	async function sendAuthenticated(req: HttpRequest, url: string, force: boolean): Promise<HttpResponse> {
 		const options: IHttpRequestOptions = toN8nRequest(req, url);
+		if (!force) {
+			// Fast path: the token this execution already holds goes straight into the query string. n8n's
+			// authenticate step (an expression evaluated per request) is only needed when a token must be obtained.
+			const token = String((await credential()).accessToken ?? '');
+			if (token) {
+				options.qs = { access_token: token };
+				return fromN8nResponse(await ctx.helpers.httpRequest(options));
+			}
+		}
 		const data = force ? await freshCredentialWithoutToken() : await credential();
 		const response = await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
 			credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
@@ -76,6 +85,20 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		return data;
 	}
 
+	// Renewals are single-flight: items of one execution may run concurrently, and n8n runs preAuthentication for
+	// every request it sees without a token. A rotated refresh token must be used exactly once, so renewals queue
+	// here, and a request whose stale token was already replaced by another renewal is simply sent with the new one.
+	let renewals: Promise<unknown> = Promise.resolve();
+	function sendRenewing(req: HttpRequest, url: string, staleToken: string): Promise<HttpResponse> {
+		const run = renewals.then(async () => {
+			const current = await credential();
+			const renewedMeanwhile = Boolean(current.accessToken) && current.accessToken !== staleToken;
+			return await sendAuthenticated(req, url, !renewedMeanwhile);
+		});
+		renewals = run.catch(() => undefined);
+		return run;
+	}
+
 	return async (req: HttpRequest): Promise<HttpResponse> => {
 		const { url, hadToken } = stripAccessToken(req.url);
 		if (!hadToken) {
@@ -84,15 +107,17 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		}
 		const cred = await credential();
 		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
+		const used = String(cred.accessToken ?? '');
 		const expiresAt = Number(cred.expiresAt ?? 0);
-		const expired = Boolean(cred.accessToken) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
+		const expired = Boolean(used) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
 		if (expired && stats) stats.expiredRenewals++;
-		const first = await sendAuthenticated(req, url, expired);
+		const first = !used || expired ? await sendRenewing(req, url, used) : await sendAuthenticated(req, url, false);
 		const code = first.status === 401 ? undefined : envelopeCode(first.body);
 		if (first.status !== 401 && (code === undefined || !authCodes.includes(code))) return first;
-		// Rejected token: force one fresh token and resend once (the refused request was not applied).
+		// Rejected token: one fresh token (unless another item already renewed it) and one resend.
 		if (stats) stats.rejectedRenewals++;
-		return await sendAuthenticated(req, url, true);
+		const tokenNow = String((await credential()).accessToken ?? '');
+		return await sendRenewing(req, url, tokenNow === used ? used : '\u0000');
 	};
 }
 
