@@ -1,13 +1,28 @@
-import { bundleWorkflowCode, type BundleOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Workflow bundling. The SDK's webpack config compiles `.ts` with swc-loader but not `.mts` (our workflows are
- * `.mts`, see the house rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay
- * tests and the CLI.
+ * Workflow bundling, done ONCE per source version and cached on disk, never inside the worker process.
+ *
+ * The worker starts with `workflowBundle: { codePath }` (a prebuilt file), so webpack never runs in it (bundling
+ * in-process cost ~250 MB of worker RSS that was never given back). The bundle file is keyed by a hash of every
+ * workflow and api source, this file, and the installed @temporalio/workflow version; a missing bundle is built in
+ * a child process (`node --import tsx worker/src/bundle.mts`), which is also the `npm run -w worker bundle` command.
+ *
+ *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time)
+ *   SECSVC_BUNDLE_DIR=dir         cache directory (default ~/.cache/secsvc/bundles, or $XDG_CACHE_HOME/secsvc/bundles)
+ *
+ * The SDK's webpack config compiles `.ts` with swc-loader but not `.mts` (our workflows are `.mts`, see the house
+ * rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay tests and the CLI.
  */
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
+const SELF = fileURLToPath(import.meta.url);
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] } };
 
@@ -29,15 +44,83 @@ export function webpackConfigHook<C>(config: C): C {
 	return config;
 }
 
-export const bundlerOptions: BundleOptions['webpackConfigHook'] extends infer H ? { webpackConfigHook: H } : never = {
-	webpackConfigHook: webpackConfigHook as never,
-};
+function listSources(dir: string, exts: string[], out: string[] = []): string[] {
+	for (const name of readdirSync(dir).sort()) {
+		if (name === 'node_modules' || name.startsWith('.')) continue;
+		const p = join(dir, name);
+		if (statSync(p).isDirectory()) listSources(p, exts, out);
+		else if (exts.some((e) => name.endsWith(e))) out.push(p);
+	}
+	return out;
+}
 
-let cached: Promise<WorkflowBundleWithSourceMap> | undefined;
+function sdkVersion(): string {
+	try {
+		let d = dirname(fileURLToPath(import.meta.resolve('@temporalio/workflow')));
+		for (let i = 0; i < 4 && !existsSync(join(d, 'package.json')); i++) d = dirname(d);
+		return String(JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')).version);
+	} catch {
+		return 'unknown';
+	}
+}
 
-/** Bundles the workflows once per process. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-	cached ??= bundleWorkflowCode({ workflowsPath, webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
+/** Hash of everything that goes into the bundle. */
+export function sourceHash(): string {
+	const h = createHash('sha256');
+	h.update(`sdk ${sdkVersion()}\n`);
+	for (const f of [...listSources(join(ROOT, 'workflows'), ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF]) {
+		h.update(`${f.slice(ROOT.length)}\n`);
+		h.update(readFileSync(f));
+	}
+	return h.digest('hex').slice(0, 16);
+}
+
+export function bundleDir(): string {
+	return process.env.SECSVC_BUNDLE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'secsvc', 'bundles');
+}
+
+/** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
+export async function buildBundleFile(out: string): Promise<string> {
+	const { bundleWorkflowCode } = await import('@temporalio/worker');
+	const { code } = await bundleWorkflowCode({ workflowsPath, webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
+	mkdirSync(dirname(out), { recursive: true });
+	const tmp = `${out}.${process.pid}.tmp`;
+	writeFileSync(tmp, code);
+	renameSync(tmp, out); // atomic: concurrent builders of the same hash write the same content
+	return out;
+}
+
+function buildInChild(out: string): Promise<void> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+		let err = '';
+		child.stderr?.on('data', (d: Buffer) => {
+			if (err.length < 20_000) err += d.toString();
+		});
+		child.once('error', reject);
+		child.once('exit', (code) => (code === 0 && existsSync(out) ? resolve() : reject(new Error(`workflow bundling failed (exit ${code}): ${err.slice(0, 4000)}`))));
+	});
+}
+
+let cached: Promise<{ codePath: string }> | undefined;
+
+/**
+ * The prebuilt workflow bundle as `{ codePath }` (for `Worker.create({ workflowBundle })` and
+ * `Worker.runReplayHistories`): SECSVC_WORKFLOW_BUNDLE, else the cached file for the current sources, else built
+ * once in a child process. Resolved once per process.
+ */
+export function workflowBundle(): Promise<{ codePath: string }> {
+	cached ??= (async () => {
+		const fixed = process.env.SECSVC_WORKFLOW_BUNDLE;
+		if (fixed) {
+			if (!existsSync(fixed)) throw new Error(`SECSVC_WORKFLOW_BUNDLE: file not found: ${fixed}`);
+			return { codePath: fixed };
+		}
+		const out = join(bundleDir(), `workflows-${sourceHash()}.js`);
+		if (!existsSync(out)) await buildInChild(out);
+		return { codePath: out };
+	})();
+	cached.catch(() => (cached = undefined));
 	return cached;
 }
 
@@ -50,3 +133,16 @@ const quietLogger = {
 	warn: (m: string) => console.warn(m),
 	error: (m: string) => console.error(m),
 };
+
+// `node --import tsx worker/src/bundle.mts [--out FILE]`: builds the bundle (default: the cache path) and prints it.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	const i = process.argv.indexOf('--out');
+	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}.js`);
+	buildBundleFile(out).then(
+		(p) => console.log(p),
+		(e) => {
+			console.error(e instanceof Error ? e.message : String(e));
+			process.exit(1);
+		},
+	);
+}

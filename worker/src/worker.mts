@@ -25,6 +25,36 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 	return { client, close: () => client.close() };
 }
 
+/**
+ * Worker sizing (env; defaults chosen on the bench of 500 concurrent runbooks on one worker, see bench/README.md):
+ *   SECSVC_MAX_CACHED_WORKFLOWS            sticky cache size (default 1000). Smaller bounds the cache, but an evicted
+ *                                          runbook replays its whole history on its next poll: at 100 with 500
+ *                                          polling runbooks completion took 2.6× longer and peak RSS did not drop
+ *   SECSVC_MAX_CONCURRENT_WORKFLOW_TASKS   workflow tasks run at once (default 40, the SDK's; ≤ cache size)
+ *   SECSVC_MAX_CONCURRENT_ACTIVITIES       activities run at once (default 50)
+ *   SECSVC_MAX_CONCURRENT_LOCAL_ACTIVITIES local activities (the runbooks' reads) run at once (default 50)
+ *   SECSVC_REUSE_V8_CONTEXT                1/0 (default 1: one V8 context shared by all workflows)
+ */
+export function workerTuning(env: Record<string, string | undefined> = process.env) {
+	const int = (name: string, def: number, min: number) => {
+		const v = env[name];
+		if (v === undefined || v === '') return def;
+		const n = Number(v);
+		if (!Number.isInteger(n) || n < min) throw new Error(`${name}: must be an integer ≥ ${min} (got ${JSON.stringify(v)})`);
+		return n;
+	};
+	const reuse = env.SECSVC_REUSE_V8_CONTEXT;
+	if (reuse !== undefined && reuse !== '' && reuse !== '0' && reuse !== '1') throw new Error(`SECSVC_REUSE_V8_CONTEXT: must be 0 or 1 (got ${JSON.stringify(reuse)})`);
+	const maxCachedWorkflows = int('SECSVC_MAX_CACHED_WORKFLOWS', 1000, 2);
+	return {
+		maxCachedWorkflows,
+		maxConcurrentWorkflowTaskExecutions: Math.min(maxCachedWorkflows, int('SECSVC_MAX_CONCURRENT_WORKFLOW_TASKS', 40, 2)),
+		maxConcurrentActivityTaskExecutions: int('SECSVC_MAX_CONCURRENT_ACTIVITIES', 50, 1),
+		maxConcurrentLocalActivityExecutions: int('SECSVC_MAX_CONCURRENT_LOCAL_ACTIVITIES', 50, 1),
+		reuseV8Context: reuse !== '0',
+	};
+}
+
 export interface RunningWorker {
 	worker: Worker;
 	/** Resolves when the worker has stopped. */
@@ -45,7 +75,7 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
 		}),
 		...(opts.identity ? { identity: opts.identity } : {}),
-		maxConcurrentActivityTaskExecutions: 20,
+		...workerTuning(),
 	});
 	const done = worker.run().finally(async () => {
 		await close().catch(() => {});
