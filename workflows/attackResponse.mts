@@ -4,6 +4,7 @@ import {
 	condition,
 	isCancellation,
 	proxyActivities,
+	proxyLocalActivities,
 	setHandler,
 } from '@temporalio/workflow';
 import {
@@ -35,11 +36,23 @@ import { sameThreshold, scaleThreshold } from './thresholds.mts';
 type Params = Record<string, unknown>;
 type Act = (params: Params) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function activities(timeoutSeconds: number, maximumAttempts: number): Record<string, Act> {
-	return proxyActivities<Record<string, Act>>({
+function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Record<string, Act> {
+	const options = {
 		startToCloseTimeout: `${timeoutSeconds}s`,
 		retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts },
-	});
+	};
+	return local ? proxyLocalActivities<Record<string, Act>>(options) : proxyActivities<Record<string, Act>>(options);
+}
+
+/** Runs `fns` `limit` at a time, waits for ALL of them (nothing left in flight), rethrows the first failure. */
+async function settleAll(fns: (() => Promise<unknown>)[], limit: number): Promise<void> {
+	let first: { e: unknown } | undefined;
+	for (let i = 0; i < fns.length; i += limit) {
+		const rs = await Promise.allSettled(fns.slice(i, i + limit).map((f) => f()));
+		for (const r of rs) if (r.status === 'rejected') first ??= { e: r.reason };
+		if (first) break;
+	}
+	if (first) throw first.e;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -97,9 +110,18 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	const site = plan.site_id;
 	const op = { customer_id: plan.customer_id, site_id: site, network_id: plan.network_id, host_id: plan.host_id };
 	const dpParams = (dp: string) => ({ site_id: site, domain_port_id: dp });
+	const ex = plan.execution;
 	const acts = activities(plan.activityTimeoutSeconds, 8);
-	// Reverts try harder: they are what leaves the site as it was.
+	// Reads (snapshot, event lookup, polls) as local activities unless the plan says none.
+	const readActs = ex.localActivities === 'none' ? acts : activities(plan.activityTimeoutSeconds, 8, true);
+	const localWrites = ex.localActivities === 'all';
+	// Reverts try harder: they are what leaves the site as it was. Their writes are always regular activities, so
+	// each live read before a write is recorded in history before the write is sent.
 	const revertActs = activities(plan.activityTimeoutSeconds, 30);
+	const revertReads = ex.localActivities === 'none' ? revertActs : activities(plan.activityTimeoutSeconds, 30, true);
+	// Independent calls at once (plan.execution.parallel) or one after another; results are used in a fixed order.
+	const all = <T,>(fns: (() => Promise<T>)[]): Promise<T[]> =>
+		ex.parallel ? Promise.all(fns.map((f) => f())) : fns.reduce<Promise<T[]>>(async (acc, f) => [...(await acc), await f()], Promise.resolve([]));
 
 	const result = (outcome: AttackResponseResult['outcome'], extra: Partial<AttackResponseResult> = {}): AttackResponseResult => ({
 		outcome,
@@ -119,17 +141,23 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 		dp: Record<string, { black?: ListEntry[]; white?: ListEntry[]; ipAuth?: Params; switches?: Params }>;
 	} = { dp: {} };
 	const needDetection = plan.detection.rapidMode || plan.detection.thresholds.length > 0;
-	if (needDetection) snap.detection = await acts['detection.getPolicy'](op);
+	// Every snapshot read and the event lookup are independent: one round (plan.execution.parallel).
+	const reads: (() => Promise<void>)[] = [];
+	if (needDetection) reads.push(async () => void (snap.detection = await readActs['detection.getPolicy'](op)));
 	for (const dp of plan.domain_ports) {
 		const s: (typeof snap.dp)[string] = {};
-		if (plan.blacklist.enabled) {
-			s.black = (await acts['applicationProtection.ipBlacklist.get'](dpParams(dp)))?.p_info?.ipv4?.black_soc ?? [];
-			s.white = (await acts['applicationProtection.ipWhitelist.get'](dpParams(dp)))?.p_info?.ipv4?.white_soc ?? [];
-		}
-		if (plan.ipAuth) s.ipAuth = await acts['applicationProtection.authIp.get'](dpParams(dp));
-		if (plan.switches.length) s.switches = await acts['applicationProtection.switch.list'](dpParams(dp));
 		snap.dp[dp] = s;
+		if (plan.blacklist.enabled) {
+			reads.push(async () => void (s.black = (await readActs['applicationProtection.ipBlacklist.get'](dpParams(dp)))?.p_info?.ipv4?.black_soc ?? []));
+			reads.push(async () => void (s.white = (await readActs['applicationProtection.ipWhitelist.get'](dpParams(dp)))?.p_info?.ipv4?.white_soc ?? []));
+		}
+		if (plan.ipAuth) reads.push(async () => void (s.ipAuth = await readActs['applicationProtection.authIp.get'](dpParams(dp))));
+		if (plan.switches.length) reads.push(async () => void (s.switches = await readActs['applicationProtection.switch.list'](dpParams(dp))));
 	}
+	let evs: { events?: unknown[] } | undefined;
+	const eventQuery = plan.event_id ? { site_id: site, alert_id: plan.event_id, status: 'all' } : { site_id: site, status: 'ongoing', num: '50' };
+	reads.push(async () => void (evs = await readActs['dashboard.ddosEvents'](eventQuery)));
+	await all(reads);
 	log('snapshot', 'snapshot of every setting the plan touches', 'revert restores exactly these values', {
 		after: { detectionModel: snap.detection?.model, domainPorts: plan.domain_ports },
 	});
@@ -137,7 +165,6 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	// ------------------------------------------------------------------ event and sources
 	let eventId = plan.event_id;
 	if (!eventId) {
-		const evs = await acts['dashboard.ddosEvents']({ site_id: site, status: 'ongoing', num: '50' });
 		const ongoing = ((evs?.events ?? []) as { alert_id: string; status: number; start_time: number }[])
 			.filter((e) => e.status === 1)
 			.sort((a, b) => b.start_time - a.start_time);
@@ -146,7 +173,6 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 			state.eventStart = ongoing[0].start_time;
 		}
 	} else {
-		const evs = await acts['dashboard.ddosEvents']({ site_id: site, alert_id: eventId, status: 'all' });
 		const ev = ((evs?.events ?? []) as { alert_id: string; start_time: number }[]).find((e) => e.alert_id === eventId);
 		if (ev) state.eventStart = ev.start_time;
 	}
@@ -155,7 +181,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 
 	let sources: string[] = [];
 	if (plan.blacklist.enabled && eventId && plan.domain_ports.length) {
-		const detail = await acts['dashboard.eventDetail']({ event_id: eventId, module: 'threat_map' });
+		const detail = await readActs['dashboard.eventDetail']({ event_id: eventId, module: 'threat_map' });
 		// The module's content may come wrapped ({threat_map: {bps, pps}}) or bare ({bps, pps}); accept both.
 		const tm = detail?.threat_map ?? detail;
 		const items = ((tm?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
@@ -240,19 +266,45 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	let cancelled = false;
 	let cancelError: unknown;
 	try {
-		for (const c of changes) {
+		let firstGroup = true;
+		// Writes in groups, in the plan's order: detection mode → detection items → blacklists → IP authentication →
+		// switches. A group's writes are independent (different settings) and go out at once when
+		// plan.execution.parallel; the next group starts when every write of the group has finished. Statuses and
+		// the audit are recorded in the changes' order, whatever order the writes finish in.
+		for (const group of writeGroups(changes, ex.parallel)) {
 			if (state.aborted) break;
-			phase(c.kind === 'detectionMode' || c.kind === 'detectionPolicy' ? 'tightening' : c.kind === 'blacklistAdd' ? 'blacklisting' : 'rate-limiting');
-			c.status = 'pending';
-			await applyChange(acts, c);
-			c.status = 'applied';
-			c.appliedAt = iso(Date.now());
-			log(state.phase, c.what, c.why, { before: c.before, after: c.after, result: 'applied' });
+			const k = group[0].kind;
+			phase(k === 'detectionMode' || k === 'detectionPolicy' ? 'tightening' : k === 'blacklistAdd' ? 'blacklisting' : 'rate-limiting');
+			for (const c of group) c.status = 'pending';
+			const done: boolean[] = group.map(() => false);
+			const at: string[] = [];
+			// With local writes (plan.execution.localActivities 'all') the FIRST group still runs as regular activities:
+			// scheduling them completes the workflow task, which records the snapshot's local-activity markers in
+			// history before any write is sent — a worker crash can never re-take the snapshot from tightened settings.
+			// The later groups run in the worker without task-queue round trips (idempotent writes: a replay after a
+			// crash may send them again with the same values; blacklist adds read the list first).
+			const writeActs = localWrites && !firstGroup ? readActs : acts;
+			firstGroup = false;
+			const settled = await Promise.allSettled(
+				group.map(async (c, i) => {
+					await applyChange(writeActs, c, ex.blacklistConcurrency);
+					done[i] = true;
+					at[i] = iso(Date.now());
+				}),
+			);
+			group.forEach((c, i) => {
+				if (!done[i]) return;
+				c.status = 'applied';
+				c.appliedAt = at[i];
+				log(state.phase, c.what, c.why, { before: c.before, after: c.after, result: 'applied' });
+			});
+			const failed = settled.find((r) => r.status === 'rejected');
+			if (failed) throw (failed as PromiseRejectedResult).reason;
 		}
 		state.mitigatedAt = iso(Date.now());
 		if (!state.aborted) {
 			phase('waiting');
-			await waitOut(acts, plan, state, log);
+			await waitOut(readActs, plan, state, log);
 		}
 	} catch (e) {
 		if (isCancellation(e)) {
@@ -271,7 +323,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 				continue;
 			}
 			try {
-				await revertChange(revertActs, c);
+				await revertChange(revertActs, revertReads, c);
 			} catch (e) {
 				c.status = 'revert-failed';
 				c.note = errText(e);
@@ -348,7 +400,15 @@ async function waitOut(acts: Record<string, Act>, plan: Plan, state: RunbookStat
 
 // ------------------------------------------------------------------ apply / revert
 
-async function applyChange(acts: Record<string, Act>, c: Change) {
+const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
+
+/** Parallel: one group per kind (in KIND_ORDER, each in the changes' order); otherwise one change per group. */
+function writeGroups(changes: Change[], parallel: boolean): Change[][] {
+	if (!parallel) return changes.map((c) => [c]);
+	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
+}
+
+async function applyChange(acts: Record<string, Act>, c: Change, blacklistConcurrency: number) {
 	const t = c.target;
 	switch (c.kind) {
 		case 'detectionMode':
@@ -358,7 +418,7 @@ async function applyChange(acts: Record<string, Act>, c: Change) {
 			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(c.after as Params) });
 			return;
 		case 'blacklistAdd':
-			for (const e of c.after as string[]) await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e });
+			await settleAll((c.after as string[]).map((e) => () => acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e })), blacklistConcurrency);
 			return;
 		case 'ipAuth':
 			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(c.after as Params) });
@@ -369,7 +429,7 @@ async function applyChange(acts: Record<string, Act>, c: Change) {
 	}
 }
 
-async function revertChange(acts: Record<string, Act>, c: Change) {
+async function revertChange(acts: Record<string, Act>, reads: Record<string, Act>, c: Change) {
 	const t = c.target;
 	const decide = (live: unknown, eqAfter: boolean, eqBefore: boolean): 'restore' | 'unchanged' | 'conflict' => {
 		if (eqAfter) return 'restore';
@@ -379,14 +439,14 @@ async function revertChange(acts: Record<string, Act>, c: Change) {
 	};
 	switch (c.kind) {
 		case 'detectionMode': {
-			const live = Number((await acts['detection.getPolicy'](opOf(t)))?.model);
+			const live = Number((await reads['detection.getPolicy'](opOf(t)))?.model);
 			const d = decide(live, live === Number(c.after), live === Number(c.before));
 			if (d === 'restore') await acts['detection.setMode']({ ...opOf(t), model: String(c.before) });
 			c.status = d === 'restore' ? 'restored' : d;
 			return;
 		}
 		case 'detectionPolicy': {
-			const pol = await acts['detection.getPolicy'](opOf(t));
+			const pol = await reads['detection.getPolicy'](opOf(t));
 			const leaf = pickLeaf(pol?.[ITEM_GROUP[t.name]]?.[t.name] ?? {});
 			const d = decide(leaf, sameLeaf(leaf, c.after as Params), sameLeaf(leaf, c.before as Params));
 			if (d === 'restore') await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(c.before as Params) });
@@ -394,7 +454,7 @@ async function revertChange(acts: Record<string, Act>, c: Change) {
 			return;
 		}
 		case 'blacklistAdd': {
-			const list = ((await acts['applicationProtection.ipBlacklist.get'](dpOf(t)))?.p_info?.ipv4?.black_soc ?? []) as ListEntry[];
+			const list = ((await reads['applicationProtection.ipBlacklist.get'](dpOf(t)))?.p_info?.ipv4?.black_soc ?? []) as ListEntry[];
 			const live = list.map(entryRange).filter((r): r is Range => r !== undefined);
 			const present = (c.after as string[]).filter((e) => {
 				const r = parseAll([e]).ranges[0];
@@ -407,14 +467,14 @@ async function revertChange(acts: Record<string, Act>, c: Change) {
 			return;
 		}
 		case 'ipAuth': {
-			const live = ipAuthBody(await acts['applicationProtection.authIp.get'](dpOf(t)));
+			const live = ipAuthBody(await reads['applicationProtection.authIp.get'](dpOf(t)));
 			const d = decide(live, sameJson(live, c.after), sameJson(live, c.before));
 			if (d === 'restore') await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(c.before as Params) });
 			c.status = d === 'restore' ? 'restored' : d;
 			return;
 		}
 		case 'switch': {
-			const live = findSwitch(await acts['applicationProtection.switch.list'](dpOf(t)), t.name);
+			const live = findSwitch(await reads['applicationProtection.switch.list'](dpOf(t)), t.name);
 			const v = live ? Number(live.enable) : undefined;
 			const d = decide(v, v === c.after, v === c.before);
 			if (d === 'restore') await acts['applicationProtection.switch.set']({ ...dpOf(t), name: t.name, enable: c.before });

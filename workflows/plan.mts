@@ -88,6 +88,21 @@ export const planSchema = z
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
 		/** Per-activity start-to-close timeout. */
 		activityTimeoutSeconds: seconds(1, 600).default(30),
+		/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */
+		execution: z
+			.strictObject({
+				/** Independent reads at once (snapshot + event lookup); independent writes of one kind at once. */
+				parallel: z.boolean().default(true),
+				/**
+				 * Which calls run as local activities (in the worker, no task-queue round trip; recorded as markers):
+				 * none; reads (snapshot, event lookup, attack polls, revert reads); all (also the mitigation writes,
+				 * which are idempotent; the snapshot is made durable before the first write).
+				 */
+				localActivities: z.enum(['none', 'reads', 'all']).default('all'),
+				/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
+				blacklistConcurrency: z.number().int().min(1, { error: 'must be at least 1' }).max(16, { error: 'must be at most 16' }).default(1),
+			})
+			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1 }),
 	})
 	.superRefine((p, ctx) => {
 		if (p.ipAuth) {
