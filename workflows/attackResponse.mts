@@ -38,8 +38,8 @@ type Act = (params: Params) => Promise<any>; // eslint-disable-line @typescript-
 
 function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Record<string, Act> {
 	const options = {
-		startToCloseTimeout: `${timeoutSeconds}s`,
-		retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts },
+		startToCloseTimeout: `${timeoutSeconds}s` as const,
+		retry: { initialInterval: '500ms' as const, backoffCoefficient: 2, maximumInterval: '10s' as const, maximumAttempts },
 	};
 	return local ? proxyLocalActivities<Record<string, Act>>(options) : proxyActivities<Record<string, Act>>(options);
 }
