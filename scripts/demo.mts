@@ -236,7 +236,10 @@ async function main(): Promise<number> {
 			let audit: AuditEntry[] = [];
 			if (running) {
 				try {
-					[audit, lastState] = await Promise.all([handle.query(auditQuery), handle.query(stateQuery)]);
+					// State first, then the audit: the audit then holds every step up to the state's mitigatedAt, so
+					// MITIGATED never prints before the MITIGATE lines (two parallel queries may see different points).
+					lastState = await handle.query(stateQuery);
+					audit = await handle.query(auditQuery);
 				} catch {
 					// the first workflow task may not have run yet
 				}

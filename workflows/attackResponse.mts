@@ -23,7 +23,8 @@ import {
 	type Phase,
 	type RunbookState,
 } from './defs.mts';
-import { ITEM_GROUP, ITEM_TYPE, parsePlan, PlanError, type Plan } from './plan.mts';
+import { parsePlanInWorker } from './parsePlan.mts';
+import { ITEM_GROUP, ITEM_TYPE, type Plan } from './planShared.mts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from './ranges.mts';
 import { sameThreshold, scaleThreshold } from './thresholds.mts';
 
@@ -100,13 +101,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 		log('signal', `extend cooldown by ${s}s`, 'operator request', { result: a?.by });
 	});
 
-	let plan: Plan;
-	try {
-		plan = parsePlan(input?.plan);
-	} catch (e) {
-		if (e instanceof PlanError) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', { issues: e.issues });
-		throw e;
-	}
+	const plan: Plan = await parsePlanInWorker(input?.plan);
 	const site = plan.site_id;
 	const op = { customer_id: plan.customer_id, site_id: site, network_id: plan.network_id, host_id: plan.host_id };
 	const dpParams = (dp: string) => ({ site_id: site, domain_port_id: dp });

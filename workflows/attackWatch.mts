@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import { workflowIdFor } from './defs.mts';
-import { parsePlan } from './plan.mts';
+import { parsePlanInWorker } from './parsePlan.mts';
 
 /**
  * Run by a Temporal Schedule per site: checks is_under_attack and starts attackResponse with the workflow id
@@ -25,7 +25,7 @@ type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line 
 const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
 
 export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchResult> {
-	const plan = parsePlan(input.plan);
+	const plan = await parsePlanInWorker(input.plan);
 	const workflowId = workflowIdFor(plan.site_id);
 	const r = await acts['dashboard.isUnderAttack']({ site_id: plan.site_id });
 	const underAttack = Number(r?.status) === 1;

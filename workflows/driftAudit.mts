@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import { ITEM_GROUP, ITEM_TYPE } from './plan.mts';
+import { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from './ranges.mts';
 import { sameThreshold } from './thresholds.mts';
 

@@ -1,16 +1,8 @@
 import { z } from 'zod/v4';
 import { parseEntry } from './ranges.mts';
-import { DETECTION_GROUPS } from '../api/catalog/detection.ts';
+import { ITEM_TYPE } from './planShared.mts';
 
-/** Detection items the runbook may change, and the `type` each is set with (icmp has no settable type in §4.5). */
-export const ITEM_TYPE: Record<string, string> = Object.fromEntries(
-	Object.entries(DETECTION_GROUPS)
-		.filter(([g]) => g !== 'icmp')
-		.flatMap(([g, items]) => items.map((i) => [i, g])),
-);
-export const ITEM_GROUP: Record<string, string> = Object.fromEntries(
-	Object.entries(DETECTION_GROUPS).flatMap(([g, items]) => items.map((i) => [i, g])),
-);
+export { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
 
 /**

@@ -7,7 +7,7 @@
  * - `formatRange` writes a range the way the IP-list operations take it: `a.b.c.d` or `a.b.c.d-e.f.g.h`.
  */
 
-import { formatIpv4, parseIpv4, parseIpv4Entry, type Ipv4Range } from '../api/catalog/rules.ts';
+import { formatIpv4, parseIpv4, parseIpv4Entry, type Ipv4Range } from '../api/catalog/ipv4.ts';
 
 export type Range = Ipv4Range;
 

@@ -38,57 +38,8 @@ export const idString = (what = 'an identifier') =>
 
 // ---------------------------------------------------------------- IPv4
 
-export function parseIpv4(s: string): number | undefined {
-	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s.trim());
-	if (!m) return undefined;
-	let n = 0;
-	for (let i = 1; i <= 4; i++) {
-		const part = m[i];
-		if (part.length > 1 && part.startsWith('0')) return undefined;
-		const o = Number(part);
-		if (o > 255) return undefined;
-		n = n * 256 + o;
-	}
-	return n;
-}
-
-export function formatIpv4(n: number): string {
-	return [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
-export interface Ipv4Range {
-	start: number;
-	end: number;
-}
-
-/**
- * Parses one entry: `a.b.c.d`, `a.b.c.d-e.f.g.h` or `a.b.c.d/len`.
- * Returns undefined when it is not a valid IPv4 address, range (start ≤ end) or CIDR.
- */
-export function parseIpv4Entry(s: string, allowCidr = true): Ipv4Range | undefined {
-	const t = s.trim();
-	const dash = t.indexOf('-');
-	if (dash >= 0) {
-		const a = parseIpv4(t.slice(0, dash));
-		const b = parseIpv4(t.slice(dash + 1));
-		if (a === undefined || b === undefined || a > b) return undefined;
-		return { start: a, end: b };
-	}
-	const slash = t.indexOf('/');
-	if (slash >= 0) {
-		if (!allowCidr) return undefined;
-		const a = parseIpv4(t.slice(0, slash));
-		const lenText = t.slice(slash + 1);
-		if (a === undefined || !/^\d{1,2}$/.test(lenText)) return undefined;
-		const len = Number(lenText);
-		if (len > 32) return undefined;
-		const size = 2 ** (32 - len);
-		const start = a - (a % size);
-		return { start, end: start + size - 1 };
-	}
-	const a = parseIpv4(t);
-	return a === undefined ? undefined : { start: a, end: a };
-}
+export { formatIpv4, parseIpv4, parseIpv4Entry, rangeSize, toRangeText, type Ipv4Range } from './ipv4';
+import { parseIpv4Entry } from './ipv4';
 
 /** A `start-end` IPv4 range (a single address is accepted as `a-a` would be). */
 export const ipv4RangeText = (rule = 'must be an IPv4 range written start-end (e.g. 1.2.3.0-1.2.3.255) with start ≤ end') =>
@@ -110,13 +61,7 @@ export const listOf = <T extends z.ZodType<unknown, string>>(item: T, rule: stri
 		)
 		.pipe(z.array(item));
 
-/** `a.b.c.d`, `a.b.c.d/n` or `x-y` → `start-end`. Input must already be valid. */
-export function toRangeText(s: string): string {
-	const r = parseIpv4Entry(s);
-	return r ? `${formatIpv4(r.start)}-${formatIpv4(r.end)}` : s;
-}
 
-export const rangeSize = (r: Ipv4Range) => r.end - r.start + 1;
 
 // ---------------------------------------------------------------- thresholds and times
 

@@ -4,6 +4,8 @@ import type { CatalogEntry } from '../../api/catalog/types.ts';
 import type { Client } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
+import { parsePlan, PlanError } from '../../workflows/plan.mts';
+import { PARSE_PLAN_ACTIVITY } from '../../workflows/planShared.mts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id
@@ -57,6 +59,15 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		}
 		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts)));
 	}
+	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/parsePlan.mts).
+	acts[PARSE_PLAN_ACTIVITY] = async (plan?: unknown) => {
+		try {
+			return parsePlan(plan) as unknown as Record<string, unknown>;
+		} catch (e) {
+			if (e instanceof PlanError) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', { issues: e.issues });
+			throw e;
+		}
+	};
 	return acts;
 }
 

@@ -1,0 +1,64 @@
+/**
+ * IPv4 arithmetic without zod: shared by the catalog's rules and by the Temporal workflows, whose bundle must stay
+ * small (every running workflow evaluates its own copy of the modules it imports).
+ */
+
+export function parseIpv4(s: string): number | undefined {
+	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s.trim());
+	if (!m) return undefined;
+	let n = 0;
+	for (let i = 1; i <= 4; i++) {
+		const part = m[i];
+		if (part.length > 1 && part.startsWith('0')) return undefined;
+		const o = Number(part);
+		if (o > 255) return undefined;
+		n = n * 256 + o;
+	}
+	return n;
+}
+
+export function formatIpv4(n: number): string {
+	return [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+export interface Ipv4Range {
+	start: number;
+	end: number;
+}
+
+/**
+ * Parses one entry: `a.b.c.d`, `a.b.c.d-e.f.g.h` or `a.b.c.d/len`.
+ * Returns undefined when it is not a valid IPv4 address, range (start ≤ end) or CIDR.
+ */
+export function parseIpv4Entry(s: string, allowCidr = true): Ipv4Range | undefined {
+	const t = s.trim();
+	const dash = t.indexOf('-');
+	if (dash >= 0) {
+		const a = parseIpv4(t.slice(0, dash));
+		const b = parseIpv4(t.slice(dash + 1));
+		if (a === undefined || b === undefined || a > b) return undefined;
+		return { start: a, end: b };
+	}
+	const slash = t.indexOf('/');
+	if (slash >= 0) {
+		if (!allowCidr) return undefined;
+		const a = parseIpv4(t.slice(0, slash));
+		const lenText = t.slice(slash + 1);
+		if (a === undefined || !/^\d{1,2}$/.test(lenText)) return undefined;
+		const len = Number(lenText);
+		if (len > 32) return undefined;
+		const size = 2 ** (32 - len);
+		const start = a - (a % size);
+		return { start, end: start + size - 1 };
+	}
+	const a = parseIpv4(t);
+	return a === undefined ? undefined : { start: a, end: a };
+}
+
+/** `a.b.c.d`, `a.b.c.d/n` or `x-y` → `start-end`. Input must already be valid. */
+export function toRangeText(s: string): string {
+	const r = parseIpv4Entry(s);
+	return r ? `${formatIpv4(r.start)}-${formatIpv4(r.end)}` : s;
+}
+
+export const rangeSize = (r: Ipv4Range) => r.end - r.start + 1;
