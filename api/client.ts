@@ -1,4 +1,4 @@
-import { catalog, getOperation } from './catalog/index';
+import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
 import { ApiError, TransportError, ValidationError, type FieldIssue } from './errors';
@@ -54,12 +54,21 @@ export interface CallOptions {
 	signal?: AbortSignal;
 }
 
-type OpsTree = { [k: string]: OpsTree & ((params?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>) };
+/** One derived method: validates `params` against the catalog and resolves with the parsed result. */
+export type OperationMethod = (params?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>;
+
+type Head<S extends string> = S extends `${infer H}.${string}` ? H : S;
+type Rest<S extends string, H extends string> = S extends `${H}.${infer R}` ? R : never;
+/** `'a.b.c' | 'a.d'` → `{ a: { b: { c: OperationMethod }, d: OperationMethod } }`: the ops tree, typed from the ids. */
+export type OpsTree<S extends string = OperationId> = {
+	[H in Head<S>]: [Rest<S, H>] extends [never] ? OperationMethod : OpsTree<Rest<S, H>>;
+};
 
 export interface Client {
-	call<T = unknown>(opId: string, params?: Record<string, unknown>, o?: CallOptions): Promise<T>;
+	/** Any operation by id (ids are `OperationId`; a string built at run time is checked against the catalog). */
+	call<T = unknown>(opId: OperationId | (string & NonNullable<unknown>), params?: Record<string, unknown>, o?: CallOptions): Promise<T>;
 	/** Validates against the catalog; returns the parsed (normalised) parameters or throws ValidationError. */
-	validate(opId: string, params?: Record<string, unknown>): Record<string, unknown>;
+	validate(opId: OperationId | (string & NonNullable<unknown>), params?: Record<string, unknown>): Record<string, unknown>;
 	/** Methods derived from the operation ids: `client.ops.applicationProtection.ipBlacklist.add({...})`. */
 	ops: OpsTree;
 	/** Runs the connect step of the user-token flow and checks the returned state. */
@@ -263,5 +272,5 @@ function buildOpsTree(call: (id: string, p?: Record<string, unknown>, o?: CallOp
 		for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Record<string, unknown>;
 		node[parts[parts.length - 1]] = (params?: Record<string, unknown>, o?: CallOptions) => call(op.id, params, o);
 	}
-	return root as OpsTree;
+	return root as unknown as OpsTree;
 }

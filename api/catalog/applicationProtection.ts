@@ -31,9 +31,9 @@ type ApOp = Omit<Operation, 'section' | 'resource' | 'auth' | 'path' | 'encoding
 	encoding?: Operation['encoding'];
 };
 
-function ap(o: ApOp) {
+function ap<const Id extends string>(o: ApOp & { id: Id }) {
 	const { suffix, ...rest } = o;
-	return defineOp({
+	return defineOp<Id>({
 		...rest,
 		section: '4.3',
 		resource: 'applicationProtection',

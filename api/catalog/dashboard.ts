@@ -21,8 +21,8 @@ export const ATTACK_TYPES = [
 
 const siteField = field('site_id', 'path', 'string', idString('a site id'), 'Site id', req);
 
-function dash(o: Omit<Operation, 'section' | 'resource' | 'auth' | 'encoding' | 'safety' | 'method'>) {
-	return defineOp({
+function dash<const Id extends string>(o: Omit<Operation, 'section' | 'resource' | 'auth' | 'encoding' | 'safety' | 'method'> & { id: Id }) {
+	return defineOp<Id>({
 		...o,
 		section: '4.4',
 		resource: 'dashboard',
@@ -33,8 +33,8 @@ function dash(o: Omit<Operation, 'section' | 'resource' | 'auth' | 'encoding' | 
 	});
 }
 
-const siteOp = (action: string, suffix: string, summary: string, result: z.ZodType, extra: Field[] = [], more: Partial<Operation> = {}) =>
-	dash({ id: `dashboard.${action}`, action, summary, path: `${DASH}/site/{site_id}/${suffix}`, fields: [siteField, ...extra], result, ...more });
+const siteOp = <const A extends string>(action: A, suffix: string, summary: string, result: z.ZodType, extra: Field[] = [], more: Partial<Omit<Operation, 'id'>> = {}) =>
+	dash({ id: `dashboard.${action}` as `dashboard.${A}`, action, summary, path: `${DASH}/site/{site_id}/${suffix}`, fields: [siteField, ...extra], result, ...more });
 
 const digits = (rule: string) =>
 	z.union([z.number().int().nonnegative().transform(String), z.string()], { error: rule }).pipe(z.string().regex(/^\d+$/, { error: rule }));

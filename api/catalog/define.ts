@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import type { CatalogEntry, Field, FieldKind, FieldLocation, Operation } from './types';
 
 /** Builds an entry's request schema from its fields (one schema per field) plus its cross-field rules. */
-export function defineOp(op: Operation): CatalogEntry {
+export function defineOp<const Id extends string>(op: Operation & { id: Id }): CatalogEntry & { readonly id: Id } {
 	const shape: Record<string, z.ZodType> = {};
 	for (const f of op.fields) {
 		if (f.constant !== undefined) {
@@ -28,7 +28,7 @@ export function defineOp(op: Operation): CatalogEntry {
 				)
 			: base
 	) as unknown as z.ZodType<Record<string, unknown>>;
-	return Object.freeze({ ...op, request });
+	return Object.freeze({ ...op, request }) as CatalogEntry & { readonly id: Id };
 }
 
 function requiredField(f: Field): z.ZodType {

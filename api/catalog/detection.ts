@@ -14,9 +14,9 @@ export const opFields: Field[] = [
 	field('host_id', 'path', 'string', idString('a host id'), "Host id ('0' = network level)", { required: true, default: '0' }),
 ];
 
-export function opOp(section: '4.5' | '4.6', resource: string, o: Omit<Operation, 'section' | 'resource' | 'auth' | 'path' | 'encoding'> & { suffix: string }) {
+export function opOp<const Id extends string>(section: '4.5' | '4.6', resource: string, o: Omit<Operation, 'section' | 'resource' | 'auth' | 'path' | 'encoding'> & { suffix: string; id: Id }) {
 	const { suffix, ...rest } = o;
-	return defineOp({
+	return defineOp<Id>({
 		...rest,
 		section,
 		resource,

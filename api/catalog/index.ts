@@ -8,15 +8,13 @@ import type { CatalogEntry } from './types';
 
 export * from './types';
 
+const all = [...authorization, ...customer, ...applicationProtection, ...dashboard, ...detection, ...overview];
+
+/** The id of every operation, as a union of literal types (`'dashboard.isUnderAttack' | …`). */
+export type OperationId = (typeof all)[number]['id'];
+
 /** Every operation of the spec, in spec order. */
-export const catalog: readonly CatalogEntry[] = Object.freeze([
-	...authorization,
-	...customer,
-	...applicationProtection,
-	...dashboard,
-	...detection,
-	...overview,
-]);
+export const catalog: readonly CatalogEntry[] = Object.freeze(all);
 
 const byId = new Map(catalog.map((op) => [op.id, op]));
 if (byId.size !== catalog.length) throw new Error('catalog: duplicate operation id');
