@@ -10,139 +10,27 @@
 //   {id, cmd: 'exit'}
 // Environment: N8N_RUNTIME (folder holding node_modules/n8n), SECSVC_DIST (this repo's dist/),
 // N8N_USER_FOLDER (a temp folder), N8N_ENCRYPTION_KEY.
-import { createRequire } from 'node:module';
-import Module from 'node:module';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { bootN8nRuntime } from './n8n-runtime.mjs';
 
 export const MARK = '@@secsvc-inprocess@@ ';
 
-// Everything n8n prints (its logger, deprecation notices) goes to stderr so stdout carries only answers.
-const realStdoutWrite = process.stdout.write.bind(process.stdout);
-const answer = (obj) => realStdoutWrite(`${MARK}${JSON.stringify(obj)}\n`);
-console.log = (...a) => console.error(...a);
-console.info = (...a) => console.error(...a);
-console.debug = (...a) => console.error(...a);
-process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
-
-const runtime = process.env.N8N_RUNTIME;
-const dist = process.env.SECSVC_DIST;
-if (!runtime || !dist) throw new Error('N8N_RUNTIME and SECSVC_DIST must be set');
-
-// Resolve n8n's packages the way the n8n CLI does: from node_modules/n8n.
-const n8nRequire = createRequire(join(runtime, 'node_modules/n8n/package.json'));
-n8nRequire('reflect-metadata');
-
-// Our dist/ requires 'n8n-workflow' (a peer dependency). Serve it the n8n runtime's copy, so the node and the
-// engine share one n8n-workflow (as n8n's own node tests do); zod still comes from this repo.
-const workflowPath = n8nRequire.resolve('n8n-workflow');
-const distRoot = resolve(dist);
-const origResolve = Module._resolveFilename;
-Module._resolveFilename = function (request, parent, ...rest) {
-	if (request === 'n8n-workflow' && parent?.filename?.startsWith(distRoot)) return workflowPath;
-	return origResolve.call(this, request, parent, ...rest);
-};
-
-const { Container } = n8nRequire('@n8n/di');
-const wf = n8nRequire('n8n-workflow');
-const core = n8nRequire('n8n-core');
-const { CredentialsHelper } = n8nRequire('n8n/dist/credentials-helper.js');
-const { ManualTrigger } = n8nRequire('n8n-nodes-base/dist/nodes/ManualTrigger/ManualTrigger.node.js');
-const { SecurityService } = n8nRequire(join(distRoot, 'nodes/SecurityService/SecurityService.node.js'));
-const { SecurityServiceApi } = n8nRequire(join(distRoot, 'credentials/SecurityServiceApi.credentials.js'));
-
-const { Workflow, NodeHelpers } = wf;
-const { createDeferredPromise } = n8nRequire('@n8n/utils/promise/deferred-promise');
-const { WorkflowExecute, ExecutionLifecycleHooks, EncryptionKeyProxy, Cipher, Credentials } = core;
-
-// Encryption: n8n's Cipher with the instance key (n8n's default when key rotation is off: the "instance-key"
-// no-prefix descriptor its KeyManagerService returns). Credentials are stored encrypted, as in n8n's database.
-const cipher = Container.get(Cipher);
-const instanceKeyInfo = {
-	id: 'instance-key',
-	value: cipher.encryptDEKWithInstanceKey(Container.get(core.InstanceSettings).encryptionKey),
-	algorithm: 'aes-256-cbc',
-	format: 'no-prefix',
-};
-Container.get(EncryptionKeyProxy).setProvider({
-	getActiveKey: async () => instanceKeyInfo,
-	getKeyById: async (id) => (id === instanceKeyInfo.id ? instanceKeyInfo : null),
-	getLegacyKey: async () => instanceKeyInfo,
+// n8n's ManualTrigger and our node, under the names a workflow uses; credentials, encryption and n8n's
+// CredentialsHelper as set up by n8n-runtime.mjs.
+const { answer, n8nRequire, wf, core, nodeTypes, credentialsHelper, setCredential, getCredential, updates } = bootN8nRuntime({
+	mark: MARK,
+	runner: 'inprocess-runner.mjs',
+	nodes: ({ n8nRequire: req, distRoot }) => {
+		const { ManualTrigger } = req('n8n-nodes-base/dist/nodes/ManualTrigger/ManualTrigger.node.js');
+		const { SecurityService } = req(join(distRoot, 'nodes/SecurityService/SecurityService.node.js'));
+		return { 'n8n-nodes-base.manualTrigger': new ManualTrigger(), 'CUSTOM.securityService': new SecurityService() };
+	},
 });
 
-// Node types: n8n's ManualTrigger and our node, under the names a workflow uses.
-const NODE_TYPES = {
-	'n8n-nodes-base.manualTrigger': new ManualTrigger(),
-	'CUSTOM.securityService': new SecurityService(),
-};
-const nodeTypes = {
-	getByName: (type) => {
-		const t = NODE_TYPES[type];
-		if (!t) throw new Error(`unknown node type ${type}`);
-		return t;
-	},
-	getByNameAndVersion: (type, version) => NodeHelpers.getVersionedNodeType(nodeTypes.getByName(type), version),
-	getKnownTypes: () => ({}),
-};
-
-// Credential types: ours.
-const credentialType = new SecurityServiceApi();
-const credentialTypes = {
-	getByName: (name) => {
-		if (name !== credentialType.name) throw new Error(`unknown credential type ${name}`);
-		return credentialType;
-	},
-	recognizes: (name) => name === credentialType.name,
-	getParentTypes: () => [],
-	getSupportedNodes: () => [],
-};
-
-// The credentials "database": rows of {id, name, type, data (encrypted)}, like n8n's CredentialsEntity.
-const rows = new Map();
-/** Credential ids n8n wrote back since the last run answer (preAuthentication results). */
-const updates = [];
-const credentialsRepository = {
-	async findOneByOrFail({ id, type }) {
-		const row = rows.get(id);
-		if (!row || row.type !== type) throw new Error(`credential ${id} (${type}) not found`);
-		return { ...row, usageScope: 'project', isResolvable: false, resolverId: null };
-	},
-	async update({ id }, data) {
-		const row = rows.get(id);
-		rows.set(id, { ...row, data: data.data });
-		updates.push(id);
-	},
-};
-
-// n8n's own CLI CredentialsHelper (generic `authenticate` with expression resolution, `preAuthentication`
-// that runs when the expirable property is empty or the credential expired and persists what it returns),
-// with its collaborators reduced to what a manual execution of a plain credential touches.
-if (CredentialsHelper.length !== 9) {
-	throw new Error(`n8n's CredentialsHelper takes ${CredentialsHelper.length} collaborators (9 expected for n8n 2.40.x): update inprocess-runner.mjs`);
-}
-const credentialsHelper = new CredentialsHelper(
-	credentialTypes,
-	{ applyOverwrite: (_t, d) => d, usesManagedAuth: () => false, getOverwrites: () => ({}) },
-	credentialsRepository,
-	{ resolveIfNeeded: async (_c, data) => ({ data, isDynamic: false }), getEffectiveResolverId: () => undefined },
-	{ findAllAccessibleProviderKeysByCredentialId: async () => [] },
-	{ isExternalSecretsLicensed: () => false },
-	{ externalSecretsForProjects: false },
-	{},
-	{ enforceCredentialDecrypt: async () => {} },
-);
-
-async function setCredential(credId, name, data) {
-	const c = new Credentials({ id: credId, name }, credentialType.name);
-	await c.setData(data);
-	rows.set(credId, { ...c.getDataToSave(), id: credId });
-}
-
-async function getCredential(credId) {
-	const row = rows.get(credId);
-	if (!row) return null;
-	return await new Credentials({ id: row.id, name: row.name }, row.type, row.data).getData();
-}
+const { Workflow } = wf;
+const { createDeferredPromise } = n8nRequire('@n8n/utils/promise/deferred-promise');
+const { WorkflowExecute, ExecutionLifecycleHooks } = core;
 
 let executions = 0;
 

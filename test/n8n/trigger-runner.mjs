@@ -29,144 +29,37 @@
 // `emitted`: what the polls of this command handed to __emit (one entry per emit: output 0's item json);
 // `saved`: the static data in the "database"; `memory`: the in-memory workflow static data.
 // Environment: N8N_RUNTIME, SECSVC_DIST, N8N_USER_FOLDER, N8N_ENCRYPTION_KEY.
-import { createRequire } from 'node:module';
-import Module from 'node:module';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { bootN8nRuntime } from './n8n-runtime.mjs';
 
 export const MARK = '@@secsvc-trigger@@ ';
 
-const realStdoutWrite = process.stdout.write.bind(process.stdout);
-const answer = (obj) => realStdoutWrite(`${MARK}${JSON.stringify(obj)}\n`);
-console.log = (...a) => console.error(...a);
-console.info = (...a) => console.error(...a);
-console.debug = (...a) => console.error(...a);
-process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
-
-const runtime = process.env.N8N_RUNTIME;
-const dist = process.env.SECSVC_DIST;
-if (!runtime || !dist) throw new Error('N8N_RUNTIME and SECSVC_DIST must be set');
-
-const n8nRequire = createRequire(join(runtime, 'node_modules/n8n/package.json'));
-n8nRequire('reflect-metadata');
-
-// dist/ requires 'n8n-workflow' (peer dependency): serve the runtime's copy so node and engine share one.
-const workflowPath = n8nRequire.resolve('n8n-workflow');
-const distRoot = resolve(dist);
-const origResolve = Module._resolveFilename;
-Module._resolveFilename = function (request, parent, ...rest) {
-	if (request === 'n8n-workflow' && parent?.filename?.startsWith(distRoot)) return workflowPath;
-	return origResolve.call(this, request, parent, ...rest);
-};
-
-const { Container } = n8nRequire('@n8n/di');
-const wf = n8nRequire('n8n-workflow');
-const core = n8nRequire('n8n-core');
-const { CredentialsHelper } = n8nRequire('n8n/dist/credentials-helper.js');
-const { SecurityServiceTrigger } = n8nRequire(join(distRoot, 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.js'));
-const { SecurityServiceApi } = n8nRequire(join(distRoot, 'credentials/SecurityServiceApi.credentials.js'));
+const { answer, n8nRequire, Container, wf, core, nodeTypes, credentialsHelper, setCredential, getCredential } = bootN8nRuntime({
+	mark: MARK,
+	runner: 'trigger-runner.mjs',
+	nodes: ({ n8nRequire: req, distRoot, core: c }) => {
+		const { SecurityServiceTrigger } = req(join(distRoot, 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.js'));
+		// The node type as n8n's loader prepares it: polling nodes get the "Poll Times" parameter.
+		const triggerType = new SecurityServiceTrigger();
+		c.DirectoryLoader.prototype.applySpecialNodeParameters.call(c.DirectoryLoader, triggerType);
+		if (!triggerType.description.properties.some((p) => p.name === 'pollTimes')) {
+			throw new Error("n8n's loader did not add pollTimes to the polling node: update trigger-runner.mjs");
+		}
+		return { 'CUSTOM.securityServiceTrigger': triggerType };
+	},
+});
 const { createDeferredPromise } = n8nRequire('@n8n/utils/promise/deferred-promise');
 
-const { Workflow, NodeHelpers } = wf;
-const {
-	WorkflowExecute,
-	ExecutionLifecycleHooks,
-	EncryptionKeyProxy,
-	Cipher,
-	Credentials,
-	ActiveWorkflowTriggers,
-	ScheduledTaskManager,
-	PollContext,
-	InstanceSettings,
-	DirectoryLoader,
-} = core;
+const { Workflow } = wf;
+const { WorkflowExecute, ExecutionLifecycleHooks, ActiveWorkflowTriggers, ScheduledTaskManager, PollContext, InstanceSettings, DirectoryLoader } = core;
 for (const [name, v] of Object.entries({ ActiveWorkflowTriggers, ScheduledTaskManager, PollContext, InstanceSettings, DirectoryLoader })) {
 	if (typeof v !== 'function') throw new Error(`n8n-core no longer exports ${name}: update trigger-runner.mjs`);
 }
 
-// Encryption as n8n does it without key rotation (see inprocess-runner.mjs).
-const cipher = Container.get(Cipher);
-const instanceKeyInfo = {
-	id: 'instance-key',
-	value: cipher.encryptDEKWithInstanceKey(Container.get(InstanceSettings).encryptionKey),
-	algorithm: 'aes-256-cbc',
-	format: 'no-prefix',
-};
-Container.get(EncryptionKeyProxy).setProvider({
-	getActiveKey: async () => instanceKeyInfo,
-	getKeyById: async (id) => (id === instanceKeyInfo.id ? instanceKeyInfo : null),
-	getLegacyKey: async () => instanceKeyInfo,
-});
-
 // A single main instance is the leader (n8n's start command marks it): only the leader registers and fires crons.
 const instanceSettings = Container.get(InstanceSettings);
 if (!instanceSettings.isLeader) instanceSettings.markAsLeader();
-
-// The node type as n8n's loader prepares it: polling nodes get the "Poll Times" parameter.
-const triggerType = new SecurityServiceTrigger();
-DirectoryLoader.prototype.applySpecialNodeParameters.call(DirectoryLoader, triggerType);
-if (!triggerType.description.properties.some((p) => p.name === 'pollTimes')) {
-	throw new Error("n8n's loader did not add pollTimes to the polling node: update trigger-runner.mjs");
-}
-const NODE_TYPES = { 'CUSTOM.securityServiceTrigger': triggerType };
-const nodeTypes = {
-	getByName: (type) => {
-		const t = NODE_TYPES[type];
-		if (!t) throw new Error(`unknown node type ${type}`);
-		return t;
-	},
-	getByNameAndVersion: (type, version) => NodeHelpers.getVersionedNodeType(nodeTypes.getByName(type), version),
-	getKnownTypes: () => ({}),
-};
-
-const credentialType = new SecurityServiceApi();
-const credentialTypes = {
-	getByName: (name) => {
-		if (name !== credentialType.name) throw new Error(`unknown credential type ${name}`);
-		return credentialType;
-	},
-	recognizes: (name) => name === credentialType.name,
-	getParentTypes: () => [],
-	getSupportedNodes: () => [],
-};
-
-const rows = new Map();
-const credentialsRepository = {
-	async findOneByOrFail({ id, type }) {
-		const row = rows.get(id);
-		if (!row || row.type !== type) throw new Error(`credential ${id} (${type}) not found`);
-		return { ...row, usageScope: 'project', isResolvable: false, resolverId: null };
-	},
-	async update({ id }, data) {
-		const row = rows.get(id);
-		rows.set(id, { ...row, data: data.data });
-	},
-};
-if (CredentialsHelper.length !== 9) {
-	throw new Error(`n8n's CredentialsHelper takes ${CredentialsHelper.length} collaborators (9 expected for n8n 2.40.x): update trigger-runner.mjs`);
-}
-const credentialsHelper = new CredentialsHelper(
-	credentialTypes,
-	{ applyOverwrite: (_t, d) => d, usesManagedAuth: () => false, getOverwrites: () => ({}) },
-	credentialsRepository,
-	{ resolveIfNeeded: async (_c, data) => ({ data, isDynamic: false }), getEffectiveResolverId: () => undefined },
-	{ findAllAccessibleProviderKeysByCredentialId: async () => [] },
-	{ isExternalSecretsLicensed: () => false },
-	{ externalSecretsForProjects: false },
-	{},
-	{ enforceCredentialDecrypt: async () => {} },
-);
-
-async function setCredential(credId, name, data) {
-	const c = new Credentials({ id: credId, name }, credentialType.name);
-	await c.setData(data);
-	rows.set(credId, { ...c.getDataToSave(), id: credId });
-}
-async function getCredential(credId) {
-	const row = rows.get(credId);
-	if (!row) return null;
-	return await new Credentials({ id: row.id, name: row.name }, row.type, row.data).getData();
-}
 
 function serializeError(e) {
 	if (!e) return undefined;
