@@ -101,7 +101,23 @@ export function parseRawOutput(stdout: string): any {
 	const start = stdout.indexOf('\n{');
 	const text = stdout.startsWith('{') ? stdout : start >= 0 ? stdout.slice(start + 1) : '';
 	if (!text) throw new Error(`no JSON in n8n output:\n${stdout.slice(0, 2000)}`);
-	return JSON.parse(text);
+	// n8n may print a log line after the document (seen once on a busy machine): parse the first balanced object.
+	return JSON.parse(text.slice(0, endOfFirstObject(text)));
+}
+
+function endOfFirstObject(text: string): number {
+	let depth = 0;
+	let inString = false;
+	for (let i = 0; i < text.length; i++) {
+		const c = text[i];
+		if (inString) {
+			if (c === '\\') i++;
+			else if (c === '"') inString = false;
+		} else if (c === '"') inString = true;
+		else if (c === '{' || c === '[') depth++;
+		else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
+	}
+	return text.length;
 }
 
 /** Output items (json) of a node in a run. */
