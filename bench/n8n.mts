@@ -109,7 +109,10 @@ async function importCredential(c: Ctx) {
 
 async function execute(c: Ctx, id: string, nodes: string[], outNode: string): Promise<RunMeasure> {
 	await c.sim.control('DELETE', '/requests');
-	const r = await n8nCli(c.home, ['execute', `--id=${id}`, '--rawOutput'], 600_000);
+	// BENCH_N8N_CPU_PROF=dir: V8 CPU profiles of every n8n process of the measured runs (one sub-folder per workflow).
+	const prof = process.env.BENCH_N8N_CPU_PROF;
+	if (prof && id !== WF.noop) c.home.env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${join(prof, id)}`;
+	const r = await n8nCli(c.home, ['execute', `--id=${id}`, '--rawOutput'], 600_000).finally(() => delete c.home.env.NODE_OPTIONS);
 	if (r.code !== 0) throw new Error(`n8n execute ${id} failed (${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
 	const run = parseRawOutput(r.stdout);
 	const runData = run.data.resultData.runData as Record<string, Array<{ executionTime: number; data?: { main?: Array<Array<{ json: any }>> } }>>;

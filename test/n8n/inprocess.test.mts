@@ -427,6 +427,43 @@ test('continueOnFail, per item: a bad item and a service error become output ite
 	assert.equal(recs.filter((r) => (r.tag as LogEntry).opId === 'applicationProtection.httpFilter.get').length, 1);
 });
 
+test('mapped parameters ({{ $json.path }}) read straight from each item give exactly what n8n\'s evaluator gives', async () => {
+	// The node reads `={{ $json.a.b }}` / `={{ $json["a"][0] }}` from the item itself (nodes/SecurityService/actions/
+	// params.ts); the same expressions wrapped in parentheses are not that form, so n8n evaluates them. Both must
+	// yield the same requests and the same output items, for present, numeric, nested, missing and unknown values.
+	const items = [
+		{ site_id: ids.site_id, s: { list: [ids.site_id] } },
+		{ site_id: Number(ids.site_id), s: { list: [Number(ids.site_id)] } },
+		{ site_id: '99999', s: { list: ['99999'] } },
+		{ other: 1, s: { list: [] } },
+		{ site_id: ` ${ids.site_id}`, s: { list: [null] } },
+	];
+	const op = getOperation('dashboard.isUnderAttack');
+	const runWith = async (label: string, expression: string) => {
+		const mark = proxy.mark();
+		const res = await exec(chain(`mapped ${label}`, [ssNode(label, toNodeParameters(op, sample(op.id), { site_id: expression }), { continueOnFail: true })], items));
+		assertSuccess(res, [label]);
+		const run = nodeRun(res, label);
+		const urls = proxy.since(mark).map((r) => r.url.replace(/access_token=[^&]*/, 'access_token=…')).sort();
+		return { out: run.items, paired: run.pairedItems, urls };
+	};
+	for (const [fast, evaluated] of [
+		['={{ $json.site_id }}', '={{ ($json.site_id) }}'],
+		['={{ $json["s"]["list"][0] }}', '={{ ($json["s"]["list"][0]) }}'],
+	]) {
+		const a = await runWith(`fast ${fast}`, fast);
+		const b = await runWith(`evaluated ${evaluated}`, evaluated);
+		assert.deepEqual(a.out, b.out, `${fast}: same output items as n8n's evaluation`);
+		assert.deepEqual(a.paired, b.paired);
+		assert.deepEqual(a.urls, b.urls, `${fast}: same requests`);
+		assert.equal(a.out.length, items.length);
+		assert.equal(a.out[0].status, 1, 'the attacked site, by string id');
+		assert.equal(a.out[1].status, 1, 'the attacked site, by numeric id');
+		assert.ok(a.out[2].error, 'unknown site → an error item');
+		assert.match(String(a.out[3].error ?? ''), /site_id/, 'missing value → the field is named');
+	}
+});
+
 test('token expired mid-run: rejected once, renewed through preAuthentication, retried; the new token is persisted by n8n', async () => {
 	const beforeCred = await runner.getCredential('cred-app');
 	assert.ok(beforeCred && typeof beforeCred.accessToken === 'string' && beforeCred.accessToken !== '', 'a token was stored by the first run');

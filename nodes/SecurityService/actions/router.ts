@@ -16,6 +16,7 @@ import type { OperationFn } from './common/types';
 import * as customerList from './customer/list.operation';
 import * as windowed from './dashboard/windowed.operation';
 import { collectParams, isPaged } from './fields';
+import { createParamReader } from './params';
 
 /** Operations with their own flow; every other operation runs through the generic one. */
 function operationFor(opId: string): OperationFn {
@@ -71,12 +72,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const items = this.getInputData();
 	const client = await getClient(this);
 	const perItem: INodeExecutionData[][] = new Array(items.length);
+	const param = createParamReader(this, items);
 
 	const resourceOf: string[] = [];
 	const operationOf: string[] = [];
 	const opIdOf = (i: number) => {
-		resourceOf[i] ??= this.getNodeParameter('resource', i) as string;
-		operationOf[i] ??= this.getNodeParameter('operation', i) as string;
+		resourceOf[i] ??= param('resource', i) as string;
+		operationOf[i] ??= param('operation', i) as string;
 		return `${resourceOf[i]}.${operationOf[i]}`;
 	};
 
@@ -89,9 +91,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				throw new NodeOperationError(this.getNode(), `Unknown operation '${operation}' for resource '${resource}'`, { itemIndex: i });
 			}
 			const op = getOperation(opId);
-			const params = collectParams(op, (name) => this.getNodeParameter(name, i, null));
-			const returnAll = isPaged(op) ? (this.getNodeParameter('returnAll', i, false) as boolean) : true;
-			const limit = isPaged(op) && !returnAll ? (this.getNodeParameter('limit', i, 50) as number) : Infinity;
+			const params = collectParams(op, (name) => param(name, i, null));
+			const returnAll = isPaged(op) ? (param('returnAll', i, false) as boolean) : true;
+			const limit = isPaged(op) && !returnAll ? (param('limit', i, 50) as number) : Infinity;
 			const results = await operationFor(opId)({ exec: this, client, op, params, itemIndex: i, returnAll, limit });
 			perItem[i] = results.map((json) => ({ json, pairedItem: { item: i } }));
 		} catch (error) {

@@ -28,7 +28,7 @@ export function toItems(result: unknown, listPath?: string): IDataObject[] {
 /** Any operation: validate through the catalog, call, unwrap. */
 export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	const { client, op, params } = ctx;
-	client.validate(op.id, params);
+	// call() validates against the catalog before anything is sent (ValidationError names the field and the rule).
 	const result = await client.call(op.id, params, op.auth === 'access_token' ? { accessToken: CLIENT_AUTH_STANDIN } : {});
 	const items = toItems(result, op.list?.itemsAt);
 	return op.list && !ctx.returnAll && op.list.paging ? items.slice(0, ctx.limit) : items;
