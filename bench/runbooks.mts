@@ -3,13 +3,22 @@
  * at its own level (site / network / host of every site; levels are reused past their count, which the runbook's
  * revert handles as "unchanged"), polls is_under_attack through a cooldown and reverts. Measures completion time
  * (first start → last result), peak worker RSS (sampled from /proc every 100 ms) and growth from 50 → 500.
+ * The worker is the compiled one with its default node flags (demo/stack.mts startWorkerProcess).
+ *
+ * Alone: node --import tsx bench/runbooks.mts [--sizes 50,500] [--record "note"]
+ *   prints the rows; --record appends them as an entry of `updates` in bench/results.json (other keys untouched).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { AttackResponseResult } from '../workflows/defs.mts';
 import type { PlanInput } from '../workflows/plan.mts';
 import { startAttackResponse } from '../worker/src/runbooks.mts';
 import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { round, startSimProcess, type Row } from './lib.mts';
+import { workerNodeFlags } from '../worker/src/build.mts';
+import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';
 
 const APP_ID = 'bench-runbooks';
 const SECRET = 'bench-runbooks-secret-1';
@@ -21,13 +30,13 @@ interface Level {
 	host_id: string;
 }
 
-export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]; cooldownSeconds?: number } = {}) {
+export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]; cooldownSeconds?: number; workerEnv?: NodeJS.ProcessEnv; workerNodeArgs?: string[] } = {}) {
 	const sizes = o.sizes ?? [50, 500];
 	const cooldownSeconds = o.cooldownSeconds ?? 3;
 	const sim = await startSimProcess(APP_ID, SECRET);
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
-	const out: { n: number; completionSeconds: number; peakRssMB: number; idleRssMB: number; outcomes: Record<string, number>; activitiesPerSecond: number }[] = [];
+	const out: { n: number; completionSeconds: number; peakRssMB: number; idleRssMB: number; workerCpuSeconds: number; outcomes: Record<string, number>; activitiesPerSecond: number }[] = [];
 	try {
 		const state = await sim.control<{ sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[] }>('GET', '/state');
 		const levels: Level[] = [];
@@ -40,12 +49,13 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 		}
 		for (const n of sizes) {
 			const taskQueue = `bench-rb-${n}-${process.pid}`;
-			const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+			const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv, nodeArgs: o.workerNodeArgs });
 			let peak = 0;
 			const idle = await rssOf(worker.pid);
 			const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
 			try {
 				await sim.control('DELETE', '/requests');
+				const cpu0 = cpuSeconds(worker.pid);
 				const t0 = performance.now();
 				const handles = await Promise.all(
 					Array.from({ length: n }, (_, i) => {
@@ -67,9 +77,10 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 				const secs = (performance.now() - t0) / 1000;
 				const outcomes: Record<string, number> = {};
 				for (const r of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+				const workerCpu = cpuSeconds(worker.pid) - cpu0;
 				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
 				peak = Math.max(peak, await rssOf(worker.pid));
-				out.push({ n, completionSeconds: round(secs, 1), peakRssMB: round(peak / 2 ** 20, 0), idleRssMB: round(idle / 2 ** 20, 0), outcomes, activitiesPerSecond: round(apiCalls / secs, 0) });
+				out.push({ n, completionSeconds: round(secs, 1), peakRssMB: round(peak / 2 ** 20, 0), idleRssMB: round(idle / 2 ** 20, 0), workerCpuSeconds: round(workerCpu, 1), outcomes, activitiesPerSecond: round(apiCalls / secs, 0) });
 			} finally {
 				clearInterval(sampler);
 				await worker.stop();
@@ -90,5 +101,28 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 		goal: 'RSS < 300 MB',
 		met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n,
 	}));
-	return { result: { sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
+	const flags = o.workerNodeArgs ?? workerNodeFlags({ ...process.env, ...o.workerEnv });
+	return { result: { workerNodeFlags: flags, sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	const { values } = parseArgs({ options: { sizes: { type: 'string', default: '50,500' }, record: { type: 'string' } } });
+	const sizes = String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 1000);
+	const { startTemporalDev } = await import('../demo/stack.mts');
+	const temporal = await startTemporalDev();
+	let r: Awaited<ReturnType<typeof benchRunbooks>>;
+	try {
+		r = await benchRunbooks(temporal, { sizes });
+	} finally {
+		await temporal.stop();
+	}
+	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result)}\n`);
+	if (values.record !== undefined) {
+		const file = `${ROOT}bench/results.json`;
+		const doc = JSON.parse(readFileSync(file, 'utf8')) as { updates?: unknown[] };
+		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
+		(doc.updates ??= []).push({ at: new Date().toISOString(), benches: ['5'], note: values.record, machine, rows: r.rows, results: { runbooks: r.result } });
+		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+		process.stdout.write('appended to bench/results.json updates\n');
+	}
 }

@@ -109,6 +109,8 @@ export interface WorkerProcessOptions {
 	readyTimeoutMs?: number;
 	/** Extra environment (e.g. NODE_OPTIONS). */
 	env?: NodeJS.ProcessEnv;
+	/** Node / V8 options before the entry, instead of the worker's defaults (worker/src/build.mts workerNodeFlags). */
+	nodeArgs?: string[];
 }
 
 export interface WorkerProcess {
@@ -119,9 +121,15 @@ export interface WorkerProcess {
 	stop(): Promise<void>;
 }
 
-/** The worker as its own process (`node --import tsx worker/src/main.mts`), configured through its environment. */
+/**
+ * The worker as its own process, configured through its environment: the compiled worker with its node flags
+ * (`node --max-old-space-size=512 --max-semi-space-size=2 worker/dist/main.mjs`, rebuilt first when stale;
+ * worker/src/build.mts).
+ */
 export async function startWorkerProcess(o: WorkerProcessOptions): Promise<WorkerProcess> {
-	const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}worker/src/main.mts`], {
+	const { workerCommand, workerNodeFlags } = await import('../worker/src/build.mts');
+	const cmd = workerCommand({ ...process.env, ...o.env }, o.nodeArgs ?? workerNodeFlags({ ...process.env, ...o.env }));
+	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,
 		env: {
 			...process.env,

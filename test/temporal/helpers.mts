@@ -12,6 +12,7 @@ import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
 import type { WorkerConfig } from '../../worker/src/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
 import type { PlanInput } from '../../workflows/plan.mts';
+import { workerCommand } from '../../worker/src/build.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -47,9 +48,10 @@ export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: strin
 	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
 }
 
-/** The worker as a child process (`node --import tsx worker/src/main.mts`), configured through its environment. */
+/** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/build.mts), configured through its environment. */
 export function spawnWorker(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): ChildProcess {
-	const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}worker/src/main.mts`], {
+	const cmd = workerCommand();
+	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,
 		env: {
 			...process.env,

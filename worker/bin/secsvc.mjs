@@ -1,10 +1,39 @@
 #!/usr/bin/env node
 // secsvc: run the worker, start / approve / abort / inspect runbooks, manage schedules, print timelines.
 // The sources are TypeScript (.mts, and the shared api/*.ts as CommonJS); tsx compiles them on the fly.
-import { register as registerCjs } from 'tsx/cjs/api';
-import { register as registerEsm } from 'tsx/esm/api';
+//
+// `secsvc worker` runs the COMPILED worker instead (worker/dist/main.mjs, rebuilt first when stale, with the node
+// flags of SECSVC_WORKER_NODE_FLAGS, default --max-old-space-size=512 --max-semi-space-size=2; see worker/README.md "Memory"): it replaces this
+// process where node can (process.execve, node ≥ 22.15), else runs as a child that this (plain, ~40 MB) process
+// waits for and forwards signals to. SECSVC_WORKER_IN_PROCESS=1 runs the worker inside this process from source.
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-registerCjs();
-registerEsm();
-const { run } = await import('../src/cli.mts');
-process.exitCode = await run(process.argv.slice(2));
+if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1') {
+	const root = fileURLToPath(new URL('../../', import.meta.url));
+	let cmd;
+	try {
+		const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/build.mts', import.meta.url)), '--command'], {
+			cwd: root,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'inherit'],
+		});
+		cmd = JSON.parse(out.trim().split('\n').pop());
+	} catch {
+		process.exit(1); // build.mts printed why
+	}
+	const rest = process.argv.slice(3);
+	if (typeof process.execve === 'function') process.execve(cmd.command, [cmd.command, ...cmd.args, ...rest], process.env);
+	const child = spawn(cmd.command, [...cmd.args, ...rest], { stdio: 'inherit' });
+	// A terminal's Ctrl-C reaches the whole process group (the worker shuts down gracefully); others are forwarded.
+	process.on('SIGINT', () => {});
+	for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+	child.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' || signal === 'SIGTERM' ? 0 : 1)));
+} else {
+	const { register: registerCjs } = await import('tsx/cjs/api');
+	const { register: registerEsm } = await import('tsx/esm/api');
+	registerCjs();
+	registerEsm();
+	const { run } = await import('../src/cli.mts');
+	process.exitCode = await run(process.argv.slice(2));
+}

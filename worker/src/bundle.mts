@@ -22,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
-const SELF = fileURLToPath(import.meta.url);
+// This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs (same depth as worker/src/).
+const SELF = fileURLToPath(new URL('../src/bundle.mts', import.meta.url));
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] } };
 
@@ -135,7 +136,7 @@ const quietLogger = {
 };
 
 // `node --import tsx worker/src/bundle.mts [--out FILE]`: builds the bundle (default: the cache path) and prints it.
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (process.argv[1] && process.argv[1] === SELF) {
 	const i = process.argv.indexOf('--out');
 	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}.js`);
 	buildBundleFile(out).then(

@@ -1,8 +1,15 @@
-/** Worker process entry: `node --import tsx worker/src/main.mts` (or `secsvc worker`). Config from env / SECSVC_CONFIG. */
+/**
+ * Worker process entry. Runs compiled: `node --max-old-space-size=512 --max-semi-space-size=2 worker/dist/main.mjs` (build.mts; `secsvc worker`
+ * and demo/stack.mts build and start it), or from source: `node --import tsx worker/src/main.mts`.
+ * Config from env / SECSVC_CONFIG.
+ */
+import { fileURLToPath } from 'node:url';
+import { assertFreshBuild } from './buildInfo.mts';
 import { loadConfig } from './config.mts';
 import { safeMessage, startWorker } from './worker.mts';
 
 export async function main(): Promise<void> {
+	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
 	const w = await startWorker(cfg);
 	console.log(`secsvc worker: task queue ${cfg.temporal.taskQueue} on ${cfg.temporal.address} (${cfg.temporal.namespace})`);

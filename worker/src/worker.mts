@@ -34,6 +34,14 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
  *   SECSVC_MAX_CONCURRENT_ACTIVITIES       activities run at once (default 50)
  *   SECSVC_MAX_CONCURRENT_LOCAL_ACTIVITIES local activities (the runbooks' reads) run at once (default 50)
  *   SECSVC_REUSE_V8_CONTEXT                1/0 (default 1: one V8 context shared by all workflows)
+ *
+ * Memory is sized by the process, not by these options: the worker runs compiled (worker/dist/main.mjs, no tsx) with
+ * node flags from SECSVC_WORKER_NODE_FLAGS (default --max-old-space-size=512 --max-semi-space-size=2), see build.mts and worker/README.md
+ * "Memory". At 500 concurrent runbooks the LIVE heaps are small (main isolate ~57 MB, workflow thread ~34 MB after a
+ * full GC); without the flags V8's default heap growth let garbage pile up to ~200 MB + ~110 MB before collecting
+ * (V8 grows the old generation up to 4× the live size when the machine has memory, whatever the process needs).
+ * The SDK's other memory options stay at their defaults: workflowThreadPoolSize 1 (with reuseV8Context more threads
+ * only add isolates), maxCachedWorkflows as above (smaller made it worse: replays).
  */
 export function workerTuning(env: Record<string, string | undefined> = process.env) {
 	const int = (name: string, def: number, min: number) => {

@@ -1,0 +1,131 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { BUILD_MARK, ROOT, hashInputs, readBuildInfo, type BuildInfo } from './buildInfo.mts';
+
+/**
+ * The worker process runs COMPILED, from plain JavaScript: `node <flags> worker/dist/main.mjs` (flags below).
+ *
+ * esbuild (the one tsx ships) bundles worker/src/main.mts and every repository file it imports (worker/src, api,
+ * workflows) into one ESM file; packages stay external and load from node_modules. Running the sources through
+ * `--import tsx` instead costs the worker ~30 MB of RSS for nothing at run time (tsx's module-hooks thread with its
+ * own V8 isolate, the transform cache, inline source maps), see bench/README.md "Bench 5".
+ *
+ * A stale build is impossible by construction: the file's first line records the hash of its inputs (from
+ * esbuild's metafile) and of the esbuild version and this script; `ensureWorkerBuild()` (used by demo/stack.mts,
+ * hence the demo, the benchmarks and the tests, and by `secsvc worker`) rebuilds when anything differs (~0.3 s),
+ * and the compiled worker itself refuses to start when its sources changed since (buildInfo.mts).
+ *
+ *   node --import tsx worker/src/build.mts              build if stale, print the entry path (npm run -w worker build)
+ *   node --import tsx worker/src/build.mts --command    same, then print {"command","args"} to start the worker
+ */
+
+export const WORKER_ENTRY = join(ROOT, 'worker/dist/main.mjs');
+const SOURCE_ENTRY = join(ROOT, 'worker/src/main.mts');
+const SELF = fileURLToPath(new URL('../src/build.mts', import.meta.url));
+
+/**
+ * Node/V8 options of the worker process (SECSVC_WORKER_NODE_FLAGS, space-separated, `none` for none), placed before
+ * the entry by every launcher. V8 flags are process-wide, so they size the main isolate AND the workflow thread's
+ * isolate (the SDK creates that thread without resourceLimits). Default:
+ *   --max-old-space-size=512  caps each isolate's old generation at 512 MB, which also lowers V8's heap growing
+ *                             factor (≤ 4× the live size on a big machine → ~1.4×): garbage is collected at ~1.4× the
+ *                             live heap instead of piling up. Live at 500 concurrent runbooks: ~57 MB main, ~34 MB
+ *                             workflow thread (8× headroom); raise it for far more cached workflows per worker.
+ *   --max-semi-space-size=2   young generation of 2 MB semi-spaces instead of 16 (idle −40 MB over two isolates).
+ * Bench 5, 500 runbooks: peak RSS 461–515 → 276–298 MB at the same worker CPU seconds (26.7 vs 27.4).
+ * `--optimize-for-size` gets lower still (~237 MB) for ~25 % more worker CPU. Both default flags are also
+ * accepted in NODE_OPTIONS, for deployments that start `node worker/dist/main.mjs` themselves.
+ */
+export const DEFAULT_WORKER_NODE_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=2'];
+
+export function workerNodeFlags(env: Record<string, string | undefined> = process.env): string[] {
+	const v = env.SECSVC_WORKER_NODE_FLAGS;
+	if (v === undefined || v.trim() === '') return [...DEFAULT_WORKER_NODE_FLAGS];
+	if (v.trim() === 'none') return [];
+	const flags = v.trim().split(/\s+/);
+	const bad = flags.find((f) => !/^--[a-z0-9][a-z0-9_-]*(=\S+)?$/i.test(f));
+	if (bad) throw new Error(`SECSVC_WORKER_NODE_FLAGS: every entry must be a node/V8 option like --max-semi-space-size=4 (got ${JSON.stringify(bad)})`);
+	return flags;
+}
+
+interface Esbuild {
+	buildSync: (o: object) => { metafile?: { inputs: Record<string, unknown> }; outputFiles?: { path: string; text: string }[] };
+	version: string;
+}
+
+function esbuildModule(): Esbuild {
+	// tsx's own esbuild (a dependency of tsx, hoisted or not).
+	const req = createRequire(fileURLToPath(import.meta.resolve('tsx')));
+	return req('esbuild') as Esbuild;
+}
+
+function salt(version: string): string {
+	return `esbuild ${version} build ${createHash('sha256').update(readFileSync(SELF)).digest('hex').slice(0, 16)}`;
+}
+
+/** Compiles the worker into `out` (atomic write; ~0.3 s) and returns its build record. */
+export function buildWorker(out = WORKER_ENTRY): BuildInfo {
+	const esbuild = esbuildModule();
+	const r = esbuild.buildSync({
+		absWorkingDir: ROOT,
+		entryPoints: [SOURCE_ENTRY],
+		bundle: true,
+		platform: 'node',
+		format: 'esm',
+		target: 'node20',
+		packages: 'external',
+		write: false,
+		metafile: true,
+		outfile: out,
+		logLevel: 'silent',
+		legalComments: 'none',
+	});
+	const inputs = Object.keys(r.metafile?.inputs ?? {}).sort();
+	const s = salt(esbuild.version);
+	const hash = hashInputs(inputs, s);
+	if (!hash) throw new Error('worker build: an input vanished while building');
+	const info: BuildInfo = { hash, salt: s, inputs };
+	const code = r.outputFiles?.find((f) => f.path === out)?.text;
+	if (code === undefined) throw new Error('worker build: esbuild produced no output');
+	mkdirSync(dirname(out), { recursive: true });
+	const tmp = `${out}.${process.pid}.tmp`;
+	writeFileSync(tmp, `${BUILD_MARK}${JSON.stringify(info)}\n${code}`);
+	renameSync(tmp, out); // atomic: concurrent builders write equivalent files
+	return info;
+}
+
+/** True when `file` is a build of the current sources with the current esbuild and build script. */
+export function isFresh(file = WORKER_ENTRY): boolean {
+	const info = readBuildInfo(file);
+	if (!info) return false;
+	return info.salt === salt(esbuildModule().version) && hashInputs(info.inputs, info.salt) === info.hash;
+}
+
+/** Path of an up-to-date compiled worker, building it when missing or stale (checked on every call: ~ms). */
+export function ensureWorkerBuild(): string {
+	if (!isFresh()) buildWorker();
+	return WORKER_ENTRY;
+}
+
+/**
+ * How to start the worker process: `process.execPath` with the node flags and the compiled entry (built first when
+ * stale). SECSVC_WORKER_FROM_SOURCE=1 runs the sources through tsx instead (debugging; costs ~30 MB RSS).
+ */
+export function workerCommand(env: Record<string, string | undefined> = process.env, flags = workerNodeFlags(env)): { command: string; args: string[] } {
+	if (env.SECSVC_WORKER_FROM_SOURCE === '1') return { command: process.execPath, args: [...flags, '--import', 'tsx', SOURCE_ENTRY] };
+	return { command: process.execPath, args: [...flags, ensureWorkerBuild()] };
+}
+
+if (process.argv[1] && process.argv[1] === SELF) {
+	const main = async () => {
+		if (process.argv.includes('--command')) console.log(JSON.stringify(workerCommand()));
+		else console.log(ensureWorkerBuild());
+	};
+	main().catch((e) => {
+		console.error(`worker build: ${e instanceof Error ? e.message : String(e)}`);
+		process.exit(1);
+	});
+}
