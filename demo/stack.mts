@@ -134,6 +134,7 @@ export async function startWorkerProcess(o: WorkerProcessOptions): Promise<Worke
 		env: {
 			...process.env,
 			...o.env,
+			...cmd.env,
 			TEMPORAL_ADDRESS: o.temporalAddress,
 			TEMPORAL_NAMESPACE: o.namespace ?? 'default',
 			TEMPORAL_TASK_QUEUE: o.taskQueue,

@@ -47,7 +47,7 @@ test('a build whose sources changed is stale: not fresh for the launcher, refuse
 	assert.equal(hashInputs([...info.inputs, 'worker/src/no-such-file.mts'], info.salt), undefined);
 });
 
-test('worker node flags: default memory flags, none, custom, and a clear error for anything else', () => {
+test('worker node flags and environment: default memory flags, none, custom, and a clear error for anything else', () => {
 	assert.deepEqual(workerNodeFlags({}), DEFAULT_WORKER_NODE_FLAGS);
 	assert.ok(DEFAULT_WORKER_NODE_FLAGS.some((f) => f.startsWith('--max-old-space-size=')));
 	assert.deepEqual(workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: 'none' }), []);
@@ -55,6 +55,8 @@ test('worker node flags: default memory flags, none, custom, and a clear error f
 	assert.throws(() => workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: '--ok rm -rf' }), /SECSVC_WORKER_NODE_FLAGS: .*"rm"/);
 	const cmd = workerCommand({});
 	assert.deepEqual(cmd.args, [...DEFAULT_WORKER_NODE_FLAGS, WORKER_ENTRY]);
+	assert.deepEqual(cmd.env, { MALLOC_ARENA_MAX: '2' });
+	assert.deepEqual(workerCommand({ MALLOC_ARENA_MAX: '4' }).env, { MALLOC_ARENA_MAX: '4' }, 'an operator setting wins');
 	const src = workerCommand({ SECSVC_WORKER_FROM_SOURCE: '1', SECSVC_WORKER_NODE_FLAGS: 'none' });
 	assert.deepEqual(src.args, ['--import', 'tsx', `${ROOT}worker/src/main.mts`]);
 });
@@ -62,7 +64,7 @@ test('worker node flags: default memory flags, none, custom, and a clear error f
 test('the compiled worker fails on bad configuration with a clear message and without tsx', () => {
 	const cmd = workerCommand({});
 	const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, SECSVC_APP_ID: 'a', SECSVC_SECRET: 'top-secret-value-1' };
-	const r = spawnSync(cmd.command, cmd.args, { cwd: '/', encoding: 'utf8', env, timeout: 30_000 });
+	const r = spawnSync(cmd.command, cmd.args, { cwd: '/', encoding: 'utf8', env: { ...env, ...cmd.env }, timeout: 30_000 });
 	assert.equal(r.status, 1);
 	assert.match(r.stderr, /secsvc worker: .*SECSVC_BASE_URL/);
 	assert.doesNotMatch(r.stderr + r.stdout, /top-secret-value-1/);

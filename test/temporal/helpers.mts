@@ -55,6 +55,7 @@ export function spawnWorker(env: TestWorkflowEnvironment, simUrl: string, taskQu
 		cwd: ROOT,
 		env: {
 			...process.env,
+			...cmd.env,
 			TEMPORAL_ADDRESS: env.address,
 			TEMPORAL_NAMESPACE: 'default',
 			TEMPORAL_TASK_QUEUE: taskQueue,

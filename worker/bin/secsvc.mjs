@@ -23,8 +23,9 @@ if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1'
 		process.exit(1); // build.mts printed why
 	}
 	const rest = process.argv.slice(3);
-	if (typeof process.execve === 'function') process.execve(cmd.command, [cmd.command, ...cmd.args, ...rest], process.env);
-	const child = spawn(cmd.command, [...cmd.args, ...rest], { stdio: 'inherit' });
+	const env = { ...process.env, ...cmd.env }; // MALLOC_ARENA_MAX (build.mts workerEnv)
+	if (typeof process.execve === 'function') process.execve(cmd.command, [cmd.command, ...cmd.args, ...rest], env);
+	const child = spawn(cmd.command, [...cmd.args, ...rest], { stdio: 'inherit', env });
 	// A terminal's Ctrl-C reaches the whole process group (the worker shuts down gracefully); others are forwarded.
 	process.on('SIGINT', () => {});
 	for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
