@@ -122,7 +122,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { updates?: unknown[] };
 		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
 		(doc.updates ??= []).push({ at: new Date().toISOString(), benches: ['5'], note: values.record, machine, rows: r.rows, results: { runbooks: r.result } });
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+		// Non-ASCII as \uXXXX, the way the file is kept (a record adds lines, it does not re-encode the others).
+		const ascii = JSON.stringify(doc, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+		writeFileSync(file, `${ascii}\n`);
 		process.stdout.write('appended to bench/results.json updates\n');
 	}
 }
