@@ -129,7 +129,8 @@ export function createClient(opts: ClientOptions): Client {
 	const sleep = opts.sleep ?? defaultSleep;
 	const now = opts.now ?? Date.now;
 	const random = opts.random ?? Math.random;
-	const emit = opts.onEvent ?? (() => {});
+	const onEvent = opts.onEvent;
+	const emit = onEvent ?? (() => {});
 	const baseUrl = opts.baseUrl.replace(/\/+$/, '');
 
 	const tokens = opts.credentials
@@ -149,7 +150,8 @@ export function createClient(opts: ClientOptions): Client {
 		: undefined;
 
 	async function send(op: CatalogEntry, req: HttpRequest, attempt: number): Promise<HttpResponse> {
-		emit({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
+		// The redacted URL is only built for a listener (it is the client's largest per-call cost otherwise).
+		if (onEvent) onEvent({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
 		const t0 = now();
 		let failure: unknown;
 		let res: HttpResponse | undefined;

@@ -16,7 +16,9 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 	});
 	const transport = async (req: HttpRequest): Promise<HttpResponse> => {
 		let body: string | FormData | undefined;
-		const headers: Record<string, string> = { ...req.headers };
+		// Copied only when a content type is added (the request object belongs to the caller).
+		let headers: Record<string, string> = req.headers;
+		if (req.body) headers = { ...req.headers };
 		if (req.body?.kind === 'json') {
 			body = JSON.stringify(req.body.value);
 			headers['content-type'] = 'application/json';
@@ -34,13 +36,17 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 				headers,
 				body,
 				dispatcher: agent,
-				headersTimeout: req.timeoutMs,
-				bodyTimeout: req.timeoutMs,
+				// One deadline for the whole exchange (connect, headers, body): undici's own headers/body timeouts
+				// would only repeat it with a timer per request.
 				signal: AbortSignal.timeout(req.timeoutMs),
 			});
 			const text = await res.body.text();
 			const h: Record<string, string> = {};
-			for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : String(v);
+			const rh = res.headers;
+			for (const k in rh) {
+				const v = rh[k];
+				if (v !== undefined) h[k] = typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : String(v);
+			}
 			return { status: res.statusCode, headers: h, body: text };
 		} catch (err) {
 			const e = err as Error & { code?: string; timeout?: boolean; sent?: boolean };
