@@ -61,12 +61,20 @@ export interface TemporalDevOptions {
 	readyTimeoutMs?: number;
 }
 
+/**
+ * Dynamic config of the dev server (the same the Temporal TypeScript SDK's own tests use): eager activity dispatch
+ * hands an activity the workflow just scheduled straight back to the worker in the workflow-task response, instead
+ * of through a poll (measured here: schedule → start 4–43 ms → 0 ms; the runbook's first write group is a regular
+ * activity). A production server enables it with the same key; without it the runbooks work the same, a little slower.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+
 /** Starts `temporal server start-dev` (in-memory) and waits until its HTTP API answers for the namespace. */
 export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<TemporalDev> {
 	const port = o.port ?? (await freePort());
 	const httpPort = o.httpPort ?? (await freePort());
 	const namespace = o.namespace ?? 'default';
-	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error'];
+	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG];
 	let uiPort: number | undefined;
 	if (o.ui) {
 		uiPort = o.uiPort ?? (await freePort());

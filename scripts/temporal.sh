@@ -82,7 +82,9 @@ case "$cmd" in
       shift
     done
     bin="$(bash "$0" path)"
-    args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace "$ns" --log-level error)
+    # eager activity dispatch, as in demo/stack.mts (DEV_SERVER_DYNAMIC_CONFIG)
+    args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace "$ns" --log-level error
+      --dynamic-config-value system.enableActivityEagerExecution=true)
     if [ "$ui" = 1 ]; then
       args+=(--ui-ip 127.0.0.1)
       [ -n "$uiport" ] && args+=(--ui-port "$uiport")
