@@ -6,6 +6,7 @@ import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
 import type { HttpRequest, HttpResponse, Transport, TransportThrown } from './transport/types';
+import type { OperationParams, OperationResults } from './types.generated';
 
 /**
  * The client: call(operationId, params) → validate (catalog zod) → encode → transport → envelope → result (catalog zod).
@@ -54,21 +55,54 @@ export interface CallOptions {
 	signal?: AbortSignal;
 }
 
+/** Parameters of an operation, as a caller may pass them (generated from the catalog: api/types.generated.ts). */
+export type ParamsOf<Id extends OperationId> = OperationParams[Id];
+/** What `call` resolves with for an operation (generated from the catalog's result schemas). */
+export type ResultOf<Id extends OperationId> = OperationResults[Id];
+
+/** `[params, options?]`, with `params` optional when the operation has no required field. */
+export type CallArgs<Id extends OperationId> =
+	Record<string, never> extends OperationParams[Id]
+		? [params?: OperationParams[Id], o?: CallOptions]
+		: [params: OperationParams[Id], o?: CallOptions];
+
+/** `[params]` for `validate`, optional like in `CallArgs`. */
+export type ValidateArgs<Id extends OperationId> =
+	Record<string, never> extends OperationParams[Id] ? [params?: OperationParams[Id]] : [params: OperationParams[Id]];
+
+/**
+ * The loose form's id: any id only known at run time (`op.id: string` from n8n parameters, plans, …). A literal
+ * operation id is accepted here only with deliberately loose parameters — a type with a string index signature
+ * (`Record<string, unknown>`, n8n's `IDataObject`) — so a literal call with an object literal is always checked
+ * against the generated types. (An explicit type argument, `call<T>(…)`, also selects the loose form.)
+ */
+export type LooseId<S extends string, P> = [S] extends [OperationId] ? (string extends keyof P ? S : never) : S;
+
 /** One derived method: validates `params` against the catalog and resolves with the parsed result. */
-export type OperationMethod = (params?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>;
+export type OperationMethod<Id extends OperationId = OperationId> = (...args: CallArgs<Id>) => Promise<OperationResults[Id]>;
 
 type Head<S extends string> = S extends `${infer H}.${string}` ? H : S;
 type Rest<S extends string, H extends string> = S extends `${H}.${infer R}` ? R : never;
-/** `'a.b.c' | 'a.d'` → `{ a: { b: { c: OperationMethod }, d: OperationMethod } }`: the ops tree, typed from the ids. */
-export type OpsTree<S extends string = OperationId> = {
-	[H in Head<S>]: [Rest<S, H>] extends [never] ? OperationMethod : OpsTree<Rest<S, H>>;
+/**
+ * `'a.b.c' | 'a.d'` → `{ a: { b: { c: OperationMethod<'a.b.c'> }, d: OperationMethod<'a.d'> } }`: the ops tree,
+ * typed from the ids; `P` is the id prefix walked so far.
+ */
+export type OpsTree<S extends string = OperationId, P extends string = ''> = {
+	[H in Head<S>]: [Rest<S, H>] extends [never]
+		? `${P}${H}` extends OperationId
+			? OperationMethod<`${P}${H}`>
+			: never
+		: OpsTree<Rest<S, H>, `${P}${H}.`>;
 };
 
 export interface Client {
-	/** Any operation by id (ids are `OperationId`; a string built at run time is checked against the catalog). */
-	call<T = unknown>(opId: OperationId | (string & NonNullable<unknown>), params?: Record<string, unknown>, o?: CallOptions): Promise<T>;
+	/** Any operation by id: typed parameters and result from the catalog (api/types.generated.ts). */
+	call<Id extends OperationId>(opId: Id, ...args: CallArgs<Id>): Promise<OperationResults[Id]>;
+	/** An id known only at run time: checked against the catalog when called; parameters and result untyped. */
+	call<T = unknown, S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(opId: LooseId<S, P>, params?: P, o?: CallOptions): Promise<T>;
 	/** Validates against the catalog; returns the parsed (normalised) parameters or throws ValidationError. */
-	validate(opId: OperationId | (string & NonNullable<unknown>), params?: Record<string, unknown>): Record<string, unknown>;
+	validate<Id extends OperationId>(opId: Id, ...args: ValidateArgs<Id>): Record<string, unknown>;
+	validate<S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(opId: LooseId<S, P>, params?: P): Record<string, unknown>;
 	/** Methods derived from the operation ids: `client.ops.applicationProtection.ipBlacklist.add({...})`. */
 	ops: OpsTree;
 	/** Runs the connect step of the user-token flow and checks the returned state. */
@@ -256,7 +290,7 @@ export function createClient(opts: ClientOptions): Client {
 
 	const client: Client = {
 		call: call as Client['call'],
-		validate: (opId, params) => validateParams(getOperation(opId), params),
+		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params)) as Client['validate'],
 		ops: buildOpsTree(call),
 		connect,
 		tokens,

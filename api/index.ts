@@ -7,3 +7,4 @@ export * from './redact';
 export * from './time';
 export * from './tokens';
 export * from './transport/types';
+export type { OperationParams, OperationResults } from './types.generated';

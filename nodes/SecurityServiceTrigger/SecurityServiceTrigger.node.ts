@@ -34,17 +34,17 @@ async function fetchEntries(ctx: IPollFunctions, event: EventKind, siteId: strin
 	const opts = { accessToken: CLIENT_AUTH_STANDIN };
 	if (event === 'newFlowDownAlert') {
 		const span = Math.min(lookbackHours * 3600, 90 * DAY);
-		const params = { site_id: siteId, start_time: String(now - span), end_time: String(now), status: 2 };
+		const params = { site_id: siteId, start_time: String(now - span), end_time: String(now), status: 2 as const };
 		client.validate('dashboard.flowDownEvents', params);
 		return (await client.call('dashboard.flowDownEvents', params, opts)) as IDataObject[];
 	}
 	const span = Math.min(lookbackHours * 3600, 31 * DAY);
-	const base: Record<string, unknown> = {
+	const base = {
 		site_id: siteId,
 		start_time: formatYmdhms(now - span),
 		end_time: formatYmdhms(now),
 		status: event === 'attackStarted' ? 'ongoing' : event === 'attackStopped' ? 'stopped' : 'all',
-	};
+	} as const;
 	client.validate('dashboard.ddosEvents', { ...base, start: 0, num: PAGE_SIZE });
 	const out: IDataObject[] = [];
 	let start = 0;

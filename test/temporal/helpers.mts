@@ -109,7 +109,7 @@ export const ATTACK_SOURCES = [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }, { c
 export async function liveSettings(c: Client, ids: Ids) {
 	const op = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	const pol = (await c.call('detection.getPolicy', op)) as Record<string, Record<string, unknown>> & { model: number };
+	const pol = await c.call('detection.getPolicy', op);
 	return {
 		model: pol.model,
 		tcp_syn: pol.tcp.tcp_syn,

@@ -131,7 +131,7 @@ test('operator edit during the attack survives the revert and is reported as a c
 		recorded.push({ workflowId: h.workflowId, runId: h.firstExecutionRunId });
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 		const dp = { site_id: t.ids.site_id, domain_port_id: t.ids.domain_port_id };
-		const operatorValue = { action: 'blacklist', enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
+		const operatorValue = { action: 'blacklist' as const, enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
 		await t.op.call('applicationProtection.authIp.set', { ...dp, ...operatorValue });
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;

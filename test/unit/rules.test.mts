@@ -107,12 +107,12 @@ test('valid samples pass the same rules (control)', () => {
 });
 
 test('normalisation: one consistent user form, documented wire form', () => {
-	const hf = client.validate('applicationProtection.httpFilter.get', { ...samples['applicationProtection.httpFilter.get'], p_flag_id: 12 });
+	const hf = client.validate('applicationProtection.httpFilter.get' as string, { ...samples['applicationProtection.httpFilter.get'], p_flag_id: 12 });
 	assert.equal(hf.p_flag_id, '12');
-	const sc = client.validate('applicationProtection.statusCodes.update', { ...samples['applicationProtection.statusCodes.update'], error_page_type: '1' });
+	const sc = client.validate('applicationProtection.statusCodes.update' as string, { ...samples['applicationProtection.statusCodes.update'], error_page_type: '1' });
 	assert.equal(sc.error_page_type, 1);
-	const bl = client.validate('applicationProtection.ipBlacklist.add', { ...samples['applicationProtection.ipBlacklist.add'], ip_black_list: '10.1.2.0/24' });
+	const bl = client.validate('applicationProtection.ipBlacklist.add' as string, { ...samples['applicationProtection.ipBlacklist.add'], ip_black_list: '10.1.2.0/24' });
 	assert.equal(bl.ip_black_list, '10.1.2.0-10.1.2.255');
-	const m = client.validate('detection.setMode', { ...samples['detection.setMode'], model: 1 });
+	const m = client.validate('detection.setMode' as string, { ...samples['detection.setMode'], model: 1 });
 	assert.equal(m.model, '1');
 });
