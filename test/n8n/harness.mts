@@ -1,7 +1,6 @@
 // Helpers for the n8n tests: the cached n8n runtime, the packed package, an n8n user folder, the n8n CLI.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,13 +127,4 @@ export function nodeOutput(run: any, nodeName: string): any[] {
 }
 
 /** A free TCP port on 127.0.0.1 (n8n's task broker otherwise listens on the fixed port 5679). */
-export function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const port = (s.address() as { port: number }).port;
-			s.close(() => resolve(port));
-		});
-	});
-}
+export { freePort } from '../../demo/stack.mts';

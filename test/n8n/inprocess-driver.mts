@@ -1,15 +1,14 @@
 // Test-side driver for test/n8n/inprocess-runner.mjs: builds dist/ when stale, starts the runner on the cached
 // n8n runtime's Node 24, exchanges JSON lines with it, and turns catalog parameters into node parameters with
 // the node's own catalog→parameter mapping (nodes/SecurityService/actions/fields.ts).
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { CatalogEntry } from '../../api/catalog/index.ts';
 import { fieldProperty, isHiddenField, isPaged } from '../../nodes/SecurityService/actions/fields.ts';
 import { resourceOf } from '../../nodes/SecurityService/actions/resources.ts';
-import { n8nRuntime, ROOT } from './harness.mts';
+import { ROOT } from './harness.mts';
+import { startN8nChild } from './n8n-child.mts';
 
 export const MARK = '@@secsvc-inprocess@@ ';
 export const NODE_TYPE = 'CUSTOM.securityService';
@@ -72,103 +71,22 @@ export interface Runner {
 
 /** Starts the runner with the cached n8n's Node 24. Throws (never skips) when the runtime is missing. */
 export async function startRunner(): Promise<Runner> {
-	const rt = n8nRuntime();
-	const userFolder = mkdtempSync(join(tmpdir(), 'secsvc-inproc-'));
-	const child: ChildProcessWithoutNullStreams = spawn(rt.node, [join(ROOT, 'test/n8n/inprocess-runner.mjs')], {
-		cwd: userFolder,
-		env: {
-			PATH: process.env.PATH,
-			HOME: userFolder,
-			N8N_RUNTIME: rt.dir,
-			// SECSVC_INPROC_DIST: run another build of the package (used to check that the test catches broken builds).
-			SECSVC_DIST: process.env.SECSVC_INPROC_DIST ?? join(ROOT, 'dist'),
-			N8N_USER_FOLDER: userFolder,
-			N8N_ENCRYPTION_KEY: 'secsvc-inprocess-test-key-0123456789',
-			N8N_DIAGNOSTICS_ENABLED: 'false',
-			N8N_LOG_LEVEL: 'warn',
-			N8N_RUNNERS_ENABLED: 'false',
-			NODE_ENV: 'test',
-		},
-		stdio: ['pipe', 'pipe', 'pipe'],
+	const c = await startN8nChild({
+		script: 'inprocess-runner.mjs',
+		mark: MARK,
+		label: 'in-process runner',
+		// SECSVC_INPROC_DIST: run another build of the package (used to check that the test catches broken builds).
+		dist: process.env.SECSVC_INPROC_DIST,
+		encryptionKey: 'secsvc-inprocess-test-key-0123456789',
+		commandTimeoutMs: 60_000,
 	});
-	let stderr = '';
-	child.stderr.on('data', (d) => {
-		stderr += d;
-		if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
-	});
-	const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-	let ready!: (v: any) => void;
-	let failed!: (e: Error) => void;
-	const readyP = new Promise<any>((res, rej) => {
-		ready = res;
-		failed = rej;
-	});
-	let exited = false;
-	child.on('exit', (code, signal) => {
-		exited = true;
-		const err = new Error(`in-process runner exited (code ${code}, signal ${signal})\n${stderr.slice(-4000)}`);
-		failed(err);
-		for (const p of pending.values()) p.reject(err);
-		pending.clear();
-	});
-	createInterface({ input: child.stdout }).on('line', (line) => {
-		if (!line.startsWith(MARK)) return;
-		const msg = JSON.parse(line.slice(MARK.length));
-		if (msg.ready) return ready(msg);
-		const p = pending.get(msg.id);
-		if (!p) return;
-		pending.delete(msg.id);
-		if (msg.ok) p.resolve(msg.result);
-		else p.reject(new Error(`runner: ${msg.error?.message}\n${msg.error?.stack ?? ''}`));
-	});
-	const timer = setTimeout(() => failed(new Error(`in-process runner not ready after 60 s\n${stderr.slice(-4000)}`)), 60_000);
-	const hello = await readyP.finally(() => clearTimeout(timer));
-
-	let next = 0;
-	const send = (cmd: Record<string, unknown>, timeoutMs = 60_000): Promise<any> => {
-		if (exited) return Promise.reject(new Error(`in-process runner is gone\n${stderr.slice(-4000)}`));
-		const id = ++next;
-		return new Promise((resolve, reject) => {
-			const t = setTimeout(() => {
-				pending.delete(id);
-				reject(new Error(`runner command ${String(cmd.cmd)} timed out after ${timeoutMs} ms\n${stderr.slice(-4000)}`));
-			}, timeoutMs);
-			pending.set(id, {
-				resolve: (v) => {
-					clearTimeout(t);
-					resolve(v);
-				},
-				reject: (e) => {
-					clearTimeout(t);
-					reject(e);
-				},
-			});
-			child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
-		});
-	};
-
 	return {
-		versions: hello.versions,
-		stderr: () => stderr,
-		setCredential: (credId, name, data) => send({ cmd: 'setCredential', credId, name, data }),
-		getCredential: (credId) => send({ cmd: 'getCredential', credId }),
-		run: (workflow) => send({ cmd: 'run', workflow }),
-		async close() {
-			if (!exited) {
-				await send({ cmd: 'exit' }, 10_000).catch(() => undefined);
-				await new Promise<void>((r) => {
-					if (exited) r();
-					else {
-						const k = setTimeout(() => child.kill('SIGKILL'), 5_000);
-						child.once('exit', () => {
-							clearTimeout(k);
-							r();
-						});
-					}
-				});
-			}
-			rmSync(userFolder, { recursive: true, force: true });
-		},
+		versions: c.versions,
+		stderr: c.stderr,
+		setCredential: (credId, name, data) => c.send({ cmd: 'setCredential', credId, name, data }),
+		getCredential: (credId) => c.send({ cmd: 'getCredential', credId }),
+		run: (workflow) => c.send({ cmd: 'run', workflow }),
+		close: c.close,
 	};
 }
 

@@ -11,8 +11,7 @@
 // Environment: N8N_RUNTIME (folder holding node_modules/n8n), SECSVC_DIST (this repo's dist/),
 // N8N_USER_FOLDER (a temp folder), N8N_ENCRYPTION_KEY.
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { bootN8nRuntime } from './n8n-runtime.mjs';
+import { additionalData, bootN8nRuntime, serializeError, serveCommands } from './n8n-runtime.mjs';
 
 export const MARK = '@@secsvc-inprocess@@ ';
 
@@ -34,20 +33,6 @@ const { WorkflowExecute, ExecutionLifecycleHooks } = core;
 
 let executions = 0;
 
-function serializeError(e) {
-	if (!e) return undefined;
-	return {
-		name: e.name,
-		message: e.message,
-		description: e.description ?? undefined,
-		context: e.context ?? undefined,
-		httpCode: e.httpCode ?? undefined,
-		nodeName: e.node?.name,
-		cause: e.cause?.message,
-		stack: (e.cause?.stack ?? e.stack)?.split('\n').slice(0, 8).join('\n'),
-	};
-}
-
 async function run(workflowDoc) {
 	const executionId = String(++executions);
 	const workflow = new Workflow({
@@ -66,40 +51,12 @@ async function run(workflowDoc) {
 	const done = createDeferredPromise();
 	hooks.addHandler('workflowExecuteAfter', (fullRunData) => done.resolve(fullRunData));
 
-	const additionalData = {
-		credentialsHelper,
-		hooks,
-		executionId,
-		currentNodeExecutionIndex: 0,
-		restApiUrl: 'http://127.0.0.1:5678/rest',
-		instanceBaseUrl: 'http://127.0.0.1:5678/',
-		// The URLs n8n's WorkflowExecuteAdditionalData.getBase derives from the instance URL (never called here).
-		formBaseUrl: 'http://127.0.0.1:5678/form',
-		formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
-		formTestBaseUrl: 'http://127.0.0.1:5678/form-test',
-		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
-		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
-		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
-		mcpBaseUrl: 'http://127.0.0.1:5678/mcp',
-		mcpTestBaseUrl: 'http://127.0.0.1:5678/mcp-test',
-		variables: {},
-		workflowId: workflow.id,
-		userId: 'in-process-user',
-		executeWorkflow: async () => {
-			throw new Error('sub-workflows are not used here');
-		},
-		getRunExecutionData: async () => undefined,
-		getRuntimeCredential: async () => undefined,
-		logAiEvent: () => {},
-		startRunnerTask: async () => {
-			throw new Error('task runners are not used here');
-		},
-	};
+	const data = additionalData({ credentialsHelper, hooks, executionId, workflowId: workflow.id });
 
 	// A full manual run, as n8n's ManualExecutionService starts one: WorkflowExecute.run() from the trigger,
 	// with the workflow's pinned data (if any) standing in for node outputs.
 	const t0 = performance.now();
-	const execute = new WorkflowExecute(additionalData, 'manual');
+	const execute = new WorkflowExecute(data, 'manual');
 	await execute.run({ workflow, startNode: workflow.getStartNode(), pinData: workflowDoc.pinData });
 	const result = await done.promise;
 	const ms = Math.round(performance.now() - t0);
@@ -125,25 +82,12 @@ async function run(workflowDoc) {
 	};
 }
 
-const rl = createInterface({ input: process.stdin });
-answer({ ready: true, versions: { n8nCore: n8nRequire('n8n-core/package.json').version, n8nWorkflow: n8nRequire('n8n-workflow/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version } });
-for await (const line of rl) {
-	if (!line.trim()) continue;
-	let msg;
-	try {
-		msg = JSON.parse(line);
-		if (msg.cmd === 'exit') {
-			answer({ id: msg.id, ok: true });
-			break;
-		}
-		let result;
-		if (msg.cmd === 'setCredential') result = await setCredential(msg.credId, msg.name, msg.data);
-		else if (msg.cmd === 'getCredential') result = await getCredential(msg.credId);
-		else if (msg.cmd === 'run') result = await run(msg.workflow);
-		else throw new Error(`unknown command ${msg.cmd}`);
-		answer({ id: msg.id, ok: true, result: result ?? null });
-	} catch (e) {
-		answer({ id: msg?.id, ok: false, error: { message: e?.message ?? String(e), stack: e?.stack } });
-	}
-}
-process.exit(0);
+await serveCommands(
+	answer,
+	{ n8nCore: n8nRequire('n8n-core/package.json').version, n8nWorkflow: n8nRequire('n8n-workflow/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version },
+	{
+		setCredential: (m) => setCredential(m.credId, m.name, m.data),
+		getCredential: (m) => getCredential(m.credId),
+		run: (m) => run(m.workflow),
+	},
+);

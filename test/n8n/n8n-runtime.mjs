@@ -132,3 +132,84 @@ export function bootN8nRuntime(o) {
 
 	return { answer, n8nRequire, distRoot, Container, wf, core, nodeTypes, credentialsHelper, setCredential, getCredential, updates };
 }
+
+/** An n8n error as plain JSON for the driver (the first lines of its stack only). */
+export function serializeError(e) {
+	if (!e) return undefined;
+	return {
+		name: e.name,
+		message: e.message,
+		description: e.description ?? undefined,
+		context: e.context ?? undefined,
+		httpCode: e.httpCode ?? undefined,
+		nodeName: e.node?.name,
+		cause: e.cause?.message,
+		stack: (e.cause?.stack ?? e.stack)?.split('\n').slice(0, 8).join('\n'),
+	};
+}
+
+/**
+ * The IWorkflowExecuteAdditionalData of one execution, with the URLs n8n's WorkflowExecuteAdditionalData.getBase
+ * derives from the instance URL (never called here); sub-workflows and task runners are not used.
+ */
+export function additionalData({ credentialsHelper, hooks, executionId, workflowId }) {
+	const base = 'http://127.0.0.1:5678';
+	return {
+		credentialsHelper,
+		hooks,
+		executionId,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: `${base}/rest`,
+		instanceBaseUrl: `${base}/`,
+		formBaseUrl: `${base}/form`,
+		formWaitingBaseUrl: `${base}/form-waiting`,
+		formTestBaseUrl: `${base}/form-test`,
+		webhookBaseUrl: `${base}/webhook`,
+		webhookWaitingBaseUrl: `${base}/webhook-waiting`,
+		webhookTestBaseUrl: `${base}/webhook-test`,
+		mcpBaseUrl: `${base}/mcp`,
+		mcpTestBaseUrl: `${base}/mcp-test`,
+		variables: {},
+		workflowId,
+		userId: 'in-process-user',
+		executeWorkflow: async () => {
+			throw new Error('sub-workflows are not used here');
+		},
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		logAiEvent: () => {},
+		startRunnerTask: async () => {
+			throw new Error('task runners are not used here');
+		},
+	};
+}
+
+/**
+ * The runner's command loop: announces readiness with `versions`, then answers one JSON command per stdin line
+ * (`{id, cmd, ...}` → `{id, ok, result}` or `{id, ok: false, error}`) with `commands[cmd](msg)`; 'exit' runs
+ * `onExit` and ends the process.
+ */
+export async function serveCommands(answer, versions, commands, onExit = async () => {}) {
+	const { createInterface } = await import('node:readline');
+	const rl = createInterface({ input: process.stdin });
+	answer({ ready: true, versions });
+	for await (const line of rl) {
+		if (!line.trim()) continue;
+		let msg;
+		try {
+			msg = JSON.parse(line);
+			if (msg.cmd === 'exit') {
+				await onExit();
+				answer({ id: msg.id, ok: true });
+				break;
+			}
+			const command = commands[msg.cmd];
+			if (!command) throw new Error(`unknown command ${msg.cmd}`);
+			const result = await command(msg);
+			answer({ id: msg.id, ok: true, result: result ?? null });
+		} catch (e) {
+			answer({ id: msg?.id, ok: false, error: { message: e?.message ?? String(e), stack: e?.stack } });
+		}
+	}
+	process.exit(0);
+}

@@ -30,8 +30,7 @@
 // `saved`: the static data in the "database"; `memory`: the in-memory workflow static data.
 // Environment: N8N_RUNTIME, SECSVC_DIST, N8N_USER_FOLDER, N8N_ENCRYPTION_KEY.
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { bootN8nRuntime } from './n8n-runtime.mjs';
+import { additionalData, bootN8nRuntime, serializeError, serveCommands } from './n8n-runtime.mjs';
 
 export const MARK = '@@secsvc-trigger@@ ';
 
@@ -61,49 +60,9 @@ for (const [name, v] of Object.entries({ ActiveWorkflowTriggers, ScheduledTaskMa
 const instanceSettings = Container.get(InstanceSettings);
 if (!instanceSettings.isLeader) instanceSettings.markAsLeader();
 
-function serializeError(e) {
-	if (!e) return undefined;
-	return {
-		name: e.name,
-		message: e.message,
-		description: e.description ?? undefined,
-		httpCode: e.httpCode ?? undefined,
-		nodeName: e.node?.name,
-		cause: e.cause?.message,
-	};
-}
-
 let executions = 0;
 function baseAdditionalData(workflowId, hooks) {
-	const executionId = String(++executions);
-	return {
-		credentialsHelper,
-		hooks,
-		executionId,
-		currentNodeExecutionIndex: 0,
-		restApiUrl: 'http://127.0.0.1:5678/rest',
-		instanceBaseUrl: 'http://127.0.0.1:5678/',
-		formBaseUrl: 'http://127.0.0.1:5678/form',
-		formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
-		formTestBaseUrl: 'http://127.0.0.1:5678/form-test',
-		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
-		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
-		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
-		mcpBaseUrl: 'http://127.0.0.1:5678/mcp',
-		mcpTestBaseUrl: 'http://127.0.0.1:5678/mcp-test',
-		variables: {},
-		workflowId,
-		userId: 'in-process-user',
-		executeWorkflow: async () => {
-			throw new Error('sub-workflows are not used here');
-		},
-		getRunExecutionData: async () => undefined,
-		getRuntimeCredential: async () => undefined,
-		logAiEvent: () => {},
-		startRunnerTask: async () => {
-			throw new Error('task runners are not used here');
-		},
-	};
+	return additionalData({ credentialsHelper, hooks, executionId: String(++executions), workflowId });
 }
 
 // ------------------------------------------------------------------------------------------ active workflows
@@ -253,32 +212,18 @@ async function manual(doc) {
 	};
 }
 
-const rl = createInterface({ input: process.stdin });
-answer({
-	ready: true,
-	versions: { n8nCore: n8nRequire('n8n-core/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version },
-});
-for await (const line of rl) {
-	if (!line.trim()) continue;
-	let msg;
-	try {
-		msg = JSON.parse(line);
-		if (msg.cmd === 'exit') {
-			for (const id of [...active.keys()]) await deactivate(id).catch(() => {});
-			answer({ id: msg.id, ok: true });
-			break;
-		}
-		let result;
-		if (msg.cmd === 'setCredential') result = await setCredential(msg.credId, msg.name, msg.data);
-		else if (msg.cmd === 'getCredential') result = await getCredential(msg.credId);
-		else if (msg.cmd === 'activate') result = await activate(msg.workflow);
-		else if (msg.cmd === 'tick') result = await tick(msg.workflowId);
-		else if (msg.cmd === 'deactivate') result = await deactivate(msg.workflowId);
-		else if (msg.cmd === 'manual') result = await manual(msg.workflow);
-		else throw new Error(`unknown command ${msg.cmd}`);
-		answer({ id: msg.id, ok: true, result: result ?? null });
-	} catch (e) {
-		answer({ id: msg?.id, ok: false, error: { message: e?.message ?? String(e), stack: e?.stack } });
-	}
-}
-process.exit(0);
+await serveCommands(
+	answer,
+	{ n8nCore: n8nRequire('n8n-core/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version },
+	{
+		setCredential: (m) => setCredential(m.credId, m.name, m.data),
+		getCredential: (m) => getCredential(m.credId),
+		activate: (m) => activate(m.workflow),
+		tick: (m) => tick(m.workflowId),
+		deactivate: (m) => deactivate(m.workflowId),
+		manual: (m) => manual(m.workflow),
+	},
+	async () => {
+		for (const id of [...active.keys()]) await deactivate(id).catch(() => {});
+	},
+);

@@ -8,17 +8,12 @@
 // Date.now(); the simulator lists events that started by its own clock): attacks start, stop and end as the test
 // advances that clock.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { formatYmdhms } from '../../api/catalog/rules.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createApiClient } from '../../worker/src/client.mts';
 import { ensureBuilt } from './inprocess-driver.mts';
-import { n8nRuntime, ROOT } from './harness.mts';
+import { startN8nChild } from './n8n-child.mts';
 
 const MARK = '@@secsvc-trigger@@ ';
 const APP = { appId: 'trigger-app', secret: 'trigger-secret-value-77' };
@@ -46,94 +41,26 @@ let site: { a: string; b: string; c: string };
 const produced: unknown[] = [];
 
 async function startTriggerRunner() {
-	const rt = n8nRuntime(); // throws when the n8n runtime is missing: never skips
-	const userFolder = mkdtempSync(join(tmpdir(), 'secsvc-trigger-'));
-	const child: ChildProcessWithoutNullStreams = spawn(rt.node, [join(ROOT, 'test/n8n/trigger-runner.mjs')], {
-		cwd: userFolder,
-		env: {
-			PATH: process.env.PATH,
-			HOME: userFolder,
-			N8N_RUNTIME: rt.dir,
-			// SECSVC_TRIGGER_DIST: run another build (used to check that these tests catch a broken node).
-			SECSVC_DIST: process.env.SECSVC_TRIGGER_DIST ?? join(ROOT, 'dist'),
-			N8N_USER_FOLDER: userFolder,
-			N8N_ENCRYPTION_KEY: 'secsvc-trigger-test-key-0123456789',
-			N8N_DIAGNOSTICS_ENABLED: 'false',
-			N8N_LOG_LEVEL: 'warn',
-			N8N_RUNNERS_ENABLED: 'false',
-			NODE_ENV: 'test',
-		},
-		stdio: ['pipe', 'pipe', 'pipe'],
+	const c = await startN8nChild({
+		script: 'trigger-runner.mjs',
+		mark: MARK,
+		label: 'trigger runner',
+		// SECSVC_TRIGGER_DIST: run another build (used to check that these tests catch a broken node).
+		dist: process.env.SECSVC_TRIGGER_DIST,
+		encryptionKey: 'secsvc-trigger-test-key-0123456789',
+		commandTimeoutMs: 30_000,
 	});
-	let stderr = '';
-	child.stderr.on('data', (d) => {
-		stderr += d;
-		if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
-	});
-	const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-	let exited = false;
-	let ready!: () => void;
-	let failed!: (e: Error) => void;
-	const readyP = new Promise<void>((res, rej) => {
-		ready = res;
-		failed = rej;
-	});
-	child.on('exit', (code, signal) => {
-		exited = true;
-		const err = new Error(`trigger runner exited (code ${code}, signal ${signal})\n${stderr.slice(-4000)}`);
-		failed(err);
-		for (const p of pending.values()) p.reject(err);
-		pending.clear();
-	});
-	createInterface({ input: child.stdout }).on('line', (line) => {
-		if (!line.startsWith(MARK)) return;
-		const msg = JSON.parse(line.slice(MARK.length));
-		if (msg.ready) return ready();
-		const p = pending.get(msg.id);
-		if (!p) return;
-		pending.delete(msg.id);
-		if (msg.ok) p.resolve(msg.result);
-		else p.reject(new Error(`runner: ${msg.error?.message}\n${msg.error?.stack ?? ''}`));
-	});
-	const timer = setTimeout(() => failed(new Error(`trigger runner not ready after 60 s\n${stderr.slice(-4000)}`)), 60_000);
-	await readyP.finally(() => clearTimeout(timer));
-	let next = 0;
-	const send = (cmd: Json, timeoutMs = 30_000): Promise<any> => {
-		if (exited) return Promise.reject(new Error(`trigger runner is gone\n${stderr.slice(-4000)}`));
-		const id = ++next;
-		return new Promise((resolve, reject) => {
-			const t = setTimeout(() => {
-				pending.delete(id);
-				reject(new Error(`runner command ${String(cmd.cmd)} timed out after ${timeoutMs} ms\n${stderr.slice(-4000)}`));
-			}, timeoutMs);
-			pending.set(id, {
-				resolve: (v) => (clearTimeout(t), resolve(v)),
-				reject: (e) => (clearTimeout(t), reject(e)),
-			});
-			child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
-		});
-	};
 	const track = <T,>(r: T): T => (produced.push(r), r);
 	return {
-		stderr: () => stderr,
-		setCredential: (credId: string, name: string, data: Json) => send({ cmd: 'setCredential', credId, name, data }),
-		getCredential: (credId: string): Promise<Json | null> => send({ cmd: 'getCredential', credId }),
-		activate: async (workflow: Json): Promise<PollReport> => track(await send({ cmd: 'activate', workflow })),
-		tick: async (workflowId: string): Promise<PollReport> => track(await send({ cmd: 'tick', workflowId })),
-		deactivate: async (workflowId: string): Promise<{ saved: Json }> => track(await send({ cmd: 'deactivate', workflowId })),
+		stderr: c.stderr,
+		setCredential: (credId: string, name: string, data: Json) => c.send({ cmd: 'setCredential', credId, name, data }),
+		getCredential: (credId: string): Promise<Json | null> => c.send({ cmd: 'getCredential', credId }),
+		activate: async (workflow: Json): Promise<PollReport> => track(await c.send({ cmd: 'activate', workflow })),
+		tick: async (workflowId: string): Promise<PollReport> => track(await c.send({ cmd: 'tick', workflowId })),
+		deactivate: async (workflowId: string): Promise<{ saved: Json }> => track(await c.send({ cmd: 'deactivate', workflowId })),
 		manual: async (workflow: Json): Promise<{ status: string; error?: Json; items: Json[]; staticData: Json }> =>
-			track(await send({ cmd: 'manual', workflow })),
-		async close() {
-			if (!exited) {
-				await send({ cmd: 'exit' }, 10_000).catch(() => undefined);
-				await new Promise<void>((r) => {
-					if (exited) return r();
-					const k = setTimeout(() => child.kill('SIGKILL'), 5_000);
-					child.once('exit', () => (clearTimeout(k), r()));
-				});
-			}
-			rmSync(userFolder, { recursive: true, force: true });
-		},
+			track(await c.send({ cmd: 'manual', workflow })),
+		close: c.close,
 	};
 }
 

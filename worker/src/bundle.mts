@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hashInputs } from './buildInfo.mts';
 
 /**
  * Workflow bundling, done ONCE per source version and cached on disk, never inside the worker process.
@@ -65,15 +65,10 @@ function sdkVersion(): string {
 	}
 }
 
-/** Hash of everything that goes into the bundle. */
+/** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
 export function sourceHash(): string {
-	const h = createHash('sha256');
-	h.update(`sdk ${sdkVersion()}\n`);
-	for (const f of [...listSources(join(ROOT, 'workflows'), ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF]) {
-		h.update(`${f.slice(ROOT.length)}\n`);
-		h.update(readFileSync(f));
-	}
-	return h.digest('hex').slice(0, 16);
+	const files = [...listSources(join(ROOT, 'workflows'), ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF];
+	return hashInputs(files.map((f) => f.slice(ROOT.length)), `sdk ${sdkVersion()}`) ?? 'missing';
 }
 
 export function bundleDir(): string {
