@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, makeN8nHome, n8nCli, packPackage, parseRawOutput, type N8nHome } from '../test/n8n/harness.mts';
+import { linearConnections } from '../test/n8n/workflows.mts';
 import { median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
 
 const APP_ID = 'bench-n8n';
@@ -34,9 +35,7 @@ function node(id: number, name: string, type: string, typeVersion: number, param
 }
 
 function linear(id: string, name: string, nodes: ReturnType<typeof node>[]) {
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
-	return { id, name, active: false, nodes, connections, settings: { executionOrder: 'v1' }, pinData: {} };
+	return { id, name, active: false, nodes, connections: linearConnections(nodes), settings: { executionOrder: 'v1' }, pinData: {} };
 }
 
 /** The three workflows of the bench (exported for reading; the bench imports them into a temporary user folder). */

@@ -9,6 +9,7 @@ import { fieldProperty, isHiddenField, isPaged } from '../../nodes/SecurityServi
 import { resourceOf } from '../../nodes/SecurityService/actions/resources.ts';
 import { ROOT } from './harness.mts';
 import { startN8nChild } from './n8n-child.mts';
+import { linearConnections, manualTrigger } from './workflows.mts';
 
 export const MARK = '@@secsvc-inprocess@@ ';
 export const NODE_TYPE = 'CUSTOM.securityService';
@@ -153,19 +154,10 @@ export function ssNode(name: string, parameters: Record<string, unknown>, opts: 
 
 /** Manual Trigger → nodes[0] → nodes[1] → …; `triggerItems` pins the trigger's output (n8n's pinned data). */
 export function chain(name: string, nodes: Array<ReturnType<typeof ssNode>>, triggerItems?: Array<Record<string, unknown>>) {
-	const trigger = {
-		id: `30000000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`,
-		name: 'When clicking ‘Execute workflow’',
-		type: 'n8n-nodes-base.manualTrigger',
-		typeVersion: 1,
-		position: [0, 300],
-		parameters: {},
-	};
+	const trigger = manualTrigger(`30000000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`, 'When clicking ‘Execute workflow’');
 	const all = [trigger, ...nodes];
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i < all.length - 1; i++) connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
 	const pinData = triggerItems ? { [trigger.name]: triggerItems.map((json) => ({ json })) } : undefined;
-	return { name, nodes: all, connections, ...(pinData ? { pinData } : {}) };
+	return { name, nodes: all, connections: linearConnections(all), ...(pinData ? { pinData } : {}) };
 }
 
 export interface ProxyRecord {

@@ -30,18 +30,20 @@ export function httpNode(name: string, url: string) {
 	};
 }
 
+/** n8n's Manual Trigger node. */
+export function manualTrigger(id: string, name = 'Start') {
+	return { id, name, type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 300], parameters: {} };
+}
+
+/** Connections of a linear workflow: nodes[0] → nodes[1] → … on the main output. */
+export function linearConnections(nodes: ReadonlyArray<{ name: string }>): Record<string, unknown> {
+	const connections: Record<string, unknown> = {};
+	for (let i = 0; i < nodes.length - 1; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	return connections;
+}
+
 /** A linear workflow: Manual Trigger → nodes[0] → nodes[1] → … */
 export function chain(id: string, name: string, nodes: any[]) {
-	const trigger = {
-		id: `10000000-0000-4000-8000-${id.padStart(12, '0').slice(-12)}`,
-		name: 'Start',
-		type: 'n8n-nodes-base.manualTrigger',
-		typeVersion: 1,
-		position: [0, 300],
-		parameters: {},
-	};
-	const all = [trigger, ...nodes];
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i < all.length - 1; i++) connections[all[i].name] = { main: [[{ node: all[i + 1].name, type: 'main', index: 0 }]] };
-	return { id, name, active: false, nodes: all, connections, settings: { executionOrder: 'v1' }, pinData: {} };
+	const all = [manualTrigger(`10000000-0000-4000-8000-${id.padStart(12, '0').slice(-12)}`), ...nodes];
+	return { id, name, active: false, nodes: all, connections: linearConnections(all), settings: { executionOrder: 'v1' }, pinData: {} };
 }
