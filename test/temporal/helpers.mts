@@ -3,6 +3,7 @@
  * existing path), the simulator on an ephemeral port, and workers (in-process or as a child process).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client as TemporalClient } from '@temporalio/client';
@@ -49,7 +50,7 @@ export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: strin
 }
 
 /** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/build.mts), configured through its environment. */
-export function spawnWorker(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): ChildProcess {
+export function spawnWorker(env: { address: string }, simUrl: string, taskQueue: string): ChildProcess {
 	const cmd = workerCommand();
 	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,
@@ -139,4 +140,140 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 export async function historyJson(client: TemporalClient, workflowId: string, runId?: string): Promise<string> {
 	const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
 	return JSON.stringify(h);
+}
+
+/** SIGKILLs (or signals) a child process this test started, by its PID, and resolves once it has exited. */
+export function killChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+	return new Promise((resolve) => {
+		if (child.exitCode !== null || child.signalCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill(signal);
+	});
+}
+
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.once('error', reject);
+		srv.listen(0, '127.0.0.1', () => {
+			const port = (srv.address() as { port: number }).port;
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+/**
+ * A Temporal dev server (`temporal server start-dev`, as scripts/temporal.sh start runs it) that keeps its state in a
+ * SQLite file, on fixed ports chosen once: `kill()` SIGKILLs it (no shutdown of any kind), `start()` starts it again
+ * on the same database file and ports. `address` stays valid across restarts.
+ */
+export interface DbDevServer {
+	address: string;
+	dbFile: string;
+	child: ChildProcess | undefined;
+	start(): Promise<void>;
+	kill(): Promise<void>;
+	stop(): Promise<void>;
+}
+
+export async function devServerWithDb(dbFile: string, o: { namespace?: string; readyTimeoutMs?: number } = {}): Promise<DbDevServer> {
+	const port = await freePort();
+	const httpPort = await freePort();
+	const namespace = o.namespace ?? 'default';
+	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--headless', '--namespace', namespace,
+		'--log-level', 'error', '--db-filename', dbFile, '--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+	const srv: DbDevServer = {
+		address: `127.0.0.1:${port}`,
+		dbFile,
+		child: undefined,
+		async start() {
+			if (srv.child && srv.child.exitCode === null && srv.child.signalCode === null) throw new Error('dev server already running');
+			const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+			srv.child = child;
+			let stderr = '';
+			child.stderr?.on('data', (d: Buffer) => {
+				if (stderr.length < 20_000) stderr += d.toString();
+			});
+			const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
+			for (;;) {
+				if (child.exitCode !== null) throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+				try {
+					const r = await fetch(`http://127.0.0.1:${httpPort}/api/v1/namespaces/${encodeURIComponent(namespace)}`, { signal: AbortSignal.timeout(2000) });
+					await r.arrayBuffer();
+					if (r.ok) return;
+				} catch {
+					// not up yet
+				}
+				if (Date.now() > deadline) {
+					await killChild(child);
+					throw new Error(`temporal dev server (${dbFile}) not ready within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`);
+				}
+				await new Promise((r) => setTimeout(r, 200));
+			}
+		},
+		async kill() {
+			if (srv.child) await killChild(srv.child, 'SIGKILL');
+		},
+		async stop() {
+			if (srv.child) await killChild(srv.child, 'SIGTERM');
+		},
+	};
+	await srv.start();
+	return srv;
+}
+
+/**
+ * A worker child process that is started again whenever it exits on its own (e.g. when the Temporal server it polls
+ * went away); `kill()` SIGKILLs the current process and starts a new one; `stop()` ends it for good.
+ */
+export function supervisedWorker(server: { address: string }, simUrl: string, taskQueue: string) {
+	let stopped = false;
+	let child: ChildProcess;
+	const respawns: number[] = [];
+	const run = () => {
+		child = spawnWorker(server, simUrl, taskQueue);
+		child.once('exit', () => {
+			if (stopped || deliberate) return;
+			respawns.push(Date.now());
+			run();
+		});
+	};
+	let deliberate = false;
+	run();
+	return {
+		get pid() {
+			return child.pid;
+		},
+		/** Times the worker exited by itself and was started again. */
+		respawns,
+		async kill() {
+			deliberate = true;
+			await killChild(child, 'SIGKILL');
+			deliberate = false;
+			run();
+		},
+		async stop() {
+			stopped = true;
+			await killChild(child, 'SIGKILL');
+		},
+	};
+}
+
+/** The ids of the first `n` sites of the simulator's seeded world (customer, site, its first domain-port). */
+export function siteIds(sim: { snapshot(): { sites: { site_id: string; customer_id: string; domain_port_ids: string[] }[] } }, n: number): Ids[] {
+	const sites = sim.snapshot().sites;
+	if (sites.length < n) throw new Error(`the simulator has ${sites.length} sites, ${n} wanted`);
+	return sites.slice(0, n).map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }));
+}
+
+/** A small seeded PRNG (mulberry32) for reproducible "random" moments in tests. */
+export function seededRandom(seed: number): () => number {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
 }
