@@ -2,7 +2,7 @@
  * `npm run bench` (scripts/bench.sh): every benchmark side by side in one run; a table on stdout and
  * bench/results.json. Loopback only, bounded loops.
  *
- *   node --import tsx bench/run.mts [--only 1,2,3,4,5,6] [--sizes 50,500] [--runs 3] [--items 1000]
+ *   node --import tsx bench/run.mts [--only 1,2,3,4,5,5b,6] [--sizes 50,500] [--sizes-5b 500,2000] [--runs 3] [--items 1000]
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -12,20 +12,23 @@ import { startTemporalDev, type TemporalDev } from '../demo/stack.mts';
 import { benchClient } from './client.mts';
 import { benchAttack } from './attack.mts';
 import { benchRanges } from './ranges.mts';
-import { benchRunbooks } from './runbooks.mts';
+import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
 import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
 	options: {
-		only: { type: 'string', default: '1,2,3,4,5,6' },
+		only: { type: 'string', default: '1,2,3,4,5,5b,6' },
 		items: { type: 'string', default: '1000' },
 		sizes: { type: 'string', default: '50,500' },
+		'sizes-5b': { type: 'string', default: '500,2000' },
 		runs: { type: 'string', default: '3' },
 	},
 });
 const only = new Set(String(values.only).split(',').map((s) => s.trim()));
-const sizes = String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 1000);
+const sizesOf = (v: unknown, max: number) => String(v).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= max);
+const sizes = sizesOf(values.sizes, 1000);
+const sizes5b = sizesOf(values['sizes-5b'], MAX_RUNBOOKS);
 const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
 
 const rows: Row[] = [];
@@ -34,7 +37,7 @@ const started = new Date();
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
-const needTemporal = only.has('3') || only.has('5');
+const needTemporal = only.has('3') || only.has('5') || only.has('5b');
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
@@ -73,6 +76,12 @@ try {
 		note(`5 concurrent runbooks on one worker: ${sizes.join(' → ')}`);
 		const r = await benchRunbooks(temporal, { sizes });
 		results.runbooks = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('5b') && temporal) {
+		note(`5b concurrent runbooks over 2 worker processes: ${sizes5b.join(' → ')}`);
+		const r = await benchRunbooks(temporal, { sizes: sizes5b, workers: 2 });
+		results.runbooksWorkers = r.result;
 		rows.push(...r.rows);
 	}
 } finally {

@@ -5,8 +5,12 @@
  * (first start → last result), peak worker RSS (sampled from /proc every 100 ms) and growth from 50 → 500.
  * The worker is the compiled one with its default node flags (demo/stack.mts startWorkerProcess).
  *
- * Alone: node --import tsx bench/runbooks.mts [--sizes 50,500] [--record "note"]
- *   prints the rows; --record appends them as an entry of `updates` in bench/results.json (other keys untouched).
+ * Bench 5b (`workers: 2`): the same runbooks over 2 worker processes on one task queue (fresh per N), 500 → 2,000:
+ * peak RSS of each worker (the larger one is reported) and completion time of 2,000 against 500 on the same setup.
+ *
+ * Alone: node --import tsx bench/runbooks.mts [--sizes 50,500] [--workers 1] [--record "note"]
+ *   (--workers 2 defaults to --sizes 500,2000) prints the rows; --record appends them as an entry of `updates` in
+ *   bench/results.json; a 5b record also replaces the 5b rows of the main table and `results.runbooksWorkers`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -30,13 +34,32 @@ interface Level {
 	host_id: string;
 }
 
-export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]; cooldownSeconds?: number; workerEnv?: NodeJS.ProcessEnv; workerNodeArgs?: string[] } = {}) {
-	const sizes = o.sizes ?? [50, 500];
+/** Largest N either mode accepts (bounded loops). */
+export const MAX_RUNBOOKS = 2000;
+
+export async function benchRunbooks(
+	temporal: TemporalDev,
+	o: { sizes?: number[]; workers?: number; cooldownSeconds?: number; workerEnv?: NodeJS.ProcessEnv; workerNodeArgs?: string[] } = {},
+) {
+	const workers = o.workers ?? 1;
+	if (!Number.isInteger(workers) || workers < 1 || workers > 4) throw new Error(`workers: must be an integer from 1 to 4 (got ${o.workers})`);
+	const sizes = o.sizes ?? (workers > 1 ? [500, 2000] : [50, 500]);
 	const cooldownSeconds = o.cooldownSeconds ?? 3;
 	const sim = await startSimProcess(APP_ID, SECRET);
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
-	const out: { n: number; completionSeconds: number; peakRssMB: number; idleRssMB: number; workerCpuSeconds: number; outcomes: Record<string, number>; activitiesPerSecond: number }[] = [];
+	const out: {
+		n: number;
+		completionSeconds: number;
+		/** The largest peak RSS of any worker process. */
+		peakRssMB: number;
+		/** Each worker's peak RSS (bench 5b). */
+		peakRssPerWorkerMB?: number[];
+		idleRssMB: number;
+		workerCpuSeconds: number;
+		outcomes: Record<string, number>;
+		activitiesPerSecond: number;
+	}[] = [];
 	try {
 		const state = await sim.control<{ sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[] }>('GET', '/state');
 		const levels: Level[] = [];
@@ -48,14 +71,19 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 			}
 		}
 		for (const n of sizes) {
-			const taskQueue = `bench-rb-${n}-${process.pid}`;
-			const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv, nodeArgs: o.workerNodeArgs });
-			let peak = 0;
-			const idle = await rssOf(worker.pid);
-			const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
+			const taskQueue = `bench-rb-${workers}w-${n}-${process.pid}`;
+			const procs = await Promise.all(
+				Array.from({ length: workers }, () =>
+					startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv, nodeArgs: o.workerNodeArgs }),
+				),
+			);
+			const peaks = procs.map(() => 0);
+			const idle = Math.max(...(await Promise.all(procs.map((w) => rssOf(w.pid)))));
+			const sample = () => Promise.all(procs.map((w, i) => rssOf(w.pid).then((r) => (peaks[i] = Math.max(peaks[i], r)))));
+			const sampler = setInterval(() => void sample(), 100);
 			try {
 				await sim.control('DELETE', '/requests');
-				const cpu0 = cpuSeconds(worker.pid);
+				const cpu0 = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0);
 				const t0 = performance.now();
 				const handles = await Promise.all(
 					Array.from({ length: n }, (_, i) => {
@@ -70,20 +98,30 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 							activityTimeoutSeconds: 30,
 							maxDurationSeconds: 600,
 						};
-						return startAttackResponse(tc, taskQueue, plan, { workflowId: `bench-rb-${n}-${i}-${Date.now()}` });
+						return startAttackResponse(tc, taskQueue, plan, { workflowId: `bench-rb-${workers}w-${n}-${i}-${Date.now()}` });
 					}),
 				);
 				const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
 				const secs = (performance.now() - t0) / 1000;
 				const outcomes: Record<string, number> = {};
 				for (const r of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
-				const workerCpu = cpuSeconds(worker.pid) - cpu0;
+				const workerCpu = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0) - cpu0;
 				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
-				peak = Math.max(peak, await rssOf(worker.pid));
-				out.push({ n, completionSeconds: round(secs, 1), peakRssMB: round(peak / 2 ** 20, 0), idleRssMB: round(idle / 2 ** 20, 0), workerCpuSeconds: round(workerCpu, 1), outcomes, activitiesPerSecond: round(apiCalls / secs, 0) });
+				await sample();
+				const mb = (b: number) => round(b / 2 ** 20, 0);
+				out.push({
+					n,
+					completionSeconds: round(secs, 1),
+					peakRssMB: mb(Math.max(...peaks)),
+					...(workers > 1 ? { peakRssPerWorkerMB: peaks.map(mb) } : {}),
+					idleRssMB: mb(idle),
+					workerCpuSeconds: round(workerCpu, 1),
+					outcomes,
+					activitiesPerSecond: round(apiCalls / secs, 0),
+				});
 			} finally {
 				clearInterval(sampler);
-				await worker.stop();
+				await Promise.all(procs.map((w) => w.stop()));
 			}
 		}
 	} finally {
@@ -92,27 +130,44 @@ export async function benchRunbooks(temporal: TemporalDev, o: { sizes?: number[]
 	}
 	const first = out[0];
 	const last = out[out.length - 1];
-	const rows: Row[] = out.map((x) => ({
-		bench: '5',
-		measure: `${x.n} concurrent runbooks on one worker (cooldown ${cooldownSeconds}s): completion · peak RSS`,
-		ours: `${x.completionSeconds} s · ${x.peakRssMB} MB`,
-		baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssMB} MB`,
-		ratio: x === first ? '—' : `time ${(x.completionSeconds / first.completionSeconds).toFixed(2)}× · RSS ${(x.peakRssMB / first.peakRssMB).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
-		goal: 'RSS < 300 MB',
-		met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n,
-	}));
+	const timeRatio = (x: (typeof out)[number]) => x.completionSeconds / first.completionSeconds;
+	const rows: Row[] = out.map((x) =>
+		workers === 1
+			? {
+					bench: '5',
+					measure: `${x.n} concurrent runbooks on one worker (cooldown ${cooldownSeconds}s): completion · peak RSS`,
+					ours: `${x.completionSeconds} s · ${x.peakRssMB} MB`,
+					baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssMB} MB`,
+					ratio: x === first ? '—' : `time ${timeRatio(x).toFixed(2)}× · RSS ${(x.peakRssMB / first.peakRssMB).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
+					goal: 'RSS < 300 MB',
+					met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n,
+				}
+			: {
+					bench: '5b',
+					measure: `${x.n} concurrent runbooks over ${workers} worker processes (cooldown ${cooldownSeconds}s): completion · peak RSS per worker`,
+					ours: `${x.completionSeconds} s · ${x.peakRssPerWorkerMB?.join(' / ')} MB`,
+					baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssPerWorkerMB?.join(' / ')} MB`,
+					ratio: x === first ? '—' : `time ${timeRatio(x).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
+					goal: x === first ? 'RSS < 300 MB per worker' : `RSS < 300 MB per worker · time ≤ 4× of ${first.n}`,
+					met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n && (x === first || timeRatio(x) <= 4),
+				},
+	);
 	const flags = o.workerNodeArgs ?? workerNodeFlags({ ...process.env, ...o.workerEnv });
-	return { result: { workerNodeFlags: flags, sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
+	return { result: { workers, workerNodeFlags: flags, sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-	const { values } = parseArgs({ options: { sizes: { type: 'string', default: '50,500' }, record: { type: 'string' } } });
-	const sizes = String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 1000);
+	const { values } = parseArgs({ options: { sizes: { type: 'string' }, workers: { type: 'string', default: '1' }, record: { type: 'string' } } });
+	const workers = Number(values.workers);
+	const sizes =
+		values.sizes === undefined
+			? undefined
+			: String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= MAX_RUNBOOKS);
 	const { startTemporalDev } = await import('../demo/stack.mts');
 	const temporal = await startTemporalDev();
 	let r: Awaited<ReturnType<typeof benchRunbooks>>;
 	try {
-		r = await benchRunbooks(temporal, { sizes });
+		r = await benchRunbooks(temporal, { sizes, workers });
 	} finally {
 		await temporal.stop();
 	}
@@ -121,7 +176,14 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { updates?: unknown[] };
 		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
-		(doc.updates ??= []).push({ at: new Date().toISOString(), benches: ['5'], note: values.record, machine, rows: r.rows, results: { runbooks: r.result } });
+		const at = new Date().toISOString();
+		(doc.updates ??= []).push({ at, benches: [workers > 1 ? '5b' : '5'], note: values.record, machine, rows: r.rows, results: { [workers > 1 ? 'runbooksWorkers' : 'runbooks']: r.result } });
+		if (workers > 1) {
+			// Bench 5b also goes into the main table (replacing earlier 5b rows), marked with when and where it ran.
+			const d = doc as { rows?: Row[]; results?: Record<string, unknown> };
+			d.rows = [...(d.rows ?? []).filter((x) => x.bench !== '5b'), ...r.rows].sort((a, b) => a.bench.localeCompare(b.bench));
+			(d.results ??= {}).runbooksWorkers = { ...r.result, measuredAt: at, machine };
+		}
 		// Non-ASCII as \uXXXX, the way the file is kept (a record adds lines, it does not re-encode the others).
 		const ascii = JSON.stringify(doc, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 		writeFileSync(file, `${ascii}\n`);
