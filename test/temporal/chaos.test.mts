@@ -57,7 +57,7 @@ async function terminateRunning(handles: WorkflowHandle[]) {
 	}
 }
 
-test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same database file: the runbook completes and reverts', async () => {
+test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same database file: the runbook completes and reverts', async (t) => {
 	const s = await startSim(31);
 	const ids = siteIds(s.sim, 21)[20];
 	const op = operatorClient(s.url);
@@ -87,6 +87,7 @@ test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same 
 		assert.equal(r.outcome, 'reverted', JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note])));
 		assert.deepEqual(r.conflicts, []);
 		assert.deepEqual(await liveSettings(op, ids), snapshot, 'every touched setting equals the snapshot');
+		t.diagnostic(`worker exited on its own and was started again ${worker.respawns.length} time(s) while the server was down`);
 	} finally {
 		if (h) await terminateRunning([h]);
 		await worker.stop();
@@ -95,7 +96,7 @@ test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same 
 	}
 });
 
-test('b. two workers, one SIGKILLed and restarted 4 times at seeded random moments during 20 runbooks on 20 sites', async () => {
+test('b. two workers, one SIGKILLed and restarted 4 times at seeded random moments during 20 runbooks on 20 sites', async (t) => {
 	const s = await startSim(37);
 	const sites = siteIds(s.sim, 20);
 	const op = operatorClient(s.url);
@@ -141,6 +142,7 @@ test('b. two workers, one SIGKILLed and restarted 4 times at seeded random momen
 		const keys = adds.map((q) => `${q.path} ${JSON.stringify(q.body)}`);
 		assert.equal(new Set(keys).size, keys.length, `no IP-list entry added twice ${diag}`);
 		assert.ok(adds.length >= sites.length, `every site got its blacklist entries (${adds.length} adds)`);
+		t.diagnostic(`kills (ms after start, runbooks waiting, API requests so far): ${diag}`);
 	} finally {
 		await terminateRunning(handles);
 		await victim.stop();
