@@ -78,6 +78,11 @@ export const planSchema = z
 		pollSeconds: seconds(1, 3600).default(30),
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
+		/**
+		 * How long the revert keeps trying while the API does not answer (outage, timeouts, rate limiting) before it
+		 * gives up on a setting and reports it as revert-failed. Default 24 h: nothing is left tightened by an outage.
+		 */
+		revertPatienceSeconds: seconds(1, 30 * 86400).default(86400),
 		/** Per-activity start-to-close timeout. */
 		activityTimeoutSeconds: seconds(1, 600).default(30),
 		/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */
