@@ -106,7 +106,7 @@ export interface AttackResponseResult {
 	heldByOthers: Hold[];
 	/** Seconds the runbook could not tell whether the attack went on (mitigation kept meanwhile). */
 	blindSeconds: number;
-	/** Seconds the revert waited for the API to answer again. */
+	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
 	audit: AuditEntry[];
 	error?: string;

@@ -79,10 +79,11 @@ export const planSchema = z
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
 		/**
-		 * How long the revert keeps trying while the API does not answer (outage, timeouts, rate limiting) before it
-		 * gives up on a setting and reports it as revert-failed. Default 24 h: nothing is left tightened by an outage.
+		 * How long a write the runbook must finish — a mitigation write, a revert write — keeps trying while the API does
+		 * not answer (outage, timeouts, rate limiting) before it gives up (the mitigation then reverts what it applied; a
+		 * revert reports the setting as revert-failed). Default 24 h: an outage neither disarms nor leaves a site tightened.
 		 */
-		revertPatienceSeconds: seconds(1, 30 * 86400).default(86400),
+		apiPatienceSeconds: seconds(1, 30 * 86400).default(86400),
 		/** Per-activity start-to-close timeout. */
 		activityTimeoutSeconds: seconds(1, 600).default(30),
 		/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */

@@ -179,7 +179,7 @@ test('the runbook holds the line: a setting back at its snapshot value is re-app
 	}
 });
 
-test('never disarm on doubt: an API outage during the wait keeps the mitigation; the cooldown starts after sight returns', async () => {
+test('never disarm on doubt: a 20-poll API outage during the wait keeps the mitigation; the cooldown starts after sight returns', async () => {
 	const t = await setup();
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
@@ -190,7 +190,8 @@ test('never disarm on doubt: an API outage during the wait keeps the mitigation;
 		t.s.sim.addFault({ op: '*', kind: 'http5xx', count: 1_000_000_000 });
 		t.s.sim.stopAttack(attack.id); // the attack ends while the runbook cannot see
 		await waitFor('blind', async () => (await h.query(stateQuery)).blindSince !== undefined, 30_000);
-		await new Promise((r) => setTimeout(r, 6000));
+		// 20 blind polls (pollSeconds 1): the polls of a 10-minute outage at the default pollSeconds 30.
+		await new Promise((r) => setTimeout(r, 20_000));
 		const st = await h.query(stateQuery);
 		assert.equal(st.phase, 'waiting', 'still mitigating while blind');
 		assert.equal(writesOf(t.s, seq).filter((r) => r.code === 0 || r.status === 200).length, 0, 'no write reached the service while blind');
@@ -199,7 +200,9 @@ test('never disarm on doubt: an API outage during the wait keeps the mitigation;
 		assert.deepEqual(await liveSettings(t.op, t.ids), during, 'the mitigation is intact');
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.ok(r.blindSeconds >= 5, `blind time recorded (${r.blindSeconds}s)`);
+		assert.ok(r.blindSeconds >= 19, `blind time recorded (${r.blindSeconds}s)`);
+		const blindPolls = t.s.sim.requests({ op: 'dashboard.isUnderAttack', since: seq }).filter((x) => x.status !== 200).length;
+		assert.ok(blindPolls >= 18, `the runbook kept polling while blind (${blindPolls} failed polls)`);
 		const firstRevert = writesOf(t.s, seq).find((w) => w.status === 200 && w.code === 0);
 		assert.ok(firstRevert, 'the revert wrote');
 		assert.ok(firstRevert.time - cleared >= 2000 - 250, `the cooldown (2 s) was observed after sight returned (${firstRevert.time - cleared} ms)`);

@@ -32,7 +32,7 @@ export interface Runbook {
 	skipped: { source: string; reason: string }[];
 	/** Settings the plan wanted that another playbook holds (left alone). */
 	heldByOthers: Hold[];
-	/** Seconds the revert (or another must-finish step) waited for the API to answer again. */
+	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
 	approval?: { approved: boolean; by?: string; reason?: string };
 	lastResult?: AttackResponseResult;

@@ -10,7 +10,7 @@ import { withPatience } from './patience.mts';
  * Step 6 — revert, whatever happened before (success, abort, failure, cancellation): walks the changes in reverse,
  * reads the live value and restores the snapshot only where the live value is still the runbook's; a value an
  * operator set meanwhile is kept and reported as a conflict. An API that does not answer is waited for (up to
- * plan.revertPatienceSeconds): nothing is left tightened because the vendor had an outage.
+ * plan.apiPatienceSeconds): nothing is left tightened because the vendor had an outage.
  */
 export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 	rb.phase('reverting');
