@@ -1,7 +1,9 @@
+import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
+import { createCoordinationActivities } from './coordination.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -74,15 +76,22 @@ export interface RunningWorker {
 export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
 	const { client, close } = clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
+	let temporal: TemporalClient | undefined;
+	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
 		taskQueue: cfg.temporal.taskQueue,
 		workflowBundle: await workflowBundle(),
-		activities: createActivities(client, {
-			retryableApiCodes: cfg.api.retryableApiCodes,
-			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
-		}),
+		activities: {
+			...createActivities(client, {
+				retryableApiCodes: cfg.api.retryableApiCodes,
+				authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+				coordination: temporalClient,
+			}),
+			...createCoordinationActivities(temporalClient),
+		},
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
 	});

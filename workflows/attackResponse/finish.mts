@@ -25,6 +25,6 @@ export function finish(rb: Runbook, ending: { failure?: unknown; cancelError?: u
 			r,
 		);
 	}
-	rb.lastResult = rb.result(state.aborted ? 'aborted-reverted' : 'reverted', times);
+	rb.lastResult = rb.result(state.aborted ? 'aborted-reverted' : state.endedBy === 'max-duration' ? 'max-duration-reverted' : 'reverted', times);
 	return rb.lastResult;
 }
