@@ -9,6 +9,9 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type Hold } from './
  */
 const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({ // eslint-disable-line @typescript-eslint/no-explicit-any
 	startToCloseTimeout: '10m',
+	// The activities heartbeat while they wait (worker/src/coordination.mts): a worker that dies during a claim costs
+	// seconds, not the 10 minutes of the start-to-close timeout.
+	heartbeatTimeout: '10s',
 	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },
 });
 

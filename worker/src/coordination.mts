@@ -39,10 +39,26 @@ export function createCoordinationActivities(client: () => Client): Record<strin
 		return id;
 	};
 	return {
-		[COORDINATION.claim]: async (input) => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue),
-		[COORDINATION.release]: async (input) => release(client(), input.site_id, callerId(), input.keys),
-		[COORDINATION.holds]: async (input) => holds(client(), input.site_id),
+		[COORDINATION.claim]: async (input) => heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
+		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys)),
+		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
 	};
+}
+
+/**
+ * Heartbeats every 2 s while `fn` runs: a claim may wait minutes (start-to-close 10 min), so without heartbeats a
+ * worker that dies during one leaves the runbook stuck until that timeout; with them (heartbeat timeout in
+ * workflows/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
+ */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+	const ctx = Context.current();
+	ctx.heartbeat();
+	const t = setInterval(() => ctx.heartbeat(), 2000);
+	try {
+		return await fn();
+	} finally {
+		clearInterval(t);
+	}
 }
 
 export async function claim(client: Client, input: CoordinationInput & { owner: string }, taskQueue: string): Promise<ClaimResult> {
