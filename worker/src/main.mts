@@ -150,7 +150,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
 	main().then(
 		(code) => process.exit(code),
 		(e) => {
-			console.error(`secsvc worker: ${safeMessage(e)}`);
+			console.error(`secsvc worker: ${safeMessage(e).replace(/\s*\n\s*/g, ' ')}`); // one line
 			process.exit(1);
 		},
 	);
