@@ -50,6 +50,7 @@ after(async () => {
 
 interface Proc {
 	child: ChildProcess;
+	started: number;
 	out(): string;
 	exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
@@ -86,14 +87,16 @@ function launch(how: 'secsvc' | 'compiled', e: NodeJS.ProcessEnv, node = process
 	const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((r) =>
 		child.once('exit', (code, signal) => r({ code, signal, at: Date.now() })),
 	);
-	return { child, out: () => out, exit };
+	return { child, started: Date.now(), out: () => out, exit };
 }
 
-const ready = (p: Proc) =>
-	waitFor('worker ready', async () => {
+const ready = async (p: Proc) => {
+	await waitFor('worker ready', async () => {
 		if (p.child.exitCode !== null) throw new Error(`worker exited ${p.child.exitCode}: ${p.out()}`);
 		return p.out().includes('secsvc worker: task queue');
 	}, 60_000, 100);
+	console.log(`# worker ${p.child.pid} ready after ${Date.now() - p.started} ms`);
+};
 
 function procStat(pid: number): string[] | undefined {
 	try {
@@ -274,6 +277,7 @@ test('/healthz and /readyz while the Temporal server stops and starts again', { 
 	assert.deepEqual(up.body, { ready: true, checks: { temporal: { ok: true }, polling: { ok: true }, api: { ok: true } } });
 
 	const [devPort, httpPort] = [Number(dev.address.split(':')[1]), Number(new URL(dev.httpUrl).port)];
+	let t = Date.now();
 	await dev.stop();
 	const down = await waitFor('readyz 503', async () => {
 		const r = await get('/readyz');
@@ -284,12 +288,17 @@ test('/healthz and /readyz while the Temporal server stops and starts again', { 
 	assert.ok((down.body.checks?.temporal.error ?? '').length > 0, 'says why');
 	assert.deepEqual(down.body.checks?.api, { ok: true });
 	assert.equal((await get('/healthz')).status, 200, 'still alive');
+	console.log(`# dev server stopped, /readyz 503 after ${Date.now() - t} ms: ${down.body.checks?.temporal.error}`);
+	t = Date.now();
 
 	dev = await startTemporalDev({ port: devPort, httpPort, dbFile });
 	await waitFor('readyz 200 again', async () => (await get('/readyz')).status === 200, 30_000, 250);
+	console.log(`# dev server restarted, /readyz 200 after ${Date.now() - t} ms`);
+	t = Date.now();
 	assert.equal(w.child.exitCode, null, 'the same worker process');
 	const h = await startReport(queue, `report-health-${Date.now()}`);
 	await h.result(); // polling again
+	console.log(`# runbook completed ${Date.now() - t} ms after`);
 	w.child.kill('SIGTERM');
 	assert.equal((await w.exit).code, 0, w.out());
 });

@@ -83,7 +83,16 @@ export async function main(): Promise<number> {
 			temporal: async () => {
 				if (!connection) throw new Error('not connected yet');
 				const c = connection;
-				await c.withDeadline(Date.now() + 1500, () => c.workflowService.getSystemInfo({}));
+				// Core retries while the server is down: bound it here with a message that says what failed
+				let timer: NodeJS.Timeout | undefined;
+				const late = new Promise<never>((_, reject) => {
+					timer = setTimeout(() => reject(new Error(`${cfg.temporal.address}: no answer to GetSystemInfo within 1500 ms`)), 1500);
+				});
+				try {
+					await Promise.race([c.withDeadline(Date.now() + 1500, () => c.workflowService.getSystemInfo({})), late]);
+				} finally {
+					clearTimeout(timer);
+				}
 			},
 			polling: () => {
 				if (draining) throw new Error('draining: shutdown requested');
