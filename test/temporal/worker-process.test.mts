@@ -115,10 +115,18 @@ const childrenOf = (pid: number) =>
 		.filter((d) => /^\d+$/.test(d) && Number(procStat(Number(d))?.[1]) === pid)
 		.map(Number);
 
+const isWorker = (pid: number) => {
+	try {
+		return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker/dist/main.mjs');
+	} catch {
+		return false;
+	}
+};
+
 /** The pid the worker runs as behind `secsvc worker`: its child (node < 22.15) or itself (process.execve). */
 async function workerPidOf(p: Proc): Promise<number> {
 	await sleep(200);
-	return childrenOf(p.child.pid as number)[0] ?? (p.child.pid as number);
+	return childrenOf(p.child.pid as number).find(isWorker) ?? (p.child.pid as number);
 }
 
 /** Node 24 (the n8n runtime's, scripts/n8n.sh): `secsvc worker` execs the worker in place there. */
@@ -174,6 +182,18 @@ test('`secsvc worker` SIGKILLed: the worker ends within a second, nothing polls,
 		process.kill(p.child.pid as number, 'SIGKILL');
 		await waitFor(`${version}: no worker process left`, async () => !alive(pid), 1000, 20);
 		console.log(`# ${version}: worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker (pid ${p.child.pid}, worker pid ${pid})`);
+	}
+
+	// Killed while the worker child is still loading its modules (its event loop not yet running: the kernel's
+	// parent-death signal, set with setpriv, ends it).
+	if (!hasExecve) {
+		const p = launch('secsvc', env(queue));
+		const pid = await waitFor('worker child started', async () => childrenOf(p.child.pid as number).find(isWorker), 60_000, 10);
+		const t0 = Date.now();
+		process.kill(p.child.pid as number, 'SIGKILL');
+		await waitFor('no loading worker left', async () => !alive(pid), 1000, 20);
+		console.log(`# loading worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker`);
+		assert.ok(!p.out().includes('secsvc worker: task queue'), 'it never started polling');
 	}
 
 	// Nothing works the queue any more: a runbook started now is not run by anyone...
