@@ -163,7 +163,10 @@ test('bad configuration: exit 1 at once, one line naming the setting', { timeout
 			assert.equal(lines.length, 1, `${name}: one line, got ${p.out()}`);
 			assert.match(lines[0], re, name);
 			assert.ok(!p.out().includes('not-the-secret-4711') && !p.out().includes(SECRET), `${name}: no secret in the output`);
-			assert.ok(ex.at - t0 < 30_000, `${name}: exited at once (${ex.at - t0} ms)`);
+			// "at once": no retrying, no polling; the time is node loading the worker's modules (~2 s on an idle
+			// machine, several times that when the machine is loaded)
+			console.log(`# ${name}: exit ${ex.code} after ${ex.at - t0} ms`);
+			assert.ok(ex.at - t0 < 60_000, `${name}: exited at once (${ex.at - t0} ms)`);
 		}),
 	);
 });
