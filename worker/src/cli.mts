@@ -81,8 +81,7 @@ export async function run(argv: string[]): Promise<number> {
 		if (cmd === 'worker') {
 			const { main } = await import('./main.mts');
 			loadConfig(); // fail early with a clear message
-			await main();
-			return 0;
+			return await main();
 		}
 		const t = loadTemporalConfig();
 		let clientP: ReturnType<typeof temporalClient> | undefined;

@@ -1,5 +1,5 @@
 import { Client as TemporalClient } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
@@ -73,8 +73,17 @@ export interface RunningWorker {
 	shutdown(): Promise<void>;
 }
 
-export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
-	const { client, close } = clientFromConfig(cfg);
+export async function startWorker(
+	cfg: WorkerConfig,
+	opts: {
+		connection?: NativeConnection;
+		identity?: string;
+		// worker process (main.mts, issue 13): an API client already checked (a token obtained), and the drain times
+		api?: ReturnType<typeof clientFromConfig>;
+		shutdown?: Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'>;
+	} = {},
+): Promise<RunningWorker> {
+	const { client, close } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
@@ -94,6 +103,7 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 		},
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
+		...opts.shutdown,
 	});
 	const done = worker.run().finally(async () => {
 		await close().catch(() => {});
