@@ -59,6 +59,7 @@ export async function benchRunbooks(
 		workerCpuSeconds: number;
 		outcomes: Record<string, number>;
 		activitiesPerSecond: number;
+		runbooksFindingSettingsHeld: number;
 	}[] = [];
 	try {
 		const state = await sim.control<{ sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[] }>('GET', '/state');
@@ -101,10 +102,16 @@ export async function benchRunbooks(
 						return startAttackResponse(tc, taskQueue, plan, { workflowId: `bench-rb-${workers}w-${n}-${i}-${Date.now()}` });
 					}),
 				);
-				const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
+				// Settled, not Promise.all: one failed runbook is counted under its error, the others still finish.
+				const results = await Promise.allSettled(handles.map((h) => h.result() as Promise<AttackResponseResult>));
 				const secs = (performance.now() - t0) / 1000;
 				const outcomes: Record<string, number> = {};
-				for (const r of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+				for (const r of results) {
+					const k = r.status === 'fulfilled' ? r.value.outcome : `error: ${String((r.reason as Error)?.cause ?? r.reason).slice(0, 120)}`;
+					outcomes[k] = (outcomes[k] ?? 0) + 1;
+				}
+				// Runbooks sharing a level (N > levels) find its settings held by the first one (one owner per setting).
+				const heldByOthers = results.filter((r) => r.status === 'fulfilled' && (r.value.heldByOthers?.length ?? 0) > 0).length;
 				const workerCpu = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0) - cpu0;
 				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
 				await sample();
@@ -118,6 +125,7 @@ export async function benchRunbooks(
 					workerCpuSeconds: round(workerCpu, 1),
 					outcomes,
 					activitiesPerSecond: round(apiCalls / secs, 0),
+					runbooksFindingSettingsHeld: heldByOthers,
 				});
 			} finally {
 				clearInterval(sampler);
