@@ -34,6 +34,25 @@ interface Level {
 	host_id: string;
 }
 
+const RESULT_WAITERS = 200;
+
+async function settledLimited<T>(tasks: (() => Promise<T>)[], limit: number): Promise<PromiseSettledResult<T>[]> {
+	const out: PromiseSettledResult<T>[] = new Array(tasks.length);
+	let next = 0;
+	const lane = async () => {
+		while (next < tasks.length) {
+			const i = next++;
+			try {
+				out[i] = { status: 'fulfilled', value: await tasks[i]() };
+			} catch (reason) {
+				out[i] = { status: 'rejected', reason };
+			}
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, lane));
+	return out;
+}
+
 /** Largest N either mode accepts (bounded loops). */
 export const MAX_RUNBOOKS = 2000;
 
@@ -103,7 +122,10 @@ export async function benchRunbooks(
 					}),
 				);
 				// Settled, not Promise.all: one failed runbook is counted under its error, the others still finish.
-				const results = await Promise.allSettled(handles.map((h) => h.result() as Promise<AttackResponseResult>));
+				// At most RESULT_WAITERS result long-polls at once: the dev server refuses more than ~1,200 concurrent long
+				// polls per namespace (RESOURCE_EXHAUSTED "namespace concurrent poller limit exceeded"), which the first
+				// 2,000-runbook run hit with one long poll per runbook. Later results of runbooks already done return at once.
+				const results = await settledLimited(handles.map((h) => () => h.result() as Promise<AttackResponseResult>), RESULT_WAITERS);
 				const secs = (performance.now() - t0) / 1000;
 				const outcomes: Record<string, number> = {};
 				for (const r of results) {
@@ -192,9 +214,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			d.rows = [...(d.rows ?? []).filter((x) => x.bench !== '5b'), ...r.rows].sort((a, b) => a.bench.localeCompare(b.bench));
 			(d.results ??= {}).runbooksWorkers = { ...r.result, measuredAt: at, machine };
 		}
-		// Non-ASCII as \uXXXX, the way the file is kept (a record adds lines, it does not re-encode the others).
-		const ascii = JSON.stringify(doc, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-		writeFileSync(file, `${ascii}\n`);
+		// UTF-8 as run.mts writes it (a record adds lines, it does not re-encode the others).
+		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 		process.stdout.write('appended to bench/results.json updates\n');
 	}
 }
