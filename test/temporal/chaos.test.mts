@@ -110,7 +110,7 @@ test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same 
 	}
 });
 
-test('b. two workers, one SIGKILLed and restarted 4 times at seeded random moments during 20 runbooks on 20 sites', async (t) => {
+test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then at 4 seeded random moments) during 20 runbooks on 20 sites', async (t) => {
 	const s = await startSim(37);
 	const sites = siteIds(s.sim, 20);
 	const op = operatorClient(s.url);
@@ -128,7 +128,22 @@ test('b. two workers, one SIGKILLed and restarted 4 times at seeded random momen
 		// Four kills at seeded moments: the first 0.1–0.4 s after the start (claims at the site coordinators, snapshots),
 		// the others 0.3–2.3 s apart; the attacks stop at a seeded moment after the second kill once every runbook
 		// waits, so the later kills land in cooldowns and reverts.
-		const kills: { atMs: number; waiting: number; requests: number }[] = [];
+		const kills: { atMs: number; waiting: number; requests: number; claimInFlight?: boolean }[] = [];
+		// One more kill first, aimed: while a runbook's claim at its site coordinator runs on the victim (a claim may
+		// wait for minutes, so a dead worker must not leave it to its start-to-close timeout). When no claim is seen
+		// on the victim within 5 s the kill happens anyway and the diagnostics say so.
+		const claimOnVictim = async () => {
+			for (const h of handles) {
+				const d = await h.describe();
+				// state 2 = PENDING_ACTIVITY_STATE_STARTED; worker identities are `<pid>@<host>`
+				if (d.raw.pendingActivities?.some((a) => a.activityType?.name === 'coordination.claim' && Number(a.state) === 2 && a.lastWorkerIdentity?.startsWith(`${victim.pid}@`)))
+					return true;
+			}
+			return false;
+		};
+		const claimInFlight = await waitFor('a claim running on the victim', claimOnVictim, 5000, 0).catch(() => false);
+		kills.push({ atMs: Date.now() - t0, waiting: waitingSites(s.sim).size, requests: s.sim.requests().length, claimInFlight });
+		await victim.kill();
 		let stopped = false;
 		for (let i = 0; i < 4; i++) {
 			await sleep(i === 0 ? 100 + Math.floor(rand() * 300) : 300 + Math.floor(rand() * 2000));
