@@ -115,8 +115,9 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 	const sites = siteIds(s.sim, 20);
 	const op = operatorClient(s.url);
 	const queue = uniqueQueue('chaos-b');
-	const steady = supervisedWorker(server, s.url, queue);
+	// The victim alone at first (every claim runs on it), the second worker from the first kill on.
 	const victim = supervisedWorker(server, s.url, queue);
+	let steady: ReturnType<typeof supervisedWorker> | undefined;
 	const rand = seededRandom(15);
 	let handles: WorkflowHandle[] = [];
 	try {
@@ -132,18 +133,15 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 		// One more kill first, aimed: while a runbook's claim at its site coordinator runs on the victim (a claim may
 		// wait for minutes, so a dead worker must not leave it to its start-to-close timeout). When no claim is seen
 		// on the victim within 5 s the kill happens anyway and the diagnostics say so.
-		const claimOnVictim = async () => {
-			for (const h of handles) {
-				const d = await h.describe();
+		const claimOnVictim = async () =>
+			(await Promise.all(handles.map((h) => h.describe()))).some((d) =>
 				// state 2 = PENDING_ACTIVITY_STATE_STARTED; worker identities are `<pid>@<host>`
-				if (d.raw.pendingActivities?.some((a) => a.activityType?.name === 'coordination.claim' && Number(a.state) === 2 && a.lastWorkerIdentity?.startsWith(`${victim.pid}@`)))
-					return true;
-			}
-			return false;
-		};
-		const claimInFlight = await waitFor('a claim running on the victim', claimOnVictim, 5000, 0).catch(() => false);
+				d.raw.pendingActivities?.some((a) => a.activityType?.name === 'coordination.claim' && Number(a.state) === 2 && a.lastWorkerIdentity?.startsWith(`${victim.pid}@`)),
+			);
+		const claimInFlight = await waitFor('a claim running on the victim', claimOnVictim, 10_000, 0).catch(() => false);
 		kills.push({ atMs: Date.now() - t0, waiting: waitingSites(s.sim).size, requests: s.sim.requests().length, claimInFlight });
 		await victim.kill();
+		steady = supervisedWorker(server, s.url, queue);
 		let stopped = false;
 		for (let i = 0; i < 4; i++) {
 			await sleep(i === 0 ? 100 + Math.floor(rand() * 300) : 300 + Math.floor(rand() * 2000));
@@ -161,7 +159,7 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 		assert.ok(stopped);
 
 		const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
-		const diag = JSON.stringify({ kills, respawns: victim.respawns.length + steady.respawns.length });
+		const diag = JSON.stringify({ kills, respawns: victim.respawns.length + (steady?.respawns.length ?? 0) });
 		for (const r of results) {
 			assert.equal(r.outcome, 'reverted', `${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))} ${diag}`);
 			assert.deepEqual(r.conflicts, [], r.site_id);
@@ -178,7 +176,7 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 	} finally {
 		await terminateRunning(handles);
 		await victim.stop();
-		await steady.stop();
+		await steady?.stop();
 		await op.close();
 		await s.close();
 	}
