@@ -124,7 +124,7 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 		const snapshots = await Promise.all(sites.map((ids) => liveSettings(op, ids)));
 		const attacks = sites.map((ids) => s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
 		const t0 = Date.now();
-		handles = await Promise.all(sites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 2, activityTimeoutSeconds: 5 }))));
+		handles = await Promise.all(sites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 2, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }))));
 
 		// Four kills at seeded moments: the first 0.1–0.4 s after the start (claims at the site coordinators, snapshots),
 		// the others 0.3–2.3 s apart; the attacks stop at a seeded moment after the second kill once every runbook
@@ -148,7 +148,7 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 			kills.push({ atMs: Date.now() - t0, waiting: waitingSites(s.sim).size, requests: s.sim.requests().length });
 			await victim.kill();
 			if (i === 1) {
-				await waitFor('every runbook waits', async () => waitingSites(s.sim).size === sites.length, 60_000, 100).catch(async (e) => {
+				await waitFor('every runbook waits', async () => waitingSites(s.sim).size === sites.length, 120_000, 100).catch(async (e) => {
 					throw new Error(`${(e as Error).message}; not waiting: ${JSON.stringify(await pendingOf(handles.filter((_, j) => !waitingSites(s.sim).has(sites[j].site_id))))}`);
 				});
 				await sleep(Math.floor(rand() * 1500));
