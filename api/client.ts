@@ -165,6 +165,9 @@ function dedupe(issues: FieldIssue[]): FieldIssue[] {
 	});
 }
 
+/** HTTP 4xx other than 408 (timeout) and 429 (rate limited): the service refused the request as such. */
+export const isClientRefusal = (status: number) => status >= 400 && status < 500 && status !== 408 && status !== 429;
+
 const NOT_JSON = Symbol('not-json');
 function parseJson(text: string): unknown {
 	try {
@@ -257,6 +260,9 @@ export function createClient(opts: ClientOptions): Client {
 		if (err instanceof ApiError) return rateCodes.has(err.code) ? `rate limited (code ${err.code})` : undefined;
 		if (!(err instanceof TransportError)) return undefined;
 		if ((err as TransportError & { rateLimited?: boolean }).rateLimited) return 'rate limited (HTTP 429)';
+		// A 4xx refusal (other than 408 timeout / 429) says the request itself is wrong (no such path, headers
+		// too large, …): the same request gets the same answer, so it is not repeated.
+		if (err.kind === 'http' && err.status !== undefined && isClientRefusal(err.status)) return undefined;
 		if (!err.maybeApplied) return `not sent (${err.kind})`;
 		// The outcome of the request is unknown: only reads and idempotent writes may be repeated.
 		if (op.safety === 'read' || op.safety === 'idempotent') return `${err.kind}${err.status ? ` ${err.status}` : ''}`;
