@@ -48,7 +48,7 @@ export const desiredSchema = z
 			.strictObject({
 				model: z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: "must be 0 (normal) or 1 (rapid), as a number or a string" }).optional(),
 				items: z
-					.record(z.enum(ITEMS as [string, ...string[]], { error: `must be a detection item (${ITEMS.join(', ')})` }), item)
+					.partialRecord(z.enum(ITEMS as [string, ...string[]], { error: `must be a detection item (${ITEMS.join(', ')})` }), item)
 					.optional(),
 			})
 			.optional(),

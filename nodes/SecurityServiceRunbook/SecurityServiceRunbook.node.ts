@@ -50,14 +50,16 @@ function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: nu
 
 /** Free text recorded in the audit trail (by, reason): at most 1024 characters. */
 function boundedText(ctx: IExecuteFunctions, field: string, v: unknown, itemIndex: number): string {
+	if (v !== undefined && v !== null && typeof v !== 'string' && typeof v !== 'number') fail(ctx, field, 'must be text', itemIndex);
 	const s = String(v ?? '');
 	if (s.length > 1024) fail(ctx, field, `must be at most 1024 characters (got ${s.length})`, itemIndex);
 	return s;
 }
 
 /** Accepts a site id (→ attack-response-<site>) or a full workflow id. */
-function workflowIdOf(ctx: IExecuteFunctions, v: string, itemIndex: number): string {
-	const s = v.trim();
+function workflowIdOf(ctx: IExecuteFunctions, v: unknown, itemIndex: number): string {
+	if (typeof v !== 'string' && typeof v !== 'number') fail(ctx, 'Runbook', 'must be a site id or a workflow id (text)', itemIndex);
+	const s = String(v).trim();
 	if (!s) fail(ctx, 'Runbook', 'is required (a site id or a workflow id)', itemIndex);
 	if (!WORKFLOW_ID_RE.test(s)) fail(ctx, 'Runbook', WORKFLOW_ID_RULE, itemIndex);
 	return /^\d+$/.test(s) ? `attack-response-${s}` : s;
@@ -249,11 +251,11 @@ export class SecurityServiceRunbook implements INodeType {
 				let json: IDataObject;
 				if (operation === 'start') {
 					const plan = parsePlan(this, this.getNodeParameter('plan', i), i);
-					const taskQueue = String(this.getNodeParameter('taskQueue', i)).trim();
+					const taskQueue = boundedText(this, 'Task Queue', this.getNodeParameter('taskQueue', i), i).trim();
 					if (!taskQueue) fail(this, 'Task Queue', 'is required', i);
 					if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) fail(this, 'Task Queue', 'must be at most 256 characters without control characters', i);
 					const dryRun = this.getNodeParameter('dryRun', i) as boolean;
-					const given = String(this.getNodeParameter('workflowId', i, '')).trim();
+					const given = boundedText(this, 'Workflow ID', this.getNodeParameter('workflowId', i, ''), i).trim();
 					if (given && !WORKFLOW_ID_RE.test(given)) fail(this, 'Workflow ID', WORKFLOW_ID_RULE, i);
 					const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
 					const r = await send(i, 'POST', wfUrl(workflowId), {
@@ -264,7 +266,7 @@ export class SecurityServiceRunbook implements INodeType {
 					});
 					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
 				} else {
-					const workflowId = workflowIdOf(this, String(this.getNodeParameter('runbook', i)), i);
+					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
 						const by = boundedText(this, 'By', this.getNodeParameter('by', i, 'n8n'), i);
