@@ -36,7 +36,7 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		}
 		if (route === 'GET /clock') return ok({ now: sim.nowMs() });
 		if (route === 'POST /clock/advance') {
-			const s = Number(body.seconds);
+			const s = typeof body.seconds === 'number' || typeof body.seconds === 'string' ? Number(body.seconds) : NaN;
 			if (!(Number.isFinite(s) && s >= 0)) return bad(400, 'seconds must be a non-negative number');
 			// advance() bounds the step and the total offset (the clock must stay a finite time)
 			return ok({ now: sim.advance(s) });

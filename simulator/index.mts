@@ -636,7 +636,8 @@ export interface RunningSimulator {
 
 export async function startSimulator(opts: SimOptions): Promise<RunningSimulator> {
 	const sim = new Simulator(opts);
-	const server = http.createServer((req, res) => {
+	// No Host header required (Node's default answers a bare 400 without the envelope); clientError below.
+	const server = http.createServer({ requireHostHeader: false }, (req, res) => {
 		sim.handle(req, res).catch((e) => {
 			if (res.headersSent) res.destroy();
 			else if (e instanceof BodyTooLarge) sendJson(res, 413, { code: CODES.VALIDATION, msg: e.message }, { connection: 'close' });
