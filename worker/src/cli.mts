@@ -104,12 +104,19 @@ function everyArg(v: unknown, dflt: string): string {
 	return e as string;
 }
 
-export async function run(argv: string[]): Promise<number> {
+export interface CliIo {
+	out(s: string): void;
+	err(s: string): void;
+}
+const processIo: CliIo = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+
+export async function run(argv: string[], io: CliIo = processIo): Promise<number> {
 	const [cmd, ...rest] = argv;
 	const { pos, o } = opts(rest);
+	let clientP: ReturnType<typeof temporalClient> | undefined;
 	try {
 		if (!cmd || cmd === 'help' || cmd === '--help') {
-			process.stdout.write(USAGE);
+			io.out(USAGE);
 			return cmd ? 0 : 2;
 		}
 		if (cmd === 'worker') {
@@ -119,9 +126,8 @@ export async function run(argv: string[]): Promise<number> {
 			return 0;
 		}
 		const t = loadTemporalConfig();
-		let clientP: ReturnType<typeof temporalClient> | undefined;
 		const conn = () => (clientP ??= temporalClient(t));
-		const out = (v: unknown) => process.stdout.write(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
+		const out = (v: unknown) => io.out(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
 		const need = (i: number, what: string) => {
 			if (!pos[i]) throw new UsageError(`${what}: is required`);
 			return what === 'SITE|ID' ? runbookArg(pos[i]) : (text(pos[i], what) as string);
@@ -183,7 +189,7 @@ export async function run(argv: string[]): Promise<number> {
 					const all = await scheduleStatuses(await conn());
 					out(all);
 					const bad = all.filter((x) => x.health === 'failing' || x.health === 'stuck');
-					for (const b of bad) process.stderr.write(`secsvc: schedule ${b.scheduleId} is ${b.health}${b.lastError ? `: ${b.lastError}` : ''}\n`);
+					for (const b of bad) io.err(`secsvc: schedule ${b.scheduleId} is ${b.health}${b.lastError ? `: ${b.lastError}` : ''}\n`);
 					return bad.length ? 3 : 0;
 				}
 				if (sub === 'delete') {
@@ -218,12 +224,14 @@ export async function run(argv: string[]): Promise<number> {
 		}
 	} catch (e) {
 		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError) {
-			process.stderr.write(`secsvc: ${e.message}\n`);
+			io.err(`secsvc: ${e.message}\n`);
 			return 2;
 		}
 		// The root cause (e.g. "site '99999' does not exist"), not only Temporal's "Workflow execution failed".
-		process.stderr.write(`secsvc: ${redactText(failureText(e))}\n`);
+		io.err(`secsvc: ${redactText(failureText(e))}\n`);
 		return 1;
+	} finally {
+		if (clientP) await clientP.then((c) => c.connection.close()).catch(() => {});
 	}
 }
 
