@@ -40,8 +40,8 @@ const domainPort = z.strictObject({
 
 export const desiredSchema = z
 	.strictObject({
-		site_id: id('the site to audit'),
-		customer_id: id('customer id used by the detection operations', false).optional(),
+		site_id: id('a site id', true, 'the site to audit'),
+		customer_id: id('a customer id', false).optional(),
 		network_id: id('a network id', false).optional(),
 		host_id: id('a host id', false).optional(),
 		detection: z

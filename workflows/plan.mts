@@ -27,9 +27,9 @@ export const rangeText = z
 	.max(64, { error: 'must be at most 64 characters (an IPv4 address, start-end range or CIDR)' })
 	.refine((s) => parseEntry(s) !== undefined, { error: 'must be an IPv4 address, start-end range or CIDR' });
 /** Ids that end up in API paths: the safe alphabet of api/limits.ts. A number is not an id ("must be a string"). */
-export const id = (what: string, required = true) =>
+export const id = (what: string, required = true, hint = what) =>
 	z
-		.string({ error: (iss) => (iss.input === undefined && required ? `is required (${what})` : `must be a string (${what})`) })
+		.string({ error: (iss) => (iss.input === undefined && required ? `is required (${hint})` : `must be a string (${what})`) })
 		.max(ID_MAX, { error: `must be at most ${ID_MAX} characters (${what})` })
 		.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` });
 /** Most entries of the plan's lists (a runbook acts on a handful; these bounds keep errors and history small). */
@@ -61,8 +61,8 @@ export const ipAuthSchema = z.strictObject({
 export const planSchema = z
 	.strictObject({
 		/** Site and the customer / network / host used by the detection operations. */
-		site_id: id('the site to protect'),
-		customer_id: id('customer id used by the detection operations'),
+		site_id: id('a site id', true, 'the site to protect'),
+		customer_id: id('a customer id', true, 'customer id used by the detection operations'),
 		network_id: id('a network id', false).default('0'),
 		host_id: id('a host id', false).default('0'),
 		domain_ports: list(id('a domain-port id'), PLAN_LIMITS.domainPorts).default([]),
