@@ -56,7 +56,7 @@ export async function inspect(client: Client, siteOrId: string) {
 	try {
 		result = (await h.result()) as AttackResponseResult;
 	} catch (e) {
-		error = (e as Error).message;
+		error = failureText(e);
 		const details = (e as { cause?: { details?: unknown[] } }).cause?.details;
 		if (details?.[0]) result = details[0] as AttackResponseResult;
 	}
