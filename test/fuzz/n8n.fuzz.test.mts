@@ -62,7 +62,8 @@ before(async () => {
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...CRED, type: 'temporalApi', data: { address: recorderUrl, namespace: 'default', apiKey: '' } }]));
-	assert.equal((await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`])).code, 0);
+	const ic = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
+	assert.equal(ic.code, 0, `import:credentials failed:\n${ic.stdout.slice(-1500)}\n${ic.stderr.slice(-1500)}`);
 	const cases = [...planCases.map((plan) => ({ plan, runbook: '20001' })), ...runbookCases.map((runbook) => ({ plan: basePlan, runbook }))];
 	const rb = (name: string, parameters: Record<string, unknown>, k: number) => ({
 		id: `30000000-0000-4000-8000-00000000000${k}`,
@@ -83,7 +84,8 @@ before(async () => {
 	const dir = join(work, 'wf');
 	mkdirSync(dir);
 	writeFileSync(join(dir, 'wf.json'), JSON.stringify(wf));
-	assert.equal((await n8nCli(home, ['import:workflow', '--separate', `--input=${dir}`])).code, 0);
+	const imp = await n8nCli(home, ['import:workflow', '--separate', `--input=${dir}`]);
+	assert.equal(imp.code, 0, `import:workflow failed:\n${imp.stdout.slice(-1500)}\n${imp.stderr.slice(-1500)}`);
 });
 
 after(async () => {
