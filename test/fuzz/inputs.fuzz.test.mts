@@ -276,7 +276,7 @@ test('Runbook node: hostile plans and runbook ids — an error naming the parame
 	const start = (plan: unknown) => ({ operation: 'start', plan: typeof plan === 'string' ? plan : JSON.stringify(plan), taskQueue: 'q', dryRun: false, workflowId: '' });
 	await check(
 		fc.asyncProperty(fc.constantFrom('site_id', 'customer_id', 'network_id', 'host_id', 'event_id', 'domain_ports', 'domain_ports.0', 'blacklist.protectedRanges', 'switches.0.name', 'secret'), hostileValue, async (path, value) => {
-			tally.hit('n8n Runbook node (plan)');
+			tally.hit('Runbook node checks (plan)');
 			const r = await runNode(start(setAt(basePlan, path, value)));
 			assert.ok(r.ms < MAX_MS);
 			if (r.error) {
@@ -295,7 +295,7 @@ test('Runbook node: hostile plans and runbook ids — an error naming the parame
 	);
 	await check(
 		fc.asyncProperty(fc.constantFrom('describe', 'cancel', 'query', 'signal'), fc.oneof(hostileValue, safeId), async (operation, runbook) => {
-			tally.hit('n8n Runbook node (runbook id)');
+			tally.hit('Runbook node checks (runbook id)');
 			const r = await runNode({ operation, runbook, query: 'state', signal: 'abort', by: 'n8n', reason: '' });
 			if (r.error) {
 				assert.equal(r.sent.length, 0, 'nothing sent');
@@ -310,7 +310,7 @@ test('Runbook node: hostile plans and runbook ids — an error naming the parame
 		{ numRuns: 200, seed: 163 },
 	);
 	const huge = await runNode(start(JSON.stringify({ ...basePlan, blacklist: { protectedRanges: TEN_K_BAD_IPS } })));
-	tally.hit('n8n Runbook node (plan)');
+	tally.hit('Runbook node checks (plan)');
 	assert.equal(huge.sent.length, 0);
 	assert.match(huge.error?.message ?? '', /^Plan\.blacklist\.protectedRanges: must have at most 1000 entries/);
 	assert.equal(tally.failures.length, 0);

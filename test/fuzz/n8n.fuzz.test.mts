@@ -78,7 +78,7 @@ before(async () => {
 	const wf = chain('wfFuzz000001', 'fuzz runbook node', [
 		{ id: '30000000-0000-4000-8000-000000000001', name: 'Cases', type: 'n8n-nodes-base.set', typeVersion: 3.4, position: [200, 300], parameters: { mode: 'raw', jsonOutput: JSON.stringify({ cases }), options: {} } },
 		{ id: '30000000-0000-4000-8000-000000000002', name: 'Each', type: 'n8n-nodes-base.splitOut', typeVersion: 1, position: [400, 300], parameters: { fieldToSplitOut: 'cases', options: {} } },
-		rb('Start', { operation: 'start', plan: '={{ $json.plan }}', taskQueue: 'q', dryRun: false, workflowId: '' }, 3),
+		rb('Start runbook', { operation: 'start', plan: '={{ $json.plan }}', taskQueue: 'q', dryRun: false, workflowId: '' }, 3),
 		rb('Describe', { operation: 'describe', runbook: "={{ $('Each').item.json.runbook }}" }, 4),
 	]);
 	const dir = join(work, 'wf');
@@ -99,7 +99,7 @@ test('n8n Runbook node: hostile parameters → an error naming the parameter per
 	assert.equal(r.code, 0, `n8n execute failed:\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
 	const run = parseRawOutput(r.stdout);
 	const items = nodeOutput(run, 'Each');
-	const starts = nodeOutput(run, 'Start');
+	const starts = nodeOutput(run, 'Start runbook');
 	const describes = nodeOutput(run, 'Describe');
 	assert.equal(starts.length, items.length);
 	let sends = 0;
