@@ -2,6 +2,7 @@ import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
 import { ApiError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
@@ -113,13 +114,38 @@ export interface Client {
 
 /** Validation shared by every host. Throws ValidationError naming each field and rule. */
 export function validateParams(op: CatalogEntry, params: Record<string, unknown> = {}): Record<string, unknown> {
-	const parsed = op.request.safeParse(stripEmpty(params));
+	if (typeof params !== 'object' || params === null || Array.isArray(params))
+		throw new ValidationError(op.id, [{ field: '(request)', rule: 'must be an object of named parameters' }]);
+	const given = stripEmpty(params);
+	const oversize = sizeProblems(op, given);
+	if (oversize.length) throw new ValidationError(op.id, oversize);
+	const parsed = op.request.safeParse(given);
 	if (parsed.success) return parsed.data;
 	const issues: FieldIssue[] = parsed.error.issues.map((i) => ({
 		field: i.path.length ? i.path.map(String).join('.') : '(request)',
 		rule: i.message,
 	}));
 	throw new ValidationError(op.id, dedupe(issues));
+}
+
+/**
+ * Size bounds checked before the schema runs (a 3 MB id or a 10⁶-entry list gets one short issue, not a slow parse
+ * and a huge message): strings in the URL (path, query) ≤ MAX_QUERY_STRING, in a body ≤ MAX_BODY_STRING; lists ≤
+ * MAX_LIST entries; field names ≤ 200 characters.
+ */
+function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldIssue[] {
+	const out: FieldIssue[] = [];
+	const inUrl = op.encoding === 'query' || op.encoding === 'redirect';
+	for (const [k, v] of Object.entries(params)) {
+		if (k.length > 200) {
+			out.push({ field: '(request)', rule: `unknown field with a name of ${k.length} characters` });
+			continue;
+		}
+		const f = op.fields.find((x) => x.name === k);
+		const url = inUrl || f?.in === 'path' || f?.in === 'query';
+		out.push(...sizeIssues(v, { path: k, maxString: url ? MAX_QUERY_STRING : MAX_BODY_STRING, maxList: MAX_LIST, maxDepth: 8 }));
+	}
+	return out;
 }
 
 /** Undefined and null mean "not given"; n8n and JSON plans produce both. */
@@ -138,6 +164,9 @@ function dedupe(issues: FieldIssue[]): FieldIssue[] {
 		return true;
 	});
 }
+
+/** HTTP 4xx other than 408 (timeout) and 429 (rate limited): the service refused the request as such. */
+export const isClientRefusal = (status: number) => status >= 400 && status < 500 && status !== 408 && status !== 429;
 
 const NOT_JSON = Symbol('not-json');
 function parseJson(text: string): unknown {
@@ -231,6 +260,9 @@ export function createClient(opts: ClientOptions): Client {
 		if (err instanceof ApiError) return rateCodes.has(err.code) ? `rate limited (code ${err.code})` : undefined;
 		if (!(err instanceof TransportError)) return undefined;
 		if ((err as TransportError & { rateLimited?: boolean }).rateLimited) return 'rate limited (HTTP 429)';
+		// A 4xx refusal (other than 408 timeout / 429) says the request itself is wrong (no such path, headers
+		// too large, …): the same request gets the same answer, so it is not repeated.
+		if (err.kind === 'http' && err.status !== undefined && isClientRefusal(err.status)) return undefined;
 		if (!err.maybeApplied) return `not sent (${err.kind})`;
 		// The outcome of the request is unknown: only reads and idempotent writes may be repeated.
 		if (op.safety === 'read' || op.safety === 'idempotent') return `${err.kind}${err.status ? ` ${err.status}` : ''}`;

@@ -1,4 +1,5 @@
 import type { CatalogEntry, Field } from './catalog/types';
+import { pathSegment } from './limits';
 import type { HttpBody, HttpRequest } from './transport/types';
 
 /** Turns validated parameters into the wire request the spec describes for the operation. */
@@ -16,7 +17,7 @@ export function encodeRequest(
 		const v = params[f.name];
 		if (v === undefined || v === null || f.local) continue;
 		if (f.in === 'path') {
-			path = path.replace(`{${f.name}}`, encodeURIComponent(String(v)));
+			path = path.replace(`{${f.name}}`, pathSegment(String(v)));
 			continue;
 		}
 		const target = f.in === 'query' || op.encoding === 'query' || op.encoding === 'redirect' ? query : parts;

@@ -1,3 +1,4 @@
+import { boundIssues, issuesText } from './limits';
 import { redactText } from './redact';
 
 /** Errors thrown by the client. Messages and properties never carry a secret or a token. */
@@ -36,13 +37,17 @@ export class SecurityServiceError extends Error {
 
 /** Invalid input: nothing was sent. */
 export class ValidationError extends SecurityServiceError {
+	/** The first MAX_ISSUES issues (field and rule clipped); `moreIssues` counts the rest. */
 	readonly issues: FieldIssue[];
+	readonly moreIssues: number;
 	constructor(opId: string, issues: FieldIssue[]) {
-		super(opId, `${opId}: invalid input — ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
-		this.issues = issues;
+		super(opId, `${opId}: invalid input — ${issuesText(issues)}`);
+		const { shown, more } = boundIssues(issues);
+		this.issues = shown;
+		this.moreIssues = more;
 	}
 	override toJSON() {
-		return { ...super.toJSON(), issues: this.issues };
+		return { ...super.toJSON(), issues: this.issues, ...(this.moreIssues ? { moreIssues: this.moreIssues } : {}) };
 	}
 }
 

@@ -3,6 +3,7 @@ export * from './catalog/rules';
 export * from './client';
 export * from './encode';
 export * from './errors';
+export * from './limits';
 export * from './redact';
 export * from './time';
 export * from './tokens';

@@ -21,7 +21,7 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		} catch {
 			return bad(400, 'body must be JSON');
 		}
-		if (!body || typeof body !== 'object') return bad(400, 'body must be a JSON object');
+		if (!body || typeof body !== 'object' || Array.isArray(body)) return bad(400, 'body must be a JSON object');
 	}
 	const seg = path.split('/').filter(Boolean).slice(1); // after __sim
 	const route = `${method} /${seg.join('/')}`;
@@ -29,13 +29,16 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		if (route === 'GET /state') return ok(sim.snapshot());
 		if (route === 'GET /ids') return ok(sim.firstIds());
 		if (route === 'POST /reset') {
-			sim.reset(body.seed === undefined ? undefined : Number(body.seed));
+			const seed = body.seed === undefined ? undefined : Number(body.seed);
+			if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 2 ** 32)) return bad(400, 'seed must be an integer from 0 to 4294967296');
+			sim.reset(seed);
 			return ok({ ok: true, seed: sim.opts.seed, now: sim.nowMs(), ids: sim.firstIds() });
 		}
 		if (route === 'GET /clock') return ok({ now: sim.nowMs() });
 		if (route === 'POST /clock/advance') {
-			const s = Number(body.seconds);
+			const s = typeof body.seconds === 'number' || typeof body.seconds === 'string' ? Number(body.seconds) : NaN;
 			if (!(Number.isFinite(s) && s >= 0)) return bad(400, 'seconds must be a non-negative number');
+			// advance() bounds the step and the total offset (the clock must stay a finite time)
 			return ok({ now: sim.advance(s) });
 		}
 		if (route === 'POST /attacks') return ok(sim.startAttack(body as never));

@@ -22,6 +22,7 @@ import {
 	type Site,
 	type World,
 } from './state.mts';
+import { checkAttackItem, checkFlowDownItem, checkScenario } from './scenario.mts';
 import { Input, Rng, SimError, notFound, sleep, validationError } from './util.mts';
 
 export { CODES } from './codes.mts';
@@ -211,7 +212,10 @@ export class Simulator {
 	}
 	/** Moves the simulator clock forward (tokens expire, attacks progress). */
 	advance(seconds: number): number {
-		if (!(Number.isFinite(seconds) && seconds >= 0)) throw new Error('seconds must be a non-negative number');
+		if (!(Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_ADVANCE_SECONDS))
+			throw new Error(`seconds must be a number from 0 to ${MAX_ADVANCE_SECONDS} (10 years)`);
+		if (!Number.isFinite(this.nowMs() + seconds * 1000) || this.offsetMs + seconds * 1000 > MAX_OFFSET_MS)
+			throw new Error(`the clock may move at most ${MAX_OFFSET_MS / 1000} seconds (100 years) ahead in total; reset it first`);
 		this.offsetMs += seconds * 1000;
 		return this.nowMs();
 	}
@@ -317,6 +321,7 @@ export class Simulator {
 	// ------------------------------------------------------------ attacks / scenario
 
 	startAttack(spec: Partial<AttackSpec> & { at?: number }) {
+		checkAttackItem(spec, 'attack');
 		const now = this.nowSec();
 		const a = makeAttack(this.world, this.rng, {
 			...spec,
@@ -342,6 +347,7 @@ export class Simulator {
 		return { ...a, end: Number.isFinite(end) ? end : null, status: isOngoing(a, now) ? 'ongoing' : a.start > now ? 'scheduled' : 'stopped' };
 	}
 	loadScenario(s: Scenario, record = true) {
+		checkScenario(s);
 		if (record) this.scenario = s;
 		const now = this.nowSec();
 		const out = [];
@@ -350,6 +356,7 @@ export class Simulator {
 		return out;
 	}
 	addFlowDown(f: { site_id?: string; at?: number; duration?: number; router_name?: string }) {
+		checkFlowDownItem(f, 'flowDown');
 		const site_id = f.site_id ?? this.firstIds().site_id;
 		if (!this.world.sites.has(site_id)) throw new Error(`site_id '${site_id}' does not exist`);
 		const start = this.nowSec() + (f.at ?? 0);
@@ -568,6 +575,8 @@ export class Simulator {
 }
 
 const EMPTY_BUF = Buffer.alloc(0);
+const MAX_ADVANCE_SECONDS = 10 * 365 * 86400;
+const MAX_OFFSET_MS = 100 * 365 * 86400 * 1000;
 const MAX_BODY = 1 << 20;
 
 function drain(req: http.IncomingMessage) {
@@ -582,9 +591,34 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
 			n += c.length;
 			if (n <= MAX_BODY) chunks.push(c);
 		});
-		req.on('end', () => resolve(n > MAX_BODY ? EMPTY_BUF : Buffer.concat(chunks)));
+		req.on('end', () => (n > MAX_BODY ? reject(new BodyTooLarge()) : resolve(Buffer.concat(chunks))));
 		req.on('error', reject);
 	});
+}
+
+class BodyTooLarge extends Error {
+	constructor() {
+		super(`the request body must be at most ${MAX_BODY} bytes`);
+	}
+}
+
+/**
+ * Bytes Node's HTTP parser refuses (not HTTP, a bad header, a negative Content-Length, headers over 16 KB, 0xFF in
+ * the URL) still get the envelope, on HTTP/1.1 with the connection closed; a socket that cannot be written is closed.
+ */
+function onClientError(err: Error & { code?: string }, socket: import('node:stream').Duplex) {
+	if (!socket.writable || err.code === 'ECONNRESET') {
+		socket.destroy();
+		return;
+	}
+	const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+	const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+	const msg =
+		status === 431 ? 'request line and headers must be at most 16384 bytes' : status === 408 ? 'request not received in time' : `malformed HTTP request (${err.code ?? 'parse error'})`;
+	const body = JSON.stringify({ code: CODES.VALIDATION, msg });
+	socket.end(
+		`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+	);
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>) {
@@ -602,12 +636,15 @@ export interface RunningSimulator {
 
 export async function startSimulator(opts: SimOptions): Promise<RunningSimulator> {
 	const sim = new Simulator(opts);
-	const server = http.createServer((req, res) => {
+	// No Host header required (Node's default answers a bare 400 without the envelope); clientError below.
+	const server = http.createServer({ requireHostHeader: false }, (req, res) => {
 		sim.handle(req, res).catch((e) => {
-			if (!res.headersSent) sendJson(res, 500, { code: CODES.INTERNAL, msg: `internal error: ${(e as Error).message}` });
-			else res.destroy();
+			if (res.headersSent) res.destroy();
+			else if (e instanceof BodyTooLarge) sendJson(res, 413, { code: CODES.VALIDATION, msg: e.message }, { connection: 'close' });
+			else sendJson(res, 500, { code: CODES.INTERNAL, msg: `internal error: ${String((e as Error).message).slice(0, 300)}` });
 		});
 	});
+	server.on('clientError', onClientError);
 	server.keepAliveTimeout = 10_000;
 	const host = opts.host ?? '127.0.0.1';
 	await new Promise<void>((resolve, reject) => {

@@ -1,17 +1,21 @@
 /**
  * CLI: npm run simulator -- --port 8443 --app-id demo-app --secret demo-secret [--scenario file] [--seed N]
  *      [--host 127.0.0.1] [--registered-host https://app.example.com] [--clock real|manual]
+ * The secret can also come from a file (--secret-file FILE, first line) or the environment (SECSVC_SIM_SECRET), so
+ * it does not show in `ps`; precedence: --secret-file, --secret, SECSVC_SIM_SECRET, then 'demo-secret'.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startSimulator, type Scenario } from './index.mts';
+import { checkScenario } from './scenario.mts';
 
 const { values } = parseArgs({
 	options: {
 		port: { type: 'string', default: '8443' },
 		host: { type: 'string', default: '127.0.0.1' },
 		'app-id': { type: 'string', default: 'demo-app' },
-		secret: { type: 'string', default: 'demo-secret' },
+		secret: { type: 'string' },
+		'secret-file': { type: 'string' },
 		'registered-host': { type: 'string', default: 'https://app.example.com' },
 		scenario: { type: 'string' },
 		seed: { type: 'string', default: '1' },
@@ -19,13 +23,34 @@ const { values } = parseArgs({
 	},
 });
 
-const scenario = values.scenario ? (JSON.parse(readFileSync(values.scenario, 'utf8')) as Scenario) : undefined;
+function fail(msg: string): never {
+	process.stderr.write(`simulator: ${msg}\n`);
+	process.exit(2);
+}
+let secret = values.secret ?? process.env.SECSVC_SIM_SECRET ?? 'demo-secret';
+if (values['secret-file'] !== undefined) {
+	try {
+		secret = readFileSync(values['secret-file'], 'utf8').split(/\r?\n/)[0];
+	} catch (e) {
+		fail(`--secret-file: must be a readable file (${(e as Error).message})`);
+	}
+}
+if (!secret) fail('the secret must not be empty');
+let scenario: Scenario | undefined;
+if (values.scenario) {
+	try {
+		scenario = JSON.parse(readFileSync(values.scenario, 'utf8')) as Scenario;
+		checkScenario(scenario);
+	} catch (e) {
+		fail(`--scenario ${values.scenario}: ${(e as Error).message}`);
+	}
+}
 if (values.clock !== 'real' && values.clock !== 'manual') throw new Error('--clock must be real or manual');
 const running = await startSimulator({
 	port: Number(values.port),
 	host: values.host,
 	appId: values['app-id'] as string,
-	secret: values.secret as string,
+	secret,
 	registeredHost: values['registered-host'],
 	seed: Number(values.seed),
 	clock: values.clock,

@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
 import { parseEntry } from './ranges.mts';
 import { ITEM_TYPE } from './planShared.mts';
+import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../api/limits.ts';
 
 export { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
@@ -11,10 +12,30 @@ const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
  */
 
 const THRESHOLD = /^\d+(\.\d+)?[KMG]?$/;
-const threshold = z.string().regex(THRESHOLD, { error: 'must be a number, or a number with suffix K, M or G' });
+export const threshold = z
+	.string({ error: 'must be a string: a number, or a number with suffix K, M or G' })
+	.max(32, { error: 'must be at most 32 characters' })
+	.regex(THRESHOLD, { error: 'must be a number, or a number with suffix K, M or G' });
 const seconds = (min: number, max: number) =>
-	z.number().int({ error: 'must be an integer number of seconds' }).min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` });
-const rangeText = z.string().refine((s) => parseEntry(s) !== undefined, { error: 'must be an IPv4 address, start-end range or CIDR' });
+	z
+		.number({ error: 'must be an integer number of seconds' })
+		.int({ error: 'must be an integer number of seconds' })
+		.min(min, { error: `must be at least ${min}` })
+		.max(max, { error: `must be at most ${max}` });
+export const rangeText = z
+	.string({ error: 'must be a string: an IPv4 address, start-end range or CIDR' })
+	.max(64, { error: 'must be at most 64 characters (an IPv4 address, start-end range or CIDR)' })
+	.refine((s) => parseEntry(s) !== undefined, { error: 'must be an IPv4 address, start-end range or CIDR' });
+/** Ids that end up in API paths: the safe alphabet of api/limits.ts. A number is not an id ("must be a string"). */
+export const id = (what: string, required = true, hint = what) =>
+	z
+		.string({ error: (iss) => (iss.input === undefined && required ? `is required (${hint})` : `must be a string (${what})`) })
+		.max(ID_MAX, { error: `must be at most ${ID_MAX} characters (${what})` })
+		.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` });
+/** Most entries of the plan's lists (a runbook acts on a handful; these bounds keep errors and history small). */
+export const PLAN_LIMITS = { domainPorts: 100, thresholds: 64, protectedRanges: 1000, switches: 64, string: 1024 } as const;
+export const list = <T extends z.ZodType>(item: T, max: number) =>
+	z.array(item, { error: 'must be an array' }).max(max, { error: `must have at most ${max} entries` });
 
 const thresholdItem = z.strictObject({
 	name: z.enum(SETTABLE_ITEMS as [string, ...string[]], { error: `must be a settable protocol item (${SETTABLE_ITEMS.join(', ')}); icmp items have no settable type (§4.5)` }),
@@ -26,7 +47,7 @@ const thresholdItem = z.strictObject({
 	high_bps: threshold.optional(),
 });
 
-const ipAuth = z.strictObject({
+export const ipAuthSchema = z.strictObject({
 	action: z.enum(['ratelimit', 'blacklist', 'ratelimit_blacklist'], { error: 'must be ratelimit, blacklist or ratelimit_blacklist' }),
 	enable: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: 'must be 0, 1 or 2' }),
 	mode: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: 'must be 0, 1 or 2' }),
@@ -40,13 +61,13 @@ const ipAuth = z.strictObject({
 export const planSchema = z
 	.strictObject({
 		/** Site and the customer / network / host used by the detection operations. */
-		site_id: z.string({ error: 'is required (the site to protect)' }).regex(/^[^/?#\s]+$/, { error: 'must be a site id (no /, ?, #, spaces)' }),
-		customer_id: z.string({ error: 'is required (customer id used by the detection operations)' }).regex(/^[^/?#\s]+$/, { error: 'must be a customer id (no /, ?, #, spaces)' }),
-		network_id: z.string().default('0'),
-		host_id: z.string().default('0'),
-		domain_ports: z.array(z.string().regex(/^[^/?#\s]+$/, { error: 'must be a domain-port id' })).default([]),
+		site_id: id('a site id', true, 'the site to protect'),
+		customer_id: id('a customer id', true, 'customer id used by the detection operations'),
+		network_id: id('a network id', false).default('0'),
+		host_id: id('a host id', false).default('0'),
+		domain_ports: list(id('a domain-port id'), PLAN_LIMITS.domainPorts).default([]),
 		/** Event to act on; when absent the runbook looks up the ongoing event of the site. */
-		event_id: z.string().optional(),
+		event_id: id('an event id', false).optional(),
 		approval: z
 			.strictObject({
 				required: z.boolean().default(false),
@@ -58,7 +79,7 @@ export const planSchema = z
 		detection: z
 			.strictObject({
 				rapidMode: z.boolean().default(true),
-				thresholds: z.array(thresholdItem).default([]),
+				thresholds: list(thresholdItem, PLAN_LIMITS.thresholds).default([]),
 			})
 			.default({ rapidMode: true, thresholds: [] }),
 		blacklist: z
@@ -68,12 +89,21 @@ export const planSchema = z
 				metric: z.enum(['bps', 'pps']).default('bps'),
 				minPercent: z.number().min(0).max(100).default(0),
 				/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
-				protectedRanges: z.array(rangeText).default([]),
+				protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
 			})
 			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
-		ipAuth: ipAuth.optional(),
+		ipAuth: ipAuthSchema.optional(),
 		/** Policy switches to set on every domain-port (e.g. p_auth on). */
-		switches: z.array(z.strictObject({ name: z.string().min(1), enable: z.union([z.literal(0), z.literal(1)]) })).default([]),
+		switches: list(
+			z.strictObject({
+				name: z
+					.string({ error: 'must be a string (a switch name)' })
+					.min(1, { error: 'must not be empty' })
+					.max(64, { error: 'must be at most 64 characters (a switch name)' }),
+				enable: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+			}),
+			PLAN_LIMITS.switches,
+		).default([]),
 		cooldownSeconds: seconds(0, 7 * 86400).default(600),
 		pollSeconds: seconds(1, 3600).default(30),
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
@@ -126,14 +156,26 @@ export interface PlanIssue {
 }
 
 export class PlanError extends Error {
-	constructor(readonly issues: PlanIssue[]) {
-		super(`invalid plan — ${issues.map((i) => `${i.field}: ${i.rule}`).join('; ')}`);
+	/** The first MAX_ISSUES issues; `moreIssues` counts the rest (the message stays short whatever the plan). */
+	readonly issues: PlanIssue[];
+	readonly moreIssues: number;
+	constructor(issues: PlanIssue[]) {
+		super(`invalid plan — ${issuesText(issues)}`);
 		this.name = 'PlanError';
+		const { shown, more } = boundIssues(issues);
+		this.issues = shown;
+		this.moreIssues = more;
 	}
 }
 
+export const where = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(plan)');
+
 export function parsePlan(input: unknown): Plan {
+	if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlanError([{ field: '(plan)', rule: 'must be a JSON object' }]);
+	// Sizes first: a 10⁶-entry list or a megabyte string gets one short issue instead of a slow parse.
+	const sized = sizeIssues(input, { maxString: PLAN_LIMITS.string, maxList: PLAN_LIMITS.protectedRanges, maxDepth: 8, path: '' });
+	if (sized.length) throw new PlanError(sized.map((i) => ({ field: i.field === '(input)' ? '(plan)' : i.field, rule: i.rule })));
 	const r = planSchema.safeParse(input);
 	if (r.success) return r.data;
-	throw new PlanError(r.error.issues.map((i) => ({ field: i.path.length ? i.path.map(String).join('.') : '(plan)', rule: i.message })));
+	throw new PlanError(r.error.issues.map((i) => ({ field: where(i.path), rule: i.message })));
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { ID_ALPHABET, ID_MAX, ID_RE } from '../limits';
 
 /** Shared field rules. Each error message states the rule, so `field: message` reads as one. */
 
@@ -25,15 +26,19 @@ export const nonEmpty = (rule = 'is required and must be a non-empty string') =>
 export const oneOf = <T extends string>(values: readonly T[]) =>
 	z.enum(values as unknown as [T, ...T[]], { error: `must be one of ${values.join(', ')}` });
 
-/** Numeric strings used as identifiers (site_id, customer_id, …): non-empty, no slash. */
+/**
+ * Ids that travel in the URL path (site_id, customer_id, …): the safe alphabet of api/limits.ts (1–128 characters
+ * from A–Z a–z 0–9 . _ ~ -, starting with a letter or a digit), so an id can never change which path is called.
+ */
 export const idString = (what = 'an identifier') =>
 	z
-		.union([z.string(), z.number().int().transform(String)], { error: `must be ${what} (string)` })
+		.union([z.string(), z.number().int().nonnegative().transform(String)], { error: `must be ${what} (string)` })
 		.pipe(
 			z
 				.string()
 				.min(1, { error: `must be ${what} (non-empty)` })
-				.regex(/^[^/?#\s]+$/, { error: `must be ${what} without '/', '?', '#' or spaces` }),
+				.max(ID_MAX, { error: `must be ${what} of at most ${ID_MAX} characters` })
+				.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` }),
 		);
 
 // ---------------------------------------------------------------- IPv4

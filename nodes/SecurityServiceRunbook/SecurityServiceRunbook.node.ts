@@ -10,6 +10,7 @@ import {
 	type INodeTypeDescription,
 	type JsonObject,
 } from 'n8n-workflow';
+import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 
 /**
  * Security Service Runbook: start, signal (approve / reject / abort / extend cooldown), query, describe and cancel
@@ -18,7 +19,11 @@ import {
  * them.
  */
 
-const ID_RULE = /^[^/?#\s]+$/;
+/** Workflow ids this node builds or accepts: the safe id alphabet (api/limits.ts), up to 256 characters. */
+const WORKFLOW_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,255}$/;
+const WORKFLOW_ID_RULE = 'must be 1–256 characters from A–Z a–z 0–9 . _ ~ - starting with a letter or a digit';
+/** A plan is a small document (api/limits.ts bounds its strings and lists; the worker checks the rest). */
+const MAX_PLAN_CHARS = 256 * 1024;
 
 /**
  * Payloads are sent and read in full form (json/plain, base64) with the header Temporal-Payload-Shorthand: false:
@@ -43,16 +48,26 @@ function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: nu
 	throw new NodeOperationError(ctx.getNode(), `${field}: ${rule}`, { itemIndex, description: 'Nothing was sent to Temporal.' });
 }
 
+/** Free text recorded in the audit trail (by, reason): at most 1024 characters. */
+function boundedText(ctx: IExecuteFunctions, field: string, v: unknown, itemIndex: number): string {
+	if (v !== undefined && v !== null && typeof v !== 'string' && typeof v !== 'number') fail(ctx, field, 'must be text', itemIndex);
+	const s = String(v ?? '');
+	if (s.length > 1024) fail(ctx, field, `must be at most 1024 characters (got ${s.length})`, itemIndex);
+	return s;
+}
+
 /** Accepts a site id (→ attack-response-<site>) or a full workflow id. */
-function workflowIdOf(ctx: IExecuteFunctions, v: string, itemIndex: number): string {
-	const s = v.trim();
+function workflowIdOf(ctx: IExecuteFunctions, v: unknown, itemIndex: number): string {
+	if (typeof v !== 'string' && typeof v !== 'number') fail(ctx, 'Runbook', 'must be a site id or a workflow id (text)', itemIndex);
+	const s = String(v).trim();
 	if (!s) fail(ctx, 'Runbook', 'is required (a site id or a workflow id)', itemIndex);
-	if (!ID_RULE.test(s)) fail(ctx, 'Runbook', 'must not contain /, ?, # or spaces', itemIndex);
+	if (!WORKFLOW_ID_RE.test(s)) fail(ctx, 'Runbook', WORKFLOW_ID_RULE, itemIndex);
 	return /^\d+$/.test(s) ? `attack-response-${s}` : s;
 }
 
 function parsePlan(ctx: IExecuteFunctions, raw: unknown, itemIndex: number): IDataObject {
 	let plan: unknown = raw;
+	if (typeof raw === 'string' && raw.length > MAX_PLAN_CHARS) fail(ctx, 'Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`, itemIndex);
 	if (typeof raw === 'string') {
 		try {
 			plan = JSON.parse(raw);
@@ -62,13 +77,28 @@ function parsePlan(ctx: IExecuteFunctions, raw: unknown, itemIndex: number): IDa
 	}
 	if (!plan || typeof plan !== 'object' || Array.isArray(plan)) fail(ctx, 'Plan', 'must be a JSON object', itemIndex);
 	const p = plan as IDataObject;
-	for (const k of ['site_id', 'customer_id']) {
-		if (typeof p[k] !== 'string' || !(p[k] as string)) fail(ctx, `Plan.${k}`, 'is required (a string)', itemIndex);
-		if (!ID_RULE.test(p[k] as string)) fail(ctx, `Plan.${k}`, 'must not contain /, ?, # or spaces', itemIndex);
-	}
 	for (const k of ['secret', 'access_token', 'refresh_token', 'app_secret']) {
 		if (k in p) fail(ctx, `Plan.${k}`, 'must not be in a plan (credentials live in the worker only)', itemIndex);
 	}
+	for (const k of ['site_id', 'customer_id']) {
+		if (p[k] === undefined || p[k] === null || p[k] === '') fail(ctx, `Plan.${k}`, 'is required (a string)', itemIndex);
+		const problem = idProblem(p[k]);
+		if (problem) fail(ctx, `Plan.${k}`, problem, itemIndex);
+	}
+	for (const k of ['network_id', 'host_id', 'event_id']) {
+		const problem = p[k] === undefined ? undefined : idProblem(p[k]);
+		if (problem) fail(ctx, `Plan.${k}`, problem, itemIndex);
+	}
+	if (p.domain_ports !== undefined) {
+		if (!Array.isArray(p.domain_ports)) fail(ctx, 'Plan.domain_ports', 'must be an array of domain-port ids', itemIndex);
+		for (const [j, d] of (p.domain_ports as unknown[]).slice(0, 100).entries()) {
+			const problem = idProblem(d);
+			if (problem) fail(ctx, `Plan.domain_ports.${j}`, problem, itemIndex);
+		}
+	}
+	// Sizes: long strings and lists are refused here; every other rule is checked by the worker before any call.
+	const sized = sizeIssues(p, { maxString: 1024, maxList: 1000, maxDepth: 8 });
+	if (sized.length) fail(ctx, `Plan.${sized[0].field}`, sized[0].rule + (sized.length > 1 ? ` (and ${sized.length - 1} more)` : ''), itemIndex);
 	return p;
 }
 
@@ -203,7 +233,7 @@ export class SecurityServiceRunbook implements INodeType {
 		const cred = await this.getCredentials('temporalApi');
 		const base = String(cred.address ?? '').replace(/\/+$/, '');
 		const ns = String(cred.namespace ?? 'default');
-		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${encodeURIComponent(ns)}/workflows/${encodeURIComponent(id)}`;
+		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(id)}`;
 
 		const send = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject> => {
 			const opts: IHttpRequestOptions = { method, url, json: true, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
@@ -221,11 +251,12 @@ export class SecurityServiceRunbook implements INodeType {
 				let json: IDataObject;
 				if (operation === 'start') {
 					const plan = parsePlan(this, this.getNodeParameter('plan', i), i);
-					const taskQueue = String(this.getNodeParameter('taskQueue', i)).trim();
+					const taskQueue = boundedText(this, 'Task Queue', this.getNodeParameter('taskQueue', i), i).trim();
 					if (!taskQueue) fail(this, 'Task Queue', 'is required', i);
+					if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) fail(this, 'Task Queue', 'must be at most 256 characters without control characters', i);
 					const dryRun = this.getNodeParameter('dryRun', i) as boolean;
-					const given = String(this.getNodeParameter('workflowId', i, '')).trim();
-					if (given && !ID_RULE.test(given)) fail(this, 'Workflow ID', 'must not contain /, ?, # or spaces', i);
+					const given = boundedText(this, 'Workflow ID', this.getNodeParameter('workflowId', i, ''), i).trim();
+					if (given && !WORKFLOW_ID_RE.test(given)) fail(this, 'Workflow ID', WORKFLOW_ID_RULE, i);
 					const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
 					const r = await send(i, 'POST', wfUrl(workflowId), {
 						workflowType: { name: 'attackResponse' },
@@ -235,11 +266,11 @@ export class SecurityServiceRunbook implements INodeType {
 					});
 					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
 				} else {
-					const workflowId = workflowIdOf(this, String(this.getNodeParameter('runbook', i)), i);
+					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
-						const by = String(this.getNodeParameter('by', i, 'n8n'));
-						const reason = String(this.getNodeParameter('reason', i, '')) || undefined;
+						const by = boundedText(this, 'By', this.getNodeParameter('by', i, 'n8n'), i);
+						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || undefined;
 						let name = signal;
 						let arg: IDataObject;
 						if (signal === 'approve' || signal === 'reject') {
@@ -247,7 +278,7 @@ export class SecurityServiceRunbook implements INodeType {
 							arg = { approved: signal === 'approve', by, reason };
 						} else if (signal === 'extend') {
 							const seconds = this.getNodeParameter('seconds', i) as number;
-							if (!Number.isInteger(seconds) || seconds < 1) fail(this, 'Seconds', 'must be a positive integer', i);
+							if (!Number.isInteger(seconds) || seconds < 1 || seconds > 604800) fail(this, 'Seconds', 'must be an integer from 1 to 604800 (7 days)', i);
 							name = 'extendCooldown';
 							arg = { seconds, by };
 						} else arg = { by, reason };
@@ -262,8 +293,8 @@ export class SecurityServiceRunbook implements INodeType {
 						const v = Array.isArray(qr) ? qr[0] : decodePayload(qr?.payloads?.[0]);
 						json = { workflowId, query: q, result: (v ?? null) as IDataObject };
 					} else if (operation === 'cancel') {
-						const reason = String(this.getNodeParameter('reason', i, '')) || 'cancelled from n8n';
-						await send(i, 'POST', `${wfUrl(workflowId)}/cancel`, { identity: String(this.getNodeParameter('by', i, 'n8n')), reason });
+						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || 'cancelled from n8n';
+						await send(i, 'POST', `${wfUrl(workflowId)}/cancel`, { identity: boundedText(this, 'By', this.getNodeParameter('by', i, 'n8n'), i), reason });
 						json = { workflowId, cancelRequested: true };
 					} else if (operation === 'describe') {
 						const r = await send(i, 'GET', wfUrl(workflowId));

@@ -171,7 +171,7 @@ test('a bad plan fails naming the field and starts nothing; dry run via n8n; can
 	assert.equal(r.code, 0, `n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
 	const run = parseRawOutput(r.stdout);
 	const [bad] = nodeOutput(run, 'Bad plan');
-	assert.match(String(bad.error), /Plan\.site_id: must not contain/);
+	assert.match(String(bad.error), /Plan\.site_id: must be 1–128 characters from A–Z a–z 0–9 \. _ ~ - .*without '\/'/);
 	const [dry] = nodeOutput(run, 'Dry run');
 	assert.equal(dry.workflowId, 'runbook-e2e-dry-run');
 	const dr = (await within(client.workflow.getHandle('runbook-e2e-dry-run').result(), 60_000, 'dry-run result')) as AttackResponseResult;

@@ -3,7 +3,7 @@ import { test, after } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { createClient, type ClientOptions } from '../../api/client.ts';
-import { ApiError, TransportError } from '../../api/errors.ts';
+import { ApiError, TransportError, ValidationError } from '../../api/errors.ts';
 import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
 import { envelope, startLoopback, tokenAwareHandler } from '../helpers/loopback.mts';
 import { samples } from '../helpers/samples.mts';
@@ -70,12 +70,14 @@ test('DELETEs carry their parameters in the query string: IP lists comma-separat
 	await srv.close();
 });
 
-test('GET query parameters and path ids are URL-encoded; the X-Forwarded-For portal version is never sent', async () => {
+test('GET query parameters are URL-encoded; path ids outside the safe alphabet never leave; the X-Forwarded-For portal version is never sent', async () => {
 	const { srv, client } = await setup((r) => ({ code: 0, result: r.url.pathname.endsWith('ddos_events') ? { events: [], total: 0 } : undefined }));
-	await client.call('dashboard.ddosEvents', { site_id: 'site:é', start_time: '2026-11-01 00:00:00', status: 'ongoing' });
+	for (const bad of ['site:é', '..', '.', 'a%2Fb', '%2E%2E', 'x'.repeat(129)])
+		assert.throws(() => client.validate('dashboard.ddosEvents', { site_id: bad }), (e: unknown) => e instanceof ValidationError && e.issues[0].field === 'site_id');
+	await client.call('dashboard.ddosEvents', { site_id: 'site.1~a_b-C', start_time: '2026-11-01 00:00:00', status: 'ongoing' });
 	await client.call('applicationProtection.xForwardedFor.set', { site_id: 's', domain_port_id: 'd', mode: 'insert', portal_version: '2023.2.6' });
 	const [a, b] = apiCalls(srv);
-	assert.equal(a.url.pathname, '/api/specp/op/dashboard/site/site%3A%C3%A9/ddos_events');
+	assert.equal(a.url.pathname, '/api/specp/op/dashboard/site/site.1~a_b-C/ddos_events');
 	assert.equal(a.url.searchParams.get('start_time'), '2026-11-01 00:00:00');
 	assert.equal(a.url.searchParams.get('status'), 'ongoing');
 	assert.deepEqual(b.fields, [['mode', 'insert']]);

@@ -3,7 +3,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
-import type { Client } from '../../api/client.ts';
+import { isClientRefusal, type Client } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
 import { claim, release } from './coordination.mts';
@@ -74,7 +74,8 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		try {
 			return parsePlan(plan) as unknown as Record<string, unknown>;
 		} catch (e) {
-			if (e instanceof PlanError) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', { issues: e.issues });
+			// bounded (first 10 issues + a count): a huge invalid plan must fail the run, not exceed gRPC's message limit
+			if (e instanceof PlanError) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', { issues: e.issues, moreIssues: e.moreIssues });
 			throw e;
 		}
 	};
@@ -243,6 +244,9 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 		case 'TransportError': {
 			const details = { opId: o.id, kind: e.kind, status: e.status, maybeApplied: e.maybeApplied };
 			if (e.rateLimited) return ApplicationFailure.retryable(message, 'RateLimited', details);
+			// a 4xx refusal (no such path, headers too large, …) gets the same answer every time
+			if (e.kind === 'http' && typeof e.status === 'number' && isClientRefusal(e.status))
+				return ApplicationFailure.nonRetryable(message, 'HttpRefused', details);
 			if (o.safety === 'unsafe' && !IDEMPOTENT_HERE(o) && e.maybeApplied !== false)
 				return ApplicationFailure.nonRetryable(`${message} (outcome unknown; not repeated automatically)`, 'OutcomeUnknown', details);
 			return ApplicationFailure.retryable(message, 'TransportError', details);

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { idProblem } from '../../api/limits.ts';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
+import { checkDesiredState, DesiredStateError } from '../../workflows/desired.mts';
 import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
 import { holds, release } from './coordination.mts';
 import { getOperation, hasOperation } from '../../api/catalog/index.ts';
@@ -12,9 +14,10 @@ import {
 	createSchedule,
 	deleteSchedule,
 	extendCooldown,
+	failureText,
 	formatTimeline,
 	inspect,
-	listSchedules,
+	scheduleStatuses,
 	startAttackResponse,
 	temporalClient,
 	timeline,
@@ -36,7 +39,7 @@ const USAGE = `usage: secsvc <command> [options]
   schedule create drift --desired FILE --every 1h [--enforce]
   schedule create report --site SITE --every 24h [--hours N]
   schedule delete SCHEDULE_ID
-  schedule list
+  schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
   call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
@@ -59,9 +62,11 @@ function opts(args: string[]) {
 	return { pos, o };
 }
 
+const MAX_FILE = 4 * 1024 * 1024;
 const readJson = (f: unknown, what: string) => {
 	if (typeof f !== 'string') throw new UsageError(`--${what}: is required (a JSON file)`);
 	try {
+		if (statSync(f).size > MAX_FILE) throw new Error(`larger than ${MAX_FILE} bytes`);
 		return JSON.parse(readFileSync(f, 'utf8')) as unknown;
 	} catch (e) {
 		throw new UsageError(`--${what} ${f}: must be a readable JSON file (${(e as Error).message})`);
@@ -70,12 +75,55 @@ const readJson = (f: unknown, what: string) => {
 
 class UsageError extends Error {}
 
-export async function run(argv: string[]): Promise<number> {
+/** Free-text options (--by, --reason) and positional ids: bounded, no control characters. */
+const MAX_TEXT = 1024;
+function text(v: unknown, what: string): string | undefined {
+	if (v === undefined) return undefined;
+	if (typeof v !== 'string') throw new UsageError(`${what}: needs a value`);
+	if (v.length > MAX_TEXT) throw new UsageError(`${what}: must be at most ${MAX_TEXT} characters (got ${v.length})`);
+	if (/[\u0000-\u001f\u007f]/.test(v)) throw new UsageError(`${what}: must not contain control characters`);
+	return v;
+}
+/** SITE|ID: a site id (the safe id alphabet) or a workflow id (attack-response-<site>…, same alphabet, ≤ 256). */
+function runbookArg(v: string): string {
+	if (v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
+		throw new UsageError(`SITE|ID: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(v.slice(0, 40))}${v.length > 40 ? '…' : ''})`);
+	return v;
+}
+function siteArg(v: unknown, what: string): string {
+	if (typeof v !== 'string') throw new UsageError(`${what}: is required`);
+	const p = idProblem(v);
+	if (p) throw new UsageError(`${what}: ${p}`);
+	return v;
+}
+function hoursArg(v: unknown): number | undefined {
+	if (v === undefined) return undefined;
+	const n = Number(v);
+	if (!(Number.isInteger(n) && n >= 1 && n <= 2160)) throw new UsageError('--hours: must be an integer from 1 to 2160 (90 days)');
+	return n;
+}
+/** --every: a whole number of seconds, minutes, hours or days (1s … 365d). */
+function everyArg(v: unknown, dflt: string): string {
+	const e = v === undefined ? dflt : v;
+	const m = typeof e === 'string' ? /^([1-9]\d{0,5})(s|m|h|d)$/.exec(e) : null;
+	const secs = m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's'] : 0;
+	if (!m || secs > 365 * 86400) throw new UsageError(`--every: must be a duration such as 30s, 5m, 1h or 1d (at most 365d)`);
+	return e as string;
+}
+
+export interface CliIo {
+	out(s: string): void;
+	err(s: string): void;
+}
+const processIo: CliIo = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+
+export async function run(argv: string[], io: CliIo = processIo): Promise<number> {
 	const [cmd, ...rest] = argv;
 	const { pos, o } = opts(rest);
+	let clientP: ReturnType<typeof temporalClient> | undefined;
 	try {
 		if (!cmd || cmd === 'help' || cmd === '--help') {
-			process.stdout.write(USAGE);
+			io.out(USAGE);
 			return cmd ? 0 : 2;
 		}
 		if (cmd === 'worker') {
@@ -84,13 +132,13 @@ export async function run(argv: string[]): Promise<number> {
 			return await main();
 		}
 		const t = loadTemporalConfig();
-		let clientP: ReturnType<typeof temporalClient> | undefined;
 		const conn = () => (clientP ??= temporalClient(t));
-		const out = (v: unknown) => process.stdout.write(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
+		const out = (v: unknown) => io.out(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
 		const need = (i: number, what: string) => {
 			if (!pos[i]) throw new UsageError(`${what}: is required`);
-			return pos[i];
+			return what === 'SITE|ID' ? runbookArg(pos[i]) : (text(pos[i], what) as string);
 		};
+		const str = (v: unknown, what: string) => text(v, what);
 		switch (cmd) {
 			case 'start': {
 				const plan = readJson(o.plan, 'plan');
@@ -101,17 +149,17 @@ export async function run(argv: string[]): Promise<number> {
 				return 0;
 			}
 			case 'approve':
-				await approve(await conn(), need(0, 'SITE|ID'), o.reject !== true, str(o.by), str(o.reason));
+				await approve(await conn(), need(0, 'SITE|ID'), o.reject !== true, str(o.by, '--by'), str(o.reason, '--reason'));
 				out(o.reject ? 'rejected' : 'approved');
 				return 0;
 			case 'abort':
-				await abort(await conn(), need(0, 'SITE|ID'), str(o.by), str(o.reason));
+				await abort(await conn(), need(0, 'SITE|ID'), str(o.by, '--by'), str(o.reason, '--reason'));
 				out('abort sent');
 				return 0;
 			case 'extend': {
 				const s = Number(o.seconds);
-				if (!Number.isInteger(s) || s <= 0) throw new UsageError('--seconds: must be a positive integer');
-				await extendCooldown(await conn(), need(0, 'SITE|ID'), s, str(o.by));
+				if (!Number.isInteger(s) || s <= 0 || s > 7 * 86400) throw new UsageError('--seconds: must be a positive integer of at most 604800 (7 days)');
+				await extendCooldown(await conn(), need(0, 'SITE|ID'), s, str(o.by, '--by'));
 				out(`cooldown extended by ${s}s`);
 				return 0;
 			}
@@ -122,7 +170,7 @@ export async function run(argv: string[]): Promise<number> {
 				out(formatTimeline(await timeline(await conn(), need(0, 'SITE|ID'))));
 				return 0;
 			case 'drift': {
-				const desired = readJson(o.desired, 'desired') as { site_id?: string };
+				const desired = checkDesiredState(readJson(o.desired, 'desired'));
 				const h = await (await conn()).workflow.start('driftAudit', {
 					taskQueue: t.taskQueue,
 					workflowId: `drift-audit-${desired.site_id}-${Date.now()}`,
@@ -132,11 +180,11 @@ export async function run(argv: string[]): Promise<number> {
 				return 0;
 			}
 			case 'report': {
-				if (typeof o.site !== 'string') throw new UsageError('--site: is required');
+				const site = siteArg(o.site, '--site');
 				const r = (await (await conn()).workflow.execute('attackReport', {
 					taskQueue: t.taskQueue,
-					workflowId: `attack-report-${o.site}-${Date.now()}`,
-					args: [{ site_id: o.site, periodHours: o.hours ? Number(o.hours) : undefined }],
+					workflowId: `attack-report-${site}-${Date.now()}`,
+					args: [{ site_id: site, periodHours: hoursArg(o.hours) }],
 				})) as { report: unknown; markdown: string };
 				out(o.markdown ? r.markdown : r.report);
 				return 0;
@@ -169,8 +217,11 @@ export async function run(argv: string[]): Promise<number> {
 			case 'schedule': {
 				const sub = need(0, 'create|delete|list');
 				if (sub === 'list') {
-					out(await listSchedules(await conn()));
-					return 0;
+					const all = await scheduleStatuses(await conn());
+					out(all);
+					const bad = all.filter((x) => x.health === 'failing' || x.health === 'stuck');
+					for (const b of bad) io.err(`secsvc: schedule ${b.scheduleId} is ${b.health}${b.lastError ? `: ${b.lastError}` : ''}\n`);
+					return bad.length ? 3 : 0;
 				}
 				if (sub === 'delete') {
 					await deleteSchedule(await conn(), need(1, 'SCHEDULE_ID'));
@@ -179,21 +230,21 @@ export async function run(argv: string[]): Promise<number> {
 				}
 				if (sub !== 'create') throw new UsageError(`schedule ${sub}: must be create, delete or list`);
 				const kind = need(1, 'watch|drift|report') as ScheduleKind;
-				const every = typeof o.every === 'string' ? o.every : kind === 'watch' ? '60s' : '24h';
+				const every = everyArg(o.every, kind === 'watch' ? '60s' : '24h');
 				let site: string;
 				let input: unknown;
 				if (kind === 'watch') {
-					const plan = readJson(o.plan, 'plan') as { site_id: string };
-					site = plan.site_id;
+					// Validated here: a schedule with a bad plan would fail every tick (or never watch at all).
+					const plan = readJson(o.plan, 'plan');
+					site = parsePlan(plan).site_id;
 					input = { plan };
 				} else if (kind === 'drift') {
-					const desired = readJson(o.desired, 'desired') as { site_id: string };
+					const desired = checkDesiredState(readJson(o.desired, 'desired'));
 					site = desired.site_id;
 					input = { desired, enforce: o.enforce === true };
 				} else if (kind === 'report') {
-					if (typeof o.site !== 'string') throw new UsageError('--site: is required');
-					site = o.site;
-					input = { site_id: site, periodHours: o.hours ? Number(o.hours) : undefined };
+					site = siteArg(o.site, '--site');
+					input = { site_id: site, periodHours: hoursArg(o.hours) };
 				} else throw new UsageError(`schedule create ${kind}: must be watch, drift or report`);
 				const h = await createSchedule(await conn(), t.taskQueue, kind, site, every, input);
 				out({ scheduleId: h.scheduleId, every });
@@ -203,13 +254,15 @@ export async function run(argv: string[]): Promise<number> {
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || e instanceof ValidationError) {
-			process.stderr.write(`secsvc: ${e.message}\n`);
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError) {
+			io.err(`secsvc: ${e.message}\n`);
 			return 2;
 		}
-		process.stderr.write(`secsvc: ${redactText((e as Error).message ?? String(e))}\n`);
+		// The root cause (e.g. "site '99999' does not exist"), not only Temporal's "Workflow execution failed".
+		io.err(`secsvc: ${redactText(failureText(e))}\n`);
 		return 1;
+	} finally {
+		if (clientP) await clientP.then((c) => c.connection.close()).catch(() => {});
 	}
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
