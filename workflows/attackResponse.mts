@@ -1,4 +1,4 @@
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, setWorkflowOptions } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { approvalGate } from './attackResponse/approval.mts';
@@ -57,3 +57,6 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	rb.phase('done');
 	return finish(rb, ending);
 }
+
+// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning; worker/src/deploy.mts).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashInputs } from './buildInfo.mts';
 
@@ -15,6 +16,12 @@ import { hashInputs } from './buildInfo.mts';
  *
  *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time)
  *   SECSVC_BUNDLE_DIR=dir         cache directory (default ~/.cache/secsvc/bundles, or $XDG_CACHE_HOME/secsvc/bundles)
+ *   SECSVC_WORKFLOWS_DIR=dir      bundle this copy of workflows/ instead (tests of a changed build; it must sit at the
+ *                                 same depth as workflows/ so that `../api/...` imports resolve, e.g. .tmp/x/workflows
+ *                                 next to a .tmp/x/api link)
+ *
+ * The source hash is also the worker's Worker Deployment build id (deploy.mts): changed workflow code always runs
+ * under a new build id, never under the id of runbooks started on the old code.
  *
  * The SDK's webpack config compiles `.ts` with swc-loader but not `.mts` (our workflows are `.mts`, see the house
  * rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay tests and the CLI.
@@ -65,10 +72,15 @@ function sdkVersion(): string {
 	}
 }
 
+/** The workflow sources to bundle: SECSVC_WORKFLOWS_DIR, else workflows/. */
+export function workflowsDir(env: Record<string, string | undefined> = process.env): string {
+	return env.SECSVC_WORKFLOWS_DIR ? resolve(env.SECSVC_WORKFLOWS_DIR) : join(ROOT, 'workflows');
+}
+
 /** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
-export function sourceHash(): string {
-	const files = [...listSources(join(ROOT, 'workflows'), ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF];
-	return hashInputs(files.map((f) => f.slice(ROOT.length)), `sdk ${sdkVersion()}`) ?? 'missing';
+export function sourceHash(dir = workflowsDir()): string {
+	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF];
+	return hashInputs(files.map((f) => relative(ROOT, f)), `sdk ${sdkVersion()}`) ?? 'missing';
 }
 
 export function bundleDir(): string {
@@ -78,7 +90,7 @@ export function bundleDir(): string {
 /** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
 export async function buildBundleFile(out: string): Promise<string> {
 	const { bundleWorkflowCode } = await import('@temporalio/worker');
-	const { code } = await bundleWorkflowCode({ workflowsPath, webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
+	const { code } = await bundleWorkflowCode({ workflowsPath: join(workflowsDir(), 'index.mts'), webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
 	mkdirSync(dirname(out), { recursive: true });
 	const tmp = `${out}.${process.pid}.tmp`;
 	writeFileSync(tmp, code);
@@ -98,23 +110,25 @@ function buildInChild(out: string): Promise<void> {
 	});
 }
 
-let cached: Promise<{ codePath: string }> | undefined;
+let cached: Promise<{ codePath: string; buildId: string }> | undefined;
 
 /**
  * The prebuilt workflow bundle as `{ codePath }` (for `Worker.create({ workflowBundle })` and
- * `Worker.runReplayHistories`): SECSVC_WORKFLOW_BUNDLE, else the cached file for the current sources, else built
- * once in a child process. Resolved once per process.
+ * `Worker.runReplayHistories`) and its `buildId`: SECSVC_WORKFLOW_BUNDLE (build id = hash of the file), else the
+ * cached file for the current sources (build id = their source hash), else built once in a child process.
+ * Resolved once per process.
  */
-export function workflowBundle(): Promise<{ codePath: string }> {
+export function workflowBundle(): Promise<{ codePath: string; buildId: string }> {
 	cached ??= (async () => {
 		const fixed = process.env.SECSVC_WORKFLOW_BUNDLE;
 		if (fixed) {
 			if (!existsSync(fixed)) throw new Error(`SECSVC_WORKFLOW_BUNDLE: file not found: ${fixed}`);
-			return { codePath: fixed };
+			return { codePath: fixed, buildId: createHash('sha256').update(readFileSync(fixed)).digest('hex').slice(0, 16) };
 		}
-		const out = join(bundleDir(), `workflows-${sourceHash()}.js`);
+		const buildId = sourceHash();
+		const out = join(bundleDir(), `workflows-${buildId}.js`);
 		if (!existsSync(out)) await buildInChild(out);
-		return { codePath: out };
+		return { codePath: out, buildId };
 	})();
 	cached.catch(() => (cached = undefined));
 	return cached;

@@ -33,6 +33,9 @@ const USAGE = `usage: secsvc <command> [options]
   schedule create report --site SITE --every 24h [--hours N]
   schedule delete SCHEDULE_ID
   schedule list
+  deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
+  deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
+  deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)
 `;
 
 function opts(args: string[]) {
@@ -43,7 +46,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'json'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -168,12 +171,34 @@ export async function run(argv: string[]): Promise<number> {
 				out({ scheduleId: h.scheduleId, every });
 				return 0;
 			}
+			case 'deploy': {
+				const { deploymentStatus, formatStatus, setCurrent } = await import('./deploy.mts');
+				const sub = need(0, 'status|set-current|retire-check');
+				const svc = (await conn()).workflowService;
+				if (sub === 'set-current') {
+					const r = await setCurrent(svc, t, need(1, 'BUILD_ID'));
+					out(r.changed ? `current build: ${r.current} (was ${r.previous ?? 'none'}); pinned runbooks stay on their build` : `build ${r.current} is already current; nothing changed`);
+					return 0;
+				}
+				if (sub !== 'status' && sub !== 'retire-check') throw new UsageError(`deploy ${sub}: must be status, set-current or retire-check`);
+				const s = await deploymentStatus(svc, t);
+				if (sub === 'status') {
+					out(o.json ? s : formatStatus(s));
+					return 0;
+				}
+				const build = pos[1];
+				const v = build ? s.versions.find((x) => x.buildId === build) : undefined;
+				if (build && !v) throw new UsageError(`build id ${build}: unknown in worker deployment '${s.deployment}' (known builds: ${s.versions.map((x) => x.buildId).join(', ')})`);
+				const rows = v ? [v] : s.versions;
+				out(o.json ? rows.map(({ buildId, status, pinnedRunning, retirable, reason }) => ({ buildId, status, pinnedRunning, retirable, reason })) : formatStatus({ ...s, versions: rows }, 'retire'));
+				return v && !v.retirable ? 1 : 0;
+			}
 			default:
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError) {
-			process.stderr.write(`secsvc: ${e.message}\n`);
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || (e as Error)?.name === 'DeployError') {
+			process.stderr.write(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}
 		process.stderr.write(`secsvc: ${redactText((e as Error).message ?? String(e))}\n`);

@@ -5,6 +5,7 @@ import { createActivities } from './activities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
+import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
@@ -69,16 +70,20 @@ export interface RunningWorker {
 	/** Resolves when the worker has stopped. */
 	done: Promise<void>;
 	shutdown(): Promise<void>;
+	/** Worker Deployment version of this worker (undefined with SECSVC_WORKER_VERSIONING=0). */
+	deployment?: ReadyResult;
 }
 
 export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
 	const { client, close } = clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	const bundle = await workflowBundle();
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
 		taskQueue: cfg.temporal.taskQueue,
-		workflowBundle: await workflowBundle(),
+		workflowBundle: { codePath: bundle.codePath },
+		...workerDeploymentOptions(cfg.temporal, bundle.buildId), // versioning: deploy.mts
 		activities: createActivities(client, {
 			retryableApiCodes: cfg.api.retryableApiCodes,
 			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
@@ -90,14 +95,34 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 		await close().catch(() => {});
 		if (!opts.connection) await connection.close().catch(() => {});
 	});
-	return {
-		worker,
-		done,
-		async shutdown() {
-			if (worker.getState() === 'RUNNING') worker.shutdown();
-			await done;
-		},
+	const shutdown = async () => {
+		if (worker.getState() === 'RUNNING') worker.shutdown();
+		await done;
 	};
+	// --- Worker Deployment Versioning (deploy.mts): usable before returning; first build of a deployment becomes current.
+	let deployment: ReadyResult | undefined;
+	if (cfg.temporal.workerVersioning !== false) {
+		try {
+			deployment = await ensureRouting(connection.workflowService, {
+				namespace: cfg.temporal.namespace,
+				deploymentName: cfg.temporal.deploymentName ?? 'secsvc',
+				buildId: bundle.buildId,
+				taskQueue: cfg.temporal.taskQueue,
+				identity: opts.identity,
+			});
+		} catch (e) {
+			await shutdown().catch(() => {});
+			throw e;
+		}
+		const d = deployment;
+		if (d.madeCurrent) console.log(`secsvc worker: build ${d.buildId} is now the current version of deployment ${d.deploymentName} (it had none)`);
+		else if (!d.current)
+			console.warn(
+				`secsvc worker: build ${d.buildId} polls but is not current (deployment ${d.deploymentName} sends new runbooks to ${d.currentBuild}); roll it out with \`secsvc deploy set-current ${d.buildId}\``,
+			);
+	}
+	// --- end versioning
+	return { worker, done, shutdown, deployment };
 }
 
 export const safeMessage = (e: unknown) => redactText(e instanceof Error ? e.message : String(e));
