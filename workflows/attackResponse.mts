@@ -58,5 +58,5 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	return finish(rb, ending);
 }
 
-// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning; worker/src/deploy.mts).
+// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/deploy.mts).
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);

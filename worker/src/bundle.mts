@@ -31,6 +31,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
 // This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs (same depth as worker/src/).
 const SELF = fileURLToPath(new URL('../src/bundle.mts', import.meta.url));
+/** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears attackResponse's PINNED. */
+const UNVERSIONED = fileURLToPath(new URL('../src/unversioned.mts', import.meta.url));
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] } };
 
@@ -79,7 +81,7 @@ export function workflowsDir(env: Record<string, string | undefined> = process.e
 
 /** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
 export function sourceHash(dir = workflowsDir()): string {
-	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF];
+	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF, UNVERSIONED];
 	return hashInputs(files.map((f) => relative(ROOT, f)), `sdk ${sdkVersion()}`) ?? 'missing';
 }
 
@@ -88,9 +90,16 @@ export function bundleDir(): string {
 }
 
 /** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
-export async function buildBundleFile(out: string): Promise<string> {
+export async function buildBundleFile(out: string, o: { unversioned?: boolean } = {}): Promise<string> {
 	const { bundleWorkflowCode } = await import('@temporalio/worker');
-	const { code } = await bundleWorkflowCode({ workflowsPath: join(workflowsDir(), 'index.mts'), webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
+	// unversioned.mts clears the option on workflows/attackResponse.mts, not on a copy's.
+	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
+	const { code } = await bundleWorkflowCode({
+		workflowsPath: join(workflowsDir(), 'index.mts'),
+		workflowInterceptorModules: o.unversioned ? [UNVERSIONED] : undefined,
+		webpackConfigHook: webpackConfigHook as never,
+		logger: quietLogger,
+	});
 	mkdirSync(dirname(out), { recursive: true });
 	const tmp = `${out}.${process.pid}.tmp`;
 	writeFileSync(tmp, code);
@@ -98,9 +107,9 @@ export async function buildBundleFile(out: string): Promise<string> {
 	return out;
 }
 
-function buildInChild(out: string): Promise<void> {
+function buildInChild(out: string, unversioned: boolean): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out, ...(unversioned ? ['--unversioned'] : [])], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
 		let err = '';
 		child.stderr?.on('data', (d: Buffer) => {
 			if (err.length < 20_000) err += d.toString();
@@ -110,28 +119,32 @@ function buildInChild(out: string): Promise<void> {
 	});
 }
 
-let cached: Promise<{ codePath: string; buildId: string }> | undefined;
+const cached = new Map<boolean, Promise<{ codePath: string; buildId: string }>>();
 
 /**
  * The prebuilt workflow bundle as `{ codePath }` (for `Worker.create({ workflowBundle })` and
  * `Worker.runReplayHistories`) and its `buildId`: SECSVC_WORKFLOW_BUNDLE (build id = hash of the file), else the
  * cached file for the current sources (build id = their source hash), else built once in a child process.
- * Resolved once per process.
+ * Resolved once per process. `unversioned`: the variant for workers without deployment versioning (unversioned.mts).
  */
-export function workflowBundle(): Promise<{ codePath: string; buildId: string }> {
-	cached ??= (async () => {
+export function workflowBundle(o: { unversioned?: boolean } = {}): Promise<{ codePath: string; buildId: string }> {
+	const unversioned = o.unversioned === true;
+	let p = cached.get(unversioned);
+	if (p) return p;
+	p = (async () => {
 		const fixed = process.env.SECSVC_WORKFLOW_BUNDLE;
 		if (fixed) {
 			if (!existsSync(fixed)) throw new Error(`SECSVC_WORKFLOW_BUNDLE: file not found: ${fixed}`);
 			return { codePath: fixed, buildId: createHash('sha256').update(readFileSync(fixed)).digest('hex').slice(0, 16) };
 		}
 		const buildId = sourceHash();
-		const out = join(bundleDir(), `workflows-${buildId}.js`);
-		if (!existsSync(out)) await buildInChild(out);
+		const out = join(bundleDir(), `workflows-${buildId}${unversioned ? '-unversioned' : ''}.js`);
+		if (!existsSync(out)) await buildInChild(out, unversioned);
 		return { codePath: out, buildId };
 	})();
-	cached.catch(() => (cached = undefined));
-	return cached;
+	cached.set(unversioned, p);
+	p.catch(() => cached.delete(unversioned));
+	return p;
 }
 
 const noop = () => {};
@@ -144,11 +157,13 @@ const quietLogger = {
 	error: (m: string) => console.error(m),
 };
 
-// `node --import tsx worker/src/bundle.mts [--out FILE]`: builds the bundle (default: the cache path) and prints it.
+// `node --import tsx worker/src/bundle.mts [--out FILE] [--unversioned]`: builds the bundle (default: the cache path)
+// and prints it; --unversioned for workers run with SECSVC_WORKER_VERSIONING=0.
 if (process.argv[1] && process.argv[1] === SELF) {
 	const i = process.argv.indexOf('--out');
-	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}.js`);
-	buildBundleFile(out).then(
+	const unversioned = process.argv.includes('--unversioned');
+	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}${unversioned ? '-unversioned' : ''}.js`);
+	buildBundleFile(out, { unversioned }).then(
 		(p) => console.log(p),
 		(e) => {
 			console.error(e instanceof Error ? e.message : String(e));

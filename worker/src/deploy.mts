@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import type { WorkerConfig } from './config.mts';
 
 /**
@@ -17,7 +17,12 @@ import type { WorkerConfig } from './config.mts';
 type Svc = Client['workflowService'];
 type TemporalCfg = WorkerConfig['temporal'];
 
-const E = temporal.api.enums.v1;
+// temporal.api.enums.v1 values (the proto package is CommonJS without named ESM exports; only its types are imported).
+const VERSION_STATUS = { INACTIVE: 1, CURRENT: 2, RAMPING: 3, DRAINING: 4, DRAINED: 5, CREATED: 6 } as const;
+const DRAINAGE = { DRAINING: 1, DRAINED: 2 } as const;
+const TQ_TYPE = { WORKFLOW: 1, ACTIVITY: 2 } as const;
+const TQ_KIND_NORMAL = 1;
+const DESCRIBE_ENHANCED = 1;
 
 export class DeployError extends Error {
 	constructor(message: string) {
@@ -52,12 +57,12 @@ const iso = (t: number | undefined) => (t ? new Date(t).toISOString() : undefine
 
 export type VersionStatus = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'created' | 'unknown';
 const STATUS: Record<number, VersionStatus> = {
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE]: 'inactive',
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT]: 'current',
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING]: 'ramping',
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING]: 'draining',
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED]: 'drained',
-	[E.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CREATED]: 'created',
+	[VERSION_STATUS.INACTIVE]: 'inactive',
+	[VERSION_STATUS.CURRENT]: 'current',
+	[VERSION_STATUS.RAMPING]: 'ramping',
+	[VERSION_STATUS.DRAINING]: 'draining',
+	[VERSION_STATUS.DRAINED]: 'drained',
+	[VERSION_STATUS.CREATED]: 'created',
 };
 
 export interface DeploymentView {
@@ -82,7 +87,7 @@ export async function describeDeployment(svc: Svc, namespace: string, name: stri
 	const info = r.workerDeploymentInfo;
 	const rc = info?.routingConfig;
 	const drain = (s: number | null | undefined) =>
-		s === E.VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED ? 'drained' : s === E.VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING ? 'draining' : undefined;
+		s === DRAINAGE.DRAINED ? 'drained' : s === DRAINAGE.DRAINING ? 'draining' : undefined;
 	return {
 		name,
 		current: rc?.currentDeploymentVersion?.buildId || undefined,
@@ -104,7 +109,7 @@ export async function describeDeployment(svc: Svc, namespace: string, name: stri
 export async function versionTaskQueues(svc: Svc, namespace: string, name: string, buildId: string): Promise<string[]> {
 	try {
 		const r = await svc.describeWorkerDeploymentVersion({ namespace, deploymentVersion: { deploymentName: name, buildId } });
-		return (r.versionTaskQueues ?? []).filter((q) => q.type === E.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW).map((q) => q.name ?? '');
+		return (r.versionTaskQueues ?? []).filter((q) => q.type === TQ_TYPE.WORKFLOW).map((q) => q.name ?? '');
 	} catch (e) {
 		if (grpcCode(e) === NOT_FOUND) return [];
 		throw e;
@@ -121,11 +126,11 @@ export async function versionPollers(svc: Svc, namespace: string, name: string, 
 	for (const tq of queues ?? (await versionTaskQueues(svc, namespace, name, buildId))) {
 		const r = await svc.describeTaskQueue({
 			namespace,
-			taskQueue: { name: tq, kind: E.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-			apiMode: E.DescribeTaskQueueMode.DESCRIBE_TASK_QUEUE_MODE_ENHANCED,
+			taskQueue: { name: tq, kind: TQ_KIND_NORMAL },
+			apiMode: DESCRIBE_ENHANCED,
 			versions: { buildIds: [v] },
 			reportPollers: true,
-			taskQueueTypes: [E.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, E.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY],
+			taskQueueTypes: [TQ_TYPE.WORKFLOW, TQ_TYPE.ACTIVITY],
 		});
 		const types = r.versionsInfo?.[v]?.typesInfo ?? {};
 		const n = Object.values(types).reduce((a, t) => a + (t.pollers?.length ?? 0), 0);
@@ -158,27 +163,26 @@ export async function ensureRouting(
 	const identity = o.identity ?? `secsvc-worker@${hostname()}/${process.pid}`;
 	const deadline = Date.now() + (o.timeoutMs ?? 60_000);
 	let lastError: unknown;
-	for (let wait = 50; ; wait = Math.min(wait * 2, 500)) {
+	// The first poll registers the version and the task queue (~100 ms); asking earlier only makes the server log
+	// NotFound errors, so wait a little first and look at the deployment before the version.
+	for (let wait = 150; ; wait = Math.min(wait * 2, 500)) {
+		await sleep(wait);
 		if (Date.now() > deadline)
 			throw new DeployError(
 				`worker deployment ${deploymentName}: build ${buildId} was not registered on task queue ${taskQueue} within ${o.timeoutMs ?? 60_000} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
 			);
 		try {
-			const queues = await versionTaskQueues(svc, namespace, deploymentName, buildId);
-			if (queues.includes(taskQueue)) {
-				const d = await describeDeployment(svc, namespace, deploymentName);
-				if (d?.current === buildId) return { deploymentName, buildId, current: true, madeCurrent: false };
-				if (d?.current) return { deploymentName, buildId, current: false, madeCurrent: false, currentBuild: d.current };
-				if (d) {
-					await svc.setWorkerDeploymentCurrentVersion({ namespace, deploymentName, buildId, conflictToken: d.conflictToken, identity });
-					return { deploymentName, buildId, current: true, madeCurrent: true };
-				}
-			}
+			const d = await describeDeployment(svc, namespace, deploymentName);
+			if (!d?.versions.some((v) => v.buildId === buildId)) continue;
+			if (!(await versionTaskQueues(svc, namespace, deploymentName, buildId)).includes(taskQueue)) continue;
+			if (d.current === buildId) return { deploymentName, buildId, current: true, madeCurrent: false };
+			if (d.current) return { deploymentName, buildId, current: false, madeCurrent: false, currentBuild: d.current };
+			await svc.setWorkerDeploymentCurrentVersion({ namespace, deploymentName, buildId, conflictToken: d.conflictToken, identity });
+			return { deploymentName, buildId, current: true, madeCurrent: true };
 		} catch (e) {
 			if (e instanceof DeployError) throw e;
-			lastError = e; // version not created yet, or another worker changed the deployment first: look again
+			lastError = e; // another worker changed the deployment first (conflict token): look again
 		}
-		await sleep(wait);
 	}
 }
 

@@ -77,7 +77,7 @@ export interface RunningWorker {
 export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
 	const { client, close } = clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
-	const bundle = await workflowBundle();
+	const bundle = await workflowBundle({ unversioned: cfg.temporal.workerVersioning === false });
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
