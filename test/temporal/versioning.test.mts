@@ -20,6 +20,7 @@ import { sourceHash } from '../../worker/src/bundle.mts';
 import { DeployError, deploymentStatus, setCurrent, versionPollers } from '../../worker/src/deploy.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { startWorker } from '../../worker/src/worker.mts';
+import { ConfigError, loadTemporalConfig } from '../../worker/src/config.mts';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, workerConfig } from './helpers.mts';
 
@@ -94,6 +95,13 @@ async function historyOf(h: WorkflowHandle) {
 }
 
 const comparable = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+test('configuration: deployment name and versioning switch are validated, with defaults', () => {
+	assert.deepEqual([loadTemporalConfig({}).deploymentName, loadTemporalConfig({}).workerVersioning], ['secsvc', true]);
+	assert.deepEqual([loadTemporalConfig({ SECSVC_DEPLOYMENT_NAME: 'soc-1', SECSVC_WORKER_VERSIONING: '0' }).deploymentName, loadTemporalConfig({ SECSVC_WORKER_VERSIONING: '0' }).workerVersioning], ['soc-1', false]);
+	assert.throws(() => loadTemporalConfig({ SECSVC_DEPLOYMENT_NAME: 'a.b' }), (e: unknown) => e instanceof ConfigError && /temporal\.deploymentName \(SECSVC_DEPLOYMENT_NAME\): must be/.test(e.message));
+	assert.throws(() => loadTemporalConfig({ SECSVC_WORKER_VERSIONING: 'maybe' }), /SECSVC_WORKER_VERSIONING: must be 1 or 0/);
+});
 
 test('a runbook pinned to build A finishes and reverts on A after build B is rolled out; new runbooks run on B; A is then retirable', { timeout: 180_000 }, async () => {
 	const s = await startSim();

@@ -14,7 +14,8 @@ import { hashInputs } from './buildInfo.mts';
  * workflow and api source, this file, and the installed @temporalio/workflow version; a missing bundle is built in
  * a child process (`node --import tsx worker/src/bundle.mts`), which is also the `npm run -w worker bundle` command.
  *
- *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time)
+ *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time; for
+ *                                 SECSVC_WORKER_VERSIONING=0 workers build it with `--unversioned`)
  *   SECSVC_BUNDLE_DIR=dir         cache directory (default ~/.cache/secsvc/bundles, or $XDG_CACHE_HOME/secsvc/bundles)
  *   SECSVC_WORKFLOWS_DIR=dir      bundle this copy of workflows/ instead (tests of a changed build; it must sit at the
  *                                 same depth as workflows/ so that `../api/...` imports resolve, e.g. .tmp/x/workflows
