@@ -116,7 +116,8 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 		}
 		const d = deployment;
 		if (d.madeCurrent) console.log(`secsvc worker: build ${d.buildId} is now the current version of deployment ${d.deploymentName} (it had none)`);
-		else if (!d.current)
+		else if (d.current) console.log(`secsvc worker: build ${d.buildId} of deployment ${d.deploymentName} (current)`);
+		else
 			console.warn(
 				`secsvc worker: build ${d.buildId} polls but is not current (deployment ${d.deploymentName} sends new runbooks to ${d.currentBuild}); roll it out with \`secsvc deploy set-current ${d.buildId}\``,
 			);
