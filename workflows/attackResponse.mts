@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { approvalGate } from './attackResponse/approval.mts';
@@ -70,3 +70,6 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	rb.phase('done');
 	return finish(rb, ending);
 }
+
+// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/deploy.mts).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);

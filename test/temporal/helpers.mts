@@ -25,9 +25,10 @@ export function temporalBin(): string {
 	return bin;
 }
 
-export function createEnv(): Promise<TestWorkflowEnvironment> {
+/** A dev server; `extraArgs` for `temporal server start-dev` (e.g. `--dynamic-config-value` pairs). */
+export function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
 	return TestWorkflowEnvironment.createLocal({
-		server: { executable: { type: 'existing-path', path: temporalBin() }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+		server: { executable: { type: 'existing-path', path: temporalBin() }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs },
 	});
 }
 
@@ -50,7 +51,7 @@ export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: strin
 }
 
 /** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/build.mts), configured through its environment. */
-export function spawnWorker(env: { address: string }, simUrl: string, taskQueue: string): ChildProcess {
+export function spawnWorker(env: { address: string }, simUrl: string, taskQueue: string, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess {
 	const cmd = workerCommand();
 	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,
@@ -66,6 +67,7 @@ export function spawnWorker(env: { address: string }, simUrl: string, taskQueue:
 			SECSVC_TOKEN_KIND: 'app',
 			SECSVC_TIMEOUT_MS: '4000',
 			SECSVC_RETRIES: '1',
+			...extraEnv,
 		},
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});

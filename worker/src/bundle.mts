@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashInputs } from './buildInfo.mts';
 
@@ -13,8 +14,15 @@ import { hashInputs } from './buildInfo.mts';
  * workflow and api source, this file, and the installed @temporalio/workflow version; a missing bundle is built in
  * a child process (`node --import tsx worker/src/bundle.mts`), which is also the `npm run -w worker bundle` command.
  *
- *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time)
+ *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time; for
+ *                                 SECSVC_WORKER_VERSIONING=0 workers build it with `--unversioned`)
  *   SECSVC_BUNDLE_DIR=dir         cache directory (default ~/.cache/secsvc/bundles, or $XDG_CACHE_HOME/secsvc/bundles)
+ *   SECSVC_WORKFLOWS_DIR=dir      bundle this copy of workflows/ instead (tests of a changed build; it must sit at the
+ *                                 same depth as workflows/ so that `../api/...` imports resolve, e.g. .tmp/x/workflows
+ *                                 next to a .tmp/x/api link)
+ *
+ * The source hash is also the worker's Worker Deployment build id (deploy.mts): changed workflow code always runs
+ * under a new build id, never under the id of runbooks started on the old code.
  *
  * The SDK's webpack config compiles `.ts` with swc-loader but not `.mts` (our workflows are `.mts`, see the house
  * rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay tests and the CLI.
@@ -24,6 +32,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
 // This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs (same depth as worker/src/).
 const SELF = fileURLToPath(new URL('../src/bundle.mts', import.meta.url));
+/** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears attackResponse's PINNED. */
+const UNVERSIONED = fileURLToPath(new URL('../src/unversioned.mts', import.meta.url));
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] } };
 
@@ -65,10 +75,15 @@ function sdkVersion(): string {
 	}
 }
 
+/** The workflow sources to bundle: SECSVC_WORKFLOWS_DIR, else workflows/. */
+export function workflowsDir(env: Record<string, string | undefined> = process.env): string {
+	return env.SECSVC_WORKFLOWS_DIR ? resolve(env.SECSVC_WORKFLOWS_DIR) : join(ROOT, 'workflows');
+}
+
 /** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
-export function sourceHash(): string {
-	const files = [...listSources(join(ROOT, 'workflows'), ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF];
-	return hashInputs(files.map((f) => f.slice(ROOT.length)), `sdk ${sdkVersion()}`) ?? 'missing';
+export function sourceHash(dir = workflowsDir()): string {
+	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF, UNVERSIONED];
+	return hashInputs(files.map((f) => relative(ROOT, f)), `sdk ${sdkVersion()}`) ?? 'missing';
 }
 
 export function bundleDir(): string {
@@ -76,9 +91,16 @@ export function bundleDir(): string {
 }
 
 /** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
-export async function buildBundleFile(out: string): Promise<string> {
+export async function buildBundleFile(out: string, o: { unversioned?: boolean } = {}): Promise<string> {
 	const { bundleWorkflowCode } = await import('@temporalio/worker');
-	const { code } = await bundleWorkflowCode({ workflowsPath, webpackConfigHook: webpackConfigHook as never, logger: quietLogger });
+	// unversioned.mts clears the option on workflows/attackResponse.mts, not on a copy's.
+	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
+	const { code } = await bundleWorkflowCode({
+		workflowsPath: join(workflowsDir(), 'index.mts'),
+		workflowInterceptorModules: o.unversioned ? [UNVERSIONED] : undefined,
+		webpackConfigHook: webpackConfigHook as never,
+		logger: quietLogger,
+	});
 	mkdirSync(dirname(out), { recursive: true });
 	const tmp = `${out}.${process.pid}.tmp`;
 	writeFileSync(tmp, code);
@@ -86,9 +108,9 @@ export async function buildBundleFile(out: string): Promise<string> {
 	return out;
 }
 
-function buildInChild(out: string): Promise<void> {
+function buildInChild(out: string, unversioned: boolean): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out, ...(unversioned ? ['--unversioned'] : [])], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
 		let err = '';
 		child.stderr?.on('data', (d: Buffer) => {
 			if (err.length < 20_000) err += d.toString();
@@ -98,26 +120,32 @@ function buildInChild(out: string): Promise<void> {
 	});
 }
 
-let cached: Promise<{ codePath: string }> | undefined;
+const cached = new Map<boolean, Promise<{ codePath: string; buildId: string }>>();
 
 /**
  * The prebuilt workflow bundle as `{ codePath }` (for `Worker.create({ workflowBundle })` and
- * `Worker.runReplayHistories`): SECSVC_WORKFLOW_BUNDLE, else the cached file for the current sources, else built
- * once in a child process. Resolved once per process.
+ * `Worker.runReplayHistories`) and its `buildId`: SECSVC_WORKFLOW_BUNDLE (build id = hash of the file), else the
+ * cached file for the current sources (build id = their source hash), else built once in a child process.
+ * Resolved once per process. `unversioned`: the variant for workers without deployment versioning (unversioned.mts).
  */
-export function workflowBundle(): Promise<{ codePath: string }> {
-	cached ??= (async () => {
+export function workflowBundle(o: { unversioned?: boolean } = {}): Promise<{ codePath: string; buildId: string }> {
+	const unversioned = o.unversioned === true;
+	let p = cached.get(unversioned);
+	if (p) return p;
+	p = (async () => {
 		const fixed = process.env.SECSVC_WORKFLOW_BUNDLE;
 		if (fixed) {
 			if (!existsSync(fixed)) throw new Error(`SECSVC_WORKFLOW_BUNDLE: file not found: ${fixed}`);
-			return { codePath: fixed };
+			return { codePath: fixed, buildId: createHash('sha256').update(readFileSync(fixed)).digest('hex').slice(0, 16) };
 		}
-		const out = join(bundleDir(), `workflows-${sourceHash()}.js`);
-		if (!existsSync(out)) await buildInChild(out);
-		return { codePath: out };
+		const buildId = sourceHash();
+		const out = join(bundleDir(), `workflows-${buildId}${unversioned ? '-unversioned' : ''}.js`);
+		if (!existsSync(out)) await buildInChild(out, unversioned);
+		return { codePath: out, buildId };
 	})();
-	cached.catch(() => (cached = undefined));
-	return cached;
+	cached.set(unversioned, p);
+	p.catch(() => cached.delete(unversioned));
+	return p;
 }
 
 const noop = () => {};
@@ -130,11 +158,13 @@ const quietLogger = {
 	error: (m: string) => console.error(m),
 };
 
-// `node --import tsx worker/src/bundle.mts [--out FILE]`: builds the bundle (default: the cache path) and prints it.
+// `node --import tsx worker/src/bundle.mts [--out FILE] [--unversioned]`: builds the bundle (default: the cache path)
+// and prints it; --unversioned for workers run with SECSVC_WORKER_VERSIONING=0.
 if (process.argv[1] && process.argv[1] === SELF) {
 	const i = process.argv.indexOf('--out');
-	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}.js`);
-	buildBundleFile(out).then(
+	const unversioned = process.argv.includes('--unversioned');
+	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}${unversioned ? '-unversioned' : ''}.js`);
+	buildBundleFile(out, { unversioned }).then(
 		(p) => console.log(p),
 		(e) => {
 			console.error(e instanceof Error ? e.message : String(e));

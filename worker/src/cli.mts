@@ -43,6 +43,9 @@ const USAGE = `usage: secsvc <command> [options]
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
   call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
+  deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
+  deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
+  deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)
 `;
 
 function opts(args: string[]) {
@@ -250,11 +253,33 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				out({ scheduleId: h.scheduleId, every });
 				return 0;
 			}
+			case 'deploy': {
+				const { deploymentStatus, formatStatus, setCurrent } = await import('./deploy.mts');
+				const sub = need(0, 'status|set-current|retire-check');
+				const svc = (await conn()).workflowService;
+				if (sub === 'set-current') {
+					const r = await setCurrent(svc, t, need(1, 'BUILD_ID'));
+					out(r.changed ? `current build: ${r.current} (was ${r.previous ?? 'none'}); pinned runbooks stay on their build` : `build ${r.current} is already current; nothing changed`);
+					return 0;
+				}
+				if (sub !== 'status' && sub !== 'retire-check') throw new UsageError(`deploy ${sub}: must be status, set-current or retire-check`);
+				const s = await deploymentStatus(svc, t);
+				if (sub === 'status') {
+					out(o.json ? s : formatStatus(s));
+					return 0;
+				}
+				const build = pos[1];
+				const v = build ? s.versions.find((x) => x.buildId === build) : undefined;
+				if (build && !v) throw new UsageError(`build id ${build}: unknown in worker deployment '${s.deployment}' (known builds: ${s.versions.map((x) => x.buildId).join(', ')})`);
+				const rows = v ? [v] : s.versions;
+				out(o.json ? rows.map(({ buildId, status, pinnedRunning, retirable, reason }) => ({ buildId, status, pinnedRunning, retirable, reason })) : formatStatus({ ...s, versions: rows }, 'retire'));
+				return v && !v.retirable ? 1 : 0;
+			}
 			default:
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError') {
 			io.err(`secsvc: ${e.message}\n`);
 			return 2;
 		}

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
  * JSON shape (every key optional except the API credentials):
  * {
  *   "temporal": { "address": "127.0.0.1:7233", "namespace": "default", "taskQueue": "secsvc-runbooks",
- *                 "tls": false | true | { "serverName", "caFile", "certFile", "keyFile" }, "apiKey": "…" },
+ *                 "tls": false | true | { "serverName", "caFile", "certFile", "keyFile" }, "apiKey": "…",
+ *                 "deploymentName": "secsvc", "workerVersioning": true },
  *   "api": { "baseUrl": "https://…", "appId": "…", "secret": "…" | "secretFile": "path",
  *            "tokenKind": "app" | "user", "refreshToken": "…", "tokenStoreFile": "path",
  *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 }
@@ -29,6 +30,10 @@ export interface WorkerConfig {
 		taskQueue: string;
 		tls?: boolean | TlsConfig;
 		apiKey?: string;
+		/** Worker Deployment name (SECSVC_DEPLOYMENT_NAME; default `secsvc`); the build id comes from the workflow bundle. */
+		deploymentName?: string;
+		/** Worker Deployment Versioning (SECSVC_WORKER_VERSIONING=0 turns it off for clusters without it; default on). */
+		workerVersioning?: boolean;
 	};
 	api: {
 		baseUrl: string;
@@ -54,6 +59,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_TASK_QUEUE = 'secsvc-runbooks';
+export const DEFAULT_DEPLOYMENT_NAME = 'secsvc';
 
 const codes = (s: string | undefined) =>
 	s === undefined || s === '' ? undefined : s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isInteger(n));
@@ -66,12 +72,22 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = 
 	if (env.TEMPORAL_TLS !== undefined) tls = env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true';
 	if (env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA)
 		tls = { certFile: env.TEMPORAL_TLS_CERT, keyFile: env.TEMPORAL_TLS_KEY, caFile: env.TEMPORAL_TLS_CA, serverName: env.TEMPORAL_TLS_SERVER_NAME };
+	const deploymentName = env.SECSVC_DEPLOYMENT_NAME || t.deploymentName || DEFAULT_DEPLOYMENT_NAME;
+	// The server joins deployment name and build id as `name:build` (and `name.build` in older APIs).
+	if (!/^[A-Za-z0-9_-]{1,200}$/.test(deploymentName))
+		throw new ConfigError([{ field: 'temporal.deploymentName (SECSVC_DEPLOYMENT_NAME)', rule: 'must be 1–200 letters, digits, - or _' }]);
+	const v = env.SECSVC_WORKER_VERSIONING;
+	if (v !== undefined && v !== '' && !['0', '1', 'true', 'false'].includes(v))
+		throw new ConfigError([{ field: 'SECSVC_WORKER_VERSIONING', rule: 'must be 1 or 0 (true or false)' }]);
+	const workerVersioning = v !== undefined && v !== '' ? v === '1' || v === 'true' : t.workerVersioning !== false;
 	return {
 		address: env.TEMPORAL_ADDRESS ?? t.address ?? '127.0.0.1:7233',
 		namespace: env.TEMPORAL_NAMESPACE ?? t.namespace ?? 'default',
 		taskQueue: env.TEMPORAL_TASK_QUEUE ?? t.taskQueue ?? DEFAULT_TASK_QUEUE,
 		tls,
 		apiKey: env.TEMPORAL_API_KEY ?? t.apiKey,
+		deploymentName,
+		workerVersioning,
 	};
 }
 

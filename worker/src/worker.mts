@@ -7,6 +7,7 @@ import { createCoordinationActivities } from './coordination.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
+import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
@@ -71,6 +72,8 @@ export interface RunningWorker {
 	/** Resolves when the worker has stopped. */
 	done: Promise<void>;
 	shutdown(): Promise<void>;
+	/** Worker Deployment version of this worker (undefined with SECSVC_WORKER_VERSIONING=0). */
+	deployment?: ReadyResult;
 }
 
 export async function startWorker(
@@ -88,6 +91,7 @@ export async function startWorker(
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
 	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
+	const bundle = await workflowBundle({ unversioned: cfg.temporal.workerVersioning === false });
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
@@ -101,6 +105,12 @@ export async function startWorker(
 			}),
 			...createCoordinationActivities(temporalClient),
 		},
+		workflowBundle: { codePath: bundle.codePath },
+		...workerDeploymentOptions(cfg.temporal, bundle.buildId), // versioning: deploy.mts
+		activities: createActivities(client, {
+			retryableApiCodes: cfg.api.retryableApiCodes,
+			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+		}),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
 		...opts.shutdown,
@@ -109,14 +119,35 @@ export async function startWorker(
 		await close().catch(() => {});
 		if (!opts.connection) await connection.close().catch(() => {});
 	});
-	return {
-		worker,
-		done,
-		async shutdown() {
-			if (worker.getState() === 'RUNNING') worker.shutdown();
-			await done;
-		},
+	const shutdown = async () => {
+		if (worker.getState() === 'RUNNING') worker.shutdown();
+		await done;
 	};
+	// --- Worker Deployment Versioning (deploy.mts): usable before returning; first build of a deployment becomes current.
+	let deployment: ReadyResult | undefined;
+	if (cfg.temporal.workerVersioning !== false) {
+		try {
+			deployment = await ensureRouting(connection.workflowService, {
+				namespace: cfg.temporal.namespace,
+				deploymentName: cfg.temporal.deploymentName ?? 'secsvc',
+				buildId: bundle.buildId,
+				taskQueue: cfg.temporal.taskQueue,
+				identity: opts.identity,
+			});
+		} catch (e) {
+			await shutdown().catch(() => {});
+			throw e;
+		}
+		const d = deployment;
+		if (d.madeCurrent) console.log(`secsvc worker: build ${d.buildId} is now the current version of deployment ${d.deploymentName} (it had none)`);
+		else if (d.current) console.log(`secsvc worker: build ${d.buildId} of deployment ${d.deploymentName} (current)`);
+		else
+			console.warn(
+				`secsvc worker: build ${d.buildId} polls but is not current (deployment ${d.deploymentName} sends new runbooks to ${d.currentBuild}); roll it out with \`secsvc deploy set-current ${d.buildId}\``,
+			);
+	}
+	// --- end versioning
+	return { worker, done, shutdown, deployment };
 }
 
 export const safeMessage = (e: unknown) => redactText(e instanceof Error ? e.message : String(e));
