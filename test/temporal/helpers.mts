@@ -13,6 +13,7 @@ import type { WorkerConfig } from '../../worker/src/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
 import type { PlanInput } from '../../workflows/plan.mts';
 import { workerCommand } from '../../worker/src/build.mts';
+import { SA } from '../../workflows/searchAttributes.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -26,7 +27,13 @@ export function temporalBin(): string {
 
 export function createEnv(): Promise<TestWorkflowEnvironment> {
 	return TestWorkflowEnvironment.createLocal({
-		server: { executable: { type: 'existing-path', path: temporalBin() }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+		server: {
+			executable: { type: 'existing-path', path: temporalBin() },
+			ip: '127.0.0.1',
+			log: { format: 'pretty', level: 'error' },
+			// the runbooks' custom search attributes (workflows/searchAttributes.mts)
+			searchAttributes: Object.values(SA),
+		},
 	});
 }
 

@@ -12,6 +12,7 @@ export async function main(): Promise<void> {
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
 	const w = await startWorker(cfg);
+	if (cfg.metrics?.address) console.log(`secsvc worker: metrics on http://${cfg.metrics.address}/metrics`);
 	console.log(`secsvc worker: task queue ${cfg.temporal.taskQueue} on ${cfg.temporal.address} (${cfg.temporal.namespace})`);
 	for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void w.shutdown());
 	await w.done;

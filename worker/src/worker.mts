@@ -5,6 +5,8 @@ import { createActivities } from './activities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
+import { apiMetricsListener, installMetrics } from './metrics.mts';
+import { ensureSearchAttributes, markMetricsOn, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
@@ -21,6 +23,8 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
 		connections: 8,
+		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/metrics.mts), only when served
+		...(cfg.metrics?.address ? { onEvent: apiMetricsListener() } : {}),
 	});
 	return { client, close: () => client.close() };
 }
@@ -72,8 +76,14 @@ export interface RunningWorker {
 }
 
 export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
+	// Prometheus /metrics: the SDK Runtime must be installed before any connection or worker exists.
+	if (cfg.metrics?.address) {
+		installMetrics(cfg.metrics.address);
+		markMetricsOn();
+	}
 	const { client, close } = clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
@@ -83,6 +93,7 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 			retryableApiCodes: cfg.api.retryableApiCodes,
 			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
 		}),
+		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
 	});
