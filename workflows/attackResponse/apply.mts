@@ -1,0 +1,75 @@
+import type { Change } from '../defs.mts';
+import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
+import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
+
+/**
+ * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
+ * authentication → switches. A group's writes are independent (different settings) and go out at once when
+ * plan.execution.parallel; the next group starts when every write of the group has finished. Statuses and the audit
+ * are recorded in the changes' order, whatever order the writes finish in.
+ */
+export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void> {
+	const ex = ctx.plan.execution;
+	let firstGroup = true;
+	for (const group of writeGroups(rb.changes, ex.parallel)) {
+		if (rb.state.aborted) break;
+		const k = group[0].kind;
+		rb.phase(k === 'detectionMode' || k === 'detectionPolicy' ? 'tightening' : k === 'blacklistAdd' ? 'blacklisting' : 'rate-limiting');
+		for (const c of group) c.status = 'pending';
+		const done: boolean[] = group.map(() => false);
+		const at: string[] = [];
+		// With local writes (plan.execution.localActivities 'all') the FIRST group still runs as regular activities:
+		// scheduling them completes the workflow task, which records the snapshot's local-activity markers in
+		// history before any write is sent — a worker crash can never re-take the snapshot from tightened settings.
+		// The later groups run in the worker without task-queue round trips (idempotent writes: a replay after a
+		// crash may send them again with the same values; blacklist adds read the list first).
+		const writeActs = firstGroup ? ctx.acts : ctx.laterWrites;
+		firstGroup = false;
+		const settled = await Promise.allSettled(
+			group.map(async (c, i) => {
+				await applyChange(writeActs, c, ex.blacklistConcurrency);
+				done[i] = true;
+				at[i] = iso(Date.now());
+			}),
+		);
+		group.forEach((c, i) => {
+			if (!done[i]) return;
+			c.status = 'applied';
+			c.appliedAt = at[i];
+			rb.log(rb.state.phase, c.what, c.why, { before: c.before, after: c.after, result: 'applied' });
+		});
+		const failed = settled.find((r) => r.status === 'rejected');
+		if (failed) throw (failed as PromiseRejectedResult).reason;
+	}
+	rb.state.mitigatedAt = iso(Date.now());
+}
+
+const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
+
+/** Parallel: one group per kind (in KIND_ORDER, each in the changes' order); otherwise one change per group. */
+function writeGroups(changes: Change[], parallel: boolean): Change[][] {
+	if (!parallel) return changes.map((c) => [c]);
+	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
+}
+
+/** Writes a change's `after` value (or, with `value`, that value: the revert writes `before` the same way). */
+export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: number, value: unknown = c.after): Promise<void> {
+	const t = c.target;
+	switch (c.kind) {
+		case 'detectionMode':
+			await acts['detection.setMode']({ ...opOf(t), model: String(value) });
+			return;
+		case 'detectionPolicy':
+			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) });
+			return;
+		case 'blacklistAdd':
+			await settleAll((value as string[]).map((e) => () => acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e })), blacklistConcurrency);
+			return;
+		case 'ipAuth':
+			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(value as Params) });
+			return;
+		case 'switch':
+			await acts['applicationProtection.switch.set']({ ...dpOf(t), name: t.name, enable: value });
+			return;
+	}
+}

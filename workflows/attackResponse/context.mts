@@ -1,0 +1,107 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
+import type { Plan } from '../planShared.mts';
+import type { Params } from './settings.mts';
+
+/**
+ * What every step of the attack response shares: the run's state, its changes and audit trail, and the activity
+ * proxies for reads, writes and reverts (options from the plan's `execution` block, see workflows/README.md).
+ */
+
+export type Act = (params: Params) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Acts = Record<string, Act>;
+
+function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Acts {
+	const options = {
+		startToCloseTimeout: `${timeoutSeconds}s` as const,
+		retry: { initialInterval: '500ms' as const, backoffCoefficient: 2, maximumInterval: '10s' as const, maximumAttempts },
+	};
+	return local ? proxyLocalActivities<Acts>(options) : proxyActivities<Acts>(options);
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export interface Runbook {
+	input: AttackResponseInput;
+	started: number;
+	dryRun: boolean;
+	state: RunbookState;
+	audit: AuditEntry[];
+	changes: Change[];
+	skipped: { source: string; reason: string }[];
+	approval?: { approved: boolean; by?: string; reason?: string };
+	lastResult?: AttackResponseResult;
+	log(step: AuditEntry['step'], what: string, why: string, extra?: Partial<AuditEntry>): void;
+	phase(p: Phase): void;
+	result(outcome: AttackResponseResult['outcome'], extra?: Partial<AttackResponseResult>): AttackResponseResult;
+}
+
+export function newRunbook(input: AttackResponseInput): Runbook {
+	const started = Date.now();
+	const dryRun = Boolean(input?.dryRun);
+	const rb: Runbook = {
+		input,
+		started,
+		dryRun,
+		state: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0 },
+		audit: [],
+		changes: [],
+		skipped: [],
+		log: (step, what, why, extra = {}) => void rb.audit.push({ at: iso(Date.now()), step, what, why, ...extra }),
+		phase: (p) => void (rb.state.phase = p),
+		result: (outcome, extra = {}) => ({
+			outcome,
+			site_id: String((rb.input?.plan as { site_id?: unknown } | undefined)?.site_id ?? ''),
+			eventId: rb.state.eventId,
+			changes: rb.changes,
+			conflicts: rb.changes.filter((c) => c.status === 'conflict'),
+			skipped: rb.skipped,
+			audit: rb.audit,
+			...extra,
+		}),
+	};
+	return rb;
+}
+
+/** The plan-dependent part: the parsed plan, its targets, and the activity proxies. */
+export interface PlanContext {
+	plan: Plan;
+	site: string;
+	/** Target of the detection operations. */
+	op: { customer_id: string; site_id: string; network_id: string; host_id: string };
+	dpParams(dp: string): { site_id: string; domain_port_id: string };
+	/** Regular activities (writes; the first write group). */
+	acts: Acts;
+	/** Reads (snapshot, event lookup, polls): local unless plan.execution.localActivities is 'none'. */
+	readActs: Acts;
+	/** Writes after the first group: local when plan.execution.localActivities is 'all'. */
+	laterWrites: Acts;
+	/** Revert writes: always regular activities, tried harder. */
+	revertActs: Acts;
+	revertReads: Acts;
+	/** Independent calls at once (plan.execution.parallel) or one after another; results in a fixed order. */
+	all<T>(fns: (() => Promise<T>)[]): Promise<T[]>;
+}
+
+export function planContext(plan: Plan): PlanContext {
+	const ex = plan.execution;
+	const site = plan.site_id;
+	const acts = activities(plan.activityTimeoutSeconds, 8);
+	const readActs = ex.localActivities === 'none' ? acts : activities(plan.activityTimeoutSeconds, 8, true);
+	// Reverts try harder: they are what leaves the site as it was. Their writes are always regular activities, so
+	// each live read before a write is recorded in history before the write is sent.
+	const revertActs = activities(plan.activityTimeoutSeconds, 30);
+	return {
+		plan,
+		site,
+		op: { customer_id: plan.customer_id, site_id: site, network_id: plan.network_id, host_id: plan.host_id },
+		dpParams: (dp) => ({ site_id: site, domain_port_id: dp }),
+		acts,
+		readActs,
+		laterWrites: ex.localActivities === 'all' ? readActs : acts,
+		revertActs,
+		revertReads: ex.localActivities === 'none' ? revertActs : activities(plan.activityTimeoutSeconds, 30, true),
+		all: <T,>(fns: (() => Promise<T>)[]): Promise<T[]> =>
+			ex.parallel ? Promise.all(fns.map((f) => f())) : fns.reduce<Promise<T[]>>(async (acc, f) => [...(await acc), await f()], Promise.resolve([])),
+	};
+}

@@ -1,0 +1,61 @@
+import type { Change } from '../defs.mts';
+import { ITEM_GROUP, ITEM_TYPE } from '../planShared.mts';
+import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../ranges.mts';
+import { scaleThreshold } from '../thresholds.mts';
+import type { PlanContext, Runbook } from './context.mts';
+import type { Snapshot } from './snapshot.mts';
+import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from './settings.mts';
+
+/**
+ * Step 2 — planning: the changes the plan asks for, against the snapshot (a setting already at the wanted value is
+ * not a change). Order: detection mode → detection items → per domain-port blacklist, IP authentication, switches.
+ */
+export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sources: string[], eventId: string | undefined): void {
+	const { plan, op, dpParams } = ctx;
+	rb.phase('planning');
+	const protectedRanges = parseAll(plan.blacklist.protectedRanges).ranges;
+	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
+	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
+		add({ id: 'detection.mode', kind: 'detectionMode', what: 'detection mode', target: op, before: snap.detection.model, after: 1, why: 'rapid mode detects the attack faster' });
+	for (const t of plan.detection.thresholds) {
+		const leaf = snap.detection?.[ITEM_GROUP[t.name]]?.[t.name] as Record<string, unknown> | undefined;
+		if (!leaf) {
+			rb.log('planning', `detection item ${t.name}`, 'not present in the live policy; left alone');
+			continue;
+		}
+		const after: Record<string, unknown> = { ...leaf };
+		for (const f of ['low_pps', 'high_pps', 'low_bps', 'high_bps'] as const) {
+			if (leaf[f] === undefined) continue;
+			if (t[f]) after[f] = t[f];
+			else if (t.factor !== undefined) after[f] = scaleThreshold(String(leaf[f]), t.factor);
+		}
+		after.is_enabled = 1;
+		if (!sameLeaf(leaf, after))
+			add({ id: `detection.policy.${t.name}`, kind: 'detectionPolicy', what: `detection thresholds of ${t.name}`, target: { ...op, name: t.name, type: ITEM_TYPE[t.name] }, before: pickLeaf(leaf), after: pickLeaf(after), why: 'lower thresholds so the attack traffic is caught' });
+	}
+	for (const dp of plan.domain_ports) {
+		const s = snap.dp[dp];
+		if (plan.blacklist.enabled && sources.length) {
+			const toRanges = (l: ListEntry[] | undefined) => (l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
+			const cand = blacklistCandidates({ sources, whitelist: toRanges(s.white), protectedRanges, alreadyListed: toRanges(s.black) });
+			for (const sk of cand.skipped) rb.skipped.push({ ...sk, source: `${dp}:${sk.source}` });
+			if (cand.add.length)
+				add({ id: `blacklist.${dp}`, kind: 'blacklistAdd', what: `IP blacklist of ${dp}`, target: dpParams(dp), before: [], after: cand.add.map(formatRange), why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges` });
+		}
+		if (plan.ipAuth && s.ipAuth) {
+			const want = ipAuthBody(plan.ipAuth as Params);
+			const have = ipAuthBody(s.ipAuth);
+			if (!sameJson(want, have))
+				add({ id: `ipAuth.${dp}`, kind: 'ipAuth', what: `IP authentication of ${dp}`, target: dpParams(dp), before: have, after: want, why: 'rate-limit sources per IP during the attack' });
+		}
+		for (const sw of plan.switches) {
+			const node = findSwitch(s.switches, sw.name);
+			if (!node) {
+				rb.log('planning', `switch ${sw.name} on ${dp}`, 'not present in the switch tree; left alone');
+				continue;
+			}
+			if (Number(node.enable) !== sw.enable)
+				add({ id: `switch.${dp}.${sw.name}`, kind: 'switch', what: `switch ${sw.name} of ${dp}`, target: { ...dpParams(dp), name: sw.name }, before: Number(node.enable), after: sw.enable, why: 'plan turns this policy on during the attack' });
+		}
+	}
+}
