@@ -1,5 +1,5 @@
-import { metricMeter, proxySinks, upsertSearchAttributes, type Sinks } from '@temporalio/workflow';
-import type { AttackResponseResult, Change, Phase, TrafficSample } from './defs.mts';
+import { CancellationScope, metricMeter, proxyLocalActivities, proxySinks, upsertSearchAttributes, type Sinks } from '@temporalio/workflow';
+import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from './defs.mts';
 import { SA } from './searchAttributes.mts';
 
 /**
@@ -98,8 +98,27 @@ export function observer(site: string, dryRun: boolean): Observer {
 			}
 			count(WF_METRIC.finished, 'runbooks finished, by outcome', { outcome: r.outcome });
 			upsertSearchAttributes([{ key: SA.outcome, value: r.outcome }]);
-			phase('done');
 		},
 		samples: () => samples,
 	};
+}
+
+type Detail = (p: Record<string, unknown>) => Promise<{ traffic?: EventTraffic } & EventTraffic>;
+const reportReads = proxyLocalActivities<Record<string, Detail>>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 2, initialInterval: '500ms' } });
+
+/**
+ * The event's `traffic` module (attack and clean bps series) for the attack report, read once after the revert.
+ * Best effort: without an event, or when the read fails, the report shows the runbook's own samples only.
+ */
+export async function eventTraffic(eventId: string | undefined): Promise<EventTraffic | undefined> {
+	if (!eventId) return undefined;
+	try {
+		return await CancellationScope.nonCancellable(async () => {
+			const d = await reportReads['dashboard.eventDetail']({ event_id: eventId, module: 'traffic' });
+			const t = d?.traffic ?? d; // the module's content may come wrapped or bare (like threat_map)
+			return t?.bps ? { bps: t.bps } : undefined;
+		});
+	} catch {
+		return undefined;
+	}
 }

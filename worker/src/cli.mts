@@ -9,7 +9,10 @@ import {
 	deleteSchedule,
 	extendCooldown,
 	formatTimeline,
+	formatRunbookList,
 	inspect,
+	listRunbooks,
+	ListFilterError,
 	listSchedules,
 	startAttackResponse,
 	temporalClient,
@@ -25,6 +28,9 @@ const USAGE = `usage: secsvc <command> [options]
   abort SITE|ID [--by NAME] [--reason TEXT]
   extend SITE|ID --seconds N               extend the cooldown
   inspect SITE|ID                          state and changes (running) or result (closed), as JSON
+  list [--site S] [--phase P] [--running] [--json]
+                                           attack responses (visibility query on the search attributes);
+                                           --phase mitigation = tightening, blacklisting, rate-limiting or waiting
   timeline SITE|ID                         the runbook's audit trail, one line per step
   drift --desired FILE [--enforce] [--wait]
   report --site SITE [--hours N] [--markdown]
@@ -43,7 +49,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -112,6 +118,11 @@ export async function run(argv: string[]): Promise<number> {
 			case 'inspect':
 				out(await inspect(await conn(), need(0, 'SITE|ID')));
 				return 0;
+			case 'list': {
+				const rows = await listRunbooks(await conn(), { site: str(o.site), phase: str(o.phase), running: o.running === true });
+				out(o.json ? rows : formatRunbookList(rows));
+				return 0;
+			}
 			case 'timeline':
 				out(formatTimeline(await timeline(await conn(), need(0, 'SITE|ID'))));
 				return 0;
@@ -172,7 +183,7 @@ export async function run(argv: string[]): Promise<number> {
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || e instanceof ListFilterError) {
 			process.stderr.write(`secsvc: ${e.message}\n`);
 			return 2;
 		}

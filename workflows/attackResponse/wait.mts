@@ -15,6 +15,7 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		if (state.aborted) return;
 		const r = await ctx.readActs['dashboard.isUnderAttack']({ site_id: plan.site_id });
 		const now = Date.now();
+		rb.obs.sample(now, Number(r?.status), r?.bps_size === undefined ? undefined : Number(r.bps_size));
 		if (Number(r?.status) === 1) {
 			if (endedAt !== undefined) log('waiting', 'attack reported again', 'cooldown restarts when it ends');
 			endedAt = undefined;
