@@ -33,6 +33,8 @@ function niceTicks(max: number, n = 4): number[] {
 	return ticks;
 }
 
+const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
+
 const COLOR: Record<SeriesKind, string> = { attack: 'var(--attack)', clean: 'var(--clean)', reported: 'var(--reported)' };
 
 interface ChartSize {
@@ -45,7 +47,7 @@ interface ChartSize {
 	charW: number;
 }
 const WIDE: ChartSize = { cls: 'wide', W: 1000, H: 360, L: 72, xTicks: 6, charW: 7 };
-const NARROW: ChartSize = { cls: 'narrow', W: 480, H: 400, L: 66, xTicks: 3, charW: 8 };
+const NARROW: ChartSize = { cls: 'narrow', W: 480, H: 400, L: 88, xTicks: 3, charW: 8 };
 
 /** The chart twice: wide (desktop) and narrow (phones, larger type); CSS shows one of them. */
 function chart(m: ReportModel): string {
@@ -59,7 +61,7 @@ function chart(m: ReportModel): string {
 
 function svgChart(m: ReportModel, z: ChartSize): string {
 	const { W, H, L } = z;
-	const R = 20;
+	const R = 36;
 	const T = 56;
 	const B = 40;
 	const all = m.series.flatMap((s) => s.points);
@@ -67,8 +69,9 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 	let x0 = Math.min(...xs);
 	let x1 = Math.max(...xs);
 	if (x1 - x0 < 10_000) {
-		x0 -= 5000;
-		x1 += 5000;
+		const grow = (10_000 - (x1 - x0)) / 2;
+		x0 -= grow;
+		x1 += grow;
 	}
 	const pad = (x1 - x0) * 0.03;
 	x0 -= pad;
@@ -78,26 +81,32 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 	const X = (t: number) => L + ((t - x0) / (x1 - x0)) * (W - L - R);
 	const Y = (v: number) => H - B - (v / y1) * (H - T - B);
 	const f = (n: number) => n.toFixed(1);
+	const overAt = m.markers.find((k) => k.kind === 'over')?.at;
 
 	const grid = ticksY
 		.map((v) => `<line class="grid" x1="${L}" x2="${W - R}" y1="${f(Y(v))}" y2="${f(Y(v))}"/><text class="tick" x="${L - 8}" y="${f(Y(v) + 4)}" text-anchor="end">${esc(formatBps(v))}</text>`)
 		.join('');
-	const nx = z.xTicks;
-	const xt = Array.from({ length: nx + 1 }, (_, i) => x0 + ((x1 - x0) * i) / nx)
-		.map((t, i) => `<text class="tick" x="${f(X(t))}" y="${H - B + 22}" text-anchor="${i === 0 ? 'start' : i === nx ? 'end' : 'middle'}">${hhmmss(t)}</text>`)
-		.join('');
+	// Time ticks on round seconds/minutes/hours, about z.xTicks of them.
+	const stepMs = (TIME_STEPS.find((s) => (x1 - x0) / (s * 1000) <= z.xTicks) ?? TIME_STEPS[TIME_STEPS.length - 1]) * 1000;
+	const ticks: number[] = [];
+	for (let t = Math.ceil(x0 / stepMs) * stepMs; t <= x1; t += stepMs) ticks.push(t);
+	const xt = ticks.map((t) => `<line class="grid" x1="${f(X(t))}" x2="${f(X(t))}" y1="${H - B}" y2="${H - B + 5}"/><text class="tick" x="${f(X(t))}" y="${H - B + 22}" text-anchor="middle">${hhmmss(t)}</text>`).join('');
 
 	const order: SeriesKind[] = ['clean', 'attack', 'reported'];
 	const series = [...m.series]
 		.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind))
 		.map((s) => {
 			const pts = [...s.points].sort((a, b) => a[0] - b[0]);
-			const line = pts.map((p, i) => `${i ? 'L' : 'M'}${f(X(p[0]))},${f(Y(p[1]))}`).join('');
-			const area = s.kind === 'attack' && pts.length > 1 ? `<path class="area" fill="${COLOR.attack}" d="${line}L${f(X(pts[pts.length - 1][0]))},${f(Y(0))}L${f(X(pts[0][0]))},${f(Y(0))}Z"/>` : '';
+			// The event's series are per-interval samples: drawn as steps, the last one held until the attack was over.
+			const stepped = s.kind !== 'reported';
+			const end = stepped ? Math.max(pts[pts.length - 1][0], overAt ?? pts[pts.length - 1][0]) : pts[pts.length - 1][0];
+			const line =
+				pts.map((p, i) => `${i ? (stepped ? `H${f(X(p[0]))}V` : `L${f(X(p[0]))},`) : `M${f(X(p[0]))},`}${f(Y(p[1]))}`).join('') + (stepped && end > pts[pts.length - 1][0] ? `H${f(X(end))}` : '');
+			const area = s.kind === 'attack' && X(end) - X(pts[0][0]) > 1 ? `<path class="area" fill="${COLOR.attack}" d="${line}V${f(Y(0))}H${f(X(pts[0][0]))}Z"/>` : '';
 			const dots = pts
 				.map((p) => `<circle data-kind="${s.kind}" cx="${f(X(p[0]))}" cy="${f(Y(p[1]))}" r="${s.kind === 'reported' ? 3.5 : 2.5}" fill="${COLOR[s.kind]}"><title>${esc(`${hhmmss(p[0])} UTC — ${formatBps(p[1])}`)}</title></circle>`)
 				.join('');
-			return `<g class="series ${s.kind}" data-points="${pts.length}">${area}${pts.length > 1 ? `<path class="line" stroke="${COLOR[s.kind]}" d="${line}"/>` : ''}${dots}</g>`;
+			return `<g class="series ${s.kind}" data-points="${pts.length}">${area}${pts.length > 1 || end > pts[0][0] ? `<path class="line" stroke="${COLOR[s.kind]}" d="${line}"/>` : ''}${dots}</g>`;
 		})
 		.join('');
 

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { renderReportHtml } from '../../api/report/html.ts';
+import { runbookReportModel } from '../../api/report/model.ts';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
@@ -33,7 +35,9 @@ const USAGE = `usage: secsvc <command> [options]
                                            --phase mitigation = tightening, blacklisting, rate-limiting or waiting
   timeline SITE|ID                         the runbook's audit trail, one line per step
   drift --desired FILE [--enforce] [--wait]
-  report --site SITE [--hours N] [--markdown]
+  report --site SITE [--hours N] [--markdown] [--html FILE]
+                                           period report (attack report playbook); --html writes the HTML report
+  report SITE|ID --html FILE               one runbook's attack report as a self-contained HTML file
   schedule create watch --plan FILE --every 60s
   schedule create drift --desired FILE --every 1h [--enforce]
   schedule create report --site SITE --every 24h [--hours N]
@@ -119,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
 				out(await inspect(await conn(), need(0, 'SITE|ID')));
 				return 0;
 			case 'list': {
+				for (const k of ['site', 'phase'] as const) if (o[k] === true) throw new UsageError(`--${k}: a value is required`);
 				const rows = await listRunbooks(await conn(), { site: str(o.site), phase: str(o.phase), running: o.running === true });
 				out(o.json ? rows : formatRunbookList(rows));
 				return 0;
@@ -137,12 +142,26 @@ export async function run(argv: string[]): Promise<number> {
 				return 0;
 			}
 			case 'report': {
+				if (o.html !== undefined && typeof o.html !== 'string') throw new UsageError('--html: a file path is required');
+				if (pos[0]) {
+					if (typeof o.html !== 'string') throw new UsageError('report SITE|ID: --html FILE is required (the period report takes --site)');
+					const r = await inspect(await conn(), pos[0]);
+					if (!r.result) throw new UsageError(`${r.workflowId}: no result yet (status ${r.status}); the report is written once the runbook has finished`);
+					writeFileSync(o.html, renderReportHtml(runbookReportModel(r.result, new Date().toISOString())));
+					out(o.html);
+					return 0;
+				}
 				if (typeof o.site !== 'string') throw new UsageError('--site: is required');
 				const r = (await (await conn()).workflow.execute('attackReport', {
 					taskQueue: t.taskQueue,
 					workflowId: `attack-report-${o.site}-${Date.now()}`,
-					args: [{ site_id: o.site, periodHours: o.hours ? Number(o.hours) : undefined }],
-				})) as { report: unknown; markdown: string };
+					args: [{ site_id: o.site, periodHours: o.hours ? Number(o.hours) : undefined, html: typeof o.html === 'string' }],
+				})) as { report: unknown; markdown: string; html?: string };
+				if (typeof o.html === 'string') {
+					writeFileSync(o.html, r.html ?? '');
+					out(o.html);
+					return 0;
+				}
 				out(o.markdown ? r.markdown : r.report);
 				return 0;
 			}

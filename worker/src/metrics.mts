@@ -11,7 +11,10 @@ import type { MetricMeter, MetricTags } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { ClientEvent } from '../../api/client.ts';
 
-/** Names of our metrics as recorded (the exporter adds the SDK's prefix, `temporal_`; see worker/README.md). */
+/**
+ * Names of our metrics (the SDK's own carry the prefix `temporal_`, ours `secsvc_`; counters get `_total`). The
+ * workflow-side ones are in workflows/observe.mts (WF_METRIC).
+ */
 export const METRIC = {
 	apiRequests: 'secsvc_api_requests',
 	apiLatency: 'secsvc_api_request_latency',
@@ -21,8 +24,19 @@ export const METRIC = {
 	rateLimitWaitTime: 'secsvc_api_rate_limit_wait_time',
 } as const;
 
-/** Prefix the SDK's Prometheus exporter puts before every metric name (its default). */
+/** Prefix of the SDK's own metrics (its default; the SDK does not put it before metrics made with a meter). */
 export const METRIC_PREFIX = 'temporal_';
+
+const MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000];
+const SECONDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200];
+/** Histogram buckets of ours (the exporter's default, 50…10000, fits neither milliseconds on loopback nor seconds). */
+export const BUCKETS: Record<string, number[]> = {
+	secsvc_api_request_latency: MS,
+	secsvc_api_rate_limit_wait_time: MS,
+	secsvc_runbook_time_to_detect: SECONDS,
+	secsvc_runbook_time_to_mitigate: SECONDS,
+	secsvc_runbook_time_to_revert: SECONDS,
+};
 
 let installedAt: string | undefined;
 
@@ -35,7 +49,7 @@ export function installMetrics(address: string): void {
 	if (installedAt) throw new Error(`metrics: already served on ${installedAt}; one address per process`);
 	if (!/^[^\s:]+:\d{1,5}$/.test(address)) throw new Error(`metrics.address (SECSVC_METRICS_ADDRESS): must be host:port (got ${JSON.stringify(address)})`);
 	try {
-		Runtime.install({ telemetryOptions: { metrics: { metricPrefix: METRIC_PREFIX, prometheus: { bindAddress: address, countersTotalSuffix: true } } } });
+		Runtime.install({ telemetryOptions: { metrics: { metricPrefix: METRIC_PREFIX, prometheus: { bindAddress: address, countersTotalSuffix: true, histogramBucketOverrides: BUCKETS } } } });
 	} catch (e) {
 		throw new Error(`metrics: cannot install the Temporal runtime with the Prometheus exporter on ${address} (${(e as Error).message}); it must be installed before any connection or worker is created`);
 	}
