@@ -80,17 +80,27 @@ function diff(before: unknown, after: unknown): [string, string] {
 	return [text(before), text(after)];
 }
 
-const seriesPoints = (rows: number[][] | undefined): [number, number][] =>
+const seriesPoints = (rows: number[][] | null | undefined): [number, number][] =>
 	(rows ?? []).filter((r) => Array.isArray(r) && Number.isFinite(r[0]) && Number.isFinite(r[1])).map((r) => [r[0] * 1000, r[1]]);
 
-/** The report of one attack response. */
-export function runbookReportModel(r: RunbookResultLike, generatedAt: string): ReportModel {
+/**
+ * The report of one attack response. Tolerates nulls where the result has empty lists or absent fields (Temporal's
+ * HTTP API JSON shorthand turns empty arrays into null; n8n reads results through it).
+ */
+export function runbookReportModel(given: RunbookResultLike, generatedAt: string): ReportModel {
+	const r: RunbookResultLike = {
+		...given,
+		changes: (given.changes ?? []).map((c) => ({ ...c, after: c.kind === 'blacklistAdd' ? (c.after ?? []) : c.after })),
+		skipped: given.skipped ?? [],
+		audit: given.audit ?? [],
+		traffic: given.traffic ?? [],
+	};
 	const m = r.marks ?? {};
 	const series: ReportModel['series'] = [];
-	const ev = r.eventTraffic?.bps ?? {};
+	const ev: Record<string, number[][] | null | undefined> = r.eventTraffic?.bps ?? {};
 	if (ev.attack?.length) series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(ev.attack) });
 	if (ev.clean?.length) series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(ev.clean) });
-	const samples = (r.traffic ?? []).filter((s) => Number.isFinite(Date.parse(s.at)));
+	const samples = (r.traffic ?? []).filter((s) => s && Number.isFinite(Date.parse(s.at)));
 	if (samples.length) series.push({ kind: 'reported', label: SERIES_LABEL.reported, points: samples.map((s) => [Date.parse(s.at), s.underAttack ? Math.max(0, s.bps ?? 0) : 0]) });
 
 	const markers: ReportModel['markers'] = [];
@@ -112,7 +122,7 @@ export function runbookReportModel(r: RunbookResultLike, generatedAt: string): R
 
 	let approval: ReportModel['approval'];
 	if (m.decision && m.decision !== 'not-required') {
-		const sig = [...r.audit].reverse().find((a) => a.step === 'signal' && (a.what === 'approve' || a.what === 'reject'));
+		const sig = [...(r.audit ?? [])].reverse().find((a) => a.step === 'signal' && (a.what === 'approve' || a.what === 'reject'));
 		approval = { decision: m.decision, by: sig?.result, at: sig?.at, reason: sig?.why };
 	} else if (m.decision === 'not-required') approval = { decision: 'not required by the plan' };
 
@@ -146,12 +156,12 @@ export interface PeriodReportLike {
 }
 
 /** The attack report playbook's period report: events of the period; traffic of the newest event when given. */
-export function periodReportModel(r: PeriodReportLike, traffic?: { bps?: Record<string, number[][]> }): ReportModel {
+export function periodReportModel(r: PeriodReportLike, traffic?: { bps?: Record<string, number[][] | null> } | null): ReportModel {
 	const series: ReportModel['series'] = [];
 	if (traffic?.bps?.attack?.length) series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(traffic.bps.attack) });
 	if (traffic?.bps?.clean?.length) series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(traffic.bps.clean) });
 	const markers: ReportModel['markers'] = [];
-	for (const e of r.events) {
+	for (const e of r.events ?? []) {
 		markers.push({ kind: 'start', label: `${MARKER_LABEL.start} ${e.alert_id}`, at: e.start_time * 1000 });
 		if (e.status !== 1 && e.end_time) markers.push({ kind: 'over', label: `${MARKER_LABEL.over} ${e.alert_id}`, at: e.end_time * 1000 });
 	}
@@ -166,6 +176,6 @@ export function periodReportModel(r: PeriodReportLike, traffic?: { bps?: Record<
 		changes: [],
 		blacklisted: [],
 		skipped: [],
-		events: r.events.map((e) => ({ id: e.alert_id, type: e.attack_type, start: iso(e.start_time), end: e.status === 1 ? 'ongoing' : iso(e.end_time), maxBps: e.max_bps, status: e.status === 1 ? 'ongoing' : 'stopped' })),
+		events: (r.events ?? []).map((e) => ({ id: e.alert_id, type: e.attack_type, start: iso(e.start_time), end: e.status === 1 ? 'ongoing' : iso(e.end_time), maxBps: e.max_bps, status: e.status === 1 ? 'ongoing' : 'stopped' })),
 	};
 }

@@ -112,3 +112,10 @@ test('period report (attack report playbook): events table and their start/end m
 	assert.deepEqual(m.events?.map((e) => e.end), ['2026-01-01T10:01:00Z', 'ongoing']);
 	assert.match(renderReportHtml(m), /<h2>Events <small>2<\/small><\/h2>/);
 });
+
+test('runbook report from a result read through the HTTP API shorthand (empty lists become null)', () => {
+	const shorthand = JSON.parse(JSON.stringify({ ...result, skipped: null, traffic: null, changes: [{ ...result.changes[0], before: null, after: null }] }));
+	const html = renderReportHtml(runbookReportModel(shorthand, at(20)));
+	assert.match(html, /Sources left alone <small>0<\/small>/);
+	assert.match(html, /Blacklisted ranges <small>0<\/small>/);
+});
