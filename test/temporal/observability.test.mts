@@ -227,4 +227,12 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 		await browser.close();
 	}
 	writeFileSync(join(OUT, 'result.json'), JSON.stringify(result, null, 2));
+
+	// the attack report playbook's period report (the attackReport workflow renders it): the event and its markers
+	const period = join(OUT, 'period-report.html');
+	await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'report', '--site', ids.site_id, '--hours', '1', '--html', period], { env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue } });
+	const p = readFileSync(period, 'utf8');
+	assert.match(p, /<h2>Events <small>1<\/small><\/h2>/);
+	assert.match(p, new RegExp(`attack start ${result.eventId}`));
+	assert.equal((p.match(/<g class="marker /g) ?? []).length, 2 * 2, 'start and over, in both chart layouts');
 });

@@ -40,7 +40,7 @@ const USAGE = `usage: secsvc <command> [options]
   report SITE|ID --html FILE               one runbook's attack report as a self-contained HTML file
   schedule create watch --plan FILE --every 60s
   schedule create drift --desired FILE --every 1h [--enforce]
-  schedule create report --site SITE --every 24h [--hours N]
+  schedule create report --site SITE --every 24h [--hours N] [--with-html]   (result carries the HTML report)
   schedule delete SCHEDULE_ID
   schedule list
 `;
@@ -53,7 +53,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -192,7 +192,7 @@ export async function run(argv: string[]): Promise<number> {
 				} else if (kind === 'report') {
 					if (typeof o.site !== 'string') throw new UsageError('--site: is required');
 					site = o.site;
-					input = { site_id: site, periodHours: o.hours ? Number(o.hours) : undefined };
+					input = { site_id: site, periodHours: o.hours ? Number(o.hours) : undefined, html: o['with-html'] === true };
 				} else throw new UsageError(`schedule create ${kind}: must be watch, drift or report`);
 				const h = await createSchedule(await conn(), t.taskQueue, kind, site, every, input);
 				out({ scheduleId: h.scheduleId, every });
