@@ -124,7 +124,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	if (m.decision && m.decision !== 'not-required') {
 		const sig = [...(r.audit ?? [])].reverse().find((a) => a.step === 'signal' && (a.what === 'approve' || a.what === 'reject'));
 		approval = { decision: m.decision, by: sig?.result, at: sig?.at, reason: sig?.why };
-	} else if (m.decision === 'not-required') approval = { decision: 'not required by the plan' };
+	} else if (m.decision === 'not-required') approval = { decision: 'not required', reason: 'the plan asks for no approval' };
 
 	return {
 		title: `Attack report — site ${r.site_id}`,
