@@ -58,6 +58,8 @@ export interface TemporalDevOptions {
 	httpPort?: number;
 	uiPort?: number;
 	namespace?: string;
+	/** SQLite file to keep the server's state in (a restart on the same file continues it); in-memory when unset. */
+	dbFile?: string;
 	/** Give up after this long (ms). */
 	readyTimeoutMs?: number;
 }
@@ -76,6 +78,7 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	const httpPort = o.httpPort ?? (await freePort());
 	const namespace = o.namespace ?? 'default';
 	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG, ...searchAttributeArgs()];
+	if (o.dbFile) args.push('--db-filename', o.dbFile);
 	let uiPort: number | undefined;
 	if (o.ui) {
 		uiPort = o.uiPort ?? (await freePort());

@@ -1,11 +1,12 @@
-import { isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { approvalGate } from './attackResponse/approval.mts';
 import { applyChanges } from './attackResponse/apply.mts';
-import { newRunbook, planContext } from './attackResponse/context.mts';
+import { newRunbook, planContext, type PlanContext, type Runbook } from './attackResponse/context.mts';
 import { finish } from './attackResponse/finish.mts';
 import { registerHandlers } from './attackResponse/handlers.mts';
+import { holdPlannedChanges, holdPlanSettings, releaseAll } from './attackResponse/ownership.mts';
 import { planChanges } from './attackResponse/planChanges.mts';
 import { revertAll } from './attackResponse/revert.mts';
 import { errText } from './attackResponse/settings.mts';
@@ -24,7 +25,18 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 	registerHandlers(rb);
 	const ctx = planContext(await parsePlanInWorker(input?.plan));
 
+	try {
+		return await respond(rb, ctx);
+	} finally {
+		// Whatever ends the run (revert done, rejection, a cancellation during the approval wait …): let go of the holds.
+		await CancellationScope.nonCancellable(() => releaseAll(rb, ctx));
+	}
+}
+
+async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseResult> {
 	rb.phase('snapshot');
+	// One owner per setting: hold the plan's settings BEFORE the snapshot (ownership.mts).
+	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
 	const { snap, events } = await takeSnapshot(rb, ctx);
 	const eventId = pickEvent(rb, ctx, events);
 	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId);
@@ -38,6 +50,7 @@ export async function attackResponse(input: AttackResponseInput): Promise<Attack
 		rb.phase('done');
 		return rb.lastResult;
 	}
+	await holdPlannedChanges(rb, ctx, heldBefore);
 	if (!(await approvalGate(rb, ctx))) {
 		rb.lastResult = rb.result('rejected');
 		rb.obs.finish(rb.lastResult);

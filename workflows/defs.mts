@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { Hold } from './coordination.mts';
 
 /** Signals, queries and result types shared by the workflows, the CLI and the tests. No secrets anywhere. */
 
@@ -40,6 +41,8 @@ export interface Change {
 	status: 'planned' | 'pending' | 'applied' | 'restored' | 'unchanged' | 'conflict' | 'revert-failed';
 	appliedAt?: string;
 	revertedAt?: string;
+	/** Times the runbook wrote its value again during the wait because the setting was back at the snapshot's value. */
+	reapplied?: number;
 	/** On conflict: the operator's value that was kept. */
 	live?: unknown;
 	note?: string;
@@ -72,10 +75,21 @@ export interface RunbookState {
 	error?: string;
 	changes: number;
 	conflicts: number;
+	/** Settings held at the site's coordinator (one owner per setting). */
+	holding?: number;
+	/** Since when the runbook cannot tell whether the attack goes on (API down, timeouts, auth failures); the mitigation stays. */
+	blindSince?: string;
+	/** Seconds spent blind so far (finished blind periods). */
+	blindSeconds: number;
+	/** Writes repeated during the wait because a setting was found back at its snapshot value. */
+	reapplied: number;
+	/** Why the wait ended: cooldown observed attack-free, an operator's abort, or the maxDurationSeconds bound. */
+	endedBy?: 'cooldown' | 'abort' | 'max-duration';
 }
 
 export interface AttackResponseResult {
-	outcome: 'reverted' | 'dry-run' | 'rejected' | 'aborted-reverted' | 'failed-reverted' | 'cancelled-reverted';
+	/** max-duration-reverted: the mitigation was reverted because maxDurationSeconds ended it (the attack may not be over). */
+	outcome: 'reverted' | 'dry-run' | 'rejected' | 'aborted-reverted' | 'max-duration-reverted' | 'failed-reverted' | 'cancelled-reverted';
 	site_id: string;
 	eventId?: string;
 	/** Seconds from the event's start_time to the runbook's start (undefined when no event was found). */
@@ -88,6 +102,12 @@ export interface AttackResponseResult {
 	conflicts: Change[];
 	diff?: { what: string; target: Record<string, string>; before: unknown; after: unknown; why: string }[];
 	skipped: { source: string; reason: string }[];
+	/** Settings the plan wanted that another playbook held: left alone. */
+	heldByOthers: Hold[];
+	/** Seconds the runbook could not tell whether the attack went on (mitigation kept meanwhile). */
+	blindSeconds: number;
+	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
+	waitedForApiSeconds: number;
 	audit: AuditEntry[];
 	error?: string;
 	/** When things happened (the attack report's markers): runbook start, event start (unix s), mitigated, attack over, reverted, approval. */

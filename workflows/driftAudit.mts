@@ -1,4 +1,6 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { claim, holdsOf, release } from './claims.mts';
+import { settingKey, type Hold } from './coordination.mts';
 import { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from './ranges.mts';
 import { sameThreshold } from './thresholds.mts';
@@ -6,6 +8,11 @@ import { sameThreshold } from './thresholds.mts';
 /**
  * Drift audit: compares live policy with a desired-state document (the CLI reads it from a file and passes it
  * as input; it holds no secrets) and reports every difference. With `enforce`, writes the desired values.
+ *
+ * One owner per setting (workflows/README.md): a setting another playbook holds (an attack response mitigating the
+ * site, an expiring block) is not drift — it is reported under `held` (by whom, since when) and never written. An
+ * enforce takes a short lease on what it writes, so a runbook that starts meanwhile waits for the write to end
+ * and snapshots after it.
  *
  * Desired state:
  * { site_id, customer_id?, network_id?='0', host_id?='0',
@@ -42,11 +49,18 @@ export interface Drift {
 	error?: string;
 }
 
+/** A setting that differs from the desired state but is held by another playbook: left alone. */
+export interface HeldSetting extends Drift {
+	held: { by: string; since: string; until: string; reason: string };
+}
+
 export interface DriftAuditResult {
 	site_id: string;
 	checkedAt: string;
 	checked: number;
 	drifts: Drift[];
+	/** Differences in settings another playbook holds (e.g. "held by attack-response-<site>"): not drift, not written. */
+	held: HeldSetting[];
 	enforce: boolean;
 }
 
@@ -59,7 +73,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 	const enforce = Boolean(input.enforce);
 	const drifts: Drift[] = [];
 	let checked = 0;
-	const fixes: { drift: Drift; run: () => Promise<unknown> }[] = [];
+	const fixes: Fix[] = [];
 
 	if (d.detection) {
 		if (!d.customer_id) throw new Error('desired.customer_id: is required when detection is given');
@@ -70,7 +84,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (Number(live?.model) !== Number(d.detection.model)) {
 				const drift: Drift = { setting: 'detection.model', target: op, desired: d.detection.model, live: live?.model };
 				drifts.push(drift);
-				fixes.push({ drift, run: () => acts['detection.setMode']({ ...op, model: String(d.detection?.model) }) });
+				fixes.push({ drift, keys: [settingKey.detectionMode()], run: () => acts['detection.setMode']({ ...op, model: String(d.detection?.model) }) });
 			}
 		}
 		for (const [name, want] of Object.entries(d.detection.items ?? {})) {
@@ -85,7 +99,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 				const merged: Record<string, unknown> = {};
 				for (const k of ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'])
 					if ((want[k] ?? leaf[k]) !== undefined) merged[k] = k === 'blackhole_time' ? Number(want[k] ?? leaf[k]) : String(want[k] ?? leaf[k]);
-				if (ITEM_TYPE[name]) fixes.push({ drift, run: () => acts['detection.setPolicy']({ ...op, name, type: ITEM_TYPE[name], ...merged }) });
+				if (ITEM_TYPE[name]) fixes.push({ drift, keys: [settingKey.detectionItem(name)], run: () => acts['detection.setPolicy']({ ...op, name, type: ITEM_TYPE[name], ...merged }) });
 			}
 		}
 	}
@@ -103,7 +117,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (differs) {
 				const drift: Drift = { setting: 'ipAuth', target: t, desired: w, live };
 				drifts.push(drift);
-				fixes.push({ drift, run: () => acts['applicationProtection.authIp.set']({ ...t, ...w }) });
+				fixes.push({ drift, keys: [settingKey.ipAuth(dp)], run: () => acts['applicationProtection.authIp.set']({ ...t, ...w }) });
 			}
 		}
 		if (want.switches) {
@@ -114,7 +128,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 				if (!node || Number(node.enable) !== Number(enable)) {
 					const drift: Drift = { setting: `switch.${name}`, target: t, desired: enable, live: node?.enable };
 					drifts.push(drift);
-					fixes.push({ drift, run: () => acts['applicationProtection.switch.set']({ ...t, name, enable }) });
+					fixes.push({ drift, keys: [settingKey.switch(dp, name)], run: () => acts['applicationProtection.switch.set']({ ...t, name, enable }) });
 				}
 			}
 		}
@@ -131,10 +145,12 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (missing.length) {
 				const drift: Drift = { setting: list, target: t, desired: entries, live: live.length + ' entries; missing ' + missing.join(', ') };
 				drifts.push(drift);
+				const entryKey = list === 'blacklistIncludes' ? settingKey.blacklistEntry : settingKey.whitelistEntry;
 				fixes.push({
 					drift,
-					run: async () => {
-						for (const m of missing) await acts[addId]({ ...t, [field]: m });
+					keys: missing.map((m) => entryKey(dp, m)),
+					run: async (granted) => {
+						for (const m of missing) if (granted.has(entryKey(dp, m))) await acts[addId]({ ...t, [field]: m });
 					},
 				});
 			}
@@ -145,23 +161,68 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (live?.mode !== want.xForwardedFor.mode || (want.xForwardedFor.name !== undefined && live?.name !== want.xForwardedFor.name)) {
 				const drift: Drift = { setting: 'xForwardedFor', target: t, desired: want.xForwardedFor, live };
 				drifts.push(drift);
-				fixes.push({ drift, run: () => acts['applicationProtection.xForwardedFor.set']({ ...t, ...want.xForwardedFor }) });
+				fixes.push({ drift, keys: [settingKey.xForwardedFor(dp)], run: () => acts['applicationProtection.xForwardedFor.set']({ ...t, ...want.xForwardedFor }) });
 			}
 		}
 	}
 
-	if (enforce) {
+	const held = await leaveHeldAlone(d.site_id, drifts, fixes);
+	if (enforce && fixes.length) await enforceFixes(d.site_id, fixes, drifts, held);
+	return { site_id: d.site_id, checkedAt: new Date(Date.now()).toISOString(), checked, drifts, held, enforce };
+}
+
+interface Fix {
+	drift: Drift;
+	/** The settings (coordinator keys) this fix writes. */
+	keys: string[];
+	run: (granted: Set<string>) => Promise<unknown>;
+}
+
+const heldSetting = (drift: Drift, h: Hold): HeldSetting => ({ ...drift, held: { by: h.owner, since: h.since, until: h.until, reason: h.reason } });
+
+/** Moves the differences in settings someone else holds from `drifts` to the returned list (report and enforce). */
+async function leaveHeldAlone(site: string, drifts: Drift[], fixes: Fix[]): Promise<HeldSetting[]> {
+	if (!fixes.length) return [];
+	const me = workflowInfo().workflowId;
+	const byKey = new Map((await holdsOf(site)).filter((h) => h.owner !== me).map((h) => [h.key, h]));
+	const held: HeldSetting[] = [];
+	for (const f of [...fixes]) {
+		const h = f.keys.map((k) => byKey.get(k)).find((x) => x !== undefined);
+		if (!h || f.keys.some((k) => !byKey.has(k))) continue; // partly held lists: the free entries are still drift
+		held.push(heldSetting(f.drift, h));
+		drifts.splice(drifts.indexOf(f.drift), 1);
+		fixes.splice(fixes.indexOf(f), 1);
+	}
+	return held;
+}
+
+/** Writes the fixes under a short lease; what another owner took meanwhile is reported as held, not written. */
+async function enforceFixes(site: string, fixes: Fix[], drifts: Drift[], held: HeldSetting[]): Promise<void> {
+	const keys = [...new Set(fixes.flatMap((f) => f.keys))];
+	const r = await claim(site, { keys, mode: 'lease', reason: 'drift enforce: writing the desired state', ttlSeconds: 300 });
+	const granted = new Set(r.granted);
+	const heldBy = new Map(r.held.map((h) => [h.key, h]));
+	try {
 		for (const f of fixes) {
+			if (!f.keys.some((k) => granted.has(k))) {
+				const h = heldBy.get(f.keys[0]);
+				if (h) {
+					held.push(heldSetting(f.drift, h));
+					drifts.splice(drifts.indexOf(f.drift), 1);
+				}
+				continue;
+			}
 			try {
-				await f.run();
+				await f.run(granted);
 				f.drift.enforced = 'fixed';
 			} catch (e) {
 				f.drift.enforced = 'failed';
 				f.drift.error = (e as Error).message;
 			}
 		}
+	} finally {
+		if (r.granted.length) await release(site, r.granted);
 	}
-	return { site_id: d.site_id, checkedAt: new Date(Date.now()).toISOString(), checked, drifts, enforce };
 }
 
 function sortKeys(o: unknown): unknown {

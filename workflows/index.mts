@@ -3,3 +3,5 @@ export { attackResponse } from './attackResponse.mts';
 export { attackWatch } from './attackWatch.mts';
 export { driftAudit } from './driftAudit.mts';
 export { attackReport } from './attackReport.mts';
+export { siteCoordinator } from './siteCoordinator.mts';
+export { durableCall } from './durableCall.mts';

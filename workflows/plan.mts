@@ -78,6 +78,12 @@ export const planSchema = z
 		pollSeconds: seconds(1, 3600).default(30),
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
+		/**
+		 * How long a write the runbook must finish — a mitigation write, a revert write — keeps trying while the API does
+		 * not answer (outage, timeouts, rate limiting) before it gives up (the mitigation then reverts what it applied; a
+		 * revert reports the setting as revert-failed). Default 24 h: an outage neither disarms nor leaves a site tightened.
+		 */
+		apiPatienceSeconds: seconds(1, 30 * 86400).default(86400),
 		/** Per-activity start-to-close timeout. */
 		activityTimeoutSeconds: seconds(1, 600).default(30),
 		/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */

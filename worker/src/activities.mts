@@ -1,9 +1,13 @@
+import { Context } from '@temporalio/activity';
+import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
 import type { Client } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
+import { claim, release } from './coordination.mts';
+import { settingKey } from '../../workflows/coordination.mts';
 import { parsePlan, PlanError } from '../../workflows/plan.mts';
 import { PARSE_PLAN_ACTIVITY } from '../../workflows/planShared.mts';
 
@@ -28,6 +32,12 @@ export interface ActivityOptions {
 	 * configurable (SECSVC_RETRYABLE_API_CODES).
 	 */
 	retryableApiCodes?: readonly number[];
+	/**
+	 * The worker's Temporal client: HTTP-filter create/edit take a lease at the site's coordinator
+	 * (workflows/siteCoordinator.mts) so they never overlap across worker processes and hosts (§4.3.1/§7).
+	 * Without it (activities used outside a worker) they are serialized in this process only.
+	 */
+	coordination?: () => TemporalClient;
 	/** Values for secret-bearing fields of the authorization operations, taken from the worker's configuration. */
 	authInputs?: { appId?: string; secret?: string; refreshToken?: string; authCode?: string };
 }
@@ -57,7 +67,7 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 			acts[op.id] = async (params = {}) => wrap(op, rateCodes, async () => redactDeep(await client.connect(withAuthInputs(op, params, opts))));
 			continue;
 		}
-		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts)));
+		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination));
 	}
 	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/parsePlan.mts).
 	acts[PARSE_PLAN_ACTIVITY] = async (plan?: unknown) => {
@@ -71,17 +81,39 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 	return acts;
 }
 
-async function run(client: Client, op: CatalogEntry, params: Record<string, unknown>): Promise<unknown> {
+async function run(client: Client, op: CatalogEntry, params: Record<string, unknown>, coordination?: () => TemporalClient): Promise<unknown> {
 	const g = op.group;
 	if (op.resource === 'applicationProtection' && (g === 'ipBlacklist' || g === 'ipWhitelist') && (op.action === 'add' || op.action === 'remove'))
 		return idempotentList(client, op, params);
 	if (op.resource === 'applicationProtection' && g === 'httpFilter' && (op.action === 'create' || op.action === 'update')) {
-		// §4.3.1 / §7: no concurrent create/edit; serialized per site + domain-port inside this worker.
-		const key = `${params.site_id}/${params.domain_port_id}`;
-		return httpFilterMutex.run(key, () => client.call(op.id, params));
+		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
+		// lease at the site's coordinator across processes and hosts.
+		const valid = client.validate(op.id, params); // bad input fails before any lease is taken
+		const key = `${valid.site_id}/${valid.domain_port_id}`;
+		return httpFilterMutex.run(key, () => withFilterLease(coordination, String(valid.site_id), String(valid.domain_port_id), () => client.call(op.id, params)));
 	}
 	const r = await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
+}
+
+async function withFilterLease<T>(coordination: (() => TemporalClient) | undefined, site: string, dp: string, fn: () => Promise<T>): Promise<T> {
+	let info: ReturnType<typeof Context.current>['info'] | undefined;
+	try {
+		info = Context.current().info;
+	} catch {
+		info = undefined; // not inside an activity (direct use): this process's mutex only
+	}
+	if (!coordination || !info?.workflowExecution) return fn();
+	const temporal = coordination();
+	// Owner: this activity (the same across its retries), so a retry after a crash re-takes its own lease.
+	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`;
+	const keys = [settingKey.httpFilterWrite(dp)];
+	await claim(temporal, { site_id: site, owner, keys, mode: 'lease', wait: true, ttlSeconds: 120, reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)' }, info.taskQueue);
+	try {
+		return await fn();
+	} finally {
+		await release(temporal, site, owner, keys).catch(() => undefined); // expires by itself after 120 s otherwise
+	}
 }
 
 /**

@@ -4,6 +4,10 @@ import { runbookReportModel } from '../../api/report/model.ts';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
+import { holds, release } from './coordination.mts';
+import { getOperation, hasOperation } from '../../api/catalog/index.ts';
+import { validateParams } from '../../api/client.ts';
+import { ValidationError } from '../../api/errors.ts';
 import {
 	abort,
 	approve,
@@ -43,6 +47,9 @@ const USAGE = `usage: secsvc <command> [options]
   schedule create report --site SITE --every 24h [--hours N] [--with-html]   (result carries the HTML report)
   schedule delete SCHEDULE_ID
   schedule list
+  holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
+  holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
+  call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
 `;
 
 function opts(args: string[]) {
@@ -84,8 +91,7 @@ export async function run(argv: string[]): Promise<number> {
 		if (cmd === 'worker') {
 			const { main } = await import('./main.mts');
 			loadConfig(); // fail early with a clear message
-			await main();
-			return 0;
+			return await main();
 		}
 		const t = loadTemporalConfig();
 		let clientP: ReturnType<typeof temporalClient> | undefined;
@@ -165,6 +171,31 @@ export async function run(argv: string[]): Promise<number> {
 				out(o.markdown ? r.markdown : r.report);
 				return 0;
 			}
+			case 'holds': {
+				if (pos[0] === 'release') {
+					if (typeof o.owner !== 'string') throw new UsageError('--owner: is required (the workflow id whose holds are let go)');
+					out(await release(await conn(), need(1, 'SITE'), o.owner));
+					return 0;
+				}
+				const held = await holds(await conn(), need(0, 'SITE'));
+				out(o.json ? held : held.length ? held.map((h) => `${h.key}  ${h.mode} by ${h.owner} since ${h.since} until ${h.until} — ${h.reason}`).join('\n') : 'nothing held');
+				return 0;
+			}
+			case 'call': {
+				const op = need(0, 'OPERATION');
+				let params: Record<string, unknown>;
+				try {
+					params = JSON.parse(typeof o.params === 'string' ? o.params : '{}') as Record<string, unknown>;
+				} catch (e) {
+					throw new UsageError(`--params: must be a JSON object (${(e as Error).message})`);
+				}
+				// Unknown operation or bad input: named, nothing started.
+				if (!hasOperation(op)) throw new UsageError(`call ${op}: not an operation id (npm run -s catalog lists them)`);
+				validateParams(getOperation(op), params);
+				const h = await (await conn()).workflow.start('durableCall', { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
+				out(o.wait ? await h.result() : { workflowId: h.workflowId });
+				return 0;
+			}
 			case 'schedule': {
 				const sub = need(0, 'create|delete|list');
 				if (sub === 'list') {
@@ -202,7 +233,7 @@ export async function run(argv: string[]): Promise<number> {
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || e instanceof ListFilterError) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || e instanceof ValidationError || e instanceof ListFilterError) {
 			process.stderr.write(`secsvc: ${e.message}\n`);
 			return 2;
 		}

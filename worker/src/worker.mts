@@ -1,7 +1,9 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Client as TemporalClient } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
+import { createCoordinationActivities } from './coordination.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -75,27 +77,45 @@ export interface RunningWorker {
 	shutdown(): Promise<void>;
 }
 
-export async function startWorker(cfg: WorkerConfig, opts: { connection?: NativeConnection; identity?: string } = {}): Promise<RunningWorker> {
-	// Prometheus /metrics: the SDK Runtime must be installed before any connection or worker exists.
+export async function startWorker(
+	cfg: WorkerConfig,
+	opts: {
+		connection?: NativeConnection;
+		identity?: string;
+		// worker process (main.mts, issue 13): an API client already checked (a token obtained), and the drain times
+		api?: ReturnType<typeof clientFromConfig>;
+		shutdown?: Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'>;
+	} = {},
+): Promise<RunningWorker> {
+	// Prometheus /metrics: the SDK Runtime must be installed before any connection or worker exists (main.mts does it
+	// first; here for in-process callers).
 	if (cfg.metrics?.address) {
 		installMetrics(cfg.metrics.address);
 		markMetricsOn();
 	}
-	const { client, close } = clientFromConfig(cfg);
+	const { client, close } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
+	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
+	let temporal: TemporalClient | undefined;
+	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
 		taskQueue: cfg.temporal.taskQueue,
 		workflowBundle: await workflowBundle(),
-		activities: createActivities(client, {
-			retryableApiCodes: cfg.api.retryableApiCodes,
-			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
-		}),
+		activities: {
+			...createActivities(client, {
+				retryableApiCodes: cfg.api.retryableApiCodes,
+				authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+				coordination: temporalClient,
+			}),
+			...createCoordinationActivities(temporalClient),
+		},
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
+		...opts.shutdown,
 	});
 	const done = worker.run().finally(async () => {
 		await close().catch(() => {});

@@ -1,5 +1,6 @@
 import type { Change } from '../defs.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
+import { withPatience } from './patience.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 
 /**
@@ -27,7 +28,8 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		firstGroup = false;
 		const settled = await Promise.allSettled(
 			group.map(async (c, i) => {
-				await applyChange(writeActs, c, ex.blacklistConcurrency);
+				// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
+				await withPatience(rb, ctx, c.what, () => applyChange(writeActs, c, ex.blacklistConcurrency), () => rb.state.aborted);
 				done[i] = true;
 				at[i] = iso(Date.now());
 			}),

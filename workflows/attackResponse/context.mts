@@ -1,4 +1,5 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { Hold } from '../coordination.mts';
 import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
 import type { Plan } from '../planShared.mts';
 import type { Params } from './settings.mts';
@@ -30,6 +31,10 @@ export interface Runbook {
 	audit: AuditEntry[];
 	changes: Change[];
 	skipped: { source: string; reason: string }[];
+	/** Settings the plan wanted that another playbook holds (left alone). */
+	heldByOthers: Hold[];
+	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
+	waitedForApiSeconds: number;
 	approval?: { approved: boolean; by?: string; reason?: string };
 	lastResult?: AttackResponseResult;
 	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
@@ -48,11 +53,13 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		input,
 		started,
 		dryRun,
-		state: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0 },
+		state: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0, blindSeconds: 0, reapplied: 0 },
 		audit: [],
 		changes: [],
 		skipped: [],
 		obs: observer(site, dryRun),
+		heldByOthers: [],
+		waitedForApiSeconds: 0,
 		log: (step, what, why, extra = {}) => void rb.audit.push({ at: iso(Date.now()), step, what, why, ...extra }),
 		phase: (p) => {
 			rb.state.phase = p;
@@ -65,6 +72,9 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			changes: rb.changes,
 			conflicts: rb.changes.filter((c) => c.status === 'conflict'),
 			skipped: rb.skipped,
+			heldByOthers: rb.heldByOthers,
+			blindSeconds: rb.state.blindSeconds,
+			waitedForApiSeconds: rb.waitedForApiSeconds,
 			audit: rb.audit,
 			marks: pick(rb.state),
 			traffic: rb.obs.samples(),
@@ -97,7 +107,9 @@ export interface PlanContext {
 	readActs: Acts;
 	/** Writes after the first group: local when plan.execution.localActivities is 'all'. */
 	laterWrites: Acts;
-	/** Revert writes: always regular activities, tried harder. */
+	/** is_under_attack polls and the checks of the applied settings: few attempts; a failed poll means "blind", not "over". */
+	pollActs: Acts;
+	/** Revert writes: always regular activities (a failure is retried by withPatience, see patience.mts). */
 	revertActs: Acts;
 	revertReads: Acts;
 	/** Independent calls at once (plan.execution.parallel) or one after another; results in a fixed order. */
@@ -109,9 +121,9 @@ export function planContext(plan: Plan): PlanContext {
 	const site = plan.site_id;
 	const acts = activities(plan.activityTimeoutSeconds, 8);
 	const readActs = ex.localActivities === 'none' ? acts : activities(plan.activityTimeoutSeconds, 8, true);
-	// Reverts try harder: they are what leaves the site as it was. Their writes are always regular activities, so
-	// each live read before a write is recorded in history before the write is sent.
-	const revertActs = activities(plan.activityTimeoutSeconds, 30);
+	// Revert writes are always regular activities, so each live read before a write is recorded in history before the
+	// write is sent. Few attempts each: withPatience (patience.mts) repeats them for as long as the API is down.
+	const revertActs = activities(plan.activityTimeoutSeconds, 4);
 	return {
 		plan,
 		site,
@@ -120,8 +132,9 @@ export function planContext(plan: Plan): PlanContext {
 		acts,
 		readActs,
 		laterWrites: ex.localActivities === 'all' ? readActs : acts,
+		pollActs: activities(Math.min(plan.activityTimeoutSeconds, 10), 3, ex.localActivities !== 'none'),
 		revertActs,
-		revertReads: ex.localActivities === 'none' ? revertActs : activities(plan.activityTimeoutSeconds, 30, true),
+		revertReads: ex.localActivities === 'none' ? revertActs : activities(plan.activityTimeoutSeconds, 4, true),
 		all: <T,>(fns: (() => Promise<T>)[]): Promise<T[]> =>
 			ex.parallel ? Promise.all(fns.map((f) => f())) : fns.reduce<Promise<T[]>>(async (acc, f) => [...(await acc), await f()], Promise.resolve([])),
 	};

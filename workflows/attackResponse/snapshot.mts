@@ -1,35 +1,19 @@
-import type { ListEntry } from '../ranges.mts';
 import type { PlanContext, Runbook } from './context.mts';
-import type { Params } from './settings.mts';
+import { readSettings, type Need, type Settings } from './live.mts';
 
 /** Step 1 — snapshot: every setting the plan touches, the event to act on, and its top attacking sources. */
 
-export interface Snapshot {
-	detection?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-	dp: Record<string, { black?: ListEntry[]; white?: ListEntry[]; ipAuth?: Params; switches?: Params }>;
-}
+export type Snapshot = Settings;
 
 export async function takeSnapshot(rb: Runbook, ctx: PlanContext): Promise<{ snap: Snapshot; events?: { events?: unknown[] } }> {
-	const { plan, readActs, op, dpParams } = ctx;
-	const snap: Snapshot = { dp: {} };
-	const needDetection = plan.detection.rapidMode || plan.detection.thresholds.length > 0;
-	// Every snapshot read and the event lookup are independent: one round (plan.execution.parallel).
-	const reads: (() => Promise<void>)[] = [];
-	if (needDetection) reads.push(async () => void (snap.detection = await readActs['detection.getPolicy'](op)));
-	for (const dp of plan.domain_ports) {
-		const s: Snapshot['dp'][string] = {};
-		snap.dp[dp] = s;
-		if (plan.blacklist.enabled) {
-			reads.push(async () => void (s.black = (await readActs['applicationProtection.ipBlacklist.get'](dpParams(dp)))?.p_info?.ipv4?.black_soc ?? []));
-			reads.push(async () => void (s.white = (await readActs['applicationProtection.ipWhitelist.get'](dpParams(dp)))?.p_info?.ipv4?.white_soc ?? []));
-		}
-		if (plan.ipAuth) reads.push(async () => void (s.ipAuth = await readActs['applicationProtection.authIp.get'](dpParams(dp))));
-		if (plan.switches.length) reads.push(async () => void (s.switches = await readActs['applicationProtection.switch.list'](dpParams(dp))));
-	}
+	const { plan } = ctx;
+	const need: Need = { detection: plan.detection.rapidMode || plan.detection.thresholds.length > 0, dp: {} };
+	for (const dp of plan.domain_ports)
+		need.dp[dp] = { black: plan.blacklist.enabled, white: plan.blacklist.enabled, ipAuth: Boolean(plan.ipAuth), switches: plan.switches.length > 0 };
 	let events: { events?: unknown[] } | undefined;
 	const eventQuery = plan.event_id ? { site_id: ctx.site, alert_id: plan.event_id, status: 'all' } : { site_id: ctx.site, status: 'ongoing', num: '50' };
-	reads.push(async () => void (events = await readActs['dashboard.ddosEvents'](eventQuery)));
-	await ctx.all(reads);
+	// Every snapshot read and the event lookup are independent: one round (plan.execution.parallel).
+	const snap = await readSettings(ctx, ctx.readActs, need, [async () => void (events = await ctx.readActs['dashboard.ddosEvents'](eventQuery))]);
 	rb.log('snapshot', 'snapshot of every setting the plan touches', 'revert restores exactly these values', {
 		after: { detectionModel: snap.detection?.model, domainPorts: plan.domain_ports },
 	});

@@ -1,38 +1,84 @@
-import { condition } from '@temporalio/workflow';
+import { condition, log as wlog } from '@temporalio/workflow';
 import { iso, type PlanContext, type Runbook } from './context.mts';
+import { holdTheLine } from './holdLine.mts';
+import { needFor, readSettings, type Settings } from './live.mts';
+import { errText } from './settings.mts';
 
 /**
- * Step 5 — wait out the attack: polls is_under_attack; the cooldown counts from the first poll that saw no attack
- * (conservative: not from the last one that saw it); a new attack resets it; extendCooldown adds to it;
- * maxDurationSeconds bounds the mitigation.
+ * Step 5 — wait out the attack. Each poll asks is_under_attack and, in the same round, reads the settings the runbook
+ * applied (one read per resource) to hold the line (holdLine.mts).
+ *  - The cooldown counts from the first poll that saw no attack; a new attack resets it; extendCooldown adds to it.
+ *  - Never disarm on doubt: a poll that fails (API down, timeouts, rate limiting, auth failures) makes the runbook
+ *    BLIND — the mitigation stays, the state says since when, and the cooldown starts again from the next poll that
+ *    sees no attack (only an observed attack-free cooldown ends the mitigation).
+ *  - An operator's abort ends the wait; so does maxDurationSeconds — loudly (outcome max-duration-reverted, a warning
+ *    in the worker log and the audit).
  */
 export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const { plan } = ctx;
-	const { state, log } = rb;
+	const { state } = rb;
 	const mitigated = Date.now();
 	let endedAt: number | undefined;
 	for (;;) {
-		if (state.aborted) return;
-		const r = await ctx.readActs['dashboard.isUnderAttack']({ site_id: plan.site_id });
+		if (state.aborted) {
+			state.endedBy = 'abort';
+			return;
+		}
+		const applied = rb.changes.filter((c) => c.status === 'applied');
+		let status: unknown;
+		let bps: unknown;
+		let live: Settings | undefined;
+		let pollError: unknown;
+		try {
+			live = await readSettings(ctx, ctx.pollActs, needFor(applied), [
+				async () => {
+					const r = await ctx.pollActs['dashboard.isUnderAttack']({ site_id: plan.site_id });
+					status = r?.status;
+					bps = r?.bps_size;
+				},
+			]);
+		} catch (e) {
+			pollError = e;
+		}
 		const now = Date.now();
-		rb.obs.sample(now, Number(r?.status), r?.bps_size === undefined ? undefined : Number(r.bps_size));
-		if (Number(r?.status) === 1) {
-			if (endedAt !== undefined) log('waiting', 'attack reported again', 'cooldown restarts when it ends');
-			endedAt = undefined;
-			state.lastAttackSeenAt = iso(now);
+		if (pollError !== undefined) {
+			endedAt = undefined; // a cooldown must be observed: blind time never counts towards it
 			state.attackEndedAt = undefined;
-		} else if (endedAt === undefined) {
-			endedAt = now;
-			state.attackEndedAt = iso(now);
-			log('waiting', 'attack no longer reported', `cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`);
+			if (state.blindSince === undefined) {
+				state.blindSince = iso(now);
+				rb.log('waiting', 'blind: cannot tell whether the attack goes on', `${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`);
+			}
+		} else {
+			if (state.blindSince !== undefined) {
+				const s = Math.round((now - Date.parse(state.blindSince)) / 1000);
+				state.blindSeconds += s;
+				state.blindSince = undefined;
+				rb.log('waiting', `sight regained after ${s}s blind`, 'the API answers again; the mitigation was kept meanwhile');
+			}
+			rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
+			if (Number(status) === 1) {
+				if (endedAt !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
+				endedAt = undefined;
+				state.lastAttackSeenAt = iso(now);
+				state.attackEndedAt = undefined;
+			} else if (endedAt === undefined) {
+				endedAt = now;
+				state.attackEndedAt = iso(now);
+				rb.log('waiting', 'attack no longer reported', `cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`);
+			}
+			if (live) await holdTheLine(rb, ctx, applied, live);
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
 		if (endedAt !== undefined && now - endedAt >= cooldownMs) {
-			log('waiting', 'cooldown elapsed without attack', 'revert');
+			state.endedBy = 'cooldown';
+			rb.log('waiting', 'cooldown elapsed without attack', 'revert');
 			return;
 		}
 		if (now - mitigated >= plan.maxDurationSeconds * 1000) {
-			log('waiting', 'maximum duration reached', `maxDurationSeconds ${plan.maxDurationSeconds}`);
+			state.endedBy = 'max-duration';
+			const why = state.blindSince !== undefined ? `blind since ${state.blindSince}` : endedAt === undefined ? 'the attack was still reported' : 'the cooldown had not elapsed';
+			rb.log('waiting', `MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`, 'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it');
+			wlog.warn('attack response ended by maxDurationSeconds', { site_id: plan.site_id, maxDurationSeconds: plan.maxDurationSeconds, why });
 			return;
 		}
 		const extra = state.extraCooldownSeconds;

@@ -1,0 +1,93 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+	claimUpdate,
+	coordinatorIdFor,
+	COORDINATION,
+	holdsQuery,
+	releaseUpdate,
+	type ClaimRequest,
+	type ClaimResult,
+	type Hold,
+} from '../../workflows/coordination.mts';
+
+/**
+ * The playbooks' way to the site coordinator (workflows/siteCoordinator.mts): activities that send it an Update
+ * (started on first use: Update-with-start) or a query. The owner of a claim is the calling workflow's id, taken
+ * from the activity context, never from the input. `Temporal client` = the worker's own connection.
+ */
+
+export interface CoordinationInput {
+	site_id: string;
+	keys?: string[];
+	mode?: ClaimRequest['mode'];
+	reason?: string;
+	ttlSeconds?: number;
+	wait?: boolean;
+	/** Release / claim on behalf of this owner instead of the calling workflow (CLI force-release only). */
+	owner?: string;
+}
+
+const notRunning = (e: unknown) =>
+	e instanceof WorkflowNotFoundError || /not found|already completed|workflow execution already completed/i.test(String((e as Error)?.message));
+
+export function createCoordinationActivities(client: () => Client): Record<string, (input: CoordinationInput) => Promise<unknown>> {
+	const callerId = () => {
+		const id = Context.current().info.workflowExecution?.workflowId;
+		if (!id) throw ApplicationFailure.nonRetryable('coordination: only workflows hold settings', 'ValidationError');
+		return id;
+	};
+	return {
+		[COORDINATION.claim]: async (input) => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue),
+		[COORDINATION.release]: async (input) => release(client(), input.site_id, callerId(), input.keys),
+		[COORDINATION.holds]: async (input) => holds(client(), input.site_id),
+	};
+}
+
+export async function claim(client: Client, input: CoordinationInput & { owner: string }, taskQueue: string): Promise<ClaimResult> {
+	const req: ClaimRequest = {
+		owner: input.owner,
+		keys: input.keys ?? [],
+		mode: input.mode ?? 'lease',
+		reason: input.reason ?? '',
+		...(input.ttlSeconds !== undefined ? { ttlSeconds: input.ttlSeconds } : {}),
+		...(input.wait ? { wait: true } : {}),
+	};
+	try {
+		return await client.workflow.executeUpdateWithStart(claimUpdate, {
+			args: [req],
+			startWorkflowOperation: new WithStartWorkflowOperation('siteCoordinator', {
+				workflowId: coordinatorIdFor(input.site_id),
+				taskQueue,
+				args: [{ site_id: input.site_id }],
+				workflowIdConflictPolicy: 'USE_EXISTING',
+			}),
+		});
+	} catch (e) {
+		// A claim the coordinator's validator refused will be refused again: do not retry it.
+		if (e instanceof WorkflowUpdateFailedError) throw ApplicationFailure.nonRetryable(`claim refused: ${e.cause?.message ?? e.message}`, 'ValidationError');
+		throw e;
+	}
+}
+
+export async function release(client: Client, site: string, owner: string, keys?: string[]): Promise<{ released: number }> {
+	try {
+		return await client.workflow.getHandle(coordinatorIdFor(site)).executeUpdate(releaseUpdate, { args: [{ owner, ...(keys ? { keys } : {}) }] });
+	} catch (e) {
+		if (notRunning(e)) return { released: 0 }; // no coordinator: nothing held
+		throw e;
+	}
+}
+
+export async function holds(client: Client, site: string): Promise<Hold[]> {
+	try {
+		const h = client.workflow.getHandle(coordinatorIdFor(site));
+		const d = await h.describe();
+		if (d.status.name !== 'RUNNING') return [];
+		return await h.query(holdsQuery);
+	} catch (e) {
+		if (notRunning(e)) return [];
+		throw e;
+	}
+}

@@ -1,0 +1,17 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { COORDINATION, type ClaimRequest, type ClaimResult, type Hold } from './coordination.mts';
+
+/**
+ * Workflow side of "one owner per setting": claim, release and look up the holds of a site through the
+ * `coordination.*` activities (worker/src/coordination.mts). The calling workflow is the owner.
+ * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
+ * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
+ */
+const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({ // eslint-disable-line @typescript-eslint/no-explicit-any
+	startToCloseTimeout: '10m',
+	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },
+});
+
+export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> => coord[COORDINATION.claim]({ site_id, ...req });
+export const release = (site_id: string, keys?: string[]): Promise<{ released: number }> => coord[COORDINATION.release]({ site_id, ...(keys ? { keys } : {}) });
+export const holdsOf = (site_id: string): Promise<Hold[]> => coord[COORDINATION.holds]({ site_id });

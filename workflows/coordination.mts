@@ -1,0 +1,77 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * One owner per setting (workflows/README.md "One owner per setting"). Every playbook of ours that writes a site asks
+ * the site's coordinator (`siteCoordinator`, workflow id `site-<site>`) first. Shared by the coordinator, the
+ * playbooks (through the `coordination.*` activities), the worker and the CLI.
+ *
+ * Keys name one setting of the site (see settingKey): a runbook HOLDS the keys of everything it may change for the
+ * whole attack; other playbooks (drift enforce, expiring blocks, HTTP-filter writes) take short LEASES and skip
+ * what someone else holds.
+ */
+
+export const coordinatorIdFor = (site: string) => `site-${site}`;
+
+export const settingKey = {
+	detectionMode: () => 'detection.mode',
+	detectionItem: (item: string) => `detection.${item}`,
+	ipAuth: (dp: string) => `${dp}/ipAuth`,
+	switch: (dp: string, name: string) => `${dp}/switch/${name}`,
+	/** One IP-list entry, as a start-end range ("1.2.3.0-1.2.3.255"). */
+	blacklistEntry: (dp: string, range: string) => `${dp}/blacklist/${range}`,
+	whitelistEntry: (dp: string, range: string) => `${dp}/whitelist/${range}`,
+	xForwardedFor: (dp: string) => `${dp}/xForwardedFor`,
+	/** HTTP-filter create/edit of a domain-port (§4.3.1/§7: never concurrent). */
+	httpFilterWrite: (dp: string) => `${dp}/httpFilter.write`,
+};
+
+export interface Hold {
+	key: string;
+	/** Workflow id of the owner (e.g. attack-response-20001, drift-audit-20001-…). */
+	owner: string;
+	mode: 'hold' | 'lease';
+	since: string;
+	/** When the coordinator lets it go by itself if the owner never releases it. */
+	until: string;
+	reason: string;
+}
+
+export interface ClaimRequest {
+	owner: string;
+	keys: string[];
+	/**
+	 * hold: the runbook's (long; waits while a lease of another owner covers one of its keys, so no two writers
+	 * ever write one setting). lease: short; keys held or leased by another owner are refused unless `wait`.
+	 */
+	mode: 'hold' | 'lease';
+	reason: string;
+	/** Seconds after which the coordinator lets the claim go by itself (default: hold 25 h, lease 300 s). */
+	ttlSeconds?: number;
+	/** lease only: wait until every key is free, then take them all (used to serialize HTTP-filter writes). */
+	wait?: boolean;
+}
+
+export interface ClaimResult {
+	granted: string[];
+	/** Keys another owner holds (or leases): not granted, to be left alone and reported. */
+	held: Hold[];
+}
+
+export interface ReleaseRequest {
+	owner: string;
+	/** Keys to release; all of the owner's when absent. */
+	keys?: string[];
+}
+
+export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
+export const releaseUpdate = defineUpdate<{ released: number }, [ReleaseRequest]>('release');
+export const holdsQuery = defineQuery<Hold[]>('holds');
+
+/** Activity names (registered by worker/src/coordination.mts). */
+export const COORDINATION = {
+	claim: 'coordination.claim',
+	release: 'coordination.release',
+	holds: 'coordination.holds',
+} as const;
+
+export const MAX_KEYS = 2000;

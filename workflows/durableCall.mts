@@ -1,0 +1,22 @@
+import { proxyActivities } from '@temporalio/workflow';
+
+/**
+ * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for
+ * HTTP-filter create/edit — serialized per domain-port across every worker process and host through the site
+ * coordinator's lease (worker/src/activities.mts). No ownership check beyond that: it is the raw operation.
+ */
+export interface DurableCallInput {
+	/** Catalog operation id, e.g. applicationProtection.httpFilter.create. */
+	op: string;
+	params: Record<string, unknown>;
+}
+
+const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
+	startToCloseTimeout: '5m',
+	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
+});
+
+export async function durableCall(input: DurableCallInput): Promise<unknown> {
+	if (!input || typeof input.op !== 'string' || !/^[a-zA-Z]+(\.[a-zA-Z]+)+$/.test(input.op)) throw new Error('op: must be a catalog operation id');
+	return acts[input.op](input.params ?? {});
+}

@@ -1,0 +1,121 @@
+import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { claimUpdate, holdsQuery, MAX_KEYS, releaseUpdate, type ClaimRequest, type Hold, type ReleaseRequest } from './coordination.mts';
+
+/**
+ * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that
+ * answers "who holds this setting now, and until when". Updates are handled one activation at a time, so two claims
+ * can never both get one key. Rules (workflows/README.md "One owner per setting"):
+ *  - a HOLD (attack response) waits while another owner's LEASE covers one of its keys, then takes every key no
+ *    other hold has; keys another hold has come back as `held`;
+ *  - a LEASE (drift enforce, expiring blocks) takes the free keys and gets the others back as `held`; with `wait`
+ *    it waits until all its keys are free (HTTP-filter writes, one at a time per domain-port, first come first served);
+ *  - holds and leases end when their owner releases them or at their `until` (an owner that died);
+ *  - idle (nothing held, nobody waiting) → the workflow completes at once; the next claim starts a new run (an
+ *    Update that reaches a run as it completes fails, and its activity retries against the new run).
+ */
+
+export interface SiteCoordinatorInput {
+	site_id: string;
+	holds?: Hold[];
+}
+
+/** Completing as soon as nothing is held keeps no coordinator bound to a task queue nobody polls any more. */
+const IDLE_MS = 0;
+const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
+
+export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
+	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
+	let lastTouched = Date.now();
+	let touched = false;
+	const touch = () => {
+		lastTouched = Date.now();
+		touched = true;
+	};
+	const expire = () => {
+		const now = Date.now();
+		for (const [k, h] of holds) if (Date.parse(h.until) <= now) holds.delete(k);
+	};
+	const others = (req: ClaimRequest, modes: Hold['mode'][]) =>
+		req.keys.map((k) => holds.get(k)).filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
+	const take = (req: ClaimRequest, keys: string[]) => {
+		const now = Date.now();
+		const until = new Date(now + (req.ttlSeconds ?? DEFAULT_TTL[req.mode]) * 1000).toISOString();
+		for (const key of keys) holds.set(key, { key, owner: req.owner, mode: req.mode, since: holds.get(key)?.owner === req.owner ? holds.get(key)!.since : new Date(now).toISOString(), until, reason: req.reason });
+	};
+
+	setHandler(
+		claimUpdate,
+		async (req) => {
+			touch();
+			if (req.mode === 'hold' || req.wait) {
+				// The grant happens inside the predicate: predicates run one after another, so the first waiter whose keys
+				// are free takes them before the next waiter's predicate looks.
+				let held: Hold[] = [];
+				let granted: string[] = [];
+				await condition(() => {
+					expire();
+					if (others(req, req.mode === 'hold' ? ['lease'] : ['lease', 'hold']).length) return false;
+					held = others(req, ['hold']);
+					granted = req.keys.filter((k) => !held.some((h) => h.key === k));
+					take(req, granted);
+					return true;
+				});
+				touch();
+				return { granted, held };
+			}
+			expire();
+			const held = others(req, ['hold', 'lease']);
+			const granted = req.keys.filter((k) => !held.some((h) => h.key === k));
+			take(req, granted);
+			return { granted, held };
+		},
+		{ validator: validateClaim },
+	);
+	setHandler(
+		releaseUpdate,
+		(req: ReleaseRequest) => {
+			touch();
+			let released = 0;
+			for (const [k, h] of holds) {
+				if (h.owner !== req.owner || (req.keys && !req.keys.includes(k))) continue;
+				holds.delete(k);
+				released++;
+			}
+			return { released };
+		},
+		{
+			validator: (req) => {
+				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+				if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS)) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+			},
+		},
+	);
+	setHandler(holdsQuery, () => {
+		expire();
+		return [...holds.values()];
+	});
+
+	for (;;) {
+		expire();
+		const now = Date.now();
+		if (holds.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
+		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 4000) {
+			await condition(allHandlersFinished);
+			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()] });
+		}
+		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
+		touched = false;
+		await condition(() => touched, Math.max(100, nextExpiry - now));
+	}
+}
+
+function validateClaim(req: ClaimRequest): void {
+	if (!req || typeof req !== 'object') throw new Error('claim: must be an object');
+	if (typeof req.owner !== 'string' || !req.owner || req.owner.length > 500) throw new Error('owner: must be a workflow id (1–500 characters)');
+	if (req.mode !== 'hold' && req.mode !== 'lease') throw new Error('mode: must be hold or lease');
+	if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k) => typeof k !== 'string' || !k || k.length > 500))
+		throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
+	if (req.ttlSeconds !== undefined && (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds < 1 || req.ttlSeconds > 40 * 86400))
+		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
+	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
+}
