@@ -46,6 +46,8 @@ export interface Observer {
 	reapplied(c: Change): void;
 	/** After the revert of `c` (restored, conflict, unchanged, revert-failed). */
 	reverted(c: Change): void;
+	/** `c` was found changed by someone else (during the wait or at the revert); counted once per change. */
+	conflict(c: Change): void;
 	finish(r: AttackResponseResult): void;
 	samples(): TrafficSample[];
 }
@@ -60,6 +62,12 @@ export function observer(site: string, dryRun: boolean): Observer {
 		{ key: SA.dryRun, value: dryRun },
 	]);
 	const count = (name: string, description: string, tags: Record<string, string>) => metricMeter.createCounter(name, '1', description).add(1, tags);
+	const conflicted = new Set<string>();
+	const conflict = (c: Change) => {
+		if (conflicted.has(c.id)) return;
+		conflicted.add(c.id);
+		count(WF_METRIC.conflicts, 'settings changed by someone else during the attack and kept (not restored), by kind', { kind: c.kind });
+	};
 	const seconds = (name: string, description: string, v: number | undefined) => {
 		if (v !== undefined && Number.isFinite(v) && v >= 0) metricMeter.createHistogram(name, 'float', 's', description).record(v);
 	};
@@ -88,8 +96,9 @@ export function observer(site: string, dryRun: boolean): Observer {
 		},
 		reverted(c) {
 			if (c.status === 'restored') count(WF_METRIC.restored, 'settings restored to the snapshot by the revert, by kind', { kind: c.kind });
-			else if (c.status === 'conflict') count(WF_METRIC.conflicts, 'settings changed by someone else during the attack and kept (not restored), by kind', { kind: c.kind });
+			else if (c.status === 'conflict') conflict(c);
 		},
+		conflict,
 		finish(r) {
 			if (!dryRun) {
 				seconds(WF_METRIC.timeToDetect, 'event start → runbook start (s)', r.timeToDetectSeconds);

@@ -25,6 +25,7 @@ export async function holdTheLine(rb: Runbook, ctx: PlanContext, applied: Change
 		if (is === 'before') await reapply(rb, ctx, c, c.after, 'the setting was back at its value before the attack');
 		else if (is === 'other') {
 			c.status = 'conflict';
+			rb.obs.conflict(c);
 			c.live = value;
 			rb.log('waiting', c.what, 'changed by an operator during the attack: the operator value is kept, not re-applied and not reverted', {
 				before: c.after,
