@@ -46,7 +46,10 @@ export interface ClientOptions {
 
 export type ClientEvent =
 	| { type: 'request'; opId: string; method: string; url: string; attempt: number }
+	/** An answer: HTTP status and, when it is the documented envelope, its `code` (0 = success). */
 	| { type: 'response'; opId: string; status: number; code?: number; ms: number }
+	/** No answer (timeout or network failure). */
+	| { type: 'failure'; opId: string; kind: 'timeout' | 'network'; ms: number }
 	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
 	| { type: 'token'; kind: 'app' | 'user'; reason: 'missing' | 'expired' | 'rejected' };
 
@@ -212,7 +215,8 @@ export function createClient(opts: ClientOptions): Client {
 			})
 		: undefined;
 
-	async function send(op: CatalogEntry, req: HttpRequest, attempt: number): Promise<HttpResponse> {
+	/** Sends one request; `answered` (default: emit the response event) gets the answer and its round-trip time. */
+	async function send(op: CatalogEntry, req: HttpRequest, attempt: number, answered?: (res: HttpResponse, ms: number) => void): Promise<HttpResponse> {
 		// The redacted URL is only built for a listener (it is the client's largest per-call cost otherwise).
 		if (onEvent) onEvent({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
 		const t0 = now();
@@ -226,12 +230,14 @@ export function createClient(opts: ClientOptions): Client {
 		if (res === undefined) {
 			const t = (failure ?? {}) as TransportThrown & Error;
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
+			emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });
 			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`, {
 				maybeApplied: t.sent !== false,
 				cause: failure,
 			});
 		}
-		emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
+		if (answered) answered(res, now() - t0);
+		else emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
 		return res;
 	}
 
@@ -285,7 +291,15 @@ export function createClient(opts: ClientOptions): Client {
 					else token = await tokens.getToken();
 				}
 				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs });
-				const env = decode(op, await send(op, req, attempt));
+				let ms = 0;
+				const res = await send(op, req, attempt, (_r, t) => void (ms = t));
+				let env: Envelope | undefined;
+				try {
+					env = decode(op, res);
+				} finally {
+					// the envelope's code (0 = success) when there is one: what an operator counts requests by
+					if (onEvent) onEvent({ type: 'response', opId: op.id, status: res.status, code: env?.code, ms });
+				}
 				if (env.code === 0) return parseResult(op, env.result);
 				if (authCodes.has(env.code) && op.auth === 'access_token' && tokens && !o.accessToken && !authRetried) {
 					// Rejected token: one fresh token, one retry (the request was refused, so repeating it is safe).

@@ -128,6 +128,41 @@ const opSeq = async (sim: SimProcess) =>
 		.map((r) => r.opId ?? '')
 		.filter((o) => o && !o.startsWith('authorization.') && o !== 'dashboard.isUnderAttack');
 
+/**
+ * One runbook on a fresh simulator with an ongoing attack: start → last mitigation write answered (see below).
+ * Returns the time, the client-side observation (upper bound) and the API operations the runbook made.
+ */
+export async function timeRunbook(sim: SimProcess, tc: Client, taskQueue: string, delayMs: number, i: number): Promise<{ ms: number; observedMs: number; seq: string[] }> {
+	const ids = await prepare(sim, delayMs);
+	// warm the worker's token: an attack watch on another site (not under attack) makes one API call
+	await tc.workflow.execute('attackWatch', { taskQueue, workflowId: `bench-warm-${Date.now()}`, args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }] });
+	await sim.control('DELETE', '/requests');
+	const t0 = Date.now();
+	const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId: `bench-attack-${Date.now()}-${i}` });
+	let st: RunbookState | undefined;
+	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
+		await sleep(20);
+		st = await h.query(stateQuery).catch(() => undefined);
+	}
+	if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
+	// Time to mitigate = until the last mitigation write has been answered: the later of the workflow's clock
+	// after its last write and the simulator's arrival time of that write (+ the injected latency, converted
+	// to this process's clock). observedMs (client clock when the state query first shows it, 20 ms
+	// polling) is an upper bound, kept as a cross-check.
+	const observedMs = Date.now() - t0;
+	const w0 = Date.now();
+	const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
+	const offset = simNow - (w0 + Date.now()) / 2;
+	const lastWrite = (await sim.control<{ opId?: string; method: string; time: number }[]>('GET', '/requests'))
+		.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'))
+		.reduce((m, r) => Math.max(m, r.time), 0);
+	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
+	const seq = await opSeq(sim);
+	await h.signal(abortSignal, { by: 'bench', reason: 'measured' });
+	await h.result();
+	return { ms, observedMs, seq };
+}
+
 export async function benchAttack(temporal: TemporalDev, o: { runs?: number; delays?: number[] } = {}) {
 	const runs = o.runs ?? 3;
 	const delays = o.delays ?? [0, 20, 100];
@@ -148,36 +183,13 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 			let calls = 0;
 			for (let i = 0; i < runs; i++) {
 				// runbook
-				let ids = await prepare(sim, delayMs);
-				// warm the worker's token: an attack watch on another site (not under attack) makes one API call
-				await tc.workflow.execute('attackWatch', { taskQueue, workflowId: `bench-warm-${Date.now()}`, args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }] });
-				await sim.control('DELETE', '/requests');
-				const t0 = Date.now();
-				const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId: `bench-attack-${Date.now()}-${i}` });
-				let st: RunbookState | undefined;
-				for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
-					await sleep(20);
-					st = await h.query(stateQuery).catch(() => undefined);
-				}
-				if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
-				// Time to mitigate = until the last mitigation write has been answered: the later of the workflow's clock
-				// after its last write and the simulator's arrival time of that write (+ the injected latency, converted
-				// to this process's clock). observedMs (client clock when the state query first shows it, 20 ms
-				// polling) is an upper bound, kept as a cross-check.
-				observedMs.push(Date.now() - t0);
-				const w0 = Date.now();
-				const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
-				const offset = simNow - (w0 + Date.now()) / 2;
-				const lastWrite = (await sim.control<{ opId?: string; method: string; time: number }[]>('GET', '/requests'))
-					.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'))
-					.reduce((m, r) => Math.max(m, r.time), 0);
-				runbookMs.push(Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0));
-				const seqRunbook = await opSeq(sim);
-				await h.signal(abortSignal, { by: 'bench', reason: 'measured' });
-				await h.result();
+				const rb = await timeRunbook(sim, tc, taskQueue, delayMs, i);
+				runbookMs.push(rb.ms);
+				observedMs.push(rb.observedMs);
+				const seqRunbook = rb.seq;
 
 				// plain script
-				ids = await prepare(sim, delayMs);
+				const ids = await prepare(sim, delayMs);
 				await call('dashboard.isUnderAttack', { site_id: ids.site_id }); // warm token
 				await sim.control('DELETE', '/requests');
 				const t1 = performance.now();

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { startTemporalDev, type TemporalDev } from '../demo/stack.mts';
 import { benchClient } from './client.mts';
 import { benchAttack } from './attack.mts';
+import { benchMetricsCost } from './metricsCost.mts';
 import { benchRanges } from './ranges.mts';
 import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
@@ -71,6 +72,10 @@ try {
 		const r = await benchAttack(temporal, { runs });
 		results.attack = r.result;
 		rows.push(...r.rows);
+		note('3 attack response: metrics on vs off (two workers, runs alternated)');
+		const m = await benchMetricsCost(temporal, { runs: Math.max(5, runs) });
+		results.metricsCost = m.result;
+		rows.push(...m.rows);
 	}
 	if (only.has('5') && temporal) {
 		note(`5 concurrent runbooks on one worker: ${sizes.join(' → ')}`);

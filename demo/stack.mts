@@ -5,6 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { searchAttributeArgs } from '../workflows/searchAttributes.mts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -76,7 +77,7 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	const port = o.port ?? (await freePort());
 	const httpPort = o.httpPort ?? (await freePort());
 	const namespace = o.namespace ?? 'default';
-	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG];
+	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG, ...searchAttributeArgs()];
 	if (o.dbFile) args.push('--db-filename', o.dbFile);
 	let uiPort: number | undefined;
 	if (o.ui) {

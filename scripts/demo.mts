@@ -7,10 +7,14 @@
  *     reverted → summary (time to detect / mitigate / revert) → exit 0.
  *
  * Options: --keep (leave everything running until Ctrl-C), --attack-seconds N (default 15), --cooldown N (default 5),
- * --every N (schedule interval in seconds, default 2), --ephemeral (random ports instead of 7233/8233/7243/8443).
+ * --every N (schedule interval in seconds, default 2), --ephemeral (random ports instead of 7233/8233/7243/8443/9464),
+ * --report FILE (the HTML attack report; default in the temp directory). The worker serves Prometheus /metrics.
  * Ctrl-C at any time stops the worker, the dev server and the simulator.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { startSimulator, type RunningSimulator } from '../simulator/index.mts';
@@ -18,7 +22,9 @@ import { isUnderAttack } from '../simulator/attacks.mts';
 import { auditQuery, stateQuery, workflowIdFor, type AttackResponseResult, type AuditEntry, type RunbookState } from '../workflows/defs.mts';
 import type { PlanInput } from '../workflows/plan.mts';
 import { createSchedule, deleteSchedule } from '../worker/src/runbooks.mts';
-import { portOr, sleep, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import { renderReportHtml } from '../api/report/html.ts';
+import { runbookReportModel } from '../api/report/model.ts';
+import { freePort, portOr, sleep, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 
 const { values: args } = parseArgs({
 	options: {
@@ -28,6 +34,7 @@ const { values: args } = parseArgs({
 		cooldown: { type: 'string', default: '5' },
 		every: { type: 'string', default: '2' },
 		'timeout-seconds': { type: 'string', default: '240' },
+		report: { type: 'string' },
 	},
 });
 
@@ -53,6 +60,7 @@ const red = (s: string) => c('31', s);
 const yellow = (s: string) => c('33', s);
 
 let status = '';
+let metricsUrl = '';
 function say(line: string) {
 	if (tty && status) process.stdout.write('\r\x1b[2K');
 	process.stdout.write(line + '\n');
@@ -153,8 +161,11 @@ async function main(): Promise<number> {
 	say(`  Temporal HTTP    ${temporal.httpUrl}  ${dim('(for the n8n "Security Service Runbook" node)')}`);
 
 	const taskQueue = 'secsvc-runbooks';
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId, secret });
+	const metricsAddress = `127.0.0.1:${args.ephemeral ? await freePort() : await portOr(9464)}`;
+	metricsUrl = `http://${metricsAddress}/metrics`;
+	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId, secret, env: { SECSVC_METRICS_ADDRESS: metricsAddress } });
 	say(`  worker           pid ${worker.pid}, task queue ${taskQueue}  ${dim(`(ready ${((Date.now() - wall0) / 1000).toFixed(1)} s after start)`)}`);
+	say(`  metrics          ${metricsUrl}  ${dim('(Prometheus; curl it while the demo runs)')}`);
 
 	connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: temporal.namespace });
@@ -292,6 +303,10 @@ function summary(r: AttackResponseResult, o: { wall0: number; peakReported: numb
 		say(`  reported traffic     peak ${fmtBps(o.peakReported)} → ${fmtBps(o.reportedAtMitigation)} after mitigation`);
 	say(`  demo wall time       ${((Date.now() - o.wall0) / 1000).toFixed(1)} s`);
 	say(`  history              ${o.uiUrl}/namespaces/default/workflows/${o.wid}`);
+	const report = resolve(args.report ?? join(tmpdir(), `secsvc-attack-report-${r.site_id}-${Date.now()}.html`));
+	writeFileSync(report, renderReportHtml(runbookReportModel(r, new Date().toISOString())));
+	say(`  report               ${report}  ${dim('(one self-contained HTML file)')}`);
+	say(`  metrics              ${metricsUrl}  ${dim('(e.g. secsvc_changes_applied_total, secsvc_runbook_time_to_mitigate)')}`);
 	return r.outcome === 'reverted' ? 0 : 1;
 }
 
@@ -304,6 +319,8 @@ try {
 		say(`  Temporal Web UI   ${temporal.uiUrl}`);
 		say(`  Temporal gRPC     ${temporal.address}   HTTP API ${temporal.httpUrl}`);
 		say(`  simulator         ${sim.url}   (control API: ${sim.url}/__sim/state)`);
+		say(`  metrics:          curl -s ${metricsUrl} | grep ^secsvc_`);
+		say(`  runbooks:         TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs list --phase mitigation --running`);
 		say(`  another attack:   curl -s -XPOST ${sim.url}/__sim/attacks -H 'content-type: application/json' -d '{"site_id":"${sim.sim.firstIds().site_id}","duration":20,"sources":[{"cidr":"203.0.113.0/24"}]}'`);
 		say(`  CLI:              TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs timeline ${sim.sim.firstIds().site_id}`);
 		await new Promise(() => {}); // until Ctrl-C (the signal handler cleans up and exits)

@@ -20,6 +20,9 @@ echo "== provisioning real runtimes"
 TEMPORAL_BIN="$(bash scripts/temporal.sh path)"
 export TEMPORAL_BIN
 echo "temporal: $TEMPORAL_BIN"
+CHROMIUM_BIN="$(bash scripts/chromium.sh path)"
+export CHROMIUM_BIN
+echo "chromium: $CHROMIUM_BIN"
 if true; then
   N8N_RUNTIME="$(bash scripts/n8n.sh path)"
   export N8N_RUNTIME

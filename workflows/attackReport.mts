@@ -1,5 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { summarize, toMarkdown, type AttackReport, type ReportEvent } from './report.mts';
+import { periodReportModel } from '../api/report/model.ts';
+import { renderReportHtml } from '../api/report/html.ts';
 
 /** Scheduled summary of ddos_events and network_summary for a period → JSON and Markdown. */
 
@@ -9,6 +11,8 @@ export interface AttackReportInput {
 	periodHours?: number;
 	range?: 'hour' | 'day' | 'week' | 'month';
 	type?: 'bps' | 'pps';
+	/** Also render the self-contained HTML report (api/report), with the traffic of the period's newest event. */
+	html?: boolean;
 }
 
 type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -20,7 +24,7 @@ export const ymdhms = (ms: number) => {
 	return `${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}`;
 };
 
-export async function attackReport(input: AttackReportInput): Promise<{ report: AttackReport; markdown: string }> {
+export async function attackReport(input: AttackReportInput): Promise<{ report: AttackReport; markdown: string; html?: string }> {
 	const hours = Math.min(744, Math.max(1, Math.floor(input.periodHours ?? 24)));
 	const now = Date.now();
 	const period = { start_time: ymdhms(now - hours * 3600_000), end_time: ymdhms(now) };
@@ -34,5 +38,9 @@ export async function attackReport(input: AttackReportInput): Promise<{ report: 
 	}
 	const networkSummary = await acts['dashboard.networkSummary']({ site_id: input.site_id, range: input.range ?? 'day', type: input.type ?? 'bps' });
 	const report = summarize(input.site_id, period, new Date(now).toISOString(), events, networkSummary);
-	return { report, markdown: toMarkdown(report) };
+	if (!input.html) return { report, markdown: toMarkdown(report) };
+	const newest = [...events].sort((a, b) => b.start_time - a.start_time)[0];
+	const detail = newest ? await acts['dashboard.eventDetail']({ event_id: newest.alert_id, module: 'traffic' }) : undefined;
+	const traffic = detail?.traffic ?? detail; // wrapped or bare module content
+	return { report, markdown: toMarkdown(report), html: renderReportHtml(periodReportModel(report, traffic)) };
 }

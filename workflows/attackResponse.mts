@@ -12,6 +12,7 @@ import { revertAll } from './attackResponse/revert.mts';
 import { errText } from './attackResponse/settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './attackResponse/snapshot.mts';
 import { waitOut } from './attackResponse/wait.mts';
+import { eventTraffic } from './observe.mts';
 
 /**
  * Attack response runbook: snapshot → planning → (approval) → apply (tighten detection, blacklist top sources,
@@ -41,16 +42,20 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId);
 
 	if (rb.dryRun) {
-		rb.phase('done');
 		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');
-		return (rb.lastResult = rb.result('dry-run', {
+		rb.lastResult = rb.result('dry-run', {
 			diff: rb.changes.map((c) => ({ what: c.what, target: c.target, before: c.before, after: c.after, why: c.why })),
-		}));
+		});
+		rb.obs.finish(rb.lastResult);
+		rb.phase('done');
+		return rb.lastResult;
 	}
 	await holdPlannedChanges(rb, ctx, heldBefore);
 	if (!(await approvalGate(rb, ctx))) {
+		rb.lastResult = rb.result('rejected');
+		rb.obs.finish(rb.lastResult);
 		rb.phase('done');
-		return (rb.lastResult = rb.result('rejected'));
+		return rb.lastResult;
 	}
 
 	const ending: { failure?: unknown; cancelError?: unknown } = {};
@@ -67,7 +72,7 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		rb.log(rb.state.phase, ending.cancelError ? 'cancelled' : 'failed', rb.state.error);
 	}
 	await revertAll(rb, ctx);
-	rb.phase('done');
+	rb.eventTraffic = await eventTraffic(rb.state.eventId);
 	return finish(rb, ending);
 }
 

@@ -110,6 +110,23 @@ export interface AttackResponseResult {
 	waitedForApiSeconds: number;
 	audit: AuditEntry[];
 	error?: string;
+	/** When things happened (the attack report's markers): runbook start, event start (unix s), mitigated, attack over, reverted, approval. */
+	marks?: Pick<RunbookState, 'startedAt' | 'eventStart' | 'mitigatedAt' | 'attackEndedAt' | 'revertedAt' | 'decision'>;
+	/** The runbook's own `is_under_attack` answers (workflows/observe.mts). */
+	traffic?: TrafficSample[];
+	/** The event's `traffic` module (attack and clean series, [unix s, value] pairs), read after the revert. */
+	eventTraffic?: EventTraffic;
+}
+
+export interface TrafficSample {
+	at: string;
+	underAttack: boolean;
+	bps?: number;
+}
+
+export interface EventTraffic {
+	bps?: Record<string, number[][]>;
+	pps?: Record<string, number[][]>;
 }
 
 export interface AttackResponseInput {

@@ -11,11 +11,14 @@ import {
 	type JsonObject,
 } from 'n8n-workflow';
 import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
+import { renderReportHtml } from '../../api/report/html';
+import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
 
 /**
  * Security Service Runbook: start, signal (approve / reject / abort / extend cooldown), query, describe and cancel
  * attack-response runbooks on Temporal, through the server's HTTP API and n8n's request helpers (no runtime
- * dependencies). Payloads use the HTTP API's JSON shorthand. The plan never carries credentials: the worker holds
+ * dependencies); Attack Report renders a finished runbook's result as one self-contained HTML file (binary data, to
+ * mail or post it). Payloads use the HTTP API's JSON shorthand. The plan never carries credentials: the worker holds
  * them.
  */
 
@@ -126,7 +129,7 @@ export class SecurityServiceRunbook implements INodeType {
 				options: [
 					{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
 					{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
-					{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result' },
+					{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
 					{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
 					{ name: 'Start', value: 'start', action: 'Start a runbook', description: 'Start an attack-response runbook from a plan' },
 				],
@@ -217,12 +220,22 @@ export class SecurityServiceRunbook implements INodeType {
 				default: 'state',
 				displayOptions: { show: { operation: ['query'] } },
 				options: [
+					{ name: 'Attack Report (HTML File)', value: 'report', description: 'The finished runbook\'s report as one self-contained HTML file in binary data, to mail or post it' },
 					{ name: 'Audit Trail', value: 'audit' },
 					{ name: 'Changes', value: 'changes' },
 					{ name: 'Plan', value: 'plan' },
 					{ name: 'Result', value: 'result' },
 					{ name: 'State', value: 'state' },
 				],
+			},
+			{
+				displayName: 'Put Output File in Field',
+				name: 'binaryPropertyName',
+				type: 'string',
+				default: 'data',
+				required: true,
+				displayOptions: { show: { operation: ['query'], query: ['report'] } },
+				hint: 'The name of the output binary field to put the HTML file in',
 			},
 		],
 	};
@@ -284,6 +297,19 @@ export class SecurityServiceRunbook implements INodeType {
 						} else arg = { by, reason };
 						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: payloads([arg]), identity: 'n8n' });
 						json = { workflowId, signal, sent: true, ...arg };
+					} else if (operation === 'query' && this.getNodeParameter('query', i) === 'report') {
+						const field = String(this.getNodeParameter('binaryPropertyName', i, 'data')).trim();
+						if (!field) fail(this, 'Put Output File in Field', 'is required', i);
+						const r = await send(i, 'POST', `${wfUrl(workflowId)}/query/result`, { query: {} });
+						if (r.queryRejected) throw new NodeOperationError(this.getNode(), `query result rejected: ${JSON.stringify(r.queryRejected)}`, { itemIndex: i });
+						const qr = r.queryResult as { payloads?: unknown[] } | unknown[] | undefined;
+						const result = (Array.isArray(qr) ? qr[0] : decodePayload(qr?.payloads?.[0])) as RunbookResultLike | null;
+						if (!result || !Array.isArray(result.changes))
+							throw new NodeOperationError(this.getNode(), `${workflowId}: no result yet`, { itemIndex: i, description: 'The report is available once the runbook has finished.' });
+						const html = renderReportHtml(runbookReportModel(result, new Date().toISOString()));
+						const binary = await this.helpers.prepareBinaryData(Buffer.from(html, 'utf8'), `attack-report-${workflowId}.html`, 'text/html');
+						out.push({ json: { workflowId, outcome: result.outcome, siteId: result.site_id, eventId: result.eventId ?? null, fileName: binary.fileName ?? null }, binary: { [field]: binary }, pairedItem: { item: i } });
+						continue;
 					} else if (operation === 'query') {
 						const q = this.getNodeParameter('query', i) as string;
 						const r = await send(i, 'POST', `${wfUrl(workflowId)}/query/${q}`, { query: {} });

@@ -82,6 +82,9 @@ before(async () => {
 			rbNode('Changes', { operation: 'query', runbook: ids.site_id, query: 'changes' }),
 			rbNode('Abort', { operation: 'signal', runbook: ids.site_id, signal: 'abort', by: 'oncall-n8n', reason: 'attack handled upstream' }),
 		]),
+		chain('wfRunbook00004', 'Runbook: attack report', [
+			rbNode('Report', { operation: 'query', runbook: ids.site_id, query: 'report', binaryPropertyName: 'report' }),
+		]),
 		chain('wfRunbook00002', 'Runbook: bad plan, then cancel', [
 			rbNode('Describe first', { operation: 'describe', runbook: ids.site_id }),
 			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, true),
@@ -164,6 +167,23 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	assert.ok(res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'), JSON.stringify(res.changes.map((c) => [c.id, c.status])));
 	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());
 	assert.ok(!hist.includes(SECRET), 'no secret in the history');
+
+	// the finished runbook's attack report as binary data (an n8n workflow can mail it or post it to chat)
+	log('executing workflow 4 (attack report)');
+	const r4 = await n8nCli(home, ['execute', '--id=wfRunbook00004', '--rawOutput']);
+	assert.equal(r4.code, 0, `n8n execute failed:\n${r4.stdout.slice(-3000)}\n${r4.stderr.slice(-3000)}`);
+	const run4 = parseRawOutput(r4.stdout);
+	const [rep] = nodeOutput(run4, 'Report');
+	assert.equal(rep.outcome, 'aborted-reverted');
+	const bin = run4.data.resultData.runData.Report.at(-1).data.main[0][0].binary?.report;
+	assert.equal(bin?.mimeType, 'text/html');
+	assert.equal(bin?.fileName, `attack-report-${wid}.html`);
+	// n8n 2.x keeps binary data in its filesystem store (deleted when `n8n execute` ends): the metadata is checked
+	// here; the HTML itself is checked by test/unit/observability.test.mts and, in chromium, by
+	// test/temporal/observability.test.mts (the same renderer, api/report)
+	assert.equal(bin?.fileExtension, 'html');
+	assert.match(String(bin?.fileSize), /^\d+(\.\d+)? kB$/);
+	assert.ok(parseFloat(String(bin?.fileSize)) > 5, `a whole report: ${bin?.fileSize}`);
 });
 
 test('a bad plan fails naming the field and starts nothing; dry run via n8n; cancel of an unknown runbook is a clear error', async () => {

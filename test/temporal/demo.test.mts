@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ROOT } from '../../demo/stack.mts';
 
@@ -68,6 +69,10 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 	assert.ok(revert >= 1 && revert < 15, `time to revert ${revert} (cooldown 2 s)`);
 	assert.match(o, /changes\s+6 applied, 6 restored, 0 conflict/);
 	assert.match(o, /not blacklisted\s+30001:198\.51\.100\.7 \(protected range\)/);
+	assert.match(o, /metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics/);
+	const report = /report\s+(\S+\.html)/.exec(o)?.[1];
+	assert.ok(report && readFileSync(report, 'utf8').includes('<svg class="chart wide"'), `the HTML report ${report}`);
+	rmSync(report, { force: true });
 	assert.doesNotMatch(o + r.err, /demo-[0-9a-f]{24}/, 'the app secret is never printed');
 	assert.ok(Date.now() - t < 150_000, 'finishes within ~2 minutes');
 });

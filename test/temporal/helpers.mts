@@ -14,6 +14,7 @@ import type { WorkerConfig } from '../../worker/src/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
 import type { PlanInput } from '../../workflows/plan.mts';
 import { workerCommand } from '../../worker/src/build.mts';
+import { SA } from '../../workflows/searchAttributes.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -28,7 +29,14 @@ export function temporalBin(): string {
 /** A dev server; `extraArgs` for `temporal server start-dev` (e.g. `--dynamic-config-value` pairs). */
 export function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
 	return TestWorkflowEnvironment.createLocal({
-		server: { executable: { type: 'existing-path', path: temporalBin() }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs },
+		server: {
+			executable: { type: 'existing-path', path: temporalBin() },
+			ip: '127.0.0.1',
+			log: { format: 'pretty', level: 'error' },
+			// the runbooks' custom search attributes (workflows/searchAttributes.mts)
+			searchAttributes: Object.values(SA),
+			extraArgs,
+		},
 	});
 }
 

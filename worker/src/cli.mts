@@ -1,5 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { idProblem } from '../../api/limits.ts';
+import { renderReportHtml } from '../../api/report/html.ts';
+import { runbookReportModel } from '../../api/report/model.ts';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { checkDesiredState, DesiredStateError } from '../../workflows/desired.mts';
@@ -16,8 +18,11 @@ import {
 	extendCooldown,
 	failureText,
 	formatTimeline,
+	formatRunbookList,
 	inspect,
 	scheduleStatuses,
+	listRunbooks,
+	ListFilterError,
 	startAttackResponse,
 	temporalClient,
 	timeline,
@@ -32,12 +37,17 @@ const USAGE = `usage: secsvc <command> [options]
   abort SITE|ID [--by NAME] [--reason TEXT]
   extend SITE|ID --seconds N               extend the cooldown
   inspect SITE|ID                          state and changes (running) or result (closed), as JSON
+  list [--site S] [--phase P] [--running] [--json]
+                                           attack responses (visibility query on the search attributes);
+                                           --phase mitigation = tightening, blacklisting, rate-limiting or waiting
   timeline SITE|ID                         the runbook's audit trail, one line per step
   drift --desired FILE [--enforce] [--wait]
-  report --site SITE [--hours N] [--markdown]
+  report --site SITE [--hours N] [--markdown] [--html FILE]
+                                           period report (attack report playbook); --html writes the HTML report
+  report SITE|ID --html FILE               one runbook's attack report as a self-contained HTML file
   schedule create watch --plan FILE --every 60s
   schedule create drift --desired FILE --every 1h [--enforce]
-  schedule create report --site SITE --every 24h [--hours N]
+  schedule create report --site SITE --every 24h [--hours N] [--with-html]   (result carries the HTML report)
   schedule delete SCHEDULE_ID
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
@@ -56,7 +66,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'json'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -169,6 +179,12 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			case 'inspect':
 				out(await inspect(await conn(), need(0, 'SITE|ID')));
 				return 0;
+			case 'list': {
+				for (const k of ['site', 'phase'] as const) if (o[k] === true) throw new UsageError(`--${k}: a value is required`);
+				const rows = await listRunbooks(await conn(), { site: str(o.site, '--site'), phase: str(o.phase, '--phase'), running: o.running === true });
+				out(o.json ? rows : formatRunbookList(rows));
+				return 0;
+			}
 			case 'timeline':
 				out(formatTimeline(await timeline(await conn(), need(0, 'SITE|ID'))));
 				return 0;
@@ -183,12 +199,26 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				return 0;
 			}
 			case 'report': {
+				if (o.html !== undefined && typeof o.html !== 'string') throw new UsageError('--html: a file path is required');
+				if (pos[0]) {
+					if (typeof o.html !== 'string') throw new UsageError('report SITE|ID: --html FILE is required (the period report takes --site)');
+					const r = await inspect(await conn(), pos[0]);
+					if (!r.result) throw new UsageError(`${r.workflowId}: no result yet (status ${r.status}); the report is written once the runbook has finished`);
+					writeFileSync(o.html, renderReportHtml(runbookReportModel(r.result, new Date().toISOString())));
+					out(o.html);
+					return 0;
+				}
 				const site = siteArg(o.site, '--site');
 				const r = (await (await conn()).workflow.execute('attackReport', {
 					taskQueue: t.taskQueue,
 					workflowId: `attack-report-${site}-${Date.now()}`,
-					args: [{ site_id: site, periodHours: hoursArg(o.hours) }],
-				})) as { report: unknown; markdown: string };
+					args: [{ site_id: site, periodHours: hoursArg(o.hours), html: typeof o.html === 'string' }],
+				})) as { report: unknown; markdown: string; html?: string };
+				if (typeof o.html === 'string') {
+					writeFileSync(o.html, r.html ?? '');
+					out(o.html);
+					return 0;
+				}
 				out(o.markdown ? r.markdown : r.report);
 				return 0;
 			}
@@ -247,7 +277,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 					input = { desired, enforce: o.enforce === true };
 				} else if (kind === 'report') {
 					site = siteArg(o.site, '--site');
-					input = { site_id: site, periodHours: hoursArg(o.hours) };
+					input = { site_id: site, periodHours: hoursArg(o.hours), html: o['with-html'] === true };
 				} else throw new UsageError(`schedule create ${kind}: must be watch, drift or report`);
 				const h = await createSchedule(await conn(), t.taskQueue, kind, site, every, input);
 				out({ scheduleId: h.scheduleId, every });
@@ -279,8 +309,8 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError') {
-			io.err(`secsvc: ${e.message}\n`);
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError) {
+			io.err(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}
 		// The root cause (e.g. "site '99999' does not exist"), not only Temporal's "Workflow execution failed".

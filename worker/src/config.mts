@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
  *                 "deploymentName": "secsvc", "workerVersioning": true },
  *   "api": { "baseUrl": "https://…", "appId": "…", "secret": "…" | "secretFile": "path",
  *            "tokenKind": "app" | "user", "refreshToken": "…", "tokenStoreFile": "path",
- *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 }
+ *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 },
+ *   "metrics": { "address": "127.0.0.1:9464" }     (Prometheus /metrics; off when unset)
  * }
  */
 
@@ -49,6 +50,8 @@ export interface WorkerConfig {
 		timeoutMs?: number;
 		retries?: number;
 	};
+	/** Prometheus exporter (worker/src/metrics.mts); off when `address` is unset. */
+	metrics?: { address?: string };
 }
 
 export class ConfigError extends Error {
@@ -118,8 +121,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	if (api.tokenKind !== 'app' && api.tokenKind !== 'user') issues.push({ field: 'api.tokenKind (SECSVC_TOKEN_KIND)', rule: "must be 'app' or 'user'" });
 	if (api.tokenKind === 'user' && !api.refreshToken && !api.tokenStoreFile)
 		issues.push({ field: 'api.refreshToken (SECSVC_REFRESH_TOKEN)', rule: 'is required for user tokens (or a token store file holding one)' });
+	const m = (j.metrics ?? {}) as { address?: string };
+	const metricsAddress = env.SECSVC_METRICS_ADDRESS || m.address || undefined;
+	if (metricsAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(metricsAddress))
+		issues.push({ field: 'metrics.address (SECSVC_METRICS_ADDRESS)', rule: 'must be host:port, e.g. 127.0.0.1:9464' });
 	if (issues.length) throw new ConfigError(issues);
-	return { temporal: loadTemporalConfig(env, file), api };
+	return { temporal: loadTemporalConfig(env, file), api, ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {

@@ -23,6 +23,8 @@ import { connectionOptions, loadConfig } from './config.mts';
 import { startHealthServer, type HealthServer } from './health.mts';
 import { loadProcessConfig } from './processConfig.mts';
 import { clientFromConfig, safeMessage, startWorker, type RunningWorker } from './worker.mts';
+import { installMetrics } from './metrics.mts';
+import { markMetricsOn } from './runbookMetrics.mts';
 
 /** A start-up failure: printed as one line, exit code 1. */
 export class StartupError extends Error {}
@@ -72,6 +74,12 @@ export async function main(): Promise<number> {
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
 	const proc = loadProcessConfig();
+	// Prometheus /metrics (worker/src/metrics.mts): the SDK Runtime must be installed before the first connection.
+	if (cfg.metrics?.address) {
+		installMetrics(cfg.metrics.address);
+		markMetricsOn();
+		log(`metrics on http://${cfg.metrics.address}/metrics`);
+	}
 
 	let w: RunningWorker | undefined;
 	let connection: NativeConnection | undefined;

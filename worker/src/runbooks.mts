@@ -10,8 +10,10 @@ import {
 	workflowIdFor,
 	type AttackResponseResult,
 	type AuditEntry,
+	type Phase,
 } from '../../workflows/defs.mts';
 import { parsePlan } from '../../workflows/plan.mts';
+import { MITIGATION_PHASES, SA } from '../../workflows/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
@@ -193,3 +195,78 @@ export async function scheduleStatuses(client: Client, now = Date.now()): Promis
 }
 
 export { WorkflowNotFoundError };
+
+export const PHASE_NAMES: readonly Phase[] = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting', 'done'];
+
+export class ListFilterError extends Error {}
+
+/**
+ * The visibility query of `secsvc list`: attack responses, optionally of one site, in one phase (`mitigation` =
+ * any phase holding changes on the service: tightening, blacklisting, rate-limiting, waiting) and only running ones.
+ */
+export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
+	const q = [`WorkflowType = 'attackResponse'`];
+	if (o.site !== undefined) {
+		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site)) throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
+		q.push(`${SA.site.name} = '${o.site}'`);
+	}
+	if (o.phase !== undefined) {
+		if (o.phase === 'mitigation') q.push(`${SA.phase.name} IN (${MITIGATION_PHASES.map((p) => `'${p}'`).join(', ')})`);
+		else if ((PHASE_NAMES as string[]).includes(o.phase)) q.push(`${SA.phase.name} = '${o.phase}'`);
+		else throw new ListFilterError(`--phase: must be one of ${PHASE_NAMES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`);
+	}
+	if (o.running) q.push(`ExecutionStatus = 'Running'`);
+	return q.join(' AND ');
+}
+
+export interface RunbookListEntry {
+	workflowId: string;
+	runId: string;
+	status: string;
+	site?: string;
+	phase?: string;
+	outcome?: string;
+	eventId?: string;
+	dryRun?: boolean;
+	startTime: string;
+	closeTime?: string;
+}
+
+/** Runbooks matching the filters, newest first (Temporal visibility; the search attributes of workflows/searchAttributes.mts). */
+export async function listRunbooks(client: Client, o: { site?: string; phase?: string; running?: boolean; limit?: number } = {}): Promise<RunbookListEntry[]> {
+	const out: RunbookListEntry[] = [];
+	for await (const w of client.workflow.list({ query: listQuery(o) })) {
+		const sa = w.typedSearchAttributes;
+		out.push({
+			workflowId: w.workflowId,
+			runId: w.runId,
+			status: w.status.name,
+			site: sa.get(SA.site),
+			phase: sa.get(SA.phase),
+			outcome: sa.get(SA.outcome),
+			eventId: sa.get(SA.eventId),
+			dryRun: sa.get(SA.dryRun),
+			startTime: w.startTime.toISOString(),
+			closeTime: w.closeTime?.toISOString(),
+		});
+		if (out.length >= (o.limit ?? 1000)) break;
+	}
+	return out;
+}
+
+export function formatRunbookList(rows: RunbookListEntry[]): string {
+	if (!rows.length) return '(no runbooks match)';
+	const cols = [
+		['WORKFLOW ID', (r: RunbookListEntry) => r.workflowId],
+		['STATUS', (r: RunbookListEntry) => r.status],
+		['SITE', (r: RunbookListEntry) => r.site ?? ''],
+		['PHASE', (r: RunbookListEntry) => r.phase ?? ''],
+		['OUTCOME', (r: RunbookListEntry) => r.outcome ?? ''],
+		['EVENT', (r: RunbookListEntry) => r.eventId ?? ''],
+		['DRY RUN', (r: RunbookListEntry) => (r.dryRun ? 'yes' : '')],
+		['STARTED', (r: RunbookListEntry) => r.startTime],
+	] as const;
+	const cells = [cols.map((c) => c[0]), ...rows.map((r) => cols.map((c) => c[1](r)))];
+	const width = cols.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
+	return cells.map((row) => row.map((v, i) => v.padEnd(width[i])).join('  ').trimEnd()).join('\n');
+}

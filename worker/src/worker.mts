@@ -8,6 +8,8 @@ import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
+import { apiMetricsListener, installMetrics } from './metrics.mts';
+import { ensureSearchAttributes, markMetricsOn, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
@@ -24,6 +26,8 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
 		connections: 8,
+		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/metrics.mts), only when served
+		...(cfg.metrics?.address ? { onEvent: apiMetricsListener() } : {}),
 	});
 	return { client, close: () => client.close() };
 }
@@ -86,8 +90,15 @@ export async function startWorker(
 		shutdown?: Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'>;
 	} = {},
 ): Promise<RunningWorker> {
+	// Prometheus /metrics: the SDK Runtime must be installed before any connection or worker exists (main.mts does it
+	// first; here for in-process callers).
+	if (cfg.metrics?.address) {
+		installMetrics(cfg.metrics.address);
+		markMetricsOn();
+	}
 	const { client, close } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
 	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
@@ -96,7 +107,8 @@ export async function startWorker(
 		connection,
 		namespace: cfg.temporal.namespace,
 		taskQueue: cfg.temporal.taskQueue,
-		workflowBundle: await workflowBundle(),
+		workflowBundle: { codePath: bundle.codePath },
+		...workerDeploymentOptions(cfg.temporal, bundle.buildId), // versioning: deploy.mts
 		activities: {
 			...createActivities(client, {
 				retryableApiCodes: cfg.api.retryableApiCodes,
@@ -105,12 +117,7 @@ export async function startWorker(
 			}),
 			...createCoordinationActivities(temporalClient),
 		},
-		workflowBundle: { codePath: bundle.codePath },
-		...workerDeploymentOptions(cfg.temporal, bundle.buildId), // versioning: deploy.mts
-		activities: createActivities(client, {
-			retryableApiCodes: cfg.api.retryableApiCodes,
-			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
-		}),
+		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
 		...opts.shutdown,

@@ -38,6 +38,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 			if (!done[i]) return;
 			c.status = 'applied';
 			c.appliedAt = at[i];
+			rb.obs.applied(c);
 			rb.log(rb.state.phase, c.what, c.why, { before: c.before, after: c.after, result: 'applied' });
 		});
 		const failed = settled.find((r) => r.status === 'rejected');

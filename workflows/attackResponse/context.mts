@@ -3,6 +3,7 @@ import type { Hold } from '../coordination.mts';
 import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
 import type { Plan } from '../planShared.mts';
 import type { Params } from './settings.mts';
+import { observer, type Observer } from '../observe.mts';
 
 /**
  * What every step of the attack response shares: the run's state, its changes and audit trail, and the activity
@@ -36,6 +37,9 @@ export interface Runbook {
 	waitedForApiSeconds: number;
 	approval?: { approved: boolean; by?: string; reason?: string };
 	lastResult?: AttackResponseResult;
+	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
+	obs: Observer;
+	eventTraffic?: AttackResponseResult['eventTraffic'];
 	log(step: AuditEntry['step'], what: string, why: string, extra?: Partial<AuditEntry>): void;
 	phase(p: Phase): void;
 	result(outcome: AttackResponseResult['outcome'], extra?: Partial<AttackResponseResult>): AttackResponseResult;
@@ -44,6 +48,7 @@ export interface Runbook {
 export function newRunbook(input: AttackResponseInput): Runbook {
 	const started = Date.now();
 	const dryRun = Boolean(input?.dryRun);
+	const site = String((input?.plan as { site_id?: unknown } | undefined)?.site_id ?? '');
 	const rb: Runbook = {
 		input,
 		started,
@@ -52,13 +57,17 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		audit: [],
 		changes: [],
 		skipped: [],
+		obs: observer(site, dryRun),
 		heldByOthers: [],
 		waitedForApiSeconds: 0,
 		log: (step, what, why, extra = {}) => void rb.audit.push({ at: iso(Date.now()), step, what, why, ...extra }),
-		phase: (p) => void (rb.state.phase = p),
+		phase: (p) => {
+			rb.state.phase = p;
+			rb.obs.phase(p);
+		},
 		result: (outcome, extra = {}) => ({
 			outcome,
-			site_id: String((rb.input?.plan as { site_id?: unknown } | undefined)?.site_id ?? ''),
+			site_id: site,
 			eventId: rb.state.eventId,
 			changes: rb.changes,
 			conflicts: rb.changes.filter((c) => c.status === 'conflict'),
@@ -67,11 +76,23 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			blindSeconds: rb.state.blindSeconds,
 			waitedForApiSeconds: rb.waitedForApiSeconds,
 			audit: rb.audit,
+			marks: pick(rb.state),
+			traffic: rb.obs.samples(),
+			...(rb.eventTraffic ? { eventTraffic: rb.eventTraffic } : {}),
 			...extra,
 		}),
 	};
 	return rb;
 }
+
+const pick = (s: RunbookState): AttackResponseResult['marks'] => ({
+	startedAt: s.startedAt,
+	eventStart: s.eventStart,
+	mitigatedAt: s.mitigatedAt,
+	attackEndedAt: s.attackEndedAt,
+	revertedAt: s.revertedAt,
+	decision: s.decision,
+});
 
 /** The plan-dependent part: the parsed plan, its targets, and the activity proxies. */
 export interface PlanContext {

@@ -5,6 +5,7 @@ import type { Runbook } from './context.mts';
 /** Step 7 — the result: times (detect / mitigate / revert), outcome; a failure or cancellation is rethrown after the revert. */
 export function finish(rb: Runbook, ending: { failure?: unknown; cancelError?: unknown }): AttackResponseResult {
 	const { state, changes } = rb;
+	rb.phase('done');
 	const reverted = state.revertedAt ? Date.parse(state.revertedAt) : Date.now();
 	const eventStartMs = state.eventStart !== undefined ? state.eventStart * 1000 : undefined;
 	const base = eventStartMs ?? rb.started;
@@ -18,6 +19,7 @@ export function finish(rb: Runbook, ending: { failure?: unknown; cancelError?: u
 	if (ending.failure !== undefined || cancelled || revertFailed.length) {
 		const r = rb.result(cancelled ? 'cancelled-reverted' : 'failed-reverted', { ...times, error: state.error });
 		rb.lastResult = r;
+		rb.obs.finish(r);
 		if (cancelled && !revertFailed.length) throw ending.cancelError;
 		throw ApplicationFailure.nonRetryable(
 			`runbook failed (${state.error ?? 'revert failed'}); ${revertFailed.length ? `${revertFailed.length} change(s) could not be reverted` : 'changes reverted'}`,
@@ -26,5 +28,6 @@ export function finish(rb: Runbook, ending: { failure?: unknown; cancelError?: u
 		);
 	}
 	rb.lastResult = rb.result(state.aborted ? 'aborted-reverted' : state.endedBy === 'max-duration' ? 'max-duration-reverted' : 'reverted', times);
+	rb.obs.finish(rb.lastResult);
 	return rb.lastResult;
 }

@@ -25,6 +25,7 @@ export async function holdTheLine(rb: Runbook, ctx: PlanContext, applied: Change
 		if (is === 'before') await reapply(rb, ctx, c, c.after, 'the setting was back at its value before the attack');
 		else if (is === 'other') {
 			c.status = 'conflict';
+			rb.obs.conflict(c);
 			c.live = value;
 			rb.log('waiting', c.what, 'changed by an operator during the attack: the operator value is kept, not re-applied and not reverted', {
 				before: c.after,
@@ -40,6 +41,7 @@ async function reapply(rb: Runbook, ctx: PlanContext, c: Change, value: unknown,
 		await applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, value);
 		c.reapplied = (c.reapplied ?? 0) + 1;
 		rb.state.reapplied++;
+		rb.obs.reapplied(c);
 		rb.log('waiting', c.what, `${why}: re-applied`, { before: c.before, after: value, result: 're-applied' });
 	} catch (e) {
 		rb.log('waiting', c.what, `${why}: re-apply failed (${errText(e)}); tried again at the next poll`, { result: 're-apply failed' });

@@ -27,6 +27,7 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 				c.note = errText(e);
 			}
 			c.revertedAt = iso(Date.now());
+			rb.obs.reverted(c);
 			const conflict = (c.status as Change['status']) === 'conflict';
 			rb.log('reverting', c.what, conflict ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot', {
 				before: c.after,

@@ -36,6 +36,7 @@ export function pickEvent(rb: Runbook, ctx: PlanContext, events: { events?: unkn
 		if (ev) rb.state.eventStart = ev.start_time;
 	}
 	rb.state.eventId = eventId;
+	rb.obs.event(eventId);
 	rb.log('snapshot', eventId ? `event ${eventId}` : 'no ongoing event found', eventId ? 'the runbook acts on this event' : 'blacklisting is skipped without an event');
 	return eventId;
 }

@@ -26,11 +26,16 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		}
 		const applied = rb.changes.filter((c) => c.status === 'applied');
 		let status: unknown;
+		let bps: unknown;
 		let live: Settings | undefined;
 		let pollError: unknown;
 		try {
 			live = await readSettings(ctx, ctx.pollActs, needFor(applied), [
-				async () => void (status = (await ctx.pollActs['dashboard.isUnderAttack']({ site_id: plan.site_id }))?.status),
+				async () => {
+					const r = await ctx.pollActs['dashboard.isUnderAttack']({ site_id: plan.site_id });
+					status = r?.status;
+					bps = r?.bps_size;
+				},
 			]);
 		} catch (e) {
 			pollError = e;
@@ -50,6 +55,7 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 				state.blindSince = undefined;
 				rb.log('waiting', `sight regained after ${s}s blind`, 'the API answers again; the mitigation was kept meanwhile');
 			}
+			rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
 			if (Number(status) === 1) {
 				if (endedAt !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
 				endedAt = undefined;
