@@ -3,3 +3,4 @@ export { attackResponse } from './attackResponse.mts';
 export { attackWatch } from './attackWatch.mts';
 export { driftAudit } from './driftAudit.mts';
 export { attackReport } from './attackReport.mts';
+export { fleetWatch } from './fleetWatch.mts';

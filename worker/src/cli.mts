@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
+import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
 import {
 	abort,
 	approve,
@@ -33,7 +34,7 @@ const USAGE = `usage: secsvc <command> [options]
   schedule create report --site SITE --every 24h [--hours N]
   schedule delete SCHEDULE_ID
   schedule list
-`;
+${FLEET_USAGE}`;
 
 function opts(args: string[]) {
 	const pos: string[] = [];
@@ -43,7 +44,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'json'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -168,11 +169,13 @@ export async function run(argv: string[]): Promise<number> {
 				out({ scheduleId: h.scheduleId, every });
 				return 0;
 			}
+			case 'fleet':
+				return await runFleet(pos, o, conn, t.taskQueue, out);
 			default:
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof ConfigError || isFleetUserError(e)) {
 			process.stderr.write(`secsvc: ${e.message}\n`);
 			return 2;
 		}

@@ -2,6 +2,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
+import { createFleetActivities } from './fleetActivities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -79,10 +80,13 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 		namespace: cfg.temporal.namespace,
 		taskQueue: cfg.temporal.taskQueue,
 		workflowBundle: await workflowBundle(),
-		activities: createActivities(client, {
-			retryableApiCodes: cfg.api.retryableApiCodes,
-			authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
-		}),
+		activities: {
+			...createActivities(client, {
+				retryableApiCodes: cfg.api.retryableApiCodes,
+				authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+			}),
+			...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
+		},
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),
 	});
