@@ -18,6 +18,7 @@ const { values } = parseArgs({
 		clock: { type: 'string', default: 'real' },
 		/** CUSTOMERSxSITES, e.g. 100x10: a fleet on top of the seeded world (simulator/fleet.mts). */
 		fleet: { type: 'string' },
+		'log-limit': { type: 'string' },
 	},
 });
 
@@ -39,6 +40,7 @@ const running = await startSimulator({
 	clock: values.clock,
 	scenario,
 	fleet,
+	...(values['log-limit'] ? { logLimit: Number(values['log-limit']) } : {}),
 });
 const ids = running.sim.firstIds();
 process.stdout.write(`${running.url}\n`);
