@@ -3,6 +3,7 @@
  * bench/results.json. Loopback only, bounded loops.
  *
  *   node --import tsx bench/run.mts [--only 1,2,3,4,5,6] [--sizes 50,500] [--runs 3] [--items 1000]
+ *   bench 7 (fleet watch, ~6 min) runs only when named: --only 7 [--fleet-sites 1000] [--fleet-window 80]
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -14,6 +15,7 @@ import { benchAttack } from './attack.mts';
 import { benchRanges } from './ranges.mts';
 import { benchRunbooks } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
+import { benchFleet } from './fleet.mts';
 import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
@@ -22,6 +24,8 @@ const { values } = parseArgs({
 		items: { type: 'string', default: '1000' },
 		sizes: { type: 'string', default: '50,500' },
 		runs: { type: 'string', default: '3' },
+		'fleet-sites': { type: 'string', default: '1000' },
+		'fleet-window': { type: 'string', default: '80' },
 	},
 });
 const only = new Set(String(values.only).split(',').map((s) => s.trim()));
@@ -34,7 +38,7 @@ const started = new Date();
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
-const needTemporal = only.has('3') || only.has('5');
+const needTemporal = only.has('3') || only.has('5') || only.has('7');
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
@@ -73,6 +77,12 @@ try {
 		note(`5 concurrent runbooks on one worker: ${sizes.join(' → ')}`);
 		const r = await benchRunbooks(temporal, { sizes });
 		results.runbooks = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('7') && temporal) {
+		note('7 fleet watch: watchers vs one schedule per site');
+		const r = await benchFleet(temporal, { sites: Number(values['fleet-sites']), window: Number(values['fleet-window']) });
+		results.fleet = r.result;
 		rows.push(...r.rows);
 	}
 } finally {

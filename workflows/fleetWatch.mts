@@ -138,7 +138,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			return { fleet: cfg.fleet, index: cfg.index, retired: true };
 		}
 		// Wait for the tick (an Update may arrive meanwhile; it is applied and the wait goes on).
-		while (nextTickAt !== undefined && Date.now() < nextTickAt) {
+		while (nextTickAt !== undefined && nextTickAt - Date.now() > 20) {
 			await condition(() => pending !== undefined, nextTickAt - Date.now());
 			if (pending) {
 				applyPending();

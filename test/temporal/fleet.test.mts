@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -15,6 +15,7 @@ import { startSimulator, type RunningSimulator } from '../../simulator/index.mts
 import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleetShared.mts';
 import { run as cli } from '../../worker/src/cli.mts';
 import { runFleet } from '../../worker/src/fleetCli.mts';
+import { parseFleet } from '../../worker/src/fleetConfig.mts';
 import { APP_ID, SECRET, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL = 2;
@@ -108,6 +109,8 @@ after(async () => {
 });
 
 test('fleet apply: adds, is idempotent, changes, removes; a bad file changes nothing; status output', async () => {
+	const example = parseFleet(JSON.parse(readFileSync(new URL('../../examples/fleet/fleet.json', import.meta.url), 'utf8')));
+	assert.equal(example.sites.length, 12, 'examples/fleet/fleet.json is a valid fleet file');
 	const out1 = await fleet('apply', fleetFile('a', [1, 2, 3, 4, 5, 6, 7, 8]));
 	assert.match(out1, /^\+ site 210001 \(customer 110001\) on fleet-watch-tfleet-0$/m);
 	assert.match(out1, /^\+ site 210008 \(customer 110002\) on fleet-watch-tfleet-1$/m);
