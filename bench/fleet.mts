@@ -112,13 +112,13 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		await sleep(o.window * 1000 - (Date.now() - t0));
 		const t1 = Date.now();
 		const workerCpuSeconds = cpuSeconds(worker.pid) - cpu0;
-		const log = await sim.control<{ opId: string; query: Record<string, string>; time: number }[]>('GET', '/requests');
+		const log = await sim.control<{ opId: string; path: string; time: number }[]>('GET', '/requests');
 		const checks = log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.time >= t0 && r.time <= t1);
 		const tokenCalls = log.filter((r) => r.opId?.startsWith('authorization.')).length;
 		// Per site and interval slot: the most calls any one site got in one interval.
 		const slots = new Map<string, number>();
 		for (const c of checks) {
-			const k = `${c.query.site_id}|${Math.floor((c.time - t0) / (o.interval * 1000))}`;
+			const k = `${/\/site\/([^/]+)\//.exec(c.path)?.[1]}|${Math.floor((c.time - t0) / (o.interval * 1000))}`;
 			slots.set(k, (slots.get(k) ?? 0) + 1);
 		}
 		const detection = await Promise.all(

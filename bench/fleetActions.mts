@@ -7,10 +7,12 @@
  * count. Queries are not in histories (the bench sends none while measuring).
  */
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
+import type { temporal as T } from '@temporalio/proto';
 
+const temporal = proto.temporal;
 const E = temporal.api.enums.v1.EventType;
-type Event = temporal.api.history.v1.IHistoryEvent;
+type Event = T.api.history.v1.IHistoryEvent;
 
 const ms = (t: Event['eventTime']) => (t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0);
 

@@ -55,11 +55,15 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	const states = new Map<string, SiteState>(carry?.states ?? []);
 	/** Runbooks this run started and that have not finished. */
 	const children = new Set<string>();
+	/** Tick at which a site's runbook was found already running (asked again 3 ticks later at the earliest). */
+	const alreadyRunningAt = new Map<string, number>();
 	let ticks = 0;
 	let rateLimitedTicks = 0;
 	let lastTickAt: number | undefined;
 	let lastTickMs: number | undefined;
 	let nextTickAt: number | undefined = carry?.nextTickAt;
+	/** The tick grid (nextTickAt while waiting; kept while a tick runs). */
+	let gridAt: number | undefined = carry?.nextTickAt;
 
 	setHandler(
 		configureUpdate,
@@ -103,7 +107,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		deferred = deferred.filter((s) => keep.has(s));
 		if (cfg.settings.concurrency !== old.settings.concurrency) concurrency = cfg.settings.concurrency;
 		// A shorter interval takes effect at once; a longer one from the tick after next.
-		if (nextTickAt !== undefined && lastTickAt !== undefined) nextTickAt = Math.min(nextTickAt, lastTickAt + cfg.settings.intervalSeconds * 1000);
+		if (nextTickAt !== undefined && lastTickAt !== undefined) gridAt = nextTickAt = Math.min(nextTickAt, lastTickAt + cfg.settings.intervalSeconds * 1000);
 	};
 
 	const startRunbook = async (siteId: string) => {
@@ -128,6 +132,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			if (e instanceof WorkflowExecutionAlreadyStartedError || (e as Error)?.name === 'WorkflowExecutionAlreadyStartedError')
 				st.runbook = { id, at: Date.now(), by: 'already-running' };
 			else st.why = `runbook not started: ${(e as Error).message}`;
+			if (st.runbook?.by === 'already-running') alreadyRunningAt.set(siteId, ticks);
 		}
 	};
 
@@ -137,18 +142,22 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			await condition(allHandlersFinished);
 			return { fleet: cfg.fleet, index: cfg.index, retired: true };
 		}
-		// Wait for the tick (an Update may arrive meanwhile; it is applied and the wait goes on).
-		while (nextTickAt !== undefined && nextTickAt - Date.now() > 20) {
-			await condition(() => pending !== undefined, nextTickAt - Date.now());
-			if (pending) {
+		// Wait for the tick (an Update may arrive meanwhile; it is applied and the wait goes on). Control flow depends
+		// only on which of the two happened, never on comparing clock readings (those differ between a first run,
+		// where local-activity results advance the workflow clock, and a replay).
+		if (nextTickAt !== undefined) {
+			for (;;) {
+				const updated = await condition(() => pending !== undefined, Math.max(1, (nextTickAt ?? 0) - Date.now()));
+				if (!updated) break;
 				applyPending();
 				if (cfg.sites.length === 0) break;
 			}
+			if (cfg.sites.length === 0) continue;
 		}
-		if (cfg.sites.length === 0) continue;
 
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
+		nextTickAt = undefined;
 		const check = (activities === 'regular' ? regular : local)[FLEET_CHECK_ACTIVITY];
 		const first = new Set(deferred);
 		const order = [...deferred, ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
@@ -190,18 +199,20 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		} else if (concurrency < cfg.settings.concurrency) concurrency++;
 
 		// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
-		const retryAfter = 3 * intervalSeconds * 1000;
 		const starts = attacked.filter((s) => {
 			if (children.has(s)) return false;
-			const rb = states.get(s)?.runbook;
-			return !(rb?.by === 'already-running' && Date.now() - rb.at < retryAfter);
+			const asked = alreadyRunningAt.get(s);
+			return asked === undefined || ticks - asked >= 3;
 		});
 		await Promise.all(starts.map(startRunbook));
 
 		ticks++;
 		lastTickAt = tickAt;
 		lastTickMs = Date.now() - tickAt;
-		nextTickAt = tickAt + intervalSeconds * 1000;
+		// Ticks stay on their grid (no drift from timer latency); a tick that ran past the next one is followed at once.
+		const grid = (gridAt ?? tickAt) + intervalSeconds * 1000;
+		gridAt = Math.max(grid, Date.now());
+		nextTickAt = gridAt;
 
 		if (ticks >= cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);
