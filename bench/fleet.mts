@@ -290,8 +290,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
 		doc.rows = [...doc.rows.filter((x) => x.bench !== '7'), ...r.rows];
 		doc.results.fleet = { at: new Date().toISOString(), ...r.result };
-		const ascii = JSON.stringify(doc, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-		writeFileSync(file, `${ascii}\n`);
+		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`); // UTF-8, as bench/run.mts writes it
 		process.stdout.write('bench/results.json: bench 7 rows and results.fleet updated\n');
 	}
 }
