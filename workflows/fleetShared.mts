@@ -56,6 +56,8 @@ export interface WatcherCarry {
 	/** When the next tick is due (ms since epoch). */
 	nextTickAt?: number;
 	runs: number;
+	/** Ticks cut short by rate limiting, over all runs. */
+	rateLimitedTicks?: number;
 }
 
 export interface WatcherInput {
@@ -83,6 +85,7 @@ export interface WatcherStatus {
 	lastTickAt?: number;
 	lastTickMs?: number;
 	nextTickAt?: number;
+	/** Ticks cut short by rate limiting, over all runs of this watcher. */
 	rateLimitedTicks: number;
 	sites: (SiteState & { site_id: string; customer_id: string })[];
 }

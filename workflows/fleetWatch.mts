@@ -58,7 +58,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	/** Tick at which a site's runbook was found already running (asked again 3 ticks later at the earliest). */
 	const alreadyRunningAt = new Map<string, number>();
 	let ticks = 0;
-	let rateLimitedTicks = 0;
+	let rateLimitedTicks = carry?.rateLimitedTicks ?? 0;
 	let lastTickAt: number | undefined;
 	let lastTickMs: number | undefined;
 	let nextTickAt: number | undefined = carry?.nextTickAt;
@@ -220,7 +220,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			const nonQuiet = [...states].filter(([, st]) => st.state !== 'quiet' || st.runbook);
 			await continueAsNew<typeof fleetWatch>({
 				config: cfg,
-				carry: { deferred, concurrency, states: nonQuiet, nextTickAt, runs: (carry?.runs ?? 0) + 1 },
+				carry: { deferred, concurrency, states: nonQuiet, nextTickAt, runs: (carry?.runs ?? 0) + 1, rateLimitedTicks },
 			});
 		}
 	}

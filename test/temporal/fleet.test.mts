@@ -37,6 +37,8 @@ function fleetFile(name: string, sites: number[], over: Record<number, object> =
 		sitesPerWatcher: 5,
 		batchSize: 3,
 		concurrency: 2,
+		// Continue-as-new every 3 ticks, so every test below also runs across new runs of the watchers.
+		ticksPerRun: 3,
 		template,
 		sites: sites.map((n) => ({ customer_id: cust(n), site_id: site(n), domain_ports: [String(310000 + n)], ...(over[n] ? { overrides: over[n] } : {}) })),
 		...extra,
@@ -169,6 +171,9 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 	assert.match(st, /^ {2}210009 +110003 +quiet +\d\d:\d\d:\d\d \(\d+s ago\) +-$/m);
 	const json = JSON.parse(await fleet('status', '--fleet', FLEET, '--json'));
 	assert.equal(json.watchers.length, 2);
+	await waitFor('a continued-as-new run', async () => (await statuses()).every((w) => w.runs >= 2), 30_000, 300);
+	const d = await env.client.workflow.getHandle(watcherId(FLEET, 0)).describe();
+	assert.ok(d.historyLength < 60, `history stays short (${d.historyLength} events)`);
 });
 
 test('attacked sites get exactly one runbook each', async () => {
@@ -182,7 +187,7 @@ test('attacked sites get exactly one runbook each', async () => {
 		assert.equal((await runbooksOf('210009')).length, 1);
 		for (const id of ['210001', '210002', '210005']) assert.equal((await runbooksOf(id)).length, 0, `no runbook for quiet site ${id}`);
 		const st = await fleet('status', '--fleet', FLEET);
-		assert.match(st, /^ {2}210003 +110001 +attack .* attack-response-210003 RUNNING \(started /m);
+		assert.match(st, /^ {2}210003 +110001 +attack .* attack-response-210003 RUNNING \((started|already-running) /m);
 		assert.match(st, / 2 under attack, 5 quiet/);
 		const d = await env.client.workflow.getHandle('attack-response-210009').describe();
 		assert.equal(d.status.name, 'RUNNING');
