@@ -3,6 +3,7 @@
  * bench/results.json. Loopback only, bounded loops.
  *
  *   node --import tsx bench/run.mts [--only 1,2,3,4,5,5b,6] [--sizes 50,500] [--sizes-5b 500,2000] [--runs 3] [--items 1000]
+ *   bench 7 (fleet watch, ~6 min) runs only when named: --only 7 [--fleet-sites 1000] [--fleet-window 80]
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -15,6 +16,7 @@ import { benchMetricsCost } from './metricsCost.mts';
 import { benchRanges } from './ranges.mts';
 import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
+import { benchFleet } from './fleet.mts';
 import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
@@ -24,6 +26,8 @@ const { values } = parseArgs({
 		sizes: { type: 'string', default: '50,500' },
 		'sizes-5b': { type: 'string', default: '500,2000' },
 		runs: { type: 'string', default: '3' },
+		'fleet-sites': { type: 'string', default: '1000' },
+		'fleet-window': { type: 'string', default: '80' },
 	},
 });
 const only = new Set(String(values.only).split(',').map((s) => s.trim()));
@@ -38,7 +42,7 @@ const started = new Date();
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
-const needTemporal = only.has('3') || only.has('5') || only.has('5b');
+const needTemporal = only.has('3') || only.has('5') || only.has('5b') || only.has('7');
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
@@ -87,6 +91,12 @@ try {
 		note(`5b concurrent runbooks over 2 worker processes: ${sizes5b.join(' → ')}`);
 		const r = await benchRunbooks(temporal, { sizes: sizes5b, workers: 2 });
 		results.runbooksWorkers = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('7') && temporal) {
+		note('7 fleet watch: watchers vs one schedule per site');
+		const r = await benchFleet(temporal, { sites: Number(values['fleet-sites']), window: Number(values['fleet-window']) });
+		results.fleet = r.result;
 		rows.push(...r.rows);
 	}
 } finally {

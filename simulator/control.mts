@@ -4,6 +4,7 @@
  */
 import type { Simulator } from './index.mts';
 import type { Fields } from './multipart.mts';
+import { fleetView } from './fleet.mts';
 
 interface Reply {
 	status: number;
@@ -28,6 +29,7 @@ export async function handleControl(sim: Simulator, method: string, path: string
 	try {
 		if (route === 'GET /state') return ok(sim.snapshot());
 		if (route === 'GET /ids') return ok(sim.firstIds());
+		if (route === 'GET /fleet') return ok(fleetView(sim.world));
 		if (route === 'POST /reset') {
 			const seed = body.seed === undefined ? undefined : Number(body.seed);
 			if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 2 ** 32)) return bad(400, 'seed must be an integer from 0 to 4294967296');

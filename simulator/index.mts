@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { CODES } from './codes.mts';
 import { DEFAULT_MITIGATION, endOf, isOngoing, type MitigationModel } from './attacks.mts';
 import { handleControl } from './control.mts';
+import { addFleet, checkFleet, type FleetSpec } from './fleet.mts';
 import { handlers, Redirect, type Ctx } from './handlers.mts';
 import { boundaryOf, MultipartError, parseMultipart, parseUrlEncoded, type Fields } from './multipart.mts';
 import { catalogRouter, type Router } from './router.mts';
@@ -50,6 +51,8 @@ export interface AttackScenarioItem extends Omit<AttackSpec, 'start' | 'site_id'
 
 export interface Scenario {
 	seed?: number;
+	/** N customers × sites on top of the seeded world (simulator/fleet.mts); attacks may name its sites. */
+	fleet?: FleetSpec;
 	attacks?: AttackScenarioItem[];
 	flowDowns?: { site_id?: string; at?: number; duration?: number; router_name?: string }[];
 }
@@ -99,9 +102,11 @@ export interface SimOptions {
 	/** Request log capacity (oldest dropped first; default 10000). */
 	logLimit?: number;
 	mitigation?: Partial<MitigationModel>;
+	/** A fleet of customers × sites added to the seeded world (simulator/fleet.mts; also a scenario's `fleet`). */
+	fleet?: FleetSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds'>> & {
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet'>> & {
 	seed: number;
 	mitigation: MitigationModel;
 	tokenKinds: Record<string, ('app' | 'user')[]>;
@@ -167,6 +172,7 @@ export class Simulator {
 	private offsetMs = 0;
 	private startTime?: number;
 	private scenario?: Scenario;
+	private fleet?: FleetSpec;
 	readonly router: Router = catalogRouter();
 
 	constructor(o: SimOptions) {
@@ -199,6 +205,8 @@ export class Simulator {
 		this.clockMode = this.opts.clock;
 		this.startTime = o.startTime;
 		this.scenario = o.scenario;
+		const fleet = o.fleet ?? o.scenario?.fleet;
+		if (fleet) this.fleet = checkFleet(fleet);
 		this.reset(o.scenario?.seed ?? this.opts.seed);
 	}
 
@@ -230,6 +238,7 @@ export class Simulator {
 		this.realAtBase = Date.now();
 		this.offsetMs = 0;
 		this.world = seedWorld(this.rng, this.nowSec());
+		if (this.fleet) addFleet(this.world, this.fleet);
 		this.tokens.clear();
 		this.refreshTokens.clear();
 		this.codes.clear();
@@ -349,6 +358,10 @@ export class Simulator {
 	loadScenario(s: Scenario, record = true) {
 		checkScenario(s);
 		if (record) this.scenario = s;
+		if (s.fleet && !this.fleet) {
+			this.fleet = checkFleet(s.fleet);
+			addFleet(this.world, this.fleet);
+		}
 		const now = this.nowSec();
 		const out = [];
 		for (const a of s.attacks ?? []) out.push(this.startAttack({ ...a, start: a.start ?? now + (a.at ?? 0) }));

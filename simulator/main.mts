@@ -20,6 +20,9 @@ const { values } = parseArgs({
 		scenario: { type: 'string' },
 		seed: { type: 'string', default: '1' },
 		clock: { type: 'string', default: 'real' },
+		/** CUSTOMERSxSITES, e.g. 100x10: a fleet on top of the seeded world (simulator/fleet.mts). */
+		fleet: { type: 'string' },
+		'log-limit': { type: 'string' },
 	},
 });
 
@@ -46,6 +49,12 @@ if (values.scenario) {
 	}
 }
 if (values.clock !== 'real' && values.clock !== 'manual') throw new Error('--clock must be real or manual');
+let fleet: { customers: number; sitesPerCustomer: number } | undefined;
+if (values.fleet) {
+	const m = /^(\d+)x(\d+)$/.exec(values.fleet);
+	if (!m) throw new Error('--fleet must be CUSTOMERSxSITES, e.g. 100x10');
+	fleet = { customers: Number(m[1]), sitesPerCustomer: Number(m[2]) };
+}
 const running = await startSimulator({
 	port: Number(values.port),
 	host: values.host,
@@ -55,6 +64,8 @@ const running = await startSimulator({
 	seed: Number(values.seed),
 	clock: values.clock,
 	scenario,
+	fleet,
+	...(values['log-limit'] ? { logLimit: Number(values['log-limit']) } : {}),
 });
 const ids = running.sim.firstIds();
 process.stdout.write(`${running.url}\n`);

@@ -10,6 +10,7 @@ import { holds, release } from './coordination.mts';
 import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
+import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
 import {
 	abort,
 	approve,
@@ -56,7 +57,7 @@ const USAGE = `usage: secsvc <command> [options]
   deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
   deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
   deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)
-`;
+${FLEET_USAGE}`;
 
 function opts(args: string[]) {
 	const pos: string[] = [];
@@ -305,11 +306,13 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				out(o.json ? rows.map(({ buildId, status, pinnedRunning, retirable, reason }) => ({ buildId, status, pinnedRunning, retirable, reason })) : formatStatus({ ...s, versions: rows }, 'retire'));
 				return v && !v.retirable ? 1 : 0;
 			}
+			case 'fleet':
+				return await runFleet(pos, o, conn, t.taskQueue, out);
 			default:
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e)) {
 			io.err(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}

@@ -4,6 +4,7 @@ import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
 import { createCoordinationActivities } from './coordination.mts';
+import { createFleetActivities } from './fleetActivities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -116,6 +117,7 @@ export async function startWorker(
 				coordination: temporalClient,
 			}),
 			...createCoordinationActivities(temporalClient),
+			...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
 		},
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),

@@ -1,0 +1,144 @@
+/**
+ * Fleet watch: what the watcher workflows, the worker's batch activity and the CLI share. Pure (no zod, no I/O):
+ * the workflow bundle imports it. The fleet file's zod schema is in worker/src/fleetConfig.mts.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/** Per-site changes to the plan template (issue 12: cooldown, approval, protected ranges). */
+export interface SiteOverrides {
+	cooldownSeconds?: number;
+	approval?: { required?: boolean; timeoutSeconds?: number; onTimeout?: 'approve' | 'reject' };
+	/** Added to the template's `blacklist.protectedRanges` (a site never loses the template's protections). */
+	protectedRanges?: string[];
+}
+
+export interface FleetSite {
+	site_id: string;
+	customer_id: string;
+	domain_ports: string[];
+	overrides?: SiteOverrides;
+}
+
+export interface FleetSettings {
+	/** Every site is checked once per interval. */
+	intervalSeconds: number;
+	/** Sites per batch activity. */
+	batchSize: number;
+	/** is_under_attack calls in flight at once per watcher (halved on rate limiting, regained one by one). */
+	concurrency: number;
+	/** Batches as local activities (one Temporal action per tick for all of them) or regular activities (one each). */
+	activities: 'local' | 'regular';
+	/** Ticks per run before continue-as-new (history stays short). */
+	ticksPerRun: number;
+}
+
+/** One watcher's whole configuration, passed by value (plans hold no secrets). */
+export interface WatcherConfig {
+	fleet: string;
+	index: number;
+	/** Set by `secsvc fleet apply` (time of the apply); shown by status. */
+	revision: string;
+	taskQueue?: string;
+	settings: FleetSettings;
+	/** Plan fields shared by every site (everything but site_id, customer_id, domain_ports). */
+	template: Record<string, unknown>;
+	sites: FleetSite[];
+}
+
+/** Carried across continue-as-new: what the next run must not forget. */
+export interface WatcherCarry {
+	/** Sites not checked in the last tick (rate limited): checked first in the next one. */
+	deferred: string[];
+	/** Current concurrency (after rate-limit slow-downs). */
+	concurrency: number;
+	/** Non-quiet per-site states (attack, error, deferred, runbook) so status survives continue-as-new. */
+	states: [string, SiteState][];
+	/** When the next tick is due (ms since epoch). */
+	nextTickAt?: number;
+	runs: number;
+	/** Ticks cut short by rate limiting, over all runs. */
+	rateLimitedTicks?: number;
+}
+
+export interface WatcherInput {
+	config: WatcherConfig;
+	carry?: WatcherCarry;
+}
+
+export interface SiteState {
+	/** Time of the last completed check (ms since epoch), absent before the first. */
+	at?: number;
+	state: 'quiet' | 'attack' | 'deferred' | 'error' | 'unchecked';
+	why?: string;
+	/** Runbook this watcher started (or found running), and when. */
+	runbook?: { id: string; at: number; by: 'started' | 'already-running' };
+}
+
+export interface WatcherStatus {
+	fleet: string;
+	index: number;
+	revision: string;
+	settings: FleetSettings;
+	concurrency: number;
+	ticks: number;
+	runs: number;
+	lastTickAt?: number;
+	lastTickMs?: number;
+	nextTickAt?: number;
+	/** Ticks cut short by rate limiting, over all runs of this watcher. */
+	rateLimitedTicks: number;
+	sites: (SiteState & { site_id: string; customer_id: string })[];
+}
+
+/** Input and result of the batch activity (FLEET_CHECK_ACTIVITY). */
+export interface CheckBatchInput {
+	site_ids: string[];
+	concurrency: number;
+}
+export interface CheckBatchResult {
+	/** Sites whose is_under_attack said status 1. */
+	attacked: string[];
+	/** Sites not checked because the API rate limited this batch (checked first next tick). */
+	deferred: string[];
+	/** Sites whose check failed otherwise: [site, message]. */
+	failed: [string, string][];
+	rateLimited: boolean;
+}
+
+export const FLEET_CHECK_ACTIVITY = 'fleet.checkSites';
+
+export const configureUpdate = defineUpdate<{ revision: string; sites: number }, [WatcherConfig]>('fleetConfigure');
+export const configQuery = defineQuery<WatcherConfig>('fleetConfig');
+export const statusQuery = defineQuery<WatcherStatus>('fleetStatus');
+
+export const watcherIdPrefix = (fleet: string) => `fleet-watch-${fleet}-`;
+export const watcherId = (fleet: string, index: number) => `${watcherIdPrefix(fleet)}${index}`;
+
+const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** The attack-response plan of one site: template + site ids + overrides (validated by the runbook's parser). */
+export function sitePlan(template: Record<string, unknown>, site: FleetSite): Record<string, unknown> {
+	const plan: Record<string, unknown> = { ...template, site_id: site.site_id, customer_id: site.customer_id, domain_ports: [...site.domain_ports] };
+	const o = site.overrides;
+	if (!o) return plan;
+	if (o.cooldownSeconds !== undefined) plan.cooldownSeconds = o.cooldownSeconds;
+	if (o.approval) plan.approval = { ...(isObj(template.approval) ? template.approval : {}), ...o.approval };
+	if (o.protectedRanges?.length) {
+		const bl = isObj(template.blacklist) ? template.blacklist : {};
+		const base = Array.isArray(bl.protectedRanges) ? (bl.protectedRanges as string[]) : [];
+		plan.blacklist = { ...bl, protectedRanges: [...base, ...o.protectedRanges.filter((r) => !base.includes(r))] };
+	}
+	return plan;
+}
+
+/** Stable JSON (sorted keys) to compare configurations. */
+export function stableJson(v: unknown): string {
+	if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+	if (isObj(v))
+		return `{${Object.keys(v)
+			.filter((k) => v[k] !== undefined)
+			.sort()
+			.map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`)
+			.join(',')}}`;
+	return JSON.stringify(v);
+}
