@@ -1,7 +1,7 @@
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
-import { ApiError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { ApiError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
@@ -195,6 +195,8 @@ export function createClient(opts: ClientOptions): Client {
 			failure = err ?? new Error('transport failed');
 		}
 		if (res === undefined) {
+			// A host transport that obtains tokens itself (n8n) reports a refused token call as the client's own error.
+			if (failure instanceof SecurityServiceError) throw failure;
 			const t = (failure ?? {}) as TransportThrown & Error;
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
 			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`, {

@@ -11,6 +11,7 @@ import {
 } from 'n8n-workflow';
 import { formatYmdhms } from '../../api/catalog/rules';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
+import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
 import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
 
 /** Most alert ids remembered per trigger node (oldest dropped first). */
@@ -76,7 +77,7 @@ export class SecurityServiceTrigger implements INodeType {
 		polling: true,
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'securityServiceApi', required: true }],
+		credentials: [{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' }],
 		properties: [
 			{
 				displayName: 'Event',
@@ -109,6 +110,10 @@ export class SecurityServiceTrigger implements INodeType {
 					'How far back each poll looks (at most 31 days for DDoS events, 90 days for flow-down alerts). Alerts already seen are skipped by alert_id.',
 			},
 		],
+	};
+
+	methods = {
+		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
