@@ -347,3 +347,23 @@ export const errorText = {
 		`The service refused the credential: ${msg || 'no reason given'} (code ${code}). Check the App ID and Secret (or refresh token) of the Security Service credential.`,
 	credentialRefusedHint: (title: string) => `Nothing was sent for ${title}: no access token could be obtained.`,
 };
+
+/** The Runbook node's words. */
+export const RUNBOOK = {
+	operations: [
+		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
+		{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
+		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result' },
+		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
+		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
+	],
+	signals: [
+		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
+		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },
+		{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
+		{ name: 'Reject', value: 'reject', description: 'Reject the planned changes (nothing is applied)' },
+	],
+	subtitle: '={{ {"cancel":"Cancel a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
+	planHelp:
+		'Attack-response plan: site, customer, domain-ports and what to tighten while the attack lasts (detection, blacklist, IP authentication, switches, cooldown). Every field is described under "Runbook plans" in the package README; the worker validates the plan again.',
+};

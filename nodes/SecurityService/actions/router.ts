@@ -18,6 +18,7 @@ import * as customerList from './customer/list.operation';
 import * as windowed from './dashboard/windowed.operation';
 import { collectParams, isPaged } from './fields';
 import { createParamReader } from './params';
+import { withReadableForms } from './readable';
 
 /** Operations with their own flow; every other operation runs through the generic one. */
 function operationFor(opId: string): OperationFn {
@@ -112,7 +113,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const returnAll = isPaged(op) ? (param('returnAll', i, false) as boolean) : true;
 			const limit = isPaged(op) && !returnAll ? (param('limit', i, 50) as number) : Infinity;
 			const results = await operationFor(opId)({ exec: this, client, op, params, itemIndex: i, returnAll, limit });
-			perItem[i] = results.map((json) => ({ json, pairedItem: { item: i } }));
+			perItem[i] = results.map((json) => ({ json: withReadableForms(opId, json), pairedItem: { item: i } }));
 		} catch (error) {
 			const nodeError = toNodeError(this, error, i, resourceOf[i] && operationOf[i] ? `${resourceOf[i]}.${operationOf[i]}` : undefined);
 			if (!this.continueOnFail()) throw nodeError;
