@@ -158,15 +158,20 @@ test('defect 4: IP Blacklist › Add without an address fails in the node and se
 	assert.equal(remove.fields.find((f) => f.name === 'ip_black_list')?.required, true);
 	const mark = lastSeq();
 	const params = { resource: 'applicationProtection.ipBlacklist', operation: 'add', site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: '' };
-	const res = await runner.run(chain('block nothing', [ssNode('Block an IP address or range', params, { credId: 'cred-ok' })]));
+	// Left empty: n8n itself refuses to run the workflow (the field is required, the editor marks it).
+	await assert.rejects(
+		runner.run(chain('block nothing', [ssNode('Block an IP address or range', params, { credId: 'cred-ok' })])),
+		/Parameter "IP Address or Range" is required/,
+	);
+	// An expression that yields nothing passes n8n's check: the node refuses it and sends nothing.
+	const empty = { ...params, ip_black_list: '={{ $json.missing ?? "" }}' };
+	const res = await runner.run(chain('block nothing', [ssNode('Block an IP address or range', empty, { credId: 'cred-ok' })]));
 	assert.equal(res.status, 'error');
 	const err = res.runData['Block an IP address or range']?.[0]?.error ?? res.error;
 	assert.match(err?.message ?? '', /^IP Blacklist › Add: IP Address or Range is required\. Nothing was sent\./);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.add').length, 0, 'no POST left');
 	// The same through Remove.
-	const res2 = await runner.run(
-		chain('unblock nothing', [ssNode('Unblock', { ...params, operation: 'remove' }, { credId: 'cred-ok' })]),
-	);
+	const res2 = await runner.run(chain('unblock nothing', [ssNode('Unblock', { ...empty, operation: 'remove' }, { credId: 'cred-ok' })]));
 	assert.match(res2.runData.Unblock?.[0]?.error?.message ?? '', /IP Addresses or Ranges is required/);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.remove').length, 0);
 	// With an address the block goes through (the field is the first, required one of the operation).
