@@ -74,7 +74,7 @@ export class SecurityServiceTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: `={{ ${JSON.stringify(Object.fromEntries(TRIGGER_EVENTS.map((e) => [e.value, e.action])))}[$parameter["event"]] || "" }}`,
-		description: 'Block IPs, switch protections and react to DDoS attacks: starts a workflow when an attack starts or stops, or a new DDoS event or flow-down alert appears on a site',
+		description: 'Block IPs, switch protections, manage HTTP filters and react to DDoS attacks and flow-down alerts',
 		defaults: { name: 'Security Service Trigger' },
 		polling: true,
 		inputs: [],
@@ -95,7 +95,7 @@ export class SecurityServiceTrigger implements INodeType {
 				type: 'string',
 				default: '',
 				required: true,
-				description: 'Site to watch',
+				description: 'ID of the protected site to watch (as in the Attack Dashboard and the customer\'s protected services)',
 			},
 			{
 				displayName: 'Look Back (Hours)',
