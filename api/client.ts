@@ -1,7 +1,7 @@
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
-import { ApiError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { ApiError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
@@ -228,6 +228,8 @@ export function createClient(opts: ClientOptions): Client {
 			failure = err ?? new Error('transport failed');
 		}
 		if (res === undefined) {
+			// A host transport that obtains tokens itself (n8n) reports a refused token call as the client's own error.
+			if (failure instanceof SecurityServiceError) throw failure;
 			const t = (failure ?? {}) as TransportThrown & Error;
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
 			emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });

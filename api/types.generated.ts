@@ -351,7 +351,7 @@ export interface OperationParams {
 		/** Domain-port combination id. (path) */
 		domain_port_id: string | number;
 		/** IP address, start-end range or CIDR. (body) */
-		ip_black_list?: string;
+		ip_black_list: string;
 	};
 	/** GET /api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/ip-black-list — Get the IP blacklist (§4.3) */
 	'applicationProtection.ipBlacklist.get': {
@@ -367,7 +367,7 @@ export interface OperationParams {
 		/** Domain-port combination id. (path) */
 		domain_port_id: string | number;
 		/** Entries to remove (sent comma-separated). (query) */
-		ip_black_list?: string[] | string;
+		ip_black_list: string[] | string;
 	};
 	/** POST /api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/ip-white-list — Add an IP range to the whitelist (§4.3) */
 	'applicationProtection.ipWhitelist.add': {

@@ -1,7 +1,6 @@
 import type {
 	IAuthenticateGeneric,
 	ICredentialDataDecryptedObject,
-	ICredentialTestRequest,
 	ICredentialType,
 	IDataObject,
 	IHttpRequestHelper,
@@ -30,7 +29,7 @@ export class SecurityServiceApi implements ICredentialType {
 		dark: 'file:../nodes/SecurityService/securityService.dark.svg',
 	};
 
-	documentationUrl = 'https://github.com/secsvc/n8n-nodes-security-service#n8n-nodes';
+	documentationUrl = 'https://github.com/security-service-automation/n8n-nodes-security-service#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -141,31 +140,7 @@ export class SecurityServiceApi implements ICredentialType {
 		},
 	};
 
-	// Really calls the service. A token-call failure (non-zero code) fails in preAuthentication; the API call
-	// fails on an auth-failure code, and on any other non-zero code (error envelopes carry no result).
-	test: ICredentialTestRequest = {
-		request: {
-			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
-			url: '/api/spe/customers',
-			method: 'GET',
-		},
-		rules: [
-			{
-				type: 'responseSuccessBody',
-				properties: {
-					key: 'code',
-					value: DEFAULT_AUTH_FAILURE_CODES[0],
-					message: 'The service rejected the access token (auth-failure code)',
-				},
-			},
-			{
-				type: 'responseSuccessBody',
-				properties: {
-					key: 'result',
-					value: undefined,
-					message: 'The service answered with a non-zero envelope code (no result)',
-				},
-			},
-		],
-	};
+	// The Test button runs the nodes' credential test (testedBy: securityServiceApiTest in
+	// nodes/SecurityService/credentialTest/): for app tokens a NEW token from the entered App ID and Secret, never the
+	// stored one; for user tokens never a renewal (it would replace the refresh token).
 }

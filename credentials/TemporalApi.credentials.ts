@@ -15,7 +15,7 @@ export class TemporalApi implements ICredentialType {
 		dark: 'file:../nodes/SecurityServiceRunbook/securityServiceRunbook.dark.svg',
 	};
 
-	documentationUrl = 'https://github.com/secsvc/n8n-nodes-security-service#n8n-nodes';
+	documentationUrl = 'https://github.com/security-service-automation/n8n-nodes-security-service#readme';
 
 	properties: INodeProperties[] = [
 		{

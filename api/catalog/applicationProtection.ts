@@ -528,7 +528,7 @@ export const applicationProtection = [
 		// The spec does not say whether a repeated add duplicates the entry: never repeated blindly here; the
 		// worker's activity makes it idempotent (reads the list first).
 		safety: 'unsafe',
-		fields: [ipBlacklistField(false, 'body', 'ip_black_list', 'IP address, start-end range or CIDR')],
+		fields: [ipBlacklistField(true, 'body', 'ip_black_list', 'IP address, start-end range or CIDR')],
 		result: noResult,
 	}),
 	ap({
@@ -551,7 +551,7 @@ export const applicationProtection = [
 		method: 'DELETE',
 		suffix: '/ip-black-list',
 		safety: 'idempotent',
-		fields: [ipBlacklistField(false, 'query', 'ip_black_list', 'Entries to remove (sent comma-separated)')],
+		fields: [ipBlacklistField(true, 'query', 'ip_black_list', 'Entries to remove (sent comma-separated)')],
 		result: noResult,
 	}),
 	ap({

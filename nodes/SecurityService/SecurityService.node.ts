@@ -5,8 +5,11 @@ import {
 	type INodeType,
 	type INodeTypeDescription,
 } from 'n8n-workflow';
+import { listSearch } from './actions/listSearch';
 import { router } from './actions/router';
+import { SUBTITLE } from './actions/resources';
 import { versionProperties } from './actions/versionDescription';
+import { CREDENTIAL_TEST, securityServiceApiTest } from './credentialTest/index';
 
 export class SecurityService implements INodeType {
 	description: INodeTypeDescription = {
@@ -15,14 +18,19 @@ export class SecurityService implements INodeType {
 		icon: { light: 'file:securityService.svg', dark: 'file:securityService.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{$parameter["resource"] + ": " + $parameter["operation"]}}',
-		description: 'Configure DDoS protection and read attack data through the Security Service Open API',
+		subtitle: SUBTITLE,
+		description: 'Block IPs, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API',
 		defaults: { name: 'Security Service' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'securityServiceApi', required: true }],
+		credentials: [{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' }],
 		properties: versionProperties,
+	};
+
+	methods = {
+		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
+		listSearch,
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -13,6 +13,7 @@ import {
 import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 import { renderReportHtml } from '../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
+import { RUNBOOK } from '../../api/catalog/labels';
 
 /**
  * Security Service Runbook: start, signal (approve / reject / abort / extend cooldown), query, describe and cancel
@@ -112,7 +113,7 @@ export class SecurityServiceRunbook implements INodeType {
 		icon: { light: 'file:securityServiceRunbook.svg', dark: 'file:securityServiceRunbook.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{$parameter["operation"]}}',
+		subtitle: RUNBOOK.subtitle,
 		description: 'Start, signal, query and cancel durable attack-response runbooks on Temporal',
 		defaults: { name: 'Security Service Runbook' },
 		usableAsTool: true,
@@ -125,23 +126,18 @@ export class SecurityServiceRunbook implements INodeType {
 				name: 'operation',
 				type: 'options',
 				noDataExpression: true,
-				default: 'start',
-				options: [
-					{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
-					{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
-					{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
-					{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
-					{ name: 'Start', value: 'start', action: 'Start a runbook', description: 'Start an attack-response runbook from a plan' },
-				],
+				default: 'describe',
+				options: RUNBOOK.operations.map((o) => ({ ...o })),
 			},
 			{
 				displayName: 'Plan (JSON)',
 				name: 'plan',
 				type: 'json',
-				default: '{\n  "site_id": "",\n  "customer_id": "",\n  "domain_ports": []\n}',
+				default:
+					'{\n  "site_id": "",\n  "customer_id": "",\n  "domain_ports": [],\n  "blacklist": { "enabled": true, "topN": 10, "protectedRanges": [] },\n  "switches": [{ "name": "p_auth", "enable": 1 }],\n  "cooldownSeconds": 600\n}',
 				required: true,
 				displayOptions: { show: { operation: ['start'] } },
-				description: 'Attack-response plan (see examples/plans in the repository); validated again by the workflow',
+				description: RUNBOOK.planHelp,
 			},
 			{
 				displayName: 'Task Queue',
@@ -180,14 +176,12 @@ export class SecurityServiceRunbook implements INodeType {
 				displayName: 'Signal',
 				name: 'signal',
 				type: 'options',
-				default: 'approve',
+				// No preselected signal: approving, rejecting or aborting a runbook is always a deliberate choice.
+				default: '',
+				required: true,
 				displayOptions: { show: { operation: ['signal'] } },
-				options: [
-					{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
-					{ name: 'Approve', value: 'approve', description: 'Approve the planned changes' },
-					{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
-					{ name: 'Reject', value: 'reject', description: 'Reject the planned changes (nothing is applied)' },
-				],
+				options: RUNBOOK.signals.map((o) => ({ ...o })),
+				description: 'Choose what to tell the runbook',
 			},
 			{
 				displayName: 'Seconds',

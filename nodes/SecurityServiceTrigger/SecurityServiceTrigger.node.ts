@@ -9,8 +9,11 @@ import {
 	type IPollFunctions,
 	type JsonObject,
 } from 'n8n-workflow';
+import { TRIGGER_EVENTS } from '../../api/catalog/labels';
 import { formatYmdhms } from '../../api/catalog/rules';
+import { withReadableForms } from '../SecurityService/actions/readable';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
+import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
 import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
 
 /** Most alert ids remembered per trigger node (oldest dropped first). */
@@ -67,28 +70,23 @@ export class SecurityServiceTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Security Service Trigger',
 		name: 'securityServiceTrigger',
-		icon: { light: 'file:securityService.svg', dark: 'file:securityService.dark.svg' },
+		icon: { light: 'file:securityServiceTrigger.svg', dark: 'file:securityServiceTrigger.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{$parameter["event"]}}',
-		description: 'Starts a workflow on new DDoS events, attack start/stop and flow-down alerts of a site (polling)',
+		subtitle: `={{ ${JSON.stringify(Object.fromEntries(TRIGGER_EVENTS.map((e) => [e.value, e.action])))}[$parameter["event"]] || "" }}`,
+		description: 'Block IPs, switch protections, manage HTTP filters and react to DDoS attacks and flow-down alerts',
 		defaults: { name: 'Security Service Trigger' },
 		polling: true,
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'securityServiceApi', required: true }],
+		credentials: [{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' }],
 		properties: [
 			{
 				displayName: 'Event',
 				name: 'event',
 				type: 'options',
 				noDataExpression: true,
-				options: [
-					{ name: 'New DDoS Event', value: 'newDdosEvent', description: 'A DDoS event (any status) not seen before' },
-					{ name: 'Attack Started', value: 'attackStarted', description: 'A DDoS event with status ongoing not seen as ongoing before' },
-					{ name: 'Attack Stopped', value: 'attackStopped', description: 'A DDoS event with status stopped not seen as stopped before' },
-					{ name: 'New Flow-Down Alert', value: 'newFlowDownAlert', description: 'A flow-down alert not seen before' },
-				],
+				options: TRIGGER_EVENTS.map((e) => ({ name: e.name, value: e.value, action: e.action, description: e.description })),
 				default: 'newDdosEvent',
 			},
 			{
@@ -97,7 +95,7 @@ export class SecurityServiceTrigger implements INodeType {
 				type: 'string',
 				default: '',
 				required: true,
-				description: 'Site to watch',
+				description: 'ID of the protected site to watch (as in the Attack Dashboard and the customer\'s protected services)',
 			},
 			{
 				displayName: 'Look Back (Hours)',
@@ -109,6 +107,10 @@ export class SecurityServiceTrigger implements INodeType {
 					'How far back each poll looks (at most 31 days for DDoS events, 90 days for flow-down alerts). Alerts already seen are skipped by alert_id.',
 			},
 		],
+	};
+
+	methods = {
+		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
@@ -125,6 +127,9 @@ export class SecurityServiceTrigger implements INodeType {
 			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message: error.message });
 			throw new NodeOperationError(this.getNode(), error as Error);
 		}
+		// Each item names its site and event, and carries readable forms next to the wire values.
+		const opId = event === 'newFlowDownAlert' ? 'dashboard.flowDownEvents' : 'dashboard.ddosEvents';
+		const shape = (e: IDataObject): IDataObject => ({ site_id: siteId, event, ...withReadableForms(opId, e) });
 		// Oldest first by the time that makes an entry news: its end for Attack Stopped, its start otherwise.
 		const at = event === 'attackStopped' ? 'end_time' : 'start_time';
 		entries.sort((a, b) => Number(a[at] ?? 0) - Number(b[at] ?? 0));
@@ -132,7 +137,7 @@ export class SecurityServiceTrigger implements INodeType {
 		if (this.getMode() === 'manual') {
 			// Manual test: a real sample (the newest entry), without touching the remembered ids.
 			const sample = entries[entries.length - 1];
-			return sample ? [this.helpers.returnJsonArray([sample])] : null;
+			return sample ? [this.helpers.returnJsonArray([shape(sample)])] : null;
 		}
 
 		const state = this.getWorkflowStaticData('node') as TriggerState;
@@ -153,6 +158,6 @@ export class SecurityServiceTrigger implements INodeType {
 		state.initialized = true;
 		state.event = event;
 		state.siteId = siteId;
-		return fresh.length ? [this.helpers.returnJsonArray(fresh)] : null;
+		return fresh.length ? [this.helpers.returnJsonArray(fresh.map(shape))] : null;
 	}
 }

@@ -61,8 +61,8 @@ before(async () => {
 	const ymd = (t: number) => new Date(t * 1000).toISOString().slice(0, 19).replace('T', ' ');
 	const workflows = [
 		chain('wfApChange0001', 'AP change', [
-			ssNode('Add blacklist', { resource: 'applicationProtection.ipBlacklist', operation: 'add', ...dp, additionalFields: { ip_black_list: '198.51.100.0-198.51.100.255' } }),
-			ssNode('Switch off p_wbl', { resource: 'applicationProtection.switch', operation: 'set', ...dp, name: 'p_wbl', enable: false }),
+			ssNode('Add blacklist', { resource: 'applicationProtection.ipBlacklist', operation: 'add', ip_black_list: '198.51.100.0-198.51.100.255', ...dp }),
+			ssNode('Switch off p_wbl', { resource: 'applicationProtection.switch', operation: 'set', ...dp, name: { __rl: true, mode: 'list', value: 'p_wbl' }, enable: 0 }),
 			ssNode('Read blacklist', { resource: 'applicationProtection.ipBlacklist', operation: 'get', ...dp }),
 		]),
 		chain('wfPagedList001', 'Paged list', [
@@ -152,7 +152,7 @@ test('validation error: continueOnFail gives the error naming the field; nothing
 
 	const r2 = await execute('wfValidation02');
 	assert.notEqual(r2.code, 0, 'the workflow fails without continueOnFail');
-	assert.match(r2.stdout + r2.stderr, /ip_white_list: must be an IPv4 address/);
+	assert.match(r2.stdout + r2.stderr, /IP Whitelist › Add: IP Address or Range must be an IPv4 address/);
 	assert.equal((await simGet('/requests?op=applicationProtection.ipWhitelist.add')).length, 0);
 });
 

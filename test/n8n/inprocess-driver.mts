@@ -67,6 +67,8 @@ export interface Runner {
 	setCredential(credId: string, name: string, data: Record<string, unknown>): Promise<void>;
 	getCredential(credId: string): Promise<Record<string, unknown> | null>;
 	run(workflow: { nodes: unknown[]; connections: Record<string, unknown>; name?: string; pinData?: Record<string, unknown[]> }): Promise<RunResult>;
+	/** The credential's Test button (the node's testedBy function in n8n's CredentialTestContext). */
+	testCredential(data: Record<string, unknown>): Promise<{ status: 'OK' | 'Error'; message: string }>;
 	close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export async function startRunner(): Promise<Runner> {
 		setCredential: (credId, name, data) => c.send({ cmd: 'setCredential', credId, name, data }),
 		getCredential: (credId) => c.send({ cmd: 'getCredential', credId }),
 		run: (workflow) => c.send({ cmd: 'run', workflow }),
+		testCredential: (data) => c.send({ cmd: 'testCredential', data }),
 		close: c.close,
 	};
 }

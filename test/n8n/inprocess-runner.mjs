@@ -7,6 +7,8 @@
 //   {id, cmd: 'setCredential', credId, name, data}       store a credential (encrypted, like n8n's database)
 //   {id, cmd: 'getCredential', credId}                   the stored credential, decrypted
 //   {id, cmd: 'run', workflow: {nodes, connections, pinData?}}  run it (manual mode) → {status, error, runData, order}
+//   {id, cmd: 'testCredential', data}                     the credential's Test button: the test function the node
+//                                                        names in `testedBy`, run in n8n's CredentialTestContext
 //   {id, cmd: 'exit'}
 // Environment: N8N_RUNTIME (folder holding node_modules/n8n), SECSVC_DIST (this repo's dist/),
 // N8N_USER_FOLDER (a temp folder), N8N_ENCRYPTION_KEY.
@@ -82,6 +84,15 @@ async function run(workflowDoc) {
 	};
 }
 
+/** What n8n's CredentialsTester does for a function test: find the node's `testedBy` function and call it. */
+async function testCredential(data) {
+	const type = nodeTypes.getByName('CUSTOM.securityService');
+	const testedBy = type.description.credentials.find((c) => c.name === 'securityServiceApi')?.testedBy;
+	const fn = typeof testedBy === 'string' ? type.methods?.credentialTest?.[testedBy] : undefined;
+	if (typeof fn !== 'function') throw new Error(`the node names no credential test function (testedBy: ${String(testedBy)})`);
+	return await fn.call(new core.CredentialTestContext(), { id: 'cred-under-test', name: 'Security Service', type: 'securityServiceApi', data });
+}
+
 await serveCommands(
 	answer,
 	{ n8nCore: n8nRequire('n8n-core/package.json').version, n8nWorkflow: n8nRequire('n8n-workflow/package.json').version, n8n: n8nRequire('n8n/package.json').version, node: process.version },
@@ -89,5 +100,6 @@ await serveCommands(
 		setCredential: (m) => setCredential(m.credId, m.name, m.data),
 		getCredential: (m) => getCredential(m.credId),
 		run: (m) => run(m.workflow),
+		testCredential: (m) => testCredential(m.data),
 	},
 );

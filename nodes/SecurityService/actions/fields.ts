@@ -1,4 +1,7 @@
 import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { DETECTION_GROUPS } from '../../../api/catalog/detectionGroups';
+import { fieldWords, optionLabel as catalogOptionLabel } from '../../../api/catalog/labels';
+import { formatYmdhms } from '../../../api/catalog/rules';
 import type { CatalogEntry, Field } from '../../../api/catalog/types';
 
 /**
@@ -31,8 +34,15 @@ export function isHiddenField(op: CatalogEntry, f: Field): boolean {
 	// Paged lists are driven by Return All / Limit.
 	if (op.list?.paging === 'page' && f.name === 'page') return true;
 	if (op.list?.paging === 'startNum' && f.name === 'start') return true;
+	// Derived from another field (detection item → its group).
+	if (DERIVED[`${op.id}:${f.name}`]) return true;
 	return false;
 }
+
+/** Fields the node derives from another one instead of asking twice. */
+const DERIVED: Readonly<Record<string, (params: Record<string, unknown>) => unknown>> = {
+	'detection.setPolicy:type': (p) => Object.entries(DETECTION_GROUPS).find(([, items]) => items.includes(String(p.name)))?.[0],
+};
 
 export function isPaged(op: CatalogEntry): boolean {
 	return op.list?.paging !== undefined;
@@ -55,7 +65,7 @@ function humanizeValue(v: string | number): string {
 function options(f: Field): INodePropertyOptions[] {
 	const seen = new Set<string>();
 	return (f.options ?? []).map((v) => {
-		let name = optionLabel(f, v);
+		let name = catalogOptionLabel(f.name, v) ?? optionLabel(f, v);
 		while (seen.has(name)) name = `${name} (${String(v)})`;
 		seen.add(name);
 		return { name, value: v };
@@ -76,13 +86,23 @@ function isSingleStringList(f: Field): boolean {
 }
 
 /** One n8n parameter for a catalog field (displayOptions added by the caller). */
-export function fieldProperty(f: Field, inCollection = false): INodeProperties {
+export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeProperties {
+	const words = fieldWords(opId, f.name);
 	const base = {
-		displayName: humanize(f.name),
+		displayName: words.label,
 		name: f.name,
-		description: f.description,
+		description: words.hint ?? (words.label === f.name ? f.description : undefined),
+		...(words.placeholder ? { placeholder: words.placeholder } : {}),
 	};
 	const required = !inCollection && f.required;
+	const locator = LOCATORS[`${opId}:${f.name}`] ?? LOCATORS[`*:${f.name}`];
+	if (locator && !inCollection) return resourceLocator(base, locator, required);
+	const time = TIME_FIELDS[`${opId}:${f.name}`];
+	if (time) return { ...base, type: 'dateTime', default: '', description: `${base.description ?? ''} Date and time in UTC.`.trim() };
+	if (f.kind === 'boolean01' && !inCollection && SWITCHES.has(f.name)) {
+		// A write that turns something on or off: the choice is spelled out, and Off is never preselected.
+		return { ...base, type: 'options', options: [{ name: 'On', value: 1 }, { name: 'Off', value: 0 }], default: 1, required };
+	}
 	switch (f.kind) {
 		case 'secret':
 			return { ...base, type: 'string', typeOptions: { password: true }, default: '', required };
@@ -95,7 +115,7 @@ export function fieldProperty(f: Field, inCollection = false): INodeProperties {
 				...base,
 				type: 'options',
 				options: options(f),
-				default: (f.default as string | number | undefined) ?? f.options?.[0] ?? '',
+				default: (f.default as string | number | undefined) ?? safeDefault(f) ?? f.options?.[0] ?? '',
 				required,
 			};
 		case 'stringList': {
@@ -107,14 +127,14 @@ export function fieldProperty(f: Field, inCollection = false): INodeProperties {
 				...base,
 				type: 'fixedCollection',
 				typeOptions: { multipleValues: true },
-				placeholder: `Add ${humanize(f.name)}`,
+				placeholder: `Add ${words.label}`,
 				default: {},
 				required,
 				options: [
 					{
 						name: 'values',
 						displayName: 'Entry',
-						values: [{ displayName: 'Value', name: 'value', type: 'string', default: '' }],
+						values: [{ displayName: 'Value', name: 'value', type: 'string', default: '', ...(words.placeholder ? { placeholder: words.placeholder } : {}) }],
 					},
 				],
 			};
@@ -141,7 +161,7 @@ export function fieldProperty(f: Field, inCollection = false): INodeProperties {
 					...base,
 					type: 'options',
 					options: options(f),
-					default: (f.default as string | undefined) ?? f.options[0],
+					default: (f.default as string | undefined) ?? (safeDefault(f) as string | undefined) ?? f.options[0],
 					required,
 				};
 			}
@@ -158,18 +178,21 @@ export function operationProperties(op: CatalogEntry, resource: string): INodePr
 		if (isHiddenField(op, f)) continue;
 		if (f.showWhen) {
 			// Conditional field: shown only when the field it depends on has one of the listed values.
-			const p = fieldProperty(f);
+			const p = fieldProperty(f, false, op.id);
 			out.push({
 				...p,
 				required: f.kind !== 'object' && f.kind !== 'boolean01',
 				displayOptions: { show: { ...show, ...(f.showWhen as Record<string, Array<string | number>>) } },
 			});
 		} else if (f.required) {
-			out.push({ ...fieldProperty(f), displayOptions: { show } });
+			out.push({ ...fieldProperty(f, false, op.id), displayOptions: { show } });
 		} else {
-			optional.push(fieldProperty(f, true));
+			optional.push(fieldProperty(f, true, op.id));
 		}
 	}
+	// The field the user came to give (the address to block) comes first.
+	const first = (p: INodeProperties) => (fieldWords(op.id, p.name).first ? 0 : 1);
+	out.sort((a, b) => first(a) - first(b));
 	if (isPaged(op)) {
 		out.push(
 			{
@@ -206,8 +229,15 @@ export function operationProperties(op: CatalogEntry, resource: string): INodePr
 }
 
 /** n8n value → catalog value; undefined means "not given". */
-export function toCatalogValue(f: Field, v: unknown): unknown {
+export function toCatalogValue(f: Field, v: unknown, opId = ''): unknown {
 	if (v === undefined || v === null) return undefined;
+	// Resource locators hold {__rl, mode, value}: the value is what travels.
+	if (typeof v === 'object' && !Array.isArray(v) && (v as { __rl?: unknown }).__rl === true) {
+		v = (v as { value?: unknown }).value;
+		if (v === undefined || v === null || v === '') return undefined;
+	}
+	const time = TIME_FIELDS[`${opId}:${f.name}`];
+	if (time && typeof v === 'string' && v !== '') return fromDateTime(v, time);
 	switch (f.kind) {
 		case 'boolean01':
 			if (typeof v === 'boolean') return v ? 1 : 0;
@@ -252,16 +282,90 @@ export function collectParams(op: CatalogEntry, read: ParamReader): Record<strin
 			continue;
 		}
 		const raw = f.required ? read(f.name) : additional[f.name];
-		const v = toCatalogValue(f, raw);
+		const v = toCatalogValue(f, raw, op.id);
 		if (v !== undefined) params[f.name] = v;
+	}
+	for (const [key, derive] of Object.entries(DERIVED)) {
+		const [opId, name] = key.split(':');
+		if (opId === op.id && params[name] === undefined) {
+			const v = derive(params);
+			if (v !== undefined) params[name] = v;
+		}
 	}
 	for (const f of conditional) {
 		const shown = Object.entries(f.showWhen ?? {}).every(([dep, values]) =>
 			(values as ReadonlyArray<string | number>).some((x) => String(x) === String(params[dep])),
 		);
 		if (!shown) continue;
-		const v = toCatalogValue(f, read(f.name));
+		const v = toCatalogValue(f, read(f.name), op.id);
 		if (v !== undefined) params[f.name] = v;
 	}
 	return params;
+}
+
+/** Fields picked from a list the API gives (n8n resource locators); manual IDs and expressions keep working. */
+interface Locator {
+	method: string;
+	placeholder: string;
+}
+const LOCATORS: Readonly<Record<string, Locator>> = {
+	'*:customer_id': { method: 'searchCustomers', placeholder: 'Customer ID' },
+	'*:p_flag_id': { method: 'searchHttpFilterPolicies', placeholder: 'Policy ID, e.g. 12' },
+	'applicationProtection.switch.set:name': { method: 'searchSwitchNames', placeholder: 'Switch name, e.g. p_wbl' },
+	'detection.setPolicy:name': { method: 'searchDetectionItems', placeholder: 'Item name, e.g. tcp_syn' },
+};
+
+function resourceLocator(base: { displayName: string; name: string; description?: string }, l: Locator, required: boolean): INodeProperties {
+	return {
+		...base,
+		type: 'resourceLocator',
+		default: { mode: 'list', value: '' },
+		required,
+		modes: [
+			{ displayName: 'From List', name: 'list', type: 'list', typeOptions: { searchListMethod: l.method, searchable: true } },
+			{ displayName: 'By ID', name: 'id', type: 'string', placeholder: l.placeholder },
+		],
+	};
+}
+
+/** On/off writes shown as an explicit On / Off choice. */
+const SWITCHES = new Set(['enable', 'is_enable', 'is_enabled', 'p3p_enabled', 'value']);
+
+/** Defaults that read or change the least when a user does not choose (never the first option by accident). */
+const SAFE_DEFAULTS: Readonly<Record<string, string | number>> = {
+	http_type: 'http11',
+	mode: 1,
+	enable: 1,
+	status: 'all',
+	rp_code: 302,
+	scheme: 'https',
+	action: 'ACCEPT',
+};
+
+function safeDefault(f: Field): string | number | undefined {
+	const d = SAFE_DEFAULTS[f.name];
+	return d !== undefined && (f.options ?? []).some((o) => String(o) === String(d)) ? (f.options ?? []).find((o) => String(o) === String(d)) : undefined;
+}
+
+/** Time fields shown as n8n date-time pickers, converted to the wire form (all in UTC). */
+const TIME_FIELDS: Readonly<Record<string, 'ymdhms' | 'unix'>> = {
+	'dashboard.ddosEvents:start_time': 'ymdhms',
+	'dashboard.ddosEvents:end_time': 'ymdhms',
+	'dashboard.flowDownEvents:start_time': 'unix',
+	'dashboard.flowDownEvents:end_time': 'unix',
+};
+
+/**
+ * n8n's date-time value (ISO 8601; without a zone it is read as UTC) → the wire form. Values already in the wire
+ * form ('YYYY-MM-DD HH:MM:SS', 10-digit seconds) pass unchanged, so expressions written for the API keep working.
+ */
+export function fromDateTime(v: string, form: 'ymdhms' | 'unix'): string {
+	const s = v.trim();
+	if (form === 'ymdhms' && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(s)) return s;
+	if (form === 'unix' && /^\d{10}$/.test(s)) return s;
+	const iso = /[zZ]|[+-]\d{2}:?\d{2}$/.test(s) ? s : `${s.replace(' ', 'T')}Z`;
+	const ms = Date.parse(iso);
+	if (Number.isNaN(ms)) return s; // left to the catalog's rule, which names the expected form
+	const sec = Math.floor(ms / 1000);
+	return form === 'unix' ? String(sec) : formatYmdhms(sec);
 }

@@ -1,29 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { catalog } from '../../../api/catalog/index';
+import { RESOURCES, operationWords, resourceLabel as catalogResourceLabel } from '../../../api/catalog/labels';
 import type { CatalogEntry } from '../../../api/catalog/types';
-import { humanize, operationProperties } from './fields';
-
-/** Display names of resources (UI text only; the operations themselves come from the catalog). */
-const RESOURCE_LABELS: Record<string, string> = {
-	authorization: 'Authorization',
-	customer: 'Customer',
-	'applicationProtection.authBase': 'Application Protection: Authentication Base',
-	'applicationProtection.authBypass': 'Application Protection: Authentication Bypass',
-	'applicationProtection.authHttp': 'Application Protection: HTTP Authentication',
-	'applicationProtection.authIp': 'Application Protection: IP Authentication',
-	'applicationProtection.headerCompliance': 'Application Protection: Request-Header Compliance',
-	'applicationProtection.httpFilter': 'Application Protection: HTTP Filter',
-	'applicationProtection.ipBlacklist': 'Application Protection: IP Blacklist',
-	'applicationProtection.ipWhitelist': 'Application Protection: IP Whitelist',
-	'applicationProtection.xForwardedFor': 'Application Protection: X-Forwarded-For',
-	'applicationProtection.statusCodes': 'Application Protection: Status Codes',
-	'applicationProtection.switch': 'Application Protection: Switch',
-	'applicationProtection.uaBlacklist': 'Application Protection: UA Blacklist',
-	'applicationProtection.urlBypass': 'Application Protection: URL Bypass',
-	dashboard: 'Dashboard',
-	detection: 'Detection',
-	overview: 'Overview',
-};
+import { operationProperties } from './fields';
 
 /** n8n resource value of an operation: its id without the action (`applicationProtection.ipBlacklist`). */
 export function resourceOf(op: CatalogEntry): string {
@@ -31,10 +10,10 @@ export function resourceOf(op: CatalogEntry): string {
 }
 
 export function resourceLabel(resource: string): string {
-	return RESOURCE_LABELS[resource] ?? resource.split('.').map(humanize).join(': ');
+	return catalogResourceLabel(resource);
 }
 
-/** Resources in catalog order, each with its operations. */
+/** Resources in the catalog's display order (labels.ts), each with its operations. */
 export function resources(): Array<{ resource: string; ops: CatalogEntry[] }> {
 	const map = new Map<string, CatalogEntry[]>();
 	for (const op of catalog) {
@@ -42,12 +21,25 @@ export function resources(): Array<{ resource: string; ops: CatalogEntry[] }> {
 		if (!map.has(r)) map.set(r, []);
 		map.get(r)?.push(op);
 	}
-	return [...map.entries()].map(([resource, ops]) => ({ resource, ops }));
+	const order = RESOURCES.map((r) => r.value);
+	const rank = (r: string) => (order.includes(r) ? order.indexOf(r) : order.length);
+	return [...map.entries()].sort((a, b) => rank(a[0]) - rank(b[0])).map(([resource, ops]) => ({ resource, ops }));
 }
 
-function operationName(op: CatalogEntry): string {
-	return humanize(op.action);
+/** The first read of a resource: what the node opens on (a read, never a write). */
+function defaultOperation(ops: CatalogEntry[]): string {
+	const preferred = ops.find((op) => op.id === 'dashboard.isUnderAttack');
+	return (preferred ?? ops.find((op) => op.safety === 'read') ?? ops[0]).action;
 }
+
+/** `={{ {...}[resource + "." + operation] }}`: the canvas subtitle names the action in words. */
+function subtitleExpression(): string {
+	const map: Record<string, string> = {};
+	for (const op of catalog) map[op.id] = operationWords(op.id).action;
+	return `={{ ${JSON.stringify(map)}[$parameter["resource"] + "." + $parameter["operation"]] || "" }}`;
+}
+
+export const SUBTITLE = subtitleExpression();
 
 /** resource selector, one operation selector per resource, then every operation's parameters. */
 export function buildProperties(): INodeProperties[] {
@@ -58,14 +50,11 @@ export function buildProperties(): INodeProperties[] {
 			name: 'resource',
 			type: 'options',
 			noDataExpression: true,
-			options: all
-				.map(({ resource }) => ({ name: resourceLabel(resource), value: resource }))
-				.sort((a, b) => a.name.localeCompare(b.name)),
-			default: 'applicationProtection.switch',
+			options: all.map(({ resource }) => ({ name: resourceLabel(resource), value: resource })),
+			default: 'dashboard',
 		},
 	];
 	for (const { resource, ops } of all) {
-		const firstAction: string = ops[0].action;
 		props.push({
 			displayName: 'Operation',
 			name: 'operation',
@@ -73,14 +62,12 @@ export function buildProperties(): INodeProperties[] {
 			noDataExpression: true,
 			displayOptions: { show: { resource: [resource] } },
 			options: ops
-				.map((op) => ({
-					name: operationName(op),
-					value: op.action,
-					description: op.summary,
-					action: op.summary.length > 80 ? `${op.summary.slice(0, 77)}...` : op.summary,
-				}))
+				.map((op) => {
+					const w = operationWords(op.id);
+					return { name: w.name, value: op.action, description: w.description, action: w.action };
+				})
 				.sort((a, b) => a.name.localeCompare(b.name)),
-			default: firstAction,
+			default: defaultOperation(ops),
 		});
 	}
 	for (const { resource, ops } of all) for (const op of ops) props.push(...operationProperties(op, resource));

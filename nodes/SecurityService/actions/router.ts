@@ -7,6 +7,7 @@ import {
 	type JsonObject,
 } from 'n8n-workflow';
 import { getOperation, hasOperation } from '../../../api/catalog/index';
+import { errorText, fieldWords, operationTitle } from '../../../api/catalog/labels';
 import { ApiError, SecurityServiceError, TransportError, ValidationError } from '../../../api/errors';
 import { redactText } from '../../../api/redact';
 import { getClient } from '../transport';
@@ -17,6 +18,7 @@ import * as customerList from './customer/list.operation';
 import * as windowed from './dashboard/windowed.operation';
 import { collectParams, isPaged } from './fields';
 import { createParamReader } from './params';
+import { withReadableForms } from './readable';
 
 /** Operations with their own flow; every other operation runs through the generic one. */
 function operationFor(opId: string): OperationFn {
@@ -27,25 +29,41 @@ function operationFor(opId: string): OperationFn {
 	return generic.execute;
 }
 
-function toNodeError(exec: IExecuteFunctions, error: unknown, itemIndex: number): NodeOperationError | NodeApiError {
+function toNodeError(exec: IExecuteFunctions, error: unknown, itemIndex: number, opId?: string): NodeOperationError | NodeApiError {
 	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
+	const title = opId && hasOperation(opId) ? operationTitle(opId) : 'Security Service';
 	if (error instanceof ValidationError) {
-		return new NodeOperationError(exec.getNode(), error.message, {
+		const words = (field: string) => {
+			const top = field.split('.')[0];
+			const label = opId ? fieldWords(opId, top).label : top;
+			return label === top ? field : `${label}${field !== top ? ` (${field})` : ''}`;
+		};
+		const issues = error.issues.map((i) => errorText.issue(words(i.field), i.rule));
+		return new NodeOperationError(exec.getNode(), errorText.invalidInput(title, issues.join('; ')), {
 			itemIndex,
 			description: error.issues.map((i) => `${i.field}: ${i.rule}`).join('\n'),
 		});
 	}
 	if (error instanceof ApiError) {
+		// A refused token call during another operation: the credential is wrong, not the request.
+		const tokenCall = error.opId === 'authorization.appToken' || error.opId === 'authorization.refreshToken';
+		if (tokenCall && opId !== error.opId) {
+			return new NodeApiError(exec.getNode(), { code: error.code, msg: error.msg } as JsonObject, {
+				itemIndex,
+				message: errorText.credentialRefused(error.msg, error.code),
+				description: errorText.credentialRefusedHint(title),
+			});
+		}
 		return new NodeApiError(exec.getNode(), { code: error.code, msg: error.msg } as JsonObject, {
 			itemIndex,
-			message: error.message,
-			description: `Envelope code ${error.code}: ${error.msg}`,
+			message: errorText.refused(title, error.msg, error.code),
+			description: `Service code ${error.code}: ${error.msg}`,
 		});
 	}
 	if (error instanceof TransportError) {
 		return new NodeApiError(exec.getNode(), error.toJSON() as JsonObject, {
 			itemIndex,
-			message: error.message,
+			message: `${title}: ${error.message.replace(/^[\w.]+: /, '')}`,
 			httpCode: error.status !== undefined ? String(error.status) : undefined,
 		});
 	}
@@ -95,9 +113,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const returnAll = isPaged(op) ? (param('returnAll', i, false) as boolean) : true;
 			const limit = isPaged(op) && !returnAll ? (param('limit', i, 50) as number) : Infinity;
 			const results = await operationFor(opId)({ exec: this, client, op, params, itemIndex: i, returnAll, limit });
-			perItem[i] = results.map((json) => ({ json, pairedItem: { item: i } }));
+			perItem[i] = results.map((json) => ({ json: withReadableForms(opId, json), pairedItem: { item: i } }));
 		} catch (error) {
-			const nodeError = toNodeError(this, error, i);
+			const nodeError = toNodeError(this, error, i, resourceOf[i] && operationOf[i] ? `${resourceOf[i]}.${operationOf[i]}` : undefined);
 			if (!this.continueOnFail()) throw nodeError;
 			perItem[i] = [{ json: errorJson(nodeError, error), pairedItem: { item: i } }];
 		}

@@ -6,6 +6,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 import { createClient, DEFAULT_AUTH_FAILURE_CODES, type Client } from '../../../api/client';
+import { SecurityServiceError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
 import {
@@ -70,9 +71,16 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 			}
 		}
 		const data = force ? await freshCredentialWithoutToken() : await credential();
-		const response = await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
-			credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
-		});
+		let response: unknown;
+		try {
+			response = await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
+				credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
+			});
+		} catch (error) {
+			// A refused token call (preAuthentication) reaches us wrapped by n8n: hand the client the service's own
+			// answer (an ApiError of the token operation), which it reports as is and never retries.
+			throw tokenFailureIn(error) ?? error;
+		}
 		// A forced renewal filled `data` with the new token: use it from now on.
 		if (force) cached = data;
 		return fromN8nResponse(response);
@@ -119,6 +127,16 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		const tokenNow = String((await credential()).accessToken ?? '');
 		return await sendRenewing(req, url, tokenNow === used ? used : '\u0000');
 	};
+}
+
+/** The client's error of a failed token call inside an n8n error (n8n wraps what preAuthentication throws). */
+function tokenFailureIn(error: unknown): SecurityServiceError | undefined {
+	let e: unknown = error;
+	for (let depth = 0; depth < 6 && e !== null && typeof e === 'object'; depth++) {
+		if (e instanceof SecurityServiceError) return e;
+		e = (e as { cause?: unknown }).cause;
+	}
+	return undefined;
 }
 
 export interface ClientSettings {

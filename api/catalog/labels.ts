@@ -1,0 +1,369 @@
+/**
+ * The words a user reads, once: resource, operation and field labels, option labels, help texts, trigger events,
+ * credential-test and error messages. The n8n nodes, the Runbook node, the CLI and error messages take their text
+ * from here; the operation records (method, path, fields, rules) stay in the other catalog files.
+ *
+ * Style: n8n's ("Create a record", "Get many bases"); a SOC engineer's words, not wire names. Wire names appear
+ * only in parentheses where a user must match them with the service's own portal.
+ */
+
+/** Resources in the order a SOC engineer looks for them (most used first), with their labels. */
+export const RESOURCES: ReadonlyArray<{ value: string; label: string }> = [
+	{ value: 'dashboard', label: 'Attack Dashboard' },
+	{ value: 'applicationProtection.ipBlacklist', label: 'IP Blacklist' },
+	{ value: 'applicationProtection.ipWhitelist', label: 'IP Whitelist' },
+	{ value: 'applicationProtection.switch', label: 'Protection Switch' },
+	{ value: 'applicationProtection.httpFilter', label: 'HTTP Filter Policy' },
+	{ value: 'detection', label: 'DDoS Detection' },
+	{ value: 'overview', label: 'DDoS Mitigation Overview' },
+	{ value: 'customer', label: 'Customer' },
+	{ value: 'applicationProtection.uaBlacklist', label: 'User-Agent Blacklist' },
+	{ value: 'applicationProtection.urlBypass', label: 'URL Bypass' },
+	{ value: 'applicationProtection.statusCodes', label: 'Status Code Overwrite' },
+	{ value: 'applicationProtection.authHttp', label: 'HTTP Authentication' },
+	{ value: 'applicationProtection.authIp', label: 'IP Authentication' },
+	{ value: 'applicationProtection.authBase', label: 'Authentication Auto-Mitigation' },
+	{ value: 'applicationProtection.authBypass', label: 'Authentication Bypass' },
+	{ value: 'applicationProtection.headerCompliance', label: 'Request Header Compliance' },
+	{ value: 'applicationProtection.xForwardedFor', label: 'X-Forwarded-For' },
+	{ value: 'authorization', label: 'Authorization (Tokens)' },
+];
+
+export function resourceLabel(resource: string): string {
+	return RESOURCES.find((r) => r.value === resource)?.label ?? resource;
+}
+
+export interface OperationWords {
+	/** Operation option name in n8n ("Add", "Get Many"). */
+	name: string;
+	/** n8n's `action` (what the nodes panel lists and the default node name): "Block an IP address or range". */
+	action: string;
+	/** One sentence shown under the operation. */
+	description: string;
+}
+
+/** Every operation's words, by catalog id. */
+export const OPERATIONS: Readonly<Record<string, OperationWords>> = {
+	'authorization.connect': { name: 'Start User Authorization', action: 'Start the user authorization flow', description: 'Opens the authorization page; the service redirects to your address with a code' },
+	'authorization.accessToken': { name: 'Exchange Code', action: 'Exchange an authorization code for a user token', description: 'Turns the code from the redirect into a user token and refresh token (outputs are masked)' },
+	'authorization.refreshToken': { name: 'Renew User Token', action: 'Renew a user token', description: 'Uses a refresh token you give; the service replaces it (outputs are masked)' },
+	'authorization.appToken': { name: 'Get App Token', action: 'Get an app token', description: 'Requests a token for the app itself (outputs are masked)' },
+	'customer.get': { name: 'Get', action: 'Get a customer', description: 'Details and protected services of one customer' },
+	'customer.list': { name: 'Get Many', action: 'Get many customers', description: 'Customers of the SPE portal; Return All reads every page' },
+	'applicationProtection.authBase.set': { name: 'Update', action: 'Update authentication auto-mitigation', description: 'Duration and request-rate threshold of authentication auto-mitigation' },
+	'applicationProtection.authBase.get': { name: 'Get', action: 'Get authentication auto-mitigation', description: 'Current duration and thresholds' },
+	'applicationProtection.authBypass.add': { name: 'Add', action: 'Add an authentication bypass', description: 'Requests to this host and path skip authentication' },
+	'applicationProtection.authBypass.list': { name: 'Get Many', action: 'Get many authentication bypasses', description: 'Every authentication bypass of the domain' },
+	'applicationProtection.authBypass.delete': { name: 'Delete', action: 'Delete an authentication bypass', description: 'Removes one bypass record' },
+	'applicationProtection.authHttp.set': { name: 'Update', action: 'Update HTTP authentication', description: 'Mode, strength and limits of HTTP authentication' },
+	'applicationProtection.authHttp.get': { name: 'Get', action: 'Get HTTP authentication', description: 'Current HTTP authentication settings' },
+	'applicationProtection.authIp.set': { name: 'Update', action: 'Update IP authentication', description: 'Mode and action of IP authentication' },
+	'applicationProtection.authIp.get': { name: 'Get', action: 'Get IP authentication', description: 'Current IP authentication settings' },
+	'applicationProtection.headerCompliance.set': { name: 'Update', action: 'Update a required request header', description: 'Require or stop requiring one header for one HTTP version' },
+	'applicationProtection.headerCompliance.get': { name: 'Get', action: 'Get the required request headers', description: 'Which headers are required, per HTTP version' },
+	'applicationProtection.httpFilter.create': { name: 'Create', action: 'Create an HTTP filter policy', description: 'A new rule for matching requests (one create or edit at a time per domain)' },
+	'applicationProtection.httpFilter.list': { name: 'Get Many', action: 'Get many HTTP filter policies', description: 'Every HTTP filter policy of the domain' },
+	'applicationProtection.httpFilter.get': { name: 'Get', action: 'Get an HTTP filter policy', description: 'One policy with its rules' },
+	'applicationProtection.httpFilter.update': { name: 'Update', action: 'Update an HTTP filter policy', description: 'Replaces the policy with the values given (one create or edit at a time per domain)' },
+	'applicationProtection.httpFilter.delete': { name: 'Delete', action: 'Delete an HTTP filter policy', description: 'Removes one policy' },
+	'applicationProtection.ipBlacklist.add': { name: 'Add', action: 'Block an IP address or range', description: 'Adds an address, range or CIDR to the IP blacklist' },
+	'applicationProtection.ipBlacklist.get': { name: 'Get Many', action: 'Get the blocked IPs', description: 'Every entry of the IP blacklist' },
+	'applicationProtection.ipBlacklist.remove': { name: 'Remove', action: 'Unblock IP addresses or ranges', description: 'Removes entries from the IP blacklist' },
+	'applicationProtection.ipWhitelist.add': { name: 'Add', action: 'Allow an IP address or range', description: 'Adds an address, range or CIDR to the IP whitelist' },
+	'applicationProtection.ipWhitelist.get': { name: 'Get Many', action: 'Get the allowed IPs', description: 'Every entry of the IP whitelist' },
+	'applicationProtection.ipWhitelist.remove': { name: 'Remove', action: 'Remove IP addresses from the whitelist', description: 'Removes entries from the IP whitelist' },
+	'applicationProtection.xForwardedFor.set': { name: 'Update', action: 'Update the X-Forwarded-For policy', description: 'How the X-Forwarded-For header is written' },
+	'applicationProtection.xForwardedFor.get': { name: 'Get', action: 'Get the X-Forwarded-For policy', description: 'Current X-Forwarded-For mode' },
+	'applicationProtection.statusCodes.create': { name: 'Create', action: 'Create a status code overwrite', description: 'Answer another status code or page instead of an error code' },
+	'applicationProtection.statusCodes.list': { name: 'Get Many', action: 'Get many status code overwrites', description: 'Every status code overwrite of the domain' },
+	'applicationProtection.statusCodes.update': { name: 'Update', action: 'Update a status code overwrite', description: 'Changes the overwrite of one status code' },
+	'applicationProtection.statusCodes.delete': { name: 'Delete', action: 'Delete a status code overwrite', description: 'Removes the overwrite of one status code' },
+	'applicationProtection.switch.set': { name: 'Turn On or Off', action: 'Turn a protection on or off', description: 'Switches one protection of the domain on or off' },
+	'applicationProtection.switch.list': { name: 'Get Many', action: 'Get the protection switches', description: 'Every protection switch of the domain and its state' },
+	'applicationProtection.uaBlacklist.add': { name: 'Add', action: 'Block user agents', description: 'Adds user-agent patterns to the blacklist' },
+	'applicationProtection.urlBypass.delete': { name: 'Delete', action: 'Delete URL bypasses', description: 'Removes URLs from the bypass list (unknown URLs are skipped)' },
+	'dashboard.eventDetail': { name: 'Get Event Detail', action: 'Get the detail of a DDoS event', description: 'Traffic, characterization, traffic patterns or threat map of one event' },
+	'dashboard.activeMitigation': { name: 'Get Active Mitigations', action: 'Get the active mitigations', description: 'Mitigations running now on the site' },
+	'dashboard.currentTraffic': { name: 'Get Current Traffic', action: 'Get the current traffic', description: 'Traffic of the site right now' },
+	'dashboard.ddosEvents': { name: 'Get Many DDoS Events', action: 'Get many DDoS events', description: 'DDoS events of the site in a time window (long windows are read in parts)' },
+	'dashboard.flowDownEvents': { name: 'Get Many Flow-Down Alerts', action: 'Get many flow-down alerts', description: 'Flow-down alerts of the site in a time window (long windows are read in parts)' },
+	'dashboard.isUnderAttack': { name: 'Check Under Attack', action: 'Check whether a site is under attack', description: 'Whether the site is under attack now and how big the attack is' },
+	'dashboard.networkSummary': { name: 'Get Network Summary', action: 'Get the network summary', description: 'Top applications, AS numbers, attack types, countries, IPs and protocols' },
+	'detection.setMode': { name: 'Set Mode', action: 'Set the detection mode', description: 'Normal or rapid detection' },
+	'detection.setPolicy': { name: 'Update Threshold', action: 'Update a detection threshold', description: 'Alert thresholds of one traffic type' },
+	'detection.getPolicy': { name: 'Get', action: 'Get the detection settings', description: 'Detection mode and the thresholds of every traffic type' },
+	'overview.setProfile': { name: 'Set Profile', action: 'Set the auto-mitigation profile', description: 'Needed when detection runs in auto mode' },
+	'overview.setSwitch': { name: 'Turn On or Off', action: 'Turn detection or mitigation on or off', description: 'Detection (site level), custom or mitigation (network and host level)' },
+	'overview.getSwitch': { name: 'Get', action: 'Get the detection and mitigation switches', description: 'Switches and auto-mitigation profile' },
+};
+
+export function operationWords(opId: string): OperationWords {
+	return OPERATIONS[opId] ?? { name: opId, action: opId, description: '' };
+}
+
+/** "IP Blacklist › Add": how errors name an operation. */
+export function operationTitle(opId: string, resource = opId.slice(0, opId.lastIndexOf('.'))): string {
+	return `${resourceLabel(resource)} › ${operationWords(opId).name}`;
+}
+
+export interface FieldWords {
+	label: string;
+	/** Help text under the field. */
+	hint?: string;
+	placeholder?: string;
+	/** Shown before every other field of the operation (the one thing the user came to give). */
+	first?: boolean;
+}
+
+/** Field words by wire name (the same name means the same thing in every operation). */
+export const FIELDS: Readonly<Record<string, FieldWords>> = {
+	app_id: { label: 'App ID', hint: 'App ID from the developer platform' },
+	secret: { label: 'App Secret' },
+	redirect_uri: { label: 'Redirect Address', hint: 'Where the service sends the user back with a code (same domain as registered)' },
+	xspe: { label: 'Portal Value (xspe)', hint: 'Passed by the portal to the app entrance' },
+	state: { label: 'State', hint: 'Random value checked when the user comes back' },
+	code: { label: 'Authorization Code', hint: 'Code from the redirect' },
+	refresh_token: { label: 'Refresh Token', hint: 'The service replaces it: store the new one from the output' },
+	customer_id: { label: 'Customer', hint: 'Choose from the list, or give the customer ID' },
+	page: { label: 'Page' },
+	site_id: { label: 'Site ID', hint: 'ID of the protected site' },
+	domain_port_id: { label: 'Domain-Port ID', hint: 'ID of the protected domain and port' },
+	duration: { label: 'Duration (Seconds)', hint: 'How long auto-mitigation stays on' },
+	threshold_tps: { label: 'Threshold (Requests per Second)' },
+	host: { label: 'Host', placeholder: 'www.example.com' },
+	scheme: { label: 'Scheme' },
+	uri: { label: 'Path', hint: 'Request path; regular expressions are allowed', placeholder: '/login' },
+	url_id: { label: 'Bypass Record ID' },
+	enforce_protect: { label: 'Strength' },
+	max_http_request: { label: 'Max Requests per Minute per User' },
+	mode: { label: 'Mode' },
+	p3p_enabled: { label: 'Send P3P Header' },
+	p3p_string: { label: 'P3P Header Text' },
+	trust_duration: { label: 'Trust Duration (Seconds)' },
+	action: { label: 'Action' },
+	enable: { label: 'Enabled' },
+	action_blacklist: { label: 'Blacklist Settings' },
+	action_ratelimit: { label: 'Rate Limit Settings' },
+	action_ratelimit_blacklist: { label: 'Rate Limit and Blacklist Settings' },
+	http_type: { label: 'HTTP Version' },
+	name: { label: 'Name' },
+	value: { label: 'Required' },
+	p_name: { label: 'Policy Name' },
+	p_desc: { label: 'Policy Description' },
+	methods: { label: 'Request Methods', hint: 'Match only these methods (none: all)' },
+	other_iprange: { label: 'Source IP Ranges', hint: 'Match only these sources (at most 256 addresses in total)', placeholder: '203.0.113.1-203.0.113.20' },
+	page_http: { label: 'Busy Page' },
+	redirect_host: { label: 'Redirect Host', placeholder: 'www.example.com' },
+	redirect_url: { label: 'Redirect Path', placeholder: '/maintenance.html' },
+	rp_code: { label: 'Redirect Status Code' },
+	p_flag_id: { label: 'Policy', hint: 'Choose from the list, or give the policy ID' },
+	ip_black_list: { first: true, label: 'IP Address or Range', hint: 'An address (203.0.113.7), a range (203.0.113.1-203.0.113.20) or a CIDR (203.0.113.0/24)', placeholder: '203.0.113.7' },
+	ip_white_list: { first: true, label: 'IP Address or Range', hint: 'An address (203.0.113.7), a range (203.0.113.1-203.0.113.20) or a CIDR (203.0.113.0/24)', placeholder: '203.0.113.7' },
+	portal_version: { label: 'Portal Version', hint: 'Portals from 2023.2.6 on no longer offer Secure' },
+	error_code: { label: 'Status Code', hint: 'The error code to overwrite (400-417, 500-505)' },
+	error_code_rewrite: { label: 'Answer With Status Code', hint: 'Status code sent instead (100-999)' },
+	error_page_type: { label: 'Error Page' },
+	error_page_info: { label: 'Custom Page URL', placeholder: 'https://www.example.com/error.html' },
+	ua_regex: { label: 'User-Agent Patterns', hint: 'Regular expressions matched against the User-Agent header' },
+	action_annex_page: { label: 'Page Shown' },
+	url_bypass: { label: 'URLs' },
+	event_id: { label: 'Event ID', hint: 'The alert ID of a DDoS event' },
+	module: { label: 'Detail' },
+	alert_id: { label: 'Alert ID' },
+	site_ip: { label: 'Site IP' },
+	site_name: { label: 'Site Name' },
+	start: { label: 'Skip' },
+	num: { label: 'Page Size' },
+	start_time: { label: 'From (UTC)' },
+	end_time: { label: 'To (UTC)' },
+	status: { label: 'Status' },
+	range: { label: 'Period' },
+	type: { label: 'Unit' },
+	network_id: { label: 'Network ID', hint: '0 for the whole site' },
+	host_id: { label: 'Host ID', hint: '0 for the whole network' },
+	model: { label: 'Detection Mode' },
+	is_enabled: { label: 'Enabled' },
+	high_pps: { label: 'Severe Alert Threshold (Packets/s)', hint: 'A number, or a number with K, M or G', placeholder: '10K' },
+	low_pps: { label: 'Alert Threshold (Packets/s)', hint: 'A number, or a number with K, M or G', placeholder: '5K' },
+	high_bps: { label: 'Severe Alert Threshold (Bits/s)', placeholder: '1G' },
+	low_bps: { label: 'Alert Threshold (Bits/s)', placeholder: '500M' },
+	blackhole_bps: { label: 'Blackhole Threshold (Bits/s)' },
+	blackhole_pps: { label: 'Blackhole Threshold (Packets/s)' },
+	blackhole_time: { label: 'Blackhole Duration (Seconds)' },
+	profile_id: { label: 'Auto-Mitigation Profile ID' },
+	is_enable: { label: 'On' },
+	switch_type: { label: 'Switch' },
+};
+
+/** Words of one field in one operation (a few names mean something else in one operation). */
+export function fieldWords(opId: string, name: string): FieldWords {
+	const special = FIELD_IN_OPERATION[`${opId}:${name}`];
+	return special ?? FIELDS[name] ?? { label: name };
+}
+
+const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
+	'applicationProtection.httpFilter.create:page': { label: 'Busy Page', hint: 'Busy page configured by the administrator' },
+	'applicationProtection.httpFilter.update:page': { label: 'Busy Page', hint: 'Busy page configured by the administrator' },
+	'applicationProtection.switch.set:name': { label: 'Protection', hint: 'Choose from the switch tree, or give a switch name' },
+	'applicationProtection.switch.set:enable': { label: 'Turn', hint: 'Turning a protection off leaves the domain without it' },
+	'applicationProtection.headerCompliance.set:name': { label: 'Header' },
+	'applicationProtection.xForwardedFor.set:name': { label: 'Header Name', hint: 'Required when the mode is Secure' },
+	'applicationProtection.uaBlacklist.add:action': { label: 'Action', hint: 'Action for matching user agents' },
+	'applicationProtection.uaBlacklist.add:enable': { label: 'Enabled' },
+	'applicationProtection.ipBlacklist.remove:ip_black_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Entries to unblock, written as the blacklist shows them' },
+	'applicationProtection.ipWhitelist.remove:ip_white_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Entries to remove, written as the whitelist shows them' },
+	'applicationProtection.statusCodes.update:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
+	'applicationProtection.statusCodes.delete:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
+	'detection.setPolicy:name': { label: 'Traffic Type', hint: 'Choose from the detection settings, or give an item name; the group follows from it' },
+	'detection.setPolicy:type': { label: 'Traffic Group', hint: 'Follows from the traffic type' },
+	'dashboard.ddosEvents:status': { label: 'Status' },
+	'dashboard.flowDownEvents:start_time': { label: 'From (UTC)' },
+	'dashboard.flowDownEvents:end_time': { label: 'To (UTC)' },
+	'dashboard.networkSummary:type': { label: 'Unit' },
+	'dashboard.networkSummary:range': { label: 'Period' },
+};
+
+/** Option labels by field name (values stay the wire values). */
+export const OPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+	scheme: { http: 'HTTP', https: 'HTTPS' },
+	enforce_protect: { 1: 'Low', 2: 'Medium', 3: 'High' },
+	mode: { 0: 'Off', 1: 'On', 2: 'Auto', secure: 'Secure (Replace With a Trusted Header)', append: 'Append Client IP', reset: 'Reset to Client IP', insert: 'Insert Client IP' },
+	enable: { 0: 'Off', 1: 'On', 2: 'Auto' },
+	action: {
+		ratelimit: 'Rate Limit',
+		blacklist: 'Blacklist',
+		ratelimit_blacklist: 'Rate Limit, Then Blacklist',
+		ACCEPT: 'Accept',
+		BLOCK_HTTP: 'Block',
+		PASS: 'Pass (Skip Other Rules)',
+		BUSY_PAGE: 'Show Busy Page',
+		URL_REDIRECTION: 'Redirect to URL',
+		DOMAIN_REDIRECTION: 'Redirect to Domain',
+	},
+	http_type: { http09: 'HTTP/0.9', http10: 'HTTP/1.0', http11: 'HTTP/1.1' },
+	name: {
+		host_required: 'Host',
+		user_agent_required: 'User-Agent',
+		accept_required: 'Accept',
+		connection_required: 'Connection',
+		accept_encoding_required: 'Accept-Encoding',
+		p_auth: 'Authentication',
+		p_error_rewrite: 'Status Code Overwrite',
+		p_filt: 'HTTP Filter',
+		p_malf: 'Malformed Request Protection',
+		accept_invalid_http_request: 'Accept Invalid HTTP Requests',
+		advanced: 'Advanced Protection',
+		p_wbl: 'IP Blacklist and Whitelist',
+		api: 'API Protection',
+		file_extension: 'File Extension Protection',
+		mobile: 'Mobile Protection',
+		spider: 'Crawler Protection',
+		ua_black_list: 'User-Agent Blacklist',
+		tcp_ack: 'TCP ACK',
+		tcp_fragmentation: 'TCP Fragmentation',
+		tcp_invalid: 'TCP Invalid',
+		tcp_rst: 'TCP RST',
+		tcp_syn: 'TCP SYN',
+		chargen_amplification: 'CHARGEN Amplification',
+		cldap_reflection: 'CLDAP Reflection',
+		dns_amplification: 'DNS Amplification',
+		dns_flood: 'DNS Flood',
+		l2tp_amplification: 'L2TP Amplification',
+		mdns_amplification: 'mDNS Amplification',
+		memcached_amplification: 'Memcached Amplification',
+		ms_sql_rs_amplification: 'MS SQL Resolution Service Amplification',
+		ntp_amplification: 'NTP Amplification',
+		ripv1_amplification: 'RIPv1 Amplification',
+		rpcbind_amplification: 'RPCbind Amplification',
+		snmp_amplification: 'SNMP Amplification',
+		ssdp_amplification: 'SSDP Amplification',
+		udp_fragmentation: 'UDP Fragmentation',
+		udp_total: 'UDP Total',
+		icmp_fragmentation: 'ICMP Fragmentation',
+		icmp_invalid: 'ICMP Invalid',
+		icmp_total: 'ICMP Total',
+		ip_bogons: 'IP Bogons',
+		ip_fragmentation: 'IP Fragmentation',
+		ip_land: 'IP Land',
+		sip_flood: 'SIP Flood',
+		http_flood: 'HTTP Flood',
+		https_flood: 'HTTPS Flood',
+		total_traffic: 'Total Traffic',
+	},
+	methods: { CONNECTION: 'CONNECT', OTHER: 'Other Methods' },
+	rp_code: { 301: 'Moved Permanently (301)', 302: 'Found (302)' },
+	portal_version: { legacy: 'Before 2023.2.6', '2023.2.6': '2023.2.6 or Later' },
+	error_page_type: { 0: 'Default Page', 1: 'Provider Page', 2: 'Custom Page (URL)' },
+	module: { traffic: 'Traffic', characterization: 'Characterization', traffic_patterns: 'Traffic Patterns', threat_map: 'Threat Map' },
+	status: { all: 'All', stopped: 'Stopped', ongoing: 'Ongoing', 0: 'Ongoing', 1: 'Stopped', 2: 'All' },
+	range: { hour: 'Last Hour', day: 'Last Day', week: 'Last Week', month: 'Last Month' },
+	type: { bps: 'Bits per Second', pps: 'Packets per Second', tcp: 'TCP', udp: 'UDP', icmp: 'ICMP', ip: 'IP', sip: 'SIP', http: 'HTTP', total_traffic: 'Total Traffic' },
+	model: { 0: 'Normal', 1: 'Rapid' },
+	switch_type: { detection: 'Detection (Site Level)', custom: 'Custom Protection (Network or Host Level)', mitigation: 'Mitigation (Network or Host Level)' },
+};
+
+export function optionLabel(fieldName: string, value: string | number): string | undefined {
+	return OPTIONS[fieldName]?.[String(value)];
+}
+
+/** Trigger events: the option name, n8n's `action` label and the description. */
+export const TRIGGER_EVENTS: ReadonlyArray<{ value: string; name: string; action: string; description: string }> = [
+	{ value: 'newDdosEvent', name: 'New DDoS Event', action: 'On new DDoS event', description: 'A DDoS event of the site not seen before (any status)' },
+	{ value: 'attackStarted', name: 'Attack Started', action: 'On attack started', description: 'A DDoS event of the site that is ongoing and was not seen as ongoing before' },
+	{ value: 'attackStopped', name: 'Attack Stopped', action: 'On attack stopped', description: 'A DDoS event of the site that has stopped and was not seen as stopped before' },
+	{ value: 'newFlowDownAlert', name: 'New Flow-Down Alert', action: 'On new flow-down alert', description: 'A flow-down alert of the site not seen before' },
+];
+
+/** Readable forms added next to wire values in outputs. */
+export const SEVERITY: Readonly<Record<number, string>> = { 0: 'low', 1: 'medium', 2: 'high' };
+
+/** What the credential's Test button reports. */
+export const credentialTestText = {
+	badBaseUrl: 'Base URL must start with https:// or http:// (the address of the service, without /api or /oauth)',
+	appTokenRefused: (appId: string, msg: string, code: number) =>
+		`The service refused a new app token for App ID "${appId}": ${msg || 'no reason given'} (code ${code}). Check the App ID and Secret.`,
+	appTokenOk: (appId: string, customers: number) =>
+		`Got a new app token for App ID "${appId}" with this Secret, and read the customer list with it (${customers} on the first page).`,
+	newTokenRefused: (msg: string, code: number) =>
+		`The service gave a new app token but refused it for the customer list: ${msg || 'no reason given'} (code ${code}).`,
+	userTokenOk:
+		'The stored user access token works (the customer list was read). The refresh token was not used: renewing it would replace it.',
+	userTokenRejected: (msg: string, code: number) =>
+		`The service is reachable, but it refused the stored user access token (${msg || 'no reason given'}, code ${code}). The refresh token was not tried here (renewing it would replace it); the next run renews the token.`,
+	userTokenUnchecked:
+		'The service answers at this address. The refresh token was not tried (renewing it would replace it); the first run checks it.',
+	notTheService: (baseUrl: string, status: number) =>
+		`${baseUrl} answered HTTP ${status} without the service's {code, msg} envelope: is the Base URL right?`,
+	unreachable: (baseUrl: string, why: string) => `Could not reach the service at ${baseUrl}: ${why}`,
+	invalid: (issues: string) => `The credential is incomplete: ${issues}`,
+};
+
+/** How node errors read. */
+export const errorText = {
+	invalidInput: (title: string, issues: string) => `${title}: ${issues}. Nothing was sent.`,
+	issue: (label: string, rule: string) => `${label} ${rule}`,
+	refused: (title: string, msg: string, code: number) => `${title}: the service refused the request: ${msg || 'no reason given'} (code ${code})`,
+	credentialRefused: (msg: string, code: number) =>
+		`The service refused the credential: ${msg || 'no reason given'} (code ${code}). Check the App ID and Secret (or refresh token) of the Security Service credential.`,
+	credentialRefusedHint: (title: string) => `Nothing was sent for ${title}: no access token could be obtained.`,
+};
+
+/** The Runbook node's words. */
+export const RUNBOOK = {
+	operations: [
+		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
+		{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
+		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
+		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
+		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
+	],
+	signals: [
+		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
+		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },
+		{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
+		{ name: 'Reject', value: 'reject', description: 'Reject the planned changes (nothing is applied)' },
+	],
+	subtitle: '={{ {"cancel":"Cancel a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
+	planHelp:
+		'Attack-response plan: site, customer, domain-ports and what to tighten while the attack lasts (detection, blacklist, IP authentication, switches, cooldown). Every field is described under "Runbook plans" in the package README; the worker validates the plan again.',
+};
