@@ -5,3 +5,4 @@ export { driftAudit } from './driftAudit.mts';
 export { attackReport } from './attackReport.mts';
 export { siteCoordinator } from './siteCoordinator.mts';
 export { durableCall } from './durableCall.mts';
+export { blocks } from './blocks.mts';

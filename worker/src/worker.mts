@@ -4,6 +4,7 @@ import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
 import { createCoordinationActivities } from './coordination.mts';
+import { createBlocksActivities } from './blocks.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -91,6 +92,7 @@ export async function startWorker(cfg: WorkerConfig, opts: { connection?: Native
 				coordination: temporalClient,
 			}),
 			...createCoordinationActivities(temporalClient),
+			...createBlocksActivities(client, temporalClient),
 		},
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...workerTuning(),

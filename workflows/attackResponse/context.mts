@@ -34,7 +34,9 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the revert (or another must-finish step) waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
+	approvers?: string[];
 	lastResult?: AttackResponseResult;
 	log(step: AuditEntry['step'], what: string, why: string, extra?: Partial<AuditEntry>): void;
 	phase(p: Phase): void;
@@ -66,6 +68,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			heldByOthers: rb.heldByOthers,
 			blindSeconds: rb.state.blindSeconds,
 			waitedForApiSeconds: rb.waitedForApiSeconds,
+			...(rb.state.approval ? { approval: rb.state.approval } : {}),
 			audit: rb.audit,
 			...extra,
 		}),
