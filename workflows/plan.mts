@@ -80,7 +80,7 @@ export const planSchema = z
 				 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
 				 * ends). Absent: the revert removes the entries, as before.
 				 */
-				expireAfterSeconds: seconds(60, 90 * 86400).optional(),
+				expireAfterSeconds: seconds(1, 90 * 86400).optional(),
 			})
 			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
 		ipAuth: ipAuth.optional(),
