@@ -49,6 +49,7 @@ async function setup(seed = 11) {
 	return { s, ids, queue, op, close: async () => (await worker.shutdown(), await op.close(), await s.close()) };
 }
 
+const step = (m: string) => process.env.DEBUG_BLOCKS && console.log('step', m, new Date().toISOString());
 const refusal = async (p: Promise<unknown>, field: RegExp) => {
 	const t0 = Date.now();
 	if (process.env.DEBUG_BLOCKS) p.finally(() => console.log('refusal', field, Date.now() - t0)).catch(() => {});
@@ -186,6 +187,7 @@ test('with the runbook: a block queues behind the runbook\'s entry, its expiry l
 		const attack = t.s.sim.startAttack({ site_id, duration: 0, sources: ATTACK_SOURCES });
 		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], detection: { rapidMode: false, thresholds: [] } }));
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+		step('\t\tconst entries = await listed');
 		const entries = await listed(t.op, t.ids);
 		assert.ok(entries.includes('203.0.113.5-203.0.113.6') || entries.includes('203.0.113.5'), `runbook blacklisted (${entries})`);
 		const target = entries.find((e) => e.startsWith('203.0.113.5')) as string;
@@ -194,6 +196,7 @@ test('with the runbook: a block queues behind the runbook\'s entry, its expiry l
 		// A block for the runbook's entry (short) and one for another of its entries (long).
 		const q = await addBlock(env.client, t.queue, site_id, dp, block(target, 2));
 		const q2 = await addBlock(env.client, t.queue, site_id, dp, block(other, 120));
+		step("\t\tassert.equal(q.state, 'queue");
 		assert.equal(q.state, 'queued');
 		assert.match(q.note ?? '', new RegExp(`held by attack-response-${site_id}`));
 		assert.equal(writes(t.s, 'POST').length, entries.length, 'the queued blocks wrote nothing');
@@ -202,20 +205,25 @@ test('with the runbook: a block queues behind the runbook\'s entry, its expiry l
 		assert.ok((await listed(t.op, t.ids)).includes(target), 'an expiry never removes an entry the runbook holds');
 		assert.equal(writes(t.s, 'DELETE').length, 0);
 
+		step('\t\tt.s.sim.stopAttack(attack.id');
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		const bl = r.changes.filter((c) => c.kind === 'blacklistAdd');
 		assert.ok(bl.some((c) => /handed over to blocks-/.test(c.note ?? '')), JSON.stringify(bl.map((c) => c.note)));
 		// The long block keeps its entry after the revert; the expired one was removed right after the hand-over.
+		step("\t\tawait waitFor('expired block");
 		await waitFor('expired block removed after the hand-over', async () => !(await listed(t.op, t.ids)).includes(target), 15_000, 200);
+		step('\t\tconst now = await listed(t.op, t.ids);');
 		const now = await listed(t.op, t.ids);
 		assert.ok(now.includes(other), 'the revert did not remove the entry an expiring block took over');
 		const l = await listBlocks(env.client, site_id, dp);
 		assert.equal(l.find((b) => b.range === q2.range)?.state, 'active');
 		assert.equal(l.find((b) => b.range === q.range)?.state, 'removed');
+		step('\t\tconst held = await holds(env.client, s');
 		const held = await holds(env.client, site_id);
 		assert.deepEqual(held.map((x) => [x.key, x.owner]), [[`${dp}/blacklist/${q2.range}`, `blocks-${site_id}-${dp}`]]);
+		step('\t\tawait removeBlock(env.client, site_id,');
 		await removeBlock(env.client, site_id, dp, { entry: other, by: 'test' });
 		assert.deepEqual(await listed(t.op, t.ids), []);
 	} finally {
