@@ -32,26 +32,29 @@ async function setup(seed: number) {
 	const worker = await startInProcessWorker(env, s.url, queue);
 	return { s, ids, queue, close: async () => (await worker.shutdown(), await s.close()) };
 }
+const refused = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => (assert.match(e.message, re), true));
+let n = 0;
+const wid = (site: string) => `attack-response-${site}-approvals-${process.pid}-${++n}`;
 const writes = (s: Awaited<ReturnType<typeof startSim>>) => s.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
 
 test('decide: refusals change nothing; the approver gets the decision back; result and audit say who, when, via', async () => {
 	const t = await setup(31);
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['alice@soc', 'bob@soc'] }));
+		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['alice@soc', 'bob@soc'] }), { workflowId: wid(t.ids.site_id) });
 		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
-		await assert.rejects(decide(env.client, t.ids.site_id, { approved: true, by: 'mallory', via: 'cli' }), /^by: mallory is not in approval\.approvers/);
-		await assert.rejects(decide(env.client, t.ids.site_id, { approved: false, by: 'bob@soc', via: 'cli' }), /^reason: is required to reject/);
-		await assert.rejects(decide(env.client, t.ids.site_id, { approved: true, by: '', via: 'cli' }), /^by: is required/);
+		await refused(decide(env.client, h.workflowId, { approved: true, by: 'mallory', via: 'cli' }), /^by: mallory is not in approval\.approvers/);
+		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', via: 'cli' }), /^reason: is required to reject/);
+		await refused(decide(env.client, h.workflowId, { approved: true, by: '', via: 'cli' }), /^by: is required/);
 		const st = await h.query(stateQuery);
 		assert.equal(st.phase, 'awaiting-approval', 'still waiting');
 		assert.equal(st.decision, undefined);
 		assert.deepEqual(writes(t.s), [], 'nothing written');
 
-		const d = await decide(env.client, t.ids.site_id, { approved: true, by: 'alice@soc', via: 'cli' });
+		const d = await decide(env.client, h.workflowId, { approved: true, by: 'alice@soc', via: 'cli' });
 		assert.deepEqual([d.accepted, d.decision, d.by, d.via], [true, 'approved', 'alice@soc', 'cli']);
 		assert.ok(Math.abs(Date.parse(d.at) - Date.now()) < 60_000);
-		await assert.rejects(decide(env.client, t.ids.site_id, { approved: false, by: 'bob@soc', reason: 'too late', via: 'cli' }), /^approval: already decided/);
+		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', reason: 'too late', via: 'cli' }), /^approval: already decided/);
 
 		await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting');
 		t.s.sim.stopAttack(attack.id);
@@ -69,19 +72,19 @@ test('after the timeout a decision is refused (default decision kept); the old a
 	const t = await setup(32);
 	try {
 		t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 1, onTimeout: 'reject' }));
+		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 1, onTimeout: 'reject' }), { workflowId: wid(t.ids.site_id) });
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'rejected');
 		assert.deepEqual([r.approval?.decision, r.approval?.via], ['timeout-rejected', 'timeout']);
-		await assert.rejects(decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'cli' }), /completed|not waiting|already decided/);
+		await refused(decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'cli' }), /completed|not waiting|already decided/);
 
-		const h2 = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600 }));
+		const h2 = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600 }), { workflowId: wid(t.ids.site_id) });
 		await waitFor('awaiting approval', async () => (await h2.query(stateQuery)).phase === 'awaiting-approval');
 		await h2.signal('approve', { approved: true, by: 'old-script' });
 		await waitFor('mitigating', async () => (await h2.query(stateQuery)).phase === 'waiting');
 		const st = await h2.query(stateQuery);
 		assert.deepEqual([st.approval?.decision, st.approval?.by, st.approval?.via], ['approved', 'old-script', 'signal']);
-		await assert.rejects(decide(env.client, h2.workflowId, { approved: true, by: 'alice', via: 'cli' }), /^approval: already decided/);
+		await refused(decide(env.client, h2.workflowId, { approved: true, by: 'alice', via: 'cli' }), /^approval: already decided/);
 		await h2.signal('abort', { by: 'test', reason: 'done' });
 		await h2.result();
 	} finally {
