@@ -173,6 +173,9 @@ test('worker SIGKILLed while blocks are active: a new worker removes them at the
 		await waitFor('removed after restart', async () => (await listed(op, ids)).length === 0, 60_000, 250);
 		assert.equal(writes(s, 'POST').length, 2);
 		assert.equal(writes(s, 'DELETE').filter((r) => r.status === 200).length, 2);
+		// Workflow ids are per site and domain-port: let this test's workflows finish before its worker goes away.
+		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`])
+			await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 200);
 	} finally {
 		await kill(child);
 		await op.close();
