@@ -229,6 +229,8 @@ test('with the runbook: a block queues behind the runbook\'s entry, its expiry l
 		step('\t\tawait removeBlock(env.client, site_id,');
 		await removeBlock(env.client, site_id, dp, { entry: other, by: 'test' });
 		assert.deepEqual(await listed(t.op, t.ids), []);
+		for (const id of [`blocks-${site_id}-${dp}`, `site-${site_id}`])
+			await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 200);
 	} finally {
 		await t.close();
 	}
@@ -244,13 +246,16 @@ test('plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no 
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 		const entries = await listed(t.op, t.ids);
 		assert.ok(entries.length > 0);
+		step('\t\tconst bl = await listBlocks(env.client');
 		const bl = await listBlocks(env.client, site_id, t.ids.domain_port_id);
 		assert.deepEqual(bl.map((b) => [b.state, b.via]).sort(), entries.map(() => ['queued', 'runbook']));
 		await new Promise((r) => setTimeout(r, 2500));
 		assert.deepEqual((await listed(t.op, t.ids)).sort(), entries.sort(), 'kept while the runbook holds them');
 		// The runbook dies for good (terminated: no revert). Its holds end (here forced; by themselves at their expiry).
+		step("\t\tawait h.terminate('crashed for good');");
 		await h.terminate('crashed for good');
 		await release(env.client, site_id, `attack-response-${site_id}`);
+		step("\t\tawait waitFor('entries removed by thei");
 		await waitFor('entries removed by their blocks', async () => (await listed(t.op, t.ids)).length === 0, 15_000, 200);
 		assert.equal(writes(t.s, 'DELETE').filter((r) => r.status === 200).length, entries.length, 'one removal per entry');
 	} finally {
