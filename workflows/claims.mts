@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import { COORDINATION, type ClaimRequest, type ClaimResult, type Hold } from './coordination.mts';
+import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
 
 /**
  * Workflow side of "one owner per setting": claim, release and look up the holds of a site through the
@@ -16,5 +16,8 @@ const coord = proxyActivities<Record<string, (input: Record<string, unknown>) =>
 });
 
 export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> => coord[COORDINATION.claim]({ site_id, ...req });
-export const release = (site_id: string, keys?: string[]): Promise<{ released: number }> => coord[COORDINATION.release]({ site_id, ...(keys ? { keys } : {}) });
+export const release = (site_id: string, keys?: string[], queuedOnly?: boolean): Promise<{ released: number; dequeued?: number }> =>
+	coord[COORDINATION.release]({ site_id, ...(keys ? { keys } : {}), ...(queuedOnly ? { queuedOnly: true } : {}) });
+/** Passes the caller's keys that have a successor to it (expiring blocks); returns them: leave those settings alone. */
+export const handover = (site_id: string, keys: string[]): Promise<HandoverResult> => coord[COORDINATION.handover]({ site_id, keys });
 export const holdsOf = (site_id: string): Promise<Hold[]> => coord[COORDINATION.holds]({ site_id });

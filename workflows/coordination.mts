@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /**
  * One owner per setting (workflows/README.md "One owner per setting"). Every playbook of ours that writes a site asks
@@ -49,28 +49,62 @@ export interface ClaimRequest {
 	ttlSeconds?: number;
 	/** lease only: wait until every key is free, then take them all (used to serialize HTTP-filter writes). */
 	wait?: boolean;
+	/**
+	 * hold only (expiring blocks): a key another HOLD has is not refused but queued — this owner becomes its
+	 * successor (one per key). The key passes to the successor when its holder hands it over (`handover`), releases
+	 * it or dies (its `until`); the successor is then told by the signal `handedOver` (keys).
+	 */
+	queue?: boolean;
 }
 
 export interface ClaimResult {
 	granted: string[];
 	/** Keys another owner holds (or leases): not granted, to be left alone and reported. */
 	held: Hold[];
+	/** queue: keys this owner now waits for as successor (their holder is in `held`). */
+	queued?: string[];
 }
 
 export interface ReleaseRequest {
 	owner: string;
 	/** Keys to release; all of the owner's when absent. */
 	keys?: string[];
+	/** Only withdraw this owner's successor places (queue), keep what it holds. */
+	queuedOnly?: boolean;
+}
+
+/** A successor waiting for a key another hold has (claim `queue: true`). */
+export interface Successor {
+	key: string;
+	owner: string;
+	ttlSeconds: number;
+	reason: string;
+	since: string;
+}
+
+export interface HandoverRequest {
+	owner: string;
+	/** The holder's keys it is about to let go (e.g. the blacklist entries its revert would remove). */
+	keys: string[];
+}
+
+/** Keys passed to their successor (the holder must not undo them: the successor owns them now). */
+export interface HandoverResult {
+	handedOver: { key: string; to: string }[];
 }
 
 export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
-export const releaseUpdate = defineUpdate<{ released: number }, [ReleaseRequest]>('release');
+export const releaseUpdate = defineUpdate<{ released: number; dequeued?: number }, [ReleaseRequest]>('release');
+export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('handover');
+/** Sent by the coordinator to a successor when keys pass to it. */
+export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');
 export const holdsQuery = defineQuery<Hold[]>('holds');
 
 /** Activity names (registered by worker/src/coordination.mts). */
 export const COORDINATION = {
 	claim: 'coordination.claim',
 	release: 'coordination.release',
+	handover: 'coordination.handover',
 	holds: 'coordination.holds',
 } as const;
 

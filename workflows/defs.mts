@@ -83,6 +83,8 @@ export interface RunbookState {
 	blindSeconds: number;
 	/** Writes repeated during the wait because a setting was found back at its snapshot value. */
 	reapplied: number;
+	/** Who decided the approval gate, when, through which interface (cli, n8n, http, api; signal = old builds; timeout; abort). */
+	approval?: ApprovalRecord;
 	/** Why the wait ended: cooldown observed attack-free, an operator's abort, or the maxDurationSeconds bound. */
 	endedBy?: 'cooldown' | 'abort' | 'max-duration';
 }
@@ -108,6 +110,8 @@ export interface AttackResponseResult {
 	blindSeconds: number;
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
+	/** The approval gate's decision: who, when, through which interface. */
+	approval?: ApprovalRecord;
 	audit: AuditEntry[];
 	error?: string;
 	/** When things happened (the attack report's markers): runbook start, event start (unix s), mitigated, attack over, reverted, approval. */
@@ -127,6 +131,14 @@ export interface TrafficSample {
 export interface EventTraffic {
 	bps?: Record<string, number[][]>;
 	pps?: Record<string, number[][]>;
+}
+
+export interface ApprovalRecord {
+	decision: NonNullable<RunbookState['decision']>;
+	by?: string;
+	at: string;
+	via: string;
+	reason?: string;
 }
 
 export interface AttackResponseInput {

@@ -6,3 +6,4 @@ export { attackReport } from './attackReport.mts';
 export { siteCoordinator } from './siteCoordinator.mts';
 export { durableCall } from './durableCall.mts';
 export { fleetWatch } from './fleetWatch.mts';
+export { blocks } from './blocks.mts';

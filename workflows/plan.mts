@@ -74,8 +74,13 @@ export const planSchema = z
 				timeoutSeconds: seconds(1, 86400).default(300),
 				/** Decision taken when nobody answers in time. Conservative default: reject (change nothing). */
 				onTimeout: z.enum(['approve', 'reject']).default('reject'),
+				/** Identities allowed to approve or reject (the `by` of the decision). Empty: anyone who can reach the runbook. */
+				approvers: z
+					.array(z.string({ error: 'must be an identity (text)' }).min(1, { error: 'must not be empty' }).max(200), { error: 'must be a list of identities' })
+					.max(100, { error: 'must list at most 100 identities' })
+					.default([]),
 			})
-			.default({ required: false, timeoutSeconds: 300, onTimeout: 'reject' }),
+			.default({ required: false, timeoutSeconds: 300, onTimeout: 'reject', approvers: [] }),
 		detection: z
 			.strictObject({
 				rapidMode: z.boolean().default(true),
@@ -90,6 +95,13 @@ export const planSchema = z
 				minPercent: z.number().min(0).max(100).default(0),
 				/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
 				protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
+				/**
+				 * Register every entry the runbook adds as an expiring block (workflows/blocks.mts) ending this many seconds
+				 * after it was added: the revert hands the entries over to their blocks instead of removing them, and a
+				 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
+				 * ends). Absent: the revert removes the entries, as before.
+				 */
+				expireAfterSeconds: seconds(1, 90 * 86400).optional(),
 			})
 			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
 		ipAuth: ipAuthSchema.optional(),

@@ -1,5 +1,16 @@
-import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
-import { claimUpdate, holdsQuery, MAX_KEYS, releaseUpdate, type ClaimRequest, type Hold, type ReleaseRequest } from './coordination.mts';
+import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+	claimUpdate,
+	handedOverSignal,
+	handoverUpdate,
+	holdsQuery,
+	MAX_KEYS,
+	releaseUpdate,
+	type ClaimRequest,
+	type Hold,
+	type ReleaseRequest,
+	type Successor,
+} from './coordination.mts';
 
 /**
  * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that
@@ -10,6 +21,9 @@ import { claimUpdate, holdsQuery, MAX_KEYS, releaseUpdate, type ClaimRequest, ty
  *  - a LEASE (drift enforce, expiring blocks) takes the free keys and gets the others back as `held`; with `wait`
  *    it waits until all its keys are free (HTTP-filter writes, one at a time per domain-port, first come first served);
  *  - holds and leases end when their owner releases them or at their `until` (an owner that died);
+ *  - SUCCESSORS (claim `queue: true`, expiring blocks): a hold request for a key another hold has registers as the
+ *    key's successor; the key passes to it when the holder hands it over (`handover`: the holder will not undo the
+ *    setting), releases it or dies; the successor is told by the signal `handedOver`;
  *  - idle (nothing held, nobody waiting) → the workflow completes at once; the next claim starts a new run (an
  *    Update that reaches a run as it completes fails, and its activity retries against the new run).
  */
@@ -17,6 +31,7 @@ import { claimUpdate, holdsQuery, MAX_KEYS, releaseUpdate, type ClaimRequest, ty
 export interface SiteCoordinatorInput {
 	site_id: string;
 	holds?: Hold[];
+	successors?: Successor[];
 }
 
 /** Completing as soon as nothing is held keeps no coordinator bound to a task queue nobody polls any more. */
@@ -25,15 +40,33 @@ const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
 	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
+	const successors = new Map<string, Successor>((input.successors ?? []).map((x) => [x.key, x]));
+	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
+	const toTell = new Map<string, string[]>();
 	let lastTouched = Date.now();
 	let touched = false;
 	const touch = () => {
 		lastTouched = Date.now();
 		touched = true;
 	};
+	/** Ends a hold; a successor waiting for the key gets it. */
+	const drop = (key: string) => {
+		holds.delete(key);
+		const next = successors.get(key);
+		if (!next) return;
+		successors.delete(key);
+		const now = Date.now();
+		holds.set(key, { key, owner: next.owner, mode: 'hold', since: new Date(now).toISOString(), until: new Date(now + next.ttlSeconds * 1000).toISOString(), reason: next.reason });
+		toTell.set(next.owner, [...(toTell.get(next.owner) ?? []), key]);
+	};
 	const expire = () => {
 		const now = Date.now();
-		for (const [k, h] of holds) if (Date.parse(h.until) <= now) holds.delete(k);
+		for (const [k, s] of successors) if (Date.parse(s.since) + s.ttlSeconds * 1000 <= now) successors.delete(k);
+		for (const [k, h] of holds) if (Date.parse(h.until) <= now) drop(k);
+	};
+	const live = () => {
+		const now = Date.now();
+		return [...holds.values()].filter((h) => Date.parse(h.until) > now);
 	};
 	const others = (req: ClaimRequest, modes: Hold['mode'][]) =>
 		req.keys.map((k) => holds.get(k)).filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
@@ -61,7 +94,16 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 					return true;
 				});
 				touch();
-				return { granted, held };
+				if (!req.queue) return { granted, held };
+				const queued: string[] = [];
+				const now = new Date(Date.now()).toISOString();
+				for (const h of held) {
+					const s = successors.get(h.key);
+					if (s && s.owner !== req.owner) continue; // one successor per key: the second one is refused (in held)
+					successors.set(h.key, { key: h.key, owner: req.owner, ttlSeconds: req.ttlSeconds ?? DEFAULT_TTL.hold, reason: req.reason, since: s?.since ?? now });
+					queued.push(h.key);
+				}
+				return { granted, held, queued };
 			}
 			expire();
 			const held = others(req, ['hold', 'lease']);
@@ -76,12 +118,19 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		(req: ReleaseRequest) => {
 			touch();
 			let released = 0;
-			for (const [k, h] of holds) {
+			let dequeued = 0;
+			for (const [k, s] of successors) {
+				if (s.owner !== req.owner || (req.keys && !req.keys.includes(k))) continue;
+				successors.delete(k);
+				dequeued++;
+			}
+			if (req.queuedOnly) return { released, dequeued };
+			for (const [k, h] of [...holds]) {
 				if (h.owner !== req.owner || (req.keys && !req.keys.includes(k))) continue;
-				holds.delete(k);
+				drop(k);
 				released++;
 			}
-			return { released };
+			return { released, dequeued };
 		},
 		{
 			validator: (req) => {
@@ -90,22 +139,53 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			},
 		},
 	);
-	setHandler(holdsQuery, () => {
-		expire();
-		return [...holds.values()];
-	});
+	setHandler(
+		handoverUpdate,
+		(req) => {
+			touch();
+			expire();
+			const handedOver: { key: string; to: string }[] = [];
+			for (const key of req.keys) {
+				const h = holds.get(key);
+				const next = successors.get(key);
+				if (!h || h.owner !== req.owner || !next) continue;
+				drop(key);
+				handedOver.push({ key, to: next.owner });
+			}
+			return { handedOver };
+		},
+		{
+			validator: (req) => {
+				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+				if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+			},
+		},
+	);
+	// A query must not change state: expired holds are filtered here, dropped by the main loop.
+	setHandler(holdsQuery, () => live());
+
+	/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
+	const tell = async () => {
+		const batch = [...toTell];
+		toTell.clear();
+		await Promise.all(
+			batch.map(([owner, keys]) => getExternalWorkflowHandle(owner).signal(handedOverSignal, { site_id: input.site_id, keys }).catch(() => undefined)),
+		);
+	};
 
 	for (;;) {
 		expire();
+		if (toTell.size) await tell();
 		const now = Date.now();
-		if (holds.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
+		if (holds.size === 0 && successors.size === 0 && toTell.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
 		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 4000) {
 			await condition(allHandlersFinished);
-			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()] });
+			if (toTell.size) await tell();
+			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()], successors: [...successors.values()] });
 		}
 		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
 		touched = false;
-		await condition(() => touched, Math.max(100, nextExpiry - now));
+		await condition(() => touched || toTell.size > 0, Math.max(100, nextExpiry - now));
 	}
 }
 
@@ -118,4 +198,5 @@ function validateClaim(req: ClaimRequest): void {
 	if (req.ttlSeconds !== undefined && (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds < 1 || req.ttlSeconds > 40 * 86400))
 		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
 	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
+	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
 }

@@ -11,9 +11,13 @@ import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
+import { addBlock, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
+import { BlockInputError } from '../../workflows/blocksShared.mts';
+import type { Client as TemporalClient } from '@temporalio/client';
 import {
 	abort,
-	approve,
+	decide,
+	DecisionRefused,
 	createSchedule,
 	deleteSchedule,
 	extendCooldown,
@@ -34,7 +38,8 @@ const USAGE = `usage: secsvc <command> [options]
 
   worker                                   run the worker (config: env / SECSVC_CONFIG, see worker/README.md)
   start --plan FILE [--dry-run] [--wait]   start attack response (workflow id attack-response-<site>)
-  approve SITE|ID [--reject] [--by NAME] [--reason TEXT]
+  approve SITE|ID --by ID [--reason TEXT]   approve (Update: the decision comes back; refused when not an approver …)
+  reject SITE|ID --by ID --reason TEXT     reject (a reason is required)
   abort SITE|ID [--by NAME] [--reason TEXT]
   extend SITE|ID --seconds N               extend the cooldown
   inspect SITE|ID                          state and changes (running) or result (closed), as JSON
@@ -53,6 +58,11 @@ const USAGE = `usage: secsvc <command> [options]
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
+  block add SITE DP ENTRY --seconds N --by ID --reason TEXT [--max-prefix N]
+                                           block an address / start-end range / CIDR for N seconds (removed at expiry)
+  block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
+  block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
+  block remove SITE DP ENTRY --by ID       remove now
   call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
   deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
   deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
@@ -163,9 +173,15 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				return 0;
 			}
 			case 'approve':
-				await approve(await conn(), need(0, 'SITE|ID'), o.reject !== true, str(o.by, '--by'), str(o.reason, '--reason'));
-				out(o.reject ? 'rejected' : 'approved');
+			case 'reject': {
+				const approved = cmd === 'approve' && o.reject !== true;
+				if (typeof o.by !== 'string' || !o.by.trim()) throw new UsageError('--by: is required (your identity, as listed in the plan\'s approval.approvers)');
+				if (!approved && typeof o.reason !== 'string') throw new UsageError('--reason: is required to reject');
+				out(await decide(await conn(), need(0, 'SITE|ID'), { approved, by: o.by, reason: str(o.reason, '--reason'), via: 'cli' }));
 				return 0;
+			}
+			case 'block':
+				return await blockCommand(pos, o, conn, t.taskQueue, out);
 			case 'abort':
 				await abort(await conn(), need(0, 'SITE|ID'), str(o.by, '--by'), str(o.reason, '--reason'));
 				out('abort sent');
@@ -312,7 +328,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		}
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e)) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e) || e instanceof BlockInputError || e instanceof BlockRefused || e instanceof DecisionRefused) {
 			io.err(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}
@@ -324,3 +340,48 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 	}
 }
 
+async function blockCommand(
+	pos: string[],
+	o: Record<string, string | boolean>,
+	conn: () => Promise<TemporalClient>,
+	taskQueue: string,
+	out: (v: unknown) => void,
+): Promise<number> {
+	const sub = pos[0];
+	const arg = (i: number, what: string) => {
+		if (!pos[i]) throw new UsageError(`${what}: is required`);
+		return pos[i];
+	};
+	const int = (k: string) => {
+		const v = o[k];
+		if (typeof v !== 'string' || !/^-?\d+$/.test(v)) throw new UsageError(`--${k}: must be an integer`);
+		return Number(v);
+	};
+	const by = () => {
+		if (typeof o.by !== 'string') throw new UsageError('--by: is required (who asks)');
+		return o.by;
+	};
+	switch (sub) {
+		case 'add': {
+			const maxPrefix = o['max-prefix'] === undefined ? undefined : int('max-prefix');
+			if (maxPrefix !== undefined && (maxPrefix < 0 || maxPrefix > 32)) throw new UsageError('--max-prefix: must be 0 to 32');
+			if (typeof o.reason !== 'string') throw new UsageError('--reason: is required (why the block)');
+			const req = { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), reason: o.reason, via: 'cli' as const };
+			out(await addBlock(await conn(), taskQueue, arg(1, 'SITE'), arg(2, 'DP'), req, maxPrefix));
+			return 0;
+		}
+		case 'list': {
+			const blocks = await listBlocks(await conn(), arg(1, 'SITE'), typeof o.dp === 'string' ? o.dp : undefined);
+			out(o.json ? blocks : formatBlocks(blocks));
+			return 0;
+		}
+		case 'extend':
+			out(await extendBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' }));
+			return 0;
+		case 'remove':
+			out(await removeBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' }));
+			return 0;
+		default:
+			throw new UsageError(`block ${sub ?? ''}: must be add, list, extend or remove`);
+	}
+}

@@ -5,8 +5,10 @@ import {
 	claimUpdate,
 	coordinatorIdFor,
 	COORDINATION,
+	handoverUpdate,
 	holdsQuery,
 	releaseUpdate,
+	type HandoverResult,
 	type ClaimRequest,
 	type ClaimResult,
 	type Hold,
@@ -25,6 +27,10 @@ export interface CoordinationInput {
 	reason?: string;
 	ttlSeconds?: number;
 	wait?: boolean;
+	/** hold: queue as successor for keys another hold has (expiring blocks). */
+	queue?: boolean;
+	/** release: only withdraw successor places. */
+	queuedOnly?: boolean;
 	/** Release / claim on behalf of this owner instead of the calling workflow (CLI force-release only). */
 	owner?: string;
 }
@@ -40,7 +46,8 @@ export function createCoordinationActivities(client: () => Client): Record<strin
 	};
 	return {
 		[COORDINATION.claim]: async (input) => heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
-		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys)),
+		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
+		[COORDINATION.handover]: async (input) => heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
 		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
 	};
 }
@@ -69,6 +76,7 @@ export async function claim(client: Client, input: CoordinationInput & { owner: 
 		reason: input.reason ?? '',
 		...(input.ttlSeconds !== undefined ? { ttlSeconds: input.ttlSeconds } : {}),
 		...(input.wait ? { wait: true } : {}),
+		...(input.queue ? { queue: true } : {}),
 	};
 	try {
 		return await client.workflow.executeUpdateWithStart(claimUpdate, {
@@ -87,11 +95,24 @@ export async function claim(client: Client, input: CoordinationInput & { owner: 
 	}
 }
 
-export async function release(client: Client, site: string, owner: string, keys?: string[]): Promise<{ released: number }> {
+export async function release(client: Client, site: string, owner: string, keys?: string[], queuedOnly?: boolean): Promise<{ released: number; dequeued?: number }> {
 	try {
-		return await client.workflow.getHandle(coordinatorIdFor(site)).executeUpdate(releaseUpdate, { args: [{ owner, ...(keys ? { keys } : {}) }] });
+		return await client.workflow
+			.getHandle(coordinatorIdFor(site))
+			.executeUpdate(releaseUpdate, { args: [{ owner, ...(keys ? { keys } : {}), ...(queuedOnly ? { queuedOnly: true } : {}) }] });
 	} catch (e) {
-		if (notRunning(e)) return { released: 0 }; // no coordinator: nothing held
+		if (notRunning(e)) return { released: 0, dequeued: 0 }; // no coordinator: nothing held
+		throw e;
+	}
+}
+
+/** The holder's keys that have a successor pass to it now (the holder must then leave those settings as they are). */
+export async function handover(client: Client, site: string, owner: string, keys: string[]): Promise<HandoverResult> {
+	if (!keys.length) return { handedOver: [] };
+	try {
+		return await client.workflow.getHandle(coordinatorIdFor(site)).executeUpdate(handoverUpdate, { args: [{ owner, keys }] });
+	} catch (e) {
+		if (notRunning(e)) return { handedOver: [] };
 		throw e;
 	}
 }

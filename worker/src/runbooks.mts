@@ -1,4 +1,5 @@
-import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { decideUpdate, type DecideRequest } from '../../workflows/attackResponse/approval.mts';
 import {
 	abortSignal,
 	approveSignal,
@@ -8,6 +9,7 @@ import {
 	scheduleIdFor,
 	stateQuery,
 	workflowIdFor,
+	type ApprovalRecord,
 	type AttackResponseResult,
 	type AuditEntry,
 	type Phase,
@@ -34,8 +36,38 @@ export async function startAttackResponse(client: Client, taskQueue: string, pla
 
 export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => client.workflow.getHandle(runbookId(siteOrId));
 
+/**
+ * Approve / reject through the runbook's `decide` Update: the decision comes back (accepted, by whom, when, via), or
+ * the refusal (not an approver, no reason for a rejection, nothing awaited any more) as a DecisionRefused — nothing
+ * changed. A runbook started by a build without the Update gets the old `approve` signal (no answer).
+ */
+export async function decide(client: Client, siteOrId: string, req: DecideRequest): Promise<ApprovalRecord & { accepted: boolean; signalled?: boolean }> {
+	const h = handleFor(client, siteOrId);
+	try {
+		return await h.executeUpdate(decideUpdate, { args: [req] });
+	} catch (e) {
+		if (e instanceof WorkflowUpdateFailedError) {
+			const msg = String(e.cause?.message ?? e.message);
+			if (/handler|unknown update/i.test(msg)) {
+				await h.signal(approveSignal, { approved: req.approved, by: req.by, reason: req.reason });
+				return { accepted: true, signalled: true, decision: req.approved ? 'approved' : 'rejected', by: req.by, at: new Date().toISOString(), via: 'signal' };
+			}
+			throw new DecisionRefused(msg);
+		}
+		throw e;
+	}
+}
+
+export class DecisionRefused extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = 'DecisionRefused';
+	}
+}
+
+/** Old entry point (signal semantics kept for callers): now the Update, via 'api'. */
 export async function approve(client: Client, siteOrId: string, approved: boolean, by?: string, reason?: string) {
-	await handleFor(client, siteOrId).signal(approveSignal, { approved, by, reason });
+	return decide(client, siteOrId, { approved, by: by ?? '', reason, via: 'api' });
 }
 
 export async function abort(client: Client, siteOrId: string, by?: string, reason?: string) {

@@ -5,6 +5,7 @@ import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
 import { createCoordinationActivities } from './coordination.mts';
 import { createFleetActivities } from './fleetActivities.mts';
+import { createBlocksActivities } from './blocks.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
@@ -118,6 +119,7 @@ export async function startWorker(
 			}),
 			...createCoordinationActivities(temporalClient),
 			...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
+			...createBlocksActivities(client, temporalClient),
 		},
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),

@@ -2,6 +2,7 @@ import type { Change } from '../defs.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
+import { registerExpiringBlocks } from './ownership.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -43,6 +44,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		});
 		const failed = settled.find((r) => r.status === 'rejected');
 		if (failed) throw (failed as PromiseRejectedResult).reason;
+		if (k === 'blacklistAdd') await registerExpiringBlocks(rb, ctx); // plan.blacklist.expireAfterSeconds (ownership.mts)
 	}
 	rb.state.mitigatedAt = iso(Date.now());
 }

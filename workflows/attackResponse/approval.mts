@@ -1,5 +1,39 @@
-import { condition } from '@temporalio/workflow';
+import { condition, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalRecord, RunbookState } from '../defs.mts';
 import type { PlanContext, Runbook } from './context.mts';
+
+/**
+ * Approve / reject as a Temporal Update (`decide`): the validator refuses — and nothing changes — an approver not in
+ * the plan's `approval.approvers` (empty = anyone), a rejection without a reason, a decision when none is awaited
+ * (before the gate, after the decision, after the timeout). The caller gets the decision back synchronously.
+ * The old `approve` signal still works for runbooks started by older builds (and records via 'signal').
+ */
+export interface DecideRequest {
+	approved: boolean;
+	by: string;
+	reason?: string;
+	/** Which interface the decision came through (recorded in the audit and the result). */
+	via?: 'cli' | 'n8n' | 'http' | 'api';
+}
+
+export const decideUpdate = defineUpdate<ApprovalRecord & { accepted: true }, [DecideRequest]>('decide');
+const VIA = ['cli', 'n8n', 'http', 'api'];
+
+/** Throws (field: rule) when the decision must be refused. */
+export function checkDecision(rb: Runbook, req: DecideRequest): void {
+	if (!req || typeof req !== 'object') throw new Error('decision: must be an object');
+	if (typeof req.approved !== 'boolean') throw new Error('approved: must be true or false');
+	if (typeof req.by !== 'string' || !req.by.trim() || req.by.length > 200) throw new Error('by: is required (the identity of the person deciding, at most 200 characters)');
+	if (req.via !== undefined && !VIA.includes(req.via)) throw new Error(`via: must be one of ${VIA.join(', ')}`);
+	if (!req.approved && (typeof req.reason !== 'string' || !req.reason.trim())) throw new Error('reason: is required to reject');
+	if (req.reason !== undefined && (typeof req.reason !== 'string' || req.reason.length > 1000)) throw new Error('reason: must be text of at most 1000 characters');
+	const st: RunbookState = rb.state;
+	if (st.approval) throw new Error(`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`);
+	if (rb.approval) throw new Error(`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`);
+	if (st.phase !== 'awaiting-approval') throw new Error(`approval: the runbook is not waiting for a decision (phase ${st.phase}); nothing changed`);
+	const approvers = rb.approvers ?? [];
+	if (approvers.length && !approvers.includes(req.by.trim())) throw new Error(`by: ${req.by} is not in approval.approvers; nothing changed`);
+}
 
 /** Step 3 — approval gate: waits for approve / reject / abort, or applies the plan's timeout decision. Returns false when rejected. */
 export async function approvalGate(rb: Runbook, ctx: PlanContext): Promise<boolean> {
@@ -9,11 +43,20 @@ export async function approvalGate(rb: Runbook, ctx: PlanContext): Promise<boole
 		state.decision = 'not-required';
 		return true;
 	}
+	rb.approvers = plan.approval.approvers;
 	rb.phase('awaiting-approval');
 	const answered = await condition(() => rb.approval !== undefined || state.aborted, plan.approval.timeoutSeconds * 1000);
 	if (state.aborted) state.decision = 'rejected';
 	else if (answered && rb.approval) state.decision = rb.approval.approved ? 'approved' : 'rejected';
 	else state.decision = plan.approval.onTimeout === 'approve' ? 'timeout-approved' : 'timeout-rejected';
+	const a = answered && !state.aborted ? rb.approval : undefined;
+	state.approval = {
+		decision: state.decision,
+		by: a?.by,
+		at: a?.at ?? new Date(Date.now()).toISOString(),
+		via: a?.via ?? (state.aborted ? 'abort' : 'timeout'),
+		...(a?.reason ? { reason: a.reason } : {}),
+	};
 	rb.log('awaiting-approval', `decision: ${state.decision}`, answered ? 'operator answered' : `no answer within ${plan.approval.timeoutSeconds}s; default applies`);
 	if (state.decision === 'rejected' || state.decision === 'timeout-rejected') {
 		for (const c of rb.changes) c.status = 'unchanged';

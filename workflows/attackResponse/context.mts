@@ -35,7 +35,9 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
+	approvers?: string[];
 	lastResult?: AttackResponseResult;
 	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
 	obs: Observer;
@@ -75,6 +77,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			heldByOthers: rb.heldByOthers,
 			blindSeconds: rb.state.blindSeconds,
 			waitedForApiSeconds: rb.waitedForApiSeconds,
+			...(rb.state.approval ? { approval: rb.state.approval } : {}),
 			audit: rb.audit,
 			marks: pick(rb.state),
 			traffic: rb.obs.samples(),

@@ -1,5 +1,7 @@
 import { settingKey, type Hold } from '../coordination.mts';
-import { claim, release } from '../claims.mts';
+import { patched, proxyActivities } from '@temporalio/workflow';
+import { claim, handover, release } from '../claims.mts';
+import { BLOCKS_ACTIVITY } from '../blocksShared.mts';
 import type { Change } from '../defs.mts';
 import { formatRange, parseEntry } from '../ranges.mts';
 import type { PlanContext, Runbook } from './context.mts';
@@ -102,4 +104,47 @@ export async function releaseAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 		rb.log('done', 'could not release the held settings', `they are let go by the coordinator at their expiry (${String((e as Error)?.message ?? e)})`);
 	}
 	rb.state.holding = undefined;
+}
+
+/**
+ * plan.blacklist.expireAfterSeconds: the entries this runbook added are registered as expiring blocks (adopted: they
+ * queue behind this runbook's hold and take the entries over at its revert, or when the hold of a runbook that died
+ * ends). Best effort: a block that cannot be registered is noted; the revert then removes the entry as before.
+ */
+const blockActs = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<unknown>>>({
+	startToCloseTimeout: '2m',
+	retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: ['BlockRefused', 'ValidationError'] },
+});
+
+export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Promise<void> {
+	const seconds = ctx.plan.blacklist.expireAfterSeconds;
+	if (!seconds) return;
+	const entries = rb.changes.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied').flatMap((c) => (c.after as string[]).map((e) => ({ dp: c.target.domain_port_id, e })));
+	await Promise.all(
+		entries.map(async ({ dp, e }) => {
+			try {
+				await blockActs[BLOCKS_ACTIVITY.register]({ site_id: ctx.site, domain_port_id: dp, entry: e, seconds, by: `attack-response-${ctx.site}`, reason: 'attack source blacklisted by the attack response', via: 'runbook', adopt: true });
+				rb.log('blacklisting', `expiring block registered: ${e} (${dp})`, `plan.blacklist.expireAfterSeconds = ${seconds}: removed by its block at the latest after the runbook lets go`);
+			} catch (err) {
+				rb.log('blacklisting', `expiring block not registered: ${e} (${dp})`, String((err as { cause?: Error })?.cause?.message ?? (err as Error)?.message ?? err));
+			}
+		}),
+	);
+}
+
+/**
+ * Revert hook: blacklist entries of this runbook that an expiring block waits for (its successor at the coordinator)
+ * pass to that block now; the revert must not remove them. Returns entry key → new owner.
+ */
+export async function handOverEntries(rb: Runbook, ctx: PlanContext): Promise<Map<string, string>> {
+	if (rb.state.holding === undefined || !patched('expiring-blocks-handover')) return new Map();
+	const keys = rb.changes.filter((c) => c.kind === 'blacklistAdd' && (c.status === 'applied' || c.status === 'pending')).flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
+	if (!keys.length) return new Map();
+	try {
+		const r = await handover(ctx.site, keys);
+		return new Map(r.handedOver.map((h) => [h.key, h.to]));
+	} catch (e) {
+		rb.log('reverting', 'could not ask the coordinator about expiring blocks', `entries are removed as usual (${String((e as Error)?.message ?? e)})`);
+		return new Map();
+	}
 }

@@ -5,6 +5,7 @@ import { applyChange } from './apply.mts';
 import { compare, needFor, presentEntries, readSettings } from './live.mts';
 import { errText } from './settings.mts';
 import { withPatience } from './patience.mts';
+import { entryKey, handOverEntries } from './ownership.mts';
 
 /**
  * Step 6 — revert, whatever happened before (success, abort, failure, cancellation): walks the changes in reverse,
@@ -15,13 +16,15 @@ import { withPatience } from './patience.mts';
 export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 	rb.phase('reverting');
 	await CancellationScope.nonCancellable(async () => {
+		// Entries an expiring block waits for pass to it: they stay on the list until the block's expiry.
+		const handed = await handOverEntries(rb, ctx);
 		for (const c of [...rb.changes].reverse()) {
 			if (c.status !== 'applied' && c.status !== 'pending') {
 				if (c.status === 'planned') c.status = 'unchanged';
 				continue;
 			}
 			try {
-				await withPatience(rb, ctx, `revert of ${c.what}`, () => revertChange(ctx, c));
+				await withPatience(rb, ctx, `revert of ${c.what}`, () => revertChange(ctx, c, handed));
 			} catch (e) {
 				c.status = 'revert-failed';
 				c.note = errText(e);
@@ -39,13 +42,19 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 	rb.state.revertedAt = iso(Date.now());
 }
 
-async function revertChange(ctx: PlanContext, c: Change): Promise<void> {
+async function revertChange(ctx: PlanContext, c: Change, handed: Map<string, string>): Promise<void> {
 	const live = await readSettings(ctx, ctx.revertReads, needFor([c]));
 	if (c.kind === 'blacklistAdd') {
-		const present = presentEntries(c, live);
+		const to = (e: string) => handed.get(entryKey(c.target.domain_port_id, e));
+		const presentAll = presentEntries(c, live);
+		const present = presentAll.filter((e) => !to(e));
 		if (present.length) await ctx.revertActs['applicationProtection.ipBlacklist.remove']({ ...ctx.dpParams(c.target.domain_port_id), ip_black_list: present });
-		const gone = (c.after as string[]).filter((e) => !present.includes(e));
-		if (gone.length) c.note = `already removed by someone else: ${gone.join(', ')}`;
+		const gone = (c.after as string[]).filter((e) => !presentAll.includes(e));
+		const notes: string[] = [];
+		if (gone.length) notes.push(`already removed by someone else: ${gone.join(', ')}`);
+		const kept = presentAll.filter((e) => to(e));
+		if (kept.length) notes.push(`handed over to ${[...new Set(kept.map((e) => to(e)))].join(', ')}: ${kept.join(', ')} (removed at the block's expiry)`);
+		if (notes.length) c.note = notes.join('; ');
 		c.status = present.length ? 'restored' : 'unchanged';
 		return;
 	}

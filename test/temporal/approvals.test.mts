@@ -1,0 +1,99 @@
+/**
+ * Approvals as a Temporal Update (`decide`, workflows/attackResponse/approval.mts) on a real dev server: a refused
+ * approver, a rejection without a reason, a second decision and a decision after the timeout are refused and change
+ * nothing; the caller gets the decision back; the result and the audit record who, when and through which
+ * interface; the old `approve` signal still works; a bad approvers list is refused before anything starts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { parsePlan } from '../../workflows/plan.mts';
+import { decide, startAttackResponse } from '../../worker/src/runbooks.mts';
+import { workflowBundle } from '../../worker/src/bundle.mts';
+import { ATTACK_SOURCES, createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+const small = (ids: Ids, approval: Record<string, unknown>) =>
+	plan(ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval });
+
+async function setup(seed: number) {
+	const s = await startSim(seed);
+	const ids: Ids = s.sim.firstIds();
+	const queue = uniqueQueue('approvals');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	return { s, ids, queue, close: async () => (await worker.shutdown(), await s.close()) };
+}
+const refused = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => (assert.match(e.message, re), true));
+let n = 0;
+const wid = (site: string) => `attack-response-${site}-approvals-${process.pid}-${++n}`;
+const writes = (s: Awaited<ReturnType<typeof startSim>>) => s.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
+
+test('decide: refusals change nothing; the approver gets the decision back; result and audit say who, when, via', async () => {
+	const t = await setup(31);
+	try {
+		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['alice@soc', 'bob@soc'] }), { workflowId: wid(t.ids.site_id) });
+		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
+		await refused(decide(env.client, h.workflowId, { approved: true, by: 'mallory', via: 'cli' }), /^by: mallory is not in approval\.approvers/);
+		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', via: 'cli' }), /^reason: is required to reject/);
+		await refused(decide(env.client, h.workflowId, { approved: true, by: '', via: 'cli' }), /^by: is required/);
+		const st = await h.query(stateQuery);
+		assert.equal(st.phase, 'awaiting-approval', 'still waiting');
+		assert.equal(st.decision, undefined);
+		assert.deepEqual(writes(t.s), [], 'nothing written');
+
+		const d = await decide(env.client, h.workflowId, { approved: true, by: 'alice@soc', via: 'cli' });
+		assert.deepEqual([d.accepted, d.decision, d.by, d.via], [true, 'approved', 'alice@soc', 'cli']);
+		assert.ok(Math.abs(Date.parse(d.at) - Date.now()) < 60_000);
+		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', reason: 'too late', via: 'cli' }), /^approval: already decided/);
+
+		await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting');
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via, r.approval?.at], ['approved', 'alice@soc', 'cli', d.at]);
+		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at}`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		assert.ok(!r.audit.some((e) => /mallory/.test(JSON.stringify(e))), 'a refused decision leaves no trace in the runbook');
+	} finally {
+		await t.close();
+	}
+});
+
+test('after the timeout a decision is refused (default decision kept); the old approve signal still works', async () => {
+	const t = await setup(32);
+	try {
+		t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 1, onTimeout: 'reject' }), { workflowId: wid(t.ids.site_id) });
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'rejected');
+		assert.deepEqual([r.approval?.decision, r.approval?.via], ['timeout-rejected', 'timeout']);
+		await refused(decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'cli' }), /completed|not waiting|already decided/);
+
+		const h2 = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600 }), { workflowId: wid(t.ids.site_id) });
+		await waitFor('awaiting approval', async () => (await h2.query(stateQuery)).phase === 'awaiting-approval');
+		await h2.signal('approve', { approved: true, by: 'old-script' });
+		await waitFor('mitigating', async () => (await h2.query(stateQuery)).phase === 'waiting');
+		const st = await h2.query(stateQuery);
+		assert.deepEqual([st.approval?.decision, st.approval?.by, st.approval?.via], ['approved', 'old-script', 'signal']);
+		await refused(decide(env.client, h2.workflowId, { approved: true, by: 'alice', via: 'cli' }), /^approval: already decided/);
+		await h2.signal('abort', { by: 'test', reason: 'done' });
+		await h2.result();
+	} finally {
+		await t.close();
+	}
+});
+
+test('a bad approvers list is refused naming the field', () => {
+	const ids = { customer_id: 'c', site_id: 's', domain_port_id: 'd' };
+	assert.throws(() => parsePlan(small(ids, { required: true, approvers: 'alice' })), /approval\.approvers: must be a list of identities/);
+	assert.throws(() => parsePlan(small(ids, { required: true, approvers: ['alice', ''] })), /approval\.approvers\.1: must not be empty/);
+});

@@ -1,0 +1,266 @@
+/**
+ * Expiring blocks on a real Temporal dev server against the simulator (workflows/blocks.mts):
+ *  - bad input refused with the field named, nothing sent (bad CIDR, too wide, negative / absurd duration, unknown
+ *    domain-port, a range already listed by someone else);
+ *  - expiry removes exactly the entry (one POST, one DELETE per block), extend / shorten / remove now, an operator's
+ *    removal is "taken over" (nothing written), API faults at the expiry are retried without a duplicate write;
+ *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry;
+ *  - with the runbook, both directions: a block for an entry the runbook holds queues behind it, is not removed by
+ *    the block's expiry while the runbook holds it, and the runbook's revert hands it over instead of removing it;
+ *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import type { Block } from '../../workflows/blocksShared.mts';
+import { addBlock, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
+import { holds, release } from '../../worker/src/coordination.mts';
+import { startAttackResponse } from '../../worker/src/runbooks.mts';
+import { workflowBundle } from '../../worker/src/bundle.mts';
+import { ATTACK_SOURCES, createEnv, operatorClient, plan, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+type Sim = Awaited<ReturnType<typeof startSim>>;
+const listed = async (op: ReturnType<typeof operatorClient>, ids: Ids): Promise<string[]> => {
+	const r = (await op.call('applicationProtection.ipBlacklist.get', { site_id: ids.site_id, domain_port_id: ids.domain_port_id })) as {
+		p_info: { ipv4: { black_soc: { ip?: string; start_ip?: string; end_ip?: string }[] } };
+	};
+	return r.p_info.ipv4.black_soc.map((e) => (e.start_ip && e.end_ip && e.start_ip !== e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip)));
+};
+const writes = (s: Sim, method: 'POST' | 'DELETE') => s.sim.requests({ op: method === 'POST' ? 'applicationProtection.ipBlacklist.add' : 'applicationProtection.ipBlacklist.remove' }).filter((r) => r.method === method);
+const block = (entry: string, seconds: number, over: Partial<Parameters<typeof addBlock>[4]> = {}) => ({ entry, seconds, by: 'alice@soc', reason: 'test', via: 'cli' as const, ...over });
+
+async function setup(seed = 11) {
+	const s = await startSim(seed);
+	const ids: Ids = s.sim.firstIds();
+	const queue = uniqueQueue('blocks');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	const op = operatorClient(s.url);
+	return { s, ids, queue, op, close: async () => (await worker.shutdown(), await op.close(), await s.close()) };
+}
+
+const step = (m: string) => process.env.DEBUG_BLOCKS && console.log('step', m, new Date().toISOString());
+const refusal = async (p: Promise<unknown>, field: RegExp) => {
+	const t0 = Date.now();
+	if (process.env.DEBUG_BLOCKS) p.finally(() => console.log('refusal', field, Date.now() - t0)).catch(() => {});
+	await assert.rejects(p, (e: Error) => {
+		assert.match(e.message, field);
+		return true;
+	});
+};
+
+test('bad input is refused naming the field, and nothing is sent', async () => {
+	const t = await setup();
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.300', 60)), /^entry: .*must be an IPv4 address/);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.0/8', 60)), /^entry: .*wider than the widest block allowed \(\/16/);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.0/20', 60), 24), /^entry: .*\/24/);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.1', -5)), /^seconds: must be at least 1/);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.1', 10 ** 9)), /^seconds: must be at most/);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.1', 60, { reason: '' })), /^reason: is required/);
+		// The workflow's validator says the same when the client's own check is skipped (HTTP API, n8n node).
+		const { addBlockUpdate } = await import('../../workflows/blocksShared.mts');
+		await assert.rejects(
+			env.client.workflow.executeUpdateWithStart(addBlockUpdate, {
+				args: [block('10.0.0.0/8', 60)],
+				startWorkflowOperation: new (await import('@temporalio/client')).WithStartWorkflowOperation('blocks', {
+					workflowId: `blocks-${site_id}-${dp}`,
+					taskQueue: t.queue,
+					args: [{ site_id, domain_port_id: dp }],
+					workflowIdConflictPolicy: 'USE_EXISTING',
+				}),
+			}),
+			(e: Error & { cause?: Error }) => /^entry: .*wider/.test(String(e.cause?.message)),
+		);
+		// Unknown domain-port: the list cannot be read; refused naming domain_port_id; nothing written.
+		await refusal(addBlock(env.client, t.queue, site_id, 'no-such-dp', block('10.0.0.1', 60)), /domain_port_id: no-such-dp/);
+		// A range on the list that no block wrote stays the operator's.
+		await t.op.call('applicationProtection.ipBlacklist.add', { site_id, domain_port_id: dp, ip_black_list: '192.0.2.9' });
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('192.0.2.9/32', 60)), /^entry: 192\.0\.2\.9 is already on the blacklist/);
+		assert.equal(writes(t.s, 'POST').length, 1, 'only the operator\'s add was sent');
+		assert.equal(writes(t.s, 'DELETE').length, 0);
+		await waitFor('refused blocks hold nothing', async () => (await holds(env.client, site_id)).length === 0, 10_000);
+	} finally {
+		await t.close();
+	}
+});
+
+test('expiry removes exactly the entry; extend, shorten, remove now; an operator\'s removal is taken over; faults retried, no duplicate', async () => {
+	const t = await setup(12);
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		const t0 = Date.now();
+		const [a, b, c, d] = await Promise.all([
+			addBlock(env.client, t.queue, site_id, dp, block('203.0.113.0/30', 8)),
+			addBlock(env.client, t.queue, site_id, dp, block('198.51.100.7', 8)),
+			addBlock(env.client, t.queue, site_id, dp, block('192.0.2.10-192.0.2.20', 30)),
+			addBlock(env.client, t.queue, site_id, dp, block('192.0.2.50', 30)),
+		]);
+		assert.deepEqual([a.state, a.range, a.by, a.via], ['active', '203.0.113.0-203.0.113.3', 'alice@soc', 'cli']);
+		assert.ok(Date.parse(a.expiresAt) >= t0 + 8000);
+		if (process.env.DEBUG_BLOCKS) console.log('adds took', Date.now() - t0);
+		assert.deepEqual((await listed(t.op, t.ids)).sort(), ['192.0.2.10-192.0.2.20', '192.0.2.50', '198.51.100.7', '203.0.113.0-203.0.113.3']);
+		await refusal(addBlock(env.client, t.queue, site_id, dp, block('203.0.113.0-203.0.113.3', 60)), /^entry: .*already blocked/);
+		// Held at the coordinator by the blocks workflow, until after the expiry.
+		const h = await holds(env.client, site_id);
+		assert.equal(h.length, 4);
+		assert.ok(h.every((x) => x.owner === `blocks-${site_id}-${dp}` && x.mode === 'hold'));
+
+		// Extend b, shorten c, remove d now; the operator removes a (taken over at its expiry).
+		const b2 = await extendBlock(env.client, site_id, dp, { entry: '198.51.100.7', seconds: 10, by: 'bob' });
+		assert.ok(Date.parse(b2.expiresAt) > Date.parse(b.expiresAt));
+		const c2 = await extendBlock(env.client, site_id, dp, { entry: '192.0.2.10-192.0.2.20', seconds: 4, by: 'bob' });
+		assert.ok(Date.parse(c2.expiresAt) < Date.parse(c.expiresAt));
+		const d2 = await removeBlock(env.client, site_id, dp, { entry: '192.0.2.50', by: 'carol' });
+		assert.equal(d2.state, 'removed');
+		assert.ok(!(await listed(t.op, t.ids)).includes('192.0.2.50'));
+		await t.op.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id: dp, ip_black_list: ['203.0.113.0-203.0.113.3'] });
+		// c's removal meets two server errors: retried until removed.
+		t.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.remove', kind: 'http5xx', count: 2 });
+
+		const final = await waitFor('every block ended', async () => {
+			const l = await listBlocks(env.client, site_id, dp);
+			return l.length === 4 && l.every((x) => x.state !== 'active' && x.state !== 'removing') && l;
+		}, 30_000, 250);
+		const by = (r: string) => final.find((x: Block) => x.range === r) as Block;
+		assert.equal(by('203.0.113.0-203.0.113.3').state, 'taken-over');
+		assert.equal(by('198.51.100.7').state, 'removed');
+		assert.equal(by('192.0.2.10-192.0.2.20').state, 'removed');
+		assert.ok(Date.parse(by('198.51.100.7').endedAt as string) >= Date.parse(b2.expiresAt), 'not before its (extended) expiry');
+		assert.deepEqual(await listed(t.op, t.ids), []);
+		// One POST per block; one successful DELETE per removed block (plus the operator's own); none for the taken-over one.
+		assert.equal(writes(t.s, 'POST').length, 4);
+		const ok = writes(t.s, 'DELETE').filter((r) => r.status === 200 && r.code === 0);
+		assert.equal(ok.length, 4, `DELETEs: ${JSON.stringify(writes(t.s, 'DELETE').map((r) => [r.status, r.code, r.query]))}`);
+		await waitFor('holds released', async () => (await holds(env.client, site_id)).length === 0);
+		await refusal(removeBlock(env.client, site_id, dp, { entry: '198.51.100.7', by: 'x' }), /^entry: no active block/);
+	} finally {
+		await t.close();
+	}
+});
+
+function kill(child: ChildProcess): Promise<void> {
+	return new Promise((resolve) => {
+		if (child.exitCode !== null || child.signalCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill('SIGKILL');
+	});
+}
+
+test('worker SIGKILLed while blocks are active: a new worker removes them at their expiry', async () => {
+	const s = await startSim(13);
+	const ids = s.sim.firstIds();
+	const op = operatorClient(s.url);
+	const queue = uniqueQueue('blocks-kill');
+	let child = spawnWorker(env, s.url, queue);
+	try {
+		await Promise.all(['203.0.113.9', '203.0.113.10'].map((e) => addBlock(env.client, queue, ids.site_id, ids.domain_port_id, block(e, 4))));
+		assert.equal((await listed(op, ids)).length, 2);
+		await kill(child);
+		await new Promise((r) => setTimeout(r, 5000)); // the expiry passes with no worker
+		child = spawnWorker(env, s.url, queue);
+		await waitFor('removed after restart', async () => (await listed(op, ids)).length === 0, 60_000, 250);
+		assert.equal(writes(s, 'POST').length, 2);
+		assert.equal(writes(s, 'DELETE').filter((r) => r.status === 200).length, 2);
+		// Workflow ids are per site and domain-port: let this test's workflows finish before its worker goes away.
+		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`])
+			await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 200);
+	} finally {
+		await kill(child);
+		await op.close();
+		await s.close();
+	}
+});
+
+test('with the runbook: a block queues behind the runbook\'s entry, its expiry leaves it alone, the revert hands it over', async () => {
+	const t = await setup(14);
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		const attack = t.s.sim.startAttack({ site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], detection: { rapidMode: false, thresholds: [] } }));
+		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+		step('\t\tconst entries = await listed');
+		const entries = await listed(t.op, t.ids);
+		assert.ok(entries.includes('203.0.113.5-203.0.113.6') || entries.includes('203.0.113.5'), `runbook blacklisted (${entries})`);
+		const target = entries.find((e) => e.startsWith('203.0.113.5')) as string;
+		const other = entries.find((e) => e.startsWith('198.51.100')) as string;
+
+		// A block for the runbook's entry (short) and one for another of its entries (long).
+		const q = await addBlock(env.client, t.queue, site_id, dp, block(target, 2));
+		const q2 = await addBlock(env.client, t.queue, site_id, dp, block(other, 120));
+		step("\t\tassert.equal(q.state, 'queue");
+		assert.equal(q.state, 'queued');
+		assert.match(q.note ?? '', new RegExp(`held by attack-response-${site_id}`));
+		assert.equal(writes(t.s, 'POST').length, entries.length, 'the queued blocks wrote nothing');
+		// The short block expires while the runbook still holds its entry: nothing removed.
+		await new Promise((r) => setTimeout(r, 3500));
+		assert.ok((await listed(t.op, t.ids)).includes(target), 'an expiry never removes an entry the runbook holds');
+		assert.equal(writes(t.s, 'DELETE').length, 0);
+
+		step('\t\tt.s.sim.stopAttack(attack.id');
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		const bl = r.changes.filter((c) => c.kind === 'blacklistAdd');
+		assert.ok(bl.some((c) => /handed over to blocks-/.test(c.note ?? '')), JSON.stringify(bl.map((c) => c.note)));
+		// The long block keeps its entry after the revert; the expired one was removed right after the hand-over.
+		step("\t\tawait waitFor('expired block");
+		await waitFor('expired block removed after the hand-over', async () => !(await listed(t.op, t.ids)).includes(target), 15_000, 200);
+		step('\t\tconst now = await listed(t.op, t.ids);');
+		const now = await listed(t.op, t.ids);
+		assert.ok(now.includes(other), 'the revert did not remove the entry an expiring block took over');
+		const l = await listBlocks(env.client, site_id, dp);
+		assert.equal(l.find((b) => b.range === q2.range)?.state, 'active');
+		assert.equal(l.find((b) => b.range === q.range)?.state, 'removed');
+		step('\t\tconst held = await holds(env.client, s');
+		const held = await holds(env.client, site_id);
+		assert.deepEqual(held.map((x) => [x.key, x.owner]), [[`${dp}/blacklist/${q2.range}`, `blocks-${site_id}-${dp}`]]);
+		step('\t\tawait removeBlock(env.client, site_id,');
+		await removeBlock(env.client, site_id, dp, { entry: other, by: 'test' });
+		assert.deepEqual(await listed(t.op, t.ids), []);
+		for (const id of [`blocks-${site_id}-${dp}`, `site-${site_id}`])
+			await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 200);
+	} finally {
+		await t.close();
+	}
+});
+
+test('plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block', async () => {
+	const t = await setup(15);
+	try {
+		const { site_id } = t.ids;
+		t.s.sim.startAttack({ site_id, duration: 0, sources: ATTACK_SOURCES });
+		const p = plan(t.ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], detection: { rapidMode: false, thresholds: [] } });
+		const h = await startAttackResponse(env.client, t.queue, { ...p, blacklist: { ...p.blacklist, expireAfterSeconds: 2 } });
+		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+		const entries = await listed(t.op, t.ids);
+		assert.ok(entries.length > 0);
+		step('\t\tconst bl = await listBlocks(env.client');
+		const bl = await listBlocks(env.client, site_id, t.ids.domain_port_id);
+		assert.deepEqual(bl.map((b) => [b.state, b.via]).sort(), entries.map(() => ['queued', 'runbook']));
+		await new Promise((r) => setTimeout(r, 2500));
+		assert.deepEqual((await listed(t.op, t.ids)).sort(), entries.sort(), 'kept while the runbook holds them');
+		// The runbook dies for good (terminated: no revert). Its holds end (here forced; by themselves at their expiry).
+		step("\t\tawait h.terminate('crashed for good');");
+		await h.terminate('crashed for good');
+		await release(env.client, site_id, `attack-response-${site_id}`);
+		step("\t\tawait waitFor('entries removed by thei");
+		await waitFor('entries removed by their blocks', async () => (await listed(t.op, t.ids)).length === 0, 15_000, 200);
+		assert.equal(writes(t.s, 'DELETE').filter((r) => r.status === 200).length, entries.length, 'one removal per entry');
+	} finally {
+		await t.close();
+	}
+});
+
+void BlockRefused;

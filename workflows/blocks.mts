@@ -1,0 +1,275 @@
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { claim, release } from './claims.mts';
+import { handedOverSignal } from './coordination.mts';
+import {
+	ACTIVE_STATES,
+	addBlockUpdate,
+	BLOCKS_ACTIVITY,
+	blockKey,
+	blocksQuery,
+	checkBlockRequest,
+	checkChangeRequest,
+	DEFAULT_MAX_PREFIX,
+	extendBlockUpdate,
+	removeBlockUpdate,
+	type Block,
+	type BlockRequest,
+	type BlocksInput,
+} from './blocksShared.mts';
+import { entryRange, type ListEntry } from './ranges.mts';
+
+/**
+ * Expiring blocks of one domain-port (workflow id `blocks-<site>-<dp>`, started by Update-with-start): every block's
+ * timer in one workflow — one timer, the earliest expiry; continued as new. Each block HOLDS its entry's key at the
+ * site's coordinator (one owner per setting) from its add to its removal; an entry a runbook holds is not written:
+ * the block queues as the key's successor and takes the entry over at the runbook's revert (workflows/README.md
+ * "Expiring blocks"). At expiry exactly the entry is removed, only if it is still on the list as written; otherwise
+ * nothing is written and the block is recorded `taken-over`.
+ */
+
+type Act = (input: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
+const writes = proxyActivities<Record<string, Act>>({
+	startToCloseTimeout: '30s',
+	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
+});
+const reads = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 } });
+
+/** The hold outlives the expiry by this much (a block whose workflow is gone is let go by the coordinator). */
+const HOLD_MARGIN_SECONDS = 3600;
+const KEEP_ENDED = 500;
+const iso = (ms: number) => new Date(ms).toISOString();
+const refuse = (field: string, rule: string) => ApplicationFailure.create({ message: `${field}: ${rule}`, type: 'BlockRefused', nonRetryable: true, details: [{ field, rule }] });
+const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message ?? (e as Error)?.message ?? e);
+
+export async function blocks(input: BlocksInput): Promise<{ site_id: string; domain_port_id: string; ended: Block[] }> {
+	const site = input.site_id;
+	const dp = input.domain_port_id;
+	const maxPrefix = input.maxPrefix ?? DEFAULT_MAX_PREFIX;
+	const byRange = new Map<string, Block>((input.blocks ?? []).map((b) => [b.range, b]));
+	const ended: Block[] = [...(input.ended ?? [])];
+	const keyPrefix = blockKey(dp, '');
+	let dirty = false;
+	let inflight = 0;
+	const wake = () => void (dirty = true);
+	type Pending = { req: BlockRequest; block: Block; error?: Error; done?: boolean };
+	let pending: Pending[] = [];
+	/** Keys that passed to this workflow before (or after) their block was waiting for them. */
+	const handed = new Set<string>();
+	const toRelease: string[] = [];
+
+	const end = (b: Block, state: Block['state'], note?: string) => {
+		b.state = state;
+		b.endedAt = iso(Date.now());
+		if (note) b.note = note;
+		if (byRange.get(b.range) === b) byRange.delete(b.range);
+		ended.push(b);
+		if (ended.length > KEEP_ENDED) ended.splice(0, ended.length - KEEP_ENDED);
+		wake();
+	};
+	const ttlFor = (b: Block) => Math.max(1, Math.ceil((Date.parse(b.expiresAt) - Date.now()) / 1000)) + HOLD_MARGIN_SECONDS;
+
+	setHandler(
+		addBlockUpdate,
+		async (req) => {
+			const range = checkBlockRequest(req, maxPrefix);
+			const now = Date.now();
+			const block: Block = {
+				site_id: site,
+				domain_port_id: dp,
+				range,
+				entry: req.entry.trim(),
+				expiresAt: iso(now + req.seconds * 1000),
+				by: req.by,
+				reason: req.reason,
+				via: req.via ?? 'api',
+				state: 'adding',
+				addedAt: iso(now),
+			};
+			byRange.set(range, block);
+			const p: Pending = { req, block };
+			pending.push(p);
+			wake();
+			await condition(() => p.done === true);
+			if (p.error) throw p.error;
+			return block;
+		},
+		{
+			validator: (req) => {
+				const range = checkBlockRequest(req, maxPrefix);
+				const cur = byRange.get(range);
+				if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+			},
+		},
+	);
+
+	const current = (entry: string, withSeconds: boolean, req: { entry: string; seconds?: number; by: string }) => {
+		const range = checkChangeRequest(req as never, withSeconds);
+		const b = byRange.get(range);
+		if (!b || !ACTIVE_STATES.includes(b.state)) throw new Error(`entry: no active block for ${entry} on ${dp}`);
+		if (b.state === 'adding' || b.state === 'removing') throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
+		return b;
+	};
+
+	setHandler(
+		extendBlockUpdate,
+		async (req) => {
+			const b = current(req.entry, true, req);
+			const at = iso(Date.now() + (req.seconds as number) * 1000);
+			b.expiresAt = at;
+			(b.changes ??= []).push({ at: iso(Date.now()), by: req.by, expiresAt: at });
+			// The hold's `until` follows the expiry (same owner: the coordinator moves it; queued: the successor's ttl).
+			await claim(site, { keys: [blockKey(dp, b.range)], mode: 'hold', queue: true, reason: holdReason(b), ttlSeconds: ttlFor(b) });
+			wake();
+			return b;
+		},
+		{ validator: (req) => void current(req?.entry, true, req) },
+	);
+
+	setHandler(
+		removeBlockUpdate,
+		async (req) => {
+			const b = current(req.entry, false, req);
+			(b.changes ??= []).push({ at: iso(Date.now()), by: req.by, expiresAt: iso(Date.now()) });
+			if (b.state === 'queued') {
+				const r = await release(site, [blockKey(dp, b.range)], true);
+				if (r.dequeued) {
+					end(b, 'cancelled', `removed by ${req.by} before the holder handed the entry over: the entry stays with its holder`);
+					return b;
+				}
+				b.state = 'active'; // handed over meanwhile: ours to remove
+			}
+			b.expiresAt = iso(Date.now());
+			b.note = `removed now by ${req.by}`;
+			wake();
+			await condition(() => !ACTIVE_STATES.includes(b.state));
+			return b;
+		},
+		{ validator: (req) => void current(req?.entry, false, req) },
+	);
+
+	setHandler(blocksQuery, () => [...byRange.values(), ...ended]);
+
+	setHandler(handedOverSignal, ({ keys }) => {
+		for (const key of keys ?? []) {
+			const b = byRange.get(key.slice(keyPrefix.length));
+			if (b?.state === 'queued') {
+				b.state = 'active';
+				b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
+			} else if (b?.state === 'adding') handed.add(key);
+			else toRelease.push(key); // nobody waits for it any more
+		}
+		wake();
+	});
+
+	async function addBatch(batch: Pending[]): Promise<void> {
+		const fail = (p: Pending, e: Error) => {
+			p.error = e;
+			p.done = true;
+			if (byRange.get(p.block.range) === p.block) byRange.delete(p.block.range);
+		};
+		const keys = batch.map((p) => blockKey(dp, p.block.range));
+		const ttl = Math.max(...batch.map((p) => ttlFor(p.block)));
+		let c;
+		try {
+			c = await claim(site, { keys, mode: 'hold', queue: true, reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`, ttlSeconds: ttl });
+		} catch (e) {
+			for (const p of batch) fail(p, refuse('block', `the site's coordinator refused: ${errText(e)}`));
+			return;
+		}
+		const heldBy = new Map(c.held.map((h) => [h.key, h]));
+		const queued = new Set(c.queued ?? []);
+		const granted: Pending[] = [];
+		const giveBack: string[] = [];
+		for (const p of batch) {
+			const key = blockKey(dp, p.block.range);
+			const h = heldBy.get(key);
+			if (!h) granted.push(p);
+			else if (queued.has(key)) {
+				p.block.state = handed.delete(key) ? 'active' : 'queued';
+				p.block.note = `the entry is held by ${h.owner} (${h.reason}): it passes to this block at its revert; removed at the expiry once it has`;
+				p.done = true;
+			} else fail(p, refuse('entry', `${p.block.range} is held by ${h.owner} and another block already waits for it`));
+		}
+		if (!granted.length) return;
+		let listed: Set<string>;
+		try {
+			const list = await reads['applicationProtection.ipBlacklist.get']({ site_id: site, domain_port_id: dp });
+			listed = new Set(((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]).map(entryRange).flatMap((r) => (r ? [`${r.start}-${r.end}`] : [])));
+		} catch (e) {
+			for (const p of granted) fail(p, refuse('domain_port_id', `${dp} of site ${site}: the blacklist cannot be read (${errText(e)}); nothing was sent`));
+			await release(site, granted.map((p) => blockKey(dp, p.block.range)));
+			return;
+		}
+		const rangeKey = (range: string) => {
+			const r = entryRange(range.includes('-') ? { start_ip: range.split('-')[0], end_ip: range.split('-')[1] } : { ip: range });
+			return r ? `${r.start}-${r.end}` : range;
+		};
+		await Promise.all(
+			granted.map(async (p) => {
+				const present = listed.has(rangeKey(p.block.range));
+				if (present && !p.req.adopt) {
+					giveBack.push(blockKey(dp, p.block.range));
+					return fail(p, refuse('entry', `${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`));
+				}
+				if (!present) {
+					try {
+						await writes[BLOCKS_ACTIVITY.add]({ site_id: site, domain_port_id: dp, entry: p.block.range });
+					} catch (e) {
+						giveBack.push(blockKey(dp, p.block.range));
+						return fail(p, refuse('entry', `the service refused to add ${p.block.range}: ${errText(e)}`));
+					}
+				}
+				p.block.state = 'active';
+				p.done = true;
+			}),
+		);
+		if (giveBack.length) await release(site, giveBack);
+	}
+
+	async function removeBatch(due: Block[]): Promise<void> {
+		for (const b of due) b.state = 'removing';
+		await Promise.all(
+			due.map(async (b) => {
+				const r = await writes[BLOCKS_ACTIVITY.remove]({ site_id: site, domain_port_id: dp, entry: b.range });
+				if (r?.removed) end(b, 'removed', r.note ?? b.note);
+				else end(b, 'taken-over', `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`);
+			}),
+		);
+		await release(site, due.map((b) => blockKey(dp, b.range)));
+	}
+
+	const spawn = (work: Promise<void>) => {
+		inflight++;
+		void work.finally(() => {
+			inflight--;
+			wake();
+		});
+	};
+
+	for (;;) {
+		const now = Date.now();
+		if (pending.length) {
+			const batch = pending;
+			pending = [];
+			spawn(addBatch(batch));
+		}
+		const due = [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now);
+		if (due.length) spawn(removeBatch(due));
+		if (toRelease.length) spawn(release(site, toRelease.splice(0)).then(() => undefined));
+		if (byRange.size === 0 && inflight === 0 && allHandlersFinished()) return { site_id: site, domain_port_id: dp, ended };
+		if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 3000) && inflight === 0 && pending.length === 0) {
+			await condition(() => allHandlersFinished() && inflight === 0);
+			if (!pending.length)
+				await continueAsNew<typeof blocks>({ site_id: site, domain_port_id: dp, maxPrefix: input.maxPrefix, blocks: [...byRange.values()], ended: ended.slice(-100) });
+		}
+		const next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active').map((b) => Date.parse(b.expiresAt)));
+		dirty = false;
+		if (Number.isFinite(next)) await condition(() => dirty || pending.length > 0, Math.max(1, next - Date.now()));
+		else await condition(() => dirty || pending.length > 0);
+	}
+}
+
+function holdReason(b: Block): string {
+	return `expiring block until ${b.expiresAt} by ${b.by}: ${b.reason}`.slice(0, 480);
+}
