@@ -81,11 +81,13 @@ export function checkFlowDownItem(f: unknown, where: string): void {
 	num(x.duration, `${where}.duration`, 0, MAX_SECONDS);
 }
 
-/** A scenario: `{ seed?, attacks?: [...], flowDowns?: [...] }`, at most 1000 of each. */
+/** A scenario: `{ seed?, fleet?, attacks?: [...], flowDowns?: [...] }`, at most 1000 attacks and flow-downs
+ * (the fleet's own shape is checked by checkFleet in simulator/fleet.mts). */
 export function checkScenario(s: unknown): void {
 	if (!isObj(s)) fail('scenario', 'must be a JSON object');
 	const x = s as Record<string, unknown>;
-	for (const k of Object.keys(x)) if (!['seed', 'attacks', 'flowDowns'].includes(k)) fail(`scenario.${k.slice(0, 64)}`, 'is not a scenario field (seed, attacks, flowDowns)');
+	for (const k of Object.keys(x)) if (!['seed', 'fleet', 'attacks', 'flowDowns'].includes(k)) fail(`scenario.${k.slice(0, 64)}`, 'is not a scenario field (seed, fleet, attacks, flowDowns)');
+	if (x.fleet !== undefined && !isObj(x.fleet)) fail('scenario.fleet', 'must be an object');
 	num(x.seed, 'scenario.seed', 0, 2 ** 32, true);
 	for (const [i, a] of list(x.attacks, 'scenario.attacks', MAX_ITEMS).entries()) checkAttackItem(a, `scenario.attacks.${i}`);
 	for (const [i, f] of list(x.flowDowns, 'scenario.flowDowns', MAX_ITEMS).entries()) checkFlowDownItem(f, `scenario.flowDowns.${i}`);

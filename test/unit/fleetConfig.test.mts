@@ -28,7 +28,7 @@ test('defaults, and each site plan = template + site + overrides (protected rang
 	assert.equal(p1.cooldownSeconds, 600);
 	const p2 = parsePlan(sitePlan(f.template, f.sites[1]));
 	assert.equal(p2.cooldownSeconds, 30);
-	assert.deepEqual(p2.approval, { required: true, timeoutSeconds: 60, onTimeout: 'reject' });
+	assert.deepEqual(p2.approval, { required: true, timeoutSeconds: 60, onTimeout: 'reject', approvers: [] });
 	assert.deepEqual(p2.blacklist.protectedRanges, ['198.51.100.0/24', '192.0.2.1']);
 	assert.deepEqual(template.blacklist.protectedRanges, ['198.51.100.0/24'], 'the template is not changed');
 });
