@@ -175,9 +175,11 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			case 'approve':
 			case 'reject': {
 				const approved = cmd === 'approve' && o.reject !== true;
+				const id = need(0, 'SITE|ID');
+				const reason = str(o.reason, '--reason');
 				if (typeof o.by !== 'string' || !o.by.trim()) throw new UsageError('--by: is required (your identity, as listed in the plan\'s approval.approvers)');
 				if (!approved && typeof o.reason !== 'string') throw new UsageError('--reason: is required to reject');
-				out(await decide(await conn(), need(0, 'SITE|ID'), { approved, by: o.by, reason: str(o.reason, '--reason'), via: 'cli' }));
+				out(await decide(await conn(), id, { approved, by: o.by, reason, via: 'cli' }));
 				return 0;
 			}
 			case 'block':
