@@ -146,7 +146,7 @@ test('validation error: continueOnFail gives the error naming the field; nothing
 	const r = await execute('wfValidation01');
 	assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
 	const [item] = nodeOutput(parseRawOutput(r.stdout), 'Bad status code');
-	assert.match(item.error, /error_code: must be an HTTP code from 400 to 417/);
+	assert.match(item.error, /Status Code Overwrite › Create: Status Code must be an HTTP code from 400 to 417 or from 500 to 505 \(§4\.3\.4\)\. Nothing was sent\./);
 	assert.deepEqual(item.issues.map((i: any) => i.field), ['error_code'], JSON.stringify(item));
 	assert.equal((await simGet('/requests?op=applicationProtection.statusCodes.create')).length, 0, 'no request reached the service');
 
