@@ -86,6 +86,32 @@ export function sourceHash(dir = workflowsDir()): string {
 	return hashInputs(files.map((f) => relative(ROOT, f)), `sdk ${sdkVersion()}`) ?? 'missing';
 }
 
+/**
+ * Modules evaluated once per worker and shared by every workflow (the SDK's `preloadModules`). With reuseV8Context
+ * each workflow otherwise evaluates every module of the bundle again (~75 KB of heap per cached workflow; see
+ * worker/README.md "Memory"); these pure ones (~30 KB of it) hold no state and never import
+ * `@temporalio/workflow`, not even indirectly — test/unit/bundle.test.mts checks that rule, so a later edit that
+ * breaks it fails the tests instead of leaking one workflow's state into another.
+ */
+export const PRELOADED = [
+	'api/catalog/detectionGroups.ts',
+	'api/catalog/ipv4.ts',
+	'api/report/model.ts',
+	'api/report/html.ts',
+	'workflows/ranges.mts',
+	'workflows/thresholds.mts',
+	'workflows/planShared.mts',
+	'workflows/searchAttributes.mts',
+	'workflows/report.mts',
+	'workflows/attackResponse/settings.mts',
+] as const;
+
+/** PRELOADED as absolute paths inside the bundled copy of workflows/ (SECSVC_WORKFLOWS_DIR) and its sibling api/. */
+export function preloadModules(): string[] {
+	const base = dirname(workflowsDir());
+	return PRELOADED.map((f) => join(base, f));
+}
+
 export function bundleDir(): string {
 	return process.env.SECSVC_BUNDLE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'secsvc', 'bundles');
 }
@@ -97,6 +123,7 @@ export async function buildBundleFile(out: string, o: { unversioned?: boolean } 
 	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
 	const { code } = await bundleWorkflowCode({
 		workflowsPath: join(workflowsDir(), 'index.mts'),
+		preloadModules: preloadModules(),
 		workflowInterceptorModules: o.unversioned ? [UNVERSIONED] : undefined,
 		webpackConfigHook: webpackConfigHook as never,
 		logger: quietLogger,
