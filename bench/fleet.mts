@@ -64,6 +64,10 @@ interface PhaseResult {
 	doneChecks: number;
 	callsPerSitePerInterval: number;
 	callsPerSiteMinMax: [number, number];
+	/** Calls less than half an interval after the previous call of the same site (sites not attacked). */
+	extraCalls: number;
+	/** Longest time between two calls of one site inside the window. */
+	maxGapMs: number;
 	intervalsInWindow: number;
 }
 
@@ -122,13 +126,25 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		const log = await sim.control<{ opId: string; path: string; time: number }[]>('GET', '/requests');
 		// Calls of the sites not attacked (an attacked site's runbook polls is_under_attack too).
 		const hit = new Set(attacked.map((a) => a.site));
-		const perSite = new Map<string, number>(sites.filter((x) => !hit.has(x.site_id)).map((x) => [x.site_id, 0]));
+		const perSite = new Map<string, number[]>(sites.filter((x) => !hit.has(x.site_id)).map((x) => [x.site_id, []]));
 		for (const r of log) {
 			if (r.opId !== 'dashboard.isUnderAttack' || r.time < t0 || r.time > t1) continue;
 			const id = /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '';
-			if (perSite.has(id)) perSite.set(id, (perSite.get(id) as number) + 1);
+			perSite.get(id)?.push(r.time);
 		}
-		const counts = [...perSite.values()];
+		const counts = [...perSite.values()].map((t) => t.length);
+		// Extra calls: a call less than half an interval after the previous call of the same site (a second call in
+		// one interval, whatever its cause); gaps: the longest time between two calls of one site.
+		let extraCalls = 0;
+		let maxGapMs = 0;
+		for (const times of perSite.values()) {
+			times.sort((a, b) => a - b);
+			for (let i = 1; i < times.length; i++) {
+				const gap = times[i] - times[i - 1];
+				if (gap < (o.interval * 1000) / 2) extraCalls++;
+				maxGapMs = Math.max(maxGapMs, gap);
+			}
+		}
 		const doneChecks = counts.reduce((a, b) => a + b, 0);
 		const dueChecks = (perSite.size * (t1 - t0)) / 1000 / o.interval;
 		const detection = await Promise.all(
@@ -185,6 +201,8 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 			doneChecks,
 			callsPerSitePerInterval: round(doneChecks / Math.max(1, dueChecks), 3),
 			callsPerSiteMinMax: [Math.min(...counts), Math.max(...counts)],
+			extraCalls,
+			maxGapMs,
 			intervalsInWindow: round(windowSeconds / o.interval, 1),
 		};
 	} finally {
