@@ -140,7 +140,6 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// Wait for the tick (an Update may arrive meanwhile; it is applied and the wait goes on). Control flow depends
 		// only on which of the two happened, never on comparing clock readings (those differ between a first run,
 		// where local-activity results advance the workflow clock, and a replay).
-		const due = nextTickAt;
 		if (nextTickAt !== undefined) {
 			for (;;) {
 				const updated = await condition(() => pending !== undefined, Math.max(1, (nextTickAt ?? 0) - Date.now()));
@@ -151,6 +150,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			if (cfg.sites.length === 0) continue;
 		}
 
+		/** When this tick was due (a grid point, or an Update's earlier time); undefined for a run's first tick. */
+		const due = nextTickAt;
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
 		nextTickAt = undefined;
