@@ -150,7 +150,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			if (cfg.sites.length === 0) continue;
 		}
 
-		/** When this tick was due (a grid point, or an Update's earlier time); undefined for a run's first tick. */
+		/** When this tick was due (a grid point, or earlier after an Update); undefined for a new watcher's first tick. */
 		const due = nextTickAt;
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
