@@ -6,7 +6,8 @@
  *   schedules  — today's way: one Temporal Schedule per site (attackWatch every interval)
  * Measures detection latency (attack start → runbook start, from the simulator's attack and the runbook's start time
  * on the server) p50/p99, Temporal actions per site-day (bench/fleetActions.mts: histories from the dev server),
- * worker CPU seconds and peak RSS (/proc), is_under_attack calls per site per interval (simulator log).
+ * worker CPU seconds and peak RSS (/proc), is_under_attack calls per site per interval, extra calls (a site called
+ * again within half an interval) and the longest gap between two calls of a site (simulator log).
  *
  * Alone: node --import tsx bench/fleet.mts [--sites 1000] [--interval 10] [--attacks 10] [--window 80]
  *        [--modes local,regular,schedules] [--baseline-sites N] [--record]
