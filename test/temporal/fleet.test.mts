@@ -259,13 +259,13 @@ test('regular batches: a batch retried after a worker SIGKILL does not call agai
 		const st = await h.query(statusQuery);
 		return st.settings.activities === 'regular' && st.sites.every((x) => x.state === 'quiet');
 	}, 30_000, 200);
-	// The third site's check hangs 8 s: sites 210001 and 210002 are checked (and heartbeated) before the kill.
+	// The third site's check hangs 10 s: sites 210001 and 210002 are checked (and heartbeated) before the kill.
 	const since = s.sim.requests().at(-1)?.seq ?? 0;
-	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 8000, count: 1, pathContains: '/site/210003/' });
+	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 10_000, count: 1, pathContains: '/site/210003/' });
 	await waitFor('the hanging check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'), 20_000, 50);
 	const hungSeq = (s.sim.requests({ op: 'dashboard.isUnderAttack', since }).find((r) => r.fault === 'delay') as { seq: number }).seq;
-	// Past the heartbeat throttle (0.8 × the 3 s heartbeat timeout), so the progress has reached the server.
-	await new Promise((r) => setTimeout(r, 3000));
+	// Past the heartbeat throttle (0.8 × the 3 s heartbeat timeout, with margin), so the progress has reached the server.
+	await new Promise((r) => setTimeout(r, 4000));
 	const runId = (await h.describe()).runId;
 	await kill(child);
 	const killedAt = s.sim.nowMs();
