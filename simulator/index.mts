@@ -40,6 +40,8 @@ export interface FaultSpec {
 	status?: number;
 	/** Delay for `delay` (default 1000 ms). */
 	delayMs?: number;
+	/** Only requests whose path contains this text (e.g. `/site/210003/`); default every request of `op`. */
+	pathContains?: string;
 }
 
 export interface AttackScenarioItem extends Omit<AttackSpec, 'start' | 'site_id'> {
@@ -397,13 +399,14 @@ export class Simulator {
 		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op)) throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
 		const count = f.count ?? 1;
 		if (!(Number.isInteger(count) && count > 0)) throw new Error('count must be a positive integer');
+		if (f.pathContains !== undefined && (typeof f.pathContains !== 'string' || f.pathContains === '')) throw new Error('pathContains must be a non-empty string');
 		this.faults.push({ ...f, count });
 		return this.faults;
 	}
-	private takeFault(opId: string) {
+	private takeFault(opId: string, path: string) {
 		for (let i = 0; i < this.faults.length; i++) {
 			const f = this.faults[i];
-			if (f.op === '*' || f.op === opId) {
+			if ((f.op === '*' || f.op === opId) && (f.pathContains === undefined || path.includes(f.pathContains))) {
 				if (--f.count <= 0) this.faults.splice(i, 1);
 				return f;
 			}
@@ -475,7 +478,7 @@ export class Simulator {
 			sendJson(res, status, body, headers);
 		};
 
-		const fault = this.faults.length ? this.takeFault(m.opId) : undefined;
+		const fault = this.faults.length ? this.takeFault(m.opId, path) : undefined;
 		if (fault) {
 			entry.fault = fault.kind;
 			if (fault.kind === 'delay') await sleep(fault.delayMs ?? 1000);

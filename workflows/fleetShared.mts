@@ -24,8 +24,13 @@ export interface FleetSettings {
 	intervalSeconds: number;
 	/** Sites per batch activity. */
 	batchSize: number;
-	/** is_under_attack calls in flight at once per watcher (halved on rate limiting, regained one by one). */
+	/** is_under_attack calls in flight at once per batch activity (halved on rate limiting, regained one by one). */
 	concurrency: number;
+	/**
+	 * Regular batches: batch activities in flight at once per watcher (default 4). Local batches run one after
+	 * another (a runbook start leaves at once only when no local activity is outstanding).
+	 */
+	parallelBatches?: number;
 	/** Batches as local activities (one Temporal action per tick for all of them) or regular activities (one each). */
 	activities: 'local' | 'regular';
 	/** Ticks per run before continue-as-new (history stays short). */
@@ -94,6 +99,14 @@ export interface WatcherStatus {
 export interface CheckBatchInput {
 	site_ids: string[];
 	concurrency: number;
+	/** No new call starts after this many ms from the attempt's start (the rest come back deferred). */
+	budgetMs?: number;
+}
+/** Heartbeat details of the batch activity: what a retried attempt must not check again. */
+export interface CheckProgress {
+	done: string[];
+	attacked: string[];
+	failed: [string, string][];
 }
 export interface CheckBatchResult {
 	/** Sites whose is_under_attack said status 1. */
@@ -103,6 +116,8 @@ export interface CheckBatchResult {
 	/** Sites whose check failed otherwise: [site, message]. */
 	failed: [string, string][];
 	rateLimited: boolean;
+	/** The batch ran out of its time budget (or was cancelled): `deferred` holds the sites not sent. */
+	outOfTime?: boolean;
 }
 
 export const FLEET_CHECK_ACTIVITY = 'fleet.checkSites';
@@ -129,6 +144,19 @@ export function sitePlan(template: Record<string, unknown>, site: FleetSite): Re
 		plan.blacklist = { ...bl, protectedRanges: [...base, ...o.protectedRanges.filter((r) => !base.includes(r))] };
 	}
 	return plan;
+}
+
+/** A watcher's tick grid: ticks fall on `phase + k × interval` (epoch ms), the phase spread by the watcher's index
+ * (golden-ratio steps), so the watchers of a fleet do not all tick at the same moment. */
+export function tickPhaseMs(index: number, intervalSeconds: number): number {
+	return Math.floor(((index * 0.6180339887498949) % 1) * intervalSeconds * 1000);
+}
+
+/** First grid point at or after `t`. */
+export function nextGridPoint(t: number, index: number, intervalSeconds: number): number {
+	const step = intervalSeconds * 1000;
+	const phase = tickPhaseMs(index, intervalSeconds);
+	return Math.ceil((t - phase) / step) * step + phase;
 }
 
 /** Stable JSON (sorted keys) to compare configurations. */

@@ -1,44 +1,39 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
-	ActivityFailure,
 	ParentClosePolicy,
 	allHandlersFinished,
 	condition,
 	continueAsNew,
-	proxyActivities,
-	proxyLocalActivities,
 	setHandler,
 	startChild,
 	workflowInfo,
 } from '@temporalio/workflow';
 import { workflowIdFor } from './defs.mts';
 import {
-	FLEET_CHECK_ACTIVITY,
 	configQuery,
 	configureUpdate,
+	nextGridPoint,
 	sitePlan,
 	statusQuery,
-	type CheckBatchInput,
-	type CheckBatchResult,
 	type SiteState,
 	type WatcherConfig,
 	type WatcherInput,
 	type WatcherStatus,
 } from './fleetShared.mts';
+import { runTick } from './fleetTick.mts';
 
 /**
- * A long-running watcher covering many sites (issue 12). Every `intervalSeconds` it checks each of its sites once
- * (`dashboard.isUnderAttack`, through a batch activity that checks `batchSize` sites with bounded concurrency) and
- * starts `attack-response-<site>` for a site under attack (the workflow id keeps it to one per site). Rate limiting
+ * A long-running watcher covering many sites (issue 12). Every `intervalSeconds`, on its own tick grid (watchers
+ * spread over the interval), it checks each of its sites once (`dashboard.isUnderAttack`, through batch activities
+ * that check `batchSize` sites with bounded concurrency: workflows/fleetTick.mts) and starts
+ * `attack-response-<site>` for a site under attack as soon as its batch returns (the workflow id keeps it to one per
+ * site). Rate limiting
  * stops the tick: the sites not checked are checked first in the next tick, and the concurrency is halved (then
  * regained one step per clean tick). Continued as new every `ticksPerRun` ticks (or when the server suggests it), so
  * its history stays short. `fleetConfigure` (Update) replaces its configuration at the next tick; an empty site list
- * retires it. A killed worker loses nothing: a batch whose result is not in history is checked again on replay.
+ * retires it. A killed worker loses nothing: a batch whose result is not in history is checked again (a regular
+ * batch's retry skips the sites its heartbeats recorded as checked).
  */
-
-type Check = (i: CheckBatchInput) => Promise<CheckBatchResult>;
-const local = proxyLocalActivities<Record<string, Check>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3, initialInterval: '500ms' } });
-const regular = proxyActivities<Record<string, Check>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3, initialInterval: '500ms' } });
 
 export interface FleetWatchResult {
 	fleet: string;
@@ -62,8 +57,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	let lastTickAt: number | undefined;
 	let lastTickMs: number | undefined;
 	let nextTickAt: number | undefined = carry?.nextTickAt;
-	/** The tick grid (nextTickAt while waiting; kept while a tick runs). */
-	let gridAt: number | undefined = carry?.nextTickAt;
+	/** When the last tick was due (its grid point; its start for a first tick). */
+	let lastDueAt: number | undefined;
 
 	setHandler(
 		configureUpdate,
@@ -107,7 +102,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		deferred = deferred.filter((s) => keep.has(s));
 		if (cfg.settings.concurrency !== old.settings.concurrency) concurrency = cfg.settings.concurrency;
 		// A shorter interval takes effect at once; a longer one from the tick after next.
-		if (nextTickAt !== undefined && lastTickAt !== undefined) gridAt = nextTickAt = Math.min(nextTickAt, lastTickAt + cfg.settings.intervalSeconds * 1000);
+		if (nextTickAt !== undefined && lastDueAt !== undefined) nextTickAt = Math.min(nextTickAt, lastDueAt + cfg.settings.intervalSeconds * 1000);
 	};
 
 	const startRunbook = async (siteId: string) => {
@@ -155,64 +150,48 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			if (cfg.sites.length === 0) continue;
 		}
 
+		/** When this tick was due (a grid point, or earlier after an Update); undefined for a new watcher's first tick. */
+		const due = nextTickAt;
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
 		nextTickAt = undefined;
-		const check = (activities === 'regular' ? regular : local)[FLEET_CHECK_ACTIVITY];
 		const first = new Set(deferred);
 		const order = [...deferred, ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
 		deferred = [];
-		let limited = false;
-		const attacked: string[] = [];
-		for (let i = 0; i < order.length; i += batchSize) {
-			const batch = order.slice(i, i + batchSize);
-			if (limited) {
-				deferred.push(...batch);
-				continue;
-			}
-			let r: CheckBatchResult;
-			try {
-				r = await check({ site_ids: batch, concurrency });
-			} catch (e) {
-				const why = e instanceof ActivityFailure ? (e.cause?.message ?? e.message) : (e as Error).message;
-				for (const s of batch) states.set(s, { ...states.get(s), at: states.get(s)?.at, state: 'error', why });
-				continue;
-			}
-			const now = Date.now();
-			const bad = new Map(r.failed);
-			const later = new Set(r.deferred);
-			const hit = new Set(r.attacked);
-			for (const s of batch) {
-				const prev = states.get(s);
-				if (later.has(s)) states.set(s, { ...prev, state: 'deferred', why: 'rate limited: checked first next tick' });
-				else if (bad.has(s)) states.set(s, { ...prev, at: now, state: 'error', why: bad.get(s) });
-				else if (hit.has(s)) states.set(s, { at: now, state: 'attack', runbook: prev?.runbook });
-				else states.set(s, { at: now, state: 'quiet', runbook: prev?.runbook });
-			}
-			attacked.push(...r.attacked);
-			deferred.push(...r.deferred);
-			if (r.rateLimited) limited = true;
-		}
-		if (limited) {
+		const batches: string[][] = [];
+		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
+		const t = await runTick(batches, {
+			activities,
+			concurrency,
+			parallel: cfg.settings.parallelBatches ?? 4,
+			intervalSeconds,
+			// No new call after the tick's interval is over (the rest is checked first next tick).
+			budgetMs: () => Math.max(500, tickAt + intervalSeconds * 1000 - Date.now()),
+			states,
+			// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
+			startRunbooks: (attacked) =>
+				attacked
+					.filter((s) => {
+						if (children.has(s)) return false;
+						const asked = alreadyRunningAt.get(s);
+						return asked === undefined || ticks - asked >= 3;
+					})
+					.map(startRunbook),
+		});
+		deferred = t.deferred;
+		if (t.rateLimited) {
 			rateLimitedTicks++;
 			concurrency = Math.max(1, Math.floor(concurrency / 2));
 		} else if (concurrency < cfg.settings.concurrency) concurrency++;
 
-		// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
-		const starts = attacked.filter((s) => {
-			if (children.has(s)) return false;
-			const asked = alreadyRunningAt.get(s);
-			return asked === undefined || ticks - asked >= 3;
-		});
-		await Promise.all(starts.map(startRunbook));
-
 		ticks++;
 		lastTickAt = tickAt;
 		lastTickMs = Date.now() - tickAt;
-		// Ticks stay on their grid (no drift from timer latency); a tick that ran past the next one is followed at once.
-		const grid = (gridAt ?? tickAt) + intervalSeconds * 1000;
-		gridAt = Math.max(grid, Date.now());
-		nextTickAt = gridAt;
+		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or
+		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
+		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
+		lastDueAt = due ?? tickAt;
+		nextTickAt = Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
 
 		if (ticks >= cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);

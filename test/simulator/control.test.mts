@@ -140,6 +140,12 @@ test('faults: code, http5xx, ratelimit, delay, reset, expireToken — for N call
 	assert.equal((await get(e, path)).code, 0);
 	assert.ok(Date.now() - t0 >= 280);
 
+	// pathContains: only requests whose path contains the text (a fault on one site)
+	await ctl(e, 'POST', '/faults', { op: '*', kind: 'code', code: 50098, pathContains: '/current_traffic' });
+	assert.equal((await get(e, path)).code, 0);
+	assert.equal((await get(e, `${e.siteDash}/current_traffic`)).code, 50098);
+	await assert.rejects(ctl(e, 'POST', '/faults', { op: '*', kind: 'code', pathContains: '' }));
+
 	await ctl(e, 'POST', '/faults', { op: 'dashboard.isUnderAttack', kind: 'reset' });
 	await assert.rejects(fetch(`${e.url}${path}?access_token=${e.token}`));
 	assert.equal((await get(e, path)).code, 0);

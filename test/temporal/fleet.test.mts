@@ -249,3 +249,45 @@ test('a rate-limited API slows the poll; no site waits more than one extra inter
 	const per = [...checksBySite(since2).values()].map((t) => t.length);
 	assert.ok(per.every((n) => n >= 2 && n <= 4), `checks per site in 3 intervals: ${per.join(',')}`);
 });
+
+test('regular batches: a batch retried after a worker SIGKILL does not call again the sites it had checked', async () => {
+	// Regular batch activities, one call at a time, watcher 0's four sites (210001 210002 210003 210005) in one batch.
+	const regularFile = fleetFile('regular', [1, 2, 3, 5, 6, 7, 9], {}, { activities: 'regular', concurrency: 1, batchSize: 4 });
+	assert.match(await fleet('apply', regularFile), /settings\.activities "local" → "regular" \(every site\)/);
+	const h = env.client.workflow.getHandle(watcherId(FLEET, 0));
+	await waitFor('a regular tick', async () => {
+		const st = await h.query(statusQuery);
+		return st.settings.activities === 'regular' && st.sites.every((x) => x.state === 'quiet');
+	}, 30_000, 200);
+	// The third site's check hangs 10 s: sites 210001 and 210002 are checked (and heartbeated) before the kill.
+	const since = s.sim.requests().at(-1)?.seq ?? 0;
+	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 10_000, count: 1, pathContains: '/site/210003/' });
+	await waitFor('the hanging check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'), 20_000, 50);
+	const hungSeq = (s.sim.requests({ op: 'dashboard.isUnderAttack', since }).find((r) => r.fault === 'delay') as { seq: number }).seq;
+	// Past the heartbeat throttle (0.8 × the 3 s heartbeat timeout, with margin), so the progress has reached the server.
+	await new Promise((r) => setTimeout(r, 4000));
+	const runId = (await h.describe()).runId;
+	await kill(child);
+	const killedAt = s.sim.nowMs();
+	child = spawnWorker(env, s.url, queue);
+	// The batch is retried (heartbeat timeout) on the new worker; find when that retried attempt completed.
+	let retriedDoneAt = 0;
+	await waitFor('the retried batch completed', async () => {
+		const events = (await env.client.workflow.getHandle(watcherId(FLEET, 0), runId).fetchHistory()).events ?? [];
+		const started = events.find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
+		const done = started && events.find((e) => e.activityTaskCompletedEventAttributes?.startedEventId?.toString() === started.eventId?.toString());
+		if (done?.eventTime) retriedDoneAt = Number(done.eventTime.seconds) * 1000 + Math.floor((done.eventTime.nanos ?? 0) / 1e6);
+		return retriedDoneAt > 0;
+	}, 60_000, 300);
+	const before = s.sim.requests({ op: 'dashboard.isUnderAttack', since }).filter((r) => r.seq < hungSeq);
+	const checkedBefore = new Set(before.map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]).filter((x) => x === '210001' || x === '210002'));
+	assert.equal(checkedBefore.size, 2, 'sites 210001 and 210002 were checked before the hanging one');
+	const retried = s.sim
+		.requests({ op: 'dashboard.isUnderAttack', since: hungSeq })
+		.filter((r) => r.time >= killedAt && r.time <= retriedDoneAt)
+		.map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1] as string)
+		.filter((x) => ['210001', '210002', '210003', '210005'].includes(x));
+	// The retried attempt calls only what the killed one had not finished: the hanging site (its answer was lost) and the last.
+	assert.deepEqual(retried.sort(), ['210003', '210005'], `calls of the retried batch: ${retried.join(', ')}`);
+	await waitFor('every site checked again after the kill', async () => (await h.query(statusQuery)).sites.every((x) => (x.at ?? 0) > killedAt && x.state === 'quiet'), 30_000, 300);
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FleetConfigError, parseFleet } from '../../worker/src/fleetConfig.mts';
-import { sitePlan } from '../../workflows/fleetShared.mts';
+import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleetShared.mts';
 import { parsePlan } from '../../workflows/plan.mts';
 
 /** The fleet file (worker/src/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
@@ -21,7 +21,7 @@ test('defaults, and each site plan = template + site + overrides (protected rang
 	const template = { cooldownSeconds: 600, approval: { required: false, timeoutSeconds: 60 }, blacklist: { enabled: true, protectedRanges: ['198.51.100.0/24'] } };
 	const f = parseFleet({ template, sites: [site(1), site(2, { cooldownSeconds: 30, approval: { required: true }, protectedRanges: ['192.0.2.1', '198.51.100.0/24'] })] });
 	assert.equal(f.fleet, 'default');
-	assert.deepEqual(f.settings, { intervalSeconds: 60, batchSize: 50, concurrency: 8, activities: 'local', ticksPerRun: 100 });
+	assert.deepEqual(f.settings, { intervalSeconds: 60, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', ticksPerRun: 100 });
 	assert.equal(f.sitesPerWatcher, 250);
 	const p1 = parsePlan(sitePlan(f.template, f.sites[0]));
 	assert.equal(p1.site_id, '210001');
@@ -45,4 +45,18 @@ test('every error names the site (or template / fleet) and the field; duplicates
 	const ipAuth = { action: 'ratelimit', enable: 1, mode: 2 };
 	assert.deepEqual(issues({ template: { ipAuth }, sites: [{ customer_id: '1', site_id: '9' }] }), ['site 9 (sites[0]): domain_ports: must list at least one domain-port when ipAuth or switches are set']);
 	assert.match(issues({ sites: 'all' })[0], /^\(fleet\): sites: /);
+});
+
+test('tick grid: a watcher ticks every interval on its own phase; the watchers of a fleet are spread over the interval', () => {
+	const phases = [0, 1, 2, 3].map((i) => tickPhaseMs(i, 10));
+	assert.equal(new Set(phases).size, 4);
+	const sorted = [...phases].sort((a, b) => a - b);
+	const gaps = [...sorted.slice(1).map((p, i) => p - sorted[i]), sorted[0] + 10_000 - (sorted.at(-1) as number)];
+	assert.ok(Math.min(...gaps) >= 1400, `4 watchers at least 1.4 s apart in a 10 s interval: ${phases.join(', ')}`);
+	const t = 1_700_000_003_217;
+	const g = nextGridPoint(t, 2, 10);
+	assert.ok(g >= t && g < t + 10_000 && (g - tickPhaseMs(2, 10)) % 10_000 === 0, 'first grid point at or after t');
+	assert.equal(nextGridPoint(g, 2, 10), g, 'a grid point is its own next grid point');
+	assert.equal(nextGridPoint(g + 10_000, 2, 10), g + 10_000, 'due on the grid → exactly one interval later');
+	assert.equal(nextGridPoint(g + 1, 2, 10), g + 10_000);
 });

@@ -1,14 +1,21 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../api/client.ts';
 import { redactText } from '../../api/redact.ts';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult } from '../../workflows/fleetShared.mts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../workflows/fleetShared.mts';
 
 /**
  * The fleet watchers' batch activity (workflows/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,
- * at most `concurrency` calls in flight, one call per site. A rate-limited answer (HTTP 429 or a rate-limit code,
- * after the client's own retry) stops the batch: that site and every site not yet sent come back as `deferred`, and
- * the watcher checks them first in its next tick. Other failures are reported per site; the activity itself fails
- * only on bad input.
+ * at most `concurrency` calls in flight, ONE call per site per attempt and per batch:
+ * - Progress (sites checked, their answers) goes into the heartbeat details after every check; a retried attempt
+ *   (worker killed, timeout) reads them and calls only the sites not checked yet, so a retry never calls a site twice.
+ *   (Local activities have no heartbeat: their in-process retries happen only on bad input, which is not retried.)
+ * - No new call starts after `budgetMs` (the watcher passes its interval) nor after the activity is cancelled, and
+ *   never so late that the calls in flight could outlast the start-to-close timeout: the batch returns in time, so
+ *   it is not retried as a whole; the sites not sent come back as `deferred` and are checked first next tick.
+ * - A rate-limited answer (HTTP 429 or a rate-limit code, after the client's own retry) stops the batch the same way
+ *   (`rateLimited: true`: the watcher also halves its concurrency).
+ * Other failures are reported per site; the activity itself fails only on bad input.
  */
 export function createFleetActivities(client: Client, opts: { rateLimitCodes?: readonly number[] } = {}) {
 	const rateCodes = new Set(opts.rateLimitCodes ?? [42901]);
@@ -16,34 +23,63 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 		const x = e as { name?: string; code?: number; rateLimited?: boolean };
 		return (x?.name === 'ApiError' && typeof x.code === 'number' && rateCodes.has(x.code)) || (x?.name === 'TransportError' && x.rateLimited === true);
 	};
+	/** Longest a call can take with the client's timeout and retries (+1 s of backoff and slack). */
+	const callMaxMs = () => (client.options?.timeoutMs ?? 15_000) * ((client.options?.retries ?? 0) + 1) + 1000;
 	return {
 		async [FLEET_CHECK_ACTIVITY](input: CheckBatchInput): Promise<CheckBatchResult> {
 			const ids = input?.site_ids;
 			if (!Array.isArray(ids) || ids.some((s) => typeof s !== 'string' || s === ''))
 				throw ApplicationFailure.nonRetryable(`${FLEET_CHECK_ACTIVITY}: site_ids: must be a list of site ids`, 'ValidationError');
 			const concurrency = Math.max(1, Math.min(64, Math.floor(Number(input.concurrency) || 1)));
-			const attacked: string[] = [];
+			let ctx: Context | undefined;
+			try {
+				ctx = Context.current();
+			} catch {
+				ctx = undefined; // called outside an activity (unit use)
+			}
+			const t0 = Date.now();
+			const info = ctx?.info;
+			const stc = info?.startToCloseTimeoutMs ?? 0;
+			const budgetMs = Math.max(
+				500,
+				Math.min(Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity, stc > 0 ? stc - callMaxMs() : Infinity, 10 * 60_000),
+			);
+			const prev = (info?.heartbeatDetails ?? undefined) as CheckProgress | undefined;
+			const done = new Set<string>(Array.isArray(prev?.done) ? prev.done : []);
+			const attacked: string[] = Array.isArray(prev?.attacked) ? [...prev.attacked] : [];
+			const failed: [string, string][] = Array.isArray(prev?.failed) ? [...prev.failed] : [];
+			const todo = ids.filter((s) => !done.has(s));
 			const deferred: string[] = [];
-			const failed: [string, string][] = [];
+			const heartbeat = info && !info.isLocal ? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress) : () => {};
 			let limited = false;
+			let stopped = false;
 			let next = 0;
 			const lane = async () => {
-				while (!limited && next < ids.length) {
-					const site_id = ids[next++];
+				while (!limited && next < todo.length) {
+					if (ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs) {
+						stopped = true;
+						return;
+					}
+					const site_id = todo[next++];
 					try {
 						const r = (await client.call('dashboard.isUnderAttack', { site_id })) as { status?: unknown };
 						if (Number(r?.status) === 1) attacked.push(site_id);
+						done.add(site_id);
 					} catch (e) {
 						if (isRateLimited(e)) {
 							limited = true;
 							deferred.push(site_id);
-						} else failed.push([site_id, redactText((e as Error)?.message ?? String(e)).slice(0, 300)]);
+						} else {
+							failed.push([site_id, redactText((e as Error)?.message ?? String(e)).slice(0, 300)]);
+							done.add(site_id);
+						}
 					}
+					heartbeat();
 				}
 			};
-			await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, lane));
-			deferred.push(...ids.slice(next));
-			return { attacked, deferred, failed, rateLimited: limited };
+			await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, lane));
+			deferred.push(...todo.slice(next));
+			return { attacked, deferred, failed, rateLimited: limited, ...(stopped && !limited ? { outOfTime: true } : {}) };
 		},
 	};
 }

@@ -41,6 +41,7 @@ export const fleetSchema = z.strictObject({
 	sitesPerWatcher: int(1, 5000).default(250),
 	batchSize: int(1, 1000).default(50),
 	concurrency: int(1, 64).default(8),
+	parallelBatches: int(1, 64).default(4),
 	activities: z.enum(['local', 'regular'], { error: 'must be local or regular' }).default('local'),
 	ticksPerRun: int(1, 10_000).default(100),
 	/** Plan fields every site shares (workflows/plan.mts), without site_id, customer_id, domain_ports, event_id. */
@@ -123,7 +124,7 @@ export function parseFleet(input: unknown): ParsedFleet {
 	return {
 		fleet: f.fleet,
 		sitesPerWatcher: f.sitesPerWatcher,
-		settings: { intervalSeconds: f.intervalSeconds, batchSize: f.batchSize, concurrency: f.concurrency, activities: f.activities, ticksPerRun: f.ticksPerRun },
+		settings: { intervalSeconds: f.intervalSeconds, batchSize: f.batchSize, concurrency: f.concurrency, parallelBatches: f.parallelBatches, activities: f.activities, ticksPerRun: f.ticksPerRun },
 		template: f.template,
 		sites: f.sites.map((s) => ({ site_id: s.site_id, customer_id: s.customer_id, domain_ports: s.domain_ports, ...(s.overrides ? { overrides: s.overrides } : {}) })),
 	};
