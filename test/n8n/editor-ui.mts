@@ -90,7 +90,8 @@ export class EditorUi {
 	}
 
 	async closeCredential(): Promise<void> {
-		if (await this.credentialModal.isVisible()) await this.page.keyboard.press('Escape');
+		// The dialog's own close button (Escape would close the node panel behind it too).
+		if (await this.credentialModal.isVisible()) await this.page.locator('.el-dialog__headerbtn:visible').last().click();
 		await this.credentialModal.waitFor({ state: 'hidden' });
 	}
 }
