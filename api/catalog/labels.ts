@@ -130,7 +130,7 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	domain_port_id: { label: 'Domain-Port ID', hint: 'ID of the protected domain and port' },
 	duration: { label: 'Duration (Seconds)', hint: 'How long auto-mitigation stays on' },
 	threshold_tps: { label: 'Threshold (Requests per Second)' },
-	host: { label: 'Host', placeholder: 'www.example.com' },
+	host: { label: 'Host', hint: 'Host name of the requests this applies to', placeholder: 'www.example.com' },
 	scheme: { label: 'Scheme' },
 	uri: { label: 'Path', hint: 'Request path; regular expressions are allowed', placeholder: '/login' },
 	url_id: { label: 'Bypass Record ID' },

@@ -169,6 +169,7 @@ export class SecurityServiceRunbook implements INodeType {
 				type: 'string',
 				default: '',
 				required: true,
+				placeholder: '20001 or attack-response-20001',
 				displayOptions: { show: { operation: ['signal', 'query', 'cancel', 'describe'] } },
 				description: 'A site ID (means attack-response-&lt;site&gt;) or a full workflow ID',
 			},
@@ -193,10 +194,11 @@ export class SecurityServiceRunbook implements INodeType {
 				description: 'How many seconds to add to the cooldown',
 			},
 			{
-				displayName: 'By',
+				displayName: 'Sent By',
 				name: 'by',
 				type: 'string',
 				default: 'n8n',
+				hint: 'Your name or team: recorded in the runbook\'s audit trail',
 				displayOptions: { show: { operation: ['signal', 'cancel'] } },
 				description: 'Who sends it (recorded in the audit trail)',
 			},
@@ -205,7 +207,9 @@ export class SecurityServiceRunbook implements INodeType {
 				name: 'reason',
 				type: 'string',
 				default: '',
+				placeholder: 'Attack confirmed by the SOC on call',
 				displayOptions: { show: { operation: ['signal', 'cancel'] } },
+				description: 'Why (recorded in the audit trail)',
 			},
 			{
 				displayName: 'Query',
@@ -276,7 +280,7 @@ export class SecurityServiceRunbook implements INodeType {
 					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
-						const by = boundedText(this, 'By', this.getNodeParameter('by', i, 'n8n'), i);
+						const by = boundedText(this, 'Sent By', this.getNodeParameter('by', i, 'n8n'), i);
 						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || undefined;
 						let name = signal;
 						let arg: IDataObject;
@@ -314,7 +318,7 @@ export class SecurityServiceRunbook implements INodeType {
 						json = { workflowId, query: q, result: (v ?? null) as IDataObject };
 					} else if (operation === 'cancel') {
 						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || 'cancelled from n8n';
-						await send(i, 'POST', `${wfUrl(workflowId)}/cancel`, { identity: boundedText(this, 'By', this.getNodeParameter('by', i, 'n8n'), i), reason });
+						await send(i, 'POST', `${wfUrl(workflowId)}/cancel`, { identity: boundedText(this, 'Sent By', this.getNodeParameter('by', i, 'n8n'), i), reason });
 						json = { workflowId, cancelRequested: true };
 					} else if (operation === 'describe') {
 						const r = await send(i, 'GET', wfUrl(workflowId));

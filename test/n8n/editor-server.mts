@@ -1,4 +1,4 @@
-// The real n8n 2.40.7 in server mode (`n8n start`) for the editor test: the packed package in ~/.n8n/custom, an
+// The real n8n 2.40.7 in server mode (`n8n start`) for the editor test: the packed package in ~/.n8n/nodes, an
 // owner account, and the address the browser opens. Listens on 127.0.0.1 with free ports.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, makeN8nHome, n8nRuntime, type N8nHome } from './harness.mts';
@@ -14,7 +14,7 @@ export interface N8nServer {
 
 export async function startN8nServer(tgz: string): Promise<N8nServer> {
 	const rt = n8nRuntime();
-	const home = makeN8nHome(tgz);
+	const home = makeN8nHome(tgz, 'nodes'); // as Settings › Community Nodes installs it: the credential Test works
 	const port = await freePort();
 	Object.assign(home.env, {
 		N8N_PORT: String(port),

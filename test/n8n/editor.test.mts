@@ -1,6 +1,7 @@
 // The nodes as a user meets them: the real n8n 2.40.7 in server mode with the packed package in ~/.n8n/custom,
 // Debian's chromium driven by playwright-core (executablePath; never a browser download), the simulator as the
-// service. Screenshots go to test/n8n/out/ (gitignored). The test fails on console errors that come from our nodes.
+// service. Screenshots go to test-output/editor/ ($SECSVC_TEST_OUTPUT/editor; gitignored). The test fails on console
+// errors that come from our nodes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,36 +11,33 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startSimulator } from '../../simulator/index.mts';
 import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
+import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';
 
 const APP = { appId: 'editor-app', secret: 'editor-secret-value-7' };
-const OUT = join(ROOT, 'test/n8n/out');
+const WRONG_SECRET = 'not-the-secret-0000';
+const OUT = join(process.env.SECSVC_TEST_OUTPUT || join(ROOT, 'test-output'), 'editor');
 
 let sim: Awaited<ReturnType<typeof startSimulator>>;
 let server: N8nServer | undefined;
 let url = '';
 let browser: Browser;
 let page: Page;
+let ui: EditorUi;
 let work: string;
 let ids: ReturnType<typeof sim.sim.firstIds>;
 const ourConsoleErrors: string[] = [];
-let shot = 0;
 
-async function screenshot(name: string): Promise<void> {
-	await page.screenshot({ path: join(OUT, `editor-${String(++shot).padStart(2, '0')}-${name}.png`) });
-}
+/** The simulator's request log after sequence number `mark` (what reached the service). */
+const since = (mark: number) => sim.sim.requests().filter((e) => e.seq > mark);
+const lastSeq = () => sim.sim.requests().at(-1)?.seq ?? 0;
 
-/** Opens an options parameter and picks the option with this label. */
-async function choose(param: string, label: string): Promise<void> {
-	await page.locator(`[data-test-id="parameter-input-${param}"]`).click();
-	// Options with a description have it in their accessible name: match the option's own label text.
-	const option = page.getByRole('option').filter({ has: page.getByText(label, { exact: true }) });
-	await option.first().click();
-}
-
-async function closePanel(): Promise<void> {
-	await page.locator('[data-test-id="ndv-close-button"]').click();
-	await page.locator('[data-test-id="ndv"]').waitFor({ state: 'hidden' });
+/** is_under_attack read straight from the simulator over raw HTTP (not through n8n, the node or the client). */
+async function underAttackFromService(): Promise<{ status: number; bps_size: number }> {
+	const form = new URLSearchParams({ app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' });
+	const tok = (await (await fetch(`${sim.url}/oauth/credit/token`, { method: 'POST', body: form })).json()) as { result: { access_token: string } };
+	const res = await fetch(`${sim.url}/api/specp/op/dashboard/site/${ids.site_id}/is_under_attack?access_token=${tok.result.access_token}`);
+	return ((await res.json()) as { result: { status: number; bps_size: number } }).result;
 }
 
 before(async () => {
@@ -58,6 +56,7 @@ before(async () => {
 	browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 	page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 	page.setDefaultTimeout(45_000);
+	ui = new EditorUi(page, OUT);
 	page.on('console', (m) => {
 		if (m.type() !== 'error') return;
 		const text = m.text();
@@ -86,18 +85,17 @@ test('sign in, find the nodes by what a SOC engineer types, see the trigger even
 	await page.keyboard.type('block ip');
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service', { exact: true }).first().waitFor();
-	await screenshot('search-block-ip');
+	await ui.screenshot('search-block-ip');
 	await creator.getByText('Security Service', { exact: true }).first().click();
 	for (const label of ['On new DDoS event', 'On attack started', 'On attack stopped', 'On new flow-down alert'])
 		await creator.getByText(label, { exact: true }).waitFor();
-	await screenshot('app-triggers');
+	await ui.screenshot('app-triggers');
 	await creator.getByText('On attack started', { exact: true }).click();
-	const ndv = page.locator('[data-test-id="ndv"]');
-	await ndv.getByText('Site ID', { exact: true }).waitFor();
-	await ndv.locator('[data-test-id="parameter-input-site_id"] input').fill(ids.site_id);
-	await screenshot('trigger-panel');
-	await closePanel();
-	await page.locator('[data-test-id="canvas-node"]').first().getByText('On attack started').waitFor();
+	await ui.ndv.getByText('Site ID', { exact: true }).waitFor();
+	await ui.fill('site_id', ids.site_id);
+	await ui.screenshot('trigger-panel');
+	await ui.closePanel();
+	await ui.canvasNode('On attack started').waitFor();
 });
 
 test('add the action from the panel: the address to block is the first field', async () => {
@@ -105,72 +103,57 @@ test('add the action from the panel: the address to block is the first field', a
 	await page.keyboard.type('block ip');
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service', { exact: true }).first().click();
-	await creator.locator('input').first().fill('block');
+	// An installed community package opens on its "Node details" (Installed, via npm) with every action listed.
 	await creator.getByText('Block an IP address or range', { exact: true }).click();
-	const ndv = page.locator('[data-test-id="ndv"]');
-	await ndv.locator('[data-test-id="parameter-input-ip_black_list"]').waitFor();
-	const order = await ndv.locator('[data-test-id^="parameter-input-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id')));
+	await ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"]').waitFor();
+	const order = await ui.ndv.locator('[data-test-id^="parameter-input-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id')));
 	const fields = order.filter((t) => t && !/resource|operation|alwaysOutputData|executeOnce|retryOnFail|onError|notes|field|mode|item/.test(t));
 	assert.equal(fields[0], 'parameter-input-ip_black_list', `first field: ${fields.join(', ')}`);
-	await screenshot('block-ip-panel');
+	await ui.screenshot('block-ip-panel');
 });
 
 test('create the credential in the UI: Save runs the credential test, which succeeds', async () => {
-	const ndv = page.locator('[data-test-id="ndv"]');
-	const empty = ndv.locator('[data-test-id="node-credentials-empty-state"]');
+	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]');
 	if (await empty.count()) await empty.click();
 	else {
-		await ndv.locator('[data-test-id="node-credentials-select"]').click();
+		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
 		await page.getByText(/Create new credential/).first().click();
 	}
-	const modal = page.locator('[data-test-id="editCredential-modal"]');
+	const modal = ui.credentialModal;
 	await modal.locator('[data-test-id="parameter-input-baseUrl"] input').fill(sim.url);
 	await modal.locator('[data-test-id="parameter-input-appId"] input').fill(APP.appId);
 	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
-	await saveAndExpectSuccess(modal, 'credential-ok');
-
-	// Wrong secret and expired token are checked through n8n's credential test code in credential.test.mts; here
-	// the UI path (Save runs the node's testedBy function in the server) is shown to succeed.
-	if (await modal.isVisible()) await page.keyboard.press('Escape');
-	await modal.waitFor({ state: 'hidden' });
+	const mark = lastSeq();
+	await ui.saveAndExpectSuccess('credential-ok');
+	assert.deepEqual(since(mark).map((e) => [e.opId, e.code]), [['authorization.appToken', 0], ['customer.list', 0]]);
+	await ui.closeCredential();
 });
 
-/** Save runs n8n's credential test: success shows the banner (or closes the modal of a new credential). */
-async function saveAndExpectSuccess(modal: ReturnType<Page['locator']>, name: string): Promise<void> {
-	await modal.locator('[data-test-id="credential-save-button"]').click();
-	const ok = modal.locator('[data-test-id="credentials-config-container-test-success"]');
-	await Promise.race([ok.waitFor({ timeout: 60_000 }), modal.waitFor({ state: 'hidden', timeout: 60_000 })]);
-	await screenshot(name);
-	if (await modal.isVisible()) assert.ok(await ok.isVisible(), 'the test succeeded');
-	assert.equal(await modal.getByText(/does not match|refused|Could not reach/).count(), 0);
-}
-
 test('conditional fields appear with the action; a customer is picked from the list', async () => {
-	const ndv = page.locator('[data-test-id="ndv"]');
-	await choose('resource', 'HTTP Filter Policy');
-	await choose('operation', 'Create');
-	await choose('action', 'Show Busy Page');
-	await ndv.locator('[data-test-id="parameter-input-page"]').waitFor();
-	assert.equal(await ndv.locator('[data-test-id="parameter-input-redirect_host"]').count(), 0);
-	await screenshot('http-filter-busy-page');
-	await choose('action', 'Redirect to URL');
-	await ndv.locator('[data-test-id="parameter-input-redirect_host"]').waitFor();
-	await ndv.locator('[data-test-id="parameter-input-redirect_url"]').waitFor();
-	assert.equal(await ndv.locator('[data-test-id="parameter-input-page"]').count(), 0);
-	await screenshot('http-filter-redirect');
+	await ui.choose('resource', 'HTTP Filter Policy');
+	await ui.choose('operation', 'Create');
+	await ui.choose('action', 'Show Busy Page');
+	await ui.ndv.locator('[data-test-id="parameter-input-page"]').waitFor();
+	assert.equal(await ui.ndv.locator('[data-test-id="parameter-input-redirect_host"]').count(), 0);
+	await ui.screenshot('http-filter-busy-page');
+	await ui.choose('action', 'Redirect to URL');
+	await ui.ndv.locator('[data-test-id="parameter-input-redirect_host"]').waitFor();
+	await ui.ndv.locator('[data-test-id="parameter-input-redirect_url"]').waitFor();
+	assert.equal(await ui.ndv.locator('[data-test-id="parameter-input-page"]').count(), 0);
+	await ui.screenshot('http-filter-redirect');
 
-	await choose('resource', 'Customer');
-	await choose('operation', 'Get');
-	await ndv.locator('[data-test-id="parameter-input-customer_id"]').click();
+	await ui.choose('resource', 'Customer');
+	await ui.choose('operation', 'Get');
+	await ui.ndv.locator('[data-test-id="parameter-input-customer_id"]').click();
 	const customers = sim.sim.snapshot().customers as Array<{ customer_id: string; customer_name: string }>;
 	const first = customers[0];
 	const item = page.getByText(`${first.customer_name} (${first.customer_id})`, { exact: true });
 	await item.waitFor();
-	await screenshot('customer-list');
+	await ui.screenshot('customer-list');
 	await item.click();
 	await item.waitFor({ state: 'hidden' });
-	await screenshot('customer-picked');
-	await closePanel();
+	await ui.screenshot('customer-picked');
+	await ui.closePanel();
 });
 
 test('the Runbook node opens on a read and asks which signal to send', async () => {
@@ -179,14 +162,123 @@ test('the Runbook node opens on a read and asks which signal to send', async () 
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service Runbook', { exact: true }).first().click();
 	await creator.getByText('Describe a runbook', { exact: true }).click();
-	const ndv = page.locator('[data-test-id="ndv"]');
-	await ndv.locator('[data-test-id="parameter-input-runbook"]').waitFor();
-	await screenshot('runbook-describe');
-	await choose('operation', 'Signal');
-	await ndv.locator('[data-test-id="parameter-input-signal"]').waitFor();
-	await screenshot('runbook-signal');
-	await closePanel();
-	await screenshot('canvas');
+	await ui.ndv.locator('[data-test-id="parameter-input-runbook"]').waitFor();
+	await ui.screenshot('runbook-describe');
+	await ui.choose('operation', 'Signal');
+	await ui.ndv.locator('[data-test-id="parameter-input-signal"]').waitFor();
+	await ui.screenshot('runbook-signal');
+	await ui.closePanel();
+	await ui.screenshot('canvas');
+});
+
+test('Execute step: the output panel shows the service\'s data, with readable forms next to wire values', async () => {
+	// The step runs on its own: the trigger before it is removed (its poll is not what this test is about).
+	await ui.canvasNode('Security Service Trigger').click();
+	await page.keyboard.press('Delete');
+	await ui.canvasNode('Security Service Trigger').waitFor({ state: 'detached' });
+	await ui.canvasNode('Get a customer').dblclick();
+	await ui.choose('resource', 'Attack Dashboard');
+	await ui.choose('operation', 'Check Under Attack');
+	await ui.fill('site_id', ids.site_id);
+	const mark = lastSeq();
+	const output = await ui.executeStep();
+	await ui.screenshot('under-attack-output');
+	const truth = await underAttackFromService();
+	assert.equal(truth.status, 1, 'the simulator reports the attack');
+	const calls = since(mark).filter((e) => e.opId === 'dashboard.isUnderAttack');
+	assert.equal(calls.length, 2, 'one call by the node, one by this test');
+	assert.equal(calls[0].path, `/api/specp/op/dashboard/site/${ids.site_id}/is_under_attack`);
+	const json = await ui.outputText(output, 'JSON');
+	await ui.screenshot('under-attack-json');
+	assert.match(json, /"status": 1,/);
+	assert.match(json, new RegExp(`"bps_size": ${truth.bps_size},`));
+	assert.match(json, /"underAttack": true/);
+	await ui.outputText(output, 'Table');
+});
+
+/** Waits (bounded) until the simulator's log satisfies `ok`. */
+async function until(ok: () => boolean, what: string): Promise<void> {
+	const deadline = Date.now() + 60_000;
+	while (!ok()) {
+		assert.ok(Date.now() < deadline, `within 60 s: ${what}`);
+		await page.waitForTimeout(200);
+	}
+}
+
+/** Every credential test since `mark` asked for a new token and read the customer list with it: [appToken, list]×n. */
+function assertFreshTokenTests(mark: number): void {
+	const seen = since(mark).map((e) => `${e.opId}:${e.code}`);
+	assert.ok(seen.length >= 2, 'at least one test ran');
+	assert.deepEqual(seen, seen.map((_, i) => (i % 2 === 0 ? 'authorization.appToken:0' : 'customer.list:0')), 'a fresh token each time');
+}
+
+test('credential Test: a stored token that expired does not matter; a wrong Secret shows the service\'s message', async () => {
+	// The step above stored an access token in the credential. The service now expires it.
+	sim.sim.expireTokens();
+	let mark = lastSeq();
+	const modal = await ui.openCredential();
+	const ok = modal.locator('[data-test-id="credentials-config-container-test-success"]');
+	await ok.waitFor({ timeout: 60_000 }); // n8n tests an existing credential when it opens
+	const opened = since(mark).length;
+	await ok.getByRole('button', { name: 'Retry' }).click(); // the Test button of a tested credential
+	await until(() => since(mark).length >= opened + 2, 'the retest reached the service');
+	await ok.waitFor();
+	await ui.screenshot('credential-after-expiry');
+	assertFreshTokenTests(mark);
+	await ui.closeCredential();
+
+	// The stored token really had expired: the node's next run is refused once, renews the token and succeeds.
+	mark = lastSeq();
+	await ui.executeStep(() => since(mark).length >= 3);
+	assert.deepEqual(
+		since(mark).map((e) => [e.opId, e.code]),
+		[['dashboard.isUnderAttack', 40101], ['authorization.appToken', 0], ['dashboard.isUnderAttack', 0]],
+	);
+
+	// A wrong Secret while the credential holds a valid token: the Test asks for a new token and shows why it failed.
+	await ui.openCredential();
+	await ok.waitFor({ timeout: 60_000 });
+	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(WRONG_SECRET);
+	mark = lastSeq();
+	await modal.locator('[data-test-id="credential-save-button"]').click();
+	await until(() => since(mark).length > 0, 'the test of the wrong Secret');
+	await modal.getByText(/Couldn.t connect with these settings/).first().waitFor();
+	await modal.getByText('More details', { exact: true }).click(); // n8n folds the test's message under this link
+	await modal.getByText(/secret: does not match the app \(code 40102\)/).first().waitFor();
+	await ui.screenshot('credential-wrong-secret');
+	assert.doesNotMatch(await modal.innerText(), new RegExp(WRONG_SECRET));
+	assert.equal(await ok.isVisible(), false);
+	const refused = since(mark).map((e) => `${e.opId}:${e.code}`);
+	assert.ok(refused.length >= 1);
+	assert.deepEqual(refused, refused.map(() => 'authorization.appToken:40102'), 'the stored token was never used');
+
+	// Putting the right Secret back makes the Test pass again.
+	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
+	mark = lastSeq();
+	await modal.locator('[data-test-id="credential-save-button"]').click();
+	await until(() => since(mark).some((e) => e.opId === 'customer.list'), 'the test of the fixed credential');
+	await ok.waitFor();
+	await ui.screenshot('credential-fixed');
+	assertFreshTokenTests(mark);
+	await ui.closeCredential();
+});
+
+test('bad input in the editor: the error names the field and the rule, and nothing is sent', async () => {
+	await ui.choose('resource', 'IP Blacklist');
+	await ui.choose('operation', 'Add');
+	await ui.fill('ip_black_list', '203.0.113.300');
+	await ui.fill('site_id', ids.site_id);
+	await ui.fill('domain_port_id', ids.domain_port_id);
+	const mark = lastSeq();
+	const output = await ui.executeStep();
+	const message = output.locator('[data-test-id="node-error-message"]');
+	await message.waitFor();
+	await ui.screenshot('bad-ip-error');
+	const shown = (await output.innerText()).replace(/\s+/g, ' ');
+	assert.match(await message.innerText(), /IP Address or Range/);
+	assert.match(shown, /Nothing was sent/);
+	assert.deepEqual(since(mark), [], 'the service received nothing, not even a token request');
+	await ui.closePanel();
 });
 
 test('no console errors from our nodes', () => {

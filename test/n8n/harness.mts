@@ -34,15 +34,17 @@ export interface N8nHome {
 }
 
 /**
- * A fresh n8n user folder with the packed package installed into ~/.n8n/custom (N8N_CUSTOM_EXTENSIONS style),
- * the way a user installs a community package with npm: npm also installs the peer n8n-workflow, and with it
- * zod 3.25.76, which our package requires at runtime.
+ * A fresh n8n user folder with the packed package installed with npm, the way a user installs a community package:
+ * npm also installs the peer n8n-workflow, and with it zod 3.25.76, which our package requires at runtime.
+ * `custom`: ~/.n8n/custom (N8N_CUSTOM_EXTENSIONS style; enough for workflow runs). `nodes`: ~/.n8n/nodes, where
+ * Settings › Community Nodes installs; only there does n8n link the credential to the nodes that test it
+ * (`supportedNodes`), so the editor offers the credential Test (n8n 2.40.7 drops it for custom-folder packages).
  */
-export function makeN8nHome(tgz: string): N8nHome {
+export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N8nHome {
 	const dir = mkdtempSync(join(tmpdir(), 'secsvc-n8n-'));
-	const custom = join(dir, '.n8n', 'custom');
+	const custom = join(dir, '.n8n', into);
 	mkdirSync(custom, { recursive: true });
-	writeFileSync(join(custom, 'package.json'), JSON.stringify({ name: 'custom-nodes', private: true }));
+	writeFileSync(join(custom, 'package.json'), JSON.stringify({ name: into === 'nodes' ? 'installed-nodes' : 'custom-nodes', private: true }));
 	execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', tgz], {
 		cwd: custom,
 		stdio: ['ignore', 'ignore', 'inherit'],
