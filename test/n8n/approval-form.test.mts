@@ -36,7 +36,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until<T>(what: string, ms: number, f: () => Promise<T | undefined>): Promise<T> {
 	const deadline = Date.now() + ms;
 	for (;;) {
-		const v = await f();
+		// a request that fails or hangs (n8n still starting, a closed keep-alive socket) is tried again
+		const v = await f().catch((e: Error) => (log(`${what}: ${e.message} ${(e.cause as Error)?.message ?? ''}`), undefined));
 		if (v !== undefined) return v;
 		if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}\n${n8n?.log().slice(-3000)}`);
 		await sleep(250);
@@ -90,9 +91,9 @@ async function submit(formUrl: string, identity: string, decision: 'Approve' | '
 	form.append('field-0', identity);
 	form.append('field-1', decision);
 	form.append('field-2', reason);
-	const r = await fetch(formUrl, { method: 'POST', body: form });
-	assert.equal(r.status, 200, `form submission: HTTP ${r.status} ${await r.text()}`);
-	await r.text();
+	const r = await fetch(formUrl, { method: 'POST', body: form, signal: AbortSignal.timeout(30_000) });
+	const text = await r.text();
+	assert.equal(r.status, 200, `form submission: HTTP ${r.status} ${text}`);
 }
 
 test('attack → runbook → on-call form: a non-approver is refused (runbook still waits), oncall-alice approves, the runbook mitigates', async () => {
@@ -108,6 +109,7 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: JSON.stringify({ site_id: ids.site_id, customer_id: ids.customer_id, domain_port_id: ids.domain_port_id }),
+			signal: AbortSignal.timeout(15_000),
 		});
 		const text = await r.text();
 		return r.status === 404 ? undefined : { status: r.status, text };
@@ -122,7 +124,7 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 
 	// the form the engineer opens: the planned changes and the questions
 	const page = await until('the form page', 30_000, async () => {
-		const r = await fetch(formUrl);
+		const r = await fetch(formUrl, { signal: AbortSignal.timeout(15_000) });
 		const html = await r.text();
 		return r.status === 200 && html.includes('Your identity') ? html : undefined;
 	});
@@ -136,7 +138,7 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 	await submit(formUrl, 'mallory', 'Approve');
 	// the refusal comes back into the execution, which asks again: the same form URL shows the refusal
 	const again = await until('the form again, with the refusal', 30_000, async () => {
-		const r = await fetch(formUrl);
+		const r = await fetch(formUrl, { signal: AbortSignal.timeout(15_000) });
 		const html = await r.text();
 		return r.status === 200 && html.includes('mallory is not in approval.approvers') ? html : undefined;
 	});
@@ -157,7 +159,7 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 	assert.equal(mitigating.approval?.reason, 'confirmed on the traffic graph');
 	// the form is answered: the execution no longer waits on it
 	await until('the execution finished', 30_000, async () => {
-		const html = await (await fetch(formUrl)).text();
+		const html = await (await fetch(formUrl, { signal: AbortSignal.timeout(15_000) })).text();
 		return html.includes('Your identity') ? undefined : true;
 	});
 	assert.equal(notices.length, 1, 'one notice for one attack');
