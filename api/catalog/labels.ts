@@ -351,19 +351,56 @@ export const errorText = {
 /** The Runbook node's words. */
 export const RUNBOOK = {
 	operations: [
+		{ name: 'Add Expiring Block', value: 'blockAdd', action: 'Block an IP range for a while', description: 'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up' },
 		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
+		{ name: 'Decide', value: 'decide', action: 'Approve or reject a runbook', description: 'Approve or reject the planned changes of a runbook waiting for approval; returns the decision, or the refusal' },
 		{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
+		{ name: 'Extend or Shorten Block', value: 'blockExtend', action: 'Change when an expiring block ends', description: 'Set a new remaining time for an expiring block (longer or shorter)' },
+		{ name: 'List Blocks', value: 'blockList', action: 'List expiring blocks', description: 'Expiring blocks of one domain-port, or of every domain-port of a site' },
 		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
-		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Approve, reject, abort or extend the cooldown' },
+		{ name: 'Remove Block Now', value: 'blockRemove', action: 'Remove an expiring block now', description: 'Remove the entry now instead of at its expiry' },
+		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (approve / reject signals only for runbooks started by older versions: use Decide)' },
 		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 	],
 	signals: [
 		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
-		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },
+		{ name: 'Approve (Older Runbooks)', value: 'approve', description: 'Signal without an answer, for runbooks started by older versions; use the Decide operation instead' },
 		{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
-		{ name: 'Reject', value: 'reject', description: 'Reject the planned changes (nothing is applied)' },
+		{ name: 'Reject (Older Runbooks)', value: 'reject', description: 'Signal without an answer, for runbooks started by older versions; use the Decide operation instead' },
 	],
-	subtitle: '={{ {"cancel":"Cancel a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
+	decisions: [
+		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },
+		{ name: 'Reject', value: 'reject', description: 'Reject the planned changes: nothing is applied (a reason is required)' },
+	],
+	subtitle:
+		'={{ {"blockAdd":"Block an IP range for a while","blockExtend":"Change when an expiring block ends","blockList":"List expiring blocks","blockRemove":"Remove an expiring block now","cancel":"Cancel a runbook","decide":"Approve or reject a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
 	planHelp:
 		'Attack-response plan: site, customer, domain-ports and what to tighten while the attack lasts (detection, blacklist, IP authentication, switches, cooldown). Every field is described under "Runbook plans" in the package README; the worker validates the plan again.',
+	/** Field labels of the Decide and block operations; a refusal from the workflow names its field by these. */
+	fields: {
+		decision: 'Decision',
+		by: 'By',
+		reason: 'Reason',
+		site: 'Site ID',
+		domainPort: 'Domain-Port ID',
+		entry: 'IP Address, Range or CIDR',
+		seconds: 'Duration (Seconds)',
+		taskQueue: 'Task Queue',
+	},
+	help: {
+		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail)',
+		blockBy: 'Who asks for it (recorded with the block)',
+		decideReason: 'Why (required to reject; recorded in the audit trail)',
+		blockReason: 'Why the block is needed (recorded with the block)',
+		site: 'The site whose blacklist is changed',
+		domainPortAdd: 'The domain-port whose IP blacklist gets the entry',
+		domainPortList: 'Leave empty for every domain-port of the site',
+		entry: 'An IPv4 address, a start-end range or a CIDR (at most a /16 unless the blocks workflow allows wider)',
+		secondsAdd: 'How long the block lasts; then exactly this entry is removed (1 s to 90 days)',
+		secondsExtend: 'The new remaining time from now: longer extends, shorter shortens (1 s to 90 days)',
+		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
+	},
+	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via' } as Record<string, string>,
+	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
 };

@@ -14,12 +14,15 @@ import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 import { renderReportHtml } from '../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
 import { RUNBOOK } from '../../api/catalog/labels';
+import { blockAdd, blockChange, blockList, decide, type Env, type Http } from './decideBlocks';
+import { decodePayload, NO_SHORTHAND, payloads } from './temporalHttp';
 
 /**
- * Security Service Runbook: start, signal (approve / reject / abort / extend cooldown), query, describe and cancel
- * attack-response runbooks on Temporal, through the server's HTTP API and n8n's request helpers (no runtime
+ * Security Service Runbook: start, decide (approve / reject through the runbook's `decide` Update), signal (abort /
+ * extend cooldown; approve / reject for older runbooks), query, describe and cancel attack-response runbooks, and
+ * expiring blocks (add, extend or shorten, remove now, list: decideBlocks.ts) on Temporal, through the server's HTTP API and n8n's request helpers (no runtime
  * dependencies); Attack Report renders a finished runbook's result as one self-contained HTML file (binary data, to
- * mail or post it). Payloads use the HTTP API's JSON shorthand. The plan never carries credentials: the worker holds
+ * mail or post it). Payloads are sent in full form (temporalHttp.ts). The plan never carries credentials: the worker holds
  * them.
  */
 
@@ -28,25 +31,6 @@ const WORKFLOW_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,255}$/;
 const WORKFLOW_ID_RULE = 'must be 1–256 characters from A–Z a–z 0–9 . _ ~ - starting with a letter or a digit';
 /** A plan is a small document (api/limits.ts bounds its strings and lists; the worker checks the rest). */
 const MAX_PLAN_CHARS = 256 * 1024;
-
-/**
- * Payloads are sent and read in full form (json/plain, base64) with the header Temporal-Payload-Shorthand: false:
- * the HTTP API's JSON shorthand turns empty arrays into null, which the runbook's plan validation rejects.
- */
-const NO_SHORTHAND = { 'Temporal-Payload-Shorthand': 'false' };
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const payloads = (values: unknown[]) => ({
-	payloads: values.map((v) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(v)) })),
-});
-
-function decodePayload(p: unknown): unknown {
-	const pl = p as { metadata?: { encoding?: string }; data?: string } | undefined;
-	if (!pl || typeof pl !== 'object') return pl ?? null;
-	const enc = pl.metadata?.encoding ? Buffer.from(pl.metadata.encoding, 'base64').toString('utf8') : '';
-	if (enc === 'binary/null' || pl.data === undefined) return null;
-	const text = Buffer.from(pl.data, 'base64').toString('utf8');
-	return enc === 'json/plain' ? (JSON.parse(text) as unknown) : text;
-}
 
 function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: number): never {
 	throw new NodeOperationError(ctx.getNode(), `${field}: ${rule}`, { itemIndex, description: 'Nothing was sent to Temporal.' });
@@ -114,7 +98,7 @@ export class SecurityServiceRunbook implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: RUNBOOK.subtitle,
-		description: 'Start, signal, query and cancel durable attack-response runbooks on Temporal',
+		description: 'Start, approve, signal, query and cancel durable attack-response runbooks, and add expiring blocks, on Temporal',
 		defaults: { name: 'Security Service Runbook' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
@@ -145,7 +129,8 @@ export class SecurityServiceRunbook implements INodeType {
 				type: 'string',
 				default: 'secsvc-runbooks',
 				required: true,
-				displayOptions: { show: { operation: ['start'] } },
+				displayOptions: { show: { operation: ['start', 'blockAdd'] } },
+				description: 'Task queue of the worker that runs the runbooks (and the expiring blocks)',
 			},
 			{
 				displayName: 'Dry Run',
@@ -170,8 +155,111 @@ export class SecurityServiceRunbook implements INodeType {
 				default: '',
 				required: true,
 				placeholder: '20001 or attack-response-20001',
-				displayOptions: { show: { operation: ['signal', 'query', 'cancel', 'describe'] } },
+				displayOptions: { show: { operation: ['decide', 'signal', 'query', 'cancel', 'describe'] } },
 				description: 'A site ID (means attack-response-&lt;site&gt;) or a full workflow ID',
+			},
+			{
+				displayName: RUNBOOK.fields.decision,
+				name: 'decision',
+				type: 'options',
+				// No preselected decision: approving or rejecting is always a deliberate choice.
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['decide'] } },
+				options: RUNBOOK.decisions.map((o) => ({ ...o })),
+				description: 'Approve or reject the planned changes (the runbook answers with the decision, or refuses it)',
+			},
+			{
+				displayName: RUNBOOK.fields.by,
+				name: 'by',
+				type: 'string',
+				default: '',
+				required: true,
+				placeholder: 'e.g. oncall-alice',
+				displayOptions: { show: { operation: ['decide'] } },
+				description: RUNBOOK.help.decideBy,
+			},
+			{
+				displayName: RUNBOOK.fields.reason,
+				name: 'reason',
+				type: 'string',
+				default: '',
+				displayOptions: { show: { operation: ['decide'] } },
+				description: RUNBOOK.help.decideReason,
+			},
+			{
+				displayName: RUNBOOK.fields.site,
+				name: 'siteId',
+				type: 'string',
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['blockAdd', 'blockExtend', 'blockRemove', 'blockList'] } },
+				description: RUNBOOK.help.site,
+			},
+			{
+				displayName: RUNBOOK.fields.domainPort,
+				name: 'domainPortId',
+				type: 'string',
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['blockAdd', 'blockExtend', 'blockRemove'] } },
+				description: RUNBOOK.help.domainPortAdd,
+			},
+			{
+				displayName: RUNBOOK.fields.domainPort,
+				name: 'domainPortId',
+				type: 'string',
+				default: '',
+				displayOptions: { show: { operation: ['blockList'] } },
+				description: RUNBOOK.help.domainPortList,
+			},
+			{
+				displayName: RUNBOOK.fields.entry,
+				name: 'entry',
+				type: 'string',
+				default: '',
+				required: true,
+				placeholder: 'e.g. 203.0.113.0/28',
+				displayOptions: { show: { operation: ['blockAdd', 'blockExtend', 'blockRemove'] } },
+				description: RUNBOOK.help.entry,
+			},
+			{
+				displayName: RUNBOOK.fields.seconds,
+				name: 'durationSeconds',
+				type: 'number',
+				default: 3600,
+				required: true,
+				typeOptions: { minValue: 1, maxValue: 7776000 },
+				displayOptions: { show: { operation: ['blockAdd'] } },
+				description: RUNBOOK.help.secondsAdd,
+			},
+			{
+				displayName: RUNBOOK.fields.seconds,
+				name: 'durationSeconds',
+				type: 'number',
+				default: 3600,
+				required: true,
+				typeOptions: { minValue: 1, maxValue: 7776000 },
+				displayOptions: { show: { operation: ['blockExtend'] } },
+				description: RUNBOOK.help.secondsExtend,
+			},
+			{
+				displayName: RUNBOOK.fields.reason,
+				name: 'reason',
+				type: 'string',
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['blockAdd'] } },
+				description: RUNBOOK.help.blockReason,
+			},
+			{
+				displayName: RUNBOOK.fields.by,
+				name: 'by',
+				type: 'string',
+				default: '',
+				required: true,
+				displayOptions: { show: { operation: ['blockAdd', 'blockExtend', 'blockRemove'] } },
+				description: RUNBOOK.help.blockBy,
 			},
 			{
 				displayName: 'Signal',
@@ -256,11 +344,48 @@ export class SecurityServiceRunbook implements INodeType {
 			}
 		};
 
+		const workflowsUrl = `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows`;
+		const call = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject, qs?: IDataObject): Promise<Http> => {
+			const opts: IHttpRequestOptions = {
+				method,
+				url,
+				json: true,
+				headers: { 'content-type': 'application/json', ...NO_SHORTHAND },
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+			};
+			if (body !== undefined) opts.body = body;
+			if (qs !== undefined) opts.qs = qs;
+			try {
+				const r = (await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) as { statusCode?: number; body?: unknown };
+				const parsed = typeof r.body === 'string' ? (JSON.parse(r.body || '{}') as IDataObject) : ((r.body ?? {}) as IDataObject);
+				return { status: Number(r.statusCode ?? 0), body: parsed };
+			} catch (error) {
+				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
+			}
+		};
+
 		for (let i = 0; i < items.length; i++) {
 			try {
 				const operation = this.getNodeParameter('operation', i) as string;
 				let json: IDataObject;
-				if (operation === 'start') {
+				const env: Env = {
+					ctx: this,
+					i,
+					ns,
+					workflowsUrl,
+					wfUrl,
+					call: (method, url, body, qs) => call(i, method, url, body, qs),
+					fail: (field, rule) => fail(this, field, rule, i),
+					text: (field, v) => boundedText(this, field, v, i),
+				};
+				if (operation === 'blockList') {
+					for (const b of await blockList(env)) out.push({ json: b, pairedItem: { item: i } });
+					continue;
+				}
+				if (operation === 'blockAdd') json = await blockAdd(env);
+				else if (operation === 'blockExtend' || operation === 'blockRemove') json = await blockChange(env, operation === 'blockExtend' ? 'extend' : 'remove');
+				else if (operation === 'start') {
 					const plan = parsePlan(this, this.getNodeParameter('plan', i), i);
 					const taskQueue = boundedText(this, 'Task Queue', this.getNodeParameter('taskQueue', i), i).trim();
 					if (!taskQueue) fail(this, 'Task Queue', 'is required', i);
@@ -278,7 +403,8 @@ export class SecurityServiceRunbook implements INodeType {
 					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
 				} else {
 					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
-					if (operation === 'signal') {
+					if (operation === 'decide') json = await decide(env, workflowId);
+					else if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
 						const by = boundedText(this, 'Sent By', this.getNodeParameter('by', i, 'n8n'), i);
 						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || undefined;

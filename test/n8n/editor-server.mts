@@ -12,7 +12,8 @@ export interface N8nServer {
 	stop(): Promise<void>;
 }
 
-export async function startN8nServer(tgz: string): Promise<N8nServer> {
+/** `prepare` runs in the fresh user folder before the server starts (import credentials / workflows, publish). */
+export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => Promise<void>): Promise<N8nServer> {
 	const rt = n8nRuntime();
 	const home = makeN8nHome(tgz, 'nodes'); // as Settings › Community Nodes installs it: the credential Test works
 	const port = await freePort();
@@ -31,6 +32,7 @@ export async function startN8nServer(tgz: string): Promise<N8nServer> {
 		N8N_COMMUNITY_PACKAGES_PREVENT_LOADING: 'false',
 		N8N_METRICS: 'false',
 	});
+	if (prepare) await prepare(home);
 	let log = '';
 	const child: ChildProcess = spawn(rt.node, [rt.n8n, 'start'], { env: home.env, cwd: home.dir, stdio: ['ignore', 'pipe', 'pipe'] });
 	child.stdout?.on('data', (d) => (log += d));

@@ -1,6 +1,7 @@
 import { condition, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalRecord, RunbookState } from '../defs.mts';
 import type { PlanContext, Runbook } from './context.mts';
+import { decideInputProblem, type DecideRequest } from '../../api/decideRules.ts';
 
 /**
  * Approve / reject as a Temporal Update (`decide`): the validator refuses — and nothing changes — an approver not in
@@ -8,25 +9,14 @@ import type { PlanContext, Runbook } from './context.mts';
  * (before the gate, after the decision, after the timeout). The caller gets the decision back synchronously.
  * The old `approve` signal still works for runbooks started by older builds (and records via 'signal').
  */
-export interface DecideRequest {
-	approved: boolean;
-	by: string;
-	reason?: string;
-	/** Which interface the decision came through (recorded in the audit and the result). */
-	via?: 'cli' | 'n8n' | 'http' | 'api';
-}
+export type { DecideRequest } from '../../api/decideRules.ts';
 
 export const decideUpdate = defineUpdate<ApprovalRecord & { accepted: true }, [DecideRequest]>('decide');
-const VIA = ['cli', 'n8n', 'http', 'api'];
 
 /** Throws (field: rule) when the decision must be refused. */
 export function checkDecision(rb: Runbook, req: DecideRequest): void {
-	if (!req || typeof req !== 'object') throw new Error('decision: must be an object');
-	if (typeof req.approved !== 'boolean') throw new Error('approved: must be true or false');
-	if (typeof req.by !== 'string' || !req.by.trim() || req.by.length > 200) throw new Error('by: is required (the identity of the person deciding, at most 200 characters)');
-	if (req.via !== undefined && !VIA.includes(req.via)) throw new Error(`via: must be one of ${VIA.join(', ')}`);
-	if (!req.approved && (typeof req.reason !== 'string' || !req.reason.trim())) throw new Error('reason: is required to reject');
-	if (req.reason !== undefined && (typeof req.reason !== 'string' || req.reason.length > 1000)) throw new Error('reason: must be text of at most 1000 characters');
+	const problem = decideInputProblem(req); // the input rules the n8n node checks too (api/decideRules.ts)
+	if (problem) throw new Error(problem);
 	const st: RunbookState = rb.state;
 	if (st.approval) throw new Error(`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`);
 	if (rb.approval) throw new Error(`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`);

@@ -1,0 +1,92 @@
+import { formatIpv4, parseIpv4Entry } from './catalog/ipv4';
+
+/**
+ * Expiring blocks: the input rules that need no I/O, shared by the blocks workflow's validators
+ * (workflows/blocksShared.mts re-exports them), the worker's client and CLI, and the n8n Runbook node (which may not
+ * import workflows/). Pure: no zod, no globals — safe inside workflow code.
+ */
+
+export const blocksIdFor = (site: string, dp: string) => `blocks-${site}-${dp}`;
+
+/** How the request came in (recorded with the block). */
+export type Via = 'cli' | 'n8n' | 'http' | 'runbook' | 'api';
+export const VIAS: readonly Via[] = ['cli', 'n8n', 'http', 'runbook', 'api'];
+
+export interface BlockRequest {
+	/** IPv4 address, start-end range or CIDR. */
+	entry: string;
+	/** Seconds from now until the entry is removed. */
+	seconds: number;
+	by: string;
+	reason: string;
+	via?: Via;
+	/**
+	 * The entry is already on the list, written by the caller (an attack response registering its own entries with
+	 * `blacklist.expireAfterSeconds`): the block queues behind the caller's hold and takes the entry over at its revert.
+	 */
+	adopt?: boolean;
+}
+
+export interface ChangeRequest {
+	entry: string;
+	/** New remaining time in seconds from now (shorter = shorten). Absent for remove. */
+	seconds?: number;
+	by: string;
+	via?: Via;
+}
+
+export const DEFAULT_MAX_PREFIX = 16;
+/** 90 days: anything longer is a permanent block in disguise. */
+export const MAX_BLOCK_SECONDS = 90 * 86400;
+
+export class BlockInputError extends Error {
+	constructor(
+		readonly field: string,
+		readonly rule: string,
+	) {
+		super(`${field}: ${rule}`);
+		this.name = 'BlockInputError';
+	}
+}
+
+/** The normalized range of an entry (`a.b.c.d` or `a.b.c.d-e.f.g.h`), or a BlockInputError naming the field. */
+export function normalizeEntry(entry: unknown, maxPrefix = DEFAULT_MAX_PREFIX): string {
+	if (typeof entry !== 'string' || !entry.trim()) throw new BlockInputError('entry', 'is required (an IPv4 address, start-end range or CIDR)');
+	const r = parseIpv4Entry(entry.trim());
+	if (!r) throw new BlockInputError('entry', `${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`);
+	const width = r.end - r.start + 1;
+	if (width > 2 ** (32 - maxPrefix))
+		throw new BlockInputError('entry', `${entry} covers ${width} addresses: wider than the widest block allowed (/${maxPrefix}, ${2 ** (32 - maxPrefix)} addresses; maxPrefix)`);
+	return r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`;
+}
+
+export function checkSeconds(seconds: unknown, field = 'seconds'): number {
+	if (typeof seconds !== 'number' || !Number.isInteger(seconds)) throw new BlockInputError(field, 'must be an integer number of seconds');
+	if (seconds < 1) throw new BlockInputError(field, 'must be at least 1 (a block that has ended is removed with remove)');
+	if (seconds > MAX_BLOCK_SECONDS) throw new BlockInputError(field, `must be at most ${MAX_BLOCK_SECONDS} (90 days)`);
+	return seconds;
+}
+
+function checkText(v: unknown, field: string, max: number): void {
+	if (typeof v !== 'string' || !v.trim()) throw new BlockInputError(field, 'is required');
+	if (v.length > max) throw new BlockInputError(field, `must be at most ${max} characters`);
+}
+
+/** Every check of an add request that needs no I/O (the workflow's validator; the CLI and n8n run it before sending). */
+export function checkBlockRequest(req: BlockRequest, maxPrefix = DEFAULT_MAX_PREFIX): string {
+	if (!req || typeof req !== 'object') throw new BlockInputError('block', 'must be an object');
+	const range = normalizeEntry(req.entry, maxPrefix);
+	checkSeconds(req.seconds);
+	checkText(req.by, 'by', 200);
+	checkText(req.reason, 'reason', 500);
+	if (req.via !== undefined && !VIAS.includes(req.via)) throw new BlockInputError('via', `must be one of ${VIAS.join(', ')}`);
+	return range;
+}
+
+export function checkChangeRequest(req: ChangeRequest, withSeconds: boolean): string {
+	if (!req || typeof req !== 'object') throw new BlockInputError('request', 'must be an object');
+	const range = normalizeEntry(req.entry, 0);
+	if (withSeconds) checkSeconds(req.seconds);
+	checkText(req.by, 'by', 200);
+	return range;
+}
