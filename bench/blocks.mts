@@ -12,6 +12,7 @@
  *
  * Alone: node --import tsx bench/blocks.mts [--blocks 10000] [--sites 20] [--dps 5] [--window-start 60]
  *   [--window 120] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
+ *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
