@@ -312,8 +312,10 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		const t = Date.now();
 		const next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
 		dirty = false;
-		if (Number.isFinite(next)) await condition(() => dirty || pending.length > 0, Math.max(1, next - Date.now()));
-		else await condition(() => dirty || pending.length > 0);
+		// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
+		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding));
+		if (Number.isFinite(next)) await condition(wakeUp, Math.max(1, next - Date.now()));
+		else await condition(wakeUp);
 	}
 }
 
