@@ -4,6 +4,7 @@
  *
  *   node --import tsx bench/run.mts [--only 1,2,3,4,5,5b,6] [--sizes 50,500] [--sizes-5b 500,2000] [--runs 3] [--items 1000]
  *   bench 7 (fleet watch, ~6 min) runs only when named: --only 7 [--fleet-sites 1000] [--fleet-window 80]
+ *   bench 8 (10,000 expiring blocks, ~5 min) runs only when named: --only 8 [--blocks 10000]
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -17,6 +18,7 @@ import { benchRanges } from './ranges.mts';
 import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
 import { benchFleet } from './fleet.mts';
+import { benchBlocks, MAX_BLOCKS } from './blocks.mts';
 import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
@@ -28,6 +30,7 @@ const { values } = parseArgs({
 		runs: { type: 'string', default: '3' },
 		'fleet-sites': { type: 'string', default: '1000' },
 		'fleet-window': { type: 'string', default: '80' },
+		blocks: { type: 'string', default: '10000' },
 	},
 });
 const only = new Set(String(values.only).split(',').map((s) => s.trim()));
@@ -42,7 +45,7 @@ const started = new Date();
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
-const needTemporal = only.has('3') || only.has('5') || only.has('5b') || only.has('7');
+const needTemporal = only.has('3') || only.has('5') || only.has('5b') || only.has('7') || only.has('8');
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
@@ -97,6 +100,13 @@ try {
 		note('7 fleet watch: watchers vs one schedule per site');
 		const r = await benchFleet(temporal, { sites: Number(values['fleet-sites']), window: Number(values['fleet-window']) });
 		results.fleet = r.result;
+		rows.push(...r.rows);
+	}
+	if (only.has('8') && temporal) {
+		const blocks = Math.min(MAX_BLOCKS, Math.max(1, Number(values.blocks) || 10_000));
+		note(`8 ${blocks} expiring blocks on one worker (20 sites × 5 domain-ports, durations 60–180 s)`);
+		const r = await benchBlocks(temporal, { blocks });
+		results.blocks = r.result;
 		rows.push(...r.rows);
 	}
 } finally {

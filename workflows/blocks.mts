@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { claim, release } from './claims.mts';
 import { handedOverSignal } from './coordination.mts';
 import {
@@ -38,11 +38,15 @@ const reads = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s',
 /** The hold outlives the expiry by this much (a block whose workflow is gone is let go by the coordinator). */
 const HOLD_MARGIN_SECONDS = 3600;
 const KEEP_ENDED = 500;
+/** At most this many entries in one removal (one DELETE); more due at once go in the next batch right after. */
+const MAX_REMOVE_BATCH = 200;
 const iso = (ms: number) => new Date(ms).toISOString();
 const refuse = (field: string, rule: string) => ApplicationFailure.create({ message: `${field}: ${rule}`, type: 'BlockRefused', nonRetryable: true, details: [{ field, rule }] });
 const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message ?? (e as Error)?.message ?? e);
 
 export async function blocks(input: BlocksInput): Promise<{ site_id: string; domain_port_id: string; ended: Block[] }> {
+	// Runs started before batched removals (AUTO_UPGRADE moves them to this build) replay the old way: no marker.
+	const batched = patched('blocks-batched-removals');
 	const site = input.site_id;
 	const dp = input.domain_port_id;
 	const maxPrefix = input.maxPrefix ?? DEFAULT_MAX_PREFIX;
@@ -51,6 +55,10 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	const keyPrefix = blockKey(dp, '');
 	let dirty = false;
 	let inflight = 0;
+	/** Batched mode: one add batch, one removal batch and one release in flight at a time (group commit). */
+	let adding = false;
+	let removing = false;
+	let releasing = false;
 	const wake = () => void (dirty = true);
 	type Pending = { req: BlockRequest; block: Block; error?: Error; done?: boolean };
 	let pending: Pending[] = [];
@@ -227,6 +235,23 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		if (giveBack.length) await release(site, giveBack);
 	}
 
+	/**
+	 * Batched: every due entry in one activity (one read, one DELETE naming them all); their holds are released by the
+	 * main loop, coalesced with other releases (a runbook waiting for such a key waits for that release too).
+	 */
+	async function removeMany(due: Block[]): Promise<void> {
+		for (const b of due) b.state = 'removing';
+		const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range) });
+		const byEntry = new Map<string, { removed: boolean; note?: string }>(((r?.results ?? []) as { entry: string; removed: boolean; note?: string }[]).map((x) => [x.entry, x]));
+		for (const b of due) {
+			const x = byEntry.get(b.range);
+			if (x?.removed) end(b, 'removed', x.note ?? b.note);
+			else end(b, 'taken-over', `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`);
+			toRelease.push(blockKey(dp, b.range));
+		}
+	}
+
+	/** Before batched removals: one activity per entry, then one release (kept for runs that started on it). */
 	async function removeBatch(due: Block[]): Promise<void> {
 		for (const b of due) b.state = 'removing';
 		await Promise.all(
@@ -247,26 +272,50 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		});
 	};
 
+	const flag = (set: (v: boolean) => void, work: Promise<unknown>) => {
+		set(true);
+		spawn(work.then(() => undefined).finally(() => set(false)));
+	};
+
 	for (;;) {
 		const now = Date.now();
-		if (pending.length) {
-			const batch = pending;
-			pending = [];
-			spawn(addBatch(batch));
+		let due: Block[];
+		if (batched) {
+			// Group commit: while a batch is in flight, new adds / due entries / releases gather for the next one, so
+			// under load the batches grow instead of the activities.
+			if (pending.length && !adding) {
+				const batch = pending;
+				pending = [];
+				flag((v) => (adding = v), addBatch(batch));
+			}
+			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now).slice(0, MAX_REMOVE_BATCH);
+			if (due.length) flag((v) => (removing = v), removeMany(due));
+			if (toRelease.length && !releasing) flag((v) => (releasing = v), release(site, toRelease.splice(0)));
+		} else {
+			if (pending.length) {
+				const batch = pending;
+				pending = [];
+				spawn(addBatch(batch));
+			}
+			due = [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now);
+			if (due.length) spawn(removeBatch(due));
+			if (toRelease.length) spawn(release(site, toRelease.splice(0)).then(() => undefined));
 		}
-		const due = [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now);
-		if (due.length) spawn(removeBatch(due));
-		if (toRelease.length) spawn(release(site, toRelease.splice(0)).then(() => undefined));
-		if (byRange.size === 0 && inflight === 0 && allHandlersFinished()) return { site_id: site, domain_port_id: dp, ended };
-		if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 3000) && inflight === 0 && pending.length === 0) {
+		const idle = inflight === 0 && (!batched || toRelease.length === 0);
+		if (byRange.size === 0 && idle && allHandlersFinished()) return { site_id: site, domain_port_id: dp, ended };
+		if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 3000) && idle && pending.length === 0) {
 			await condition(() => allHandlersFinished() && inflight === 0);
-			if (!pending.length)
+			if (!pending.length && (!batched || !toRelease.length))
 				await continueAsNew<typeof blocks>({ site_id: site, domain_port_id: dp, maxPrefix: input.maxPrefix, blocks: [...byRange.values()], ended: ended.slice(-100) });
 		}
-		const next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active').map((b) => Date.parse(b.expiresAt)));
+		// The timer: the earliest expiry still ahead (entries already due wait for the removal in flight, which wakes us).
+		const t = Date.now();
+		const next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
 		dirty = false;
-		if (Number.isFinite(next)) await condition(() => dirty || pending.length > 0, Math.max(1, next - Date.now()));
-		else await condition(() => dirty || pending.length > 0);
+		// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
+		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding));
+		if (Number.isFinite(next)) await condition(wakeUp, Math.max(1, next - Date.now()));
+		else await condition(wakeUp);
 	}
 }
 

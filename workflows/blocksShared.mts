@@ -74,7 +74,8 @@ export const removeBlockUpdate = defineUpdate<Block, [ChangeRequest]>('removeBlo
 export const blocksQuery = defineQuery<Block[]>('blocks');
 export const stopBlocksSignal = defineSignal('stopBlocks');
 
-export const BLOCKS_ACTIVITY = { add: 'blocks.add', remove: 'blocks.remove', register: 'blocks.register' } as const;
+/** `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals). */
+export const BLOCKS_ACTIVITY = { add: 'blocks.add', remove: 'blocks.remove', removeMany: 'blocks.removeMany', register: 'blocks.register' } as const;
 
 export const blockKey = (dp: string, range: string) => settingKey.blacklistEntry(dp, range);
 

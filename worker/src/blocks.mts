@@ -22,6 +22,7 @@ import {
  * Expiring blocks, worker and client side (workflows/blocks.mts):
  *  - activities `blocks.add` / `blocks.remove`: one POST / one DELETE of exactly the block's entry; a retry reads the
  *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write);
+ *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
  *    `blocks.register`: the attack response registers its own entries as blocks (plan blacklist.expireAfterSeconds);
  *  - client calls for the CLI, the tests and the bench: add / extend / remove are Updates (the answer is the block
  *    as recorded, or a refusal naming the field), list is a query (or the result of a finished workflow).
@@ -32,14 +33,20 @@ const rangeKey = (text: string) => {
 	return r ? `${r.start}-${r.end}` : undefined;
 };
 
-async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
+/** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
+async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
 	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
-	const want = rangeKey(entry);
+	const out = new Map<string, string>();
 	for (const e of list?.p_info?.ipv4?.black_soc ?? []) {
 		const r = entryRange(e);
-		if (r && `${r.start}-${r.end}` === want) return e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip);
+		if (r) out.set(`${r.start}-${r.end}`, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
 	}
-	return undefined;
+	return out;
+}
+
+async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
+	const want = rangeKey(entry);
+	return want === undefined ? undefined : (await liveEntries(client, site_id, domain_port_id)).get(want);
 }
 
 /** Every failure except bad input is retried: the block's write is idempotent here. */
@@ -76,6 +83,30 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 				}
 				await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: [live] });
 				return { removed: true };
+			} catch (e) {
+				throw retryable('applicationProtection.ipBlacklist.remove', e);
+			}
+		},
+		// Every due entry of one domain-port: one read, then ONE DELETE naming those still listed as written (the spec's
+		// remove takes a comma-separated list). Gone ones are `removed: false` (taken over), or, on a retry, removed by
+		// the earlier attempt whose answer was lost — the same reading as `blocks.remove`.
+		[BLOCKS_ACTIVITY.removeMany]: async (input) => {
+			const { site_id, domain_port_id, entries } = input as { site_id: string; domain_port_id: string; entries: string[] };
+			const attempt = Context.current().info.attempt;
+			try {
+				const live = await liveEntries(api, site_id, domain_port_id);
+				const found = entries.map((entry) => ({ entry, live: live.get(rangeKey(entry) ?? '') }));
+				const present = [...new Set(found.flatMap((f) => (f.live ? [f.live] : [])))];
+				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+				return {
+					results: found.map((f) =>
+						f.live
+							? { entry: f.entry, removed: true }
+							: attempt > 1
+								? { entry: f.entry, removed: true, note: `removed (an earlier attempt's answer was lost; attempt ${attempt} found it gone)` }
+								: { entry: f.entry, removed: false },
+					),
+				};
 			} catch (e) {
 				throw retryable('applicationProtection.ipBlacklist.remove', e);
 			}
