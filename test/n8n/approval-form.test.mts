@@ -1,7 +1,7 @@
 // The approval example (examples/n8n/attack-approval-form.json) in the real n8n 2.40.7 in server mode (`n8n start`),
 // with a real Temporal dev server (its HTTP API), the worker process and the simulator. The file is imported as it
-// is, except: node types `n8n-nodes-security-service.*` → `CUSTOM.*` (the package is loaded from ~/.n8n/custom) and
-// the notify URL points at a local stand-in for the chat tool. The attack alert arrives on the example's Webhook
+// is (the package is installed in ~/.n8n/nodes, as Settings › Community Nodes does, so the node types keep the
+// package's name), except that the notify URL points at a local stand-in for the chat tool. The attack alert arrives on the example's Webhook
 // (the stand-in for the attack trigger); the on-call form is fetched and submitted over HTTP as a browser does
 // (GET the form-waiting URL, POST multipart/form-data to it): first by mallory (not in approval.approvers: refused,
 // the runbook still waits, the form shows the refusal), then by oncall-alice (accepted: the runbook mitigates).
@@ -63,7 +63,8 @@ before(async () => {
 	const notifyUrl = `http://127.0.0.1:${(notify.address() as { port: number }).port}/chat`;
 
 	const work = mkdtempSync(join(tmpdir(), 'secsvc-approval-form-'));
-	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-approval-form.json'), 'utf8').replaceAll('"n8n-nodes-security-service.', '"CUSTOM.'));
+	// as a user imports it: the server installs the package in ~/.n8n/nodes, so the node types keep the package's name
+	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-approval-form.json'), 'utf8'));
 	for (const n of wf.nodes) if (n.type === 'n8n-nodes-base.httpRequest') n.parameters.url = notifyUrl;
 	writeFileSync(join(work, 'wf.json'), JSON.stringify([{ ...wf, id: WF_ID, active: false }]));
 	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ id: 'temporalCred001', name: 'Temporal API', type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
