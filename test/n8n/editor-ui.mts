@@ -68,7 +68,14 @@ export class EditorUi {
 		await output.locator('[data-test-id="ndv-run-data-display-mode"]').getByText(mode, { exact: true }).click();
 		const container = output.locator('[data-test-id="ndv-data-container"]');
 		await container.waitFor();
-		return (await container.innerText()).replace(/\s+/g, ' ');
+		// The view switch re-renders the container: its text arrives a moment after the container (an empty read was
+		// seen in CI), so wait (bounded) until it has some.
+		const deadline = Date.now() + 10_000;
+		for (;;) {
+			const text = (await container.innerText()).replace(/\s+/g, ' ').trim();
+			if (text || Date.now() > deadline) return text;
+			await this.page.waitForTimeout(100);
+		}
 	}
 
 	/** Opens the credential of the open node panel in its modal. */
