@@ -5,7 +5,7 @@ import {
 	type INodeType,
 	type INodeTypeDescription,
 } from 'n8n-workflow';
-import { listSearch } from './actions/listSearch';
+import { listSearch, loadOptions } from './actions/listSearch';
 import { router } from './actions/router';
 import { SUBTITLE } from './actions/resources';
 import { versionProperties } from './actions/versionDescription';
@@ -31,6 +31,7 @@ export class SecurityService implements INodeType {
 	methods = {
 		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
 		listSearch,
+		loadOptions,
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

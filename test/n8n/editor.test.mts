@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createClient } from '../../api/client.ts';
 import { startSimulator } from '../../simulator/index.mts';
+import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
 import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
 import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';
@@ -156,6 +158,62 @@ test('conditional fields appear with the action; a customer is picked from the l
 	await ui.closePanel();
 });
 
+/**
+ * What the editor asks n8n for when a user opens a list: the same REST call, sent from the signed-in page with the
+ * `browser-id` header the editor sends (n8n ends a session whose requests come without it).
+ */
+async function editorList(kind: 'resource-locator-results' | 'options', methodName: string, currentNodeParameters: Record<string, unknown>): Promise<Array<{ name: string; value: unknown }>> {
+	const out = await page.evaluate(
+		async ({ kind, methodName, currentNodeParameters }) => {
+			const headers = { 'content-type': 'application/json', 'browser-id': localStorage.getItem('n8n-browserId') ?? '' };
+			const creds = (await (await fetch('/rest/credentials', { headers })).json()) as { data: Array<{ id: string; name: string; type: string }> };
+			const cred = creds.data.find((c) => c.type === 'securityServiceApi');
+			if (!cred) return { status: 0, text: 'no stored securityServiceApi credential' };
+			const res = await fetch(`/rest/dynamic-node-parameters/${kind}`, {
+				method: 'POST',
+				headers,
+				body: JSON.stringify({
+					path: kind === 'options' ? 'parameters.ip_black_list.values[0].value' : 'parameters.x',
+					nodeTypeAndVersion: { name: 'n8n-nodes-security-service.securityService', version: 1 },
+					methodName,
+					currentNodeParameters,
+					credentials: { securityServiceApi: { id: cred.id, name: cred.name } },
+				}),
+			});
+			return { status: res.status, text: await res.text() };
+		},
+		{ kind, methodName, currentNodeParameters },
+	);
+	assert.equal(out.status, 200, out.text);
+	const body = JSON.parse(out.text) as { data: { results?: Array<{ name: string; value: unknown }> } | Array<{ name: string; value: unknown }> };
+	return Array.isArray(body.data) ? body.data : (body.data.results ?? []);
+}
+
+test('entries to update or delete are picked from what the service holds: status codes, bypasses, blacklist entries', async () => {
+	const transport = createUndiciTransport({ connections: 1 });
+	const api = createClient({ baseUrl: sim.url, transport, credentials: { ...APP, tokenKind: 'app' }, retries: 0 });
+	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	try {
+		await api.call('applicationProtection.statusCodes.create', { ...at, error_code: 404, error_code_rewrite: 200, error_page_type: 0 });
+		await api.call('applicationProtection.authBypass.add', { ...at, host: 'health.example.net', scheme: 'https', uri: '/ping' });
+		await api.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '203.0.113.0/30' });
+	} finally {
+		await transport.close();
+	}
+	const params = { resource: 'applicationProtection.statusCodes', operation: 'update', ...at };
+	const codes = await editorList('resource-locator-results', 'searchStatusCodes', params);
+	assert.ok(codes.some((c) => c.value === '404' && /404.*200/.test(c.name)), JSON.stringify(codes));
+	const bypasses = await editorList('resource-locator-results', 'searchBypassRecords', { ...params, resource: 'applicationProtection.authBypass', operation: 'delete' });
+	const bypass = bypasses.find((b) => b.name.startsWith('https://health.example.net/ping'));
+	assert.ok(bypass && /^\d+$/.test(String(bypass.value)), JSON.stringify(bypasses));
+	const entries = await editorList('options', 'blacklistEntries', { ...params, resource: 'applicationProtection.ipBlacklist', operation: 'remove' });
+	assert.ok(entries.some((e) => e.value === '203.0.113.0-203.0.113.3'), JSON.stringify(entries));
+	// Without the domain the lists are empty (the user types the value): nothing is asked of the service.
+	const mark = lastSeq();
+	assert.deepEqual(await editorList('resource-locator-results', 'searchStatusCodes', { resource: 'applicationProtection.statusCodes', operation: 'update' }), []);
+	assert.equal(since(mark).length, 0);
+});
+
 test('the Runbook node opens on a read and asks which signal to send', async () => {
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
 	await page.keyboard.type('runbook');
@@ -278,6 +336,13 @@ test('bad input in the editor: the error names the field and the rule, and nothi
 	assert.match(await message.innerText(), /IP Address or Range/);
 	assert.match(shown, /Nothing was sent/);
 	assert.deepEqual(since(mark), [], 'the service received nothing, not even a token request');
+
+	// A required number nobody typed is empty, not a silent 0 (a missing one is refused by the client, naming it).
+	await ui.choose('resource', 'Status Code Overwrite');
+	await ui.choose('operation', 'Create');
+	for (const name of ['error_code', 'error_code_rewrite'])
+		assert.equal(await ui.ndv.locator(`[data-test-id="parameter-input-${name}"] input`).inputValue(), '', `${name} starts empty`);
+	await ui.screenshot('required-number-empty');
 	await ui.closePanel();
 });
 

@@ -107,7 +107,9 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 		case 'secret':
 			return { ...base, type: 'string', typeOptions: { password: true }, default: '', required };
 		case 'integer':
-			return { ...base, type: 'number', default: typeof f.default === 'number' ? f.default : 0, required };
+			// No number is preselected where the catalog has no default: an empty field is "not given" (refused before
+			// sending when required), never a silent 0 (n8n's own nodes do the same with `default: null`).
+			return { ...base, type: 'number', default: typeof f.default === 'number' ? f.default : null, required };
 		case 'boolean01':
 			return { ...base, type: 'boolean', default: f.default === 1 || f.default === '1' };
 		case 'options':
@@ -134,7 +136,7 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 					{
 						name: 'values',
 						displayName: 'Entry',
-						values: [{ displayName: 'Value', name: 'value', type: 'string', default: '', ...(words.placeholder ? { placeholder: words.placeholder } : {}) }],
+						values: [entryValue(ENTRY_CHOICES[`${opId}:${f.name}`], words.placeholder)],
 					},
 				],
 			};
@@ -150,7 +152,7 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 					displayName: humanize(k),
 					name: k,
 					type: 'number',
-					default: 0,
+					default: null,
 				})),
 			};
 		}
@@ -313,7 +315,31 @@ const LOCATORS: Readonly<Record<string, Locator>> = {
 	'*:p_flag_id': { method: 'searchHttpFilterPolicies', placeholder: 'Policy ID, e.g. 12' },
 	'applicationProtection.switch.set:name': { method: 'searchSwitchNames', placeholder: 'Switch name, e.g. p_wbl' },
 	'detection.setPolicy:name': { method: 'searchDetectionItems', placeholder: 'Item name, e.g. tcp_syn' },
+	'applicationProtection.statusCodes.update:error_code': { method: 'searchStatusCodes', placeholder: 'Status code, e.g. 404' },
+	'applicationProtection.statusCodes.delete:error_code': { method: 'searchStatusCodes', placeholder: 'Status code, e.g. 404' },
+	'applicationProtection.authBypass.delete:url_id': { method: 'searchBypassRecords', placeholder: 'Bypass record ID, e.g. 3' },
 };
+
+/** List entries picked from what the service holds (loadOptions); an expression still works. */
+const ENTRY_CHOICES: Readonly<Record<string, string>> = {
+	'applicationProtection.ipBlacklist.remove:ip_black_list': 'blacklistEntries',
+	'applicationProtection.ipWhitelist.remove:ip_white_list': 'whitelistEntries',
+};
+
+/** One entry of a list field: typed, or picked from the service's list when `method` names one. */
+function entryValue(method: string | undefined, placeholder: string | undefined): INodeProperties {
+	if (method) {
+		return {
+			displayName: 'Value Name or ID',
+			name: 'value',
+			type: 'options',
+			typeOptions: { loadOptionsMethod: method, loadOptionsDependsOn: ['site_id', 'domain_port_id'] },
+			default: '',
+			description: 'Choose from the list, or specify one using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
+		};
+	}
+	return { displayName: 'Value', name: 'value', type: 'string', default: '', ...(placeholder ? { placeholder } : {}) };
+}
 
 function resourceLocator(base: { displayName: string; name: string; description?: string }, l: Locator, required: boolean): INodeProperties {
 	return {

@@ -1,4 +1,4 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult, INodePropertyOptions } from 'n8n-workflow';
 import { optionLabel } from '../../../api/catalog/labels';
 import { DETECTION_GROUPS } from '../../../api/catalog/detectionGroups';
 import { CLIENT_AUTH_STANDIN, getClient } from '../transport';
@@ -103,4 +103,68 @@ async function searchDetectionItems(this: ILoadOptionsFunctions, filter?: string
 	return { results };
 }
 
-export const listSearch = { searchCustomers, searchHttpFilterPolicies, searchSwitchNames, searchDetectionItems };
+/** The site and domain-port a per-domain list needs, or undefined (then the user enters the value by hand). */
+function domainPort(ctx: ILoadOptionsFunctions): { site_id: string; domain_port_id: string } | undefined {
+	const site_id = param(ctx, 'site_id');
+	const domain_port_id = param(ctx, 'domain_port_id');
+	return site_id && domain_port_id ? { site_id, domain_port_id } : undefined;
+}
+
+async function searchStatusCodes(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+	const at = domainPort(this);
+	if (!at) return { results: [] };
+	const client = await getClient(this, { retries: 0 });
+	const r = await client.call('applicationProtection.statusCodes.list', at, opts);
+	return {
+		results: r.error_page
+			.filter((e) => matches(filter, String(e.error_code), String(e.error_code_rewrite)))
+			.map((e) => ({ name: `${e.error_code} answered as ${e.error_code_rewrite}`, value: String(e.error_code) })),
+	};
+}
+
+async function searchBypassRecords(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+	const at = domainPort(this);
+	if (!at) return { results: [] };
+	const client = await getClient(this, { retries: 0 });
+	const list = await client.call('applicationProtection.authBypass.list', at, opts);
+	return {
+		results: list
+			.filter((b) => matches(filter, b.host, b.uri, String(b.url_id)))
+			.map((b) => ({ name: `${b.scheme}://${b.host}${b.uri} (${b.url_id})`, value: String(b.url_id) })),
+	};
+}
+
+/** An IP-list entry written the way the service lists it (what a remove must name). */
+function entryText(e: { ip?: string; start_ip?: string; end_ip?: string }): string {
+	return e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip ?? '');
+}
+
+async function ipListEntries(ctx: ILoadOptionsFunctions, which: 'black' | 'white'): Promise<INodePropertyOptions[]> {
+	const at = domainPort(ctx);
+	if (!at) return [];
+	const client = await getClient(ctx, { retries: 0 });
+	// The result schema is validated by the client; its transform leaves the generated type `unknown`.
+	type Lists = { p_info: { ipv4: Record<string, Array<{ ip?: string; start_ip?: string; end_ip?: string }>> } };
+	const r = (await client.call(which === 'black' ? 'applicationProtection.ipBlacklist.get' : 'applicationProtection.ipWhitelist.get', at, opts)) as Lists;
+	const entries = r.p_info.ipv4[`${which}_soc`] ?? [];
+	return entries.map(entryText).filter((t) => t !== '').map((t) => ({ name: t, value: t }));
+}
+
+export const listSearch = {
+	searchCustomers,
+	searchHttpFilterPolicies,
+	searchSwitchNames,
+	searchDetectionItems,
+	searchStatusCodes,
+	searchBypassRecords,
+};
+
+/** Option lists (loadOptions) for fields that name several entries at once. */
+export const loadOptions = {
+	async blacklistEntries(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+		return await ipListEntries(this, 'black');
+	},
+	async whitelistEntries(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+		return await ipListEntries(this, 'white');
+	},
+};

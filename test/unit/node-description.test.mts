@@ -1,0 +1,123 @@
+// What the editor shows, read from the node's own description (the same objects n8n loads): no silent numbers, every
+// entry a user selects is offered from the service's lists, and the words follow n8n's style, not the wire's.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { INodeProperties } from 'n8n-workflow';
+import { catalog } from '../../api/catalog/index.ts';
+import { createClient } from '../../api/client.ts';
+import { ValidationError } from '../../api/errors.ts';
+import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
+import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
+
+const node = new SecurityService();
+const props = node.description.properties;
+
+/** Every property with the operations it is shown for (collections and fixed collections walked). */
+function walk(list: readonly INodeProperties[], visit: (p: INodeProperties, ops: string[]) => void, ops: string[] = []): void {
+	for (const p of list) {
+		const shown = (p.displayOptions?.show?.operation as string[] | undefined) ?? ops;
+		visit(p, shown);
+		for (const o of (p.options ?? []) as unknown[]) {
+			const child = o as INodeProperties & { values?: INodeProperties[] };
+			if (Array.isArray(child.values)) walk(child.values, visit, shown);
+			else if (child.type !== undefined) walk([child], visit, shown);
+		}
+	}
+}
+
+test('no number is preselected where the catalog has none: required integers start empty, never 0', () => {
+	const zeros: string[] = [];
+	let empty = 0;
+	walk(props, (p) => {
+		if (p.type !== 'number') return;
+		if (p.default === 0) zeros.push(p.name);
+		if (p.required && p.default === null) empty++;
+	});
+	assert.deepEqual(zeros, [], 'number fields defaulting to 0');
+	// blackhole_time, duration, error_code(create), error_code_rewrite, max_http_request, threshold_tps, trust_duration …
+	assert.ok(empty >= 6, `required integers without a default start empty (found ${empty})`);
+});
+
+test('a required number left as the editor shows it (empty) is refused naming the field, and nothing is sent', async () => {
+	let sent = 0;
+	const client = createClient({
+		baseUrl: 'http://127.0.0.1:9',
+		transport: async () => {
+			sent++;
+			return { status: 200, headers: {}, body: '{"code":0,"msg":"ok"}' };
+		},
+		credentials: { appId: 'a', secret: 'secret-desc', tokenKind: 'app' },
+	});
+	const op = catalog.find((c) => c.id === 'applicationProtection.statusCodes.create');
+	assert.ok(op);
+	// The node's own defaults for this operation, as n8n fills them, with only the site and domain typed in.
+	const defaults = new Map<string, unknown>();
+	for (const p of props) if (((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action)) defaults.set(p.name, p.default);
+	const typed: Record<string, unknown> = { site_id: '20001', domain_port_id: '30001', error_code: 404 };
+	const params = collectParams(op, (name) => (name in typed ? typed[name] : defaults.get(name)));
+	await assert.rejects(client.call(op.id, params), (e: unknown) => e instanceof ValidationError && /error_code_rewrite/.test(e.message) && /required/i.test(e.message));
+	assert.equal(sent, 0);
+});
+
+test('entries a user selects come from the service: resource locators and option lists name methods the node has', () => {
+	const search = new Set(Object.keys(node.methods?.listSearch ?? {}));
+	const load = new Set(Object.keys(node.methods?.loadOptions ?? {}));
+	const used: string[] = [];
+	walk(props, (p) => {
+		for (const m of p.modes ?? []) {
+			const method = m.typeOptions?.searchListMethod;
+			if (method) {
+				assert.ok(search.has(method), `${p.name}: listSearch.${method} exists`);
+				used.push(`${p.name}:${method}`);
+			}
+		}
+		const lo = p.typeOptions?.loadOptionsMethod;
+		if (lo) {
+			assert.ok(load.has(lo), `${p.name}: loadOptions.${lo} exists`);
+			used.push(`${p.name}:${lo}`);
+		}
+	});
+	for (const want of [
+		'customer_id:searchCustomers',
+		'p_flag_id:searchHttpFilterPolicies',
+		'name:searchSwitchNames',
+		'name:searchDetectionItems',
+		'error_code:searchStatusCodes',
+		'url_id:searchBypassRecords',
+		'value:blacklistEntries',
+		'value:whitelistEntries',
+	])
+		assert.ok(used.includes(want), `${want} is offered (used: ${[...new Set(used)].join(', ')})`);
+	for (const m of [...search, ...load]) assert.ok(used.some((u) => u.endsWith(`:${m}`)), `method ${m} is used by a field`);
+});
+
+test('the fields that select an existing entry (update / delete) are picked from a list', () => {
+	const selectors: Record<string, string> = {
+		'applicationProtection.statusCodes.update': 'error_code',
+		'applicationProtection.statusCodes.delete': 'error_code',
+		'applicationProtection.authBypass.delete': 'url_id',
+		'applicationProtection.httpFilter.update': 'p_flag_id',
+		'applicationProtection.httpFilter.delete': 'p_flag_id',
+	};
+	for (const [opId, field] of Object.entries(selectors)) {
+		const op = catalog.find((c) => c.id === opId);
+		assert.ok(op, opId);
+		const p = props.find((x) => x.name === field && ((x.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action) && x.type === 'resourceLocator');
+		assert.ok(p, `${opId}: ${field} is a resource locator`);
+		assert.deepEqual(p.modes?.map((m) => m.name), ['list', 'id'], `${opId}: ${field} can be picked or typed`);
+	}
+});
+
+test('words a user reads: no wire names, no ALL_CAPS options, no developer notes', () => {
+	const bad: string[] = [];
+	walk(props, (p) => {
+		if (/_/.test(p.displayName)) bad.push(`label "${p.displayName}"`);
+		if (/declared (string|integer)|sent as|wire/i.test(p.description ?? '')) bad.push(`description of ${p.name}: ${p.description}`);
+		for (const o of (p.options ?? []) as Array<{ name?: string; action?: string; value?: unknown; values?: unknown }>) {
+			if (o.values !== undefined || typeof o.name !== 'string' || 'type' in o) continue;
+			if (/^[A-Z0-9_]{3,}$/.test(o.name) && !/^(HTTP|HTTPS|URL|IP|TCP|UDP|ICMP|DNS|SSL|TLS|CC|API|SPE|ID|GET|POST|PUT|DELETE|HEAD|OPTIONS|TRACE|CONNECT|PATCH)$/.test(o.name)) bad.push(`option "${o.name}" of ${p.name}`);
+			if (o.action && /\(|≤|one page|JSON body/.test(o.action)) bad.push(`action "${o.action}"`);
+		}
+	});
+	assert.deepEqual(bad, []);
+});
