@@ -72,6 +72,8 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 
 export interface CliResult {
 	code: number | null;
+	/** The signal that ended the process when `code` is null (said in the stderr text too, so failures show it). */
+	signal?: NodeJS.Signals | null;
 	stdout: string;
 	stderr: string;
 }
@@ -90,9 +92,10 @@ export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Prom
 			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
 		}, timeoutMs);
 		child.on('error', reject);
-		child.on('close', (code) => {
+		child.on('close', (code, signal) => {
 			clearTimeout(timer);
-			resolve({ code, stdout, stderr });
+			if (code === null) stderr += `\n[harness] n8n ${args[0]} (pid ${child.pid}) ended by signal ${signal}`;
+			resolve({ code, signal, stdout, stderr });
 		});
 	});
 }
