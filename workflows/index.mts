@@ -1,9 +1,28 @@
-/** Workflow entry point for the worker's bundle: every export here is a workflow type. */
+/**
+ * Workflow entry point for the worker's bundle: every export here is a workflow type.
+ *
+ * Which build each type runs on (Worker Deployment Versioning; rollout in worker/README.md), declared for EVERY type:
+ *  - attackResponse is PINNED (attackResponse.mts): a runbook finishes on the build it started on;
+ *  - every other type is AUTO_UPGRADE (below): short playbooks and the entity workflows (site coordinator, blocks, fleet
+ *    watchers) move to the current build at their next task and guard changed code with `patched()`.
+ * The worker's default behaviour is PINNED (worker/src/deploy.mts) and is NOT relied on by any type: the SDK completes
+ * workflow-task heartbeats (a local activity running past ~80 % of the task timeout) with the worker's default, not
+ * with the workflow's declared behaviour (measured on Temporal 1.29.1; test/temporal/versioning-default.test.mts). With
+ * an AUTO_UPGRADE default, such a heartbeat made a PINNED runbook AUTO_UPGRADE on the server until its next task, so a
+ * rollout at that moment could move it to new code. A PINNED default only ever keeps a short playbook on its build for
+ * one more task.
+ */
+import { setWorkflowOptions } from '@temporalio/workflow';
+import { attackReport } from './attackReport.mts';
+import { attackWatch } from './attackWatch.mts';
+import { blocks } from './blocks.mts';
+import { driftAudit } from './driftAudit.mts';
+import { durableCall } from './durableCall.mts';
+import { fleetWatch } from './fleetWatch.mts';
+import { siteCoordinator } from './siteCoordinator.mts';
+
+const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };
+for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf);
+
 export { attackResponse } from './attackResponse.mts';
-export { attackWatch } from './attackWatch.mts';
-export { driftAudit } from './driftAudit.mts';
-export { attackReport } from './attackReport.mts';
-export { siteCoordinator } from './siteCoordinator.mts';
-export { durableCall } from './durableCall.mts';
-export { fleetWatch } from './fleetWatch.mts';
-export { blocks } from './blocks.mts';
+export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };

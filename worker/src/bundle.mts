@@ -32,7 +32,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
 // This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs (same depth as worker/src/).
 const SELF = fileURLToPath(new URL('../src/bundle.mts', import.meta.url));
-/** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears attackResponse's PINNED. */
+/** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears every workflow type's declared behaviour. */
 const UNVERSIONED = fileURLToPath(new URL('../src/unversioned.mts', import.meta.url));
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] }; optimization?: Record<string, unknown> };
@@ -122,7 +122,7 @@ export function bundleDir(): string {
 /** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
 export async function buildBundleFile(out: string, o: { unversioned?: boolean } = {}): Promise<string> {
 	const { bundleWorkflowCode } = await import('@temporalio/worker');
-	// unversioned.mts clears the option on workflows/attackResponse.mts, not on a copy's.
+	// unversioned.mts clears the options on workflows/index.mts's types, not on a copy's.
 	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
 	const { code } = await bundleWorkflowCode({
 		workflowsPath: join(workflowsDir(), 'index.mts'),

@@ -7,7 +7,8 @@ import type { WorkerConfig } from './config.mts';
  * Worker Deployment Versioning ("safe upgrades"): every worker polls as version `<deploymentName>:<buildId>`, the
  * build id being the workflow bundle's source hash (bundle.mts), so changed workflow code never runs under the id
  * of runbooks started on the old code. attackResponse is PINNED (it finishes on the build it started on); every
- * other workflow type follows the worker default, AUTO_UPGRADE (moves to the current build at its next task).
+ * other workflow type declares AUTO_UPGRADE (moves to the current build at its next task); the worker default is
+ * PINNED, for the tasks the SDK completes without asking the workflow (workflows/index.mts says why).
  *
  * Routing: new workflows go to the deployment's CURRENT version. A worker makes its own build current only when the
  * deployment has none yet (fresh install, fresh dev server); otherwise a rollout is an explicit operator step,
@@ -38,7 +39,10 @@ export function workerDeploymentOptions(t: TemporalCfg, buildId: string) {
 		workerDeploymentOptions: {
 			useWorkerVersioning: true as const,
 			version: { deploymentName: deploymentNameOf(t), buildId },
-			defaultVersioningBehavior: 'AUTO_UPGRADE' as const,
+			// Every workflow type declares its behaviour (workflows/index.mts); this default only reaches the workflow
+			// tasks the SDK completes by itself (heartbeats while a local activity runs long), and there PINNED is the
+			// safe one: AUTO_UPGRADE would let a rollout move a waiting runbook to new code.
+			defaultVersioningBehavior: 'PINNED' as const,
 		},
 	};
 }

@@ -1,11 +1,12 @@
 /**
  * Bundled into the workflow code of UNVERSIONED workers only (SECSVC_WORKER_VERSIONING=0, clusters without Worker
  * Deployments; bundle.mts adds it as a workflow interceptor module): the SDK fails every workflow task of a workflow
- * that declares a versioning behaviour when the worker has no deployment version, and attackResponse declares PINNED.
+ * that declares a versioning behaviour when the worker has no deployment version, and every type declares one
+ * (workflows/index.mts).
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
-import { attackResponse } from '../../workflows/attackResponse.mts';
+import * as workflows from '../../workflows/index.mts';
 
-setWorkflowOptions({}, attackResponse);
+for (const wf of Object.values(workflows)) if (typeof wf === 'function') setWorkflowOptions({}, wf);
 
 export const interceptors = () => ({});
