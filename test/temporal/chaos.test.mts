@@ -9,7 +9,9 @@
  *     and says how long it waited; nothing stays tightened) and, at the same time, during another runbook's wait
  *     (its mitigation stays; it reverts only after a cooldown observed attack-free);
  *  d. drift enforce during an attack: the runbook's settings are reported as held by `attack-response-<site>` and
- *     left alone; the runbook reverts exactly afterwards.
+ *     left alone; the runbook reverts exactly afterwards;
+ *  e. the server SIGKILLed while expiring blocks are active (one expires while it is down), restarted: each entry is
+ *     removed by exactly one DELETE, none added twice.
  *
  * Every test uses sites of its own (a site's coordinator and runbook ids are per site); every process is killed by PID.
  */
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { auditQuery, stateQuery, workflowIdFor, type AttackResponseResult, type Change } from '../../workflows/defs.mts';
+import { addBlock, listBlocks } from '../../worker/src/blocks.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import type { DesiredState, DriftAuditResult } from '../../workflows/driftAudit.mts';
 import { ATTACK_SOURCES, devServerWithDb, liveSettings, operatorClient, plan, seededRandom, siteIds, startSim, supervisedWorker, uniqueQueue, waitFor, type DbDevServer } from './helpers.mts';
@@ -350,3 +353,45 @@ function findSwitch(tree: unknown, name: string): { enable: number } | undefined
 	}
 	return undefined;
 }
+
+test('e. Temporal server SIGKILLed while expiring blocks are active, restarted: each expiry removes exactly its entry, once', async () => {
+	const s = await startSim(37);
+	const ids = siteIds(s.sim, 26)[25];
+	const op = operatorClient(s.url);
+	const queue = uniqueQueue('chaos-e');
+	const worker = supervisedWorker(server, s.url, queue);
+	const entries = ['198.51.100.7', '198.51.100.8'];
+	const blacklist = async () => {
+		const r = (await op.call('applicationProtection.ipBlacklist.get', { site_id: ids.site_id, domain_port_id: ids.domain_port_id })) as {
+			p_info: { ipv4: { black_soc: { ip?: string; start_ip?: string }[] } };
+		};
+		return r.p_info.ipv4.black_soc.map((e) => String(e.ip ?? e.start_ip));
+	};
+	try {
+		// 6 s and 14 s: the first expires while the server is down, the second after it is back.
+		await addBlock(client, queue, ids.site_id, ids.domain_port_id, { entry: entries[0], seconds: 6, by: 'alice@soc', reason: 'chaos', via: 'cli' });
+		await addBlock(client, queue, ids.site_id, ids.domain_port_id, { entry: entries[1], seconds: 14, by: 'alice@soc', reason: 'chaos', via: 'cli' });
+		assert.deepEqual((await blacklist()).sort(), entries);
+
+		await server.kill();
+		await sleep(7000); // the first expiry passes while nothing answers
+		await server.start();
+
+		await waitFor('both blocks removed after the restart', async () => (await blacklist()).length === 0, 90_000, 250);
+		const posts = s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST' && r.status === 200);
+		const deletes = s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).filter((r) => r.method === 'DELETE' && r.status === 200);
+		assert.equal(posts.length, 2, 'one add per block');
+		const named = deletes.flatMap((r) => String(r.query.ip_black_list ?? '').split(',').filter(Boolean)).map((e) => e.split('-')[0]);
+		assert.deepEqual(named.sort(), entries, 'each entry named by exactly one successful DELETE');
+		const ended = await listBlocks(client, ids.site_id, ids.domain_port_id).catch(() => []);
+		assert.ok(ended.every((b) => b.state !== 'active'), JSON.stringify(ended.map((b) => [b.range, b.state])));
+	} finally {
+		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`]) {
+			const h = client.workflow.getHandle(id);
+			await waitFor(`${id} closed`, async () => (await h.describe()).status.name !== 'RUNNING', 30_000, 250).catch(() => terminateRunning([h]));
+		}
+		await worker.stop();
+		await op.close();
+		await s.close();
+	}
+});
