@@ -33,6 +33,8 @@ export const id = (what: string, required = true, hint = what) =>
 		.max(ID_MAX, { error: `must be at most ${ID_MAX} characters (${what})` })
 		.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` });
 /** Most entries of the plan's lists (a runbook acts on a handful; these bounds keep errors and history small). */
+/** plan.execution.continueAsNewAfterEvents: bounds and default (workflows/attackResponse/continue.mts). */
+export const CONTINUE_AS_NEW_EVENTS = { min: 60, max: 10_000, default: 2_000 } as const;
 export const PLAN_LIMITS = { domainPorts: 100, thresholds: 64, protectedRanges: 1000, switches: 64, string: 1024 } as const;
 export const list = <T extends z.ZodType>(item: T, max: number) =>
 	z.array(item, { error: 'must be an array' }).max(max, { error: `must have at most ${max} entries` });
@@ -141,8 +143,19 @@ export const planSchema = z
 				localActivities: z.enum(['none', 'reads', 'all']).default('all'),
 				/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
 				blacklistConcurrency: z.number().int().min(1, { error: 'must be at least 1' }).max(16, { error: 'must be at most 16' }).default(1),
+				/**
+				 * During the wait the runbook continues as new (same workflow id, its whole state carried over) once its run's
+				 * history has this many events, or when Temporal suggests it: a long attack never reaches Temporal's history
+				 * limits (warning at 10,240 events, terminated at 51,200). Lower values only for tests.
+				 */
+				continueAsNewAfterEvents: z
+					.number({ error: 'must be an integer number of history events' })
+					.int({ error: 'must be an integer number of history events' })
+					.min(CONTINUE_AS_NEW_EVENTS.min, { error: `must be at least ${CONTINUE_AS_NEW_EVENTS.min}` })
+					.max(CONTINUE_AS_NEW_EVENTS.max, { error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)` })
+					.default(CONTINUE_AS_NEW_EVENTS.default),
 			})
-			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1 }),
+			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1, continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default }),
 	})
 	.superRefine((p, ctx) => {
 		if (p.ipAuth) {
