@@ -57,18 +57,18 @@ export const AUDIT_HEAD = 100;
 export function appendAudit(audit: AuditEntry[], state: RunbookState, entry: AuditEntry): void {
 	audit.push(entry);
 	if (audit.length <= AUDIT_MAX) return;
-	// The entry at AUDIT_HEAD is the "omitted" marker once something was left out: the oldest entry after it goes.
-	if (state.auditOmitted) audit.splice(AUDIT_HEAD + 1, 1);
-	const omitted = (state.auditOmitted ?? 0) + 1;
-	state.auditOmitted = omitted;
-	const first = audit[AUDIT_HEAD]; // the first entry left out (or the marker, which keeps its time and step)
-	audit[AUDIT_HEAD] = {
-		at: first.at,
-		step: first.step,
-		what: `${omitted} audit entries omitted`,
-		why: `the audit keeps its first ${AUDIT_HEAD} and its latest ${AUDIT_MAX - AUDIT_HEAD - 1} entries`,
-		result: 'omitted',
-	};
+	const why = `the audit keeps its first ${AUDIT_HEAD} and its latest ${AUDIT_MAX - AUDIT_HEAD - 1} entries`;
+	if (state.auditOmitted) {
+		// The entry at AUDIT_HEAD is the marker: the oldest entry after it goes.
+		audit.splice(AUDIT_HEAD + 1, 1);
+		state.auditOmitted++;
+		audit[AUDIT_HEAD] = { ...audit[AUDIT_HEAD], what: `${state.auditOmitted} audit entries omitted` };
+		return;
+	}
+	// First overflow: the two oldest entries after the head make room for the marker (with the first one's time).
+	const first = audit[AUDIT_HEAD];
+	audit.splice(AUDIT_HEAD, 2, { at: first.at, step: first.step, what: '2 audit entries omitted', why, result: 'omitted' });
+	state.auditOmitted = 2;
 }
 
 export function newRunbook(input: AttackResponseInput): Runbook {
