@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
 import { parseEntry } from './ranges.mts';
-import { ITEM_TYPE } from './planShared.mts';
+import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planShared.mts';
 import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../api/limits.ts';
 
-export { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
+export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
 
 /**
@@ -33,8 +33,6 @@ export const id = (what: string, required = true, hint = what) =>
 		.max(ID_MAX, { error: `must be at most ${ID_MAX} characters (${what})` })
 		.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` });
 /** Most entries of the plan's lists (a runbook acts on a handful; these bounds keep errors and history small). */
-/** plan.execution.continueAsNewAfterEvents: bounds and default (workflows/attackResponse/continue.mts). */
-export const CONTINUE_AS_NEW_EVENTS = { min: 60, max: 10_000, default: 2_000 } as const;
 export const PLAN_LIMITS = { domainPorts: 100, thresholds: 64, protectedRanges: 1000, switches: 64, string: 1024 } as const;
 export const list = <T extends z.ZodType>(item: T, max: number) =>
 	z.array(item, { error: 'must be an array' }).max(max, { error: `must have at most ${max} entries` });

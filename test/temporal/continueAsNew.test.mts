@@ -9,9 +9,13 @@
  *  - the result (followed through the chain) and `secsvc timeline` hold the whole audit of every run, the traffic
  *    samples of every poll; the revert restores every setting to the snapshot (the operator's value kept);
  *  - abort and maxDurationSeconds work in a continued run (the wait's clock is carried, not restarted);
- *  - every run's history stays short, has no failed workflow task, and replays.
+ *  - every run's history stays short, has no failed workflow task, and replays;
+ *  - a history recorded by code without this step (a copy of workflows/ without the continue call) that waited past
+ *    the threshold replays unchanged under the current code (`patched`).
  */
 import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -25,7 +29,7 @@ import { parsePrometheus } from '../../worker/src/metrics.mts';
 import { workflowBundle } from '../../worker/src/bundle.mts';
 import { runbookSinks } from '../../worker/src/runbookMetrics.mts';
 import { abort, decide, DecisionRefused, extendCooldown, inspect, listRunbooks, startAttackResponse, timeline } from '../../worker/src/runbooks.mts';
-import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, SECRET, siteIds, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, siteIds, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 /** The smallest threshold the plan allows: a run continues after a handful of polls. */
 const TINY = { continueAsNewAfterEvents: 60 };
@@ -36,17 +40,21 @@ let worker: WorkerProcess;
 let queue: string;
 let metricsUrl: string;
 let sites: Ids[];
+const workers: WorkerProcess[] = [];
+let oldRoot: string | undefined;
 
 before(async () => {
 	env = await createEnv();
 	sim = await startSim(15);
-	sites = siteIds(sim.sim, 3);
+	sites = siteIds(sim.sim, 4);
 	queue = uniqueQueue('can');
 	const port = await freePort();
 	metricsUrl = `http://127.0.0.1:${port}/metrics`;
 	worker = await startWorkerProcess({ temporalAddress: env.address, taskQueue: queue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` } });
 });
 after(async () => {
+	for (const w of workers) await w.stop().catch(() => {});
+	if (oldRoot) rmSync(oldRoot, { recursive: true, force: true });
 	await worker?.stop();
 	await sim?.close();
 	await env?.teardown();
@@ -258,4 +266,45 @@ test('a carried state that the runbook did not write fails the run at once, nami
 	});
 	await assert.rejects(h.result(), (e: unknown) => /carry\.state: must be a runbook state in phase 'waiting'/.test(String((e as { cause?: Error }).cause?.message)));
 	assert.equal(sim.sim.requests({ since: seq }).filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length, 0);
+});
+
+/** The runbook as it was before continue-as-new: a copy of workflows/ whose wait never calls continueIfFull. */
+function oldBuild(): string {
+	oldRoot = join(ROOT, '.tmp', 'continue-as-new-old-build'); // .tmp/ is git-ignored
+	rmSync(oldRoot, { recursive: true, force: true });
+	mkdirSync(oldRoot, { recursive: true });
+	const dir = join(oldRoot, 'workflows');
+	cpSync(join(ROOT, 'workflows'), dir, { recursive: true });
+	symlinkSync(join(ROOT, 'api'), join(oldRoot, 'api'));
+	const file = join(dir, 'attackResponse', 'wait.mts');
+	const src = readFileSync(file, 'utf8');
+	const call = '\t\tawait continueIfFull(rb, ctx);\n';
+	assert.ok(src.includes(call), 'the continue call found in wait.mts');
+	writeFileSync(file, src.replace(call, ''));
+	return dir;
+}
+
+test('a history recorded without continue-as-new that waited past the threshold replays unchanged', { timeout: 120_000 }, async () => {
+	const ids = sites[3];
+	const oldQueue = uniqueQueue('can-old');
+	workers.push(
+		await startWorkerProcess({
+			temporalAddress: env.address,
+			taskQueue: oldQueue,
+			simUrl: sim.url,
+			appId: APP_ID,
+			secret: SECRET,
+			env: { SECSVC_WORKFLOWS_DIR: oldBuild(), SECSVC_DEPLOYMENT_NAME: `secsvc-can-old-${process.pid}` },
+		}),
+	);
+	const attack = sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+	const h = await startAttackResponse(env.client, oldQueue, plan(ids, { cooldownSeconds: 1, execution: TINY }));
+	await waitFor('the old code waited well past the threshold', async () => (await h.describe()).historyLength >= TINY.continueAsNewAfterEvents + 60, 60_000, 500);
+	sim.sim.stopAttack(attack.id);
+	const r = (await h.result()) as AttackResponseResult;
+	assert.equal(r.outcome, 'reverted');
+	const runs = await chain(h);
+	assert.equal(runs.length, 1, 'the old code never continued as new');
+	assert.ok(runs[0].events.length > TINY.continueAsNewAfterEvents + 60);
+	await replayAll(h.workflowId, runs); // the current bundle: patched() is false where the history has no marker
 });

@@ -1,5 +1,6 @@
 import { allHandlersFinished, ApplicationFailure, condition, ContinueAsNew, continueAsNew, log as wlog, patched, workflowInfo } from '@temporalio/workflow';
 import type { AttackResponseInput, RunbookCarry } from '../defs.mts';
+import { CONTINUE_AS_NEW_EVENTS } from '../planShared.mts';
 import type { PlanContext, Runbook } from './context.mts';
 
 /**
@@ -18,7 +19,8 @@ const MAX_CARRY_CHARS = 1_500_000;
 
 export function historyFull(ctx: PlanContext): boolean {
 	const info = workflowInfo();
-	return info.continueAsNewSuggested || info.historyLength >= ctx.plan.execution.continueAsNewAfterEvents;
+	// A plan parsed by an older worker (recorded in an older history) has no threshold: the default applies.
+	return info.continueAsNewSuggested || info.historyLength >= (ctx.plan.execution.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_EVENTS.default);
 }
 
 export function carryOf(rb: Runbook): RunbookCarry {
