@@ -9,8 +9,9 @@ import type { PlanContext, Runbook } from './context.mts';
  * the run's history has plan.execution.continueAsNewAfterEvents events (default 2,000) or Temporal suggests it, the
  * runbook continues as new: same workflow id (its holds at the site coordinator, keyed by workflow id, stay its
  * own; queries, signals and Updates reach the new run), whole state carried (RunbookCarry), and the new run goes
- * straight back to the wait (attackResponse.mts `resume`). A PINNED runbook's new run stays on its build (Temporal
- * inherits the pinned version on continue-as-new). Runs recorded before this step replay unchanged (`patched`).
+ * straight back to the wait (attackResponse.mts: `mitigateThenRevert` without the apply). A PINNED runbook's new
+ * run stays on its build (Temporal inherits the pinned version on continue-as-new). Runs recorded before this step
+ * replay unchanged (`patched`).
  */
 export const CONTINUE_PATCH = 'runbook-continue-as-new';
 
