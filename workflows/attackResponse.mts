@@ -3,6 +3,7 @@ import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { approvalGate } from './attackResponse/approval.mts';
 import { applyChanges } from './attackResponse/apply.mts';
+import { checkCarry, isContinueAsNew } from './attackResponse/continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './attackResponse/context.mts';
 import { finish } from './attackResponse/finish.mts';
 import { registerHandlers } from './attackResponse/handlers.mts';
@@ -21,15 +22,22 @@ import { eventTraffic } from './observe.mts';
  * Each step lives in workflows/attackResponse/<step>.mts.
  */
 export async function attackResponse(input: AttackResponseInput): Promise<AttackResponseResult> {
+	checkCarry(input);
 	const rb = newRunbook(input);
 	registerHandlers(rb);
 	const ctx = planContext(await parsePlanInWorker(input?.plan));
 
+	let continuing = false;
 	try {
-		return await respond(rb, ctx);
+		// A run continued as new during its wait (attackResponse/continue.mts) goes straight back to the wait.
+		return await (input?.carry ? mitigateThenRevert(rb, ctx, false) : respond(rb, ctx));
+	} catch (e) {
+		continuing = isContinueAsNew(e);
+		throw e;
 	} finally {
-		// Whatever ends the run (revert done, rejection, a cancellation during the approval wait …): let go of the holds.
-		await CancellationScope.nonCancellable(() => releaseAll(rb, ctx));
+		// Whatever ends the runbook (revert done, rejection, a cancellation during the approval wait …): let go of the
+		// holds. Not when it continues as new: the holds are keyed by workflow id and stay with the next run.
+		if (!continuing) await CancellationScope.nonCancellable(() => releaseAll(rb, ctx));
 	}
 }
 
@@ -58,14 +66,21 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		return rb.lastResult;
 	}
 
+	return mitigateThenRevert(rb, ctx, true);
+}
+
+/** Apply (unless resuming a continued wait) → wait out the attack → revert, whatever happened; then the result. */
+async function mitigateThenRevert(rb: Runbook, ctx: PlanContext, apply: boolean): Promise<AttackResponseResult> {
 	const ending: { failure?: unknown; cancelError?: unknown } = {};
 	try {
-		await applyChanges(rb, ctx);
+		if (apply) await applyChanges(rb, ctx);
+		else rb.obs.event(rb.state.eventId); // the new run's search attributes (site, dry run: observer; phase: below)
 		if (!rb.state.aborted) {
 			rb.phase('waiting');
 			await waitOut(rb, ctx);
 		}
 	} catch (e) {
+		if (isContinueAsNew(e)) throw e; // not an ending: the wait goes on in the next run
 		if (isCancellation(e)) ending.cancelError = e;
 		else ending.failure = e;
 		rb.state.error = errText(e);

@@ -87,6 +87,10 @@ export interface RunbookState {
 	approval?: ApprovalRecord;
 	/** Why the wait ended: cooldown observed attack-free, an operator's abort, or the maxDurationSeconds bound. */
 	endedBy?: 'cooldown' | 'abort' | 'max-duration';
+	/** Times this runbook continued as new during its wait (same workflow id, state carried; history stays short). */
+	continuedAsNew?: number;
+	/** Audit entries left out of the middle of a very long audit (the first and the latest are kept; bounded payloads). */
+	auditOmitted?: number;
 }
 
 export interface AttackResponseResult {
@@ -144,6 +148,26 @@ export interface ApprovalRecord {
 export interface AttackResponseInput {
 	plan: unknown;
 	dryRun?: boolean;
+	/** Set only by the runbook itself when it continues as new during its wait (workflows/attackResponse/continue.mts). */
+	carry?: RunbookCarry;
+}
+
+/** Everything a runbook continued as new needs to go on waiting exactly where the previous run stopped. */
+export interface RunbookCarry {
+	v: 1;
+	/** The first run's start (ms): times to detect / mitigate are measured from it. */
+	startedMs: number;
+	state: RunbookState;
+	changes: Change[];
+	audit: AuditEntry[];
+	skipped: { source: string; reason: string }[];
+	heldByOthers: Hold[];
+	waitedForApiSeconds: number;
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	approvers?: string[];
+	samples: TrafficSample[];
+	/** The wait's clock: when the mitigation was in place (maxDurationSeconds counts from it), when the cooldown began. */
+	wait: { mitigatedMs: number; endedAtMs?: number };
 }
 
 export const workflowIdFor = (site: string) => `attack-response-${site}`;

@@ -50,11 +50,17 @@ export interface Observer {
 	conflict(c: Change): void;
 	finish(r: AttackResponseResult): void;
 	samples(): TrafficSample[];
+	/** This run continues as new: the worker's phase gauge stops counting it (the next run counts itself). */
+	handOff(): void;
 }
 
-export function observer(site: string, dryRun: boolean): Observer {
+/**
+ * `carried`: what a run continued as new brings along (workflows/attackResponse/continue.mts): the samples so far
+ * and the changes already counted as conflicts (a metric is never counted twice across runs).
+ */
+export function observer(site: string, dryRun: boolean, carried: { samples?: TrafficSample[]; conflicts?: string[] } = {}): Observer {
 	const sinks = proxySinks<RunbookSinks>();
-	const samples: TrafficSample[] = [];
+	const samples: TrafficSample[] = [...(carried.samples ?? [])].slice(-MAX_SAMPLES);
 	let current: Phase | undefined;
 	let eventId: string | undefined;
 	upsertSearchAttributes([
@@ -62,7 +68,7 @@ export function observer(site: string, dryRun: boolean): Observer {
 		{ key: SA.dryRun, value: dryRun },
 	]);
 	const count = (name: string, description: string, tags: Record<string, string>) => metricMeter.createCounter(name, '1', description).add(1, tags);
-	const conflicted = new Set<string>();
+	const conflicted = new Set<string>(carried.conflicts ?? []);
 	const conflict = (c: Change) => {
 		if (conflicted.has(c.id)) return;
 		conflicted.add(c.id);
@@ -109,6 +115,10 @@ export function observer(site: string, dryRun: boolean): Observer {
 			upsertSearchAttributes([{ key: SA.outcome, value: r.outcome }]);
 		},
 		samples: () => samples,
+		handOff() {
+			current = undefined;
+			sinks.secsvcRunbooks.phase('done');
+		},
 	};
 }
 

@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
 import { parseEntry } from './ranges.mts';
-import { ITEM_TYPE } from './planShared.mts';
+import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planShared.mts';
 import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../api/limits.ts';
 
-export { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
+export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
 
 /**
@@ -141,8 +141,19 @@ export const planSchema = z
 				localActivities: z.enum(['none', 'reads', 'all']).default('all'),
 				/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
 				blacklistConcurrency: z.number().int().min(1, { error: 'must be at least 1' }).max(16, { error: 'must be at most 16' }).default(1),
+				/**
+				 * During the wait the runbook continues as new (same workflow id, its whole state carried over) once its run's
+				 * history has this many events, or when Temporal suggests it: a long attack never reaches Temporal's history
+				 * limits (warning at 10,240 events, terminated at 51,200). Lower values only for tests.
+				 */
+				continueAsNewAfterEvents: z
+					.number({ error: 'must be an integer number of history events' })
+					.int({ error: 'must be an integer number of history events' })
+					.min(CONTINUE_AS_NEW_EVENTS.min, { error: `must be at least ${CONTINUE_AS_NEW_EVENTS.min}` })
+					.max(CONTINUE_AS_NEW_EVENTS.max, { error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)` })
+					.default(CONTINUE_AS_NEW_EVENTS.default),
 			})
-			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1 }),
+			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1, continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default }),
 	})
 	.superRefine((p, ctx) => {
 		if (p.ipAuth) {

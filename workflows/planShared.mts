@@ -17,5 +17,8 @@ export const ITEM_GROUP: Record<string, string> = Object.fromEntries(
 	Object.entries(DETECTION_GROUPS).flatMap(([g, items]) => items.map((i) => [i, g])),
 );
 
+/** plan.execution.continueAsNewAfterEvents: bounds and default (workflows/attackResponse/continue.mts). */
+export const CONTINUE_AS_NEW_EVENTS = { min: 60, max: 10_000, default: 2_000 } as const;
+
 /** Name of the activity that parses a plan (registered by worker/src/activities.mts). */
 export const PARSE_PLAN_ACTIVITY = 'runbook.parsePlan';

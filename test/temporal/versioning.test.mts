@@ -1,7 +1,8 @@
 /**
  * Safe upgrades with Worker Deployment Versioning, on a real dev server with worker child processes:
- * a runbook waits on build A; a worker of build B (a copy of workflows/ whose attack response has one more command)
- * starts and is rolled out with `secsvc deploy set-current`; the runbook finishes and reverts exactly on A, a new one
+ * a runbook waits on build A (continuing as new every few polls); a worker of build B (a copy of workflows/ whose attack response has one more command)
+ * starts and is rolled out with `secsvc deploy set-current`; the runbook's later runs stay on A (a PINNED run's
+ * continue-as-new inherits its build) and it finishes and reverts exactly on A, a new one
  * runs on B, short playbooks auto-upgrade, no workflow task ever fails (no nondeterminism), A is then reported
  * drained / retirable. Bad input: an unknown build id and a build with no worker polling are refused, nothing changes.
  *
@@ -96,6 +97,18 @@ async function historyOf(h: WorkflowHandle) {
 
 const comparable = (v: unknown) => JSON.parse(JSON.stringify(v));
 
+/** historyOf for every run of a runbook that continued as new, first to last. */
+async function runsOf(h: WorkflowHandle & { firstExecutionRunId?: string }) {
+	const out: Awaited<ReturnType<typeof historyOf>>[] = [];
+	for (let runId: string | undefined = h.firstExecutionRunId; runId; ) {
+		const run = env.client.workflow.getHandle(h.workflowId, runId);
+		out.push(await historyOf(run));
+		const last = (JSON.parse(JSON.stringify(await run.fetchHistory())) as { events: { workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string } }[] }).events.at(-1);
+		runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+	}
+	return out;
+}
+
 test('configuration: deployment name and versioning switch are validated, with defaults', () => {
 	assert.deepEqual([loadTemporalConfig({}).deploymentName, loadTemporalConfig({}).workerVersioning], ['secsvc', true]);
 	assert.deepEqual([loadTemporalConfig({ SECSVC_DEPLOYMENT_NAME: 'soc-1', SECSVC_WORKER_VERSIONING: '0' }).deploymentName, loadTemporalConfig({ SECSVC_WORKER_VERSIONING: '0' }).workerVersioning], ['soc-1', false]);
@@ -125,7 +138,8 @@ test('a runbook pinned to build A finishes and reverts on A after build B is rol
 
 		const snapshot = await liveSettings(op, ids);
 		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h1 = await startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 1 }));
+		// Runbook 1 continues as new every few polls (tiny threshold): its later runs must stay on A as well.
+		const h1 = await startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 1, execution: { continueAsNewAfterEvents: 60 } }));
 		await waitFor('runbook 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting');
 
 		// Build B starts: it polls, but routing stays on A until the operator rolls it out.
@@ -158,17 +172,24 @@ test('a runbook pinned to build A finishes and reverts on A after build B is rol
 		assert.match(shown.out, new RegExp(`${h1.workflowId} +build ${buildA} +Pinned`));
 		assert.match(shown.out, new RegExp(`${buildA} +draining +\\d+ +1 +1 +no — 1 pinned runbook`));
 
+		// Runbook 1 continues as new twice more while B is current: a PINNED run's new run inherits build A.
+		const cont = async () => (await h1.query(stateQuery)).continuedAsNew ?? 0;
+		const c0 = await cont();
+		await waitFor('runbook 1 continued as new on B\'s watch', async () => (await cont()) >= c0 + 2, 60_000);
 		// Runbook 1 ends on A and reverts exactly.
 		s.sim.stopAttack(attack.id);
 		const r1 = (await h1.result()) as AttackResponseResult;
 		assert.equal(r1.outcome, 'reverted');
 		assert.equal(r1.conflicts.length, 0);
 		assert.deepEqual(comparable(await liveSettings(op, ids)), comparable(snapshot), 'settings equal the snapshot after runbook 1');
-		const hist1 = await historyOf(h1);
-		assert.deepEqual(hist1.builds, [`${deployment}:${buildA}`], 'every workflow task of runbook 1 ran on build A');
-		assert.deepEqual(hist1.behaviors, ['VERSIONING_BEHAVIOR_PINNED']);
-		assert.equal(hist1.failedTasks, 0, 'no failed workflow task (nondeterminism) in runbook 1');
-		assert.notEqual(hist1.firstCommand, 'EVENT_TYPE_TIMER_STARTED', "build A's command sequence");
+		const runs1 = await runsOf(h1);
+		assert.ok(runs1.length >= c0 + 3, `runbook 1 ran in ${runs1.length} runs`);
+		for (const [i, hist1] of runs1.entries()) {
+			assert.deepEqual(hist1.builds, [`${deployment}:${buildA}`], `every workflow task of runbook 1 (run ${i + 1}) ran on build A`);
+			assert.deepEqual(hist1.behaviors, ['VERSIONING_BEHAVIOR_PINNED']);
+			assert.equal(hist1.failedTasks, 0, `no failed workflow task (nondeterminism) in runbook 1 (run ${i + 1})`);
+			assert.notEqual(hist1.firstCommand, 'EVENT_TYPE_TIMER_STARTED', "build A's command sequence");
+		}
 
 		// Runbook 2 starts on B (its extra timer is the first command) and reverts exactly too.
 		const attack2 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });

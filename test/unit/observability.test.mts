@@ -23,9 +23,9 @@ test('scripts/temporal.sh start registers exactly the runbooks search attributes
 });
 
 test('secsvc list: visibility query from the filters; bad filters name the option', () => {
-	assert.equal(listQuery(), "WorkflowType = 'attackResponse'");
+	assert.equal(listQuery(), "WorkflowType = 'attackResponse' AND ExecutionStatus != 'ContinuedAsNew'");
 	assert.equal(listQuery({ site: '20001', phase: 'waiting', running: true }), "WorkflowType = 'attackResponse' AND SecsvcSite = '20001' AND SecsvcPhase = 'waiting' AND ExecutionStatus = 'Running'");
-	assert.equal(listQuery({ phase: 'mitigation' }), "WorkflowType = 'attackResponse' AND SecsvcPhase IN ('tightening', 'blacklisting', 'rate-limiting', 'waiting')");
+	assert.equal(listQuery({ phase: 'mitigation' }), "WorkflowType = 'attackResponse' AND SecsvcPhase IN ('tightening', 'blacklisting', 'rate-limiting', 'waiting') AND ExecutionStatus != 'ContinuedAsNew'");
 	assert.throws(() => listQuery({ site: "1' OR '1'='1" }), (e: Error) => e instanceof ListFilterError && /--site: must be a site id/.test(e.message));
 	assert.throws(() => listQuery({ phase: 'mitigating' }), /--phase: must be one of .*done or mitigation/);
 });

@@ -235,6 +235,7 @@ export class ListFilterError extends Error {}
 /**
  * The visibility query of `secsvc list`: attack responses, optionally of one site, in one phase (`mitigation` =
  * any phase holding changes on the service: tightening, blacklisting, rate-limiting, waiting) and only running ones.
+ * One row per runbook: the runs a runbook closed by continuing as new are left out.
  */
 export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
 	const q = [`WorkflowType = 'attackResponse'`];
@@ -247,7 +248,8 @@ export function listQuery(o: { site?: string; phase?: string; running?: boolean 
 		else if ((PHASE_NAMES as string[]).includes(o.phase)) q.push(`${SA.phase.name} = '${o.phase}'`);
 		else throw new ListFilterError(`--phase: must be one of ${PHASE_NAMES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`);
 	}
-	if (o.running) q.push(`ExecutionStatus = 'Running'`);
+	// A runbook that continued as new during a long wait has one closed run per continue: list only its latest run.
+	q.push(o.running ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`);
 	return q.join(' AND ');
 }
 

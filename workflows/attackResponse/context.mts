@@ -42,27 +42,57 @@ export interface Runbook {
 	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
 	obs: Observer;
 	eventTraffic?: AttackResponseResult['eventTraffic'];
+	/** The wait's clock (wait.mts), carried across continue-as-new (continue.mts). */
+	wait: { mitigatedMs?: number; endedAtMs?: number };
 	log(step: AuditEntry['step'], what: string, why: string, extra?: Partial<AuditEntry>): void;
 	phase(p: Phase): void;
 	result(outcome: AttackResponseResult['outcome'], extra?: Partial<AttackResponseResult>): AttackResponseResult;
 }
 
+/** The audit keeps its first AUDIT_HEAD entries and its latest ones, AUDIT_MAX in all (result and carried state stay small). */
+export const AUDIT_MAX = 1000;
+export const AUDIT_HEAD = 100;
+
+/** Appends an entry; beyond AUDIT_MAX the oldest entry after the head goes, counted in one "omitted" entry. */
+export function appendAudit(audit: AuditEntry[], state: RunbookState, entry: AuditEntry): void {
+	audit.push(entry);
+	if (audit.length <= AUDIT_MAX) return;
+	const why = `the audit keeps its first ${AUDIT_HEAD} and its latest ${AUDIT_MAX - AUDIT_HEAD - 1} entries`;
+	if (state.auditOmitted) {
+		// The entry at AUDIT_HEAD is the marker: the oldest entry after it goes.
+		audit.splice(AUDIT_HEAD + 1, 1);
+		state.auditOmitted++;
+		audit[AUDIT_HEAD] = { ...audit[AUDIT_HEAD], what: `${state.auditOmitted} audit entries omitted` };
+		return;
+	}
+	// First overflow: the two oldest entries after the head make room for the marker (with the first one's time).
+	const first = audit[AUDIT_HEAD];
+	audit.splice(AUDIT_HEAD, 2, { at: first.at, step: first.step, what: '2 audit entries omitted', why, result: 'omitted' });
+	state.auditOmitted = 2;
+}
+
 export function newRunbook(input: AttackResponseInput): Runbook {
-	const started = Date.now();
+	const carry = input?.carry;
+	const started = carry ? carry.startedMs : Date.now();
 	const dryRun = Boolean(input?.dryRun);
 	const site = String((input?.plan as { site_id?: unknown } | undefined)?.site_id ?? '');
 	const rb: Runbook = {
 		input,
 		started,
 		dryRun,
-		state: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0, blindSeconds: 0, reapplied: 0 },
-		audit: [],
-		changes: [],
-		skipped: [],
-		obs: observer(site, dryRun),
-		heldByOthers: [],
-		waitedForApiSeconds: 0,
-		log: (step, what, why, extra = {}) => void rb.audit.push({ at: iso(Date.now()), step, what, why, ...extra }),
+		state: carry
+			? { ...carry.state }
+			: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0, blindSeconds: 0, reapplied: 0 },
+		audit: carry ? [...carry.audit] : [],
+		changes: carry ? [...carry.changes] : [],
+		skipped: carry ? [...carry.skipped] : [],
+		obs: observer(site, dryRun, carry ? { samples: carry.samples, conflicts: carry.changes.filter((c) => c.status === 'conflict').map((c) => c.id) } : {}),
+		heldByOthers: carry ? [...carry.heldByOthers] : [],
+		waitedForApiSeconds: carry?.waitedForApiSeconds ?? 0,
+		...(carry?.approval ? { approval: carry.approval } : {}),
+		...(carry?.approvers ? { approvers: carry.approvers } : {}),
+		wait: carry ? { ...carry.wait } : {},
+		log: (step, what, why, extra = {}) => appendAudit(rb.audit, rb.state, { at: iso(Date.now()), step, what, why, ...extra }),
 		phase: (p) => {
 			rb.state.phase = p;
 			rb.obs.phase(p);

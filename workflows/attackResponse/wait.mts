@@ -1,5 +1,6 @@
 import { condition, log as wlog } from '@temporalio/workflow';
 import { iso, type PlanContext, type Runbook } from './context.mts';
+import { continueIfFull } from './continue.mts';
 import { holdTheLine } from './holdLine.mts';
 import { needFor, readSettings, type Settings } from './live.mts';
 import { errText } from './settings.mts';
@@ -13,17 +14,21 @@ import { errText } from './settings.mts';
  *    sees no attack (only an observed attack-free cooldown ends the mitigation).
  *  - An operator's abort ends the wait; so does maxDurationSeconds — loudly (outcome max-duration-reverted, a warning
  *    in the worker log and the audit).
+ *  - A long wait continues as new between two polls (continue.mts); the wait's clock (rb.wait: since when mitigated,
+ *    since when quiet) is carried, so the cooldown and maxDurationSeconds go on where they were.
  */
 export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const { plan } = ctx;
 	const { state } = rb;
-	const mitigated = Date.now();
-	let endedAt: number | undefined;
+	const clock = rb.wait;
+	clock.mitigatedMs ??= Date.now();
+	const mitigated = clock.mitigatedMs;
 	for (;;) {
 		if (state.aborted) {
 			state.endedBy = 'abort';
 			return;
 		}
+		await continueIfFull(rb, ctx);
 		const applied = rb.changes.filter((c) => c.status === 'applied');
 		let status: unknown;
 		let bps: unknown;
@@ -42,7 +47,7 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		}
 		const now = Date.now();
 		if (pollError !== undefined) {
-			endedAt = undefined; // a cooldown must be observed: blind time never counts towards it
+			clock.endedAtMs = undefined; // a cooldown must be observed: blind time never counts towards it
 			state.attackEndedAt = undefined;
 			if (state.blindSince === undefined) {
 				state.blindSince = iso(now);
@@ -57,32 +62,32 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 			}
 			rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
 			if (Number(status) === 1) {
-				if (endedAt !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
-				endedAt = undefined;
+				if (clock.endedAtMs !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
+				clock.endedAtMs = undefined;
 				state.lastAttackSeenAt = iso(now);
 				state.attackEndedAt = undefined;
-			} else if (endedAt === undefined) {
-				endedAt = now;
+			} else if (clock.endedAtMs === undefined) {
+				clock.endedAtMs = now;
 				state.attackEndedAt = iso(now);
 				rb.log('waiting', 'attack no longer reported', `cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`);
 			}
 			if (live) await holdTheLine(rb, ctx, applied, live);
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
-		if (endedAt !== undefined && now - endedAt >= cooldownMs) {
+		if (clock.endedAtMs !== undefined && now - clock.endedAtMs >= cooldownMs) {
 			state.endedBy = 'cooldown';
 			rb.log('waiting', 'cooldown elapsed without attack', 'revert');
 			return;
 		}
 		if (now - mitigated >= plan.maxDurationSeconds * 1000) {
 			state.endedBy = 'max-duration';
-			const why = state.blindSince !== undefined ? `blind since ${state.blindSince}` : endedAt === undefined ? 'the attack was still reported' : 'the cooldown had not elapsed';
+			const why = state.blindSince !== undefined ? `blind since ${state.blindSince}` : clock.endedAtMs === undefined ? 'the attack was still reported' : 'the cooldown had not elapsed';
 			rb.log('waiting', `MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`, 'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it');
 			wlog.warn('attack response ended by maxDurationSeconds', { site_id: plan.site_id, maxDurationSeconds: plan.maxDurationSeconds, why });
 			return;
 		}
 		const extra = state.extraCooldownSeconds;
-		const wait = endedAt !== undefined ? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - endedAt))) : plan.pollSeconds * 1000;
+		const wait = clock.endedAtMs !== undefined ? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - clock.endedAtMs))) : plan.pollSeconds * 1000;
 		await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
 	}
 }
