@@ -14,7 +14,7 @@
  *   [--window 120] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
  *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,8 +82,24 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const taskQueue = `bench-blocks-${n}-${process.pid}-${Date.now()}`;
 	const worker = await startWorkerProcess({ temporalAddress: temporal.address, namespace: temporal.namespace, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv });
+	// Diagnostics: BENCH_WORKER_LOG=FILE copies the worker's output there (with SECSVC_WORKER_NODE_FLAGS=… --trace-gc:
+	// every GC of both isolates, heap used (committed), to split the RSS between the heaps and the rest).
+	if (process.env.BENCH_WORKER_LOG) {
+		const log = process.env.BENCH_WORKER_LOG;
+		const tee = (d: Buffer) => appendFileSync(log, d);
+		worker.child.stdout?.on('data', tee);
+		worker.child.stderr?.on('data', tee);
+	}
 	let peak = 0;
-	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
+	let tick = 0;
+	const sampler = setInterval(
+		() =>
+			void rssOf(worker.pid).then((r) => {
+				peak = Math.max(peak, r);
+				if (process.env.BENCH_WORKER_LOG && tick++ % 50 === 0) appendFileSync(process.env.BENCH_WORKER_LOG, `bench-rss ${Date.now()} ${Math.round(r / 2 ** 20)} MB\n`);
+			}),
+		100,
+	);
 	try {
 		const state = await sim.control<{ domainPorts: { site_id: string; domain_port_id: string }[] }>('GET', '/state');
 		const dps = state.domainPorts.filter((d) => Number(d.site_id) >= 210001);
