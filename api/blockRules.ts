@@ -90,3 +90,35 @@ export function checkChangeRequest(req: ChangeRequest, withSeconds: boolean): st
 	checkText(req.by, 'by', 200);
 	return range;
 }
+
+/** At most this many entries in one bulk add (one `addBlocks` Update): a threat feed is sent in chunks. */
+export const MAX_BULK_BLOCKS = 1000;
+
+/** A bulk add: many blocks of one domain-port in one Update (threat feeds); each entry has its own duration. */
+export interface BulkBlockRequest {
+	blocks: BlockRequest[];
+}
+
+/**
+ * Every check of a bulk add that needs no I/O: each entry as `checkBlockRequest`, its field named with its place
+ * (`blocks[3].entry: …`), and no range twice. Returns the normalized ranges, in order.
+ */
+export function checkBulkRequest(req: BulkBlockRequest, maxPrefix = DEFAULT_MAX_PREFIX): string[] {
+	if (!req || typeof req !== 'object' || !Array.isArray(req.blocks)) throw new BlockInputError('blocks', 'must be a list of blocks');
+	if (!req.blocks.length) throw new BlockInputError('blocks', 'must name at least one block');
+	if (req.blocks.length > MAX_BULK_BLOCKS) throw new BlockInputError('blocks', `must name at most ${MAX_BULK_BLOCKS} blocks (send more in several adds)`);
+	const seen = new Map<string, number>();
+	return req.blocks.map((b, i) => {
+		let range: string;
+		try {
+			range = checkBlockRequest(b, maxPrefix);
+		} catch (e) {
+			if (e instanceof BlockInputError) throw new BlockInputError(e.field === 'block' ? `blocks[${i}]` : `blocks[${i}].${e.field}`, e.rule);
+			throw e;
+		}
+		const first = seen.get(range);
+		if (first !== undefined) throw new BlockInputError(`blocks[${i}].entry`, `${b.entry} is the same range as blocks[${first}] (${range}): name each range once`);
+		seen.set(range, i);
+		return range;
+	});
+}

@@ -3,18 +3,22 @@ import { claim, release } from './claims.mts';
 import { handedOverSignal } from './coordination.mts';
 import {
 	ACTIVE_STATES,
+	addBlocksUpdate,
 	addBlockUpdate,
 	BLOCKS_ACTIVITY,
 	blockKey,
 	blocksQuery,
 	checkBlockRequest,
+	checkBulkRequest,
 	checkChangeRequest,
 	DEFAULT_MAX_PREFIX,
 	extendBlockUpdate,
 	removeBlockUpdate,
+	type AddManyOutcome,
 	type Block,
 	type BlockRequest,
 	type BlocksInput,
+	type BulkRefusal,
 } from './blocksShared.mts';
 import { entryRange, type ListEntry } from './ranges.mts';
 
@@ -41,6 +45,11 @@ const KEEP_ENDED = 500;
 /** At most this many entries in one removal (one DELETE); more due at once go in the next batch right after. */
 const MAX_REMOVE_BATCH = 200;
 /**
+ * Bulk mode: a domain-port starts at most one removal per this many ms; entries due meanwhile wait (≤ this long) and
+ * join the next one (one read + one DELETE + one release for all of them).
+ */
+const REMOVAL_CADENCE_MS = 1000;
+/**
  * Events per run before continuing as new (since `blocks-bulk-adds`; before it: 3000). Memory (bench 8): what a run
  * does leaves a little behind in the workflow isolate until the run ends (measured: ~20 KB of live heap per block at
  * 20 blocks per run, freed when the run completes). As far as the SDK's source (1.24) shows, every cancellation scope
@@ -55,7 +64,8 @@ const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message 
 export async function blocks(input: BlocksInput): Promise<{ site_id: string; domain_port_id: string; ended: Block[] }> {
 	// Runs started before batched removals (AUTO_UPGRADE moves them to this build) replay the old way: no marker.
 	const batched = patched('blocks-batched-removals');
-	// Runs started before it replay the batched way (3000 events per run).
+	// Runs started before bulk adds (one activity per add batch: claim + read + POSTs; the release folded into the
+	// removal; removal cadence; shorter runs) replay the batched way.
 	const bulk = batched && patched('blocks-bulk-adds');
 	const site = input.site_id;
 	const dp = input.domain_port_id;
@@ -69,8 +79,9 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	let adding = false;
 	let removing = false;
 	let releasing = false;
+	let lastRemovalAt = 0;
 	const wake = () => void (dirty = true);
-	type Pending = { req: BlockRequest; block: Block; error?: Error; done?: boolean };
+	type Pending = { req: BlockRequest; block: Block; error?: Error; refusal?: BulkRefusal; done?: boolean };
 	let pending: Pending[] = [];
 	/** Keys that passed to this workflow before (or after) their block was waiting for them. */
 	const handed = new Set<string>();
@@ -90,27 +101,10 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	setHandler(
 		addBlockUpdate,
 		async (req) => {
-			const range = checkBlockRequest(req, maxPrefix);
-			const now = Date.now();
-			const block: Block = {
-				site_id: site,
-				domain_port_id: dp,
-				range,
-				entry: req.entry.trim(),
-				expiresAt: iso(now + req.seconds * 1000),
-				by: req.by,
-				reason: req.reason,
-				via: req.via ?? 'api',
-				state: 'adding',
-				addedAt: iso(now),
-			};
-			byRange.set(range, block);
-			const p: Pending = { req, block };
-			pending.push(p);
-			wake();
+			const p = enqueue(req, checkBlockRequest(req, maxPrefix));
 			await condition(() => p.done === true);
 			if (p.error) throw p.error;
-			return block;
+			return p.block;
 		},
 		{
 			validator: (req) => {
@@ -120,6 +114,49 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			},
 		},
 	);
+
+	setHandler(
+		addBlocksUpdate,
+		async (req) => {
+			const ranges = checkBulkRequest(req, maxPrefix);
+			const ps = req.blocks.map((b, i) => enqueue(b, ranges[i]));
+			await condition(() => ps.every((p) => p.done === true));
+			return {
+				blocks: ps.flatMap((p) => (p.error ? [] : [p.block])),
+				refused: ps.flatMap((p) => (p.error ? [p.refusal ?? { entry: p.block.entry, field: 'entry', rule: errText(p.error) }] : [])),
+			};
+		},
+		{
+			validator: (req) => {
+				const ranges = checkBulkRequest(req, maxPrefix);
+				ranges.forEach((range, i) => {
+					const cur = byRange.get(range);
+					if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+				});
+			},
+		},
+	);
+
+	function enqueue(req: BlockRequest, range: string): Pending {
+		const now = Date.now();
+		const block: Block = {
+			site_id: site,
+			domain_port_id: dp,
+			range,
+			entry: req.entry.trim(),
+			expiresAt: iso(now + req.seconds * 1000),
+			by: req.by,
+			reason: req.reason,
+			via: req.via ?? 'api',
+			state: 'adding',
+			addedAt: iso(now),
+		};
+		byRange.set(range, block);
+		const p: Pending = { req, block };
+		pending.push(p);
+		wake();
+		return p;
+	}
 
 	const current = (entry: string, withSeconds: boolean, req: { entry: string; seconds?: number; by: string }) => {
 		const range = checkChangeRequest(req as never, withSeconds);
@@ -246,18 +283,59 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	}
 
 	/**
+	 * Bulk mode: the whole add batch in ONE activity (blocks.addMany: coordinator claim, one read, one POST per entry
+	 * not yet listed, release of what was not written) instead of claim + read + one activity per POST.
+	 */
+	async function addBatchBulk(batch: Pending[]): Promise<void> {
+		const fail = (p: Pending, field: string, rule: string) => {
+			p.refusal = { entry: p.block.entry, field, rule };
+			p.error = refuse(field, rule);
+			p.done = true;
+			if (byRange.get(p.block.range) === p.block) byRange.delete(p.block.range);
+		};
+		const ttl = Math.max(...batch.map((p) => ttlFor(p.block)));
+		let r: { results: AddManyOutcome[] };
+		try {
+			r = await writes[BLOCKS_ACTIVITY.addMany]({
+				site_id: site,
+				domain_port_id: dp,
+				entries: batch.map((p) => ({ range: p.block.range, ...(p.req.adopt ? { adopt: true } : {}) })),
+				ttlSeconds: ttl,
+				reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`,
+			});
+		} catch (e) {
+			for (const p of batch) fail(p, 'block', `the add failed: ${errText(e)}`);
+			return;
+		}
+		const byRangeResult = new Map(r.results.map((x) => [x.range, x]));
+		for (const p of batch) {
+			const x = byRangeResult.get(p.block.range);
+			if (!x) fail(p, 'block', 'no answer for this entry');
+			else if (x.outcome === 'refused') fail(p, x.field, x.rule);
+			else if (x.outcome === 'queued') {
+				p.block.state = handed.delete(blockKey(dp, p.block.range)) ? 'active' : 'queued';
+				p.block.note = `the entry is held by ${x.holder.owner} (${x.holder.reason}): it passes to this block at its revert; removed at the expiry once it has`;
+				p.done = true;
+			} else {
+				p.block.state = 'active';
+				p.done = true;
+			}
+		}
+	}
+
+	/**
 	 * Batched: every due entry in one activity (one read, one DELETE naming them all); their holds are released by the
 	 * main loop, coalesced with other releases (a runbook waiting for such a key waits for that release too).
 	 */
 	async function removeMany(due: Block[]): Promise<void> {
 		for (const b of due) b.state = 'removing';
-		const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range) });
+		const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range), ...(bulk ? { release: true } : {}) });
 		const byEntry = new Map<string, { removed: boolean; note?: string }>(((r?.results ?? []) as { entry: string; removed: boolean; note?: string }[]).map((x) => [x.entry, x]));
 		for (const b of due) {
 			const x = byEntry.get(b.range);
 			if (x?.removed) end(b, 'removed', x.note ?? b.note);
 			else end(b, 'taken-over', `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`);
-			toRelease.push(blockKey(dp, b.range));
+			if (!bulk) toRelease.push(blockKey(dp, b.range)); // bulk: released by the removal itself
 		}
 	}
 
@@ -296,10 +374,14 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			if (pending.length && !adding) {
 				const batch = pending;
 				pending = [];
-				flag((v) => (adding = v), addBatch(batch));
+				flag((v) => (adding = v), bulk ? addBatchBulk(batch) : addBatch(batch));
 			}
-			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now).slice(0, MAX_REMOVE_BATCH);
-			if (due.length) flag((v) => (removing = v), removeMany(due));
+			const cadenceOk = !bulk || now >= lastRemovalAt + REMOVAL_CADENCE_MS;
+			due = removing || !cadenceOk ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now).slice(0, MAX_REMOVE_BATCH);
+			if (due.length) {
+				lastRemovalAt = now;
+				flag((v) => (removing = v), removeMany(due));
+			}
 			if (toRelease.length && !releasing) flag((v) => (releasing = v), release(site, toRelease.splice(0)));
 		} else {
 			if (pending.length) {
@@ -313,6 +395,13 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		}
 		const idle = inflight === 0 && (!batched || toRelease.length === 0);
 		if (byRange.size === 0 && idle && allHandlersFinished()) return { site_id: site, domain_port_id: dp, ended };
+		if (bulk && byRange.size === 0 && idle) {
+			// The last handler finishes in the same activation as the batch that ended it: wait for it (nothing else
+			// would wake this loop), then look again.
+			dirty = false;
+			await condition(() => allHandlersFinished() || pending.length > 0 || dirty);
+			continue;
+		}
 		if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (bulk ? BULK_RUN_EVENTS : 3000)) && idle && pending.length === 0) {
 			await condition(() => allHandlersFinished() && inflight === 0);
 			if (!pending.length && (!batched || !toRelease.length))
@@ -320,7 +409,9 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		}
 		// The timer: the earliest expiry still ahead (entries already due wait for the removal in flight, which wakes us).
 		const t = Date.now();
-		const next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
+		let next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
+		// Bulk: entries already due but held back by the cadence wake us when it allows the next removal.
+		if (bulk && !removing && [...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)) next = Math.min(next, lastRemovalAt + REMOVAL_CADENCE_MS);
 		dirty = false;
 		// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
 		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding));
