@@ -1,6 +1,6 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { claim, release } from './claims.mts';
-import { handedOverSignal } from './coordination.mts';
+import { coordinatorIdFor, handedOverSignal, MAX_KEYS, releaseSignal } from './coordination.mts';
 import {
 	ACTIVE_STATES,
 	addBlocksUpdate,
@@ -329,13 +329,13 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	 */
 	async function removeMany(due: Block[]): Promise<void> {
 		for (const b of due) b.state = 'removing';
-		const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range), ...(bulk ? { release: true } : {}) });
+		const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range) });
 		const byEntry = new Map<string, { removed: boolean; note?: string }>(((r?.results ?? []) as { entry: string; removed: boolean; note?: string }[]).map((x) => [x.entry, x]));
 		for (const b of due) {
 			const x = byEntry.get(b.range);
 			if (x?.removed) end(b, 'removed', x.note ?? b.note);
 			else end(b, 'taken-over', `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`);
-			if (!bulk) toRelease.push(blockKey(dp, b.range)); // bulk: released by the removal itself
+			toRelease.push(blockKey(dp, b.range));
 		}
 	}
 
@@ -351,6 +351,18 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		);
 		await release(site, due.map((b) => blockKey(dp, b.range)));
 	}
+
+	/**
+	 * Bulk mode: the holds of removed entries end by a signal to the site's coordinator (no answer needed): no activity
+	 * slot waits for the coordinator meanwhile (an Update per release did: with 100 domain-ports the releases filled the
+	 * worker's 50 activity slots and the removals queued behind them). No coordinator running: nothing is held.
+	 */
+	const signalRelease = async (keys: string[]) => {
+		for (let i = 0; i < keys.length; i += MAX_KEYS)
+			await getExternalWorkflowHandle(coordinatorIdFor(site))
+				.signal(releaseSignal, { owner: workflowInfo().workflowId, keys: keys.slice(i, i + MAX_KEYS) })
+				.catch(() => undefined);
+	};
 
 	const spawn = (work: Promise<void>) => {
 		inflight++;
@@ -382,7 +394,7 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 				lastRemovalAt = now;
 				flag((v) => (removing = v), removeMany(due));
 			}
-			if (toRelease.length && !releasing) flag((v) => (releasing = v), release(site, toRelease.splice(0)));
+			if (toRelease.length && !releasing) flag((v) => (releasing = v), bulk ? signalRelease(toRelease.splice(0)) : release(site, toRelease.splice(0)));
 		} else {
 			if (pending.length) {
 				const batch = pending;

@@ -91,8 +91,8 @@ export const blocksQuery = defineQuery<Block[]>('blocks');
 export const stopBlocksSignal = defineSignal('stopBlocks');
 
 /**
- * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals),
- * with `release: true` also the coordinator release of their keys; `addMany`: an add batch in one activity — the
+ * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals);
+ * `addMany`: an add batch in one activity — the
  * coordinator claim, one read, one POST per entry not yet listed, the release of the keys not written.
  */
 export const BLOCKS_ACTIVITY = { add: 'blocks.add', addMany: 'blocks.addMany', remove: 'blocks.remove', removeMany: 'blocks.removeMany', register: 'blocks.register' } as const;

@@ -109,17 +109,13 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 		// remove takes a comma-separated list). Gone ones are `removed: false` (taken over), or, on a retry, removed by
 		// the earlier attempt whose answer was lost — the same reading as `blocks.remove`.
 		[BLOCKS_ACTIVITY.removeMany]: async (input) => {
-			const { site_id, domain_port_id, entries, release } = input as { site_id: string; domain_port_id: string; entries: string[]; release?: boolean };
+			const { site_id, domain_port_id, entries } = input as { site_id: string; domain_port_id: string; entries: string[] };
 			const attempt = Context.current().info.attempt;
 			try {
 				const live = await liveEntries(api, site_id, domain_port_id);
 				const found = entries.map((entry) => ({ entry, live: live.get(rangeKey(entry) ?? '') }));
 				const present = [...new Set(found.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
-				// The holds of these entries end with their removal (removed or taken over alike): one coordinator release,
-				// here rather than as another activity of the workflow. A failure here retries the whole activity: its read
-				// then finds the entries gone (removed by this attempt), as above.
-				if (release) await withTemporal((t) => coordinatorRelease(t, site_id, ownerId(), entries.map((e) => blockKey(domain_port_id, e))));
 				return {
 					results: found.map((f) =>
 						f.live
