@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { claim, release } from './claims.mts';
 import { coordinatorIdFor, handedOverSignal, MAX_KEYS, releaseSignal } from './coordination.mts';
 import {
@@ -80,6 +80,8 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	let removing = false;
 	let releasing = false;
 	let lastRemovalAt = 0;
+	/** Bulk mode: when the pending timers fire. */
+	const timers: number[] = [];
 	const wake = () => void (dirty = true);
 	type Pending = { req: BlockRequest; block: Block; error?: Error; refusal?: BulkRefusal; done?: boolean };
 	let pending: Pending[] = [];
@@ -427,7 +429,20 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		dirty = false;
 		// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
 		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding));
-		if (Number.isFinite(next)) await condition(wakeUp, Math.max(1, next - Date.now()));
+		if (bulk) {
+			// Bulk: a timer is started only when none already pending fires by `next`, and never cancelled (a stale one
+			// fires and wakes the loop once): no cancel + restart per wake-up (removal done, release sent, add), which
+			// was two commands and a cancelled scope kept by the run each time.
+			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
+				const at = next;
+				timers.push(at);
+				void sleep(Math.max(1, at - Date.now())).then(() => {
+					timers.splice(timers.indexOf(at), 1);
+					wake();
+				});
+			}
+			await condition(wakeUp);
+		} else if (Number.isFinite(next)) await condition(wakeUp, Math.max(1, next - Date.now()));
 		else await condition(wakeUp);
 	}
 }
