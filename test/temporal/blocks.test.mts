@@ -9,7 +9,9 @@
  *    the block's expiry while the runbook holds it, and the runbook's revert hands it over instead of removing it;
  *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block;
  *  - bulk adds (one Update naming many blocks; `secsvc block add --file`): one POST per entry, the entries due together
- *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent.
+ *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent;
+ *  - a run recorded before `blocks-bulk-adds` (fixtures/blocks-batched-run.json: the batched code of 2026-11-23 13:00,
+ *    four adds, an extend, removals, releases) replays under the current code.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -17,7 +19,9 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import type { Block } from '../../workflows/blocksShared.mts';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addBlock, addBlocks, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
@@ -365,6 +369,15 @@ test('bulk add: one Update for many blocks, one POST per entry, one DELETE per d
 		rmSync(dir, { recursive: true, force: true });
 		await t.close();
 	}
+});
+
+test('a blocks run recorded before bulk adds replays under the current code (patched)', async () => {
+	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-batched-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events?.length ?? 0) > 100);
+	// Throws DeterminismViolationError if the current code would issue other commands (e.g. without the patch gate:
+	// "coordination.claim does not match blocks.addMany").
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-batched-run');
 });
 
 void BlockRefused;
