@@ -64,8 +64,8 @@ const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message 
 export async function blocks(input: BlocksInput): Promise<{ site_id: string; domain_port_id: string; ended: Block[] }> {
 	// Runs started before batched removals (AUTO_UPGRADE moves them to this build) replay the old way: no marker.
 	const batched = patched('blocks-batched-removals');
-	// Runs started before bulk adds (one activity per add batch: claim + read + POSTs; the release folded into the
-	// removal; removal cadence; shorter runs) replay the batched way.
+	// Runs started before bulk adds (one activity per add batch: claim + read + POSTs; releases by signal; removal
+	// cadence; timers never cancelled; shorter runs) replay the batched way (test: fixtures/blocks-batched-run.json).
 	const bulk = batched && patched('blocks-bulk-adds');
 	const site = input.site_id;
 	const dp = input.domain_port_id;
