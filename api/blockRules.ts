@@ -50,13 +50,13 @@ export class BlockInputError extends Error {
 }
 
 /** The normalized range of an entry (`a.b.c.d` or `a.b.c.d-e.f.g.h`), or a BlockInputError naming the field. */
-export function normalizeEntry(entry: unknown, maxPrefix = DEFAULT_MAX_PREFIX): string {
-	if (typeof entry !== 'string' || !entry.trim()) throw new BlockInputError('entry', 'is required (an IPv4 address, start-end range or CIDR)');
+export function normalizeEntry(entry: unknown, maxPrefix = DEFAULT_MAX_PREFIX, field = 'entry'): string {
+	if (typeof entry !== 'string' || !entry.trim()) throw new BlockInputError(field, 'is required (an IPv4 address, start-end range or CIDR)');
 	const r = parseIpv4Entry(entry.trim());
-	if (!r) throw new BlockInputError('entry', `${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`);
+	if (!r) throw new BlockInputError(field, `${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`);
 	const width = r.end - r.start + 1;
 	if (width > 2 ** (32 - maxPrefix))
-		throw new BlockInputError('entry', `${entry} covers ${width} addresses: wider than the widest block allowed (/${maxPrefix}, ${2 ** (32 - maxPrefix)} addresses; maxPrefix)`);
+		throw new BlockInputError(field, `${entry} covers ${width} addresses: wider than the widest block allowed (/${maxPrefix}, ${2 ** (32 - maxPrefix)} addresses; maxPrefix)`);
 	return r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`;
 }
 
@@ -72,14 +72,17 @@ function checkText(v: unknown, field: string, max: number): void {
 	if (v.length > max) throw new BlockInputError(field, `must be at most ${max} characters`);
 }
 
-/** Every check of an add request that needs no I/O (the workflow's validator; the CLI and n8n run it before sending). */
-export function checkBlockRequest(req: BlockRequest, maxPrefix = DEFAULT_MAX_PREFIX): string {
-	if (!req || typeof req !== 'object') throw new BlockInputError('block', 'must be an object');
-	const range = normalizeEntry(req.entry, maxPrefix);
-	checkSeconds(req.seconds);
-	checkText(req.by, 'by', 200);
-	checkText(req.reason, 'reason', 500);
-	if (req.via !== undefined && !VIAS.includes(req.via)) throw new BlockInputError('via', `must be one of ${VIAS.join(', ')}`);
+/**
+ * Every check of an add request that needs no I/O (the workflow's validator; the CLI and n8n run it before sending).
+ * `at` prefixes the field names (a bulk add: `blocks[3].`).
+ */
+export function checkBlockRequest(req: BlockRequest, maxPrefix = DEFAULT_MAX_PREFIX, at = ''): string {
+	if (!req || typeof req !== 'object') throw new BlockInputError(at ? at.replace(/\.$/, '') : 'block', 'must be an object');
+	const range = normalizeEntry(req.entry, maxPrefix, `${at}entry`);
+	checkSeconds(req.seconds, `${at}seconds`);
+	checkText(req.by, `${at}by`, 200);
+	checkText(req.reason, `${at}reason`, 500);
+	if (req.via !== undefined && !VIAS.includes(req.via)) throw new BlockInputError(`${at}via`, `must be one of ${VIAS.join(', ')}`);
 	return range;
 }
 
@@ -89,4 +92,30 @@ export function checkChangeRequest(req: ChangeRequest, withSeconds: boolean): st
 	if (withSeconds) checkSeconds(req.seconds);
 	checkText(req.by, 'by', 200);
 	return range;
+}
+
+/** At most this many entries in one bulk add (one `addBlocks` Update): a threat feed is sent in chunks. */
+export const MAX_BULK_BLOCKS = 1000;
+
+/** A bulk add: many blocks of one domain-port in one Update (threat feeds); each entry has its own duration. */
+export interface BulkBlockRequest {
+	blocks: BlockRequest[];
+}
+
+/**
+ * Every check of a bulk add that needs no I/O: each entry as `checkBlockRequest`, its field named with its place
+ * (`blocks[3].entry: …`), and no range twice. Returns the normalized ranges, in order.
+ */
+export function checkBulkRequest(req: BulkBlockRequest, maxPrefix = DEFAULT_MAX_PREFIX): string[] {
+	if (!req || typeof req !== 'object' || !Array.isArray(req.blocks)) throw new BlockInputError('blocks', 'must be a list of blocks');
+	if (!req.blocks.length) throw new BlockInputError('blocks', 'must name at least one block');
+	if (req.blocks.length > MAX_BULK_BLOCKS) throw new BlockInputError('blocks', `must name at most ${MAX_BULK_BLOCKS} blocks (send more in several adds)`);
+	const seen = new Map<string, number>();
+	return req.blocks.map((b, i) => {
+		const range = checkBlockRequest(b, maxPrefix, `blocks[${i}].`);
+		const first = seen.get(range);
+		if (first !== undefined) throw new BlockInputError(`blocks[${i}].entry`, `${b.entry} is the same range as blocks[${first}] (${range}): name each range once`);
+		seen.set(range, i);
+		return range;
+	});
 }

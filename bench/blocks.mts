@@ -2,8 +2,10 @@
  * Bench 8: N active expiring blocks on one worker (compiled, as deployed) + dev server + simulator.
  * The simulator holds a fleet of SITES × DPS domain-ports (scenario `fleet`); block i goes to domain-port i mod
  * (SITES × DPS) with its own address (100.64.0.0 + i) and a duration spread evenly over the window
- * (`windowStart` … `windowStart + windowSeconds` seconds after its add). Adds go through `addBlock` (Update-with-start,
- * as the CLI does), `concurrency` at once; then the bench waits until every block's DELETE is in the simulator's
+ * (`windowStart` … `windowStart + windowSeconds` seconds after its add). Adds go in bulk `addBlocks` Updates
+ * (Update-with-start, as `secsvc block add --file` does) of up to `bulk` blocks of one domain-port (default 100: at
+ * 10,000 blocks one Update per domain-port), `concurrency` Updates at once; `--bulk 1` = one `addBlock` Update per
+ * block (as the CLI does for one entry). Then the bench waits until every block's DELETE is in the simulator's
  * request log. Measured:
  *  - add throughput (blocks / s from the first add sent to the last add answered);
  *  - removal lateness: the DELETE's time in the simulator's log minus the block's `expiresAt` (p50 / p99 / max);
@@ -11,17 +13,17 @@
  *  - peak worker RSS (/proc every 100 ms) and worker CPU seconds (/proc/<pid>/stat) over the whole run.
  *
  * Alone: node --import tsx bench/blocks.mts [--blocks 10000] [--sites 20] [--dps 5] [--window-start 60]
- *   [--window 120] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
+ *   [--window 120] [--bulk 100] [--concurrency 50] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
  *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { addBlock } from '../worker/src/blocks.mts';
-import type { Block } from '../workflows/blocksShared.mts';
+import { addBlock, addBlocks } from '../worker/src/blocks.mts';
+import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocksShared.mts';
 import { rssOf, sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
 
@@ -50,8 +52,13 @@ export interface BlocksBenchOptions {
 	windowStart?: number;
 	/** Durations are spread over this many seconds after windowStart. */
 	windowSeconds?: number;
-	/** Adds in flight at once (bench client). */
+	/** Adds (Updates) in flight at once (bench client). */
 	concurrency?: number;
+	/**
+	 * Blocks per add: 1 = one `addBlock` Update per block (as before 2026-11-23 evening); more = bulk `addBlocks`
+	 * Updates of up to this many blocks of one domain-port (a threat feed), each block keeping its own duration.
+	 */
+	bulk?: number;
 	workerEnv?: NodeJS.ProcessEnv;
 }
 
@@ -66,6 +73,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const windowStart = o.windowStart ?? 60;
 	const windowSeconds = o.windowSeconds ?? 120;
 	const concurrency = o.concurrency ?? 50;
+	const bulk = o.bulk ?? 100;
+	if (!Number.isInteger(bulk) || bulk < 1 || bulk > MAX_BULK_BLOCKS) throw new Error(`bulk: must be an integer from 1 to ${MAX_BULK_BLOCKS}`);
 	if (!Number.isInteger(n) || n < 1 || n > MAX_BLOCKS) throw new Error(`blocks: must be an integer from 1 to ${MAX_BLOCKS}`);
 	if (!Number.isInteger(sites) || sites < 1 || sites > 1000) throw new Error('sites: must be an integer from 1 to 1000');
 	if (!Number.isInteger(dpsPerSite) || dpsPerSite < 1 || dpsPerSite > 8) throw new Error('dpsPerSite: must be an integer from 1 to 8 (the simulator fleet allows 8)');
@@ -82,8 +91,24 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const taskQueue = `bench-blocks-${n}-${process.pid}-${Date.now()}`;
 	const worker = await startWorkerProcess({ temporalAddress: temporal.address, namespace: temporal.namespace, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv });
+	// Diagnostics: BENCH_WORKER_LOG=FILE copies the worker's output there (with SECSVC_WORKER_NODE_FLAGS=… --trace-gc:
+	// every GC of both isolates, heap used (committed), to split the RSS between the heaps and the rest).
+	if (process.env.BENCH_WORKER_LOG) {
+		const log = process.env.BENCH_WORKER_LOG;
+		const tee = (d: Buffer) => appendFileSync(log, d);
+		worker.child.stdout?.on('data', tee);
+		worker.child.stderr?.on('data', tee);
+	}
 	let peak = 0;
-	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
+	let tick = 0;
+	const sampler = setInterval(
+		() =>
+			void rssOf(worker.pid).then((r) => {
+				peak = Math.max(peak, r);
+				if (process.env.BENCH_WORKER_LOG && tick++ % 50 === 0) appendFileSync(process.env.BENCH_WORKER_LOG, `bench-rss ${Date.now()} ${Math.round(r / 2 ** 20)} MB\n`);
+			}),
+		100,
+	);
 	try {
 		const state = await sim.control<{ domainPorts: { site_id: string; domain_port_id: string }[] }>('GET', '/state');
 		const dps = state.domainPorts.filter((d) => Number(d.site_id) >= 210001);
@@ -99,19 +124,33 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		// Adds.
 		const blocks: Block[] = new Array(n);
 		const addErrors: string[] = [];
+		// The adds: chunks of `bulk` blocks of one domain-port (block i on domain-port i mod #dps), in order of i.
+		const chunks: number[][] = [];
+		for (let k = 0; k < dps.length; k++) {
+			const mine: number[] = [];
+			for (let i = k; i < n; i += dps.length) mine.push(i);
+			for (let j = 0; j < mine.length; j += bulk) chunks.push(mine.slice(j, j + bulk));
+		}
+		chunks.sort((a, b) => a[0] - b[0]);
+		const reqOf = (i: number) => ({ entry: ipOf(i), seconds: windowStart + Math.floor((windowSeconds * i) / n), by: 'bench@soc', reason: `bench 8 block ${i}`, via: 'api' as const });
 		let next = 0;
 		const t0 = Date.now();
 		const lane = async () => {
-			while (next < n) {
-				const i = next++;
-				const d = dps[i % dps.length];
-				const seconds = windowStart + Math.floor((windowSeconds * i) / n);
+			while (next < chunks.length) {
+				const chunk = chunks[next++];
+				const d = dps[chunk[0] % dps.length];
+				const a0 = Date.now();
 				try {
-					const a0 = Date.now();
-					blocks[i] = await addBlock(tc, taskQueue, d.site_id, d.domain_port_id, { entry: ipOf(i), seconds, by: 'bench@soc', reason: `bench 8 block ${i}`, via: 'api' });
+					if (bulk === 1) blocks[chunk[0]] = await addBlock(tc, taskQueue, d.site_id, d.domain_port_id, reqOf(chunk[0]));
+					else {
+						const r = await addBlocks(tc, taskQueue, d.site_id, d.domain_port_id, { blocks: chunk.map(reqOf) });
+						const byRange = new Map(r.blocks.map((b) => [b.range, b]));
+						for (const i of chunk) if (byRange.has(ipOf(i))) blocks[i] = byRange.get(ipOf(i)) as Block;
+						for (const x of r.refused) addErrors.push(`${x.entry}: ${x.field}: ${x.rule}`.slice(0, 200));
+					}
 					addLatency.push(Date.now() - a0);
 				} catch (e) {
-					addErrors.push(`${ipOf(i)}: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
+					addErrors.push(`${chunk.map(ipOf).slice(0, 3).join(',')}…: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
 				}
 			}
 		};
@@ -198,11 +237,14 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			maxBlocksPerDomainPort: maxPerDp,
 			durationsSeconds: [windowStart, windowStart + windowSeconds],
 			addConcurrency: concurrency,
+			blocksPerAdd: bulk,
+			addUpdates: chunks.length,
 			added: added.length,
 			addErrors: addErrors.length,
 			addErrorSamples: addErrors.slice(0, 5),
 			addSeconds: round(addSeconds, 1),
 			addsPerSecond: round(added.length / addSeconds, 1),
+			/** Per add Update (a bulk add's latency covers all its blocks). */
 			addLatencyMs: addLatency.length ? { p50: pct(addLatency, 0.5), p99: pct(addLatency, 0.99) } : null,
 			removed: removeCount.size,
 			lateMs: late.length ? { p50: pct(late, 0.5), p99: pct(late, 0.99), max: late[late.length - 1], min: late[0] } : null,
@@ -220,7 +262,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		};
 		const writesOk = added.length === n && addTally.missing === 0 && addTally.duplicates === 0 && removeTally.missing === 0 && removeTally.duplicates === 0 && leftOnLists === 0;
 		const p99 = result.lateMs?.p99 ?? Infinity;
-		const label = `${n.toLocaleString('en')} expiring blocks, ${sites}×${dpsPerSite} domain-ports, ${windowStart}–${windowStart + windowSeconds} s`;
+		const how = bulk === 1 ? 'one addBlock Update per block' : `bulk adds: ${chunks.length} addBlocks Updates of ≤ ${bulk} blocks`;
+		const label = `${n.toLocaleString('en')} expiring blocks, ${sites}×${dpsPerSite} domain-ports, ${windowStart}–${windowStart + windowSeconds} s, ${how}`;
 		const rows: Row[] = [
 			{
 				bench: '8',
@@ -269,6 +312,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			'window-start': { type: 'string', default: '60' },
 			window: { type: 'string', default: '120' },
 			concurrency: { type: 'string', default: '50' },
+			bulk: { type: 'string', default: '100' },
 			record: { type: 'string' },
 		},
 	});
@@ -283,6 +327,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			windowStart: Number(values['window-start']),
 			windowSeconds: Number(values.window),
 			concurrency: Number(values.concurrency),
+			bulk: Number(values.bulk),
 		});
 	} finally {
 		await temporal.stop();

@@ -12,17 +12,20 @@ export {
 	blocksIdFor,
 	BlockInputError,
 	checkBlockRequest,
+	checkBulkRequest,
 	checkChangeRequest,
 	checkSeconds,
 	DEFAULT_MAX_PREFIX,
 	MAX_BLOCK_SECONDS,
+	MAX_BULK_BLOCKS,
 	normalizeEntry,
 	VIAS,
 	type BlockRequest,
+	type BulkBlockRequest,
 	type ChangeRequest,
 	type Via,
 } from '../api/blockRules.ts';
-import type { BlockRequest, ChangeRequest, Via } from '../api/blockRules.ts';
+import type { BlockRequest, BulkBlockRequest, ChangeRequest, Via } from '../api/blockRules.ts';
 
 export type BlockState =
 	/** claimed, write in flight */
@@ -69,13 +72,40 @@ export interface BlocksInput {
 }
 
 export const addBlockUpdate = defineUpdate<Block, [BlockRequest]>('addBlock');
+/** A refusal of one entry of a bulk add (the others go on): the field and the rule, as a single add's error says. */
+export interface BulkRefusal {
+	entry: string;
+	field: string;
+	rule: string;
+}
+/** The answer to a bulk add: the blocks as recorded (active or queued) and the entries refused, each named. */
+export interface BulkBlockResult {
+	blocks: Block[];
+	refused: BulkRefusal[];
+}
+/** Bulk add (threat feeds): many blocks of the domain-port in one Update; the validator checks every entry first. */
+export const addBlocksUpdate = defineUpdate<BulkBlockResult, [BulkBlockRequest]>('addBlocks');
 export const extendBlockUpdate = defineUpdate<Block, [ChangeRequest]>('extendBlock');
 export const removeBlockUpdate = defineUpdate<Block, [ChangeRequest]>('removeBlock');
 export const blocksQuery = defineQuery<Block[]>('blocks');
 export const stopBlocksSignal = defineSignal('stopBlocks');
 
-/** `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals). */
-export const BLOCKS_ACTIVITY = { add: 'blocks.add', remove: 'blocks.remove', removeMany: 'blocks.removeMany', register: 'blocks.register' } as const;
+/**
+ * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals);
+ * `addMany`: an add batch in one activity — the
+ * coordinator claim, one read, one POST per entry not yet listed, the release of the keys not written.
+ */
+export const BLOCKS_ACTIVITY = { add: 'blocks.add', addMany: 'blocks.addMany', remove: 'blocks.remove', removeMany: 'blocks.removeMany', register: 'blocks.register' } as const;
+
+/** One entry of an `addMany` batch, and what became of it. */
+export interface AddManyEntry {
+	range: string;
+	adopt?: boolean;
+}
+export type AddManyOutcome =
+	| { range: string; outcome: 'active'; byEarlierAttempt?: boolean }
+	| { range: string; outcome: 'queued'; holder: { owner: string; reason: string } }
+	| { range: string; outcome: 'refused'; field: string; rule: string };
 
 export const blockKey = (dp: string, range: string) => settingKey.blacklistEntry(dp, range);
 

@@ -95,6 +95,12 @@ export interface HandoverResult {
 
 export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
 export const releaseUpdate = defineUpdate<{ released: number; dequeued?: number }, [ReleaseRequest]>('release');
+/**
+ * The same release as a signal, for a caller that needs no answer (expiring blocks' releases after their removals):
+ * it holds no activity slot while the coordinator gets to it, and the coordinator takes many in one workflow task. A
+ * malformed one is ignored (a signal cannot be refused); to a coordinator that is not running there is nothing held.
+ */
+export const releaseSignal = defineSignal<[ReleaseRequest]>('releaseKeys');
 export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('handover');
 /** Sent by the coordinator to a successor when keys pass to it. */
 export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');

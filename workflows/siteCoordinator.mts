@@ -5,6 +5,7 @@ import {
 	handoverUpdate,
 	holdsQuery,
 	MAX_KEYS,
+	releaseSignal,
 	releaseUpdate,
 	type ClaimRequest,
 	type Hold,
@@ -113,32 +114,37 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		},
 		{ validator: validateClaim },
 	);
-	setHandler(
-		releaseUpdate,
-		(req: ReleaseRequest) => {
-			touch();
-			let released = 0;
-			let dequeued = 0;
-			for (const [k, s] of successors) {
-				if (s.owner !== req.owner || (req.keys && !req.keys.includes(k))) continue;
-				successors.delete(k);
-				dequeued++;
-			}
-			if (req.queuedOnly) return { released, dequeued };
-			for (const [k, h] of [...holds]) {
-				if (h.owner !== req.owner || (req.keys && !req.keys.includes(k))) continue;
-				drop(k);
-				released++;
-			}
-			return { released, dequeued };
-		},
-		{
-			validator: (req) => {
-				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-				if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS)) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
-			},
-		},
-	);
+	const releaseFor = (req: ReleaseRequest) => {
+		touch();
+		let released = 0;
+		let dequeued = 0;
+		const only = req.keys ? new Set(req.keys) : undefined;
+		for (const [k, s] of successors) {
+			if (s.owner !== req.owner || (only && !only.has(k))) continue;
+			successors.delete(k);
+			dequeued++;
+		}
+		if (req.queuedOnly) return { released, dequeued };
+		for (const [k, h] of [...holds]) {
+			if (h.owner !== req.owner || (only && !only.has(k))) continue;
+			drop(k);
+			released++;
+		}
+		return { released, dequeued };
+	};
+	const checkRelease = (req: ReleaseRequest) => {
+		if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+		if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS)) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+	};
+	setHandler(releaseUpdate, releaseFor, { validator: checkRelease });
+	setHandler(releaseSignal, (req) => {
+		try {
+			checkRelease(req);
+		} catch {
+			return; // a signal cannot be refused: a malformed release changes nothing
+		}
+		releaseFor(req);
+	});
 	setHandler(
 		handoverUpdate,
 		(req) => {

@@ -7,7 +7,11 @@
  *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry;
  *  - with the runbook, both directions: a block for an entry the runbook holds queues behind it, is not removed by
  *    the block's expiry while the runbook holds it, and the runbook's revert hands it over instead of removing it;
- *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block.
+ *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block;
+ *  - bulk adds (one Update naming many blocks; `secsvc block add --file`): one POST per entry, the entries due together
+ *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent;
+ *  - a run recorded before `blocks-bulk-adds` (fixtures/blocks-batched-run.json: the batched code of 2026-11-23 13:00,
+ *    four adds, an extend, removals, releases) replays under the current code.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -15,7 +19,13 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import type { Block } from '../../workflows/blocksShared.mts';
-import { addBlock, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addBlock, addBlocks, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
+import { run as cli } from '../../worker/src/cli.mts';
 import { holds, release } from '../../worker/src/coordination.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { workflowBundle } from '../../worker/src/bundle.mts';
@@ -267,6 +277,107 @@ test('plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no 
 	} finally {
 		await t.close();
 	}
+});
+
+/** Runs the CLI against this test's server and task queue; returns the exit code and what it printed. */
+async function runCli(args: string[], queue: string): Promise<{ code: number; out: string; err: string }> {
+	const saved = { a: process.env.TEMPORAL_ADDRESS, q: process.env.TEMPORAL_TASK_QUEUE };
+	process.env.TEMPORAL_ADDRESS = env.address;
+	process.env.TEMPORAL_TASK_QUEUE = queue;
+	let out = '';
+	let err = '';
+	try {
+		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
+		return { code, out, err };
+	} finally {
+		for (const [k, v] of [['TEMPORAL_ADDRESS', saved.a], ['TEMPORAL_TASK_QUEUE', saved.q]] as const) {
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		}
+	}
+}
+
+test('bulk add: one Update for many blocks, one POST per entry, one DELETE per due batch, every entry named once; a bad entry is named and nothing is sent', async () => {
+	const t = await setup(16);
+	const dir = mkdtempSync(join(tmpdir(), 'blocks-bulk-'));
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		// A bad entry anywhere in a bulk add: named with its place, nothing sent (client check, CLI, and the workflow's
+		// validator when the client's check is skipped).
+		const bad = ['198.51.100.1', '198.51.100.2', '10.0.0.0/8'].map((e) => block(e, 60));
+		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: bad }), /^blocks\[2\]\.entry: .*wider than the widest block allowed/);
+		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: [block('198.51.100.1', 60), block('198.51.100.1/32', 60)] }), /^blocks\[1\]\.entry: .*same range as blocks\[0\]/);
+		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: [block('198.51.100.1', 60), block('198.51.100.2', 0)] }), /^blocks\[1\]\.seconds: must be at least 1/);
+		const { addBlocksUpdate } = await import('../../workflows/blocksShared.mts');
+		await assert.rejects(
+			env.client.workflow.executeUpdateWithStart(addBlocksUpdate, {
+				args: [{ blocks: bad }],
+				startWorkflowOperation: new (await import('@temporalio/client')).WithStartWorkflowOperation('blocks', {
+					workflowId: `blocks-${site_id}-${dp}`,
+					taskQueue: t.queue,
+					args: [{ site_id, domain_port_id: dp }],
+					workflowIdConflictPolicy: 'USE_EXISTING',
+				}),
+			}),
+			(e: Error & { cause?: Error }) => /^blocks\[2\]\.entry: .*wider/.test(String(e.cause?.message)),
+		);
+		const feed = join(dir, 'feed.txt');
+		writeFileSync(feed, '# threat feed\n198.51.100.1\n\n198.51.100.0/29   # scanners\n10.0.0.300\n');
+		const c = await runCli(['block', 'add', site_id, dp, '--file', feed, '--seconds', '60', '--by', 'alice@soc', '--reason', 'feed'], t.queue);
+		assert.equal(c.code, 2);
+		assert.match(c.err, /^secsvc: --file line 5: "10\.0\.0\.300" must be an IPv4 address/);
+		const c2 = await runCli(['block', 'add', site_id, dp, '198.51.100.1', '10.0.0.300', '--seconds', '60', '--by', 'alice@soc', '--reason', 'r'], t.queue);
+		assert.equal(c2.code, 2);
+		assert.match(c2.err, /ENTRY 2: .*must be an IPv4 address/);
+		assert.equal(writes(t.s, 'POST').length + writes(t.s, 'DELETE').length, 0, 'nothing was sent');
+
+		// Six blocks in one Update, three due after 3 s and three after 6 s; one of them is the operator's entry
+		// (refused, named; the others go on).
+		await t.op.call('applicationProtection.ipBlacklist.add', { site_id, domain_port_id: dp, ip_black_list: '192.0.2.99' });
+		const entries = ['203.0.113.1', '203.0.113.2', '203.0.113.8-203.0.113.9', '198.51.100.16/30', '198.51.100.40', '198.51.100.41'];
+		const r = await addBlocks(env.client, t.queue, site_id, dp, { blocks: [...entries.map((e, i) => block(e, i < 3 ? 3 : 6)), block('192.0.2.99', 3)] });
+		assert.equal(r.blocks.length, 6);
+		assert.ok(r.blocks.every((b) => b.state === 'active' && b.site_id === site_id && b.by === 'alice@soc'));
+		assert.deepEqual(r.refused.map((x) => [x.entry, x.field]), [['192.0.2.99', 'entry']]);
+		assert.match(r.refused[0].rule, /already on the blacklist/);
+		const posts = writes(t.s, 'POST').filter((x) => x.status === 200);
+		// The operator's own add, then one POST per entry of ours.
+		assert.equal(posts.length, 1 + entries.length);
+		assert.equal(new Set(posts.map((x) => JSON.stringify((x.body as { ip_black_list?: string }).ip_black_list))).size, posts.length, 'no entry posted twice');
+		const h = await holds(env.client, site_id);
+		assert.equal(h.length, entries.length, 'the refused entry holds nothing');
+
+		// The CLI: several entries in one bulk add.
+		const c3 = await runCli(['block', 'add', site_id, dp, '192.0.2.200', '192.0.2.201', '--seconds', '4', '--by', 'bob@soc', '--reason', 'cli bulk'], t.queue);
+		assert.equal(c3.code, 0, c3.err);
+		assert.deepEqual((JSON.parse(c3.out) as { blocks: Block[] }).blocks.map((b) => [b.range, b.state, b.via]), [['192.0.2.200', 'active', 'cli'], ['192.0.2.201', 'active', 'cli']]);
+
+		await waitFor('every block removed', async () => {
+			const l = await listed(t.op, t.ids);
+			return l.length === 1 && l[0] === '192.0.2.99';
+		}, 30_000, 250);
+		const dels = writes(t.s, 'DELETE').filter((x) => x.status === 200 && x.code === 0);
+		const names = named(dels);
+		assert.equal(names.length, entries.length + 2, `each entry named once: ${JSON.stringify(dels.map((d) => d.query))}`);
+		assert.equal(new Set(names).size, names.length);
+		// Entries due together go together: at most one DELETE per due time (3 s, 4 s, 6 s), not one per entry.
+		assert.ok(dels.length <= 3, `${dels.length} DELETEs for three due times: ${JSON.stringify(dels.map((d) => d.query))}`);
+		await waitFor('holds released', async () => (await holds(env.client, site_id)).length === 0, 15_000);
+		const l = await listBlocks(env.client, site_id, dp);
+		assert.equal(l.filter((b) => b.state === 'removed').length, entries.length + 2);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+		await t.close();
+	}
+});
+
+test('a blocks run recorded before bulk adds replays under the current code (patched)', async () => {
+	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-batched-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events?.length ?? 0) > 100);
+	// Throws DeterminismViolationError if the current code would issue other commands (e.g. without the patch gate:
+	// "coordination.claim does not match blocks.addMany").
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-batched-run');
 });
 
 void BlockRefused;

@@ -3,18 +3,26 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
+import { claim as coordinatorClaim, release as coordinatorRelease } from './coordination.mts';
 import { entryRange, parseEntry, type ListEntry } from '../../workflows/ranges.mts';
 import {
+	addBlocksUpdate,
 	addBlockUpdate,
+	blockKey,
 	BLOCKS_ACTIVITY,
 	blocksIdFor,
 	blocksQuery,
 	checkBlockRequest,
+	checkBulkRequest,
 	checkChangeRequest,
 	extendBlockUpdate,
 	removeBlockUpdate,
 	type Block,
+	type AddManyEntry,
+	type AddManyOutcome,
 	type BlockRequest,
+	type BulkBlockRequest,
+	type BulkBlockResult,
 	type ChangeRequest,
 } from '../../workflows/blocksShared.mts';
 
@@ -56,7 +64,17 @@ const retryable = (op: string, e: unknown) => {
 	return ApplicationFailure.retryable(f.message, 'BlockWriteRetry');
 };
 
+const ownerId = () => {
+	const id = Context.current().info.workflowExecution?.workflowId;
+	if (!id) throw ApplicationFailure.nonRetryable('blocks: only workflows hold entries', 'ValidationError');
+	return id;
+};
+
 export function createBlocksActivities(api: Client, temporal?: () => TemporalClient): Record<string, (input: Record<string, unknown>) => Promise<unknown>> {
+	const withTemporal = <T,>(fn: (t: TemporalClient) => Promise<T>) => {
+		if (!temporal) throw ApplicationFailure.nonRetryable('blocks: the worker has no Temporal client', 'ValidationError');
+		return fn(temporal());
+	};
 	return {
 		[BLOCKS_ACTIVITY.add]: async (input) => {
 			const { site_id, domain_port_id, entry } = input as { site_id: string; domain_port_id: string; entry: string };
@@ -111,6 +129,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 				throw retryable('applicationProtection.ipBlacklist.remove', e);
 			}
 		},
+		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal) throw ApplicationFailure.nonRetryable('blocks.register: the worker has no Temporal client', 'ValidationError');
 			const { site_id, domain_port_id, ...req } = input as unknown as BlockRequest & { site_id: string; domain_port_id: string };
@@ -122,6 +141,94 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			}
 		},
 	};
+}
+
+interface AddManyInput {
+	site_id: string;
+	domain_port_id: string;
+	entries: AddManyEntry[];
+	ttlSeconds: number;
+	reason: string;
+}
+
+/**
+ * An add batch in ONE activity (workflows/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
+ * successor), one read of the list, one POST per granted entry not yet listed, then one release of the keys not
+ * written. The claim is idempotent per owner; the entries listed before any POST are recorded in the heartbeat
+ * details, so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.
+ * A refusal of one entry (held by another with a successor waiting, the operator's entry, the service refused the
+ * POST) names it and the others go on; an unreadable list refuses the batch, naming domain_port_id.
+ */
+async function addMany(api: Client, withTemporal: <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>, input: AddManyInput): Promise<{ results: AddManyOutcome[] }> {
+	const { site_id, domain_port_id: dp, entries, ttlSeconds, reason } = input;
+	const ctx = Context.current();
+	const owner = ownerId();
+	const keys = entries.map((e) => blockKey(dp, e.range));
+	let c;
+	try {
+		c = await withTemporal((t) => coordinatorClaim(t, { site_id, keys, mode: 'hold', queue: true, reason, ttlSeconds, owner }, ctx.info.taskQueue));
+	} catch (e) {
+		if (e instanceof ApplicationFailure && e.type === 'ValidationError')
+			return { results: entries.map((x) => ({ range: x.range, outcome: 'refused', field: 'block', rule: `the site's coordinator refused: ${e.message}` })) };
+		throw e;
+	}
+	const heldBy = new Map(c.held.map((h) => [h.key, h]));
+	const queued = new Set(c.queued ?? []);
+	const results = new Map<string, AddManyOutcome>();
+	const granted: AddManyEntry[] = [];
+	for (const x of entries) {
+		const h = heldBy.get(blockKey(dp, x.range));
+		if (!h) granted.push(x);
+		else if (queued.has(blockKey(dp, x.range))) results.set(x.range, { range: x.range, outcome: 'queued', holder: { owner: h.owner, reason: h.reason } });
+		else results.set(x.range, { range: x.range, outcome: 'refused', field: 'entry', rule: `${x.range} is held by ${h.owner} and another block already waits for it` });
+	}
+	const giveBack: string[] = [];
+	const refuse = (x: AddManyEntry, field: string, rule: string) => {
+		giveBack.push(blockKey(dp, x.range));
+		results.set(x.range, { range: x.range, outcome: 'refused', field, rule });
+	};
+	if (granted.length) {
+		let live: Map<string, string> | undefined;
+		try {
+			live = await liveEntries(api, site_id, dp);
+		} catch (e) {
+			const f = toFailure('applicationProtection.ipBlacklist.get', e);
+			const permanent = f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError' || f.type === 'HttpRefused');
+			if (!permanent && ctx.info.attempt < 3) throw retryable('applicationProtection.ipBlacklist.get', e);
+			for (const x of granted) refuse(x, 'domain_port_id', `${dp} of site ${site_id}: the blacklist cannot be read (${f.message}); nothing was sent`);
+		}
+		if (live) {
+			// Listed before this activity wrote anything: from the first attempt that got this far (heartbeat details).
+			const earlier = (ctx.info.heartbeatDetails as { listedBefore?: string[] } | undefined)?.listedBefore;
+			// A retry without them (the first heartbeat was lost too) takes a listed entry as this activity's, as
+			// `blocks.add` does on a retry: never a duplicate POST, never an entry of ours left behind unowned.
+			const listedBefore = new Set(earlier ?? (ctx.info.attempt > 1 ? [] : granted.filter((x) => live.has(rangeKey(x.range) ?? '')).map((x) => x.range)));
+			if (!earlier) ctx.heartbeat({ listedBefore: [...listedBefore] });
+			for (const x of granted) {
+				const present = live.has(rangeKey(x.range) ?? '');
+				if (present && (x.adopt || !listedBefore.has(x.range))) {
+					results.set(x.range, { range: x.range, outcome: 'active', ...(x.adopt ? {} : { byEarlierAttempt: true }) });
+					continue;
+				}
+				if (present) {
+					refuse(x, 'entry', `${x.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`);
+					continue;
+				}
+				try {
+					await api.call('applicationProtection.ipBlacklist.add', { site_id, domain_port_id: dp, ip_black_list: x.range });
+					results.set(x.range, { range: x.range, outcome: 'active' });
+				} catch (e) {
+					const f = toFailure('applicationProtection.ipBlacklist.add', e);
+					// The service refused this entry (e.g. a full list): refused, the others go on. Anything else: the
+					// activity is retried (its read then finds what this attempt wrote).
+					if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError')) refuse(x, 'entry', `the service refused to add ${x.range}: ${f.message}`);
+					else throw retryable('applicationProtection.ipBlacklist.add', e);
+				}
+			}
+		}
+	}
+	if (giveBack.length) await withTemporal((t) => coordinatorRelease(t, site_id, owner, giveBack));
+	return { results: entries.map((x) => results.get(x.range) as AddManyOutcome) };
 }
 
 /** A refusal returned by the blocks workflow (validator or handler): names the field; nothing was written. */
@@ -141,6 +248,28 @@ export async function addBlock(client: TemporalClient, taskQueue: string, site: 
 	checkBlockRequest(req, maxPrefix); // bad input: named, nothing sent
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
+			args: [req],
+			startWorkflowOperation: new WithStartWorkflowOperation('blocks', {
+				workflowId: blocksIdFor(site, dp),
+				taskQueue,
+				args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
+				workflowIdConflictPolicy: 'USE_EXISTING',
+			}),
+		});
+	} catch (e) {
+		throw refusedFrom(e);
+	}
+}
+
+/**
+ * Bulk add: many blocks of one domain-port in ONE Update (`addBlocks`, Update-with-start). Every entry is checked first
+ * (a bad one is named, `blocks[3].entry: …`, and nothing is sent); the answer lists the blocks as recorded and the
+ * entries refused at the service or the coordinator, each named.
+ */
+export async function addBlocks(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BulkBlockRequest, maxPrefix?: number): Promise<BulkBlockResult> {
+	checkBulkRequest(req, maxPrefix);
+	try {
+		return await client.workflow.executeUpdateWithStart(addBlocksUpdate, {
 			args: [req],
 			startWorkflowOperation: new WithStartWorkflowOperation('blocks', {
 				workflowId: blocksIdFor(site, dp),

@@ -11,8 +11,8 @@ import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
-import { addBlock, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
-import { BlockInputError } from '../../workflows/blocksShared.mts';
+import { addBlock, addBlocks, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
+import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../workflows/blocksShared.mts';
 import type { Client as TemporalClient } from '@temporalio/client';
 import {
 	abort,
@@ -58,8 +58,11 @@ const USAGE = `usage: secsvc <command> [options]
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
-  block add SITE DP ENTRY --seconds N --by ID --reason TEXT [--max-prefix N]
-                                           block an address / start-end range / CIDR for N seconds (removed at expiry)
+  block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
+  block add SITE DP --file FILE --seconds N --by ID --reason TEXT   (one entry a line, # comments; a threat feed)
+                                           block addresses / start-end ranges / CIDRs for N seconds (removed at expiry);
+                                           several entries go in bulk adds (one Update per ${MAX_BULK_BLOCKS}); a bad entry is
+                                           named (ENTRY 2 / --file line 7) and nothing is sent
   block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
   block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
   block remove SITE DP ENTRY --by ID       remove now
@@ -342,6 +345,29 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 	}
 }
 
+/** The entries of `block add`: positional (ENTRY 1, ENTRY 2 …) or one a line of --file (blank lines and # comments skipped). */
+function blockEntries(positional: string[], file: string | boolean | undefined): { entry: string; label: string }[] {
+	if (file !== undefined) {
+		if (typeof file !== 'string') throw new UsageError('--file: needs a file name');
+		if (positional.length) throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
+		let text: string;
+		try {
+			if (statSync(file).size > 10 * 2 ** 20) throw new Error('larger than 10 MB');
+			text = readFileSync(file, 'utf8');
+		} catch (e) {
+			throw new UsageError(`--file ${file}: must be a readable text file (${(e as Error).message})`);
+		}
+		const out = text.split(/\r?\n/).flatMap((line, i) => {
+			const entry = line.replace(/#.*/, '').trim();
+			return entry ? [{ entry, label: `--file line ${i + 1}` }] : [];
+		});
+		if (!out.length) throw new UsageError(`--file ${file}: names no entry (one address, start-end range or CIDR a line)`);
+		return out;
+	}
+	if (!positional.length) throw new UsageError('ENTRY: is required (or --file FILE)');
+	return positional.map((entry, i) => ({ entry, label: positional.length === 1 ? 'ENTRY' : `ENTRY ${i + 1}` }));
+}
+
 async function blockCommand(
 	pos: string[],
 	o: Record<string, string | boolean>,
@@ -368,9 +394,39 @@ async function blockCommand(
 			const maxPrefix = o['max-prefix'] === undefined ? undefined : int('max-prefix');
 			if (maxPrefix !== undefined && (maxPrefix < 0 || maxPrefix > 32)) throw new UsageError('--max-prefix: must be 0 to 32');
 			if (typeof o.reason !== 'string') throw new UsageError('--reason: is required (why the block)');
-			const req = { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), reason: o.reason, via: 'cli' as const };
-			out(await addBlock(await conn(), taskQueue, arg(1, 'SITE'), arg(2, 'DP'), req, maxPrefix));
-			return 0;
+			const site = arg(1, 'SITE');
+			const dp = arg(2, 'DP');
+			const entries = blockEntries(pos.slice(3), o.file);
+			const seconds = int('seconds');
+			const reqs: BlockRequest[] = entries.map((e) => ({ entry: e.entry, seconds, by: by(), reason: o.reason as string, via: 'cli' as const }));
+			if (reqs.length === 1 && typeof o.file !== 'string') {
+				out(await addBlock(await conn(), taskQueue, site, dp, reqs[0], maxPrefix));
+				return 0;
+			}
+			// Every entry checked before anything is sent; an error names the entry as the user wrote it.
+			const seen = new Map<string, string>();
+			for (const e of entries) {
+				let range: string;
+				try {
+					range = normalizeEntry(e.entry, maxPrefix);
+				} catch (x) {
+					if (x instanceof BlockInputError) throw new UsageError(`${e.label}: ${x.rule}`);
+					throw x;
+				}
+				if (seen.has(range)) throw new UsageError(`${e.label}: ${e.entry} is the same range as ${seen.get(range)} (${range}): name each range once`);
+				seen.set(range, e.label);
+			}
+			const chunks: BlockRequest[][] = [];
+			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
+			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
+			const all: BulkBlockResult = { blocks: [], refused: [] };
+			for (const c of chunks) {
+				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);
+				all.blocks.push(...r.blocks);
+				all.refused.push(...r.refused);
+			}
+			out(all);
+			return all.refused.length ? 1 : 0;
 		}
 		case 'list': {
 			const blocks = await listBlocks(await conn(), arg(1, 'SITE'), typeof o.dp === 'string' ? o.dp : undefined);
