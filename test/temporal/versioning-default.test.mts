@@ -37,7 +37,7 @@ test('workflow-task heartbeats during a long local activity carry the worker def
 	const worker = await Worker.create({
 		connection: env.nativeConnection,
 		taskQueue,
-		workflowsPath: fileURLToPath(new URL('./fixtures/slowLocalActivity.workflow.ts', import.meta.url)),
+		workflowsPath: fileURLToPath(new URL('./fixtures/slowLocalActivity.workflow.mjs', import.meta.url)),
 		activities: { slow: (ms: number) => new Promise<string>((r) => setTimeout(() => r('done'), ms)) },
 		...opts,
 	});
