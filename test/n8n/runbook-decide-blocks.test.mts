@@ -7,49 +7,25 @@
 //    workflow's validator, extend, list (one domain-port, whole site); the simulator's blacklist has the entry; remove
 //    now; the entry is gone from the simulator's blacklist; removing an unknown block is a clear error.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { startSimulator } from '../../simulator/index.mts';
-import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
+import type { Client } from '@temporalio/client';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { APP_ID, ATTACK_SOURCES, operatorClient, SECRET } from '../temporal/helpers.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
+import { n8nCli, nodeOutput, parseRawOutput, type N8nHome } from './harness.mts';
+import { runbookNodes, startRunbookStack, within, type RunbookStack } from './runbook-stack.mts';
 import { chain } from './workflows.mts';
 
-const CRED = { id: 'temporalCred001', name: 'Temporal (dev server)' };
 const TASK_QUEUE = 'secsvc-runbooks-n8n-decide';
 
-let sim: Awaited<ReturnType<typeof startSimulator>>;
-let temporal: TemporalDev;
-let worker: WorkerProcess;
+let stack: RunbookStack;
+let sim: RunbookStack['sim'];
 let home: N8nHome;
-let connection: Connection;
 let client: Client;
-let ids: { customer_id: string; site_id: string; domain_port_id: string };
+let ids: RunbookStack['ids'];
 
-let n = 0;
-function rbNode(name: string, parameters: Record<string, unknown>, o: { continueOnFail?: boolean; executeOnce?: boolean } = {}) {
-	n++;
-	return {
-		id: `21000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-		name,
-		type: 'CUSTOM.securityServiceRunbook',
-		typeVersion: 1,
-		position: [200 + n * 200, 300],
-		parameters,
-		credentials: { temporalApi: CRED },
-		...(o.continueOnFail ? { onError: 'continueRegularOutput' } : {}),
-		...(o.executeOnce ? { executeOnce: true } : {}),
-	};
-}
+const rbNode = runbookNodes('21000000');
 
 const log = (m: string) => process.stderr.write(`[decide/blocks e2e] ${m}\n`);
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-	return Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref())]);
-}
 
 async function execute(id: string) {
 	const t0 = Date.now();
@@ -84,19 +60,8 @@ async function phaseOf(wid: string, want: string, ms = 60_000): Promise<string> 
 }
 
 before(async () => {
-	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
-	ids = sim.sim.firstIds();
-	temporal = await startTemporalDev();
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: TASK_QUEUE, simUrl: sim.url, appId: APP_ID, secret: SECRET });
-	connection = await Connection.connect({ address: temporal.address });
-	client = new Client({ connection, namespace: 'default' });
-
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-decide-e2e-'));
-	home = makeN8nHome(packPackage(join(work, 'pack')));
-	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
-	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
-	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
-	assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
+	stack = await startRunbookStack({ appId: APP_ID, secret: SECRET, taskQueue: TASK_QUEUE, label: 'decide-e2e' });
+	({ sim, home, client, ids } = stack);
 
 	const plan = {
 		site_id: ids.site_id,
@@ -111,8 +76,6 @@ before(async () => {
 	const site = ids.site_id;
 	const dp = ids.domain_port_id;
 	const blockBase = { siteId: site, domainPortId: dp, by: 'oncall-bob' };
-	const wfDir = join(work, 'wf');
-	mkdirSync(wfDir);
 	const workflows = [
 		chain('wfDecide00001', 'Runbook: start with approval', [
 			rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }),
@@ -141,17 +104,11 @@ before(async () => {
 			rbNode('List after', { operation: 'blockList', siteId: site, domainPortId: dp }, { executeOnce: true }),
 		]),
 	];
-	for (const wf of workflows) writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
-	const r2 = await n8nCli(home, ['import:workflow', '--separate', `--input=${wfDir}`]);
-	assert.equal(r2.code, 0, `import:workflow failed:\n${r2.stdout}\n${r2.stderr}`);
+	await stack.importWorkflows(workflows);
 });
 
 after(async () => {
-	await connection?.close().catch(() => {});
-	await worker?.stop();
-	await temporal?.stop();
-	await sim?.close();
-	home?.cleanup();
+	await stack?.stop();
 });
 
 test('Decide: refusals name the field and change nothing; the approver gets the decision back; the runbook mitigates', async () => {

@@ -3,59 +3,28 @@
 // describes it, signals approve / extend / abort and queries its state; Temporal's record shows each step.
 // A second one checks that a bad plan fails naming the field and starts nothing.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { startSimulator } from '../../simulator/index.mts';
-import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
+import type { Client } from '@temporalio/client';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
+import { n8nCli, nodeOutput, parseRawOutput, type N8nHome } from './harness.mts';
+import { runbookNodes, startRunbookStack, within, type RunbookStack } from './runbook-stack.mts';
 import { chain } from './workflows.mts';
 
 const APP_ID = 'runbook-e2e-app';
 const SECRET = 'runbook-e2e-secret-value-9';
-const CRED = { id: 'temporalCred001', name: 'Temporal (dev server)' };
 const TASK_QUEUE = 'secsvc-runbooks-n8n-e2e';
 
-let sim: Awaited<ReturnType<typeof startSimulator>>;
-let temporal: TemporalDev;
-let worker: WorkerProcess;
+let stack: RunbookStack;
+let sim: RunbookStack['sim'];
 let home: N8nHome;
-let connection: Connection;
 let client: Client;
-let ids: { customer_id: string; site_id: string; domain_port_id: string };
+let ids: RunbookStack['ids'];
 
-let n = 0;
-function rbNode(name: string, parameters: Record<string, unknown>, continueOnFail = false) {
-	n++;
-	return {
-		id: `20000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-		name,
-		type: 'CUSTOM.securityServiceRunbook',
-		typeVersion: 1,
-		position: [200 + n * 200, 300],
-		parameters,
-		credentials: { temporalApi: CRED },
-		...(continueOnFail ? { onError: 'continueRegularOutput' } : {}),
-	};
-}
+const rbNode = runbookNodes('20000000');
 
 before(async () => {
-	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
-	ids = sim.sim.firstIds();
-	temporal = await startTemporalDev();
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: TASK_QUEUE, simUrl: sim.url, appId: APP_ID, secret: SECRET });
-	connection = await Connection.connect({ address: temporal.address });
-	client = new Client({ connection, namespace: 'default' });
-
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-runbook-e2e-'));
-	home = makeN8nHome(packPackage(join(work, 'pack')));
-	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
-	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
-	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
-	assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
+	stack = await startRunbookStack({ appId: APP_ID, secret: SECRET, taskQueue: TASK_QUEUE, label: 'runbook-e2e' });
+	({ sim, home, client, ids } = stack);
 
 	const plan = {
 		site_id: ids.site_id,
@@ -68,8 +37,6 @@ before(async () => {
 		pollSeconds: 1,
 		activityTimeoutSeconds: 10,
 	};
-	const wfDir = join(work, 'wf');
-	mkdirSync(wfDir);
 	const workflows = [
 		chain('wfRunbook00001', 'Runbook: start, describe, approve, extend, query, abort', [
 			rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }),
@@ -87,28 +54,19 @@ before(async () => {
 		]),
 		chain('wfRunbook00002', 'Runbook: bad plan, then cancel', [
 			rbNode('Describe first', { operation: 'describe', runbook: ids.site_id }),
-			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, true),
+			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, { continueOnFail: true }),
 			rbNode('Dry run', { operation: 'start', plan: JSON.stringify({ ...plan, approval: { required: false } }), taskQueue: TASK_QUEUE, dryRun: true, workflowId: 'runbook-e2e-dry-run' }),
-			rbNode('Cancel unknown', { operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' }, true),
+			rbNode('Cancel unknown', { operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' }, { continueOnFail: true }),
 		]),
 	];
-	for (const wf of workflows) writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
-	const r2 = await n8nCli(home, ['import:workflow', '--separate', `--input=${wfDir}`]);
-	assert.equal(r2.code, 0, `import:workflow failed:\n${r2.stdout}\n${r2.stderr}`);
+	await stack.importWorkflows(workflows);
 });
 
 after(async () => {
-	await connection?.close().catch(() => {});
-	await worker?.stop();
-	await temporal?.stop();
-	await sim?.close();
-	home?.cleanup();
+	await stack?.stop();
 });
 
 const log = (m: string) => process.stderr.write(`[runbook e2e] ${m}\n`);
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-	return Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref())]);
-}
 
 async function whyFailed(wid: string): Promise<string> {
 	try {

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { INodeProperties } from 'n8n-workflow';
 import { catalog } from '../../api/catalog/index.ts';
-import { createClient } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
+import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
 
 const node = new SecurityService();
@@ -39,15 +39,7 @@ test('no number is preselected where the catalog has none: required integers sta
 });
 
 test('a required number left as the editor shows it (empty) is refused naming the field, and nothing is sent', async () => {
-	let sent = 0;
-	const client = createClient({
-		baseUrl: 'http://127.0.0.1:9',
-		transport: async () => {
-			sent++;
-			return { status: 200, headers: {}, body: '{"code":0,"msg":"ok"}' };
-		},
-		credentials: { appId: 'a', secret: 'secret-desc', tokenKind: 'app' },
-	});
+	const { client, sent } = offlineClient('secret-desc');
 	const op = catalog.find((c) => c.id === 'applicationProtection.statusCodes.create');
 	assert.ok(op);
 	// The node's own defaults for this operation, as n8n fills them, with only the site and domain typed in.
@@ -56,7 +48,7 @@ test('a required number left as the editor shows it (empty) is refused naming th
 	const typed: Record<string, unknown> = { site_id: '20001', domain_port_id: '30001', error_code: 404 };
 	const params = collectParams(op, (name) => (name in typed ? typed[name] : defaults.get(name)));
 	await assert.rejects(client.call(op.id, params), (e: unknown) => e instanceof ValidationError && /error_code_rewrite/.test(e.message) && /required/i.test(e.message));
-	assert.equal(sent, 0);
+	assert.equal(sent(), 0);
 });
 
 test('entries a user selects come from the service: resource locators and option lists name methods the node has', () => {

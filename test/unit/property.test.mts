@@ -5,19 +5,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { catalog } from '../../api/catalog/index.ts';
 import type { Field } from '../../api/catalog/types.ts';
-import { createClient } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
+import { offlineClient } from '../helpers/offlineClient.mts';
 import { samples } from '../helpers/samples.mts';
 
-let sent = 0;
-const client = createClient({
-	baseUrl: 'http://127.0.0.1:9',
-	transport: async () => {
-		sent++;
-		return { status: 200, headers: {}, body: '{"code":0,"msg":"ok"}' };
-	},
-	credentials: { appId: 'a', secret: 'secret-prop', tokenKind: 'app' },
-});
+const { client, sent } = offlineClient('secret-prop');
 const ops = catalog.filter((o) => o.encoding !== 'redirect');
 
 /** Values that break a field's own rule, by kind. */
@@ -61,7 +53,7 @@ test('invalid generated inputs: ValidationError naming the field, nothing sent',
 				params['not_a_field'] = 'x';
 				expectField = '(request)';
 			} else params[x.field.name] = bad;
-			const before = sent;
+			const before = sent();
 			try {
 				client.validate(x.op.id, params);
 			} catch (e) {
@@ -70,14 +62,14 @@ test('invalid generated inputs: ValidationError naming the field, nothing sent',
 					e.issues.some((i) => i.field === expectField || i.field.startsWith(`${expectField}.`)),
 					`${x.op.id} ${x.mode} ${x.field.name}=${JSON.stringify(bad)} → ${JSON.stringify(e.issues)}`,
 				);
-				assert.equal(sent, before);
+				assert.equal(sent(), before);
 				return;
 			}
 			assert.fail(`${x.op.id}: ${x.mode} ${x.field.name}=${JSON.stringify(bad)} was accepted`);
 		}),
 		{ numRuns: 1500, seed: 42 },
 	);
-	assert.equal(sent, 0);
+	assert.equal(sent(), 0);
 });
 
 test('invalid inputs through call() never reach the transport', async () => {
@@ -88,7 +80,7 @@ test('invalid inputs through call() never reach the transport', async () => {
 		}),
 		{ numRuns: 300, seed: 7 },
 	);
-	assert.equal(sent, 0);
+	assert.equal(sent(), 0);
 });
 
 test('valid generated inputs are accepted: samples with optional fields varied within their rules', () => {

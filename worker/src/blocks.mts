@@ -244,17 +244,21 @@ const refusedFrom = (e: unknown) => {
 	return e;
 };
 
+/** The domain-port's blocks workflow, started by the add if it is not running (Update-with-start). */
+const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: number) =>
+	new WithStartWorkflowOperation('blocks', {
+		workflowId: blocksIdFor(site, dp),
+		taskQueue,
+		args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
+		workflowIdConflictPolicy: 'USE_EXISTING',
+	});
+
 export async function addBlock(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BlockRequest, maxPrefix?: number): Promise<Block> {
 	checkBlockRequest(req, maxPrefix); // bad input: named, nothing sent
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
 			args: [req],
-			startWorkflowOperation: new WithStartWorkflowOperation('blocks', {
-				workflowId: blocksIdFor(site, dp),
-				taskQueue,
-				args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
-				workflowIdConflictPolicy: 'USE_EXISTING',
-			}),
+			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
 		});
 	} catch (e) {
 		throw refusedFrom(e);
@@ -271,12 +275,7 @@ export async function addBlocks(client: TemporalClient, taskQueue: string, site:
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlocksUpdate, {
 			args: [req],
-			startWorkflowOperation: new WithStartWorkflowOperation('blocks', {
-				workflowId: blocksIdFor(site, dp),
-				taskQueue,
-				args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
-				workflowIdConflictPolicy: 'USE_EXISTING',
-			}),
+			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
 		});
 	} catch (e) {
 		throw refusedFrom(e);

@@ -16,6 +16,13 @@ function param(ctx: ILoadOptionsFunctions, name: string): string {
 	return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
 }
 
+/** The site and domain-port a per-domain list needs, or undefined (then the user enters the value by hand). */
+function domainPort(ctx: ILoadOptionsFunctions): { site_id: string; domain_port_id: string } | undefined {
+	const site_id = param(ctx, 'site_id');
+	const domain_port_id = param(ctx, 'domain_port_id');
+	return site_id && domain_port_id ? { site_id, domain_port_id } : undefined;
+}
+
 function matches(filter: string | undefined, ...texts: string[]): boolean {
 	if (!filter) return true;
 	const f = filter.toLowerCase();
@@ -33,11 +40,10 @@ async function searchCustomers(this: ILoadOptionsFunctions, filter?: string, pag
 }
 
 async function searchHttpFilterPolicies(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const site_id = param(this, 'site_id');
-	const domain_port_id = param(this, 'domain_port_id');
-	if (!site_id || !domain_port_id) return { results: [] };
+	const at = domainPort(this);
+	if (!at) return { results: [] };
 	const client = await getClient(this, { retries: 0 });
-	const list = await client.call('applicationProtection.httpFilter.list', { site_id, domain_port_id }, opts);
+	const list = await client.call('applicationProtection.httpFilter.list', at, opts);
 	return {
 		results: list
 			.filter((p) => p.p_flag_id !== undefined && matches(filter, p.p_name, String(p.p_flag_id), p.url ?? ''))
@@ -59,11 +65,10 @@ function switchNames(tree: unknown, out: Array<{ name: string; enable: number }>
 }
 
 async function searchSwitchNames(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const site_id = param(this, 'site_id');
-	const domain_port_id = param(this, 'domain_port_id');
-	if (!site_id || !domain_port_id) return { results: [] };
+	const at = domainPort(this);
+	if (!at) return { results: [] };
 	const client = await getClient(this, { retries: 0 });
-	const tree = await client.call('applicationProtection.switch.list', { site_id, domain_port_id }, opts);
+	const tree = await client.call('applicationProtection.switch.list', at, opts);
 	const seen = new Set<string>();
 	const results: INodeListSearchItems[] = [];
 	for (const s of switchNames(tree)) {
@@ -101,13 +106,6 @@ async function searchDetectionItems(this: ILoadOptionsFunctions, filter?: string
 		}
 	}
 	return { results };
-}
-
-/** The site and domain-port a per-domain list needs, or undefined (then the user enters the value by hand). */
-function domainPort(ctx: ILoadOptionsFunctions): { site_id: string; domain_port_id: string } | undefined {
-	const site_id = param(ctx, 'site_id');
-	const domain_port_id = param(ctx, 'domain_port_id');
-	return site_id && domain_port_id ? { site_id, domain_port_id } : undefined;
 }
 
 async function searchStatusCodes(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
