@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { appendAudit, AUDIT_HEAD, AUDIT_MAX } from '../../workflows/attackResponse/context.mts';
 import type { AuditEntry, RunbookState } from '../../workflows/defs.mts';
 import { parsePlan, PlanError } from '../../workflows/plan.mts';
+import { patienceDelayMs } from '../../workflows/attackResponse/patience.mts';
 
 const entry = (i: number): AuditEntry => ({ at: new Date(i * 1000).toISOString(), step: 'waiting', what: `entry ${i}`, why: 'test' });
 
@@ -46,4 +47,25 @@ test('plan.execution.continueAsNewAfterEvents: default 2000, bounds named', () =
 			`${v}`,
 		);
 	}
+});
+
+test('patience with the API: quick retries in a short outage, a bounded number of attempts in a day-long one', () => {
+	// Attempts that fail at once (the worst case for history size): the loop of withPatience, with its clock.
+	const attempts = (outageMs: number) => {
+		const delays: number[] = [];
+		for (let t = 0, n = 0; t < outageMs; n++) {
+			const d = patienceDelayMs(n, t);
+			delays.push(d);
+			t += d;
+		}
+		return delays;
+	};
+	assert.deepEqual(attempts(60_000).map((d) => d / 1000), [1, 2, 4, 8, 16, 30], 'a 60 s outage: retried after 1, 2, 4, 8, 16, 30 s (as before)');
+	const day = attempts(86_400_000);
+	assert.equal(Math.max(...day.filter((_, i) => day.slice(0, i).reduce((a, b) => a + b, 0) < 600_000)), 30_000, 'at most 30 s apart for 10 minutes');
+	assert.equal(day.at(-1), 300_000, 'then at most 5 min apart');
+	// Each attempt costs ~11 history events (a regular activity's 3, a timer's 2, two workflow tasks' 6): the old
+	// 30 s ceiling made ~2,900 attempts (~32,000 events) in 24 h; Temporal terminates a run at 51,200.
+	assert.ok(day.length > 250 && day.length < 340, `${day.length} attempts in 24 h`);
+	assert.ok(day.length * 11 < 4_000);
 });
