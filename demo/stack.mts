@@ -135,7 +135,7 @@ export interface WorkerProcess {
 
 /**
  * The worker as its own process, configured through its environment: the compiled worker with its node flags
- * (`node --max-old-space-size=512 --max-semi-space-size=2 worker/dist/main.mjs`, rebuilt first when stale;
+ * (`node --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20 worker/dist/main.mjs`, rebuilt first when stale;
  * worker/src/build.mts).
  */
 export async function startWorkerProcess(o: WorkerProcessOptions): Promise<WorkerProcess> {

@@ -107,12 +107,24 @@ export const PRELOADED = [
 	'workflows/searchAttributes.mts',
 	'workflows/report.mts',
 	'workflows/attackResponse/settings.mts',
+	'workflows/stackTraces.mts',
 ] as const;
 
-/** PRELOADED as absolute paths inside the bundled copy of workflows/ (SECSVC_WORKFLOWS_DIR) and its sibling api/. */
+/**
+ * The workflow entry module, also evaluated once per worker and shared (after PRELOADED): every workflow module of
+ * the bundle is then ONE instance for all workflows instead of one per cached workflow (43 KB of heap each, and the
+ * CPU of evaluating them at every workflow start and every replay after an eviction; worker/README.md "Memory").
+ * Safe because workflow state lives in the workflow function's own scope and in the SDK's per-workflow activator,
+ * which every @temporalio/workflow API looks up when called (the SDK's own modules are shared the same way);
+ * test/unit/bundle.test.mts checks that no workflow module keeps module-level mutable state. The SDK deep-freezes
+ * shared modules' exports, so an exported object mutated at run time fails loudly instead of leaking state.
+ */
+export const SHARED_ENTRY = 'workflows/index.mts';
+
+/** PRELOADED + SHARED_ENTRY as absolute paths inside the bundled copy of workflows/ (SECSVC_WORKFLOWS_DIR) and its sibling api/. */
 export function preloadModules(): string[] {
 	const base = dirname(workflowsDir());
-	return PRELOADED.map((f) => join(base, f));
+	return [...PRELOADED, SHARED_ENTRY].map((f) => join(base, f));
 }
 
 export function bundleDir(): string {
@@ -126,7 +138,8 @@ export async function buildBundleFile(out: string, o: { unversioned?: boolean } 
 	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
 	const { code } = await bundleWorkflowCode({
 		workflowsPath: join(workflowsDir(), 'index.mts'),
-		preloadModules: preloadModules(),
+		// unversioned.mts rewrites the shared workflow functions' options: it must run before the SDK freezes them
+		preloadModules: [...preloadModules(), ...(o.unversioned ? [UNVERSIONED] : [])],
 		workflowInterceptorModules: o.unversioned ? [UNVERSIONED] : undefined,
 		webpackConfigHook: webpackConfigHook as never,
 		logger: quietLogger,

@@ -1,5 +1,5 @@
 /**
- * Worker process entry. Runs compiled: `MALLOC_ARENA_MAX=2 node --max-old-space-size=512 --max-semi-space-size=2 worker/dist/main.mjs` (build.mts; `secsvc worker`
+ * Worker process entry. Runs compiled: `MALLOC_ARENA_MAX=2 node --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20 worker/dist/main.mjs` (build.mts; `secsvc worker`
  * and demo/stack.mts build and start it), or from source: `node --import tsx worker/src/main.mts`.
  * Config from env / SECSVC_CONFIG (config.mts, processConfig.mts).
  *

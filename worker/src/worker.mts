@@ -45,7 +45,7 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
  *   SECSVC_REUSE_V8_CONTEXT                1/0 (default 1: one V8 context shared by all workflows)
  *
  * Memory is sized by the process, not by these options: the worker runs compiled (worker/dist/main.mjs, no tsx) with
- * node flags from SECSVC_WORKER_NODE_FLAGS (default --max-old-space-size=512 --max-semi-space-size=2) and
+ * node flags from SECSVC_WORKER_NODE_FLAGS (default --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20) and
  * MALLOC_ARENA_MAX=2 in its environment, both set by the launchers (build.mts workerCommand), see worker/README.md
  * "Memory". At 500 concurrent runbooks the LIVE heaps are small (main isolate ~57 MB, workflow thread ~34 MB after a
  * full GC); without the flags V8's default heap growth let garbage pile up to ~200 MB + ~110 MB before collecting
