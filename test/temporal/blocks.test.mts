@@ -11,7 +11,8 @@
  *  - bulk adds (one Update naming many blocks; `secsvc block add --file`): one POST per entry, the entries due together
  *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent;
  *  - a run recorded before `blocks-bulk-adds` (fixtures/blocks-batched-run.json: the batched code of 2026-11-23 13:00,
- *    four adds, an extend, removals, releases) replays under the current code.
+ *    four adds, an extend, removals, releases), one before `blocks-local-removals` (fixtures/blocks-bulk-run.json) and
+ *    its site coordinator before `coordinator-timers` (fixtures/site-coordinator-run.json) replay under the current code.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -378,6 +379,24 @@ test('a blocks run recorded before bulk adds replays under the current code (pat
 	// Throws DeterminismViolationError if the current code would issue other commands (e.g. without the patch gate:
 	// "coordination.claim does not match blocks.addMany").
 	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-batched-run');
+});
+
+test('a blocks run recorded before local removals replays under the current code (patched)', async () => {
+	// fixtures/blocks-bulk-run.json: the bulk code of 2026-11-23 17:24 (one bulk add of four blocks, a single add, an
+	// extend, removals by the `blocks.removeMany` activity, releases by signal); its coordinator polled every second.
+	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-bulk-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'blocks.removeMany'));
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-bulk-run');
+});
+
+test("a site coordinator's run recorded before its timer fix replays under the current code (patched)", async () => {
+	// fixtures/site-coordinator-run.json: the coordinator of the run above (claims by blocks.addMany, release signals,
+	// and the 100 ms timer it started at every iteration while anything was held).
+	const json = JSON.parse(readFileSync(new URL('./fixtures/site-coordinator-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events ?? []).filter((e) => e.timerStartedEventAttributes).length >= 5);
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'site-coordinator-run');
 });
 
 void BlockRefused;
