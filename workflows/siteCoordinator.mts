@@ -199,8 +199,10 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()], successors: [...successors.values()] });
 		}
 		touched = false;
-		if (lazy && (holds.size > 0 || successors.size > 0)) {
-			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`.
+		if (lazy) {
+			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`; once
+			// nothing is held the run completes as soon as the last handler has finished (before: after a 100 ms timer,
+			// which a worker shutting down could leave unprocessed, keeping the run bound to its task queue).
 			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)));
 			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
 				const at = next;
@@ -210,7 +212,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 					touched = true;
 				});
 			}
-			await condition(() => touched || toTell.size > 0);
+			await condition(() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()));
 			continue;
 		}
 		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);

@@ -4,7 +4,8 @@
  *    domain-port, a range already listed by someone else);
  *  - expiry removes exactly the entry (one POST, one DELETE per block), extend / shorten / remove now, an operator's
  *    removal is "taken over" (nothing written), API faults at the expiry are retried without a duplicate write;
- *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry;
+ *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry; SIGKILLed while its
+ *    removal's DELETE is in flight: the next worker's removal records it removed (the lost attempt's), not taken over;
  *  - with the runbook, both directions: a block for an entry the runbook holds queues behind it, is not removed by
  *    the block's expiry while the runbook holds it, and the runbook's revert hands it over instead of removing it;
  *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block;
@@ -191,6 +192,35 @@ test('worker SIGKILLed while blocks are active: a new worker removes them at the
 		// Workflow ids are per site and domain-port: let this test's workflows finish before its worker goes away.
 		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`])
 			await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 200);
+	} finally {
+		await kill(child);
+		await op.close();
+		await s.close();
+	}
+});
+
+test('worker SIGKILLed while its removal\'s DELETE is in flight: the next worker records the block removed (a lost attempt), not taken over; one DELETE', async () => {
+	const s = await startSim(15);
+	const ids = s.sim.firstIds();
+	const op = operatorClient(s.url);
+	const queue = uniqueQueue('blocks-lost');
+	let child = spawnWorker(env, s.url, queue);
+	try {
+		await addBlock(env.client, queue, ids.site_id, ids.domain_port_id, block('203.0.113.77', 3));
+		// The service holds the DELETE 3 s, then applies it: the worker is killed meanwhile, so its answer is lost and the
+		// removal (a local activity: no attempt number survives the lost workflow task) runs again on the next worker.
+		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.remove', kind: 'delay', delayMs: 3000 });
+		await waitFor('the DELETE was sent', async () => writes(s, 'DELETE').some((r) => (r as { fault?: string }).fault === 'delay'), 30_000, 50);
+		await kill(child);
+		await waitFor('the held DELETE applied', async () => (await listed(op, ids)).length === 0, 10_000, 100);
+		child = spawnWorker(env, s.url, queue);
+		const id = `blocks-${ids.site_id}-${ids.domain_port_id}`;
+		await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 60_000, 250);
+		const [b] = await listBlocks(env.client, ids.site_id, ids.domain_port_id);
+		assert.equal(b.state, 'removed', JSON.stringify(b));
+		assert.match(b.note ?? '', /earlier attempt's answer was lost: workflow task timed out/);
+		assert.equal(writes(s, 'DELETE').length, 1, 'the second attempt found the entry gone and sent nothing');
+		await waitFor(`site-${ids.site_id} completed`, async () => (await env.client.workflow.getHandle(`site-${ids.site_id}`).describe()).status.name === 'COMPLETED', 30_000, 200);
 	} finally {
 		await kill(child);
 		await op.close();
