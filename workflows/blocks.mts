@@ -69,6 +69,12 @@ const BULK_RUN_EVENTS = 500;
  * time-critical (the key only says that the block still owns the range; its entry is gone).
  */
 const RELEASE_CARRY_MS = 3000;
+/**
+ * Since `blocks-local-removals`: the loop's timers aim this much (at most) before an expiry, by how late its wake-ups
+ * have been (the timer starts when the workflow task that set it completes, the server fires it, the next task waits
+ * for a free slot); the removal (local activity) then waits for each entry's expiry on the worker's clock.
+ */
+const MAX_LEAD_MS = 1500;
 const iso = (ms: number) => new Date(ms).toISOString();
 const refuse = (field: string, rule: string) => ApplicationFailure.create({ message: `${field}: ${rule}`, type: 'BlockRefused', nonRetryable: true, details: [{ field, rule }] });
 const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message ?? (e as Error)?.message ?? e);
@@ -107,6 +113,10 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	let queuedAtHistory = 0;
 	let releaseSince = 0;
 	const releasingKeys = new Set<string>();
+	/** Local removals: how late the timers woke the loop (moving average, ms; from the run's own clock: replay-safe). */
+	let lead = 0;
+	/** Local removals: the latest expiry the removal in flight waits for (its task completes, and starts timers, after it). */
+	let inflightUntil = 0;
 	const queueRelease = (key: string) => {
 		if (!toRelease.length) releaseSince = Date.now();
 		toRelease.push(key);
@@ -378,6 +388,7 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	async function removeDue(due: Block[], carry: string[]): Promise<void> {
 		for (const b of due) b.state = 'removing';
 		for (const k of carry) releasingKeys.add(k);
+		inflightUntil = Math.max(...due.map((b) => Date.parse(b.expiresAt)));
 		let r: RemoveDueResult;
 		try {
 			r = await localWrites[BLOCKS_ACTIVITY.removeDue]({ site_id: site, domain_port_id: dp, entries: due.map((b) => ({ range: b.range, expiresAt: b.expiresAt })), ...(carry.length ? { release: carry } : {}) });
@@ -446,7 +457,8 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 				pending = [];
 				flag((v) => (adding = v), addBatchBulk(batch));
 			}
-			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now).slice(0, MAX_REMOVE_BATCH);
+			// Entries due within `lead` go now: the removal waits for each one's expiry (never removed before it).
+			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now + lead).slice(0, MAX_REMOVE_BATCH);
 			if (due.length) {
 				// Keys queued in an earlier workflow task are recorded as removed: this removal releases them first.
 				const carry = queuedAtHistory < workflowInfo().historyLength ? toRelease.splice(0) : [];
@@ -502,6 +514,13 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		// The timer: the earliest expiry still ahead (entries already due wait for the removal in flight, which wakes us).
 		const t = Date.now();
 		let next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
+		// Local: aim `lead` early; a timer set while a removal runs starts when that removal's task completes, after it
+		// waited for its entries: count from there.
+		let from = t;
+		if (local && Number.isFinite(next)) {
+			next = Math.max(t, next - lead);
+			if (removing) from = Math.max(t, inflightUntil);
+		}
 		// Bulk: entries already due but held back by the cadence wake us when it allows the next removal.
 		if (bulk && !local && !removing && [...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)) next = Math.min(next, lastRemovalAt + REMOVAL_CADENCE_MS);
 		dirty = false;
@@ -513,11 +532,14 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			// Bulk: a timer is started only when none already pending fires by `next`, and never cancelled (a stale one
 			// fires and wakes the loop once): no cancel + restart per wake-up (removal done, release sent, add), which
 			// was two commands and a cancelled scope kept by the run each time.
-			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
+			// Local: what the removal in flight reaches before its task completes needs no timer (its end wakes us).
+			const needed = Number.isFinite(next) && !(local && removing && next <= from);
+			if (needed && !timers.some((at) => at <= next)) {
 				const at = next;
 				timers.push(at);
-				void sleep(Math.max(1, at - Date.now())).then(() => {
+				void sleep(Math.max(1, at - (local ? from : Date.now()))).then(() => {
 					timers.splice(timers.indexOf(at), 1);
+					if (local) lead = Math.min(MAX_LEAD_MS, Math.max(0, lead + (Date.now() - at - lead) / 4));
 					wake();
 				});
 			}

@@ -5,7 +5,11 @@ import type { temporal } from '@temporalio/proto';
 import type { Client } from '../../api/client.ts';
 import type { RemoveDueInput, RemoveDueResult } from '../../workflows/blocksShared.mts';
 import { releaseBySignal } from './coordination.mts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { liveEntries, ownerId, rangeKey, retryable } from './blocksLive.mts';
+
+/** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 1.5 s early). */
+const MAX_WAIT_MS = 5000;
 
 /**
  * `blocks.removeDue` — the due entries of one domain-port removed by a LOCAL activity of its blocks workflow
@@ -13,7 +17,8 @@ import { liveEntries, ownerId, rangeKey, retryable } from './blocksLive.mts';
  * as a marker by the workflow task that the expiry's timer started. In one call:
  *  1. the release (a signal to the site's coordinator) of keys whose removal an EARLIER workflow task recorded —
  *     never this call's own (a lost attempt of this call must not hand a key over before its removal is recorded);
- *  2. one read of the list, then ONE DELETE naming every due entry still listed as written.
+ *  2. once an entry's expiry has come (the workflow may hand entries over up to its wake-up latency early, see
+ *     workflows/blocks.mts): one read of the list, then ONE DELETE naming every due entry still listed as written.
  * An entry already gone is "taken over" (an operator removed or changed it) unless an earlier attempt of THIS
  * removal may have removed it and lost its answer. A normal activity knows that from its attempt number; a local
  * activity whose workflow task was lost (worker killed, server restarted) starts again at attempt 1, so the check is
@@ -28,10 +33,23 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 		const owner = ownerId();
 		try {
 			if (release?.length) await withTemporal((t) => releaseBySignal(t, site_id, owner, release));
-			const live = await liveEntries(api, site_id, domain_port_id);
-			const found = entries.map((e) => ({ ...e, live: live.get(rangeKey(e.range) ?? '') }));
-			const present = [...new Set(found.flatMap((f) => (f.live ? [f.live] : [])))];
-			if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+			// Entries are handed over up to the workflow's wake-up latency early: each is removed once its expiry has
+			// come on this clock (never before), those due together in one read + ONE DELETE.
+			const waiting = [...entries].sort((a, b) => Date.parse(a.expiresAt) - Date.parse(b.expiresAt));
+			const found: (RemoveDueInput['entries'][number] & { live?: string })[] = [];
+			while (waiting.length) {
+				const wait = Date.parse(waiting[0].expiresAt) - Date.now();
+				if (wait > 0) await sleep(Math.min(wait, MAX_WAIT_MS));
+				const now = Date.now();
+				const ready = waiting.filter((e) => Date.parse(e.expiresAt) <= now);
+				if (!ready.length) continue;
+				waiting.splice(0, ready.length);
+				const live = await liveEntries(api, site_id, domain_port_id);
+				const group = ready.map((e) => ({ ...e, live: live.get(rangeKey(e.range) ?? '') }));
+				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
+				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+				found.push(...group);
+			}
 			const gone = found.filter((f) => !f.live);
 			let lost: string | undefined;
 			if (gone.length) {
