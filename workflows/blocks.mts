@@ -64,11 +64,13 @@ const REMOVAL_CADENCE_MS = 1000;
  */
 const BULK_RUN_EVENTS = 500;
 /**
- * Since `blocks-local-removals`: the holds of removed entries are released by the next removal (its local activity
- * signals the coordinator first) if one starts within this long, else by a signal of their own. A release is not
- * time-critical (the key only says that the block still owns the range; its entry is gone).
+ * Since `blocks-local-removals`: the holds of removed entries are released together, ~this long after the first of
+ * them: by the first removal that starts then (its local activity signals the coordinator first), or by a signal of
+ * their own when no removal comes (at once when none is due within this long, or the run is about to end). A release
+ * is not time-critical (the key only says the block still owns the range; its entry is gone), and one per removal
+ * was a coordinator workflow task per removal (bench 8).
  */
-const RELEASE_CARRY_MS = 3000;
+const RELEASE_CARRY_MS = 5000;
 /**
  * Since `blocks-local-removals`: the loop's timers aim this much (at most) before an expiry, by how late its wake-ups
  * have been (the timer starts when the workflow task that set it completes, the server fires it, the next task waits
@@ -461,12 +463,12 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now + lead).slice(0, MAX_REMOVE_BATCH);
 			if (due.length) {
 				// Keys queued in an earlier workflow task are recorded as removed: this removal releases them first.
-				const carry = queuedAtHistory < workflowInfo().historyLength ? toRelease.splice(0) : [];
+				const carry = queuedAtHistory < workflowInfo().historyLength && now - releaseSince >= RELEASE_CARRY_MS ? toRelease.splice(0) : [];
 				flag((v) => (removing = v), removeDue(due, carry));
 			}
 			if (toRelease.length && !releasing && !removing) {
 				const nextDue = Math.min(...[...byRange.values()].filter((b) => b.state === 'active').map((b) => Date.parse(b.expiresAt)));
-				if (wantNewRun || nextDue > now + RELEASE_CARRY_MS || now - releaseSince >= RELEASE_CARRY_MS) {
+				if (wantNewRun || nextDue > now + RELEASE_CARRY_MS || now - releaseSince >= 2 * RELEASE_CARRY_MS) {
 					const keys = toRelease.splice(0);
 					for (const k of keys) releasingKeys.add(k);
 					flag((v) => (releasing = v), signalRelease(keys).finally(() => keys.forEach((k) => releasingKeys.delete(k))));
