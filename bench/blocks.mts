@@ -227,12 +227,23 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		}
 		const removeCount = new Map<string, number>();
 		const late: number[] = [];
+		/** Where the tail is: lateness by 20 s slice of the expiry window, and by domain-port (block i → i mod #dps). */
+		const firstExpiry = Math.min(...expiryOf.values());
+		const bySlice = new Map<number, number[]>();
+		const byDp = new Map<number, number[]>();
+		const dpOf = new Map(added.map((b) => [asRange(b.range), dps.findIndex((d) => d.domain_port_id === b.domain_port_id && d.site_id === b.site_id)]));
 		for (const r of removals) {
 			if (r.status !== 200 || r.code !== 0) continue;
 			for (const e of String(r.query.ip_black_list ?? '').split(',').map((x) => x.trim()).filter(Boolean).map(asRange)) {
 				removeCount.set(e, (removeCount.get(e) ?? 0) + 1);
 				const exp = expiryOf.get(e);
-				if (exp !== undefined && removeCount.get(e) === 1) late.push(r.time - exp);
+				if (exp !== undefined && removeCount.get(e) === 1) {
+					late.push(r.time - exp);
+					const k = Math.floor((exp - firstExpiry) / 20_000);
+					bySlice.set(k, [...(bySlice.get(k) ?? []), r.time - exp]);
+					const d = dpOf.get(e) ?? -1;
+					byDp.set(d, [...(byDp.get(d) ?? []), r.time - exp]);
+				}
 			}
 		}
 		const tally = (m: Map<string, number>) => {
@@ -278,6 +289,9 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			removed: removeCount.size,
 			lateMs: late.length ? { p50: pct(late, 0.5), p99: pct(late, 0.99), max: late[late.length - 1], min: late[0] } : null,
 			lateOver2s: late.filter((x) => x > 2000).length,
+			/** p50 / p99 (ms) per 20 s of the expiry window; the domain-ports with the most removals over 2 s. */
+			lateBySlice: [...bySlice].sort((a, b) => a[0] - b[0]).map(([k, xs]) => (xs.sort((a, b) => a - b), `${k * 20}s: ${pct(xs, 0.5)} / ${pct(xs, 0.99)} (${xs.filter((x) => x > 2000).length} > 2 s)`)),
+			worstDomainPorts: [...byDp].map(([d, xs]) => [d, xs.filter((x) => x > 2000).length]).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([d, c]) => `#${d}: ${c} > 2 s`),
 			apiWrites: { adds: adds.length, removeRequests: removals.length, addTally, removeTally, blacklistReads: reads },
 			leftOnLists,
 			workflowRuns: runs,
