@@ -8,7 +8,7 @@ import { releaseBySignal } from './coordination.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { liveEntries, ownerId, rangeKey, retryable } from './blocksLive.mts';
 
-/** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 1.5 s early). */
+/** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 0.3 s early). */
 const MAX_WAIT_MS = 5000;
 
 /**
