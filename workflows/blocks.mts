@@ -76,8 +76,8 @@ const RELEASE_CARRY_MS = 5000;
  * have been (the timer starts when the workflow task that set it completes, the server fires it, the next task waits
  * for a free slot); the removal (local activity) then waits for each entry's expiry on the worker's clock. Small on
  * purpose: a waiting local activity keeps its workflow task — and a workflow task slot of the worker — open; with
- * 1.5 s (bench 8 at 10,000: 100 domain-ports, one removal each per 1.2 s) the open tasks filled the slots and 13 %
- * of the removals queued 2–5 s behind them.
+ * 1.5 s (bench 8 at 10,000: 100 domain-ports, one removal each per 1.2 s) 13 % of the removals were 2–5 s late, as
+ * if queued behind such tasks (bench/README.md "Bench 8").
  */
 const MAX_LEAD_MS = 300;
 const iso = (ms: number) => new Date(ms).toISOString();
