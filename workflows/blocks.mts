@@ -64,6 +64,11 @@ const REMOVAL_CADENCE_MS = 1000;
  */
 const BULK_RUN_EVENTS = 500;
 /**
+ * Since `blocks-local-removals`: a removal is ~6 events (timer, task, marker), so a run of 100 blocks stayed under 500
+ * events until its last removals and kept what all of them left behind (bench 8: peak RSS 272–309 MB); shorter runs.
+ */
+const LOCAL_RUN_EVENTS = 250;
+/**
  * Since `blocks-local-removals`: the holds of removed entries are released together, ~this long after the first of
  * them: by the first removal that starts then (its local activity signals the coordinator first), or by a signal of
  * their own when no removal comes (at once when none is due within this long, or the run is about to end). A release
@@ -453,7 +458,7 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	for (;;) {
 		const now = Date.now();
 		let due: Block[];
-		const wantNewRun = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (bulk ? BULK_RUN_EVENTS : 3000);
+		const wantNewRun = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (local ? LOCAL_RUN_EVENTS : bulk ? BULK_RUN_EVENTS : 3000);
 		if (local) {
 			// Local removals: a removal starts at the expiry when none is in flight (one local activity: one task round
 			// trip); entries due meanwhile go together in the next. An add waits while a release of its key is in flight.
