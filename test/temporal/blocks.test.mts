@@ -402,6 +402,32 @@ test('bulk add: one Update for many blocks, one POST per entry, one DELETE per d
 	}
 });
 
+test('a blocks run continues as new while its blocks are active (runs of 250 events): carried over, each entry removed once', async () => {
+	const t = await setup(16);
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		// 30 single adds (~11 events each) take the run past 250 events while every block is still active.
+		const entries = Array.from({ length: 30 }, (_, i) => `198.18.0.${i + 1}`);
+		for (const [i, e] of entries.entries()) await addBlock(env.client, t.queue, site_id, dp, block(e, 8 + (i % 3)));
+		const id = `blocks-${site_id}-${dp}`;
+		await waitFor('every entry removed', async () => (await listed(t.op, t.ids)).length === 0, 60_000, 250);
+		await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 250);
+		const runs = await waitFor('its runs listed', async () => {
+			const ids: string[] = [];
+			for await (const w of env.client.workflow.list({ query: `WorkflowId = '${id}'` })) ids.push(w.runId);
+			return ids.length >= 2 && ids;
+		}, 15_000, 500);
+		assert.ok(runs.length >= 2, `runs: ${runs.length}`);
+		assert.equal(writes(t.s, 'POST').length, entries.length);
+		assert.deepEqual(named(writes(t.s, 'DELETE').filter((r) => r.status === 200)).map((e) => e.split('-')[0]).sort(), [...entries].sort());
+		const ended = await listBlocks(env.client, site_id, dp);
+		assert.equal(ended.filter((b) => b.state === 'removed').length, entries.length, JSON.stringify(ended.map((b) => [b.range, b.state])));
+		await waitFor('holds released', async () => (await holds(env.client, site_id)).length === 0, 30_000);
+	} finally {
+		await t.close();
+	}
+});
+
 test('a blocks run recorded before bulk adds replays under the current code (patched)', async () => {
 	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-batched-run.json', import.meta.url), 'utf8'));
 	const history = proto.temporal.api.history.v1.History.fromObject(json);
