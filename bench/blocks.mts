@@ -14,7 +14,8 @@
  *
  * Alone: node --import tsx bench/blocks.mts [--blocks 10000] [--sites 20] [--dps 5] [--window-start 60]
  *   [--window 120] [--bulk 100] [--concurrency 50] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
- *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes).
+ *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes);
+ *   BENCH_BLOCKS_TRACE=removals prints, per timer of one blocks workflow, where a removal's lateness comes from.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -156,6 +157,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		};
 		await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
 		const addSeconds = (Date.now() - t0) / 1000;
+		// CPU of the adds apart from the rest (the wait between costs next to nothing; the rest is the removal window).
+		const addCpu = { worker: cpuSeconds(worker.pid) - cpu0, server: cpuSeconds(temporal.child.pid as number) - serverCpu0 };
 		const added = blocks.filter(Boolean);
 		const expiryOf = new Map(added.map((b) => [asRange(b.range), Date.parse(b.expiresAt)]));
 		const lastExpiry = Math.max(...expiryOf.values());
@@ -181,6 +184,32 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 				for (const e of String(r.query.ip_black_list ?? '').split(',')) if (e.trim()) removedOnce.add(asRange(e.trim()));
 			}
 		}
+		if (process.env.BENCH_BLOCKS_TRACE === 'removals') {
+			// Diagnostics: where a removal's time goes, from one blocks workflow's history (all runs): per timer, how late
+			// it was started (its workflow task's start → TimerStarted: the workflow's clock stands still meanwhile), how
+			// late it fired, and the firing workflow task's schedule → start → completion.
+			const ms = (t?: { seconds?: unknown; nanos?: unknown } | null) => Number(t?.seconds ?? 0) * 1000 + Math.round(Number(t?.nanos ?? 0) / 1e6);
+			const id = `blocks-${dps[0].site_id}-${dps[0].domain_port_id}`;
+			const ev = (await tc.workflow.getHandle(id).fetchHistory()).events ?? [];
+			let wftStart = 0;
+			const started = new Map<string, { at: number; skew: number; target: number }>();
+			const rows: string[] = [];
+			for (let k = 0; k < ev.length; k++) {
+				const e = ev[k];
+				if (e.workflowTaskStartedEventAttributes) wftStart = ms(e.eventTime);
+				const ts = e.timerStartedEventAttributes;
+				if (ts) started.set(String(ts.timerId), { at: ms(e.eventTime), skew: ms(e.eventTime) - wftStart, target: wftStart + ms(ts.startToFireTimeout as never) });
+				const tf = e.timerFiredEventAttributes;
+				if (tf) {
+					const s0 = started.get(String(tf.timerId));
+					const sched = ev.slice(k).find((x) => x.workflowTaskScheduledEventAttributes);
+					const st = ev.slice(k).find((x) => x.workflowTaskStartedEventAttributes);
+					const done = ev.slice(k).find((x) => x.workflowTaskCompletedEventAttributes);
+					if (s0) rows.push(`timer ${tf.timerId}: start skew ${s0.skew} ms, fired ${ms(e.eventTime) - s0.target} ms after its target, task scheduled +${ms(sched?.eventTime) - ms(e.eventTime)} started +${ms(st?.eventTime) - ms(e.eventTime)} completed +${ms(done?.eventTime) - ms(e.eventTime)} ms`);
+				}
+			}
+			process.stderr.write(`${id}: ${ev.length} events\n${rows.join('\n')}\n`);
+		}
 		const cpu = cpuSeconds(worker.pid) - cpu0;
 		const serverCpu = cpuSeconds(temporal.child.pid as number) - serverCpu0;
 		const simCpu = sim.cpuSeconds() - simCpu0;
@@ -198,12 +227,23 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		}
 		const removeCount = new Map<string, number>();
 		const late: number[] = [];
+		/** Where the tail is: lateness by 20 s slice of the expiry window, and by domain-port (block i → i mod #dps). */
+		const firstExpiry = Math.min(...expiryOf.values());
+		const bySlice = new Map<number, number[]>();
+		const byDp = new Map<number, number[]>();
+		const dpOf = new Map(added.map((b) => [asRange(b.range), dps.findIndex((d) => d.domain_port_id === b.domain_port_id && d.site_id === b.site_id)]));
 		for (const r of removals) {
 			if (r.status !== 200 || r.code !== 0) continue;
 			for (const e of String(r.query.ip_black_list ?? '').split(',').map((x) => x.trim()).filter(Boolean).map(asRange)) {
 				removeCount.set(e, (removeCount.get(e) ?? 0) + 1);
 				const exp = expiryOf.get(e);
-				if (exp !== undefined && removeCount.get(e) === 1) late.push(r.time - exp);
+				if (exp !== undefined && removeCount.get(e) === 1) {
+					late.push(r.time - exp);
+					const k = Math.floor((exp - firstExpiry) / 20_000);
+					bySlice.set(k, [...(bySlice.get(k) ?? []), r.time - exp]);
+					const d = dpOf.get(e) ?? -1;
+					byDp.set(d, [...(byDp.get(d) ?? []), r.time - exp]);
+				}
 			}
 		}
 		const tally = (m: Map<string, number>) => {
@@ -249,6 +289,9 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			removed: removeCount.size,
 			lateMs: late.length ? { p50: pct(late, 0.5), p99: pct(late, 0.99), max: late[late.length - 1], min: late[0] } : null,
 			lateOver2s: late.filter((x) => x > 2000).length,
+			/** p50 / p99 (ms) per 20 s of the expiry window; the domain-ports with the most removals over 2 s. */
+			lateBySlice: [...bySlice].sort((a, b) => a[0] - b[0]).map(([k, xs]) => (xs.sort((a, b) => a - b), `${k * 20}s: ${pct(xs, 0.5)} / ${pct(xs, 0.99)} (${xs.filter((x) => x > 2000).length} > 2 s)`)),
+			worstDomainPorts: [...byDp].map(([d, xs]) => [d, xs.filter((x) => x > 2000).length]).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([d, c]) => `#${d}: ${c} > 2 s`),
 			apiWrites: { adds: adds.length, removeRequests: removals.length, addTally, removeTally, blacklistReads: reads },
 			leftOnLists,
 			workflowRuns: runs,
@@ -256,6 +299,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			idleRssMB: mb(idleRss),
 			workerCpuSeconds: round(cpu, 1),
 			devServerCpuSeconds: round(serverCpu, 1),
+			/** CPU seconds from the last add answered to the end: the removal window (worker / dev server), per DELETE sent. */
+			afterAddsCpuSeconds: { worker: round(cpu - addCpu.worker, 1), devServer: round(serverCpu - addCpu.server, 1), msPerRemoveRequest: removals.length ? round(((cpu - addCpu.worker + serverCpu - addCpu.server) * 1000) / removals.length, 1) : null },
 			simulatorCpuSeconds: round(simCpu, 1),
 			runSeconds: round(runSeconds, 1),
 			loadAverage: { atStart: load0.map((x) => round(x, 1)), atEnd: load1.map((x) => round(x, 1)) },

@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, getExternalWorkflowHandle, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { claim, release } from './claims.mts';
 import { coordinatorIdFor, handedOverSignal, MAX_KEYS, releaseSignal } from './coordination.mts';
 import {
@@ -19,6 +19,7 @@ import {
 	type BlockRequest,
 	type BlocksInput,
 	type BulkRefusal,
+	type RemoveDueResult,
 } from './blocksShared.mts';
 import { entryRange, type ListEntry } from './ranges.mts';
 
@@ -34,6 +35,11 @@ import { entryRange, type ListEntry } from './ranges.mts';
 type Act = (input: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 /** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
 const writes = proxyActivities<Record<string, Act>>({
+	startToCloseTimeout: '30s',
+	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
+});
+/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/blocksRemoval.mts). */
+const localWrites = proxyLocalActivities<Record<string, Act>>({
 	startToCloseTimeout: '30s',
 	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
 });
@@ -57,6 +63,28 @@ const REMOVAL_CADENCE_MS = 1000;
  * cancellation promise, which lives as long as the run. Short runs bound it (workflows/README.md "Expiring blocks").
  */
 const BULK_RUN_EVENTS = 500;
+/**
+ * Since `blocks-local-removals`: a removal is ~6 events (timer, task, marker), so a run of 100 blocks stayed under 500
+ * events until its last removals and kept what all of them left behind (bench 8: peak RSS 272–309 MB); shorter runs.
+ */
+const LOCAL_RUN_EVENTS = 250;
+/**
+ * Since `blocks-local-removals`: the holds of removed entries are released together, ~this long after the first of
+ * them: by the first removal that starts then (its local activity signals the coordinator first), or by a signal of
+ * their own when no removal comes (at once when none is due within this long, or the run is about to end). A release
+ * is not time-critical (the key only says the block still owns the range; its entry is gone), and one per removal
+ * was a coordinator workflow task per removal (bench 8).
+ */
+const RELEASE_CARRY_MS = 5000;
+/**
+ * Since `blocks-local-removals`: the loop's timers aim this much (at most) before an expiry, by how late its wake-ups
+ * have been (the timer starts when the workflow task that set it completes, the server fires it, the next task waits
+ * for a free slot); the removal (local activity) then waits for each entry's expiry on the worker's clock. Small on
+ * purpose: a waiting local activity keeps its workflow task — and a workflow task slot of the worker — open; with
+ * 1.5 s (bench 8 at 10,000: 100 domain-ports, one removal each per 1.2 s) 13 % of the removals were 2–5 s late, as
+ * if queued behind such tasks (bench/README.md "Bench 8").
+ */
+const MAX_LEAD_MS = 300;
 const iso = (ms: number) => new Date(ms).toISOString();
 const refuse = (field: string, rule: string) => ApplicationFailure.create({ message: `${field}: ${rule}`, type: 'BlockRefused', nonRetryable: true, details: [{ field, rule }] });
 const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message ?? (e as Error)?.message ?? e);
@@ -67,6 +95,9 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	// Runs started before bulk adds (one activity per add batch: claim + read + POSTs; releases by signal; removal
 	// cadence; timers never cancelled; shorter runs) replay the batched way (test: fixtures/blocks-batched-run.json).
 	const bulk = batched && patched('blocks-bulk-adds');
+	// Runs started before local removals (the removal a local activity that also carries earlier releases; a removal
+	// starts at the expiry when none is in flight, no cadence) replay the bulk way (test: fixtures/blocks-bulk-run.json).
+	const local = bulk && patched('blocks-local-removals');
 	const site = input.site_id;
 	const dp = input.domain_port_id;
 	const maxPrefix = input.maxPrefix ?? DEFAULT_MAX_PREFIX;
@@ -88,6 +119,19 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	/** Keys that passed to this workflow before (or after) their block was waiting for them. */
 	const handed = new Set<string>();
 	const toRelease: string[] = [];
+	/** Local removals: the history length when a key was last queued for release, since when the oldest waits, and the keys in flight. */
+	let queuedAtHistory = 0;
+	let releaseSince = 0;
+	const releasingKeys = new Set<string>();
+	/** Local removals: how late the timers woke the loop (moving average, ms; from the run's own clock: replay-safe). */
+	let lead = 0;
+	/** Local removals: the latest expiry the removal in flight waits for (its task completes, and starts timers, after it). */
+	let inflightUntil = 0;
+	const queueRelease = (key: string) => {
+		if (!toRelease.length) releaseSince = Date.now();
+		toRelease.push(key);
+		queuedAtHistory = workflowInfo().historyLength;
+	};
 
 	const end = (b: Block, state: Block['state'], note?: string) => {
 		b.state = state;
@@ -154,6 +198,11 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			addedAt: iso(now),
 		};
 		byRange.set(range, block);
+		if (local) {
+			// Re-added before the release of its earlier block was sent: the hold just stays.
+			const i = toRelease.indexOf(blockKey(dp, range));
+			if (i >= 0) toRelease.splice(i, 1);
+		}
 		const p: Pending = { req, block };
 		pending.push(p);
 		wake();
@@ -214,7 +263,8 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 				b.state = 'active';
 				b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
 			} else if (b?.state === 'adding') handed.add(key);
-			else toRelease.push(key); // nobody waits for it any more
+			else if (local) queueRelease(key); // nobody waits for it any more
+			else toRelease.push(key);
 		}
 		wake();
 	});
@@ -341,6 +391,32 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		}
 	}
 
+	/**
+	 * Local removals: the due entries in ONE local activity (one read, one DELETE naming them all) that first releases
+	 * `carry`: keys whose removal an earlier workflow task recorded. Its own keys are released later the same way.
+	 */
+	async function removeDue(due: Block[], carry: string[]): Promise<void> {
+		for (const b of due) b.state = 'removing';
+		for (const k of carry) releasingKeys.add(k);
+		inflightUntil = Math.max(...due.map((b) => Date.parse(b.expiresAt)));
+		let r: RemoveDueResult;
+		try {
+			r = await localWrites[BLOCKS_ACTIVITY.removeDue]({ site_id: site, domain_port_id: dp, entries: due.map((b) => ({ range: b.range, expiresAt: b.expiresAt })), ...(carry.length ? { release: carry } : {}) });
+		} catch (e) {
+			toRelease.push(...carry);
+			throw e;
+		} finally {
+			for (const k of carry) releasingKeys.delete(k);
+		}
+		const byEntry = new Map(r.results.map((x) => [x.entry, x]));
+		for (const b of due) {
+			const x = byEntry.get(b.range);
+			if (x?.removed) end(b, 'removed', x.note ?? b.note);
+			else end(b, 'taken-over', `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`);
+			queueRelease(blockKey(dp, b.range));
+		}
+	}
+
 	/** Before batched removals: one activity per entry, then one release (kept for runs that started on it). */
 	async function removeBatch(due: Block[]): Promise<void> {
 		for (const b of due) b.state = 'removing';
@@ -382,7 +458,31 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	for (;;) {
 		const now = Date.now();
 		let due: Block[];
-		if (batched) {
+		const wantNewRun = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (local ? LOCAL_RUN_EVENTS : bulk ? BULK_RUN_EVENTS : 3000);
+		if (local) {
+			// Local removals: a removal starts at the expiry when none is in flight (one local activity: one task round
+			// trip); entries due meanwhile go together in the next. An add waits while a release of its key is in flight.
+			if (pending.length && !adding && !pending.some((p) => releasingKeys.has(blockKey(dp, p.block.range)))) {
+				const batch = pending;
+				pending = [];
+				flag((v) => (adding = v), addBatchBulk(batch));
+			}
+			// Entries due within `lead` go now: the removal waits for each one's expiry (never removed before it).
+			due = removing ? [] : [...byRange.values()].filter((b) => b.state === 'active' && Date.parse(b.expiresAt) <= now + lead).slice(0, MAX_REMOVE_BATCH);
+			if (due.length) {
+				// Keys queued in an earlier workflow task are recorded as removed: this removal releases them first.
+				const carry = queuedAtHistory < workflowInfo().historyLength && now - releaseSince >= RELEASE_CARRY_MS ? toRelease.splice(0) : [];
+				flag((v) => (removing = v), removeDue(due, carry));
+			}
+			if (toRelease.length && !releasing && !removing) {
+				const nextDue = Math.min(...[...byRange.values()].filter((b) => b.state === 'active').map((b) => Date.parse(b.expiresAt)));
+				if (wantNewRun || nextDue > now + RELEASE_CARRY_MS || now - releaseSince >= 2 * RELEASE_CARRY_MS) {
+					const keys = toRelease.splice(0);
+					for (const k of keys) releasingKeys.add(k);
+					flag((v) => (releasing = v), signalRelease(keys).finally(() => keys.forEach((k) => releasingKeys.delete(k))));
+				}
+			}
+		} else if (batched) {
 			// Group commit: while a batch is in flight, new adds / due entries / releases gather for the next one, so
 			// under load the batches grow instead of the activities.
 			if (pending.length && !adding) {
@@ -416,7 +516,7 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 			await condition(() => allHandlersFinished() || pending.length > 0 || dirty);
 			continue;
 		}
-		if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (bulk ? BULK_RUN_EVENTS : 3000)) && idle && pending.length === 0) {
+		if (wantNewRun && idle && pending.length === 0) {
 			await condition(() => allHandlersFinished() && inflight === 0);
 			if (!pending.length && (!batched || !toRelease.length))
 				await continueAsNew<typeof blocks>({ site_id: site, domain_port_id: dp, maxPrefix: input.maxPrefix, blocks: [...byRange.values()], ended: ended.slice(-100) });
@@ -424,20 +524,32 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		// The timer: the earliest expiry still ahead (entries already due wait for the removal in flight, which wakes us).
 		const t = Date.now();
 		let next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
+		// Local: aim `lead` early; a timer set while a removal runs starts when that removal's task completes, after it
+		// waited for its entries: count from there.
+		let from = t;
+		if (local && Number.isFinite(next)) {
+			next = Math.max(t, next - lead);
+			if (removing) from = Math.max(t, inflightUntil);
+		}
 		// Bulk: entries already due but held back by the cadence wake us when it allows the next removal.
-		if (bulk && !removing && [...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)) next = Math.min(next, lastRemovalAt + REMOVAL_CADENCE_MS);
+		if (bulk && !local && !removing && [...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)) next = Math.min(next, lastRemovalAt + REMOVAL_CADENCE_MS);
 		dirty = false;
 		// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
-		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding));
+		// Local: an add waiting for a release of its key is woken by that release's end.
+		const addBlocked = () => local && pending.some((p) => releasingKeys.has(blockKey(dp, p.block.range)));
+		const wakeUp = () => dirty || (pending.length > 0 && !(batched && adding) && !addBlocked());
 		if (bulk) {
 			// Bulk: a timer is started only when none already pending fires by `next`, and never cancelled (a stale one
 			// fires and wakes the loop once): no cancel + restart per wake-up (removal done, release sent, add), which
 			// was two commands and a cancelled scope kept by the run each time.
-			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
+			// Local: what the removal in flight reaches before its task completes needs no timer (its end wakes us).
+			const needed = Number.isFinite(next) && !(local && removing && next <= from);
+			if (needed && !timers.some((at) => at <= next)) {
 				const at = next;
 				timers.push(at);
-				void sleep(Math.max(1, at - Date.now())).then(() => {
+				void sleep(Math.max(1, at - (local ? from : Date.now()))).then(() => {
 					timers.splice(timers.indexOf(at), 1);
+					if (local) lead = Math.min(MAX_LEAD_MS, Math.max(0, lead + (Date.now() - at - lead) / 4));
 					wake();
 				});
 			}

@@ -95,7 +95,22 @@ export const stopBlocksSignal = defineSignal('stopBlocks');
  * `addMany`: an add batch in one activity — the
  * coordinator claim, one read, one POST per entry not yet listed, the release of the keys not written.
  */
-export const BLOCKS_ACTIVITY = { add: 'blocks.add', addMany: 'blocks.addMany', remove: 'blocks.remove', removeMany: 'blocks.removeMany', register: 'blocks.register' } as const;
+export const BLOCKS_ACTIVITY = { add: 'blocks.add', addMany: 'blocks.addMany', remove: 'blocks.remove', removeMany: 'blocks.removeMany', removeDue: 'blocks.removeDue', register: 'blocks.register' } as const;
+
+/**
+ * `removeDue` (a LOCAL activity, since `blocks-local-removals`): the due entries of a domain-port (one read, one
+ * DELETE) and the release of keys whose removal an earlier workflow task recorded.
+ */
+export interface RemoveDueInput {
+	site_id: string;
+	domain_port_id: string;
+	entries: { range: string; expiresAt: string }[];
+	release?: string[];
+}
+export interface RemoveDueResult {
+	released: number;
+	results: { entry: string; removed: boolean; note?: string }[];
+}
 
 /** One entry of an `addMany` batch, and what became of it. */
 export interface AddManyEntry {

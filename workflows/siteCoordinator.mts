@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
 	claimUpdate,
 	handedOverSignal,
@@ -38,8 +38,17 @@ export interface SiteCoordinatorInput {
 /** Completing as soon as nothing is held keeps no coordinator bound to a task queue nobody polls any more. */
 const IDLE_MS = 0;
 const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
+/** Events per run before continuing as new (4000 for runs started before `coordinator-timers`). */
+const RUN_EVENTS = 1000;
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
+	// Before this patch the loop waited with `condition(fn, timeout)` whose timeout included the idle deadline
+	// (lastTouched + IDLE_MS, already past): a 100 ms timer at every iteration while anything was held, i.e. a timer
+	// and a workflow task about every second per site for as long as a block lived (bench 8: 20 coordinators, ~20
+	// tasks/s of nothing), plus a cancelled timer per signal. Since: one timer for the earliest `until`, started only
+	// when none pending fires by then, never cancelled; shorter runs. Older runs replay the old way.
+	const lazy = patched('coordinator-timers');
+	const timers: number[] = [];
 	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
 	const successors = new Map<string, Successor>((input.successors ?? []).map((x) => [x.key, x]));
 	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
@@ -184,13 +193,29 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		if (toTell.size) await tell();
 		const now = Date.now();
 		if (holds.size === 0 && successors.size === 0 && toTell.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
-		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 4000) {
+		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (lazy ? RUN_EVENTS : 4000)) {
 			await condition(allHandlersFinished);
 			if (toTell.size) await tell();
 			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()], successors: [...successors.values()] });
 		}
-		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
 		touched = false;
+		if (lazy) {
+			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`; once
+			// nothing is held the run completes as soon as the last handler has finished (before: after a 100 ms timer,
+			// which a worker shutting down could leave unprocessed, keeping the run bound to its task queue).
+			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)));
+			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
+				const at = next;
+				timers.push(at);
+				void sleep(Math.max(100, at - now)).then(() => {
+					timers.splice(timers.indexOf(at), 1);
+					touched = true;
+				});
+			}
+			await condition(() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()));
+			continue;
+		}
+		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
 		await condition(() => touched || toTell.size > 0, Math.max(100, nextExpiry - now));
 	}
 }

@@ -4,14 +4,16 @@
  *    domain-port, a range already listed by someone else);
  *  - expiry removes exactly the entry (one POST, one DELETE per block), extend / shorten / remove now, an operator's
  *    removal is "taken over" (nothing written), API faults at the expiry are retried without a duplicate write;
- *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry;
+ *  - the worker SIGKILLed while blocks are active: a new worker removes them at their expiry; SIGKILLed while its
+ *    removal's DELETE is in flight: the next worker's removal records it removed (the lost attempt's), not taken over;
  *  - with the runbook, both directions: a block for an entry the runbook holds queues behind it, is not removed by
  *    the block's expiry while the runbook holds it, and the runbook's revert hands it over instead of removing it;
  *    plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no permanent block;
  *  - bulk adds (one Update naming many blocks; `secsvc block add --file`): one POST per entry, the entries due together
  *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent;
  *  - a run recorded before `blocks-bulk-adds` (fixtures/blocks-batched-run.json: the batched code of 2026-11-23 13:00,
- *    four adds, an extend, removals, releases) replays under the current code.
+ *    four adds, an extend, removals, releases), one before `blocks-local-removals` (fixtures/blocks-bulk-run.json) and
+ *    its site coordinator before `coordinator-timers` (fixtures/site-coordinator-run.json) replay under the current code.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -197,6 +199,35 @@ test('worker SIGKILLed while blocks are active: a new worker removes them at the
 	}
 });
 
+test('worker SIGKILLed while its removal\'s DELETE is in flight: the next worker records the block removed (a lost attempt), not taken over; one DELETE', async () => {
+	const s = await startSim(15);
+	const ids = s.sim.firstIds();
+	const op = operatorClient(s.url);
+	const queue = uniqueQueue('blocks-lost');
+	let child = spawnWorker(env, s.url, queue);
+	try {
+		await addBlock(env.client, queue, ids.site_id, ids.domain_port_id, block('203.0.113.77', 3));
+		// The service holds the DELETE 3 s, then applies it: the worker is killed meanwhile, so its answer is lost and the
+		// removal (a local activity: no attempt number survives the lost workflow task) runs again on the next worker.
+		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.remove', kind: 'delay', delayMs: 3000 });
+		await waitFor('the DELETE was sent', async () => writes(s, 'DELETE').some((r) => (r as { fault?: string }).fault === 'delay'), 30_000, 50);
+		await kill(child);
+		await waitFor('the held DELETE applied', async () => (await listed(op, ids)).length === 0, 10_000, 100);
+		child = spawnWorker(env, s.url, queue);
+		const id = `blocks-${ids.site_id}-${ids.domain_port_id}`;
+		await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 60_000, 250);
+		const [b] = await listBlocks(env.client, ids.site_id, ids.domain_port_id);
+		assert.equal(b.state, 'removed', JSON.stringify(b));
+		assert.match(b.note ?? '', /earlier attempt's answer was lost: workflow task timed out/);
+		assert.equal(writes(s, 'DELETE').length, 1, 'the second attempt found the entry gone and sent nothing');
+		await waitFor(`site-${ids.site_id} completed`, async () => (await env.client.workflow.getHandle(`site-${ids.site_id}`).describe()).status.name === 'COMPLETED', 30_000, 200);
+	} finally {
+		await kill(child);
+		await op.close();
+		await s.close();
+	}
+});
+
 test('with the runbook: a block queues behind the runbook\'s entry, its expiry leaves it alone, the revert hands it over', async () => {
 	const t = await setup(14);
 	try {
@@ -371,6 +402,32 @@ test('bulk add: one Update for many blocks, one POST per entry, one DELETE per d
 	}
 });
 
+test('a blocks run continues as new while its blocks are active (runs of 250 events): carried over, each entry removed once', async () => {
+	const t = await setup(16);
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		// 30 single adds (~11 events each) take the run past 250 events while every block is still active.
+		const entries = Array.from({ length: 30 }, (_, i) => `198.18.0.${i + 1}`);
+		for (const [i, e] of entries.entries()) await addBlock(env.client, t.queue, site_id, dp, block(e, 8 + (i % 3)));
+		const id = `blocks-${site_id}-${dp}`;
+		await waitFor('every entry removed', async () => (await listed(t.op, t.ids)).length === 0, 60_000, 250);
+		await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 30_000, 250);
+		const runs = await waitFor('its runs listed', async () => {
+			const ids: string[] = [];
+			for await (const w of env.client.workflow.list({ query: `WorkflowId = '${id}'` })) ids.push(w.runId);
+			return ids.length >= 2 && ids;
+		}, 15_000, 500);
+		assert.ok(runs.length >= 2, `runs: ${runs.length}`);
+		assert.equal(writes(t.s, 'POST').length, entries.length);
+		assert.deepEqual(named(writes(t.s, 'DELETE').filter((r) => r.status === 200)).map((e) => e.split('-')[0]).sort(), [...entries].sort());
+		const ended = await listBlocks(env.client, site_id, dp);
+		assert.equal(ended.filter((b) => b.state === 'removed').length, entries.length, JSON.stringify(ended.map((b) => [b.range, b.state])));
+		await waitFor('holds released', async () => (await holds(env.client, site_id)).length === 0, 30_000);
+	} finally {
+		await t.close();
+	}
+});
+
 test('a blocks run recorded before bulk adds replays under the current code (patched)', async () => {
 	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-batched-run.json', import.meta.url), 'utf8'));
 	const history = proto.temporal.api.history.v1.History.fromObject(json);
@@ -378,6 +435,24 @@ test('a blocks run recorded before bulk adds replays under the current code (pat
 	// Throws DeterminismViolationError if the current code would issue other commands (e.g. without the patch gate:
 	// "coordination.claim does not match blocks.addMany").
 	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-batched-run');
+});
+
+test('a blocks run recorded before local removals replays under the current code (patched)', async () => {
+	// fixtures/blocks-bulk-run.json: the bulk code of 2026-11-23 17:24 (one bulk add of four blocks, a single add, an
+	// extend, removals by the `blocks.removeMany` activity, releases by signal); its coordinator polled every second.
+	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-bulk-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'blocks.removeMany'));
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-bulk-run');
+});
+
+test("a site coordinator's run recorded before its timer fix replays under the current code (patched)", async () => {
+	// fixtures/site-coordinator-run.json: the coordinator of the run above (claims by blocks.addMany, release signals,
+	// and the 100 ms timer it started at every iteration while anything was held).
+	const json = JSON.parse(readFileSync(new URL('./fixtures/site-coordinator-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events ?? []).filter((e) => e.timerStartedEventAttributes).length >= 5);
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'site-coordinator-run');
 });
 
 void BlockRefused;

@@ -4,7 +4,8 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailed
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
 import { claim as coordinatorClaim, release as coordinatorRelease } from './coordination.mts';
-import { entryRange, parseEntry, type ListEntry } from '../../workflows/ranges.mts';
+import { liveEntries, liveEntry, ownerId, rangeKey, retryable } from './blocksLive.mts';
+import { createRemoveDue } from './blocksRemoval.mts';
 import {
 	addBlocksUpdate,
 	addBlockUpdate,
@@ -31,44 +32,11 @@ import {
  *  - activities `blocks.add` / `blocks.remove`: one POST / one DELETE of exactly the block's entry; a retry reads the
  *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write);
  *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
+ *    `blocks.removeDue` (blocksRemoval.mts): the same as a local activity, with the release of earlier removals;
  *    `blocks.register`: the attack response registers its own entries as blocks (plan blacklist.expireAfterSeconds);
  *  - client calls for the CLI, the tests and the bench: add / extend / remove are Updates (the answer is the block
  *    as recorded, or a refusal naming the field), list is a query (or the result of a finished workflow).
  */
-
-const rangeKey = (text: string) => {
-	const r = parseEntry(text);
-	return r ? `${r.start}-${r.end}` : undefined;
-};
-
-/** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
-async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
-	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
-	const out = new Map<string, string>();
-	for (const e of list?.p_info?.ipv4?.black_soc ?? []) {
-		const r = entryRange(e);
-		if (r) out.set(`${r.start}-${r.end}`, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
-	}
-	return out;
-}
-
-async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
-	const want = rangeKey(entry);
-	return want === undefined ? undefined : (await liveEntries(client, site_id, domain_port_id)).get(want);
-}
-
-/** Every failure except bad input is retried: the block's write is idempotent here. */
-const retryable = (op: string, e: unknown) => {
-	const f = toFailure(op, e);
-	if (f instanceof ApplicationFailure && f.type === 'ValidationError') return f;
-	return ApplicationFailure.retryable(f.message, 'BlockWriteRetry');
-};
-
-const ownerId = () => {
-	const id = Context.current().info.workflowExecution?.workflowId;
-	if (!id) throw ApplicationFailure.nonRetryable('blocks: only workflows hold entries', 'ValidationError');
-	return id;
-};
 
 export function createBlocksActivities(api: Client, temporal?: () => TemporalClient): Record<string, (input: Record<string, unknown>) => Promise<unknown>> {
 	const withTemporal = <T,>(fn: (t: TemporalClient) => Promise<T>) => {
@@ -130,6 +98,8 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			}
 		},
 		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
+		// The removal as a LOCAL activity (workflows/blocks.mts since `blocks-local-removals`; worker/src/blocksRemoval.mts).
+		[BLOCKS_ACTIVITY.removeDue]: createRemoveDue(api, withTemporal),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal) throw ApplicationFailure.nonRetryable('blocks.register: the worker has no Temporal client', 'ValidationError');
 			const { site_id, domain_port_id, ...req } = input as unknown as BlockRequest & { site_id: string; domain_port_id: string };

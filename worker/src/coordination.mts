@@ -7,7 +7,9 @@ import {
 	COORDINATION,
 	handoverUpdate,
 	holdsQuery,
+	releaseSignal,
 	releaseUpdate,
+	MAX_KEYS,
 	type HandoverResult,
 	type ClaimRequest,
 	type ClaimResult,
@@ -103,6 +105,20 @@ export async function release(client: Client, site: string, owner: string, keys?
 	} catch (e) {
 		if (notRunning(e)) return { released: 0, dequeued: 0 }; // no coordinator: nothing held
 		throw e;
+	}
+}
+
+/**
+ * The same release as a signal sent by the worker (expiring blocks' removal, workflows/blocks.mts): no answer awaited,
+ * so no slot waits for the coordinator and the coordinator takes many in one task. Not running: nothing is held.
+ */
+export async function releaseBySignal(client: Client, site: string, owner: string, keys: string[]): Promise<void> {
+	for (let i = 0; i < keys.length; i += MAX_KEYS) {
+		try {
+			await client.workflow.getHandle(coordinatorIdFor(site)).signal(releaseSignal, { owner, keys: keys.slice(i, i + MAX_KEYS) });
+		} catch (e) {
+			if (!notRunning(e)) throw e;
+		}
 	}
 }
 

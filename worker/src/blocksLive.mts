@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '../../api/client.ts';
+import { toFailure } from './activities.mts';
+import { entryRange, parseEntry, type ListEntry } from '../../workflows/ranges.mts';
+
+/** Expiring blocks: reading a domain-port's blacklist as written, shared by the add and removal activities. */
+
+export const rangeKey = (text: string) => {
+	const r = parseEntry(text);
+	return r ? `${r.start}-${r.end}` : undefined;
+};
+
+/** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
+export async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
+	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
+	const out = new Map<string, string>();
+	for (const e of list?.p_info?.ipv4?.black_soc ?? []) {
+		const r = entryRange(e);
+		if (r) out.set(`${r.start}-${r.end}`, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
+	}
+	return out;
+}
+
+export async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
+	const want = rangeKey(entry);
+	return want === undefined ? undefined : (await liveEntries(client, site_id, domain_port_id)).get(want);
+}
+
+/** Every failure except bad input is retried: the block's write is idempotent here. */
+export const retryable = (op: string, e: unknown) => {
+	const f = toFailure(op, e);
+	if (f instanceof ApplicationFailure && f.type === 'ValidationError') return f;
+	return ApplicationFailure.retryable(f.message, 'BlockWriteRetry');
+};
+
+export const ownerId = () => {
+	const id = Context.current().info.workflowExecution?.workflowId;
+	if (!id) throw ApplicationFailure.nonRetryable('blocks: only workflows hold entries', 'ValidationError');
+	return id;
+};
