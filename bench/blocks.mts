@@ -382,8 +382,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
 		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => round(x, 1)) };
-		doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== '8'), ...r.rows].sort((a, b) => a.bench.localeCompare(b.bench));
-		(doc.results ??= {}).blocks = { ...r.result, note: values.record, measuredAt: new Date().toISOString(), machine };
+		// The run recorded before becomes history (rows `history (…)` and results.blocksHistory): nothing measured is lost.
+		const prev = doc.results?.blocks as { note?: string; measuredAt?: string } | undefined;
+		const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
+		const old8 = (doc.rows ?? []).filter((x) => x.bench === '8');
+		const kept = [
+			...r.rows,
+			...old8.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
+			...old8.filter((x) => x.measure.startsWith('history')),
+		];
+		doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== '8'), ...kept].sort((a, b) => a.bench.localeCompare(b.bench));
+		doc.results ??= {};
+		if (prev) doc.results.blocksHistory = [prev, ...((doc.results.blocksHistory as unknown[] | undefined) ?? [])];
+		doc.results.blocks = { ...r.result, note: values.record, measuredAt: new Date().toISOString(), machine };
 		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 		process.stdout.write('saved bench 8 to bench/results.json\n');
 	}
