@@ -170,7 +170,9 @@ test('a runbook pinned to build A finishes and reverts on A after build B is rol
 		assert.equal(shown.code, 0, shown.err);
 		assert.match(shown.out, new RegExp(`current: ${buildB}`));
 		assert.match(shown.out, new RegExp(`${h1.workflowId} +build ${buildA} +Pinned`));
-		assert.match(shown.out, new RegExp(`${buildA} +draining +\\d+ +1 +1 +no — 1 pinned runbook`));
+		// RUNNING on A: the runbook, and the site's coordinator (auto-upgrade) until its next workflow task moves it to B
+		// (it has no periodic timer: it wakes on a claim, a release or its holds' expiry). PINNED: the runbook only.
+		assert.match(shown.out, new RegExp(`${buildA} +draining +\\d+ +[12] +1 +no — 1 pinned runbook`));
 
 		// Runbook 1 continues as new twice more while B is current: a PINNED run's new run inherits build A.
 		const cont = async () => (await h1.query(stateQuery)).continuedAsNew ?? 0;
