@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { coordinatorQueueFor } from './admission.mts';
 import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
@@ -85,7 +86,8 @@ export async function claim(client: Client, input: CoordinationInput & { owner: 
 			args: [req],
 			startWorkflowOperation: new WithStartWorkflowOperation('siteCoordinator', {
 				workflowId: coordinatorIdFor(input.site_id),
-				taskQueue,
+				// own task queue (admission.mts): never behind runbooks a worker's admission limit holds back
+				taskQueue: coordinatorQueueFor(taskQueue),
 				args: [{ site_id: input.site_id }],
 				workflowIdConflictPolicy: 'USE_EXISTING',
 			}),

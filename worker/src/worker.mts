@@ -3,6 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Client } from '../../api/client.ts';
 import { redactText, registerSecret } from '../../api/redact.ts';
 import { createActivities } from './activities.mts';
+import { AdmissionSlots, admissionTuner, coordinatorQueueFor } from './admission.mts';
 import { createCoordinationActivities } from './coordination.mts';
 import { createFleetActivities } from './fleetActivities.mts';
 import { createBlocksActivities } from './blocks.mts';
@@ -43,6 +44,9 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
  *   SECSVC_MAX_CONCURRENT_ACTIVITIES       activities run at once (default 50)
  *   SECSVC_MAX_CONCURRENT_LOCAL_ACTIVITIES local activities (the runbooks' reads) run at once (default 50)
  *   SECSVC_REUSE_V8_CONTEXT                1/0 (default 1: one V8 context shared by all workflows)
+ *   SECSVC_ADMIT_WORKFLOWS                 admission control (admission.mts): at this many cached workflows the worker
+ *                                          takes no new workflow from the task queue until one ends; the rest wait on
+ *                                          the server for a worker with room (default 400; 0 = off). ≤ the cache size.
  *
  * Memory is sized by the process, not by these options: the worker runs compiled (worker/dist/main.mjs, no tsx) with
  * node flags from SECSVC_WORKER_NODE_FLAGS (default --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20) and
@@ -64,7 +68,10 @@ export function workerTuning(env: Record<string, string | undefined> = process.e
 	const reuse = env.SECSVC_REUSE_V8_CONTEXT;
 	if (reuse !== undefined && reuse !== '' && reuse !== '0' && reuse !== '1') throw new Error(`SECSVC_REUSE_V8_CONTEXT: must be 0 or 1 (got ${JSON.stringify(reuse)})`);
 	const maxCachedWorkflows = int('SECSVC_MAX_CACHED_WORKFLOWS', 1000, 2);
+	const admit = int('SECSVC_ADMIT_WORKFLOWS', 400, 0);
+	if (admit > maxCachedWorkflows) throw new Error(`SECSVC_ADMIT_WORKFLOWS: must be ≤ SECSVC_MAX_CACHED_WORKFLOWS (${maxCachedWorkflows}) or 0 (got ${admit})`);
 	return {
+		admitWorkflows: admit,
 		maxCachedWorkflows,
 		maxConcurrentWorkflowTaskExecutions: Math.min(maxCachedWorkflows, int('SECSVC_MAX_CONCURRENT_WORKFLOW_TASKS', 40, 2)),
 		maxConcurrentActivityTaskExecutions: int('SECSVC_MAX_CONCURRENT_ACTIVITIES', 50, 1),
@@ -80,6 +87,10 @@ export interface RunningWorker {
 	shutdown(): Promise<void>;
 	/** Worker Deployment version of this worker (undefined with SECSVC_WORKER_VERSIONING=0). */
 	deployment?: ReadyResult;
+	/** Admission control (undefined with SECSVC_ADMIT_WORKFLOWS=0). */
+	admission?: AdmissionSlots;
+	/** The second worker of the process: site coordinators on `<task queue>-coordinators`. */
+	coordinators: Worker;
 }
 
 export async function startWorker(
@@ -105,6 +116,27 @@ export async function startWorker(
 	let temporal: TemporalClient | undefined;
 	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
 	const bundle = await workflowBundle({ unversioned: cfg.temporal.workerVersioning === false });
+	const { admitWorkflows, ...tuning } = workerTuning();
+	const { maxConcurrentWorkflowTaskExecutions, maxConcurrentActivityTaskExecutions, maxConcurrentLocalActivityExecutions, ...cacheAndContext } = tuning;
+	// Admission control (admission.mts): a tuner replaces the maxConcurrent* options.
+	const admission = admitWorkflows > 0 ? new AdmissionSlots({ limit: admitWorkflows, maxConcurrent: maxConcurrentWorkflowTaskExecutions }) : undefined;
+	const sizing = admission
+		? { ...cacheAndContext, tuner: admissionTuner(admission, { activities: maxConcurrentActivityTaskExecutions, localActivities: maxConcurrentLocalActivityExecutions }) }
+		: tuning;
+	// Site coordinators on their own task queue, with no admission limit: a runbook admitted here claims its settings
+	// from a coordinator whose first task must not wait behind the runbooks the limit holds back.
+	const coordinators = await Worker.create({
+		connection,
+		namespace: cfg.temporal.namespace,
+		taskQueue: coordinatorQueueFor(cfg.temporal.taskQueue),
+		workflowBundle: { codePath: bundle.codePath },
+		...workerDeploymentOptions(cfg.temporal, bundle.buildId),
+		sinks: runbookSinks(),
+		...(opts.identity ? { identity: opts.identity } : {}),
+		maxCachedWorkflows: cacheAndContext.maxCachedWorkflows,
+		reuseV8Context: cacheAndContext.reuseV8Context,
+		...opts.shutdown,
+	});
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
@@ -123,15 +155,24 @@ export async function startWorker(
 		},
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
-		...workerTuning(),
+		...sizing,
 		...opts.shutdown,
 	});
-	const done = worker.run().finally(async () => {
+	admission?.bind(() => worker.getStatus().numCachedWorkflows);
+	// The two workers live and stop together: when either stops (shutdown or failure), the other is shut down too.
+	const stopBoth = () => {
+		for (const w of [worker, coordinators]) if (w.getState() === 'RUNNING') w.shutdown();
+	};
+	const runs = [worker.run(), coordinators.run()].map((p) => p.finally(stopBoth));
+	const done = Promise.allSettled(runs).then((r) => {
+		const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+		if (failed) throw failed.reason;
+	}).finally(async () => {
 		await close().catch(() => {});
 		if (!opts.connection) await connection.close().catch(() => {});
 	});
 	const shutdown = async () => {
-		if (worker.getState() === 'RUNNING') worker.shutdown();
+		stopBoth();
 		await done;
 	};
 	// --- Worker Deployment Versioning (deploy.mts): usable before returning; first build of a deployment becomes current.
@@ -158,7 +199,7 @@ export async function startWorker(
 			);
 	}
 	// --- end versioning
-	return { worker, done, shutdown, deployment };
+	return { worker, done, shutdown, deployment, admission, coordinators };
 }
 
 export const safeMessage = (e: unknown) => redactText(e instanceof Error ? e.message : String(e));
