@@ -76,6 +76,8 @@ export async function benchRunbooks(
 		peakRssPerWorkerMB?: number[];
 		idleRssMB: number;
 		workerCpuSeconds: number;
+		/** CPU seconds of the Temporal dev server during the run (when the bench started it). */
+		devServerCpuSeconds?: number;
 		outcomes: Record<string, number>;
 		activitiesPerSecond: number;
 		runbooksFindingSettingsHeld: number;
@@ -104,6 +106,8 @@ export async function benchRunbooks(
 			try {
 				await sim.control('DELETE', '/requests');
 				const cpu0 = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0);
+				const serverPid = (temporal as { child?: { pid?: number } }).child?.pid;
+				const serverCpu0 = serverPid ? cpuSeconds(serverPid) : 0;
 				const t0 = performance.now();
 				const handles = await Promise.all(
 					Array.from({ length: n }, (_, i) => {
@@ -135,6 +139,7 @@ export async function benchRunbooks(
 				// Runbooks sharing a level (N > levels) find its settings held by the first one (one owner per setting).
 				const heldByOthers = results.filter((r) => r.status === 'fulfilled' && (r.value.heldByOthers?.length ?? 0) > 0).length;
 				const workerCpu = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0) - cpu0;
+				const serverCpu = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
 				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
 				await sample();
 				const mb = (b: number) => round(b / 2 ** 20, 0);
@@ -145,6 +150,7 @@ export async function benchRunbooks(
 					...(workers > 1 ? { peakRssPerWorkerMB: peaks.map(mb) } : {}),
 					idleRssMB: mb(idle),
 					workerCpuSeconds: round(workerCpu, 1),
+					...(serverCpu !== undefined ? { devServerCpuSeconds: round(serverCpu, 1) } : {}),
 					outcomes,
 					activitiesPerSecond: round(apiCalls / secs, 0),
 					runbooksFindingSettingsHeld: heldByOthers,

@@ -232,7 +232,7 @@ test('a runbook pinned to build A finishes and reverts on A after build B is rol
 		await waitFor('no poller of build A', async () => (await versionPollers(env.client.workflowService, 'default', deployment, buildA)).every((p) => p.pollers === 0), 30_000, 500);
 		await assert.rejects(setCurrent(env.client.workflowService, cfgOf(queue), buildA), (e: unknown) => {
 			assert.ok(e instanceof DeployError);
-			assert.match(e.message, new RegExp(`build id ${buildA}: no worker of this build is polling \\(task queues ${queue}\\).*nothing changed`));
+			assert.match(e.message, new RegExp(`build id ${buildA}: no worker of this build is polling \\(task queues ${queue}, ${queue}-coordinators\\).*nothing changed`));
 			return true;
 		});
 		assert.equal((await deploymentStatus(env.client.workflowService, cfgOf(queue))).current, buildB);

@@ -326,7 +326,7 @@ export async function setCurrent(svc: Svc, t: TemporalCfg, buildId: string, iden
 	const pollers = await versionPollers(svc, t.namespace, name, buildId);
 	if (!pollers.some((p) => p.pollers > 0))
 		throw new DeployError(
-			`build id ${buildId}: no worker of this build is polling${pollers.length ? ` (task queues ${pollers.map((p) => p.taskQueue).join(', ')})` : ''}; start its workers first; nothing changed`,
+			`build id ${buildId}: no worker of this build is polling${pollers.length ? ` (task queues ${pollers.map((p) => p.taskQueue).sort().join(', ')})` : ''}; start its workers first; nothing changed`,
 		);
 	try {
 		await svc.setWorkerDeploymentCurrentVersion({ namespace: t.namespace, deploymentName: name, buildId, conflictToken: d.conflictToken, identity });
