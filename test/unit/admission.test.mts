@@ -77,3 +77,18 @@ test('SECSVC_ADMIT_WORKFLOWS: default 400, 0 turns it off, above the cache size 
 	assert.throws(() => workerTuning({ SECSVC_ADMIT_WORKFLOWS: 'lots' }), /SECSVC_ADMIT_WORKFLOWS: must be an integer ≥ 0/);
 	assert.equal(coordinatorQueueFor('secsvc-runbooks'), 'secsvc-runbooks-coordinators');
 });
+
+test('the worker is told once when the limit starts holding back and once when it stops', async () => {
+	let cached = 2;
+	const s = new AdmissionSlots({ limit: 2, maxConcurrent: 5, stallMs: 60_000 });
+	s.bind(() => cached);
+	const seen: boolean[] = [];
+	s.onChange = (h) => seen.push(h);
+	const a = s.reserveSlot({ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false }, new AbortController().signal);
+	const b = s.reserveSlot({ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false }, new AbortController().signal);
+	await new Promise((r) => setTimeout(r, 20));
+	assert.deepEqual(seen, [true]);
+	cached = 0;
+	await Promise.all([a, b]);
+	assert.deepEqual(seen, [true, false]);
+});

@@ -41,8 +41,18 @@ export class AdmissionSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
 	private readonly stallMs: number;
 	private timer: NodeJS.Timeout | undefined;
 
+	/** Told once when the limit starts holding new workflows back, and once when it stops (the worker logs both). */
+	onChange?: (holding: boolean) => void;
+	private holding = false;
+
 	constructor(private readonly o: AdmissionOptions) {
 		this.stallMs = o.stallMs ?? 5000;
+	}
+
+	private setHolding(h: boolean) {
+		if (h === this.holding) return;
+		this.holding = h;
+		this.onChange?.(h);
 	}
 
 	/** The worker's cached-workflow count (Worker.getStatus().numCachedWorkflows), bound once the worker exists. */
@@ -64,13 +74,19 @@ export class AdmissionSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
 
 	private take(ctx: Pick<SlotReserveContext, 'isSticky'>): SlotPermit {
 		this.inUse++;
-		if (!ctx.isSticky) this.normalReserved++;
+		if (!ctx.isSticky) {
+			this.normalReserved++;
+			this.setHolding(false);
+		}
 		return { sticky: ctx.isSticky };
 	}
 
 	async reserveSlot(ctx: SlotReserveContext, abortSignal: AbortSignal): Promise<SlotPermit> {
 		if (this.admits(ctx)) return this.take(ctx);
-		if (!ctx.isSticky && this.inUse < this.o.maxConcurrent) this.stats.held++;
+		if (!ctx.isSticky && this.inUse < this.o.maxConcurrent) {
+			this.stats.held++;
+			this.setHolding(true);
+		}
 		return new Promise<SlotPermit>((resolve, reject) => {
 			const tryIt = () => {
 				if (!this.admits(ctx)) return;

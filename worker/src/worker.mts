@@ -158,7 +158,15 @@ export async function startWorker(
 		...sizing,
 		...opts.shutdown,
 	});
-	admission?.bind(() => worker.getStatus().numCachedWorkflows);
+	if (admission) {
+		admission.bind(() => worker.getStatus().numCachedWorkflows);
+		admission.onChange = (holding) =>
+			console.log(
+				holding
+					? `secsvc worker: ${admitWorkflows} workflows cached (SECSVC_ADMIT_WORKFLOWS): new ones wait on the server for a worker with room`
+					: `secsvc worker: taking new workflows again`,
+			);
+	}
 	// The two workers live and stop together: when either stops (shutdown or failure), the other is shut down too.
 	const stopBoth = () => {
 		for (const w of [worker, coordinators]) if (w.getState() === 'RUNNING') w.shutdown();
