@@ -13,7 +13,9 @@
  *    removed by one DELETE, every entry named once; a bad entry is named and nothing is sent;
  *  - a run recorded before `blocks-bulk-adds` (fixtures/blocks-batched-run.json: the batched code of 2026-11-23 13:00,
  *    four adds, an extend, removals, releases), one before `blocks-local-removals` (fixtures/blocks-bulk-run.json) and
- *    its site coordinator before `coordinator-timers` (fixtures/site-coordinator-run.json) replay under the current code.
+ *    its site coordinator before `coordinator-timers` (fixtures/site-coordinator-run.json) replay under the current code,
+ *    and so does a run of the local-removal code recorded before workflows/blocks was split by step
+ *    (fixtures/blocks-local-run.json).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -453,6 +455,18 @@ test("a site coordinator's run recorded before its timer fix replays under the c
 	const history = proto.temporal.api.history.v1.History.fromObject(json);
 	assert.ok((history.events ?? []).filter((e) => e.timerStartedEventAttributes).length >= 5);
 	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'site-coordinator-run');
+});
+
+test('a blocks run recorded before workflows/blocks was split by step replays under the current code', async () => {
+	// fixtures/blocks-local-run.json: the local-removal code of 2026-11-24 10:05 before the split (one bulk add of four
+	// blocks, a single add, an extend, an add removed at once, removals by the `blocks.removeDue` local activity, the
+	// coalesced release signal). The split moved code into workflows/blocks/*.mts; the commands must not change.
+	const json = JSON.parse(readFileSync(new URL('./fixtures/blocks-local-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	const events = history.events ?? [];
+	assert.ok(events.filter((e) => e.markerRecordedEventAttributes).length >= 4, 'local removals (markers)');
+	assert.ok(events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes), 'a release signal');
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-local-run');
 });
 
 void BlockRefused;

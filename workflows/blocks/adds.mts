@@ -1,0 +1,121 @@
+import { workflowInfo } from '@temporalio/workflow';
+import { claim, release } from '../claims.mts';
+import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from '../blocksShared.mts';
+import { entryRange, type ListEntry } from '../ranges.mts';
+import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
+
+/**
+ * Adding a batch of blocks (the adds that arrived together). Each entry's key is HELD at the site's coordinator from
+ * its add to its removal; an entry a runbook holds is not written: the block queues as the key's successor and takes
+ * the entry over at the runbook's revert. An entry already on the list that no block wrote is refused (unless
+ * `adopt`). Every outcome is recorded on the block; refusals name the field and the rule.
+ */
+
+/** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
+export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> {
+	const { site, dp, byRange } = run;
+	const fail = (p: Pending, e: Error) => {
+		p.error = e;
+		p.done = true;
+		if (byRange.get(p.block.range) === p.block) byRange.delete(p.block.range);
+	};
+	const keys = batch.map((p) => blockKey(dp, p.block.range));
+	const ttl = Math.max(...batch.map((p) => run.ttlFor(p.block)));
+	let c;
+	try {
+		c = await claim(site, { keys, mode: 'hold', queue: true, reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`, ttlSeconds: ttl });
+	} catch (e) {
+		for (const p of batch) fail(p, refuse('block', `the site's coordinator refused: ${errText(e)}`));
+		return;
+	}
+	const heldBy = new Map(c.held.map((h) => [h.key, h]));
+	const queued = new Set(c.queued ?? []);
+	const granted: Pending[] = [];
+	const giveBack: string[] = [];
+	for (const p of batch) {
+		const key = blockKey(dp, p.block.range);
+		const h = heldBy.get(key);
+		if (!h) granted.push(p);
+		else if (queued.has(key)) {
+			p.block.state = run.handed.delete(key) ? 'active' : 'queued';
+			p.block.note = `the entry is held by ${h.owner} (${h.reason}): it passes to this block at its revert; removed at the expiry once it has`;
+			p.done = true;
+		} else fail(p, refuse('entry', `${p.block.range} is held by ${h.owner} and another block already waits for it`));
+	}
+	if (!granted.length) return;
+	let listed: Set<string>;
+	try {
+		const list = await reads['applicationProtection.ipBlacklist.get']({ site_id: site, domain_port_id: dp });
+		listed = new Set(((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]).map(entryRange).flatMap((r) => (r ? [`${r.start}-${r.end}`] : [])));
+	} catch (e) {
+		for (const p of granted) fail(p, refuse('domain_port_id', `${dp} of site ${site}: the blacklist cannot be read (${errText(e)}); nothing was sent`));
+		await release(site, granted.map((p) => blockKey(dp, p.block.range)));
+		return;
+	}
+	const rangeKey = (range: string) => {
+		const r = entryRange(range.includes('-') ? { start_ip: range.split('-')[0], end_ip: range.split('-')[1] } : { ip: range });
+		return r ? `${r.start}-${r.end}` : range;
+	};
+	await Promise.all(
+		granted.map(async (p) => {
+			const present = listed.has(rangeKey(p.block.range));
+			if (present && !p.req.adopt) {
+				giveBack.push(blockKey(dp, p.block.range));
+				return fail(p, refuse('entry', `${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`));
+			}
+			if (!present) {
+				try {
+					await writes[BLOCKS_ACTIVITY.add]({ site_id: site, domain_port_id: dp, entry: p.block.range });
+				} catch (e) {
+					giveBack.push(blockKey(dp, p.block.range));
+					return fail(p, refuse('entry', `the service refused to add ${p.block.range}: ${errText(e)}`));
+				}
+			}
+			p.block.state = 'active';
+			p.done = true;
+		}),
+	);
+	if (giveBack.length) await release(site, giveBack);
+}
+
+/**
+ * Bulk mode: the whole add batch in ONE activity (blocks.addMany: coordinator claim, one read, one POST per entry
+ * not yet listed, release of what was not written) instead of claim + read + one activity per POST.
+ */
+export async function addBatchBulk(run: BlocksRun, batch: Pending[]): Promise<void> {
+	const { site, dp, byRange } = run;
+	const fail = (p: Pending, field: string, rule: string) => {
+		p.refusal = { entry: p.block.entry, field, rule };
+		p.error = refuse(field, rule);
+		p.done = true;
+		if (byRange.get(p.block.range) === p.block) byRange.delete(p.block.range);
+	};
+	const ttl = Math.max(...batch.map((p) => run.ttlFor(p.block)));
+	let r: { results: AddManyOutcome[] };
+	try {
+		r = await writes[BLOCKS_ACTIVITY.addMany]({
+			site_id: site,
+			domain_port_id: dp,
+			entries: batch.map((p) => ({ range: p.block.range, ...(p.req.adopt ? { adopt: true } : {}) })),
+			ttlSeconds: ttl,
+			reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`,
+		});
+	} catch (e) {
+		for (const p of batch) fail(p, 'block', `the add failed: ${errText(e)}`);
+		return;
+	}
+	const byRangeResult = new Map(r.results.map((x) => [x.range, x]));
+	for (const p of batch) {
+		const x = byRangeResult.get(p.block.range);
+		if (!x) fail(p, 'block', 'no answer for this entry');
+		else if (x.outcome === 'refused') fail(p, x.field, x.rule);
+		else if (x.outcome === 'queued') {
+			p.block.state = run.handed.delete(blockKey(dp, p.block.range)) ? 'active' : 'queued';
+			p.block.note = `the entry is held by ${x.holder.owner} (${x.holder.reason}): it passes to this block at its revert; removed at the expiry once it has`;
+			p.done = true;
+		} else {
+			p.block.state = 'active';
+			p.done = true;
+		}
+	}
+}

@@ -1,0 +1,153 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import { claim, release } from '../claims.mts';
+import { handedOverSignal } from '../coordination.mts';
+import {
+	ACTIVE_STATES,
+	addBlocksUpdate,
+	addBlockUpdate,
+	blockKey,
+	blocksQuery,
+	checkBlockRequest,
+	checkBulkRequest,
+	checkChangeRequest,
+	extendBlockUpdate,
+	removeBlockUpdate,
+	type Block,
+	type BlockRequest,
+} from '../blocksShared.mts';
+import { errText, holdReason, iso, type BlocksRun, type Pending } from './context.mts';
+
+/**
+ * The expiring blocks' Updates (addBlock, addBlocks, extendBlock, removeBlock: each with a validator that refuses
+ * bad input, naming the field, before anything is recorded), the `blocks` query and the coordinator's hand-over
+ * signal. An add is queued for the main loop (blocks.mts), which sends the adds of one moment as one batch.
+ */
+export function registerBlocksHandlers(run: BlocksRun): void {
+	const { site, dp, maxPrefix, byRange } = run;
+	const { local } = run.modes;
+
+	setHandler(
+		addBlockUpdate,
+		async (req) => {
+			const p = enqueue(req, checkBlockRequest(req, maxPrefix));
+			await condition(() => p.done === true);
+			if (p.error) throw p.error;
+			return p.block;
+		},
+		{
+			validator: (req) => {
+				const range = checkBlockRequest(req, maxPrefix);
+				const cur = byRange.get(range);
+				if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+			},
+		},
+	);
+
+	setHandler(
+		addBlocksUpdate,
+		async (req) => {
+			const ranges = checkBulkRequest(req, maxPrefix);
+			const ps = req.blocks.map((b, i) => enqueue(b, ranges[i]));
+			await condition(() => ps.every((p) => p.done === true));
+			return {
+				blocks: ps.flatMap((p) => (p.error ? [] : [p.block])),
+				refused: ps.flatMap((p) => (p.error ? [p.refusal ?? { entry: p.block.entry, field: 'entry', rule: errText(p.error) }] : [])),
+			};
+		},
+		{
+			validator: (req) => {
+				const ranges = checkBulkRequest(req, maxPrefix);
+				ranges.forEach((range, i) => {
+					const cur = byRange.get(range);
+					if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+				});
+			},
+		},
+	);
+
+	function enqueue(req: BlockRequest, range: string): Pending {
+		const now = Date.now();
+		const block: Block = {
+			site_id: site,
+			domain_port_id: dp,
+			range,
+			entry: req.entry.trim(),
+			expiresAt: iso(now + req.seconds * 1000),
+			by: req.by,
+			reason: req.reason,
+			via: req.via ?? 'api',
+			state: 'adding',
+			addedAt: iso(now),
+		};
+		byRange.set(range, block);
+		if (local) {
+			// Re-added before the release of its earlier block was sent: the hold just stays.
+			const i = run.toRelease.indexOf(blockKey(dp, range));
+			if (i >= 0) run.toRelease.splice(i, 1);
+		}
+		const p: Pending = { req, block };
+		run.pending.push(p);
+		run.wake();
+		return p;
+	}
+
+	const current = (entry: string, withSeconds: boolean, req: { entry: string; seconds?: number; by: string }) => {
+		const range = checkChangeRequest(req as never, withSeconds);
+		const b = byRange.get(range);
+		if (!b || !ACTIVE_STATES.includes(b.state)) throw new Error(`entry: no active block for ${entry} on ${dp}`);
+		if (b.state === 'adding' || b.state === 'removing') throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
+		return b;
+	};
+
+	setHandler(
+		extendBlockUpdate,
+		async (req) => {
+			const b = current(req.entry, true, req);
+			const at = iso(Date.now() + (req.seconds as number) * 1000);
+			b.expiresAt = at;
+			(b.changes ??= []).push({ at: iso(Date.now()), by: req.by, expiresAt: at });
+			// The hold's `until` follows the expiry (same owner: the coordinator moves it; queued: the successor's ttl).
+			await claim(site, { keys: [blockKey(dp, b.range)], mode: 'hold', queue: true, reason: holdReason(b), ttlSeconds: run.ttlFor(b) });
+			run.wake();
+			return b;
+		},
+		{ validator: (req) => void current(req?.entry, true, req) },
+	);
+
+	setHandler(
+		removeBlockUpdate,
+		async (req) => {
+			const b = current(req.entry, false, req);
+			(b.changes ??= []).push({ at: iso(Date.now()), by: req.by, expiresAt: iso(Date.now()) });
+			if (b.state === 'queued') {
+				const r = await release(site, [blockKey(dp, b.range)], true);
+				if (r.dequeued) {
+					run.end(b, 'cancelled', `removed by ${req.by} before the holder handed the entry over: the entry stays with its holder`);
+					return b;
+				}
+				b.state = 'active'; // handed over meanwhile: ours to remove
+			}
+			b.expiresAt = iso(Date.now());
+			b.note = `removed now by ${req.by}`;
+			run.wake();
+			await condition(() => !ACTIVE_STATES.includes(b.state));
+			return b;
+		},
+		{ validator: (req) => void current(req?.entry, false, req) },
+	);
+
+	setHandler(blocksQuery, () => [...byRange.values(), ...run.ended]);
+
+	setHandler(handedOverSignal, ({ keys }) => {
+		for (const key of keys ?? []) {
+			const b = byRange.get(key.slice(run.keyPrefix.length));
+			if (b?.state === 'queued') {
+				b.state = 'active';
+				b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
+			} else if (b?.state === 'adding') run.handed.add(key);
+			else if (local) run.queueRelease(key); // nobody waits for it any more
+			else run.toRelease.push(key);
+		}
+		run.wake();
+	});
+}
