@@ -80,6 +80,9 @@ test('metrics and search attributes during and after a runbook', async () => {
 	assert.equal(sum(during, 'secsvc_changes_applied_total'), changes.length);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'waiting' }), 1);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'tightening' }), 0);
+	// admission control (worker/src/admission.mts): the default cap, not reached by one runbook
+	assert.equal(sum(during, 'secsvc_worker_admission_limit'), 400);
+	assert.equal(sum(during, 'secsvc_worker_admission_holding'), 0);
 	assert.equal(sum(during, 'secsvc_api_requests_total', { operation: 'detection.setMode', outcome: '0' }), 1);
 	assert.ok(sum(during, 'secsvc_api_requests_total', { operation: 'dashboard.isUnderAttack', outcome: '0' }) >= 1);
 

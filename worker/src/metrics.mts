@@ -22,6 +22,8 @@ export const METRIC = {
 	retries: 'secsvc_api_retries',
 	rateLimitWaits: 'secsvc_api_rate_limit_waits',
 	rateLimitWaitTime: 'secsvc_api_rate_limit_wait_time',
+	admissionLimit: 'secsvc_worker_admission_limit',
+	admissionHolding: 'secsvc_worker_admission_holding',
 } as const;
 
 /** Prefix of the SDK's own metrics (its default; the SDK does not put it before metrics made with a meter). */

@@ -50,6 +50,8 @@ export function runbookSinks(meter: MetricMeter | undefined = metricsOn ? Runtim
 let metricsOn = false;
 /** Called once the Runtime with the Prometheus exporter is installed (worker.mts). */
 export const markMetricsOn = () => void (metricsOn = true);
+/** The SDK Runtime's meter when /metrics is served, else undefined. */
+export const metricMeter = (): MetricMeter | undefined => (metricsOn ? Runtime.instance().metricMeter : undefined);
 
 /**
  * The runbooks' search attributes must exist in the namespace, or every runbook's first workflow task fails.

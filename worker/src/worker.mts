@@ -11,8 +11,8 @@ import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from './client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
-import { apiMetricsListener, installMetrics } from './metrics.mts';
-import { ensureSearchAttributes, markMetricsOn, runbookSinks } from './runbookMetrics.mts';
+import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
+import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
 export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
@@ -158,14 +158,22 @@ export async function startWorker(
 		...sizing,
 		...opts.shutdown,
 	});
+	// /metrics: the cap (0 = off) and whether it holds new workflows back now (1) — with the task queue's backlog,
+	// what tells an on-call engineer that runbooks wait for a worker with room.
+	const meter = metricMeter();
+	meter?.createGauge(METRIC.admissionLimit, 'int', '1', 'cached workflows at which this worker takes no new one (SECSVC_ADMIT_WORKFLOWS; 0 = off)').set(admitWorkflows);
+	const holdingGauge = meter?.createGauge(METRIC.admissionHolding, 'int', '1', '1 while this worker is at its admission limit: new workflows wait on the server');
+	holdingGauge?.set(0);
 	if (admission) {
 		admission.bind(() => worker.getStatus().numCachedWorkflows);
-		admission.onChange = (holding) =>
+		admission.onChange = (holding) => {
+			holdingGauge?.set(holding ? 1 : 0);
 			console.log(
 				holding
 					? `secsvc worker: ${admitWorkflows} workflows cached (SECSVC_ADMIT_WORKFLOWS): new ones wait on the server for a worker with room`
 					: `secsvc worker: taking new workflows again`,
 			);
+		};
 	}
 	// The two workers live and stop together: when either stops (shutdown or failure), the other is shut down too.
 	const stopBoth = () => {
