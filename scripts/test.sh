@@ -13,6 +13,8 @@ fi
 
 echo "== build (tsc)"
 npm run -s build
+echo "== typecheck (workflows/, worker/src/, simulator/: tsconfig.workers.json)"
+npm run -s typecheck
 echo "== n8n-node lint (strict)"
 npx --no-install n8n-node lint
 

@@ -22,7 +22,7 @@ import { fleetWatch } from './fleetWatch.mts';
 import { siteCoordinator } from './siteCoordinator.mts';
 
 const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };
-for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf);
+for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
 export { attackResponse } from './attackResponse.mts';
 export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };
