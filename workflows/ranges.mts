@@ -7,7 +7,7 @@
  * - `formatRange` writes a range the way the IP-list operations take it: `a.b.c.d` or `a.b.c.d-e.f.g.h`.
  */
 
-import { formatIpv4, parseIpv4, parseIpv4Entry, type Ipv4Range } from '../api/catalog/ipv4.ts';
+import { formatIpv4, listEntryRange, parseIpv4, parseIpv4Entry, type Ipv4ListEntry, type Ipv4Range } from '../api/catalog/ipv4.ts';
 
 export type Range = Ipv4Range;
 
@@ -68,20 +68,9 @@ export function covers(outer: Range, inner: Range): boolean {
 	return outer.start <= inner.start && inner.end <= outer.end;
 }
 
-/** IP-list entry as returned by the service (`type` 'range' → start_ip/end_ip; 'network' → ip). */
-export interface ListEntry {
-	type?: string;
-	ip?: string;
-	start_ip?: string;
-	end_ip?: string;
-}
-
-export function entryRange(e: ListEntry): Range | undefined {
-	if (e.start_ip && e.end_ip) return parseEntry(`${e.start_ip}-${e.end_ip}`);
-	if (e.ip) return parseEntry(e.ip);
-	if (e.start_ip) return parseEntry(e.start_ip);
-	return undefined;
-}
+/** IP-list entry as returned by the service, and the addresses it covers (shared with the worker and the node). */
+export type ListEntry = Ipv4ListEntry;
+export const entryRange = listEntryRange;
 
 /** Parses many entries; returns the valid ranges and the texts that were not valid. */
 export function parseAll(texts: readonly string[]): { ranges: Range[]; invalid: string[] } {

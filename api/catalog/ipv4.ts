@@ -62,3 +62,30 @@ export function toRangeText(s: string): string {
 }
 
 export const rangeSize = (r: Ipv4Range) => r.end - r.start + 1;
+
+/** An IP-list entry as the service lists it (§4.3: `type` 'range' → start_ip/end_ip; 'network' → ip). */
+export interface Ipv4ListEntry {
+	type?: string;
+	ip?: string;
+	start_ip?: string;
+	end_ip?: string;
+}
+
+/** The text the service knows a listed entry by (what a remove must name): `start-end`, or the address / CIDR. */
+export function listEntryText(e: Ipv4ListEntry): string {
+	return e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip ?? '');
+}
+
+/** The addresses a listed entry covers; undefined when it names none validly. */
+export function listEntryRange(e: Ipv4ListEntry): Ipv4Range | undefined {
+	if (e.start_ip && e.end_ip) return parseIpv4Entry(`${e.start_ip}-${e.end_ip}`);
+	if (e.ip) return parseIpv4Entry(e.ip);
+	if (e.start_ip) return parseIpv4Entry(e.start_ip);
+	return undefined;
+}
+
+/** One key per address set, whatever the notation (`a.b.c.d/30` and `a.b.c.0-a.b.c.3` meet): `start-end` as numbers. */
+export function entryRangeKey(text: string): string | undefined {
+	const r = parseIpv4Entry(text);
+	return r ? `${r.start}-${r.end}` : undefined;
+}

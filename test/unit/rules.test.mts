@@ -116,3 +116,19 @@ test('normalisation: one consistent user form, documented wire form', () => {
 	const m = client.validate('detection.setMode' as string, { ...samples['detection.setMode'], model: 1 });
 	assert.equal(m.model, '1');
 });
+
+test('listed IP-list entries: one reading of their text, range and key for the node, the worker and the runbooks', async () => {
+	const { listEntryText, listEntryRange, entryRangeKey } = await import('../../api/catalog/ipv4.ts');
+	// A 'range' entry is named start-end; a 'network' entry by its address or CIDR, as the service lists it.
+	assert.equal(listEntryText({ type: 'range', start_ip: '203.0.113.0', end_ip: '203.0.113.3' }), '203.0.113.0-203.0.113.3');
+	assert.equal(listEntryText({ type: 'network', ip: '198.51.100.0/30' }), '198.51.100.0/30');
+	assert.equal(listEntryText({}), '');
+	// The same addresses in any notation give the same key, so a CIDR the user typed finds the range the list shows.
+	const listed = listEntryRange({ type: 'range', start_ip: '198.51.100.0', end_ip: '198.51.100.3' });
+	assert.deepEqual(listed, { start: 3325256704, end: 3325256707 });
+	assert.equal(entryRangeKey('198.51.100.2/30'), `${listed?.start}-${listed?.end}`);
+	assert.equal(entryRangeKey('198.51.100.7'), '3325256711-3325256711');
+	// Not an entry: no key, so nothing is matched or removed by it.
+	for (const bad of ['198.51.100.9-198.51.100.1', '256.0.0.1', '010.0.0.1', '1.2.3.4/33', 'x']) assert.equal(entryRangeKey(bad), undefined, bad);
+	assert.equal(listEntryRange({ type: 'range' }), undefined);
+});

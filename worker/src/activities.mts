@@ -3,6 +3,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
+import { entryRangeKey, listEntryRange, listEntryText, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
 import { isClientRefusal, type Client } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
@@ -127,71 +128,31 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
 	const getId = `applicationProtection.${op.group}.get`;
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
-	const list = (await client.call<{ p_info?: { ipv4?: Record<string, EntryLike[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
+	const list = (await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
 	const liveText = new Map<string, string>();
 	for (const e of list) {
-		const k = entryKey(e);
-		if (k) liveText.set(k, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
+		const r = listEntryRange(e);
+		if (r) liveText.set(`${r.start}-${r.end}`, listEntryText(e));
 	}
 	const present = new Set(liveText.keys());
 	const raw = valid[key];
 	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
 	if (op.action === 'add') {
-		const k = textKey(String(wanted[0] ?? ''));
+		const k = entryRangeKey(String(wanted[0] ?? ''));
 		if (wanted.length && k && present.has(k)) return { alreadyPresent: true, entry: wanted[0] };
 		await client.call(op.id, params);
 		return { added: wanted[0] };
 	}
 	const toRemove = wanted.filter((w) => {
-		const k = textKey(w);
+		const k = entryRangeKey(w);
 		return k !== undefined && present.has(k);
 	});
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	const names = toRemove.map((w) => liveText.get(textKey(w) as string) ?? w);
+	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
 	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
 	return { removed: toRemove, absent };
-}
-
-interface EntryLike {
-	type?: string;
-	ip?: string;
-	start_ip?: string;
-	end_ip?: string;
-}
-
-function ipNum(s: string): number | undefined {
-	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s.trim());
-	if (!m) return undefined;
-	return m.slice(1).reduce((n, p) => n * 256 + Number(p), 0);
-}
-
-function textKey(t: string): string | undefined {
-	const s = t.trim();
-	if (s.includes('-')) {
-		const [a, b] = s.split('-');
-		const x = ipNum(a);
-		const y = ipNum(b);
-		return x === undefined || y === undefined ? undefined : `${x}-${y}`;
-	}
-	if (s.includes('/')) {
-		const [a, l] = s.split('/');
-		const x = ipNum(a);
-		const len = Number(l);
-		if (x === undefined || !(len >= 0 && len <= 32)) return undefined;
-		const size = 2 ** (32 - len);
-		const start = x - (x % size);
-		return `${start}-${start + size - 1}`;
-	}
-	const x = ipNum(s);
-	return x === undefined ? undefined : `${x}-${x}`;
-}
-
-function entryKey(e: EntryLike): string | undefined {
-	if (e.start_ip && e.end_ip) return textKey(`${e.start_ip}-${e.end_ip}`);
-	if (e.ip) return textKey(e.ip);
-	return undefined;
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */

@@ -2,22 +2,19 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
-import { entryRange, parseEntry, type ListEntry } from '../../workflows/ranges.mts';
+import { entryRangeKey, listEntryRange, listEntryText, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
 
 /** Expiring blocks: reading a domain-port's blacklist as written, shared by the add and removal activities. */
 
-export const rangeKey = (text: string) => {
-	const r = parseEntry(text);
-	return r ? `${r.start}-${r.end}` : undefined;
-};
+export const rangeKey = entryRangeKey;
 
 /** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
 export async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
-	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
+	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: Ipv4ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
 	const out = new Map<string, string>();
 	for (const e of list?.p_info?.ipv4?.black_soc ?? []) {
-		const r = entryRange(e);
-		if (r) out.set(`${r.start}-${r.end}`, e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip));
+		const r = listEntryRange(e);
+		if (r) out.set(`${r.start}-${r.end}`, listEntryText(e));
 	}
 	return out;
 }

@@ -1,6 +1,7 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult, INodePropertyOptions } from 'n8n-workflow';
 import { optionLabel } from '../../../api/catalog/labels';
 import { DETECTION_GROUPS } from '../../../api/catalog/detectionGroups';
+import { listEntryText, type Ipv4ListEntry } from '../../../api/catalog/ipv4';
 import { CLIENT_AUTH_STANDIN, getClient } from '../transport';
 
 /**
@@ -132,20 +133,15 @@ async function searchBypassRecords(this: ILoadOptionsFunctions, filter?: string)
 	};
 }
 
-/** An IP-list entry written the way the service lists it (what a remove must name). */
-function entryText(e: { ip?: string; start_ip?: string; end_ip?: string }): string {
-	return e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip ?? e.start_ip ?? '');
-}
-
 async function ipListEntries(ctx: ILoadOptionsFunctions, which: 'black' | 'white'): Promise<INodePropertyOptions[]> {
 	const at = domainPort(ctx);
 	if (!at) return [];
 	const client = await getClient(ctx, { retries: 0 });
 	// The result schema is validated by the client; its transform leaves the generated type `unknown`.
-	type Lists = { p_info: { ipv4: Record<string, Array<{ ip?: string; start_ip?: string; end_ip?: string }>> } };
+	type Lists = { p_info: { ipv4: Record<string, Ipv4ListEntry[]> } };
 	const r = (await client.call(which === 'black' ? 'applicationProtection.ipBlacklist.get' : 'applicationProtection.ipWhitelist.get', at, opts)) as Lists;
 	const entries = r.p_info.ipv4[`${which}_soc`] ?? [];
-	return entries.map(entryText).filter((t) => t !== '').map((t) => ({ name: t, value: t }));
+	return entries.map(listEntryText).filter((t) => t !== '').map((t) => ({ name: t, value: t }));
 }
 
 export const listSearch = {
