@@ -71,6 +71,7 @@ export function covers(outer: Range, inner: Range): boolean {
 /** IP-list entry as returned by the service, and the addresses it covers (shared with the worker and the node). */
 export type ListEntry = Ipv4ListEntry;
 export const entryRange = listEntryRange;
+export { entryRangeKey, listedByKey } from '../api/catalog/ipv4.ts';
 
 /** Parses many entries; returns the valid ranges and the texts that were not valid. */
 export function parseAll(texts: readonly string[]): { ranges: Range[]; invalid: string[] } {

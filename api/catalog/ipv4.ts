@@ -85,7 +85,19 @@ export function listEntryRange(e: Ipv4ListEntry): Ipv4Range | undefined {
 }
 
 /** One key per address set, whatever the notation (`a.b.c.d/30` and `a.b.c.0-a.b.c.3` meet): `start-end` as numbers. */
+export const rangeKeyOf = (r: Ipv4Range) => `${r.start}-${r.end}`;
+
 export function entryRangeKey(text: string): string | undefined {
 	const r = parseIpv4Entry(text);
-	return r ? `${r.start}-${r.end}` : undefined;
+	return r ? rangeKeyOf(r) : undefined;
+}
+
+/** A list as the service shows it: each entry's key → its text (what a remove must name, found from any notation). */
+export function listedByKey(entries: readonly Ipv4ListEntry[]): Map<string, string> {
+	const out = new Map<string, string>();
+	for (const e of entries) {
+		const r = listEntryRange(e);
+		if (r) out.set(rangeKeyOf(r), listEntryText(e));
+	}
+	return out;
 }

@@ -6,6 +6,7 @@ import { createClient } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import type { HttpRequest } from '../../api/transport/types.ts';
 import { samples } from '../helpers/samples.mts';
+import { entryRangeKey, listEntryRange, listEntryText } from '../../api/catalog/ipv4.ts';
 
 const sent: HttpRequest[] = [];
 const client = createClient({
@@ -117,8 +118,7 @@ test('normalisation: one consistent user form, documented wire form', () => {
 	assert.equal(m.model, '1');
 });
 
-test('listed IP-list entries: one reading of their text, range and key for the node, the worker and the runbooks', async () => {
-	const { listEntryText, listEntryRange, entryRangeKey } = await import('../../api/catalog/ipv4.ts');
+test('listed IP-list entries: one reading of their text, range and key for the node, the worker and the runbooks', () => {
 	// A 'range' entry is named start-end; a 'network' entry by its address or CIDR, as the service lists it.
 	assert.equal(listEntryText({ type: 'range', start_ip: '203.0.113.0', end_ip: '203.0.113.3' }), '203.0.113.0-203.0.113.3');
 	assert.equal(listEntryText({ type: 'network', ip: '198.51.100.0/30' }), '198.51.100.0/30');

@@ -3,7 +3,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
-import { entryRangeKey, listEntryRange, listEntryText, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
 import { isClientRefusal, type Client } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
@@ -130,23 +130,18 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
 	const list = (await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
-	const liveText = new Map<string, string>();
-	for (const e of list) {
-		const r = listEntryRange(e);
-		if (r) liveText.set(`${r.start}-${r.end}`, listEntryText(e));
-	}
-	const present = new Set(liveText.keys());
+	const liveText = listedByKey(list);
 	const raw = valid[key];
 	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
 	if (op.action === 'add') {
 		const k = entryRangeKey(String(wanted[0] ?? ''));
-		if (wanted.length && k && present.has(k)) return { alreadyPresent: true, entry: wanted[0] };
+		if (wanted.length && k && liveText.has(k)) return { alreadyPresent: true, entry: wanted[0] };
 		await client.call(op.id, params);
 		return { added: wanted[0] };
 	}
 	const toRemove = wanted.filter((w) => {
 		const k = entryRangeKey(w);
-		return k !== undefined && present.has(k);
+		return k !== undefined && liveText.has(k);
 	});
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };

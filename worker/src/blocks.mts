@@ -4,7 +4,8 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailed
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
 import { claim as coordinatorClaim, release as coordinatorRelease } from './coordination.mts';
-import { liveEntries, liveEntry, ownerId, rangeKey, retryable } from './blocksLive.mts';
+import { liveEntries, liveEntry, ownerId, retryable } from './blocksLive.mts';
+import { entryRangeKey } from '../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './blocksRemoval.mts';
 import {
 	addBlocksUpdate,
@@ -81,7 +82,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			const attempt = Context.current().info.attempt;
 			try {
 				const live = await liveEntries(api, site_id, domain_port_id);
-				const found = entries.map((entry) => ({ entry, live: live.get(rangeKey(entry) ?? '') }));
+				const found = entries.map((entry) => ({ entry, live: live.get(entryRangeKey(entry) ?? '') }));
 				const present = [...new Set(found.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
 				return {
@@ -172,10 +173,10 @@ async function addMany(api: Client, withTemporal: <T>(fn: (t: TemporalClient) =>
 			const earlier = (ctx.info.heartbeatDetails as { listedBefore?: string[] } | undefined)?.listedBefore;
 			// A retry without them (the first heartbeat was lost too) takes a listed entry as this activity's, as
 			// `blocks.add` does on a retry: never a duplicate POST, never an entry of ours left behind unowned.
-			const listedBefore = new Set(earlier ?? (ctx.info.attempt > 1 ? [] : granted.filter((x) => live.has(rangeKey(x.range) ?? '')).map((x) => x.range)));
+			const listedBefore = new Set(earlier ?? (ctx.info.attempt > 1 ? [] : granted.filter((x) => live.has(entryRangeKey(x.range) ?? '')).map((x) => x.range)));
 			if (!earlier) ctx.heartbeat({ listedBefore: [...listedBefore] });
 			for (const x of granted) {
-				const present = live.has(rangeKey(x.range) ?? '');
+				const present = live.has(entryRangeKey(x.range) ?? '');
 				if (present && (x.adopt || !listedBefore.has(x.range))) {
 					results.set(x.range, { range: x.range, outcome: 'active', ...(x.adopt ? {} : { byEarlierAttempt: true }) });
 					continue;

@@ -2,25 +2,18 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
-import { entryRangeKey, listEntryRange, listEntryText, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
 
 /** Expiring blocks: reading a domain-port's blacklist as written, shared by the add and removal activities. */
-
-export const rangeKey = entryRangeKey;
 
 /** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
 export async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
 	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: Ipv4ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
-	const out = new Map<string, string>();
-	for (const e of list?.p_info?.ipv4?.black_soc ?? []) {
-		const r = listEntryRange(e);
-		if (r) out.set(`${r.start}-${r.end}`, listEntryText(e));
-	}
-	return out;
+	return listedByKey(list?.p_info?.ipv4?.black_soc ?? []);
 }
 
 export async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
-	const want = rangeKey(entry);
+	const want = entryRangeKey(entry);
 	return want === undefined ? undefined : (await liveEntries(client, site_id, domain_port_id)).get(want);
 }
 

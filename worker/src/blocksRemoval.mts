@@ -6,7 +6,8 @@ import type { Client } from '../../api/client.ts';
 import type { RemoveDueInput, RemoveDueResult } from '../../workflows/blocksShared.mts';
 import { releaseBySignal } from './coordination.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { liveEntries, ownerId, rangeKey, retryable } from './blocksLive.mts';
+import { liveEntries, ownerId, retryable } from './blocksLive.mts';
+import { entryRangeKey } from '../../api/catalog/ipv4.ts';
 
 /** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 0.3 s early). */
 const MAX_WAIT_MS = 5000;
@@ -45,7 +46,7 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 				if (!ready.length) continue;
 				waiting.splice(0, ready.length);
 				const live = await liveEntries(api, site_id, domain_port_id);
-				const group = ready.map((e) => ({ ...e, live: live.get(rangeKey(e.range) ?? '') }));
+				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? '') }));
 				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
 				found.push(...group);

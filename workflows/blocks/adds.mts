@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { claim, release } from '../claims.mts';
 import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from '../blocksShared.mts';
-import { entryRange, type ListEntry } from '../ranges.mts';
+import { entryRangeKey, listedByKey, type ListEntry } from '../ranges.mts';
 import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
 
 /**
@@ -43,22 +43,18 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 		} else fail(p, refuse('entry', `${p.block.range} is held by ${h.owner} and another block already waits for it`));
 	}
 	if (!granted.length) return;
-	let listed: Set<string>;
+	let listed: Map<string, string>;
 	try {
 		const list = await reads['applicationProtection.ipBlacklist.get']({ site_id: site, domain_port_id: dp });
-		listed = new Set(((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]).map(entryRange).flatMap((r) => (r ? [`${r.start}-${r.end}`] : [])));
+		listed = listedByKey((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]);
 	} catch (e) {
 		for (const p of granted) fail(p, refuse('domain_port_id', `${dp} of site ${site}: the blacklist cannot be read (${errText(e)}); nothing was sent`));
 		await release(site, granted.map((p) => blockKey(dp, p.block.range)));
 		return;
 	}
-	const rangeKey = (range: string) => {
-		const r = entryRange(range.includes('-') ? { start_ip: range.split('-')[0], end_ip: range.split('-')[1] } : { ip: range });
-		return r ? `${r.start}-${r.end}` : range;
-	};
 	await Promise.all(
 		granted.map(async (p) => {
-			const present = listed.has(rangeKey(p.block.range));
+			const present = listed.has(entryRangeKey(p.block.range) ?? p.block.range);
 			if (present && !p.req.adopt) {
 				giveBack.push(blockKey(dp, p.block.range));
 				return fail(p, refuse('entry', `${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`));
