@@ -10,8 +10,8 @@ import { abortSignal, stateQuery, type RunbookState } from '../workflows/defs.mt
 import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../workflows/plan.mts';
 import { blacklistCandidates, formatRange, parseAll } from '../workflows/ranges.mts';
 import { scaleThreshold } from '../workflows/thresholds.mts';
-import { startAttackResponse } from '../worker/src/runbooks.mts';
-import { createApiClient } from '../worker/src/client.mts';
+import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { createApiClient } from '../worker/src/service/client.mts';
 import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
 

@@ -6,7 +6,7 @@
  */
 import { Agent, FormData, request } from 'undici';
 import { getOperation } from '../api/catalog/index.ts';
-import { createApiClient } from '../worker/src/client.mts';
+import { createApiClient } from '../worker/src/service/client.mts';
 import { median, round, startSimProcess, type Row } from './lib.mts';
 
 const APP_ID = 'bench-client';

@@ -19,9 +19,9 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleetShared.mts';
-import { applyFleet } from '../worker/src/fleet.mts';
-import { parseFleet } from '../worker/src/fleetConfig.mts';
-import { createSchedule } from '../worker/src/runbooks.mts';
+import { applyFleet } from '../worker/src/temporal/fleet.mts';
+import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
+import { createSchedule } from '../worker/src/temporal/runbooks.mts';
 import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
 import { actionsOf } from './fleetActions.mts';
 

@@ -10,8 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import { stateQuery } from '../workflows/defs.mts';
-import { startAttackResponse } from '../worker/src/runbooks.mts';
-import { workflowBundle } from '../worker/src/bundle.mts';
+import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, plan, siteIds, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../test/temporal/helpers.mts';
 
 const { values } = parseArgs({ options: { polls: { type: 'string', default: '20' }, modes: { type: 'string', default: 'all,none' } } });

@@ -1,6 +1,6 @@
 /**
  * Bench 3, metrics cost: the runbook's time to mitigate (bench/attack.mts timeRunbook) on a worker serving Prometheus
- * /metrics (SECSVC_METRICS_ADDRESS: SDK runtime metrics + ours, worker/src/metrics.mts) vs the same worker without,
+ * /metrics (SECSVC_METRICS_ADDRESS: SDK runtime metrics + ours, worker/src/process/metrics.mts) vs the same worker without,
  * in one run: two worker processes on their own task queues, runs alternated, medians compared. Goal ≤ 1.05×.
  *
  *   node --import tsx bench/metricsCost.mts [--runs 7] [--delays 0,20]   (alone: merges its rows into bench/results.json)

@@ -5,7 +5,7 @@
  * the simulator's request log counts them.
  */
 import { blacklistCandidates, formatIp, formatRange } from '../workflows/ranges.mts';
-import { createApiClient } from '../worker/src/client.mts';
+import { createApiClient } from '../worker/src/service/client.mts';
 import { round, startSimProcess, type Row } from './lib.mts';
 
 const APP_ID = 'bench-ranges';

@@ -19,9 +19,9 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { AttackResponseResult } from '../workflows/defs.mts';
 import type { PlanInput } from '../workflows/plan.mts';
-import { startAttackResponse } from '../worker/src/runbooks.mts';
+import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
 import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { workerNodeFlags } from '../worker/src/build.mts';
+import { workerNodeFlags } from '../worker/src/process/build.mts';
 import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';
 
 const APP_ID = 'bench-runbooks';

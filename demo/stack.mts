@@ -121,7 +121,7 @@ export interface WorkerProcessOptions {
 	readyTimeoutMs?: number;
 	/** Extra environment (e.g. NODE_OPTIONS). */
 	env?: NodeJS.ProcessEnv;
-	/** Node / V8 options before the entry, instead of the worker's defaults (worker/src/build.mts workerNodeFlags). */
+	/** Node / V8 options before the entry, instead of the worker's defaults (worker/src/process/build.mts workerNodeFlags). */
 	nodeArgs?: string[];
 }
 
@@ -136,10 +136,10 @@ export interface WorkerProcess {
 /**
  * The worker as its own process, configured through its environment: the compiled worker with its node flags
  * (`node --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20 worker/dist/main.mjs`, rebuilt first when stale;
- * worker/src/build.mts).
+ * worker/src/process/build.mts).
  */
 export async function startWorkerProcess(o: WorkerProcessOptions): Promise<WorkerProcess> {
-	const { workerCommand, workerNodeFlags } = await import('../worker/src/build.mts');
+	const { workerCommand, workerNodeFlags } = await import('../worker/src/process/build.mts');
 	const cmd = workerCommand({ ...process.env, ...o.env }, o.nodeArgs ?? workerNodeFlags({ ...process.env, ...o.env }));
 	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,

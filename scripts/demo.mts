@@ -21,7 +21,7 @@ import { startSimulator, type RunningSimulator } from '../simulator/index.mts';
 import { isUnderAttack } from '../simulator/attacks.mts';
 import { auditQuery, stateQuery, workflowIdFor, type AttackResponseResult, type AuditEntry, type RunbookState } from '../workflows/defs.mts';
 import type { PlanInput } from '../workflows/plan.mts';
-import { createSchedule, deleteSchedule } from '../worker/src/runbooks.mts';
+import { createSchedule, deleteSchedule } from '../worker/src/temporal/runbooks.mts';
 import { renderReportHtml } from '../api/report/html.ts';
 import { runbookReportModel } from '../api/report/model.ts';
 import { freePort, portOr, sleep, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';

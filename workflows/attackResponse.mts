@@ -91,5 +91,5 @@ async function mitigateThenRevert(rb: Runbook, ctx: PlanContext, apply: boolean)
 	return finish(rb, ending);
 }
 
-// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/deploy.mts).
+// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/process/deploy.mts).
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);

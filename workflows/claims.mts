@@ -3,13 +3,13 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult,
 
 /**
  * Workflow side of "one owner per setting": claim, release and look up the holds of a site through the
- * `coordination.*` activities (worker/src/coordination.mts). The calling workflow is the owner.
+ * `coordination.*` activities (worker/src/temporal/coordination.mts). The calling workflow is the owner.
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
 const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({ // eslint-disable-line @typescript-eslint/no-explicit-any
 	startToCloseTimeout: '10m',
-	// The activities heartbeat while they wait (worker/src/coordination.mts): a worker that dies during a claim costs
+	// The activities heartbeat while they wait (worker/src/temporal/coordination.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.
 	heartbeatTimeout: '10s',
 	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },

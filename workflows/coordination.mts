@@ -106,7 +106,7 @@ export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('h
 export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');
 export const holdsQuery = defineQuery<Hold[]>('holds');
 
-/** Activity names (registered by worker/src/coordination.mts). */
+/** Activity names (registered by worker/src/temporal/coordination.mts). */
 export const COORDINATION = {
 	claim: 'coordination.claim',
 	release: 'coordination.release',

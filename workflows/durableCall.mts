@@ -3,7 +3,7 @@ import { proxyActivities } from '@temporalio/workflow';
 /**
  * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for
  * HTTP-filter create/edit — serialized per domain-port across every worker process and host through the site
- * coordinator's lease (worker/src/activities.mts). No ownership check beyond that: it is the raw operation.
+ * coordinator's lease (worker/src/activities/operations.mts). No ownership check beyond that: it is the raw operation.
  */
 export interface DurableCallInput {
 	/** Catalog operation id, e.g. applicationProtection.httpFilter.create. */

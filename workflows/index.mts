@@ -5,7 +5,7 @@
  *  - attackResponse is PINNED (attackResponse.mts): a runbook finishes on the build it started on;
  *  - every other type is AUTO_UPGRADE (below): short playbooks and the entity workflows (site coordinator, blocks, fleet
  *    watchers) move to the current build at their next task and guard changed code with `patched()`.
- * The worker's default behaviour is PINNED (worker/src/deploy.mts) and is NOT relied on by any type: the SDK completes
+ * The worker's default behaviour is PINNED (worker/src/process/deploy.mts) and is NOT relied on by any type: the SDK completes
  * workflow-task heartbeats (a local activity running past ~80 % of the task timeout) with the worker's default, not
  * with the workflow's declared behaviour (measured on Temporal 1.29.1; test/temporal/versioning-default.test.mts). With
  * an AUTO_UPGRADE default, such a heartbeat made a PINNED runbook AUTO_UPGRADE on the server until its next task, so a

@@ -7,7 +7,7 @@ import { SA } from './searchAttributes.mts';
  *  - search attributes (workflows/searchAttributes.mts): site, dry run, phase, event id, outcome — upserted on change;
  *  - metrics through the SDK's workflow `metricMeter` (not emitted while replaying): time to detect / mitigate /
  *    revert histograms, changes applied / restored / conflicts / re-applied by kind, runbooks finished by outcome;
- *  - runbooks by phase: a gauge kept by the worker (worker/src/runbookMetrics.mts) from phase transitions sent
+ *  - runbooks by phase: a gauge kept by the worker (worker/src/process/runbookMetrics.mts) from phase transitions sent
  *    through a sink — a gauge of "how many runbooks are in phase X" needs one place that sees all of them;
  *  - the runbook's own `is_under_attack` samples, kept for the attack report's traffic chart.
  * Names and meanings of the metrics: worker/README.md "Metrics". Labels: kind, outcome, phase — never an IP,

@@ -20,5 +20,5 @@ export const ITEM_GROUP: Record<string, string> = Object.fromEntries(
 /** plan.execution.continueAsNewAfterEvents: bounds and default (workflows/attackResponse/continue.mts). */
 export const CONTINUE_AS_NEW_EVENTS = { min: 60, max: 10_000, default: 2_000 } as const;
 
-/** Name of the activity that parses a plan (registered by worker/src/activities.mts). */
+/** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
 export const PARSE_PLAN_ACTIVITY = 'runbook.parsePlan';

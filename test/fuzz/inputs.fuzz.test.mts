@@ -10,7 +10,7 @@ import { createClient } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { ID_RE, MAX_QUERY_STRING, idProblem, sizeIssues } from '../../api/limits.ts';
 import type { Transport } from '../../api/transport/types.ts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { DesiredStateError, checkDesiredState } from '../../workflows/desired.mts';

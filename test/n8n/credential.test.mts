@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { getOperation } from '../../api/catalog/index.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createApiClient } from '../../worker/src/client.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import { chain, ensureBuilt, ssNode, startRunner, toNodeParameters, type Runner } from './inprocess-driver.mts';
 
 const APP = { appId: 'cred-test-app', secret: 'cred-test-secret-value-42' };

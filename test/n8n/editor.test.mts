@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createClient } from '../../api/client.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
 import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';

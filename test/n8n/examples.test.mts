@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
-import { createApiClient } from '../../worker/src/client.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, ROOT, type N8nHome } from './harness.mts';
 
 const APP_ID = 'examples-e2e-app';

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { catalog, getOperation, type CatalogEntry } from '../../api/catalog/index.ts';
 import { formatYmdhms } from '../../api/catalog/rules.ts';
 import { startSimulator, type LogEntry } from '../../simulator/index.mts';
-import { createApiClient } from '../../worker/src/client.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import { samples } from '../helpers/samples.mts';
 import {
 	chain,

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { formatYmdhms } from '../../api/catalog/rules.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createApiClient } from '../../worker/src/client.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import { ensureBuilt } from './inprocess-driver.mts';
 import { startN8nChild } from './n8n-child.mts';
 

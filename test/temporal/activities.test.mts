@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog } from '../../api/catalog/index.ts';
-import { createActivities } from '../../worker/src/activities.mts';
+import { createActivities } from '../../worker/src/activities/operations.mts';
 import { APP_ID, SECRET, operatorClient, startSim } from './helpers.mts';
 
 let s: Awaited<ReturnType<typeof startSim>>;

@@ -1,5 +1,5 @@
 /**
- * Admission control on a real dev server (worker/src/admission.mts): a worker admitting at most 4 cached workflows
+ * Admission control on a real dev server (worker/src/process/admission.mts): a worker admitting at most 4 cached workflows
  * runs 12 runbooks on 12 sites. Each runbook claims its settings from its site's coordinator, a NEW workflow on the
  * coordinators' own task queue, so the runbooks the limit holds back on the server cannot block the admitted ones:
  * all 12 complete and revert exactly, the worker never caches more than the limit, and the coordinators ran on
@@ -10,8 +10,8 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { coordinatorIdFor } from '../../workflows/coordination.mts';
 import type { AttackResponseResult } from '../../workflows/defs.mts';
-import { startAttackResponse } from '../../worker/src/runbooks.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { createEnv, liveSettings, operatorClient, plan, siteIds, startInProcessWorker, startSim, uniqueQueue } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

@@ -9,8 +9,8 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { parsePlan } from '../../workflows/plan.mts';
-import { decide, startAttackResponse } from '../../worker/src/runbooks.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

@@ -28,11 +28,11 @@ import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addBlock, addBlocks, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
-import { run as cli } from '../../worker/src/cli.mts';
-import { holds, release } from '../../worker/src/coordination.mts';
-import { startAttackResponse } from '../../worker/src/runbooks.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { addBlock, addBlocks, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/temporal/blocks.mts';
+import { run as cli } from '../../worker/src/commands/cli.mts';
+import { holds, release } from '../../worker/src/temporal/coordination.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, operatorClient, plan, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

@@ -1,13 +1,13 @@
 /**
- * The compiled worker (worker/src/build.mts): records what it was built from, is rebuilt when stale, refuses to run
+ * The compiled worker (worker/src/process/build.mts): records what it was built from, is rebuilt when stale, refuses to run
  * when its sources changed, and starts with the memory flags.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { BUILD_MARK, ROOT, StaleBuildError, assertFreshBuild, hashInputs, readBuildInfo } from '../../worker/src/buildInfo.mts';
-import { DEFAULT_WORKER_NODE_FLAGS, WORKER_ENTRY, ensureWorkerBuild, isFresh, workerCommand, workerNodeFlags } from '../../worker/src/build.mts';
+import { BUILD_MARK, ROOT, StaleBuildError, assertFreshBuild, hashInputs, readBuildInfo } from '../../worker/src/process/buildInfo.mts';
+import { DEFAULT_WORKER_NODE_FLAGS, WORKER_ENTRY, ensureWorkerBuild, isFresh, workerCommand, workerNodeFlags } from '../../worker/src/process/build.mts';
 
 test('the build records every repository source it contains, and their hash', () => {
 	const entry = ensureWorkerBuild();
@@ -15,14 +15,14 @@ test('the build records every repository source it contains, and their hash', ()
 	assert.ok(isFresh());
 	const info = readBuildInfo(entry);
 	assert.ok(info, 'first line carries the build record');
-	for (const f of ['worker/src/main.mts', 'worker/src/activities.mts', 'worker/src/bundle.mts', 'api/client.ts', 'api/catalog/index.ts', 'workflows/plan.mts'])
+	for (const f of ['worker/src/process/main.mts', 'worker/src/activities/operations.mts', 'worker/src/process/bundle.mts', 'api/client.ts', 'api/catalog/index.ts', 'workflows/plan.mts'])
 		assert.ok(info.inputs.includes(f), `${f} is an input`);
 	assert.ok(!info.inputs.some((f) => f.includes('node_modules')), 'packages stay external');
 	assert.equal(hashInputs(info.inputs, info.salt), info.hash);
 	assert.doesNotThrow(() => assertFreshBuild(entry));
 	// Sources are not build records.
-	assert.equal(readBuildInfo(`${ROOT}worker/src/main.mts`), undefined);
-	assert.doesNotThrow(() => assertFreshBuild(`${ROOT}worker/src/main.mts`));
+	assert.equal(readBuildInfo(`${ROOT}worker/src/process/main.mts`), undefined);
+	assert.doesNotThrow(() => assertFreshBuild(`${ROOT}worker/src/process/main.mts`));
 });
 
 test('a build whose sources changed is stale: not fresh for the launcher, refused by the compiled worker', () => {
@@ -58,7 +58,7 @@ test('worker node flags and environment: default memory flags, none, custom, and
 	assert.deepEqual(cmd.env, { MALLOC_ARENA_MAX: '2' });
 	assert.deepEqual(workerCommand({ MALLOC_ARENA_MAX: '4' }).env, { MALLOC_ARENA_MAX: '4' }, 'an operator setting wins');
 	const src = workerCommand({ SECSVC_WORKER_FROM_SOURCE: '1', SECSVC_WORKER_NODE_FLAGS: 'none' });
-	assert.deepEqual(src.args, ['--import', 'tsx', `${ROOT}worker/src/main.mts`]);
+	assert.deepEqual(src.args, ['--import', 'tsx', `${ROOT}worker/src/process/main.mts`]);
 });
 
 test('the compiled worker fails on bad configuration with a clear message and without tsx', () => {

@@ -25,10 +25,10 @@ import type { RunningSimulator } from '../../simulator/index.mts';
 import { coordinatorIdFor, holdsQuery } from '../../workflows/coordination.mts';
 import { stateQuery, workflowIdFor, type AttackResponseResult } from '../../workflows/defs.mts';
 import { SA } from '../../workflows/searchAttributes.mts';
-import { parsePrometheus } from '../../worker/src/metrics.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
-import { runbookSinks } from '../../worker/src/runbookMetrics.mts';
-import { abort, decide, DecisionRefused, extendCooldown, inspect, listRunbooks, startAttackResponse, timeline } from '../../worker/src/runbooks.mts';
+import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
+import { abort, decide, DecisionRefused, extendCooldown, inspect, listRunbooks, startAttackResponse, timeline } from '../../worker/src/temporal/runbooks.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, siteIds, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 /** The smallest threshold the plan allows: a run continues after a handful of polls. */

@@ -15,9 +15,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { coordinatorIdFor, holdsQuery, settingKey } from '../../workflows/coordination.mts';
 import { stateQuery, workflowIdFor, type AttackResponseResult } from '../../workflows/defs.mts';
 import type { DriftAuditResult } from '../../workflows/driftAudit.mts';
-import { claim, holds, release } from '../../worker/src/coordination.mts';
-import { startAttackResponse } from '../../worker/src/runbooks.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { claim, holds, release } from '../../worker/src/temporal/coordination.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, SECRET, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 

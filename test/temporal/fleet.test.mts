@@ -13,9 +13,9 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleetShared.mts';
-import { run as cli } from '../../worker/src/cli.mts';
-import { runFleet } from '../../worker/src/fleetCli.mts';
-import { parseFleet } from '../../worker/src/fleetConfig.mts';
+import { run as cli } from '../../worker/src/commands/cli.mts';
+import { runFleet } from '../../worker/src/commands/fleet.mts';
+import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
 import { APP_ID, SECRET, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL = 2;

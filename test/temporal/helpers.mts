@@ -9,11 +9,11 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { createClient, type Client } from '../../api/client.ts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
-import type { WorkerConfig } from '../../worker/src/config.mts';
-import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
+import type { WorkerConfig } from '../../worker/src/process/config.mts';
+import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
 import type { PlanInput } from '../../workflows/plan.mts';
-import { workerCommand } from '../../worker/src/build.mts';
+import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/searchAttributes.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,7 +58,7 @@ export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: strin
 	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
 }
 
-/** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/build.mts), configured through its environment. */
+/** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/process/build.mts), configured through its environment. */
 export function spawnWorker(env: { address: string }, simUrl: string, taskQueue: string, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess {
 	const cmd = workerCommand();
 	const child = spawn(cmd.command, cmd.args, {

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import type { ChildProcess } from 'node:child_process';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { startAttackResponse } from '../../worker/src/runbooks.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

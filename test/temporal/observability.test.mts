@@ -15,12 +15,12 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { changesQuery, stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { startAttackResponse, listRunbooks } from '../../worker/src/runbooks.mts';
-import { parsePrometheus } from '../../worker/src/metrics.mts';
+import { startAttackResponse, listRunbooks } from '../../worker/src/temporal/runbooks.mts';
+import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { createClient } from '../../api/client.ts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 const OUT = process.env.SECSVC_TEST_OUTPUT ? join(process.env.SECSVC_TEST_OUTPUT, 'observability') : join(ROOT, 'test-output', 'observability');
@@ -80,7 +80,7 @@ test('metrics and search attributes during and after a runbook', async () => {
 	assert.equal(sum(during, 'secsvc_changes_applied_total'), changes.length);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'waiting' }), 1);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'tightening' }), 0);
-	// admission control (worker/src/admission.mts): the default cap, not reached by one runbook
+	// admission control (worker/src/process/admission.mts): the default cap, not reached by one runbook
 	assert.equal(sum(during, 'secsvc_worker_admission_limit'), 400);
 	assert.equal(sum(during, 'secsvc_worker_admission_holding'), 0);
 	assert.equal(sum(during, 'secsvc_api_requests_total', { operation: 'detection.setMode', outcome: '0' }), 1);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { aggregate, blacklistCandidates, formatRange, parseEntry, subtract, type Range } from '../../workflows/ranges.mts';
 import { formatThreshold, sameThreshold, scaleThreshold } from '../../workflows/thresholds.mts';
 import { parsePlan, PlanError } from '../../workflows/plan.mts';
-import { KeyedMutex } from '../../worker/src/mutex.mts';
+import { KeyedMutex } from '../../worker/src/activities/mutex.mts';
 
 const BASE = parseEntry('10.0.0.0')!.start;
 const rangeArb = fc.tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 6 })).map(([s, len]) => ({ start: BASE + s, end: BASE + s + len }));

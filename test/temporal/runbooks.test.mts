@@ -10,8 +10,8 @@ import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { abortSignal, approveSignal, resultQuery, stateQuery, workflowIdFor, type AttackResponseResult } from '../../workflows/defs.mts';
-import { createSchedule, deleteSchedule, startAttackResponse } from '../../worker/src/runbooks.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { createSchedule, deleteSchedule, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,
 	createEnv,

@@ -1,4 +1,4 @@
-// Why the worker's default versioning behaviour is PINNED (worker/src/deploy.mts, workflows/index.mts): on the real dev
+// Why the worker's default versioning behaviour is PINNED (worker/src/process/deploy.mts, workflows/index.mts): on the real dev
 // server, the workflow tasks the SDK completes by itself — heartbeats while a local activity outlasts the task timeout —
 // carry the worker's DEFAULT behaviour, not the workflow's declared one. With the project's deployment options every
 // one of them says PINNED, so a waiting runbook can never be marked AUTO_UPGRADE (and moved by a rollout); and every
@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { TemporalCfg } from '../../worker/src/config.mts';
-import { workerDeploymentOptions } from '../../worker/src/deploy.mts';
+import type { TemporalCfg } from '../../worker/src/process/config.mts';
+import { workerDeploymentOptions } from '../../worker/src/process/deploy.mts';
 import * as workflows from '../../workflows/index.mts';
 import { createEnv, waitFor } from './helpers.mts';
 

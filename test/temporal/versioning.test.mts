@@ -17,11 +17,11 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
-import { sourceHash } from '../../worker/src/bundle.mts';
-import { DeployError, deploymentStatus, setCurrent, versionPollers } from '../../worker/src/deploy.mts';
-import { startAttackResponse } from '../../worker/src/runbooks.mts';
-import { startWorker } from '../../worker/src/worker.mts';
-import { ConfigError, loadTemporalConfig } from '../../worker/src/config.mts';
+import { sourceHash } from '../../worker/src/process/bundle.mts';
+import { DeployError, deploymentStatus, setCurrent, versionPollers } from '../../worker/src/process/deploy.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startWorker } from '../../worker/src/process/worker.mts';
+import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, workerConfig } from './helpers.mts';
 

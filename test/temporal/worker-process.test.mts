@@ -18,8 +18,8 @@ import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, startTemporalDev, type TemporalDev } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
-import { workerCommand } from '../../worker/src/build.mts';
-import { workflowBundle } from '../../worker/src/bundle.mts';
+import { workerCommand } from '../../worker/src/process/build.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { n8nRuntime } from '../n8n/harness.mts';
 import { APP_ID, ROOT, SECRET, startSim, uniqueQueue, waitFor } from './helpers.mts';
 

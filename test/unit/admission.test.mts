@@ -1,11 +1,11 @@
 /**
- * Admission control's slot supplier (worker/src/admission.mts), on its own: what it lets through and when. The same
+ * Admission control's slot supplier (worker/src/process/admission.mts), on its own: what it lets through and when. The same
  * supplier on a real dev server with runbooks: test/temporal/admission.test.mts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AdmissionSlots, coordinatorQueueFor } from '../../worker/src/admission.mts';
-import { workerTuning } from '../../worker/src/worker.mts';
+import { AdmissionSlots, coordinatorQueueFor } from '../../worker/src/process/admission.mts';
+import { workerTuning } from '../../worker/src/process/worker.mts';
 
 const ctx = (isSticky: boolean) => ({ slotType: 'workflow' as const, taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky });
 const settled = async (p: Promise<unknown>) => {

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog } from '../../api/catalog/index.ts';
-import { createApiClient } from '../../worker/src/client.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import { samples } from '../helpers/samples.mts';
 

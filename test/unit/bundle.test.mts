@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PRELOADED, SHARED_ENTRY, preloadModules } from '../../worker/src/bundle.mts';
+import { PRELOADED, SHARED_ENTRY, preloadModules } from '../../worker/src/process/bundle.mts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

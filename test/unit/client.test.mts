@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { createClient, type ClientOptions } from '../../api/client.ts';
 import { ApiError, TransportError, ValidationError } from '../../api/errors.ts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { envelope, startLoopback, tokenAwareHandler } from '../helpers/loopback.mts';
 import { samples } from '../helpers/samples.mts';
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_WORKER_NODE_FLAGS, ensureWorkerBuild } from '../../worker/src/build.mts';
-import { ConfigError } from '../../worker/src/config.mts';
-import { DEFAULT_SHUTDOWN_GRACE_MS, loadProcessConfig, parseDuration, parseListenAddress } from '../../worker/src/processConfig.mts';
+import { DEFAULT_WORKER_NODE_FLAGS, ensureWorkerBuild } from '../../worker/src/process/build.mts';
+import { ConfigError } from '../../worker/src/process/config.mts';
+import { DEFAULT_SHUTDOWN_GRACE_MS, loadProcessConfig, parseDuration, parseListenAddress } from '../../worker/src/process/processConfig.mts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
@@ -106,7 +106,7 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 		const dir = mkdtempSync(join(tmpdir(), 'secsvc-unit-'));
 		try {
 			const local = join(dir, 'secsvc-worker.service');
-			writeFileSync(local, text.replace(/^ExecStart=\S+/m, `ExecStart=${process.execPath}`).replace(/\S*\/worker\/dist\/main\.mjs/, join(ROOT, 'worker/src/main.mts')));
+			writeFileSync(local, text.replace(/^ExecStart=\S+/m, `ExecStart=${process.execPath}`).replace(/\S*\/worker\/dist\/main\.mjs/, join(ROOT, 'worker/src/process/main.mts')));
 			const r = spawnSync('systemd-analyze', ['verify', local], { encoding: 'utf8' });
 			assert.equal(r.status, 0, r.stderr);
 			assert.equal(r.stderr.trim(), '', `systemd-analyze verify warnings: ${r.stderr}`);

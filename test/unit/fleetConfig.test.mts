@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FleetConfigError, parseFleet } from '../../worker/src/fleetConfig.mts';
+import { FleetConfigError, parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
 import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleetShared.mts';
 import { parsePlan } from '../../workflows/plan.mts';
 
-/** The fleet file (worker/src/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
+/** The fleet file (worker/src/temporal/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
 
 const site = (n: number, o?: object) => ({ customer_id: '110001', site_id: String(210000 + n), domain_ports: [String(310000 + n)], ...(o ? { overrides: o } : {}) });
 const issues = (f: unknown) => {

@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { renderReportHtml, formatBps } from '../../api/report/html.ts';
 import { periodReportModel, runbookReportModel, type RunbookResultLike } from '../../api/report/model.ts';
-import { ConfigError, loadConfig } from '../../worker/src/config.mts';
-import { listQuery, ListFilterError } from '../../worker/src/runbooks.mts';
-import { parsePrometheus } from '../../worker/src/metrics.mts';
+import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
+import { listQuery, ListFilterError } from '../../worker/src/temporal/runbooks.mts';
+import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { SEARCH_ATTRIBUTES, searchAttributeArgs } from '../../workflows/searchAttributes.mts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { createClient, type ClientEvent } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 
 const APP = { appId: 'red-app', secret: 'S3cr3t-value-XYZ' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;

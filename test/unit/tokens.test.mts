@@ -9,8 +9,8 @@ import { createClient } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { MemoryTokenStore, buildConnectUrl, parseConnectRedirect } from '../../api/tokens.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
-import { FileTokenStore } from '../../worker/src/tokenStore.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
+import { FileTokenStore } from '../../worker/src/service/tokenStore.mts';
 
 const APP = { appId: 'tok-app', secret: 'tok-secret-value-1' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;

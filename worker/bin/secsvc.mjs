@@ -13,7 +13,7 @@ if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1'
 	const root = fileURLToPath(new URL('../../', import.meta.url));
 	let cmd;
 	try {
-		const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/build.mts', import.meta.url)), '--command'], {
+		const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/process/build.mts', import.meta.url)), '--command'], {
 			cwd: root,
 			encoding: 'utf8',
 			stdio: ['ignore', 'pipe', 'inherit'],
@@ -27,7 +27,7 @@ if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1'
 	if (typeof process.execve === 'function') process.execve(cmd.command, [cmd.command, ...cmd.args, ...rest], env);
 	// Node < 22.15: the worker runs as a child. It must never outlive this process, whatever ends it (SIGKILL, OOM
 	// killer): it holds the other end of a pipe (fd 3, SECSVC_PARENT_FD) and exits at once when that pipe closes
-	// (worker/src/main.mts watchParent). That needs its event loop, which is busy for a second or more (longer on a
+	// (worker/src/process/main.mts watchParent). That needs its event loop, which is busy for a second or more (longer on a
 	// loaded machine) while node loads the worker's modules; where util-linux's setpriv can, the kernel also kills
 	// it when this process dies (parent-death signal), loading or not. It runs in its own process group so that a
 	// terminal's Ctrl-C reaches it once, forwarded from here: a second signal means "stop now" to the worker.
@@ -43,6 +43,6 @@ if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1'
 	const { register: registerEsm } = await import('tsx/esm/api');
 	registerCjs();
 	registerEsm();
-	const { run } = await import('../src/cli.mts');
+	const { run } = await import('../src/commands/cli.mts');
 	process.exitCode = await run(process.argv.slice(2));
 }

@@ -12,7 +12,7 @@ export const writes = proxyActivities<Record<string, Act>>({
 	startToCloseTimeout: '30s',
 	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
 });
-/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/blocksRemoval.mts). */
+/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/activities/blocksRemoval.mts). */
 export const localWrites = proxyLocalActivities<Record<string, Act>>({
 	startToCloseTimeout: '30s',
 	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },

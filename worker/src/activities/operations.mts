@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { catalog, getOperation } from '../../api/catalog/index.ts';
-import type { CatalogEntry } from '../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
-import { isClientRefusal, type Client } from '../../api/client.ts';
-import { redactDeep, redactText } from '../../api/redact.ts';
+import { catalog, getOperation } from '../../../api/catalog/index.ts';
+import type { CatalogEntry } from '../../../api/catalog/types.ts';
+import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import { isClientRefusal, type Client } from '../../../api/client.ts';
+import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
-import { claim, release } from './coordination.mts';
-import { settingKey } from '../../workflows/coordination.mts';
-import { parsePlan, PlanError } from '../../workflows/plan.mts';
-import { PARSE_PLAN_ACTIVITY } from '../../workflows/planShared.mts';
+import { claim, release } from '../temporal/coordination.mts';
+import { settingKey } from '../../../workflows/coordination.mts';
+import { parsePlan, PlanError } from '../../../workflows/plan.mts';
+import { PARSE_PLAN_ACTIVITY } from '../../../workflows/planShared.mts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { parsePlan, PlanError } from '../../workflows/plan.mts';
-import { sitePlan, type FleetSettings, type FleetSite } from '../../workflows/fleetShared.mts';
-import { parseEntry } from '../../workflows/ranges.mts';
+import { parsePlan, PlanError } from '../../../workflows/plan.mts';
+import { sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleetShared.mts';
+import { parseEntry } from '../../../workflows/ranges.mts';
 
 /**
  * The fleet file (`secsvc fleet apply FILE`): sites (customer, site, domain-ports) → a plan template + per-site

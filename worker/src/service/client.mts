@@ -1,9 +1,9 @@
 // The API client as the worker, CLI and benchmarks use it: undici keep-alive transport, node timers, and a
 // token store (file when configured, so a rotated refresh token survives restarts).
 import { setTimeout as delay } from 'node:timers/promises';
-import { createClient, type Client, type ClientOptions } from '../../api/client.ts';
-import type { Credentials } from '../../api/tokens.ts';
-import { createUndiciTransport } from './transport/undici.mts';
+import { createClient, type Client, type ClientOptions } from '../../../api/client.ts';
+import type { Credentials } from '../../../api/tokens.ts';
+import { createUndiciTransport } from './undici.mts';
 import { FileTokenStore } from './tokenStore.mts';
 
 export interface ApiClientConfig {

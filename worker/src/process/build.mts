@@ -8,7 +8,7 @@ import { BUILD_MARK, ROOT, hashInputs, readBuildInfo, type BuildInfo } from './b
 /**
  * The worker process runs COMPILED, from plain JavaScript: `node <flags> worker/dist/main.mjs` (flags below).
  *
- * esbuild (the one tsx ships) bundles worker/src/main.mts and every repository file it imports (worker/src, api,
+ * esbuild (the one tsx ships) bundles worker/src/process/main.mts and every repository file it imports (worker/src, api,
  * workflows) into one ESM file; packages stay external and load from node_modules. Running the sources through
  * `--import tsx` instead costs the worker ~30 MB of RSS for nothing at run time (tsx's module-hooks thread with its
  * own V8 isolate, the transform cache, inline source maps), see bench/README.md "Bench 5".
@@ -18,13 +18,13 @@ import { BUILD_MARK, ROOT, hashInputs, readBuildInfo, type BuildInfo } from './b
  * hence the demo, the benchmarks and the tests, and by `secsvc worker`) rebuilds when anything differs (~0.3 s),
  * and the compiled worker itself refuses to start when its sources changed since (buildInfo.mts).
  *
- *   node --import tsx worker/src/build.mts              build if stale, print the entry path (npm run -w worker build)
- *   node --import tsx worker/src/build.mts --command    same, then print {"command","args"} to start the worker
+ *   node --import tsx worker/src/process/build.mts              build if stale, print the entry path (npm run -w worker build)
+ *   node --import tsx worker/src/process/build.mts --command    same, then print {"command","args"} to start the worker
  */
 
 export const WORKER_ENTRY = join(ROOT, 'worker/dist/main.mjs');
-const SOURCE_ENTRY = join(ROOT, 'worker/src/main.mts');
-const SELF = fileURLToPath(new URL('../src/build.mts', import.meta.url));
+const SOURCE_ENTRY = join(ROOT, 'worker/src/process/main.mts');
+const SELF = join(ROOT, 'worker/src/process/build.mts');
 
 /**
  * Node/V8 options of the worker process (SECSVC_WORKER_NODE_FLAGS, space-separated, `none` for none), placed before

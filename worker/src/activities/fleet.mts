@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client } from '../../api/client.ts';
-import { redactText } from '../../api/redact.ts';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../workflows/fleetShared.mts';
+import type { Client } from '../../../api/client.ts';
+import { redactText } from '../../../api/redact.ts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../../workflows/fleetShared.mts';
 
 /**
  * The fleet watchers' batch activity (workflows/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,

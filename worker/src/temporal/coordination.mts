@@ -1,11 +1,9 @@
-import { Context } from '@temporalio/activity';
-import { coordinatorQueueFor } from './admission.mts';
+import { coordinatorQueueFor } from '../process/admission.mts';
 import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
 	claimUpdate,
 	coordinatorIdFor,
-	COORDINATION,
 	handoverUpdate,
 	holdsQuery,
 	releaseSignal,
@@ -15,12 +13,12 @@ import {
 	type ClaimRequest,
 	type ClaimResult,
 	type Hold,
-} from '../../workflows/coordination.mts';
+} from '../../../workflows/coordination.mts';
 
 /**
- * The playbooks' way to the site coordinator (workflows/siteCoordinator.mts): activities that send it an Update
- * (started on first use: Update-with-start) or a query. The owner of a claim is the calling workflow's id, taken
- * from the activity context, never from the input. `Temporal client` = the worker's own connection.
+ * The way to the site coordinator (workflows/siteCoordinator.mts) over a Temporal client: claim / release / handover
+ * as Updates (started on first use: Update-with-start), holds as a query. Used by the coordination activities
+ * (../activities/coordination.mts), the blocks and operation activities, and the CLI.
  */
 
 export interface CoordinationInput {
@@ -40,36 +38,6 @@ export interface CoordinationInput {
 
 const notRunning = (e: unknown) =>
 	e instanceof WorkflowNotFoundError || /not found|already completed|workflow execution already completed/i.test(String((e as Error)?.message));
-
-export function createCoordinationActivities(client: () => Client): Record<string, (input: CoordinationInput) => Promise<unknown>> {
-	const callerId = () => {
-		const id = Context.current().info.workflowExecution?.workflowId;
-		if (!id) throw ApplicationFailure.nonRetryable('coordination: only workflows hold settings', 'ValidationError');
-		return id;
-	};
-	return {
-		[COORDINATION.claim]: async (input) => heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
-		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
-		[COORDINATION.handover]: async (input) => heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
-		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
-	};
-}
-
-/**
- * Heartbeats every 2 s while `fn` runs: a claim may wait minutes (start-to-close 10 min), so without heartbeats a
- * worker that dies during one leaves the runbook stuck until that timeout; with them (heartbeat timeout in
- * workflows/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
- */
-async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
-	const ctx = Context.current();
-	ctx.heartbeat();
-	const t = setInterval(() => ctx.heartbeat(), 2000);
-	try {
-		return await fn();
-	} finally {
-		clearInterval(t);
-	}
-}
 
 export async function claim(client: Client, input: CoordinationInput & { owner: string }, taskQueue: string): Promise<ClaimResult> {
 	const req: ClaimRequest = {

@@ -1,15 +1,15 @@
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Client } from '../../api/client.ts';
-import { redactText, registerSecret } from '../../api/redact.ts';
-import { createActivities } from './activities.mts';
+import type { Client } from '../../../api/client.ts';
+import { redactText, registerSecret } from '../../../api/redact.ts';
+import { createActivities } from '../activities/operations.mts';
 import { AdmissionSlots, admissionTuner, coordinatorQueueFor } from './admission.mts';
-import { createCoordinationActivities } from './coordination.mts';
-import { createFleetActivities } from './fleetActivities.mts';
-import { createBlocksActivities } from './blocks.mts';
+import { createCoordinationActivities } from '../activities/coordination.mts';
+import { createFleetActivities } from '../activities/fleet.mts';
+import { createBlocksActivities } from '../activities/blocks.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
-import { createApiClient } from './client.mts';
+import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
@@ -29,7 +29,7 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
 		connections: 8,
-		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/metrics.mts), only when served
+		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served
 		...(cfg.metrics?.address ? { onEvent: apiMetricsListener() } : {}),
 	});
 	return { client, close: () => client.close() };

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hashInputs } from './buildInfo.mts';
+import { ROOT, hashInputs } from './buildInfo.mts';
 
 /**
  * Workflow bundling, done ONCE per source version and cached on disk, never inside the worker process.
@@ -12,7 +12,7 @@ import { hashInputs } from './buildInfo.mts';
  * The worker starts with `workflowBundle: { codePath }` (a prebuilt file), so webpack never runs in it (bundling
  * in-process cost ~250 MB of worker RSS that was never given back). The bundle file is keyed by a hash of every
  * workflow and api source, this file, and the installed @temporalio/workflow version; a missing bundle is built in
- * a child process (`node --import tsx worker/src/bundle.mts`), which is also the `npm run -w worker bundle` command.
+ * a child process (`node --import tsx worker/src/process/bundle.mts`), which is also the `npm run -w worker bundle` command.
  *
  *   SECSVC_WORKFLOW_BUNDLE=path   use this prebuilt bundle as is (deployments that bundle at build time; for
  *                                 SECSVC_WORKER_VERSIONING=0 workers build it with `--unversioned`)
@@ -28,12 +28,11 @@ import { hashInputs } from './buildInfo.mts';
  * rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay tests and the CLI.
  */
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.mts', import.meta.url));
-// This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs (same depth as worker/src/).
-const SELF = fileURLToPath(new URL('../src/bundle.mts', import.meta.url));
+export const workflowsPath = join(ROOT, 'workflows/index.mts');
+// This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs.
+const SELF = join(ROOT, 'worker/src/process/bundle.mts');
 /** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears every workflow type's declared behaviour. */
-const UNVERSIONED = fileURLToPath(new URL('../src/unversioned.mts', import.meta.url));
+const UNVERSIONED = join(ROOT, 'worker/src/process/unversioned.mts');
 
 type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] }; optimization?: Record<string, unknown> };
 
@@ -201,7 +200,7 @@ const quietLogger = {
 	error: (m: string) => console.error(m),
 };
 
-// `node --import tsx worker/src/bundle.mts [--out FILE] [--unversioned]`: builds the bundle (default: the cache path)
+// `node --import tsx worker/src/process/bundle.mts [--out FILE] [--unversioned]`: builds the bundle (default: the cache path)
 // and prints it; --unversioned for workers run with SECSVC_WORKER_VERSIONING=0.
 if (process.argv[1] && process.argv[1] === SELF) {
 	const i = process.argv.indexOf('--out');

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { applyFleet, fleetStatus, formatApply, formatStatus } from './fleet.mts';
-import { FleetConfigError, parseFleet } from './fleetConfig.mts';
+import { applyFleet, fleetStatus, formatApply, formatStatus } from '../temporal/fleet.mts';
+import { FleetConfigError, parseFleet } from '../temporal/fleetConfig.mts';
 
-/** `secsvc fleet apply FILE [--dry-run] [--json]` and `secsvc fleet status [--fleet NAME] [--json]` (worker/src/cli.mts). */
+/** `secsvc fleet apply FILE [--dry-run] [--json]` and `secsvc fleet status [--fleet NAME] [--json]` (worker/src/commands/cli.mts). */
 export const FLEET_USAGE = `  fleet apply FILE [--dry-run] [--json]     make the fleet's watchers match FILE (examples/fleet/fleet.json)
   fleet status [--fleet NAME] [--json]     each site's last check, state and runbook
 `;

@@ -50,7 +50,7 @@ export interface WorkerConfig {
 		timeoutMs?: number;
 		retries?: number;
 	};
-	/** Prometheus exporter (worker/src/metrics.mts); off when `address` is unset. */
+	/** Prometheus exporter (worker/src/process/metrics.mts); off when `address` is unset. */
 	metrics?: { address?: string };
 }
 

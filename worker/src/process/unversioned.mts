@@ -5,7 +5,7 @@
  * (workflows/index.mts).
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
-import * as workflows from '../../workflows/index.mts';
+import * as workflows from '../../../workflows/index.mts';
 
 for (const wf of Object.values(workflows)) if (typeof wf === 'function') setWorkflowOptions({}, wf as (...args: never[]) => Promise<unknown>);
 

@@ -9,7 +9,7 @@
 import { Context } from '@temporalio/activity';
 import type { MetricMeter, MetricTags } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
-import type { ClientEvent } from '../../api/client.ts';
+import type { ClientEvent } from '../../../api/client.ts';
 
 /**
  * Names of our metrics (the SDK's own carry the prefix `temporal_`, ours `secsvc_`; counters get `_total`). The

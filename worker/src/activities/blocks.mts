@@ -1,42 +1,29 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
-import type { Client } from '../../api/client.ts';
-import { toFailure } from './activities.mts';
-import { claim as coordinatorClaim, release as coordinatorRelease } from './coordination.mts';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Client } from '../../../api/client.ts';
+import { toFailure } from './operations.mts';
+import { claim as coordinatorClaim, release as coordinatorRelease } from '../temporal/coordination.mts';
 import { liveEntries, liveEntry, ownerId, retryable } from './blocksLive.mts';
-import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey } from '../../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './blocksRemoval.mts';
+import { addBlock, BlockRefused } from '../temporal/blocks.mts';
 import {
-	addBlocksUpdate,
-	addBlockUpdate,
 	blockKey,
 	BLOCKS_ACTIVITY,
-	blocksIdFor,
-	blocksQuery,
-	checkBlockRequest,
-	checkBulkRequest,
-	checkChangeRequest,
-	extendBlockUpdate,
-	removeBlockUpdate,
-	type Block,
 	type AddManyEntry,
 	type AddManyOutcome,
 	type BlockRequest,
-	type BulkBlockRequest,
-	type BulkBlockResult,
-	type ChangeRequest,
-} from '../../workflows/blocksShared.mts';
+} from '../../../workflows/blocksShared.mts';
 
 /**
- * Expiring blocks, worker and client side (workflows/blocks.mts):
+ * Expiring blocks, worker side (workflows/blocks.mts):
  *  - activities `blocks.add` / `blocks.remove`: one POST / one DELETE of exactly the block's entry; a retry reads the
  *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write);
  *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
  *    `blocks.removeDue` (blocksRemoval.mts): the same as a local activity, with the release of earlier removals;
- *    `blocks.register`: the attack response registers its own entries as blocks (plan blacklist.expireAfterSeconds);
- *  - client calls for the CLI, the tests and the bench: add / extend / remove are Updates (the answer is the block
- *    as recorded, or a refusal naming the field), list is a query (or the result of a finished workflow).
+ *    `blocks.register`: the attack response registers its own entries as blocks (plan blacklist.expireAfterSeconds).
+ * The client side (the CLI's add / extend / remove / list) is ../temporal/blocks.mts.
  */
 
 export function createBlocksActivities(api: Client, temporal?: () => TemporalClient): Record<string, (input: Record<string, unknown>) => Promise<unknown>> {
@@ -99,7 +86,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			}
 		},
 		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
-		// The removal as a LOCAL activity (workflows/blocks.mts since `blocks-local-removals`; worker/src/blocksRemoval.mts).
+		// The removal as a LOCAL activity (workflows/blocks.mts since `blocks-local-removals`; worker/src/activities/blocksRemoval.mts).
 		[BLOCKS_ACTIVITY.removeDue]: createRemoveDue(api, withTemporal),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal) throw ApplicationFailure.nonRetryable('blocks.register: the worker has no Temporal client', 'ValidationError');
@@ -202,98 +189,3 @@ async function addMany(api: Client, withTemporal: <T>(fn: (t: TemporalClient) =>
 	return { results: entries.map((x) => results.get(x.range) as AddManyOutcome) };
 }
 
-/** A refusal returned by the blocks workflow (validator or handler): names the field; nothing was written. */
-export class BlockRefused extends Error {
-	constructor(message: string) {
-		super(message);
-		this.name = 'BlockRefused';
-	}
-}
-
-const refusedFrom = (e: unknown) => {
-	if (e instanceof WorkflowUpdateFailedError) return new BlockRefused(String(e.cause?.message ?? e.message));
-	return e;
-};
-
-/** The domain-port's blocks workflow, started by the add if it is not running (Update-with-start). */
-const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: number) =>
-	new WithStartWorkflowOperation('blocks', {
-		workflowId: blocksIdFor(site, dp),
-		taskQueue,
-		args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
-		workflowIdConflictPolicy: 'USE_EXISTING',
-	});
-
-export async function addBlock(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BlockRequest, maxPrefix?: number): Promise<Block> {
-	checkBlockRequest(req, maxPrefix); // bad input: named, nothing sent
-	try {
-		return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
-			args: [req],
-			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
-		});
-	} catch (e) {
-		throw refusedFrom(e);
-	}
-}
-
-/**
- * Bulk add: many blocks of one domain-port in ONE Update (`addBlocks`, Update-with-start). Every entry is checked first
- * (a bad one is named, `blocks[3].entry: …`, and nothing is sent); the answer lists the blocks as recorded and the
- * entries refused at the service or the coordinator, each named.
- */
-export async function addBlocks(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BulkBlockRequest, maxPrefix?: number): Promise<BulkBlockResult> {
-	checkBulkRequest(req, maxPrefix);
-	try {
-		return await client.workflow.executeUpdateWithStart(addBlocksUpdate, {
-			args: [req],
-			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
-		});
-	} catch (e) {
-		throw refusedFrom(e);
-	}
-}
-
-async function change(client: TemporalClient, site: string, dp: string, req: ChangeRequest, kind: 'extend' | 'remove'): Promise<Block> {
-	checkChangeRequest(req, kind === 'extend');
-	try {
-		return await client.workflow.getHandle(blocksIdFor(site, dp)).executeUpdate(kind === 'extend' ? extendBlockUpdate : removeBlockUpdate, { args: [req] });
-	} catch (e) {
-		if (e instanceof WorkflowNotFoundError || /not found|already completed/i.test(String((e as Error)?.message)))
-			throw new BlockRefused(`entry: no active block for ${req.entry} on ${dp} of site ${site}`);
-		throw refusedFrom(e);
-	}
-}
-
-export const extendBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) => change(client, site, dp, req, 'extend');
-export const removeBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) => change(client, site, dp, req, 'remove');
-
-/** The blocks of a site (every domain-port, or one), active first, then the recently ended ones. */
-export async function listBlocks(client: TemporalClient, site: string, dp?: string): Promise<Block[]> {
-	const ids: string[] = [];
-	if (dp) ids.push(blocksIdFor(site, dp));
-	else {
-		const prefix = blocksIdFor(site, '');
-		for await (const w of client.workflow.list({ query: `WorkflowType = 'blocks' AND WorkflowId STARTS_WITH '${prefix.replace(/'/g, '')}'` })) {
-			if (!ids.includes(w.workflowId)) ids.push(w.workflowId);
-		}
-	}
-	const out: Block[] = [];
-	for (const id of ids) {
-		const h = client.workflow.getHandle(id);
-		try {
-			const d = await h.describe();
-			if (d.status.name === 'RUNNING') out.push(...(await h.query(blocksQuery)));
-			else if (d.status.name === 'COMPLETED') out.push(...(((await h.result()) as { ended?: Block[] }).ended ?? []));
-		} catch (e) {
-			if (!(e instanceof WorkflowNotFoundError)) throw e;
-		}
-	}
-	return out;
-}
-
-export function formatBlocks(blocks: Block[]): string {
-	if (!blocks.length) return 'no blocks';
-	return blocks
-		.map((b) => `${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`)
-		.join('\n');
-}

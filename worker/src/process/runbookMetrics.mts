@@ -10,10 +10,10 @@
  */
 import type { MetricGauge, MetricMeter } from '@temporalio/common';
 import { Runtime, type InjectedSinks, type NativeConnection } from '@temporalio/worker';
-import type { Phase } from '../../workflows/defs.mts';
-import type { RunbookSinks } from '../../workflows/observe.mts';
-import { WF_METRIC } from '../../workflows/observe.mts';
-import { SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes.mts';
+import type { Phase } from '../../../workflows/defs.mts';
+import type { RunbookSinks } from '../../../workflows/observe.mts';
+import { WF_METRIC } from '../../../workflows/observe.mts';
+import { SEARCH_ATTRIBUTES } from '../../../workflows/searchAttributes.mts';
 
 export const PHASES: Phase[] = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting'];
 

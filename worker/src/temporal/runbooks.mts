@@ -1,5 +1,5 @@
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { decideUpdate, type DecideRequest } from '../../workflows/attackResponse/approval.mts';
+import { decideUpdate, type DecideRequest } from '../../../workflows/attackResponse/approval.mts';
 import {
 	abortSignal,
 	approveSignal,
@@ -13,10 +13,10 @@ import {
 	type AttackResponseResult,
 	type AuditEntry,
 	type Phase,
-} from '../../workflows/defs.mts';
-import { parsePlan } from '../../workflows/plan.mts';
-import { MITIGATION_PHASES, SA } from '../../workflows/searchAttributes.mts';
-import { connectionOptions, type WorkerConfig } from './config.mts';
+} from '../../../workflows/defs.mts';
+import { parsePlan } from '../../../workflows/plan.mts';
+import { MITIGATION_PHASES, SA } from '../../../workflows/searchAttributes.mts';
+import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 

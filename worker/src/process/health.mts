@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { redactText } from '../../api/redact.ts';
+import { redactText } from '../../../api/redact.ts';
 
 /**
  * The worker's health listener (SECSVC_HEALTH_ADDRESS / health.address; off when unset), separate from the

@@ -1,6 +1,6 @@
 /**
  * Worker process entry. Runs compiled: `MALLOC_ARENA_MAX=2 node --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20 worker/dist/main.mjs` (build.mts; `secsvc worker`
- * and demo/stack.mts build and start it), or from source: `node --import tsx worker/src/main.mts`.
+ * and demo/stack.mts build and start it), or from source: `node --import tsx worker/src/process/main.mts`.
  * Config from env / SECSVC_CONFIG (config.mts, processConfig.mts).
  *
  * As a production process (worker/README.md "Running in production", deploy/):
@@ -17,7 +17,7 @@
 import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
-import { ApiError } from '../../api/errors.ts';
+import { ApiError } from '../../../api/errors.ts';
 import { assertFreshBuild } from './buildInfo.mts';
 import { connectionOptions, loadConfig } from './config.mts';
 import { startHealthServer, type HealthServer } from './health.mts';
@@ -74,7 +74,7 @@ export async function main(): Promise<number> {
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
 	const proc = loadProcessConfig();
-	// Prometheus /metrics (worker/src/metrics.mts): the SDK Runtime must be installed before the first connection.
+	// Prometheus /metrics (worker/src/process/metrics.mts): the SDK Runtime must be installed before the first connection.
 	if (cfg.metrics?.address) {
 		installMetrics(cfg.metrics.address);
 		markMetricsOn();

@@ -1,18 +1,18 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { idProblem } from '../../api/limits.ts';
-import { renderReportHtml } from '../../api/report/html.ts';
-import { runbookReportModel } from '../../api/report/model.ts';
-import { redactText } from '../../api/redact.ts';
-import { PlanError, parsePlan } from '../../workflows/plan.mts';
-import { checkDesiredState, DesiredStateError } from '../../workflows/desired.mts';
-import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
-import { holds, release } from './coordination.mts';
-import { getOperation, hasOperation } from '../../api/catalog/index.ts';
-import { validateParams } from '../../api/client.ts';
-import { ValidationError } from '../../api/errors.ts';
-import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
-import { addBlock, addBlocks, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
-import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../workflows/blocksShared.mts';
+import { idProblem } from '../../../api/limits.ts';
+import { renderReportHtml } from '../../../api/report/html.ts';
+import { runbookReportModel } from '../../../api/report/model.ts';
+import { redactText } from '../../../api/redact.ts';
+import { PlanError, parsePlan } from '../../../workflows/plan.mts';
+import { checkDesiredState, DesiredStateError } from '../../../workflows/desired.mts';
+import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.mts';
+import { holds, release } from '../temporal/coordination.mts';
+import { getOperation, hasOperation } from '../../../api/catalog/index.ts';
+import { validateParams } from '../../../api/client.ts';
+import { ValidationError } from '../../../api/errors.ts';
+import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';
+import { addBlock, addBlocks, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
+import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocksShared.mts';
 import type { Client as TemporalClient } from '@temporalio/client';
 import {
 	abort,
@@ -32,7 +32,7 @@ import {
 	temporalClient,
 	timeline,
 	type ScheduleKind,
-} from './runbooks.mts';
+} from '../temporal/runbooks.mts';
 
 const USAGE = `usage: secsvc <command> [options]
 
@@ -154,7 +154,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			return cmd ? 0 : 2;
 		}
 		if (cmd === 'worker') {
-			const { main } = await import('./main.mts');
+			const { main } = await import('../process/main.mts');
 			loadConfig(); // fail early with a clear message
 			return await main();
 		}
@@ -306,7 +306,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				return 0;
 			}
 			case 'deploy': {
-				const { deploymentStatus, formatStatus, setCurrent } = await import('./deploy.mts');
+				const { deploymentStatus, formatStatus, setCurrent } = await import('../process/deploy.mts');
 				const sub = need(0, 'status|set-current|retire-check');
 				const svc = (await conn()).workflowService;
 				if (sub === 'set-current') {

@@ -7,10 +7,12 @@ import { fileURLToPath } from 'node:url';
  * Freshness of the compiled worker (worker/dist/main.mjs, see build.mts), without esbuild: the compiled file's
  * first line records the hash of every repository source esbuild put into it (the list comes from esbuild's
  * metafile), so both the launcher (rebuild when stale) and the compiled worker itself (refuse to start when stale)
- * can check it. Paths are relative to the repository root; this file sits at the same depth in src/ and dist/.
+ * can check it. Paths are relative to the repository root.
  */
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository root, from this module's URL: the folder above `worker/`, from source (worker/src/process/) and compiled (worker/dist/). */
+const HERE = fileURLToPath(import.meta.url);
+export const ROOT = HERE.slice(0, HERE.lastIndexOf('/worker/') + 1);
 export const BUILD_MARK = '// secsvc-worker-build ';
 
 export interface BuildInfo {

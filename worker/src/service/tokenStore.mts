@@ -1,7 +1,7 @@
 // A file token store: a rotated refresh token is written (atomically, mode 0600) before it is used.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { StoredToken, TokenStore } from '../../api/tokens.ts';
+import type { StoredToken, TokenStore } from '../../../api/tokens.ts';
 
 export class FileTokenStore implements TokenStore {
 	private chain: Promise<unknown> = Promise.resolve();

@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { COORDINATION } from '../../../workflows/coordination.mts';
+import { claim, handover, holds, release, type CoordinationInput } from '../temporal/coordination.mts';
+
+/**
+ * The playbooks' way to the site coordinator: activities that send it an Update or a query
+ * (../temporal/coordination.mts). The owner of a claim is the calling workflow's id, taken from the activity context,
+ * never from the input. `client` = the worker's own Temporal connection.
+ */
+export function createCoordinationActivities(client: () => Client): Record<string, (input: CoordinationInput) => Promise<unknown>> {
+	const callerId = () => {
+		const id = Context.current().info.workflowExecution?.workflowId;
+		if (!id) throw ApplicationFailure.nonRetryable('coordination: only workflows hold settings', 'ValidationError');
+		return id;
+	};
+	return {
+		[COORDINATION.claim]: async (input) => heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
+		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
+		[COORDINATION.handover]: async (input) => heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
+		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
+	};
+}
+
+/**
+ * Heartbeats every 2 s while `fn` runs: a claim may wait minutes (start-to-close 10 min), so without heartbeats a
+ * worker that dies during one leaves the runbook stuck until that timeout; with them (heartbeat timeout in
+ * workflows/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
+ */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+	const ctx = Context.current();
+	ctx.heartbeat();
+	const t = setInterval(() => ctx.heartbeat(), 2000);
+	try {
+		return await fn();
+	} finally {
+		clearInterval(t);
+	}
+}
+
