@@ -1,0 +1,107 @@
+import { readFileSync, statSync } from 'node:fs';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocksShared.mts';
+import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
+import { UsageError, type Command } from './args.mts';
+
+/** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks.mts). */
+export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o, conn, t.taskQueue, out);
+
+/** The entries of `block add`: positional (ENTRY 1, ENTRY 2 …) or one a line of --file (blank lines and # comments skipped). */
+function blockEntries(positional: string[], file: string | boolean | undefined): { entry: string; label: string }[] {
+	if (file !== undefined) {
+		if (typeof file !== 'string') throw new UsageError('--file: needs a file name');
+		if (positional.length) throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
+		let text: string;
+		try {
+			if (statSync(file).size > 10 * 2 ** 20) throw new Error('larger than 10 MB');
+			text = readFileSync(file, 'utf8');
+		} catch (e) {
+			throw new UsageError(`--file ${file}: must be a readable text file (${(e as Error).message})`);
+		}
+		const out = text.split(/\r?\n/).flatMap((line, i) => {
+			const entry = line.replace(/#.*/, '').trim();
+			return entry ? [{ entry, label: `--file line ${i + 1}` }] : [];
+		});
+		if (!out.length) throw new UsageError(`--file ${file}: names no entry (one address, start-end range or CIDR a line)`);
+		return out;
+	}
+	if (!positional.length) throw new UsageError('ENTRY: is required (or --file FILE)');
+	return positional.map((entry, i) => ({ entry, label: positional.length === 1 ? 'ENTRY' : `ENTRY ${i + 1}` }));
+}
+
+async function blockCommand(
+	pos: string[],
+	o: Record<string, string | boolean>,
+	conn: () => Promise<TemporalClient>,
+	taskQueue: string,
+	out: (v: unknown) => void,
+): Promise<number> {
+	const sub = pos[0];
+	const arg = (i: number, what: string) => {
+		if (!pos[i]) throw new UsageError(`${what}: is required`);
+		return pos[i];
+	};
+	const int = (k: string) => {
+		const v = o[k];
+		if (typeof v !== 'string' || !/^-?\d+$/.test(v)) throw new UsageError(`--${k}: must be an integer`);
+		return Number(v);
+	};
+	const by = () => {
+		if (typeof o.by !== 'string') throw new UsageError('--by: is required (who asks)');
+		return o.by;
+	};
+	switch (sub) {
+		case 'add': {
+			const maxPrefix = o['max-prefix'] === undefined ? undefined : int('max-prefix');
+			if (maxPrefix !== undefined && (maxPrefix < 0 || maxPrefix > 32)) throw new UsageError('--max-prefix: must be 0 to 32');
+			if (typeof o.reason !== 'string') throw new UsageError('--reason: is required (why the block)');
+			const site = arg(1, 'SITE');
+			const dp = arg(2, 'DP');
+			const entries = blockEntries(pos.slice(3), o.file);
+			const seconds = int('seconds');
+			const reqs: BlockRequest[] = entries.map((e) => ({ entry: e.entry, seconds, by: by(), reason: o.reason as string, via: 'cli' as const }));
+			if (reqs.length === 1 && typeof o.file !== 'string') {
+				out(await addBlock(await conn(), taskQueue, site, dp, reqs[0], maxPrefix));
+				return 0;
+			}
+			// Every entry checked before anything is sent; an error names the entry as the user wrote it.
+			const seen = new Map<string, string>();
+			for (const e of entries) {
+				let range: string;
+				try {
+					range = normalizeEntry(e.entry, maxPrefix);
+				} catch (x) {
+					if (x instanceof BlockInputError) throw new UsageError(`${e.label}: ${x.rule}`);
+					throw x;
+				}
+				if (seen.has(range)) throw new UsageError(`${e.label}: ${e.entry} is the same range as ${seen.get(range)} (${range}): name each range once`);
+				seen.set(range, e.label);
+			}
+			const chunks: BlockRequest[][] = [];
+			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
+			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
+			const all: BulkBlockResult = { blocks: [], refused: [] };
+			for (const c of chunks) {
+				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);
+				all.blocks.push(...r.blocks);
+				all.refused.push(...r.refused);
+			}
+			out(all);
+			return all.refused.length ? 1 : 0;
+		}
+		case 'list': {
+			const blocks = await listBlocks(await conn(), arg(1, 'SITE'), typeof o.dp === 'string' ? o.dp : undefined);
+			out(o.json ? blocks : formatBlocks(blocks));
+			return 0;
+		}
+		case 'extend':
+			out(await extendBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' }));
+			return 0;
+		case 'remove':
+			out(await removeBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' }));
+			return 0;
+		default:
+			throw new UsageError(`block ${sub ?? ''}: must be add, list, extend or remove`);
+	}
+}

@@ -1,0 +1,20 @@
+import { getOperation, hasOperation } from '../../../api/catalog/index.ts';
+import { validateParams } from '../../../api/client.ts';
+import { UsageError, type Command } from './args.mts';
+
+/** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
+export const call: Command = async ({ o, conn, t, out, need }) => {
+	const op = need(0, 'OPERATION');
+	let params: Record<string, unknown>;
+	try {
+		params = JSON.parse(typeof o.params === 'string' ? o.params : '{}') as Record<string, unknown>;
+	} catch (e) {
+		throw new UsageError(`--params: must be a JSON object (${(e as Error).message})`);
+	}
+	// Unknown operation or bad input: named, nothing started.
+	if (!hasOperation(op)) throw new UsageError(`call ${op}: not an operation id (npm run -s catalog lists them)`);
+	validateParams(getOperation(op), params);
+	const h = await (await conn()).workflow.start('durableCall', { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
+	out(o.wait ? await h.result() : { workflowId: h.workflowId });
+	return 0;
+};
