@@ -133,7 +133,7 @@ export async function check<Ts extends unknown[]>(prop: fc.IAsyncProperty<Ts> | 
 	if (d.failed) {
 		const ce = (d.counterexample ?? []).map((v) => (v && typeof v === 'object' && 'id' in (v as object) ? `op ${(v as { id: string }).id}` : describeCase(v)));
 		const err = d.errorInstance as Error | undefined;
-		throw new Error(`property failed after ${d.numRuns} runs (seed ${d.seed}, path ${d.counterexamplePath}): ${ce.join(' | ')}\n${String(err?.message ?? d.error).slice(0, 1500)}`);
+		throw new Error(`property failed after ${d.numRuns} runs (seed ${d.seed}, path ${d.counterexamplePath}): ${ce.join(' | ')}\n${String(err?.message ?? (d as { error?: unknown }).error).slice(0, 1500)}`);
 	}
 	return d.numRuns;
 }

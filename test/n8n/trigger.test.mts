@@ -350,7 +350,7 @@ test('manual mode ("Fetch Test Event") returns a real sample from the simulator 
 	const f = await runner.manual(wfF);
 	assert.equal(f.status, 'success', JSON.stringify(f.error));
 	assert.equal(f.items.length, 1);
-	const flows = sim.sim.world.flowDowns.filter((x: Json) => x.site_id === site.a);
+	const flows = (sim.sim.world.flowDowns as Json[]).filter((x: Json) => x.site_id === site.a);
 	const newestFlow = flows.reduce((m: Json, x: Json) => (x.start_time > m.start_time ? x : m));
 	assert.equal(f.items[0].alert_id, newestFlow.alert_id);
 	assert.equal(f.items[0].router_name, newestFlow.router_name);

@@ -203,7 +203,7 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 	try {
 		const ev = result.eventTraffic?.bps ?? {};
 		const points = (result.traffic?.length ?? 0) + (ev.attack?.length ?? 0) + (ev.clean?.length ?? 0);
-		const m = result.marks ?? {};
+		const m: Record<string, unknown> = result.marks ?? {};
 		const markers = [m.eventStart, m.startedAt, m.mitigatedAt, m.attackEndedAt, m.revertedAt].filter((x) => x !== undefined).length;
 		assert.equal(markers, 5);
 		for (const [name, width, colorScheme] of [['desktop-light', 1280, 'light'], ['desktop-dark', 1280, 'dark'], ['phone-light', 390, 'light'], ['phone-dark', 390, 'dark']] as const) {

@@ -98,6 +98,6 @@ test('all 51 operations succeed through the client and their results match the c
 
 	const missing = catalog.map((o) => o.id).filter((id) => !done.has(id));
 	assert.deepEqual(missing, []);
-	const logged = new Set(sim.sim.requests().map((r: { opId?: string }) => r.opId));
+	const logged = new Set(sim.sim.requests().map((r) => (r as { opId?: string }).opId));
 	for (const op of catalog) assert.ok(logged.has(op.id), `simulator saw ${op.id}`);
 });
