@@ -11,6 +11,7 @@ import {
 	checkBulkRequest,
 	checkChangeRequest,
 	extendBlockUpdate,
+	removalIntentSignal,
 	removeBlockUpdate,
 	type Block,
 	type BlockRequest,
@@ -137,6 +138,8 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 	);
 
 	setHandler(blocksQuery, () => [...byRange.values(), ...run.ended]);
+	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
+	setHandler(removalIntentSignal, () => undefined);
 
 	setHandler(handedOverSignal, ({ keys }) => {
 		for (const key of keys ?? []) {
