@@ -3,11 +3,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from './activities.mts';
-import { claim as coordinatorClaim, release as coordinatorRelease } from './coordination.mts';
+import { claim as coordinatorClaim, holds as coordinatorHolds, release as coordinatorRelease } from './coordination.mts';
+import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blockCapacity.ts';
 import { liveEntries, liveEntry, ownerId, retryable } from './blocksLive.mts';
 import { entryRangeKey } from '../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './blocksRemoval.mts';
 import {
+	ACTIVE_STATES,
 	addBlocksUpdate,
 	addBlockUpdate,
 	blockKey,
@@ -251,6 +253,18 @@ export async function addBlocks(client: TemporalClient, taskQueue: string, site:
 	} catch (e) {
 		throw refusedFrom(e);
 	}
+}
+
+/**
+ * Before the first Update of a feed (issue 29): the whole feed must fit what the site's coordinator and the
+ * domain-port's blocks workflow can carry (api/blockCapacity.ts), else it is refused naming `field` and nothing is
+ * sent — the Updates go in chunks of MAX_BULK_BLOCKS, so a refusal by a later chunk would come after earlier POSTs.
+ */
+export async function checkFeedFits(client: TemporalClient, site: string, dp: string, reqs: BlockRequest[], ranges: string[], field: string): Promise<void> {
+	const siteHeld = (await coordinatorHolds(client, site)).filter((h) => h.owner.startsWith('blocks-')).length;
+	const active = (await listBlocks(client, site, dp)).filter((b) => ACTIVE_STATES.includes(b.state));
+	const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
+	checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active), siteHeld });
 }
 
 async function change(client: TemporalClient, site: string, dp: string, req: ChangeRequest, kind: 'extend' | 'remove'): Promise<Block> {

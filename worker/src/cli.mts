@@ -11,7 +11,7 @@ import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleetCli.mts';
-import { addBlock, addBlocks, BlockRefused, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
+import { addBlock, addBlocks, BlockRefused, checkFeedFits, extendBlock, formatBlocks, listBlocks, removeBlock } from './blocks.mts';
 import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../workflows/blocksShared.mts';
 import type { Client as TemporalClient } from '@temporalio/client';
 import {
@@ -419,6 +419,7 @@ async function blockCommand(
 			const chunks: BlockRequest[][] = [];
 			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
 			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
+			await checkFeedFits(await conn(), site, dp, reqs, [...seen.keys()], typeof o.file === 'string' ? '--file' : 'ENTRY');
 			const all: BulkBlockResult = { blocks: [], refused: [] };
 			for (const c of chunks) {
 				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);

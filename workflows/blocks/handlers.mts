@@ -17,6 +17,7 @@ import {
 	type BlockRequest,
 } from '../blocksShared.mts';
 import { errText, holdReason, iso, type BlocksRun, type Pending } from './context.mts';
+import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blockCapacity.ts';
 
 /**
  * The expiring blocks' Updates (addBlock, addBlocks, extendBlock, removeBlock: each with a validator that refuses
@@ -40,6 +41,7 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 				const range = checkBlockRequest(req, maxPrefix);
 				const cur = byRange.get(range);
 				if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+				checkCarry('entry', [range], [req]);
 			},
 		},
 	);
@@ -62,9 +64,17 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 					const cur = byRange.get(range);
 					if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
 				});
+				checkCarry('blocks', ranges, req.blocks);
 			},
 		},
 	);
+
+	/** An add that would make this run's blocks too heavy to carry across continue-as-new is refused (issue 29). */
+	function checkCarry(field: string, ranges: string[], reqs: BlockRequest[]): void {
+		const active = [...byRange.values()].filter((b) => ACTIVE_STATES.includes(b.state));
+		const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
+		checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active) });
+	}
 
 	function enqueue(req: BlockRequest, range: string): Pending {
 		const now = Date.now();
