@@ -16,8 +16,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
 import { addBlocks, listBlocks } from '../../worker/src/blocks.mts';
-import { run as cli } from '../../worker/src/cli.mts';
-import { createEnv, operatorClient, startInProcessWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import { createEnv, operatorClient, runCli as cliIn, startInProcessWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -27,22 +26,7 @@ after(async () => {
 	await env?.teardown();
 });
 
-async function runCli(args: string[], queue: string): Promise<{ code: number; out: string; err: string }> {
-	const saved = { a: process.env.TEMPORAL_ADDRESS, q: process.env.TEMPORAL_TASK_QUEUE };
-	process.env.TEMPORAL_ADDRESS = env.address;
-	process.env.TEMPORAL_TASK_QUEUE = queue;
-	let out = '';
-	let err = '';
-	try {
-		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
-		return { code, out, err };
-	} finally {
-		for (const [k, v] of [['TEMPORAL_ADDRESS', saved.a], ['TEMPORAL_TASK_QUEUE', saved.q]] as const) {
-			if (v === undefined) delete process.env[k];
-			else process.env[k] = v;
-		}
-	}
-}
+const runCli = (args: string[], queue: string) => cliIn(env, args, queue);
 
 /** `n` distinct addresses from 100.64.0.0 on. */
 const feed = (n: number) => Array.from({ length: n }, (_, i) => `100.64.${Math.floor(i / 250)}.${(i % 250) + 1}`);

@@ -18,7 +18,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { statusQuery, watcherId } from '../../workflows/fleetShared.mts';
 import { runFleet } from '../../worker/src/fleetCli.mts';
-import { APP_ID, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { APP_ID, SECRET, checksBySite as checks, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL_MS = 4000;
 const FLEET = 'ffault';
@@ -50,16 +50,7 @@ after(async () => {
 	await env?.teardown();
 });
 
-/** Successful is_under_attack checks per site (simulator clock) since a request-log sequence number. */
-function checksBySite(since: number): Map<string, number[]> {
-	const m = new Map<string, number[]>();
-	for (const r of s.sim.requests({ op: 'dashboard.isUnderAttack', since })) {
-		if (r.code !== 0) continue;
-		const id = /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '?';
-		m.set(id, [...(m.get(id) ?? []), r.time]);
-	}
-	return m;
-}
+const checksBySite = (since: number) => checks(s.sim, since);
 /** Per site: the longest and the shortest time between two successive checks, from `t0` to `end`. */
 function gaps(since: number, t0: number, end: number) {
 	const out: { site: string; max: number; min: number }[] = [];
