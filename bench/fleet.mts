@@ -40,6 +40,9 @@ export interface FleetBenchOptions {
 	/** Measurement window, seconds. */
 	window?: number;
 	modes?: Mode[];
+	/** The faulted case (issue 31): during the window the worker is SIGKILLed (and restarted at once) twice and the
+	 * service answers every is_under_attack with 42901 for 1.5 s four times (two pairs, 1.2 intervals apart). */
+	faults?: boolean;
 }
 
 interface PhaseResult {
@@ -49,7 +52,10 @@ interface PhaseResult {
 	detection: { site: string; latencyMs: number | null }[];
 	detectionP50Ms: number | null;
 	detectionP99Ms: number | null;
+	detectionMaxMs: number | null;
 	detected: number;
+	/** Faulted case: kills and 429 windows injected, and the longest kill → first answered check after it. */
+	faults?: { kills: number; rateWindows: number; refusedCalls: number; maxRestartMs: number };
 	runbooksPerAttackedSite: number[];
 	actions: { executions: number; fetched: number; total: number; byKind: Record<string, number>; watchActions: number; runbookStartActions: number };
 	/** Watching actions (all but runbook starts) per is_under_attack check made in the window. */
@@ -74,6 +80,29 @@ interface PhaseResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The faulted case's schedule over the window: SIGKILLs of the worker (restarted at once by `restart`) at 25 % and
+ * 60 %, 1.5 s windows of 42901 on is_under_attack at 35 %, 35 % + 1.2 intervals, 75 % and 75 % + 1.2 intervals.
+ * Resolves with the kill times (ms).
+ */
+async function injectFaults(sim: { control: <T>(m: string, p: string, b?: unknown) => Promise<T> }, restart: () => Promise<void>, windowMs: number, intervalMs: number): Promise<number[]> {
+	const t0 = Date.now();
+	const events: { at: number; run: () => Promise<unknown> }[] = [
+		...[0.25, 0.6].map((f) => ({ at: f * windowMs, run: restart })),
+		...[0.35 * windowMs, 0.35 * windowMs + 1.2 * intervalMs, 0.75 * windowMs, 0.75 * windowMs + 1.2 * intervalMs].map((at) => ({
+			at,
+			run: () => sim.control('POST', '/faults', { op: 'dashboard.isUnderAttack', kind: 'ratelimit', forMs: 1500 }),
+		})),
+	].sort((a, b) => a.at - b.at);
+	const kills: number[] = [];
+	for (const e of events) {
+		await sleep(Math.max(0, t0 + e.at - Date.now()));
+		if (e.run === restart) kills.push(Date.now());
+		await e.run();
+	}
+	return kills;
+}
+
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<unknown>) {
 	let i = 0;
 	await Promise.all(Array.from({ length: n }, async () => {
@@ -86,7 +115,9 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 	const customers = Math.ceil(nSites / perCustomer);
 	const sim = await startSimProcess(APP_ID, SECRET, ['--fleet', `${customers}x${perCustomer}`, '--log-limit', '400000']);
 	const taskQueue = `bench-fleet-${mode}-${process.pid}`;
-	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	const startWorker = () => startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	let worker = await startWorker();
+	const killed: { stop: () => Promise<void> }[] = [];
 	let peak = await rssOf(worker.pid);
 	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
 	const fleetName = `bench${mode}${process.pid}`;
@@ -121,15 +152,31 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 			const a = await sim.control<{ start: number }>('POST', '/attacks', { site_id: s.site_id, at, duration: 0, attack_type: 'UDP Total', curve: { peakBps: 12e9, peakPps: 2e6 }, sources: [{ ip: `198.18.${k}.10` }] });
 			attacked.push({ site: s.site_id, start: a.start * 1000 });
 		}
+		const restart = async () => {
+			process.kill(worker.pid, 'SIGKILL');
+			killed.push(worker);
+			worker = await startWorker();
+		};
+		const kills = o.faults ? await injectFaults(sim, restart, o.window * 1000, o.interval * 1000) : [];
 		await sleep(o.window * 1000 - (Date.now() - t0));
 		const t1 = Date.now();
-		const workerCpuSeconds = cpuSeconds(worker.pid) - cpu0;
-		const log = await sim.control<{ opId: string; path: string; time: number }[]>('GET', '/requests');
+		// Faulted: the worker of the window's end only (its predecessors were killed).
+		const workerCpuSeconds = o.faults ? cpuSeconds(worker.pid) : cpuSeconds(worker.pid) - cpu0;
+		const log = await sim.control<{ opId: string; path: string; time: number; code: number | null; fault?: string }[]>('GET', '/requests');
+		const answered = log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0);
+		const faults = o.faults
+			? {
+					kills: kills.length,
+					rateWindows: 4,
+					refusedCalls: log.filter((r) => r.fault === 'ratelimit').length,
+					maxRestartMs: Math.max(0, ...kills.map((k) => (answered.find((r) => r.time > k)?.time ?? t1) - k)),
+				}
+			: undefined;
 		// Calls of the sites not attacked (an attacked site's runbook polls is_under_attack too).
 		const hit = new Set(attacked.map((a) => a.site));
 		const perSite = new Map<string, number[]>(sites.filter((x) => !hit.has(x.site_id)).map((x) => [x.site_id, []]));
 		for (const r of log) {
-			if (r.opId !== 'dashboard.isUnderAttack' || r.time < t0 || r.time > t1) continue;
+			if (r.opId !== 'dashboard.isUnderAttack' || r.code !== 0 || r.time < t0 || r.time > t1) continue;
 			const id = /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '';
 			perSite.get(id)?.push(r.time);
 		}
@@ -189,7 +236,9 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 			detection,
 			detectionP50Ms: lat.length ? pct(lat, 0.5) : null,
 			detectionP99Ms: lat.length ? pct(lat, 0.99) : null,
+			detectionMaxMs: lat.length ? lat[lat.length - 1] : null,
 			detected: lat.length,
+			...(faults ? { faults } : {}),
 			runbooksPerAttackedSite,
 			actions: { ...actions, watchActions, runbookStartActions },
 			actionsPerSiteCheck: round(perCheck, 4),
@@ -210,12 +259,13 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		clearInterval(sampler);
 		if (mode === 'schedules') await pool(scheduleIds, 16, (id) => tc.schedule.getHandle(id).delete().catch(() => {}));
 		await worker.stop();
+		for (const w of killed) await w.stop().catch(() => {});
 		await sim.stop();
 	}
 }
 
 export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions = {}) {
-	const o = { interval: opts.interval ?? 10, attacks: opts.attacks ?? 10, window: opts.window ?? 80 };
+	const o = { interval: opts.interval ?? 10, attacks: opts.attacks ?? 10, window: opts.window ?? 80, faults: opts.faults ?? false };
 	const sites = opts.sites ?? 1000;
 	const modes = opts.modes ?? ['local', 'regular', 'schedules'];
 	const connection = await Connection.connect({ address: temporal.address });
@@ -234,15 +284,16 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 	const label: Record<Mode, string> = { local: 'fleet watchers, local-activity batches', regular: 'fleet watchers, regular-activity batches', schedules: 'one schedule per site' };
 	const rows: Row[] = [];
 	for (const p of phases) {
-		const tag = `${label[p.mode]}, ${p.sites} sites every ${o.interval}s`;
+		const f = p.faults;
+		const tag = `${label[p.mode]}, ${p.sites} sites every ${o.interval}s${f ? `, faulted (${f.kills} SIGKILLs, ${f.rateWindows} × 1.5 s 429 windows)` : ''}`;
 		rows.push({
 			bench: '7',
 			measure: `${tag}: detection p50 / p99 (${p.detected}/${o.attacks} detected)`,
-			ours: `${p.detectionP50Ms ?? '—'} / ${p.detectionP99Ms ?? '—'} ms`,
+			ours: `${p.detectionP50Ms ?? '—'} / ${p.detectionP99Ms ?? '—'} ms${f ? ` (max ${p.detectionMaxMs ?? '—'} ms)` : ''}`,
 			baseline: '—',
 			ratio: '—',
-			goal: `p99 ≤ ${goalMs} ms, one runbook per site`,
-			met: p.detectionP99Ms !== null && p.detected === o.attacks && p.detectionP99Ms <= goalMs && p.runbooksPerAttackedSite.every((n) => n === 1),
+			goal: f ? `max ≤ ${goalMs} ms + restart (${f.maxRestartMs} ms), one runbook per site` : `p99 ≤ ${goalMs} ms, one runbook per site`,
+			met: p.detectionP99Ms !== null && p.detected === o.attacks && (f ? (p.detectionMaxMs ?? Infinity) <= goalMs + f.maxRestartMs : p.detectionP99Ms <= goalMs) && p.runbooksPerAttackedSite.every((n) => n === 1),
 		});
 		const ratio = base && p !== base ? base.actionsPerSiteDay / Math.max(1, p.actionsPerSiteDay) : undefined;
 		rows.push({
@@ -260,8 +311,10 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 			ours: `${p.callsPerSitePerInterval} (${p.doneChecks}/${p.dueChecks}; ${p.callsPerSiteMinMax.join('–')}; ${p.extraCalls} extra; gap ≤ ${round(p.maxGapMs / 1000, 1)} s)`,
 			baseline: '—',
 			ratio: '—',
-			goal: '1 per site per interval (0 extra, no gap > 2 intervals)',
-			met: Math.abs(p.callsPerSitePerInterval - 1) <= 0.05 && p.extraCalls === 0 && p.maxGapMs <= 2 * o.interval * 1000,
+			goal: f ? `0 extra, no gap > 1 interval + restart (${f.maxRestartMs} ms) + 1 s` : '1 per site per interval (0 extra, no gap > 2 intervals)',
+			met: f
+				? p.extraCalls === 0 && p.maxGapMs <= o.interval * 1000 + f.maxRestartMs + 1000
+				: Math.abs(p.callsPerSitePerInterval - 1) <= 0.05 && p.extraCalls === 0 && p.maxGapMs <= 2 * o.interval * 1000,
 		});
 		rows.push({
 			bench: '7',
@@ -286,6 +339,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			window: { type: 'string', default: '80' },
 			modes: { type: 'string', default: 'local,regular,schedules' },
 			record: { type: 'boolean', default: false },
+			faults: { type: 'boolean', default: false },
 		},
 	});
 	const { startTemporalDev } = await import('../demo/stack.mts');
@@ -299,6 +353,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			attacks: Number(values.attacks),
 			window: Number(values.window),
 			modes: String(values.modes).split(',') as Mode[],
+			faults: values.faults,
 		});
 	} finally {
 		await temporal.stop();

@@ -42,6 +42,8 @@ export interface FaultSpec {
 	delayMs?: number;
 	/** Only requests whose path contains this text (e.g. `/site/210003/`); default every request of `op`. */
 	pathContains?: string;
+	/** A time window instead of a count: every matching call for this many ms (simulator clock) from now, e.g. a rate-limit window. */
+	forMs?: number;
 }
 
 export interface AttackScenarioItem extends Omit<AttackSpec, 'start' | 'site_id'> {
@@ -164,7 +166,7 @@ export class Simulator {
 	tokens = new Map<string, TokenRec>();
 	refreshTokens = new Map<string, { customer_id: string; expiresAt: number; access_token: string }>();
 	codes = new Map<string, { customer_id: string; expiresAt: number; used: boolean }>();
-	faults: (FaultSpec & { count: number })[] = [];
+	faults: (FaultSpec & { count: number; until?: number })[] = [];
 	log: LogEntry[] = [];
 	filterBusy = new Map<string, number>();
 	private seq = 0;
@@ -400,14 +402,19 @@ export class Simulator {
 		const count = f.count ?? 1;
 		if (!(Number.isInteger(count) && count > 0)) throw new Error('count must be a positive integer');
 		if (f.pathContains !== undefined && (typeof f.pathContains !== 'string' || f.pathContains === '')) throw new Error('pathContains must be a non-empty string');
-		this.faults.push({ ...f, count });
+		if (f.forMs !== undefined && !(Number.isFinite(f.forMs) && f.forMs > 0 && f.forMs <= 3_600_000)) throw new Error('forMs must be a number of ms from 1 to 3600000');
+		this.faults.push({ ...f, count, ...(f.forMs !== undefined ? { until: this.nowMs() + f.forMs } : {}) });
 		return this.faults;
 	}
 	private takeFault(opId: string, path: string) {
 		for (let i = 0; i < this.faults.length; i++) {
 			const f = this.faults[i];
+			if (f.until !== undefined && this.nowMs() > f.until) {
+				this.faults.splice(i--, 1);
+				continue;
+			}
 			if ((f.op === '*' || f.op === opId) && (f.pathContains === undefined || path.includes(f.pathContains))) {
-				if (--f.count <= 0) this.faults.splice(i, 1);
+				if (f.until === undefined && --f.count <= 0) this.faults.splice(i, 1);
 				return f;
 			}
 		}

@@ -118,6 +118,8 @@ export interface CheckBatchResult {
 	rateLimited: boolean;
 	/** The batch ran out of its time budget (or was cancelled): `deferred` holds the sites not sent. */
 	outOfTime?: boolean;
+	/** When this attempt began sending (the worker's clock, ms): when the tick really ran, also after a replay. */
+	startedAt?: number;
 }
 
 export const FLEET_CHECK_ACTIVITY = 'fleet.checkSites';
@@ -157,6 +159,16 @@ export function nextGridPoint(t: number, index: number, intervalSeconds: number)
 	const step = intervalSeconds * 1000;
 	const phase = tickPhaseMs(index, intervalSeconds);
 	return Math.ceil((t - phase) / step) * step + phase;
+}
+
+/**
+ * When the tick after one that was due at `dueAt` and really checked its sites from `ranAt` on falls: the first grid point
+ * one interval after `dueAt` that is also at least half an interval after `ranAt`. A tick run late (worker killed
+ * and restarted, replayed after a lost workflow task) is thus never followed by another within half an interval
+ * (no site checked twice back to back), and the gap it leaves is at most one interval plus its lateness.
+ */
+export function nextTickAfter(dueAt: number, ranAt: number, index: number, intervalSeconds: number): number {
+	return nextGridPoint(Math.max(dueAt + intervalSeconds * 1000, ranAt + (intervalSeconds * 1000) / 2), index, intervalSeconds);
 }
 
 /** Stable JSON (sorted keys) to compare configurations. */

@@ -9,7 +9,9 @@ import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type
  *   started (a workflow task with a local activity outstanding is not completed, so the start command would otherwise
  *   wait for the rest of the tick);
  * - regular batches run side by side, at most `parallel` at once (one activity each).
- * A rate-limited batch stops the tick: batches not started yet are deferred (checked first next tick).
+ * A rate-limited batch slows down inside its activity (worker/src/fleetActivities.mts `RateGate`) and the tick goes
+ * on with the next batches within the interval (`backoff`, since `patched('fleet-tick-backoff')`); runs recorded
+ * before it replay the old way: a rate-limited batch stopped the tick and the batches not started were deferred.
  */
 
 type Check = (i: CheckBatchInput) => Promise<CheckBatchResult>;
@@ -34,6 +36,8 @@ export interface TickOptions {
 	/** Time budget of the next batch (ms). */
 	budgetMs: () => number;
 	states: Map<string, SiteState>;
+	/** Rate limiting slows the tick instead of ending it (`patched('fleet-tick-backoff')`, in the watcher). */
+	backoff?: boolean;
 	/** Starts the runbooks of these attacked sites (filtered for one per site); resolves when they are started. */
 	startRunbooks: (attacked: string[]) => Promise<void>[];
 }
@@ -41,6 +45,11 @@ export interface TickOptions {
 export interface TickResult {
 	deferred: string[];
 	rateLimited: boolean;
+	/**
+	 * How much later than asked the latest batch began sending (its activity's clock minus the workflow clock when it
+	 * was asked; ms, ≥ 0): a batch re-run after a lost workflow task or retried after a kill. Only sizes a timer.
+	 */
+	lateMs: number;
 }
 
 export async function runTick(batches: string[][], o: TickOptions): Promise<TickResult> {
@@ -49,6 +58,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 	const deferred: string[] = [];
 	const starting: Promise<void>[] = [];
 	let limited = false;
+	let lateMs = 0;
 
 	const defer = (batch: string[], why: string) => {
 		for (const s of batch) states.set(s, { ...states.get(s), state: 'deferred', why });
@@ -56,11 +66,12 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 	};
 	/** Runs one batch; returns the runbook starts it caused. */
 	const one = async (batch: string[]): Promise<Promise<void>[]> => {
-		if (limited) {
+		if (limited && !o.backoff) {
 			defer(batch, 'rate limited: checked first next tick');
 			return [];
 		}
 		let r: CheckBatchResult;
+		const askedAt = Date.now();
 		try {
 			r = await check({ site_ids: batch, concurrency: o.concurrency, budgetMs: o.budgetMs() });
 		} catch (e) {
@@ -68,6 +79,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 			for (const s of batch) states.set(s, { ...states.get(s), at: states.get(s)?.at, state: 'error', why });
 			return [];
 		}
+		if (r.startedAt !== undefined) lateMs = Math.max(lateMs, r.startedAt - askedAt);
 		const now = Date.now();
 		const bad = new Map(r.failed);
 		const later = new Set(r.deferred);
@@ -100,5 +112,5 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		}
 	}
 	await Promise.all(starting);
-	return { deferred, rateLimited: limited };
+	return { deferred, rateLimited: limited, lateMs };
 }

@@ -4,6 +4,7 @@ import {
 	allHandlersFinished,
 	condition,
 	continueAsNew,
+	patched,
 	setHandler,
 	startChild,
 	workflowInfo,
@@ -13,6 +14,7 @@ import {
 	configQuery,
 	configureUpdate,
 	nextGridPoint,
+	nextTickAfter,
 	sitePlan,
 	statusQuery,
 	type SiteState,
@@ -59,6 +61,10 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	let nextTickAt: number | undefined = carry?.nextTickAt;
 	/** When the last tick was due (its grid point; its start for a first tick). */
 	let lastDueAt: number | undefined;
+
+	// Rate limiting slows a tick instead of ending it; a late tick is not followed by another within half an interval
+	// (runs recorded before replay the old way).
+	const paced = patched('fleet-tick-backoff');
 
 	setHandler(
 		configureUpdate,
@@ -162,6 +168,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
 		const t = await runTick(batches, {
 			activities,
+			backoff: paced,
 			concurrency,
 			parallel: cfg.settings.parallelBatches ?? 4,
 			intervalSeconds,
@@ -191,7 +198,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
 		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
 		lastDueAt = due ?? tickAt;
-		nextTickAt = Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
+		nextTickAt = paced
+			? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, cfg.index, intervalSeconds), Date.now())
+			: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
 
 		if (ticks >= cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);

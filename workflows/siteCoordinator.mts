@@ -12,6 +12,7 @@ import {
 	type ReleaseRequest,
 	type Successor,
 } from './coordination.mts';
+import { checkSiteBlockHolds } from '../api/blockCapacity.ts';
 
 /**
  * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that
@@ -121,7 +122,13 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			take(req, granted);
 			return { granted, held };
 		},
-		{ validator: validateClaim },
+		{
+			validator: (req) => {
+				validateClaim(req);
+				// Expiring blocks: never more holds than this run can carry across continue-as-new (issue 29).
+				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live());
+			},
+		},
 	);
 	const releaseFor = (req: ReleaseRequest) => {
 		touch();

@@ -16,7 +16,7 @@ import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../w
 import { run as cli } from '../../worker/src/commands/cli.mts';
 import { runFleet } from '../../worker/src/commands/fleet.mts';
 import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
-import { APP_ID, SECRET, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { APP_ID, SECRET, checksBySite as checks, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL = 2;
 const FLEET = 'tfleet';
@@ -87,16 +87,7 @@ const runbooksOf = async (siteId: string) => {
 	return ids;
 };
 
-/** Successful is_under_attack checks per site (simulator clock, ms) since a request-log sequence number. */
-function checksBySite(since = 0): Map<string, number[]> {
-	const m = new Map<string, number[]>();
-	for (const r of s.sim.requests({ op: 'dashboard.isUnderAttack', since })) {
-		if (r.code !== 0) continue;
-		const id = /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '?';
-		m.set(id, [...(m.get(id) ?? []), r.time]);
-	}
-	return m;
-}
+const checksBySite = (since = 0) => checks(s.sim, since);
 
 before(async () => {
 	env = await createEnv();

@@ -287,3 +287,33 @@ export function seededRandom(seed: number): () => number {
 		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 	};
 }
+
+/** Successful is_under_attack checks per site (simulator clock, ms) since a request-log sequence number. */
+export function checksBySite(sim: RunningSimulator['sim'], since = 0): Map<string, number[]> {
+	const m = new Map<string, number[]>();
+	for (const r of sim.requests({ op: 'dashboard.isUnderAttack', since })) {
+		if (r.code !== 0) continue;
+		const id = /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '?';
+		m.set(id, [...(m.get(id) ?? []), r.time]);
+	}
+	return m;
+}
+
+/** Runs the CLI against a test's dev server and task queue; returns the exit code and what it printed. */
+export async function runCli(env: { address: string }, args: string[], queue: string): Promise<{ code: number; out: string; err: string }> {
+	const { run } = await import('../../worker/src/commands/cli.mts');
+	const saved = { a: process.env.TEMPORAL_ADDRESS, q: process.env.TEMPORAL_TASK_QUEUE };
+	process.env.TEMPORAL_ADDRESS = env.address;
+	process.env.TEMPORAL_TASK_QUEUE = queue;
+	let out = '';
+	let err = '';
+	try {
+		const code = await run(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
+		return { code, out, err };
+	} finally {
+		for (const [k, v] of [['TEMPORAL_ADDRESS', saved.a], ['TEMPORAL_TASK_QUEUE', saved.q]] as const) {
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		}
+	}
+}

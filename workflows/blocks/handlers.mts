@@ -11,11 +11,13 @@ import {
 	checkBulkRequest,
 	checkChangeRequest,
 	extendBlockUpdate,
+	removalIntentSignal,
 	removeBlockUpdate,
 	type Block,
 	type BlockRequest,
 } from '../blocksShared.mts';
 import { errText, holdReason, iso, type BlocksRun, type Pending } from './context.mts';
+import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blockCapacity.ts';
 
 /**
  * The expiring blocks' Updates (addBlock, addBlocks, extendBlock, removeBlock: each with a validator that refuses
@@ -39,6 +41,7 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 				const range = checkBlockRequest(req, maxPrefix);
 				const cur = byRange.get(range);
 				if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+				checkCarry('entry', [range], [req]);
 			},
 		},
 	);
@@ -61,9 +64,17 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 					const cur = byRange.get(range);
 					if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
 				});
+				checkCarry('blocks', ranges, req.blocks);
 			},
 		},
 	);
+
+	/** An add that would make this run's blocks too heavy to carry across continue-as-new is refused (issue 29). */
+	function checkCarry(field: string, ranges: string[], reqs: BlockRequest[]): void {
+		const active = [...byRange.values()].filter((b) => ACTIVE_STATES.includes(b.state));
+		const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
+		checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active) });
+	}
 
 	function enqueue(req: BlockRequest, range: string): Pending {
 		const now = Date.now();
@@ -137,6 +148,8 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 	);
 
 	setHandler(blocksQuery, () => [...byRange.values(), ...run.ended]);
+	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
+	setHandler(removalIntentSignal, () => undefined);
 
 	setHandler(handedOverSignal, ({ keys }) => {
 		for (const key of keys ?? []) {

@@ -1,9 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import type { Client } from '../../../api/client.ts';
-import type { RemoveDueInput, RemoveDueResult } from '../../../workflows/blocksShared.mts';
+import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from '../../../workflows/blocksShared.mts';
 import { releaseBySignal } from '../temporal/coordination.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { liveEntries, ownerId, retryable } from './blocksLive.mts';
@@ -20,12 +19,14 @@ const MAX_WAIT_MS = 5000;
  *     never this call's own (a lost attempt of this call must not hand a key over before its removal is recorded);
  *  2. once an entry's expiry has come (the workflow may hand entries over up to its wake-up latency early, see
  *     workflows/blocks.mts): one read of the list, then ONE DELETE naming every due entry still listed as written.
- * An entry already gone is "taken over" (an operator removed or changed it) unless an earlier attempt of THIS
- * removal may have removed it and lost its answer. A normal activity knows that from its attempt number; a local
- * activity whose workflow task was lost (worker killed, server restarted) starts again at attempt 1, so the check is
- * the run's own history: a workflow task that failed or timed out after it had started (every attempt of this removal
- * ran in such a task, after the entry's expiry) means an earlier attempt may have sent the DELETE. Read only when an
- * entry is gone (rare: the operator's removals and crashes).
+ * An entry already gone is "taken over" (an operator removed or changed it) unless a DELETE of ours named it and
+ * lost its answer. A local activity whose workflow task was lost (worker killed, server restarted) starts again at
+ * attempt 1 and its history holds nothing of the lost attempt, so each attempt records what it is about to DELETE
+ * first — a signal to its own run (`removalIntentSignal`, ignored by the workflow, kept by the history) — and an
+ * entry gone at first look counts as ours only if such a record since its expiry names it. So the audit says what we
+ * did, and only that: an entry the operator removed or replaced is never named by our DELETE (it was not listed as
+ * written), whatever workflow tasks timed out meanwhile. The history is read only when an entry is gone (rare: the
+ * operator's removals and crashes). Cost: one signal (and one workflow task) per DELETE.
  */
 export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>) {
 	return async (raw: Record<string, unknown>): Promise<RemoveDueResult> => {
@@ -48,23 +49,22 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 				const live = await liveEntries(api, site_id, domain_port_id);
 				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? '') }));
 				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
-				if (present.length) await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+				if (present.length) {
+					await withTemporal((t) => recordIntent(t, info.workflowExecution as Run, group.flatMap((f) => (f.live ? [f.range] : []))));
+					await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+				}
 				found.push(...group);
 			}
 			const gone = found.filter((f) => !f.live);
-			let lost: string | undefined;
-			if (gone.length) {
-				if (info.attempt > 1) lost = `attempt ${info.attempt}`;
-				else {
-					const since = Math.min(...gone.map((g) => Date.parse(g.expiresAt)));
-					lost = await withTemporal((t) => lostTaskSince(t, info.workflowExecution as { workflowId: string; runId: string }, since));
-				}
-			}
+			// Gone at first look: ours only if an earlier attempt's DELETE named it (its intent is in the history).
+			const ours = gone.length ? await withTemporal((t) => intentsSince(t, info.workflowExecution as Run, Math.min(...gone.map((g) => Date.parse(g.expiresAt))))) : new Map<string, string>();
 			return {
 				released: release?.length ?? 0,
-				results: found.map((f) =>
-					f.live ? { entry: f.range, removed: true } : lost ? { entry: f.range, removed: true, note: `removed (an earlier attempt's answer was lost: ${lost}; found it gone)` } : { entry: f.range, removed: false },
-				),
+				results: found.map((f) => {
+					if (f.live) return { entry: f.range, removed: true };
+					const at = ours.get(f.range);
+					return at ? { entry: f.range, removed: true, note: `removed (a DELETE naming it was sent at ${at} by an earlier attempt whose answer was lost; found it gone)` } : { entry: f.range, removed: false };
+				}),
 			};
 		} catch (e) {
 			if (e instanceof ApplicationFailure) throw e;
@@ -73,22 +73,29 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 	};
 }
 
-const EVENT_WORKFLOW_TASK_TIMED_OUT = 8 satisfies temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT;
-const EVENT_WORKFLOW_TASK_FAILED = 9 satisfies temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED;
-const TIMEOUT_SCHEDULE_TO_START = 2 satisfies temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START;
+type Run = { workflowId: string; runId: string };
+
+/** The removal's intent, in its run's history before its DELETE is sent (`removalIntentSignal`). */
+async function recordIntent(client: TemporalClient, wf: Run, ranges: string[]): Promise<void> {
+	await client.workflow.getHandle(wf.workflowId, wf.runId).signal(removalIntentSignal, { ranges });
+}
 
 /**
- * A workflow task of this run that was started and then lost (failed, or timed out after its start) at or after
- * `sinceMs` (server time; 1 s of margin for the clocks): described, or undefined if none.
+ * The ranges an earlier removal of this run said it was about to DELETE at or after `sinceMs` (server time; 1 s of
+ * margin for the clocks: a removal sends its DELETE only once the entry's expiry has come), each with when.
  */
-async function lostTaskSince(client: TemporalClient, wf: { workflowId: string; runId: string }, sinceMs: number): Promise<string | undefined> {
+async function intentsSince(client: TemporalClient, wf: Run, sinceMs: number): Promise<Map<string, string>> {
+	const out = new Map<string, string>();
 	const h = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+	const conv = client.options.loadedDataConverter.payloadConverter;
 	for (const e of h.events ?? []) {
+		const a = e.workflowExecutionSignaledEventAttributes;
+		if (a?.signalName !== removalIntentSignal.name) continue;
 		const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor(Number(e.eventTime?.nanos ?? 0) / 1e6);
 		if (at < sinceMs - 1000) continue;
-		if (e.eventType === EVENT_WORKFLOW_TASK_FAILED) return `workflow task failed at ${new Date(at).toISOString()}`;
-		if (e.eventType === EVENT_WORKFLOW_TASK_TIMED_OUT && e.workflowTaskTimedOutEventAttributes?.timeoutType !== TIMEOUT_SCHEDULE_TO_START)
-			return `workflow task timed out at ${new Date(at).toISOString()}`;
+		const p = a.input?.payloads?.[0];
+		const ranges = p ? ((conv.fromPayload(p) as { ranges?: unknown })?.ranges ?? []) : [];
+		if (Array.isArray(ranges)) for (const r of ranges) if (typeof r === 'string') out.set(r, new Date(at).toISOString());
 	}
-	return undefined;
+	return out;
 }

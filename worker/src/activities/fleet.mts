@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../../api/client.ts';
 import { redactText } from '../../../api/redact.ts';
@@ -13,8 +14,10 @@ import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type
  * - No new call starts after `budgetMs` (the watcher passes its interval) nor after the activity is cancelled, and
  *   never so late that the calls in flight could outlast the start-to-close timeout: the batch returns in time, so
  *   it is not retried as a whole; the sites not sent come back as `deferred` and are checked first next tick.
- * - A rate-limited answer (HTTP 429 or a rate-limit code, after the client's own retry) stops the batch the same way
- *   (`rateLimited: true`: the watcher also halves its concurrency).
+ * - A rate-limited answer (HTTP 429 or a rate-limit code, after the client's own retry) slows the batch, it does not
+ *   end it (`RateGate`): one call at a time, backing off (full jitter, 250 ms doubling to 2 s) and asking the site
+ *   again, until the service answers again or the budget is over (`rateLimited: true`: the watcher also halves its
+ *   concurrency for the next tick). Only the sites the budget did not reach come back `deferred`.
  * Other failures are reported per site; the activity itself fails only on bad input.
  */
 export function createFleetActivities(client: Client, opts: { rateLimitCodes?: readonly number[] } = {}) {
@@ -51,35 +54,74 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const todo = ids.filter((s) => !done.has(s));
 			const deferred: string[] = [];
 			const heartbeat = info && !info.isLocal ? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress) : () => {};
-			let limited = false;
+			const gate = new RateGate();
 			let stopped = false;
-			let next = 0;
-			const lane = async () => {
-				while (!limited && next < todo.length) {
-					if (ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs) {
+			const queue = [...todo];
+			const overBudget = () => ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs;
+			const lane = async (n: number) => {
+				while (queue.length) {
+					if (!(await gate.pass(n, () => t0 + budgetMs)) || overBudget()) {
 						stopped = true;
 						return;
 					}
-					const site_id = todo[next++];
+					const site_id = queue.shift() as string;
 					try {
 						const r = (await client.call('dashboard.isUnderAttack', { site_id })) as { status?: unknown };
 						if (Number(r?.status) === 1) attacked.push(site_id);
 						done.add(site_id);
+						gate.answered();
 					} catch (e) {
 						if (isRateLimited(e)) {
-							limited = true;
-							deferred.push(site_id);
+							// Refused, not checked: asked again first, once the back-off allows.
+							queue.unshift(site_id);
+							gate.refused();
 						} else {
 							failed.push([site_id, redactText((e as Error)?.message ?? String(e)).slice(0, 300)]);
 							done.add(site_id);
+							gate.answered();
 						}
 					}
 					heartbeat();
 				}
 			};
-			await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, lane));
-			deferred.push(...todo.slice(next));
-			return { attacked, deferred, failed, rateLimited: limited, ...(stopped && !limited ? { outOfTime: true } : {}) };
+			await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, (_, n) => lane(n)));
+			deferred.push(...queue);
+			return { attacked, deferred, failed, rateLimited: gate.limited, startedAt: t0, ...(stopped && !gate.limited ? { outOfTime: true } : {}) };
 		},
 	};
+}
+
+/**
+ * Back-off of one batch after rate-limited answers: while the service refuses, only lane 0 sends, one call at a time,
+ * each after a full-jitter pause (250 ms doubling to 2 s; the client has already retried once); the first answered
+ * call ends it and every lane sends again. `pass` answers false when the pause would end after the deadline.
+ */
+export class RateGate {
+	limited = false;
+	private backoffMs = 0;
+	private until = 0;
+	constructor(private readonly random: () => number = Math.random) {}
+	refused(): void {
+		this.limited = true;
+		this.backoffMs = Math.min(2000, Math.max(250, this.backoffMs * 2));
+		this.until = Date.now() + this.backoffMs * (0.5 + this.random() / 2);
+	}
+	answered(): void {
+		this.backoffMs = 0;
+	}
+	async pass(lane: number, deadline: () => number): Promise<boolean> {
+		for (;;) {
+			if (this.backoffMs === 0) return true;
+			if (lane !== 0) {
+				// Other lanes wait for the service to answer again (checked every 100 ms, never past the deadline).
+				if (Date.now() + 100 > deadline()) return false;
+				await sleep(100);
+				continue;
+			}
+			const wait = this.until - Date.now();
+			if (wait <= 0) return true;
+			if (Date.now() + wait > deadline()) return false;
+			await sleep(wait);
+		}
+	}
 }

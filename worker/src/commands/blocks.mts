@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocksShared.mts';
-import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
+import { addBlock, addBlocks, checkFeedFits, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
 import { UsageError, type Command } from './args.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks.mts). */
@@ -81,6 +81,7 @@ async function blockCommand(
 			const chunks: BlockRequest[][] = [];
 			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
 			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
+			await checkFeedFits(await conn(), site, dp, reqs, [...seen.keys()], typeof o.file === 'string' ? '--file' : 'ENTRY');
 			const all: BulkBlockResult = { blocks: [], refused: [] };
 			for (const c of chunks) {
 				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);

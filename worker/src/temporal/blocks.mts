@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
 import {
+	ACTIVE_STATES,
 	addBlocksUpdate,
 	addBlockUpdate,
 	blocksIdFor,
@@ -15,6 +16,8 @@ import {
 	type BulkBlockResult,
 	type ChangeRequest,
 } from '../../../workflows/blocksShared.mts';
+import { holds as coordinatorHolds } from './coordination.mts';
+import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
 
 /**
  * Expiring blocks, client side (the CLI, the tests and the bench; workflows/blocks.mts): add / extend / remove are
@@ -109,6 +112,18 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
 		}
 	}
 	return out;
+}
+
+/**
+ * Before the first Update of a feed: the whole feed must fit what the site's coordinator and the domain-port's blocks
+ * workflow can carry (api/blockCapacity.ts), else it is refused naming `field` and nothing is sent — the Updates go in
+ * chunks of MAX_BULK_BLOCKS, so a refusal by a later chunk would come after earlier POSTs.
+ */
+export async function checkFeedFits(client: TemporalClient, site: string, dp: string, reqs: BlockRequest[], ranges: string[], field: string): Promise<void> {
+	const siteHeld = (await coordinatorHolds(client, site)).filter((h) => h.owner.startsWith('blocks-')).length;
+	const active = (await listBlocks(client, site, dp)).filter((b) => ACTIVE_STATES.includes(b.state));
+	const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
+	checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active), siteHeld });
 }
 
 export function formatBlocks(blocks: Block[]): string {

@@ -1,0 +1,115 @@
+/**
+ * Fleet watch under faults (issue 31 items 1 and 2), real dev server, the worker as a child process, a simulator
+ * fleet of 30 sites in two watchers (interval 4 s, local batches, the default):
+ * - rate-limit windows (every is_under_attack answered 42901 for 1.5 s, twice per pair, three pairs): a refused
+ *   check slows the tick, it does not end it — no site waits more than one extra interval, since the service grants
+ *   capacity again within the interval;
+ * - the worker SIGKILLed twice while a batch is in flight and restarted at once: no site is checked twice within half
+ *   an interval, and none waits longer than one interval plus the restart (kill → first check after it).
+ * Gaps are read from the simulator's request log (successful checks only).
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { statusQuery, watcherId } from '../../workflows/fleetShared.mts';
+import { runFleet } from '../../worker/src/commands/fleet.mts';
+import { APP_ID, SECRET, checksBySite as checks, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+
+const INTERVAL_MS = 4000;
+const FLEET = 'ffault';
+const SITES = 30;
+let env: TestWorkflowEnvironment;
+let s: RunningSimulator;
+let queue: string;
+let child: ChildProcess;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+before(async () => {
+	env = await createEnv();
+	s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 31, fleet: { customers: 3, sitesPerCustomer: 10 } });
+	queue = uniqueQueue('fleet-faults');
+	child = spawnWorker(env, s.url, queue);
+	const f = join(mkdtempSync(join(tmpdir(), 'secsvc-fleet-faults-')), 'fleet.json');
+	const sites = Array.from({ length: SITES }, (_, i) => ({ customer_id: String(110001 + Math.floor(i / 10)), site_id: String(210001 + i), domain_ports: [String(310001 + i)] }));
+	const template = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 600, pollSeconds: 2, maxDurationSeconds: 600 };
+	writeFileSync(f, JSON.stringify({ fleet: FLEET, intervalSeconds: INTERVAL_MS / 1000, sitesPerWatcher: 15, batchSize: 5, concurrency: 4, ticksPerRun: 5, template, sites }));
+	assert.equal(await runFleet(['apply', f], {}, async () => env.client, queue, () => {}), 0);
+	await waitFor('every site checked', async () => {
+		const st = await Promise.all([0, 1].map((i) => env.client.workflow.getHandle(watcherId(FLEET, i)).query(statusQuery).catch(() => undefined)));
+		return st.every((w) => w && w.sites.every((x) => x.state === 'quiet'));
+	}, 60_000, 300);
+});
+after(async () => {
+	if (child) await killChild(child);
+	await s?.close();
+	await env?.teardown();
+});
+
+const checksBySite = (since: number) => checks(s.sim, since);
+/** Per site: the longest and the shortest time between two successive checks, from `t0` to `end`. */
+function gaps(since: number, t0: number, end: number) {
+	const out: { site: string; max: number; min: number }[] = [];
+	for (const [site, times] of checksBySite(since)) {
+		const all = [t0, ...times, end];
+		const d = all.slice(1).map((t, i) => t - all[i]);
+		out.push({ site, max: Math.max(...d), min: times.length > 1 ? Math.min(...times.slice(1).map((t, i) => t - times[i])) : Infinity });
+	}
+	return out;
+}
+const seqNow = () => s.sim.requests().at(-1)?.seq ?? 0;
+
+test('429 windows slow the tick, they do not end it: no site waits more than one extra interval', async () => {
+	const since = seqNow();
+	const t0 = s.sim.nowMs();
+	for (let pair = 0; pair < 3; pair++) {
+		s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'ratelimit', forMs: 1500 });
+		await sleep(1.2 * INTERVAL_MS);
+		s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'ratelimit', forMs: 1500 });
+		await sleep(1.2 * INTERVAL_MS + 700);
+	}
+	await sleep(INTERVAL_MS);
+	const end = s.sim.nowMs();
+	const refused = s.sim.requests({ op: 'dashboard.isUnderAttack', since }).filter((r) => r.fault === 'ratelimit').length;
+	assert.ok(refused >= 6, `the windows refused checks (${refused})`);
+	const g = gaps(since, t0, end);
+	assert.equal(g.length, SITES, 'every site checked');
+	const worst = g.reduce((a, b) => (b.max > a.max ? b : a));
+	assert.ok(worst.max <= 2 * INTERVAL_MS + 500, `site ${worst.site}: ${worst.max} ms between checks (limit ${2 * INTERVAL_MS + 500}: one extra interval)`);
+	// Not more checks than one per site per interval meanwhile (a refused call is asked again, not the site twice).
+	const per = [...checksBySite(since).values()].map((t) => t.length);
+	assert.ok(Math.max(...per) <= Math.ceil((end - t0) / INTERVAL_MS) + 1, `checks per site: ${Math.max(...per)}`);
+});
+
+test('worker SIGKILLed twice mid-batch: no site checked twice within half an interval, none late by more than the restart', async () => {
+	await sleep(2 * INTERVAL_MS);
+	const since = seqNow();
+	const t0 = s.sim.nowMs();
+	const restarts: number[] = [];
+	for (let k = 0; k < 2; k++) {
+		const mark = seqNow();
+		// One check hangs 3 s: a batch (and its local-activity workflow task) is in flight when the worker dies.
+		s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 3000, count: 1 });
+		await waitFor('a hanging check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: mark }).some((r) => r.fault === 'delay'), 20_000, 20);
+		await sleep(300);
+		await killChild(child);
+		const killedAt = s.sim.nowMs();
+		const killSeq = seqNow();
+		child = spawnWorker(env, s.url, queue);
+		await waitFor('checks again after the restart', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).some((r) => r.code === 0 && r.time > killedAt), 60_000, 100);
+		restarts.push((s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).find((r) => r.code === 0) as { time: number }).time - killedAt);
+		await sleep(3 * INTERVAL_MS);
+	}
+	const end = s.sim.nowMs();
+	const g = gaps(since, t0, end);
+	assert.equal(g.length, SITES, 'every site checked');
+	const twice = g.filter((x) => x.min < INTERVAL_MS / 2);
+	assert.deepEqual(twice.map((x) => `${x.site}: ${x.min} ms`), [], 'no site checked twice within half an interval');
+	const limit = INTERVAL_MS + Math.max(...restarts) + 1000;
+	const worst = g.reduce((a, b) => (b.max > a.max ? b : a));
+	assert.ok(worst.max <= limit, `site ${worst.site}: ${worst.max} ms between checks (limit ${limit}: one interval + restart ${restarts.join(', ')} ms + 1 s)`);
+});
