@@ -2,7 +2,7 @@ import { BLOCKING_FIELDS, blockingEntries, callIssues, type BlastRadiusPolicy } 
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
-import { ApiError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { ApiError, BlastRadiusError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
@@ -170,7 +170,7 @@ const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
 /** The guard on parsed parameters: ValidationError naming the field, the rule and the conflicting range. */
 function guard(op: CatalogEntry, parsed: Record<string, unknown>, policy: BlastRadiusPolicy, given?: Record<string, unknown>): void {
 	const issues = callIssues(op.id, parsed, policy, given);
-	if (issues.length) throw new ValidationError(op.id, issues.map((i) => ({ field: i.field, rule: i.rule })));
+	if (issues.length) throw new BlastRadiusError(op.id, issues.map((i) => ({ field: i.field, rule: i.rule })));
 }
 
 /**

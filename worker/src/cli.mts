@@ -5,7 +5,7 @@ import { runbookReportModel } from '../../api/report/model.ts';
 import { redactText } from '../../api/redact.ts';
 import { PlanError, parsePlan } from '../../workflows/plan.mts';
 import { checkDesiredState, DesiredStateError } from '../../workflows/desired.mts';
-import { loadConfig, loadTemporalConfig, ConfigError } from './config.mts';
+import { loadConfig, loadGuardConfig, loadTemporalConfig, ConfigError } from './config.mts';
 import { holds, release } from './coordination.mts';
 import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
@@ -66,7 +66,10 @@ const USAGE = `usage: secsvc <command> [options]
   block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
   block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
   block remove SITE DP ENTRY --by ID       remove now
-  call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
+  call OPERATION --params JSON [--wait] [--allow-wide-block REASON --by ID]
+                                           one API operation as a durable step (retried; HTTP-filter writes serialized);
+                                           a block is checked by the blast-radius guard before anything starts;
+                                           --allow-wide-block lifts only its widest-prefix rule (recorded)
   deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
   deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
   deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)
@@ -264,7 +267,14 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 				}
 				// Unknown operation or bad input: named, nothing started.
 				if (!hasOperation(op)) throw new UsageError(`call ${op}: not an operation id (npm run -s catalog lists them)`);
-				validateParams(getOperation(op), params);
+				if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params: must be a JSON object');
+				if (o['allow-wide-block'] !== undefined) {
+					if (typeof o['allow-wide-block'] !== 'string') throw new UsageError('--allow-wide-block: needs a reason (recorded with the call)');
+					params = { ...params, allowWideBlock: { reason: o['allow-wide-block'], ...(typeof o.by === 'string' ? { by: o.by } : {}) } };
+				}
+				// The blast-radius guard with this host's configuration (the worker checks again, with the site's own addresses).
+				const g = loadGuardConfig();
+				validateParams(getOperation(op), params, { widestPrefix: g.widestPrefix, protectedRanges: g.protectedRanges });
 				const h = await (await conn()).workflow.start('durableCall', { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
 				out(o.wait ? await h.result() : { workflowId: h.workflowId });
 				return 0;
