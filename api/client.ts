@@ -148,7 +148,8 @@ export interface WideBlockOverride {
 
 /** The override given with `params` (checked: a reason is required), and the parameters without it. */
 export function splitOverride(op: CatalogEntry, params: Record<string, unknown>): { params: Record<string, unknown>; override?: WideBlockOverride } {
-	if (!(OVERRIDE_PARAM in params) || params[OVERRIDE_PARAM] === undefined || params[OVERRIDE_PARAM] === null || params[OVERRIDE_PARAM] === false) {
+	const given = params[OVERRIDE_PARAM];
+	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim())) {
 		const { [OVERRIDE_PARAM]: _omit, ...rest } = params;
 		return { params: rest };
 	}
@@ -273,7 +274,7 @@ export function createClient(opts: ClientOptions): Client {
 	const baseUrl = opts.baseUrl.replace(/\/+$/, '');
 	const br = opts.blastRadius ?? {};
 	const policy: BlastRadiusPolicy = { widestPrefix: br.widestPrefix, protectedRanges: br.protectedRanges };
-	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup((id, p) => call(id, p), now, br.ownAddressTtlMs) : undefined;
+	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup(now, br.ownAddressTtlMs) : undefined;
 
 	const tokens = opts.credentials
 		? new TokenManager({
@@ -357,7 +358,7 @@ export function createClient(opts: ClientOptions): Client {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
 		const valid = validateParams(op, params, policy);
-		await guardWithOwnAddresses(op, valid, params);
+		await guardWithOwnAddresses(op, valid, params, o);
 		let authRetried = false;
 		let attempt = 0;
 		let token: string | undefined;
@@ -404,14 +405,14 @@ export function createClient(opts: ClientOptions): Client {
 	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up), and the audit event of
 	 * an override that was needed. A failed lookup refuses the block.
 	 */
-	async function guardWithOwnAddresses(op: CatalogEntry, valid: Record<string, unknown>, params: Record<string, unknown>): Promise<void> {
+	async function guardWithOwnAddresses(op: CatalogEntry, valid: Record<string, unknown>, params: Record<string, unknown>, o: CallOptions): Promise<void> {
 		const entries = blockingEntries(op.id, valid);
 		if (!entries.length) return;
 		const { override, params: given } = splitOverride(op, stripEmpty(params));
 		if (ownLookup && typeof valid.site_id === 'string') {
 			let own: OwnAddress[];
 			try {
-				own = await ownLookup(valid.site_id);
+				own = await ownLookup(valid.site_id, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }));
 			} catch (err) {
 				throw ownLookupFailed(op.id, err);
 			}

@@ -17,9 +17,10 @@ type Call = (opId: string, params: Record<string, unknown>) => Promise<unknown>;
 export const OWN_ADDRESS_TTL_MS = 5 * 60_000;
 const WINDOW_SECONDS = 30 * 86_400;
 
-export function createOwnAddressLookup(call: Call, now: () => number, ttlMs = OWN_ADDRESS_TTL_MS): (site: string) => Promise<OwnAddress[]> {
+/** `call` reads through the caller's client with the caller's call options (n8n hands the token in per call). */
+export function createOwnAddressLookup(now: () => number, ttlMs = OWN_ADDRESS_TTL_MS): (site: string, call: Call) => Promise<OwnAddress[]> {
 	const cache = new Map<string, { at: number; value: Promise<OwnAddress[]> }>();
-	return (site: string) => {
+	return (site: string, call: Call) => {
 		const hit = cache.get(site);
 		if (hit && now() - hit.at < ttlMs) return hit.value;
 		const value = read(call, site, now());
