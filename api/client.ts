@@ -148,14 +148,11 @@ export interface WideBlockOverride {
 
 /** The override given with `params` (checked: a reason is required), and the parameters without it. */
 export function splitOverride(op: CatalogEntry, params: Record<string, unknown>): { params: Record<string, unknown>; override?: WideBlockOverride } {
-	const given = params[OVERRIDE_PARAM];
-	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim())) {
-		const { [OVERRIDE_PARAM]: _omit, ...rest } = params;
-		return { params: rest };
-	}
-	const v = params[OVERRIDE_PARAM] as Partial<WideBlockOverride> | string;
-	const { [OVERRIDE_PARAM]: _omit, ...rest } = params;
-	const o = typeof v === 'string' ? { reason: v } : v;
+	const given = params[OVERRIDE_PARAM] as Partial<WideBlockOverride> | string | boolean | null | undefined;
+	const rest = { ...params };
+	delete rest[OVERRIDE_PARAM];
+	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim())) return { params: rest };
+	const o = typeof given === 'string' ? { reason: given } : given;
 	const issues: FieldIssue[] = [];
 	if (!blockingOp(op.id)) issues.push({ field: OVERRIDE_PARAM, rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)' });
 	else if (!o || typeof o !== 'object' || typeof o.reason !== 'string' || !o.reason.trim())
@@ -163,7 +160,8 @@ export function splitOverride(op: CatalogEntry, params: Record<string, unknown>)
 	else if (o.reason.length > 500) issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'must be at most 500 characters' });
 	else if (o.by !== undefined && (typeof o.by !== 'string' || o.by.length > 200)) issues.push({ field: `${OVERRIDE_PARAM}.by`, rule: 'must be text of at most 200 characters' });
 	if (issues.length) throw new ValidationError(op.id, issues);
-	return { params: rest, override: { reason: (o as WideBlockOverride).reason.trim(), ...((o as WideBlockOverride).by ? { by: (o as WideBlockOverride).by } : {}) } };
+	const ok = o as WideBlockOverride;
+	return { params: rest, override: { reason: ok.reason.trim(), ...(ok.by ? { by: ok.by } : {}) } };
 }
 
 const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
