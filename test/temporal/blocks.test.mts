@@ -29,11 +29,10 @@ import { Worker } from '@temporalio/worker';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addBlock, addBlocks, BlockRefused, extendBlock, listBlocks, removeBlock } from '../../worker/src/blocks.mts';
-import { run as cli } from '../../worker/src/cli.mts';
 import { holds, release } from '../../worker/src/coordination.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { workflowBundle } from '../../worker/src/bundle.mts';
-import { ATTACK_SOURCES, createEnv, operatorClient, plan, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import { ATTACK_SOURCES, createEnv, operatorClient, plan, runCli as runCliIn, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -313,22 +312,7 @@ test('plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no 
 });
 
 /** Runs the CLI against this test's server and task queue; returns the exit code and what it printed. */
-async function runCli(args: string[], queue: string): Promise<{ code: number; out: string; err: string }> {
-	const saved = { a: process.env.TEMPORAL_ADDRESS, q: process.env.TEMPORAL_TASK_QUEUE };
-	process.env.TEMPORAL_ADDRESS = env.address;
-	process.env.TEMPORAL_TASK_QUEUE = queue;
-	let out = '';
-	let err = '';
-	try {
-		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
-		return { code, out, err };
-	} finally {
-		for (const [k, v] of [['TEMPORAL_ADDRESS', saved.a], ['TEMPORAL_TASK_QUEUE', saved.q]] as const) {
-			if (v === undefined) delete process.env[k];
-			else process.env[k] = v;
-		}
-	}
-}
+const runCli = (args: string[], queue: string) => runCliIn(env.address, args, queue);
 
 test('bulk add: one Update for many blocks, one POST per entry, one DELETE per due batch, every entry named once; a bad entry is named and nothing is sent', async () => {
 	const t = await setup(16);

@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { run as cli } from '../../worker/src/cli.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { startWorker } from '../../worker/src/worker.mts';
 import { workflowBundle } from '../../worker/src/bundle.mts';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { createEnv, operatorClient, plan, startSim, uniqueQueue, waitFor, workerConfig, type Ids } from './helpers.mts';
+import { createEnv, operatorClient, plan, runCli as runCliIn, startSim, uniqueQueue, waitFor, workerConfig, type Ids } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -48,22 +47,7 @@ async function setup() {
 	};
 }
 
-async function runCli(args: string[], queue: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-	const vars = { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue, ...extraEnv };
-	const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-	Object.assign(process.env, vars);
-	let out = '';
-	let err = '';
-	try {
-		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
-		return { code, out, err };
-	} finally {
-		for (const [k, v] of Object.entries(saved)) {
-			if (v === undefined) delete process.env[k];
-			else process.env[k] = v;
-		}
-	}
-}
+const runCli = (args: string[], queue: string, extraEnv: Record<string, string> = {}) => runCliIn(env.address, args, queue, extraEnv);
 
 const addParams = (ids: Ids, entry: string) => JSON.stringify({ site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: entry });
 

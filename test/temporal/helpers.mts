@@ -15,6 +15,7 @@ import { startWorker, type RunningWorker } from '../../worker/src/worker.mts';
 import type { PlanInput } from '../../workflows/plan.mts';
 import { workerCommand } from '../../worker/src/build.mts';
 import { SA } from '../../workflows/searchAttributes.mts';
+import { run as cli } from '../../worker/src/cli.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -286,4 +287,25 @@ export function seededRandom(seed: number): () => number {
 		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
 		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 	};
+}
+
+/**
+ * Runs the CLI in-process against a dev server (`address`) and task queue, with extra environment for the call;
+ * returns the exit code and what it printed. The environment is restored afterwards.
+ */
+export async function runCli(address: string, args: string[], queue: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+	const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: queue, ...extraEnv };
+	const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+	Object.assign(process.env, vars);
+	let out = '';
+	let err = '';
+	try {
+		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
+		return { code, out, err };
+	} finally {
+		for (const [k, v] of Object.entries(saved)) {
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		}
+	}
 }
