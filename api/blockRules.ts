@@ -1,4 +1,5 @@
-import { formatIpv4, parseIpv4Entry } from './catalog/ipv4';
+import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, rangeText } from './blastRadius';
+import { parseIpv4Entry } from './catalog/ipv4';
 
 /**
  * Expiring blocks: the input rules that need no I/O, shared by the blocks workflow's validators
@@ -35,7 +36,8 @@ export interface ChangeRequest {
 	via?: Via;
 }
 
-export const DEFAULT_MAX_PREFIX = 16;
+/** The blast-radius guard's widest prefix (api/blastRadius.ts): one rule for the expiring blocks and every other block. */
+export const DEFAULT_MAX_PREFIX = DEFAULT_WIDEST_PREFIX;
 /** 90 days: anything longer is a permanent block in disguise. */
 export const MAX_BLOCK_SECONDS = 90 * 86400;
 
@@ -49,15 +51,22 @@ export class BlockInputError extends Error {
 	}
 }
 
-/** The normalized range of an entry (`a.b.c.d` or `a.b.c.d-e.f.g.h`), or a BlockInputError naming the field. */
-export function normalizeEntry(entry: unknown, maxPrefix = DEFAULT_MAX_PREFIX, field = 'entry'): string {
+/**
+ * The normalized range of an entry (`a.b.c.d` or `a.b.c.d-e.f.g.h`), or a BlockInputError naming the field.
+ * A new block passes the blast-radius guard's rules that need no I/O (widest prefix, special ranges); `maxPrefix`
+ * null reads the entry only (changes and removals of an existing block). A `maxPrefix` wider than the worker's
+ * widest prefix is still refused by the guard in the client when the block is written.
+ */
+export function normalizeEntry(entry: unknown, maxPrefix: number | null = DEFAULT_MAX_PREFIX, field = 'entry'): string {
 	if (typeof entry !== 'string' || !entry.trim()) throw new BlockInputError(field, 'is required (an IPv4 address, start-end range or CIDR)');
 	const r = parseIpv4Entry(entry.trim());
 	if (!r) throw new BlockInputError(field, `${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`);
-	const width = r.end - r.start + 1;
-	if (width > 2 ** (32 - maxPrefix))
-		throw new BlockInputError(field, `${entry} covers ${width} addresses: wider than the widest block allowed (/${maxPrefix}, ${2 ** (32 - maxPrefix)} addresses; maxPrefix)`);
-	return r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`;
+	if (maxPrefix !== null) {
+		const issue = blastRadiusIssues(entry, field, { widestPrefix: maxPrefix })[0];
+		// the width rule as the expiring blocks always worded it (they have no override)
+		if (issue) throw new BlockInputError(field, issue.kind === 'widest-prefix' ? issue.rule.replace(/; an audited override.*$/, '') : issue.rule);
+	}
+	return rangeText(r);
 }
 
 export function checkSeconds(seconds: unknown, field = 'seconds'): number {
@@ -88,7 +97,7 @@ export function checkBlockRequest(req: BlockRequest, maxPrefix = DEFAULT_MAX_PRE
 
 export function checkChangeRequest(req: ChangeRequest, withSeconds: boolean): string {
 	if (!req || typeof req !== 'object') throw new BlockInputError('request', 'must be an object');
-	const range = normalizeEntry(req.entry, 0);
+	const range = normalizeEntry(req.entry, null);
 	if (withSeconds) checkSeconds(req.seconds);
 	checkText(req.by, 'by', 200);
 	return range;

@@ -1,10 +1,12 @@
+import { BLOCKING_FIELDS, blockingEntries, callIssues, type BlastRadiusPolicy } from './blastRadius';
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
-import { ApiError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
+import { ApiError, BlastRadiusError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
+import { createOwnAddressLookup, type OwnAddress } from './ownAddresses';
 import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
 import type { HttpRequest, HttpResponse, Transport, TransportThrown } from './transport/types';
 import type { OperationParams, OperationResults } from './types.generated';
@@ -42,6 +44,22 @@ export interface ClientOptions {
 	random?: () => number;
 	/** Observability hook; events carry no secrets. */
 	onEvent?: (e: ClientEvent) => void;
+	/** The blast-radius guard's settings (api/blastRadius.ts); the guard itself is always on. */
+	blastRadius?: BlastRadiusOptions;
+}
+
+export interface BlastRadiusOptions {
+	/** Widest prefix a block may have (default 16). */
+	widestPrefix?: number;
+	/** Configured protected ranges (credential, worker configuration), each with where it was configured. */
+	protectedRanges?: readonly OwnAddress[];
+	/**
+	 * `lookup`: before a blocking write, read the site's own addresses from the service (api/ownAddresses.ts; cached
+	 * per site) and refuse a block that overlaps one; a failed lookup refuses the block. `off` (default of a bare
+	 * client): only the addresses a caller passes. The n8n nodes and the worker use `lookup`.
+	 */
+	ownAddresses?: 'lookup' | 'off';
+	ownAddressTtlMs?: number;
 }
 
 export type ClientEvent =
@@ -51,7 +69,9 @@ export type ClientEvent =
 	/** No answer (timeout or network failure). */
 	| { type: 'failure'; opId: string; kind: 'timeout' | 'network'; ms: number }
 	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
-	| { type: 'token'; kind: 'app' | 'user'; reason: 'missing' | 'expired' | 'rejected' };
+	| { type: 'token'; kind: 'app' | 'user'; reason: 'missing' | 'expired' | 'rejected' }
+	/** A block wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
+	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string };
 
 export interface CallOptions {
 	/** Override the access token (e.g. a user token obtained elsewhere). */
@@ -115,15 +135,59 @@ export interface Client {
 	readonly options: Readonly<Required<Pick<ClientOptions, 'baseUrl' | 'timeoutMs' | 'retries'>>>;
 }
 
-/** Validation shared by every host. Throws ValidationError naming each field and rule. */
-export function validateParams(op: CatalogEntry, params: Record<string, unknown> = {}): Record<string, unknown> {
+/**
+ * The override of the guard's widest-prefix rule, given with the parameters of a blocking operation (so it travels
+ * through activities, `secsvc call` and n8n alike, and is recorded where the call is: Temporal history, n8n
+ * output): `allowWideBlock: { reason, by? }`. Never sent to the service.
+ */
+export const OVERRIDE_PARAM = 'allowWideBlock';
+export interface WideBlockOverride {
+	reason: string;
+	by?: string;
+}
+
+/** The override given with `params` (checked: a reason is required), and the parameters without it. */
+export function splitOverride(op: CatalogEntry, params: Record<string, unknown>): { params: Record<string, unknown>; override?: WideBlockOverride } {
+	const given = params[OVERRIDE_PARAM] as Partial<WideBlockOverride> | string | boolean | null | undefined;
+	const rest = { ...params };
+	delete rest[OVERRIDE_PARAM];
+	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim())) return { params: rest };
+	const o = typeof given === 'string' ? { reason: given } : given;
+	const issues: FieldIssue[] = [];
+	if (!blockingOp(op.id)) issues.push({ field: OVERRIDE_PARAM, rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)' });
+	else if (!o || typeof o !== 'object' || typeof o.reason !== 'string' || !o.reason.trim())
+		issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'is required: say why a block wider than the widest prefix is needed (it is recorded)' });
+	else if (o.reason.length > 500) issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'must be at most 500 characters' });
+	else if (o.by !== undefined && (typeof o.by !== 'string' || o.by.length > 200)) issues.push({ field: `${OVERRIDE_PARAM}.by`, rule: 'must be text of at most 200 characters' });
+	if (issues.length) throw new ValidationError(op.id, issues);
+	const ok = o as WideBlockOverride;
+	return { params: rest, override: { reason: ok.reason.trim(), ...(ok.by ? { by: ok.by } : {}) } };
+}
+
+const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
+
+/** The guard on parsed parameters: ValidationError naming the field, the rule and the conflicting range. */
+function guard(op: CatalogEntry, parsed: Record<string, unknown>, policy: BlastRadiusPolicy, given?: Record<string, unknown>): void {
+	const issues = callIssues(op.id, parsed, policy, given);
+	if (issues.length) throw new BlastRadiusError(op.id, issues.map((i) => ({ field: i.field, rule: i.rule })));
+}
+
+/**
+ * Validation shared by every host. Throws ValidationError naming each field and rule. Blocking operations also pass
+ * the blast-radius guard (api/blastRadius.ts) with `policy` (default: widest prefix /16, special ranges).
+ */
+export function validateParams(op: CatalogEntry, params: Record<string, unknown> = {}, policy: BlastRadiusPolicy = {}): Record<string, unknown> {
 	if (typeof params !== 'object' || params === null || Array.isArray(params))
 		throw new ValidationError(op.id, [{ field: '(request)', rule: 'must be an object of named parameters' }]);
-	const given = stripEmpty(params);
+	const split = splitOverride(op, stripEmpty(params));
+	const given = split.params;
 	const oversize = sizeProblems(op, given);
 	if (oversize.length) throw new ValidationError(op.id, oversize);
 	const parsed = op.request.safeParse(given);
-	if (parsed.success) return parsed.data;
+	if (parsed.success) {
+		guard(op, parsed.data, { ...policy, allowWideBlock: split.override ?? policy.allowWideBlock }, given);
+		return parsed.data;
+	}
 	const issues: FieldIssue[] = parsed.error.issues.map((i) => ({
 		field: i.path.length ? i.path.map(String).join('.') : '(request)',
 		rule: i.message,
@@ -168,6 +232,14 @@ function dedupe(issues: FieldIssue[]): FieldIssue[] {
 	});
 }
 
+/** A failed own-address lookup: the block is refused (nothing was sent), with the lookup's failure named. */
+function ownLookupFailed(opId: string, err: unknown): SecurityServiceError {
+	const why = `could not read the site's own addresses to check the block (${err instanceof Error ? err.message : String(err)}); nothing was sent`;
+	if (err instanceof ApiError) return new ApiError(opId, err.code, why);
+	const t = err instanceof TransportError ? err : undefined;
+	return new TransportError(opId, t?.kind ?? 'network', why, { status: t?.status, maybeApplied: false, cause: err });
+}
+
 /** HTTP 4xx other than 408 (timeout) and 429 (rate limited): the service refused the request as such. */
 export const isClientRefusal = (status: number) => status >= 400 && status < 500 && status !== 408 && status !== 429;
 
@@ -198,6 +270,9 @@ export function createClient(opts: ClientOptions): Client {
 	const onEvent = opts.onEvent;
 	const emit = onEvent ?? (() => {});
 	const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+	const br = opts.blastRadius ?? {};
+	const policy: BlastRadiusPolicy = { widestPrefix: br.widestPrefix, protectedRanges: br.protectedRanges };
+	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup(now, br.ownAddressTtlMs) : undefined;
 
 	const tokens = opts.credentials
 		? new TokenManager({
@@ -280,7 +355,8 @@ export function createClient(opts: ClientOptions): Client {
 	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}): Promise<unknown> {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
-		const valid = validateParams(op, params);
+		const valid = validateParams(op, params, policy);
+		await guardWithOwnAddresses(op, valid, params, o);
 		let authRetried = false;
 		let attempt = 0;
 		let token: string | undefined;
@@ -323,6 +399,29 @@ export function createClient(opts: ClientOptions): Client {
 		}
 	}
 
+	/**
+	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up), and the audit event of
+	 * an override that was needed. A failed lookup refuses the block.
+	 */
+	async function guardWithOwnAddresses(op: CatalogEntry, valid: Record<string, unknown>, params: Record<string, unknown>, o: CallOptions): Promise<void> {
+		const entries = blockingEntries(op.id, valid);
+		if (!entries.length) return;
+		const { override, params: given } = splitOverride(op, stripEmpty(params));
+		if (ownLookup && typeof valid.site_id === 'string') {
+			let own: OwnAddress[];
+			try {
+				own = await ownLookup(valid.site_id, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }));
+			} catch (err) {
+				throw ownLookupFailed(op.id, err);
+			}
+			guard(op, valid, { ...policy, ownAddresses: own, allowWideBlock: override }, given);
+		}
+		if (override) {
+			const wide = callIssues(op.id, valid, { widestPrefix: policy.widestPrefix }, given).filter((i) => i.kind === 'widest-prefix');
+			if (wide.length) emit({ type: 'override', opId: op.id, rule: 'widest-prefix', entries: wide.map((i) => i.conflict), reason: override.reason, by: override.by });
+		}
+	}
+
 	async function connect(params: Record<string, unknown>): Promise<{ code: string; state: string }> {
 		const op = getOperation('authorization.connect');
 		const valid = validateParams(op, params);
@@ -338,7 +437,7 @@ export function createClient(opts: ClientOptions): Client {
 
 	const client: Client = {
 		call: call as Client['call'],
-		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params)) as Client['validate'],
+		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params, policy)) as Client['validate'],
 		ops: buildOpsTree(call),
 		connect,
 		tokens,

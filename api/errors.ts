@@ -51,6 +51,12 @@ export class ValidationError extends SecurityServiceError {
 	}
 }
 
+/**
+ * A refusal of the blast-radius guard (api/blastRadius.ts): a ValidationError (field, rule, conflicting range;
+ * nothing sent) that hosts can tell apart — a runbook skips such an entry with the reason instead of failing.
+ */
+export class BlastRadiusError extends ValidationError {}
+
 /** The service answered with an envelope whose code is not 0. */
 export class ApiError extends SecurityServiceError {
 	readonly code: number;

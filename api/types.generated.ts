@@ -352,6 +352,11 @@ export interface OperationParams {
 		domain_port_id: string | number;
 		/** IP address, start-end range or CIDR. (body) */
 		ip_black_list: string;
+		/**
+		 * Why a block wider than the widest prefix (/16) is needed; recorded, never sent. (body)
+		 * Client-side option: selects rules, never sent.
+		 */
+		allowWideBlock?: string;
 	};
 	/** GET /api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/ip-black-list — Get the IP blacklist (§4.3) */
 	'applicationProtection.ipBlacklist.get': {

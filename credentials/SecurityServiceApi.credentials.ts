@@ -88,6 +88,15 @@ export class SecurityServiceApi implements ICredentialType {
 				'Envelope codes meaning "access token expired or rejected" (comma-separated). The spec lists no codes; on these codes the node gets a fresh token and retries once.',
 		},
 		{
+			displayName: 'Protected Ranges',
+			name: 'protectedRanges',
+			type: 'string',
+			default: '',
+			placeholder: '198.51.100.0/24, 192.0.2.10',
+			description:
+				'Addresses, start-end ranges or CIDRs (comma-separated) that no block made with this credential may ever cover: your offices, partners, monitoring. Checked before anything is sent, together with the special ranges and the site\'s own addresses.',
+		},
+		{
 			displayName: 'Access Token',
 			name: 'accessToken',
 			type: 'hidden',

@@ -460,7 +460,7 @@ export class Simulator {
 		const method = req.method ?? 'GET';
 		if (path.startsWith('/__sim/') || path === '/__sim') {
 			const body = await readBody(req);
-			const r = await handleControl(this, method, path, parseUrlEncoded(qs), body);
+			const r = await handleControl(this, method, path, parseUrlEncoded(qs), body, req.headers);
 			return sendJson(res, r.status, r.body);
 		}
 		const m = this.router.match(method, path);

@@ -47,7 +47,7 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
 	const { snap, events } = await takeSnapshot(rb, ctx);
 	const eventId = pickEvent(rb, ctx, events);
-	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId);
+	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId, events);
 
 	if (rb.dryRun) {
 		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');

@@ -87,13 +87,17 @@ export function parseAll(texts: readonly string[]): { ranges: Range[]; invalid: 
 
 /**
  * Blacklist candidates: the attacking sources (deduplicated), aggregated to the fewest ranges, minus the
- * whitelist, the configured protected ranges and what is already blacklisted.
+ * whitelist, the configured protected ranges and what is already blacklisted. `refuse` (the blast-radius guard,
+ * api/blastRadius.ts) names why a source may never be blocked; such a source is skipped with that reason. A merged
+ * range wider than `widestPrefix` is written as several ranges of at most that width (the same addresses).
  */
 export function blacklistCandidates(input: {
 	sources: readonly string[];
 	whitelist: readonly Range[];
 	protectedRanges: readonly Range[];
 	alreadyListed: readonly Range[];
+	refuse?: (source: string) => string | undefined;
+	widestPrefix?: number;
 }): { add: Range[]; skipped: { source: string; reason: string }[] } {
 	const skipped: { source: string; reason: string }[] = [];
 	const valid: Range[] = [];
@@ -107,11 +111,24 @@ export function blacklistCandidates(input: {
 		const key = `${r.start}-${r.end}`;
 		if (seen.has(key)) continue;
 		seen.add(key);
+		const refused = input.refuse?.(s);
+		if (refused) {
+			skipped.push({ source: s, reason: refused });
+			continue;
+		}
 		if (input.whitelist.some((w) => covers(w, r))) skipped.push({ source: s, reason: 'whitelisted' });
 		else if (input.protectedRanges.some((p) => covers(p, r))) skipped.push({ source: s, reason: 'protected range' });
 		else if (input.alreadyListed.some((p) => covers(p, r))) skipped.push({ source: s, reason: 'already blacklisted' });
 		valid.push(r);
 	}
 	const add = subtract(valid, [...input.whitelist, ...input.protectedRanges, ...input.alreadyListed]);
-	return { add, skipped };
+	const max = input.widestPrefix === undefined ? undefined : 2 ** (32 - input.widestPrefix);
+	return { add: max ? add.flatMap((r) => splitWidth(r, max)) : add, skipped };
+}
+
+/** A range as consecutive ranges of at most `max` addresses. */
+function splitWidth(r: Range, max: number): Range[] {
+	const out: Range[] = [];
+	for (let start = r.start; start <= r.end; start += max) out.push({ start, end: Math.min(r.end, start + max - 1) });
+	return out;
 }

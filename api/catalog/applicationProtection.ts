@@ -528,7 +528,11 @@ export const applicationProtection = [
 		// The spec does not say whether a repeated add duplicates the entry: never repeated blindly here; the
 		// worker's activity makes it idempotent (reads the list first).
 		safety: 'unsafe',
-		fields: [ipBlacklistField(true, 'body', 'ip_black_list', 'IP address, start-end range or CIDR')],
+		fields: [
+			ipBlacklistField(true, 'body', 'ip_black_list', 'IP address, start-end range or CIDR'),
+			// Not a wire field: the audited override of the blast-radius guard's widest-prefix rule (api/blastRadius.ts).
+			field('allowWideBlock', 'body', 'string', z.string().max(500), 'Why a block wider than the widest prefix (/16) is needed; recorded, never sent', { local: true }),
+		],
 		result: noResult,
 	}),
 	ap({

@@ -196,7 +196,7 @@ test('entries to update or delete are picked from what the service holds: status
 	try {
 		await api.call('applicationProtection.statusCodes.create', { ...at, error_code: 404, error_code_rewrite: 200, error_page_type: 0 });
 		await api.call('applicationProtection.authBypass.add', { ...at, host: 'health.example.net', scheme: 'https', uri: '/ping' });
-		await api.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '203.0.113.0/30' });
+		await api.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '192.0.2.0/30' });
 	} finally {
 		await transport.close();
 	}
@@ -207,7 +207,7 @@ test('entries to update or delete are picked from what the service holds: status
 	const bypass = bypasses.find((b) => b.name.startsWith('https://health.example.net/ping'));
 	assert.ok(bypass && /^\d+$/.test(String(bypass.value)), JSON.stringify(bypasses));
 	const entries = await editorList('options', 'blacklistEntries', { ...params, resource: 'applicationProtection.ipBlacklist', operation: 'remove' });
-	assert.ok(entries.some((e) => e.value === '203.0.113.0-203.0.113.3'), JSON.stringify(entries));
+	assert.ok(entries.some((e) => e.value === '192.0.2.0-192.0.2.3'), JSON.stringify(entries));
 	// Without the domain the lists are empty (the user types the value): nothing is asked of the service.
 	const mark = lastSeq();
 	assert.deepEqual(await editorList('resource-locator-results', 'searchStatusCodes', { resource: 'applicationProtection.statusCodes', operation: 'update' }), []);

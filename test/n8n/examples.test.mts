@@ -138,21 +138,21 @@ test('SPE customer inventory: Return All pages, one customer get per customer, s
 test('daily blacklist review: one item per entry, broad ranges filtered, summary of the list', async () => {
 	const api = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 	const dp = { site_id: '20001', domain_port_id: '30001' };
-	for (const entry of ['198.51.100.0-198.51.100.255', '203.0.113.0-203.0.114.255', '192.0.2.7'])
+	for (const entry of ['198.51.100.0-198.51.100.255', '100.64.0.0-100.64.1.255', '192.0.2.7'])
 		await api.call('applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: entry });
 	await clearLog();
 	const run = await execute('exBlacklistRv1');
 	const entries = nodeOutput(run, 'Blacklist');
 	assert.equal(entries.length, 3, JSON.stringify(entries));
 	const broad = nodeOutput(run, 'Broader than /24');
-	assert.deepEqual(broad.map((e) => `${e.start_ip}-${e.end_ip}`), ['203.0.113.0-203.0.114.255']);
+	assert.deepEqual(broad.map((e) => `${e.start_ip}-${e.end_ip}`), ['100.64.0.0-100.64.1.255']);
 	const [sum] = nodeOutput(run, 'Summary');
 	assert.equal(sum.site_id, '20001');
 	assert.equal(sum.entries, 3);
 	assert.equal(sum.addresses_covered, 256 + 512 + 1);
 	assert.equal(sum.single_addresses, 1);
 	assert.equal(sum.ranges, 2);
-	assert.deepEqual(sum.broad_ranges, ['203.0.113.0-203.0.114.255']);
+	assert.deepEqual(sum.broad_ranges, ['100.64.0.0-100.64.1.255']);
 	const reads = await simGet('/requests?op=applicationProtection.ipBlacklist.get');
 	assert.equal(reads.length, 1);
 	assert.equal((await simGet('/requests?op=applicationProtection.ipBlacklist.add')).length, 0, 'a review changes nothing');

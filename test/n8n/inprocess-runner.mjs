@@ -25,7 +25,35 @@ const { answer, n8nRequire, wf, core, nodeTypes, credentialsHelper, setCredentia
 	nodes: ({ n8nRequire: req, distRoot }) => {
 		const { ManualTrigger } = req('n8n-nodes-base/dist/nodes/ManualTrigger/ManualTrigger.node.js');
 		const { SecurityService } = req(join(distRoot, 'nodes/SecurityService/SecurityService.node.js'));
-		return { 'n8n-nodes-base.manualTrigger': new ManualTrigger(), 'CUSTOM.securityService': new SecurityService() };
+		const types = { 'n8n-nodes-base.manualTrigger': new ManualTrigger(), 'CUSTOM.securityService': new SecurityService() };
+		// The node as an AI tool, loaded only when a workflow names it: the Tool variant n8n derives for a
+		// `usableAsTool` node (n8n's NodeTypes: a clone of the node whose description n8n's convertNodeToAiTool
+		// rewrites; same execute), and n8n's Tool Executor, which runs a tool with given arguments the way the
+		// editor's "Execute step" on a tool does (no model involved).
+		Object.defineProperty(types, 'CUSTOM.securityServiceTool', {
+			enumerable: true,
+			configurable: true,
+			get: () => {
+				const { convertNodeToAiTool } = req('n8n/dist/tool-generation/ai-tools.js');
+				const base = new SecurityService();
+				const clonedDescription = Object.create(base.description, { properties: { value: Object.create(base.description.properties), writable: false } });
+				const tool = convertNodeToAiTool(Object.create(base, { description: { value: clonedDescription } }));
+				Object.defineProperty(types, 'CUSTOM.securityServiceTool', { value: tool, enumerable: true });
+				return tool;
+			},
+		});
+		Object.defineProperty(types, '@n8n/n8n-nodes-langchain.toolExecutor', {
+			enumerable: true,
+			configurable: true,
+			get: () => {
+				// by path: the package's "exports" do not list its node files (n8n loads them by path too)
+				const { ToolExecutor } = req(join(process.env.N8N_RUNTIME ?? '', 'node_modules/@n8n/n8n-nodes-langchain/dist/nodes/ToolExecutor/ToolExecutor.node.js'));
+				const t = new ToolExecutor();
+				Object.defineProperty(types, '@n8n/n8n-nodes-langchain.toolExecutor', { value: t, enumerable: true });
+				return t;
+			},
+		});
+		return types;
 	},
 });
 

@@ -344,7 +344,7 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 		step('applicationProtection.uaBlacklist.add'),
 		step('applicationProtection.urlBypass.delete'),
 	]);
-	assert.ok(out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '203.0.113.0'), 'blacklist entry, one item per entry');
+	assert.ok(out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '198.51.100.0'), 'blacklist entry, one item per entry');
 	assert.ok(out['applicationProtection.ipWhitelist.get'].some((e) => e.start_ip === '198.51.100.0'));
 	assert.ok(out['applicationProtection.statusCodes.list'].some((e) => e.error_code === 404));
 	assert.deepEqual(out['applicationProtection.ipBlacklist.add'], [{ success: true }]);

@@ -222,3 +222,34 @@ test('multipart parser: repeated names, quoted boundary, empty values, CRLF insi
 	assert.deepEqual(m.get('t'), ['a\r\nb']);
 	assert.throws(() => parseMultipart(Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="x"\r\n\r\nunterminated`), b));
 });
+
+test('control API: a web page cannot reach it — a non-loopback Origin is refused (403), a body must be JSON (415); state unchanged', async () => {
+	const tokensBefore = e.sim.tokens.size;
+	const faultsBefore = e.sim.faults.length;
+	const attacksBefore = e.sim.world.attacks.length;
+	const evil = { origin: 'http://evil.example', 'content-type': 'text/plain' };
+	const send = (path: string, headers: Record<string, string>, body = '{}') => fetch(`${e.url}/__sim${path}`, { method: 'POST', headers, body });
+	for (const [path, body] of [
+		['/faults', JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 5 })],
+		['/reset', '{}'],
+		['/tokens/expire', '{}'],
+		['/attacks', JSON.stringify({ site_id: e.ids.site_id })],
+	] as const) {
+		const r = await send(path, evil, body);
+		assert.equal(r.status, 403, `${path}: cross-origin text/plain`);
+		assert.match(((await r.json()) as { error: string }).error, /origin "http:\/\/evil\.example" is not loopback/);
+		assert.equal((await send(path, { origin: 'http://evil.example', 'content-type': 'application/json' }, body)).status, 403, `${path}: cross-origin JSON`);
+		assert.equal((await send(path, { 'content-type': 'text/plain' }, body)).status, 415, `${path}: text/plain without Origin`);
+		assert.equal((await send(path, { 'content-type': 'application/x-www-form-urlencoded' }, body)).status, 415, `${path}: form without Origin`);
+		assert.equal((await send(path, { origin: 'null', 'content-type': 'application/json' }, body)).status, 403, `${path}: Origin null (sandboxed page, file://)`);
+		assert.equal((await send(path, { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body)).status, 403, `${path}: marked cross-site by the browser`);
+	}
+	assert.equal(e.sim.faults.length, faultsBefore, 'no fault added');
+	assert.equal(e.sim.world.attacks.length, attacksBefore, 'no attack started');
+	assert.equal(e.sim.tokens.size, tokensBefore);
+	// loopback pages and plain clients keep working
+	const local = await send('/faults', { origin: 'http://127.0.0.1:5678', 'content-type': 'application/json' }, JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }));
+	assert.equal(local.status, 200);
+	assert.equal((await send('/faults', { origin: 'http://localhost:5678', 'content-type': 'application/json; charset=utf-8' }, JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }))).status, 200);
+	assert.equal((await fetch(`${e.url}/__sim/faults`, { method: 'DELETE' })).status, 200, 'a bodiless DELETE from a plain client');
+});

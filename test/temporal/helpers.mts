@@ -15,6 +15,7 @@ import { startWorker, type RunningWorker } from '../../worker/src/process/worker
 import type { PlanInput } from '../../workflows/plan.mts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/searchAttributes.mts';
+import { run as cli } from '../../worker/src/commands/cli.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -299,19 +300,22 @@ export function checksBySite(sim: RunningSimulator['sim'], since = 0): Map<strin
 	return m;
 }
 
-/** Runs the CLI against a test's dev server and task queue; returns the exit code and what it printed. */
-export async function runCli(env: { address: string }, args: string[], queue: string): Promise<{ code: number; out: string; err: string }> {
-	const { run } = await import('../../worker/src/commands/cli.mts');
-	const saved = { a: process.env.TEMPORAL_ADDRESS, q: process.env.TEMPORAL_TASK_QUEUE };
-	process.env.TEMPORAL_ADDRESS = env.address;
-	process.env.TEMPORAL_TASK_QUEUE = queue;
+/**
+ * Runs the CLI in-process against a dev server (`address`) and task queue, with extra environment for the call;
+ * returns the exit code and what it printed. The environment is restored afterwards.
+ */
+export async function runCli(server: string | { address: string }, args: string[], queue: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+	const address = typeof server === 'string' ? server : server.address;
+	const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: queue, ...extraEnv };
+	const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+	Object.assign(process.env, vars);
 	let out = '';
 	let err = '';
 	try {
-		const code = await run(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
+		const code = await cli(args, { out: (x) => void (out += x), err: (x) => void (err += x) });
 		return { code, out, err };
 	} finally {
-		for (const [k, v] of [['TEMPORAL_ADDRESS', saved.a], ['TEMPORAL_TASK_QUEUE', saved.q]] as const) {
+		for (const [k, v] of Object.entries(saved)) {
 			if (v === undefined) delete process.env[k];
 			else process.env[k] = v;
 		}

@@ -78,7 +78,7 @@ test('all 51 operations succeed through the client and their results match the c
 		'applicationProtection.switch.set', 'applicationProtection.switch.list', 'applicationProtection.uaBlacklist.add', 'applicationProtection.urlBypass.delete'])
 		await run(id);
 	const bl = results['applicationProtection.ipBlacklist.get'] as { enabled: boolean; p_info: { ipv4: { black_soc: Array<{ start_ip?: string }> } } };
-	assert.ok(bl.p_info.ipv4.black_soc.some((e) => e.start_ip === '203.0.113.0'));
+	assert.ok(bl.p_info.ipv4.black_soc.some((e) => e.start_ip === '198.51.100.0'));
 	assert.equal(typeof bl.enabled, 'boolean');
 
 	const ev = (await run('dashboard.ddosEvents', { start_time: undefined, end_time: undefined })) as { events: Array<{ alert_id: string }> };

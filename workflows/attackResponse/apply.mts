@@ -30,7 +30,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		const settled = await Promise.allSettled(
 			group.map(async (c, i) => {
 				// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
-				await withPatience(rb, ctx, c.what, () => applyChange(writeActs, c, ex.blacklistConcurrency), () => rb.state.aborted);
+				await withPatience(rb, ctx, c.what, () => applyChange(writeActs, c, ex.blacklistConcurrency, c.after, (e, why) => skipRefused(rb, c, e, why)), () => rb.state.aborted);
 				done[i] = true;
 				at[i] = iso(Date.now());
 			}),
@@ -57,8 +57,28 @@ function writeGroups(changes: Change[], parallel: boolean): Change[][] {
 	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
 }
 
-/** Writes a change's `after` value (or, with `value`, that value: the revert writes `before` the same way). */
-export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: number, value: unknown = c.after): Promise<void> {
+/**
+ * A blacklist entry the worker's blast-radius guard refused (nothing was sent): skipped with the guard's reason and
+ * taken out of the change, so hold-the-line and the revert never touch it.
+ */
+function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
+	rb.skipped.push({ source: `${c.target.domain_port_id}:${entry}`, reason: `refused by the blast-radius guard: ${why}` });
+	c.after = (c.after as string[]).filter((e) => e !== entry);
+	rb.log(rb.state.phase, `${c.what}: ${entry} not blocked`, why, { result: 'skipped' });
+}
+
+/** The guard's refusal inside an activity failure (ApplicationFailure type 'BlastRadius', worker/src/activities.mts). */
+function guardRefusal(err: unknown): string | undefined {
+	for (let e = err as { type?: string; message?: string; cause?: unknown } | undefined, d = 0; e && d < 4; e = e.cause as typeof e, d++)
+		if (e.type === 'BlastRadius') return (e.message ?? '').replace(/^[\w.]+: invalid input — (ip_black_list: )?/, '');
+	return undefined;
+}
+
+/**
+ * Writes a change's `after` value (or, with `value`, that value: the revert writes `before` the same way).
+ * `onRefused`: a blacklist entry the blast-radius guard refuses is handed over instead of failing the write.
+ */
+export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: number, value: unknown = c.after, onRefused?: (entry: string, why: string) => void): Promise<void> {
 	const t = c.target;
 	switch (c.kind) {
 		case 'detectionMode':
@@ -68,7 +88,18 @@ export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: n
 			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) });
 			return;
 		case 'blacklistAdd':
-			await settleAll((value as string[]).map((e) => () => acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e })), blacklistConcurrency);
+			await settleAll(
+				(value as string[]).map((e) => async () => {
+					try {
+						await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e });
+					} catch (err) {
+						const why = onRefused && guardRefusal(err);
+						if (!why) throw err;
+						onRefused(e, why);
+					}
+				}),
+				blacklistConcurrency,
+			);
 			return;
 		case 'ipAuth':
 			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(value as Params) });

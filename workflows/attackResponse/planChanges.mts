@@ -1,5 +1,6 @@
 import type { Change } from '../defs.mts';
 import { ITEM_GROUP, ITEM_TYPE } from '../planShared.mts';
+import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../ranges.mts';
 import { scaleThreshold } from '../thresholds.mts';
 import type { PlanContext, Runbook } from './context.mts';
@@ -10,10 +11,18 @@ import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } fro
  * Step 2 — planning: the changes the plan asks for, against the snapshot (a setting already at the wanted value is
  * not a change). Order: detection mode → detection items → per domain-port blacklist, IP authentication, switches.
  */
-export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sources: string[], eventId: string | undefined): void {
+export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sources: string[], eventId: string | undefined, events?: { events?: unknown[] }): void {
 	const { plan, op, dpParams } = ctx;
 	rb.phase('planning');
 	const protectedRanges = parseAll(plan.blacklist.protectedRanges).ranges;
+	// The blast-radius guard (api/blastRadius.ts) on each source: special ranges and the site's own addresses the
+	// snapshot's events show (site_ip). The worker's client checks again before writing (its configured protected
+	// ranges, active mitigations); what it refuses is skipped at apply (apply.mts).
+	const guard: BlastRadiusPolicy = { ownAddresses: ownAddressesOf(events) };
+	const refuse = (source: string) => {
+		const i = blastRadiusIssues(source, 'source', guard).find((x) => x.kind !== 'widest-prefix');
+		return i ? `refused by the blast-radius guard: ${i.rule}` : undefined;
+	};
 	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
 		add({ id: 'detection.mode', kind: 'detectionMode', what: 'detection mode', target: op, before: snap.detection.model, after: 1, why: 'rapid mode detects the attack faster' });
@@ -37,7 +46,7 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 		const s = snap.dp[dp];
 		if (plan.blacklist.enabled && sources.length) {
 			const toRanges = (l: ListEntry[] | undefined) => (l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
-			const cand = blacklistCandidates({ sources, whitelist: toRanges(s.white), protectedRanges, alreadyListed: toRanges(s.black) });
+			const cand = blacklistCandidates({ sources, whitelist: toRanges(s.white), protectedRanges, alreadyListed: toRanges(s.black), refuse, widestPrefix: DEFAULT_WIDEST_PREFIX });
 			for (const sk of cand.skipped) rb.skipped.push({ ...sk, source: `${dp}:${sk.source}` });
 			if (cand.add.length)
 				add({ id: `blacklist.${dp}`, kind: 'blacklistAdd', what: `IP blacklist of ${dp}`, target: dpParams(dp), before: [], after: cand.add.map(formatRange), why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges` });
@@ -58,4 +67,12 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 				add({ id: `switch.${dp}.${sw.name}`, kind: 'switch', what: `switch ${sw.name} of ${dp}`, target: { ...dpParams(dp), name: sw.name }, before: Number(node.enable), after: sw.enable, why: 'plan turns this policy on during the attack' });
 		}
 	}
+}
+
+/** The site's own addresses the events show (`site_ip`), for the blast-radius guard. */
+function ownAddressesOf(events: { events?: unknown[] } | undefined): { range: string; source: string }[] {
+	const out: { range: string; source: string }[] = [];
+	for (const e of (events?.events ?? []) as { site_ip?: unknown; alert_id?: unknown }[])
+		if (typeof e?.site_ip === 'string' && e.site_ip && !out.some((o) => o.range === e.site_ip)) out.push({ range: e.site_ip, source: `site_ip of DDoS event ${String(e.alert_id ?? '?')}` });
+	return out;
 }

@@ -6,7 +6,8 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 import { createClient, DEFAULT_AUTH_FAILURE_CODES, type Client } from '../../../api/client';
-import { SecurityServiceError } from '../../../api/errors';
+import { parseProtectedRanges } from '../../../api/blastRadius';
+import { SecurityServiceError, ValidationError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
 import {
@@ -144,15 +145,25 @@ export interface ClientSettings {
 	timeoutMs?: number;
 }
 
-/** The shared api/ client bound to this n8n context. Validation, encoding, envelope and errors come from api/. */
+/**
+ * The shared api/ client bound to this n8n context. Validation, encoding, envelope and errors come from api/.
+ * Blocks pass the blast-radius guard with the credential's Protected Ranges and the site's own addresses, read from
+ * the service once per site and execution (api/ownAddresses.ts).
+ */
 export async function getClient(ctx: SecurityServiceContext, settings: ClientSettings = {}): Promise<Client> {
 	const cred = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const baseUrl = String(cred.baseUrl ?? '').trim();
+	const guarded = parseProtectedRanges(cred.protectedRanges ?? '', 'credential Protected Ranges');
+	if (guarded.invalid.length)
+		throw new ValidationError('credential', [
+			{ field: 'Protected Ranges (credential)', rule: `${guarded.invalid.slice(0, 3).map((x) => JSON.stringify(x.slice(0, 40))).join(', ')} must be IPv4 addresses, start-end ranges or CIDRs; nothing was sent` },
+		]);
 	return createClient({
 		baseUrl,
 		transport: createN8nTransport(ctx),
 		timeoutMs: settings.timeoutMs ?? 30_000,
 		retries: settings.retries ?? 2,
 		sleep: (ms) => sleep(ms),
+		blastRadius: { protectedRanges: guarded.ranges, ownAddresses: 'lookup' },
 	});
 }

@@ -42,7 +42,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			} catch (e) {
 				const f = toFailure('applicationProtection.ipBlacklist.add', e);
 				// The service refused (e.g. a full list): not retried, the add is refused. Anything else: retried.
-				if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError')) throw f;
+				if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError' || f.type === 'BlastRadius')) throw f;
 				throw retryable('applicationProtection.ipBlacklist.add', e);
 			}
 		},
@@ -179,7 +179,8 @@ async function addMany(api: Client, withTemporal: <T>(fn: (t: TemporalClient) =>
 					const f = toFailure('applicationProtection.ipBlacklist.add', e);
 					// The service refused this entry (e.g. a full list): refused, the others go on. Anything else: the
 					// activity is retried (its read then finds what this attempt wrote).
-					if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError')) refuse(x, 'entry', `the service refused to add ${x.range}: ${f.message}`);
+					if (f instanceof ApplicationFailure && f.type === 'BlastRadius') refuse(x, 'entry', `refused by the blast-radius guard: ${f.message}`);
+					else if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError')) refuse(x, 'entry', `the service refused to add ${x.range}: ${f.message}`);
 					else throw retryable('applicationProtection.ipBlacklist.add', e);
 				}
 			}

@@ -193,6 +193,9 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 	switch (e.name) {
 		case 'ValidationError':
 			return ApplicationFailure.nonRetryable(message, 'ValidationError', { opId: o.id, issues: e.issues });
+		case 'BlastRadiusError':
+			// the blast-radius guard refused a block (nothing sent): a runbook skips the entry with this reason
+			return ApplicationFailure.nonRetryable(message, 'BlastRadius', { opId: o.id, issues: e.issues });
 		case 'ApiError':
 			if (typeof e.code === 'number' && rateCodes.has(e.code))
 				return ApplicationFailure.retryable(message, e.code === 42901 ? 'RateLimited' : 'ApiErrorRetryable', { opId: o.id, code: e.code });

@@ -1,5 +1,6 @@
 import { getOperation, hasOperation } from '../../../api/catalog/index.ts';
 import { validateParams } from '../../../api/client.ts';
+import { loadGuardConfig } from '../process/config.mts';
 import { UsageError, type Command } from './args.mts';
 
 /** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
@@ -13,7 +14,14 @@ export const call: Command = async ({ o, conn, t, out, need }) => {
 	}
 	// Unknown operation or bad input: named, nothing started.
 	if (!hasOperation(op)) throw new UsageError(`call ${op}: not an operation id (npm run -s catalog lists them)`);
-	validateParams(getOperation(op), params);
+	if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params: must be a JSON object');
+	if (o['allow-wide-block'] !== undefined) {
+		if (typeof o['allow-wide-block'] !== 'string') throw new UsageError('--allow-wide-block: needs a reason (recorded with the call)');
+		params = { ...params, allowWideBlock: { reason: o['allow-wide-block'], ...(typeof o.by === 'string' ? { by: o.by } : {}) } };
+	}
+	// The blast-radius guard with this host's configuration (the worker checks again, with the site's own addresses).
+	const g = loadGuardConfig();
+	validateParams(getOperation(op), params, { widestPrefix: g.widestPrefix, protectedRanges: g.protectedRanges });
 	const h = await (await conn()).workflow.start('durableCall', { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
 	out(o.wait ? await h.result() : { workflowId: h.workflowId });
 	return 0;

@@ -51,7 +51,10 @@ const USAGE = `usage: secsvc <command> [options]
   block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
   block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
   block remove SITE DP ENTRY --by ID       remove now
-  call OPERATION --params JSON [--wait]    one API operation as a durable step (retried; HTTP-filter writes serialized)
+  call OPERATION --params JSON [--wait] [--allow-wide-block REASON --by ID]
+                                           one API operation as a durable step (retried; HTTP-filter writes serialized);
+                                           a block is checked by the blast-radius guard before anything starts;
+                                           --allow-wide-block lifts only its widest-prefix rule (recorded)
   deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
   deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
   deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
 
 /**
  * Worker configuration from a JSON file (SECSVC_CONFIG or --config) and the environment (which wins).
@@ -14,6 +15,9 @@ import { readFileSync } from 'node:fs';
  *            "tokenKind": "app" | "user", "refreshToken": "…", "tokenStoreFile": "path",
  *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 },
  *   "metrics": { "address": "127.0.0.1:9464" }     (Prometheus /metrics; off when unset)
+ *   "guard": { "widestPrefix": 16, "protectedRanges": ["198.51.100.0/24"], "ownAddressLookup": true }
+ *            (the blast-radius guard, api/blastRadius.ts; env SECSVC_WIDEST_PREFIX, SECSVC_PROTECTED_RANGES
+ *            comma-separated, SECSVC_OWN_ADDRESS_LOOKUP=0)
  * }
  */
 
@@ -52,6 +56,34 @@ export interface WorkerConfig {
 	};
 	/** Prometheus exporter (worker/src/process/metrics.mts); off when `address` is unset. */
 	metrics?: { address?: string };
+	/** The blast-radius guard's settings (api/blastRadius.ts). */
+	guard?: GuardConfig;
+}
+
+export interface GuardConfig {
+	widestPrefix: number;
+	protectedRanges: { range: string; source: string }[];
+	/** Read the site's own addresses before a block (api/ownAddresses.ts); default on. */
+	ownAddressLookup: boolean;
+}
+
+/** The guard's settings (the CLI needs them without API credentials: `secsvc call` checks before starting anything). */
+export function loadGuardConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): GuardConfig {
+	const g = (readJson(file).guard ?? {}) as { widestPrefix?: unknown; protectedRanges?: unknown; ownAddressLookup?: unknown };
+	const issues: { field: string; rule: string }[] = [];
+	const rawPrefix = env.SECSVC_WIDEST_PREFIX ?? g.widestPrefix ?? DEFAULT_WIDEST_PREFIX;
+	const widestPrefix = Number(rawPrefix);
+	if (!Number.isInteger(widestPrefix) || widestPrefix < 0 || widestPrefix > 32 || String(rawPrefix).trim() === '')
+		issues.push({ field: 'guard.widestPrefix (SECSVC_WIDEST_PREFIX)', rule: 'must be an integer 0–32' });
+	const fromEnv = env.SECSVC_PROTECTED_RANGES !== undefined && env.SECSVC_PROTECTED_RANGES !== '';
+	const field = fromEnv ? 'SECSVC_PROTECTED_RANGES' : 'guard.protectedRanges';
+	const p = parseProtectedRanges(fromEnv ? env.SECSVC_PROTECTED_RANGES : (g.protectedRanges ?? []), `worker ${field}`);
+	if (p.invalid.length) issues.push({ field, rule: `${p.invalid.slice(0, 3).map((x) => JSON.stringify(x.slice(0, 40))).join(', ')}: must be IPv4 addresses, start-end ranges or CIDRs` });
+	const look = env.SECSVC_OWN_ADDRESS_LOOKUP;
+	if (look !== undefined && look !== '' && !['0', '1', 'true', 'false'].includes(look)) issues.push({ field: 'SECSVC_OWN_ADDRESS_LOOKUP', rule: 'must be 1 or 0 (true or false)' });
+	if (issues.length) throw new ConfigError(issues);
+	const ownAddressLookup = look !== undefined && look !== '' ? look === '1' || look === 'true' : g.ownAddressLookup !== false;
+	return { widestPrefix, protectedRanges: p.ranges, ownAddressLookup };
 }
 
 export class ConfigError extends Error {
@@ -126,7 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	if (metricsAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(metricsAddress))
 		issues.push({ field: 'metrics.address (SECSVC_METRICS_ADDRESS)', rule: 'must be host:port, e.g. 127.0.0.1:9464' });
 	if (issues.length) throw new ConfigError(issues);
-	return { temporal: loadTemporalConfig(env, file), api, ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
+	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Client } from '../../../api/client.ts';
+import type { Client, ClientOptions } from '../../../api/client.ts';
 import { redactText, registerSecret } from '../../../api/redact.ts';
 import { createActivities } from '../activities/operations.mts';
 import { AdmissionSlots, admissionTuner, coordinatorQueueFor } from './admission.mts';
@@ -29,10 +29,23 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
 		connections: 8,
-		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served
-		...(cfg.metrics?.address ? { onEvent: apiMetricsListener() } : {}),
+		blastRadius: cfg.guard
+			? { widestPrefix: cfg.guard.widestPrefix, protectedRanges: cfg.guard.protectedRanges, ownAddresses: cfg.guard.ownAddressLookup ? 'lookup' : 'off' }
+			: undefined,
+		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served;
+		// a block sent under the widest-prefix override is always logged (the audit line; the reason is no secret)
+		onEvent: auditOverrides(cfg.metrics?.address ? apiMetricsListener() : undefined),
 	});
 	return { client, close: () => client.close() };
+}
+
+/** Logs every block sent under the widest-prefix override (who, why, what), then hands the event on. */
+export function auditOverrides(next?: ClientOptions['onEvent']): NonNullable<ClientOptions['onEvent']> {
+	return (e) => {
+		if (e.type === 'override')
+			console.warn(`[secsvc audit] ${e.opId}: block wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`);
+		next?.(e);
+	};
 }
 
 /**

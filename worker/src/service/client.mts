@@ -16,6 +16,8 @@ export interface ApiClientConfig {
 	rateLimitCodes?: number[];
 	connections?: number;
 	onEvent?: ClientOptions['onEvent'];
+	/** The blast-radius guard's settings; own-address lookup on unless `ownAddresses: 'off'`. */
+	blastRadius?: ClientOptions['blastRadius'];
 }
 
 export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promise<void> } {
@@ -32,6 +34,7 @@ export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promi
 		// node timers keep the process alive while a retry waits (AbortSignal.timeout does not)
 		sleep: (ms) => delay(ms),
 		onEvent: cfg.onEvent,
+		blastRadius: { ownAddresses: 'lookup', ...cfg.blastRadius },
 	});
 	return Object.assign(client, { close: () => transport.close() });
 }

@@ -1,4 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
+import { callIssues } from '../../../../api/blastRadius';
 import { CLIENT_AUTH_STANDIN } from '../../transport';
 import type { OperationContext } from './types';
 
@@ -31,5 +32,18 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	// call() validates against the catalog before anything is sent (ValidationError names the field and the rule).
 	const result = await client.call(op.id, params, op.auth === 'access_token' ? { accessToken: CLIENT_AUTH_STANDIN } : {});
 	const items = toItems(result, op.list?.itemsAt);
+	const override = wideBlockOverride(op.id, params);
+	if (override && items.length === 1) items[0] = { ...items[0], wideBlockOverride: override };
 	return op.list && !ctx.returnAll && op.list.paging ? items.slice(0, ctx.limit) : items;
+}
+
+/**
+ * A block sent under the widest-prefix override: recorded in the output item (n8n's execution data is the audit of
+ * a node run), with the entries it let through and the reason given.
+ */
+function wideBlockOverride(opId: string, params: Record<string, unknown>): IDataObject | undefined {
+	const reason = params.allowWideBlock;
+	if (typeof reason !== 'string' || !reason.trim()) return undefined;
+	const wide = callIssues(opId, params, {}).filter((i) => i.kind === 'widest-prefix');
+	return wide.length ? { rule: 'widest prefix (/16)', entries: wide.map((i) => i.conflict), reason: reason.trim() } : undefined;
 }

@@ -1,0 +1,119 @@
+// The blast-radius guard in n8n (in-process runner: n8n-core's WorkflowExecute, n8n's CredentialsHelper and request
+// helpers), against the simulator: the Security Service node refuses 0.0.0.0/0, a credential-protected range and
+// the site's own address before any write is sent, and records an override in its output; the same node run as an
+// AI tool (n8n's Tool variant of a usableAsTool node, run by n8n's Tool Executor with the arguments a model would
+// give through $fromAI) refuses the same way.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { getOperation } from '../../api/catalog/index.ts';
+import { startSimulator } from '../../simulator/index.mts';
+import { chain, ensureBuilt, ssNode, startRunner, toNodeParameters, type Runner } from './inprocess-driver.mts';
+import { manualTrigger } from './workflows.mts';
+
+const APP = { appId: 'guard-app', secret: 'guard-secret-value-42' };
+let sim: Awaited<ReturnType<typeof startSimulator>>;
+let runner: Runner;
+let ids: ReturnType<typeof sim.sim.firstIds>;
+let siteIp: string;
+const ADD = getOperation('applicationProtection.ipBlacklist.add');
+
+before(async () => {
+	ensureBuilt();
+	sim = await startSimulator({ port: 0, ...APP, seed: 11 });
+	runner = await startRunner();
+	await runner.setCredential('cred-app', 'Security Service (simulator)', {
+		baseUrl: sim.url,
+		appId: APP.appId,
+		secret: APP.secret,
+		grantType: 'app',
+		authFailureCodes: '40101',
+		protectedRanges: '192.0.2.0/28, 198.51.100.77',
+		accessToken: '',
+		expiresAt: 0,
+	});
+	ids = sim.sim.firstIds();
+	siteIp = (sim.sim.world.sites.get(ids.site_id) as { site_ip: string }).site_ip;
+});
+after(async () => {
+	await runner?.close();
+	await sim?.close();
+});
+
+const posts = () => sim.sim.requests().filter((r) => r.method === 'POST' && r.opId === 'applicationProtection.ipBlacklist.add');
+const block = (entry: string, extra: Record<string, unknown> = {}) =>
+	chain('block', [ssNode('Block', toNodeParameters(ADD, { site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: entry, ...extra }))]);
+
+test('node: 0.0.0.0/0 and a credential-protected range refused with 0 requests; the site\'s own address refused after reading it (no write)', async () => {
+	const before = sim.sim.requests().length;
+	const whole = await runner.run(block('0.0.0.0/0'));
+	assert.equal(whole.status, 'error');
+	assert.match(whole.error?.message ?? '', /^IP Blacklist › Add: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/);
+	const prot = await runner.run(block('192.0.2.5'));
+	assert.match(prot.error?.message ?? '', /192\.0\.2\.5 overlaps the protected range 192\.0\.2\.0\/28 \(credential Protected Ranges\): never blocked/);
+	assert.equal(sim.sim.requests().length, before, 'nothing at all was sent: not even a token request');
+
+	const own = await runner.run(block(`${siteIp.split('.').slice(0, 3).join('.')}.0/24`));
+	assert.match(own.error?.message ?? '', new RegExp(`overlaps the site's own address ${siteIp.replace(/\./g, '\\.')} \\(site_ip of DDoS event`));
+	const sent = sim.sim.requests().slice(before).map((r) => `${r.method} ${r.opId}`);
+	assert.deepEqual(sent.filter((x) => !x.includes('authorization.')).sort(), ['GET dashboard.activeMitigation', 'GET dashboard.ddosEvents'], 'only the own-address lookup');
+	assert.equal(posts().length, 0);
+});
+
+test('node: the override lets a /15 through, recorded in the output; it never lifts a special range', async () => {
+	const loop = await runner.run(block('127.0.0.0/8', { allowWideBlock: 'lab test' }));
+	assert.match(loop.error?.message ?? '', /127\.0\.0\.0\/8 overlaps the special range 127\.0\.0\.0\/8, loopback/);
+	const wide = await runner.run(block('10.0.0.0/15', { allowWideBlock: 'botnet spread over a /15' }));
+	assert.equal(wide.status, 'success', JSON.stringify(wide.error));
+	assert.deepEqual(wide.runData.Block[0].items, [{ success: true, wideBlockOverride: { rule: 'widest prefix (/16)', entries: ['10.0.0.0/15'], reason: 'botnet spread over a /15' } }]);
+	assert.equal(posts().length, 1);
+});
+
+/** Manual Trigger → n8n's Tool Executor, with the Security Service node as its AI tool (ai_tool connection). */
+function asTool(args: Record<string, unknown>) {
+	const trigger = manualTrigger('40000000-0000-4000-8000-000000000001', 'Start');
+	const tool = {
+		id: '40000000-0000-4000-8000-000000000002',
+		name: 'Block IP',
+		type: 'CUSTOM.securityServiceTool',
+		typeVersion: 1,
+		position: [200, 500],
+		parameters: {
+			...toNodeParameters(ADD, { site_id: ids.site_id, domain_port_id: ids.domain_port_id }),
+			ip_black_list: "={{ $fromAI('ip_black_list', 'The attacker IPv4 source to block', 'string') }}",
+		},
+		credentials: { securityServiceApi: { id: 'cred-app', name: 'Security Service (simulator)' } },
+	};
+	const executor = {
+		id: '40000000-0000-4000-8000-000000000003',
+		name: 'Tool Executor',
+		type: '@n8n/n8n-nodes-langchain.toolExecutor',
+		typeVersion: 1,
+		position: [400, 300],
+		parameters: { query: JSON.stringify({ Block_IP: args }), toolName: '', node: 'Block IP' },
+	};
+	return {
+		name: 'as tool',
+		nodes: [trigger, tool, executor],
+		connections: {
+			Start: { main: [[{ node: 'Tool Executor', type: 'main', index: 0 }]] },
+			'Block IP': { ai_tool: [[{ node: 'Tool Executor', type: 'ai_tool', index: 0 }]] },
+		},
+	};
+}
+
+test('the node as an AI tool: the model\'s 0.0.0.0/0 and the site\'s own address are refused by the same guard; an attacker is blocked', async () => {
+	const n = posts().length;
+	const whole = await runner.run(asTool({ ip_black_list: '0.0.0.0/0' }));
+	assert.equal(whole.status, 'error');
+	assert.match(whole.error?.message ?? '', /Error executing tool: .*0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/);
+	const own = await runner.run(asTool({ ip_black_list: siteIp }));
+	assert.match(own.error?.message ?? '', /overlaps the site's own address/);
+	assert.equal(posts().length, n, 'nothing written');
+	const ok = await runner.run(asTool({ ip_black_list: '198.18.5.5' }));
+	assert.equal(ok.status, 'success', JSON.stringify(ok.error));
+	assert.equal(posts().length, n + 1);
+	assert.equal(posts().at(-1)?.opId, 'applicationProtection.ipBlacklist.add');
+	// what the model gets back: the node's output items as the tool's JSON answer
+	assert.deepEqual(ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))), [[{ success: true }]]);
+	assert.equal(ok.runData['Block IP'][0].executionStatus, 'success', 'the node ran as a tool (n8n records the tool run under its name)');
+});
