@@ -58,6 +58,7 @@ const USAGE = `usage: secsvc <command> [options]
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
+  tenants add|install|list|show|remove, entrance   customers the app acts for (worker/README.md "Tenants")
   block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
   block add SITE DP --file FILE --seconds N --by ID --reason TEXT   (one entry a line, # comments; a threat feed)
                                            block addresses / start-end ranges / CIDRs for N seconds (removed at expiry);
@@ -80,7 +81,7 @@ function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html', 'app'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -153,6 +154,9 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			io.out(USAGE);
 			return cmd ? 0 : 2;
 		}
+		// tenants (issue 24): their own Temporal client with the payload codec (tenantsCli.mts)
+		if (cmd === 'tenants') return await (await import('./tenantsCli.mts')).runTenants({ pos, o }, io);
+		if (cmd === 'entrance') return await (await import('./tenantsCli.mts')).runEntrance(o, io);
 		if (cmd === 'worker') {
 			const { main } = await import('./main.mts');
 			loadConfig(); // fail early with a clear message
