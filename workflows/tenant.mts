@@ -89,7 +89,12 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 					throw ApplicationFailure.nonRetryable(`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`, 'TokenUnavailable');
 				}
 			}),
-		{ validator: (req) => void (req && typeof req === 'object' && (req.rejectedGeneration === undefined || Number.isInteger(req.rejectedGeneration)) ? 0 : fail('request: must be {rejectedGeneration?: integer}')) },
+		{
+			validator: (req) => {
+				if (!req || typeof req !== 'object' || (req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration)))
+					fail('rejectedGeneration: must be an integer when given');
+			},
+		},
 	);
 	setHandler(
 		installUpdate,
