@@ -71,7 +71,19 @@ const tenantEnv = (sim: RunningSimulator, queue: string, extra: NodeJS.ProcessEn
 	...extra,
 });
 
-const strictSim = () => startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 11, tenancy: 'strict', tokenTtl: TTL, registeredHost: 'https://app.example.com' });
+/** Tenants in test b: 10 by default; SECSVC_TEST_TENANTS=50 for the issue's size (a fleet of customers beyond the seeded 23). */
+const N_TENANTS = Number(process.env.SECSVC_TEST_TENANTS ?? 10);
+const strictSim = () =>
+	startSimulator({
+		port: 0,
+		appId: APP_ID,
+		secret: SECRET,
+		seed: 11,
+		tenancy: 'strict',
+		tokenTtl: TTL,
+		registeredHost: 'https://app.example.com',
+		...(N_TENANTS > 20 ? { fleet: { customers: N_TENANTS, sitesPerCustomer: 1 } } : {}),
+	});
 
 /** Customers of the seeded world with their sites. */
 function customers(sim: RunningSimulator, n: number): { customerId: string; sites: Ids[] }[] {
@@ -103,6 +115,11 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 	child.stderr?.on('data', (d) => (log += d));
 	const url = await waitFor('the entrance listening', async () => /listening on (http:\/\/\S+)/.exec(log)?.[1], 60_000);
 	return { url, child, log: () => log };
+}
+
+/** Tenant workflow ids are per namespace (one per customer): each test ends its tenants so the next one starts afresh. */
+async function endTenants(ids: string[]) {
+	for (const id of ids) await client.workflow.getHandle(tenantWorkflowId(id)).terminate('test over').catch(() => {});
 }
 
 const tenantExists = async (customerId: string) =>
@@ -211,16 +228,17 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 		assert.match(err.trim(), /^secsvc worker: SECSVC_PAYLOAD_KEYS \/ SECSVC_PAYLOAD_KEYS_FILE: required[^\n]*$/);
 		assert.doesNotMatch(wlog, SECRET_RE);
 	} finally {
+		await endTenants([c1, c2, c3].map((c) => c.customerId));
 		await killChild(worker, 'SIGKILL');
 		await killChild(entrance.child, 'SIGTERM');
 		await sim.close();
 	}
 });
 
-test('b. 10 tenants, 3 workers, runbooks through token expiries, a worker SIGKILLed: no lock-out, one renewal per expiry, nothing in clear', async (t) => {
+test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a worker SIGKILLed: no lock-out, one renewal per expiry, nothing in clear`, async (t) => {
 	const sim = await strictSim();
 	const queue = uniqueQueue('tenants-b');
-	const N = 10;
+	const N = N_TENANTS;
 	const tenants = customers(sim, N);
 	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 	const logs: string[] = ['', '', ''];
@@ -315,6 +333,7 @@ test('b. 10 tenants, 3 workers, runbooks through token expiries, a worker SIGKIL
 		const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 		assert.doesNotMatch(metrics, SECRET_RE);
 	} finally {
+		await endTenants(tenants.map((c) => c.customerId));
 		for (const w of workers) if (w) await killChild(w, 'SIGKILL');
 		await app.close();
 		await sim.close();
@@ -343,25 +362,31 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
 			return installTenant(client, queue, { customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) }, await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code));
 		};
-		const first = await install();
+		const installed = await install();
+		const handle = client.workflow.getHandle(tenantWorkflowId(c1.customerId));
+		// 20 askers at once name the held token as refused: ONE renewal, all get the new token
+		const grants = await Promise.all(Array.from({ length: 20 }, () => handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] })));
+		assert.deepEqual(new Set(grants.map((g) => g.generation)), new Set([installed.generation + 1]));
+		assert.equal(new Set(grants.map((g) => g.accessToken)).size, 1);
+		assert.deepEqual(sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code), [0], 'one renewal for 20 concurrent askers');
+		const first = grants[0];
 		// the service holds the next refresh for 3 s; the worker running it is SIGKILLed meanwhile: the service rotates
 		// the refresh token, nobody records the new one
 		sim.sim.addFault({ op: 'authorization.refreshToken', kind: 'delay', delayMs: 3000 });
-		const handle = client.workflow.getHandle(tenantWorkflowId(c1.customerId));
 		const asked = handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: first.generation }] });
-		await waitFor('the refresh at the service', async () => sim.sim.requests({ op: 'authorization.refreshToken' }).length === 1, 30_000, 10);
+		await waitFor('the refresh at the service', async () => sim.sim.requests({ op: 'authorization.refreshToken' }).length === 2, 30_000, 10);
 		await killChild(victim, 'SIGKILL');
 		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` });
 		// the renewal's retry (after its 15 s start-to-close timeout) gets the service's refusal: needs-reinstall, at once
 		await assert.rejects(asked, (err: Error) => (err.cause as { type?: string })?.type === 'NeedsReinstall' && /needs re-install/.test((err.cause as Error).message));
 		const refreshes = sim.sim.requests({ op: 'authorization.refreshToken' });
-		assert.deepEqual(refreshes.map((r) => r.code), [0, 40103], 'the lost answer, then one refused retry: no retry loop');
+		assert.deepEqual(refreshes.map((r) => r.code), [0, 0, 40103], 'the lost answer, then one refused retry: no retry loop');
 		const shown = await cli(['tenants', 'show', c1.customerId, '--json'], e);
 		assert.equal(shown.code, 3, shown.err);
 		assert.equal(JSON.parse(shown.out).status, 'needs-reinstall');
 		assert.equal((await cli(['tenants', 'list'], e)).code, 3);
 		await assert.rejects(handle.executeUpdate(tokenUpdate, { args: [{}] }), (err: Error) => (err.cause as { type?: string })?.type === 'NeedsReinstall');
-		assert.equal(sim.sim.requests({ op: 'authorization.refreshToken' }).length, 2, 'a needs-reinstall tenant sends nothing more');
+		assert.equal(sim.sim.requests({ op: 'authorization.refreshToken' }).length, 3, 'a needs-reinstall tenant sends nothing more');
 		assert.match(logs[1], /tenant \S+ needs re-install: the service refused its refresh token/);
 		const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 		assert.match(metrics, /secsvc_tenant_lockouts_total(\{[^}]*\})? 1\b/);
@@ -373,6 +398,7 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		assert.ok(grant.expiresAt > Date.now());
 		assert.equal((await cli(['tenants', 'show', c1.customerId], e)).code, 0);
 	} finally {
+		await endTenants([c1.customerId]);
 		await killChild(victim, 'SIGKILL');
 		if (second) await killChild(second, 'SIGKILL');
 		await app.close();

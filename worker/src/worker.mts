@@ -230,6 +230,16 @@ export async function startWorker(
 				taskQueue: cfg.temporal.taskQueue,
 				identity: opts.identity,
 			});
+			// the tenants' queue too: a tenant started before the server routes that queue to this version would wait
+			// for an unversioned worker
+			if (tenants)
+				await ensureRouting(connection.workflowService, {
+					namespace: cfg.temporal.namespace,
+					deploymentName: cfg.temporal.deploymentName ?? 'secsvc',
+					buildId: bundle.buildId,
+					taskQueue: tenantQueueFor(cfg.temporal.taskQueue),
+					identity: opts.identity,
+				});
 		} catch (e) {
 			await shutdown().catch(() => {});
 			throw e;
