@@ -31,6 +31,8 @@ export interface ClientOptions {
 	tokenStore?: TokenStore;
 	/** Store key; defaults to `<baseUrl>|<appId>|<tokenKind>`. */
 	tokenStoreKey?: string;
+	/** Where access tokens come from instead of the client's own (the worker's cluster tenant tokens); needs `credentials` for its kind. */
+	tokenManager?: TokenManager;
 	timeoutMs?: number;
 	/** Extra attempts for retryable failures (reads, token calls, rate limiting, requests never sent). */
 	retries?: number;
@@ -274,7 +276,7 @@ export function createClient(opts: ClientOptions): Client {
 	const policy: BlastRadiusPolicy = { widestPrefix: br.widestPrefix, protectedRanges: br.protectedRanges };
 	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup(now, br.ownAddressTtlMs) : undefined;
 
-	const tokens = opts.credentials
+	const tokens = opts.tokenManager ?? (opts.credentials
 		? new TokenManager({
 				credentials: opts.credentials,
 				store: opts.tokenStore ?? new MemoryTokenStore(),
@@ -288,7 +290,7 @@ export function createClient(opts: ClientOptions): Client {
 						: (call('authorization.refreshToken', { app_id: c.appId, refresh_token: refreshToken }) as Promise<TokenResult>);
 				},
 			})
-		: undefined;
+		: undefined);
 
 	/** Sends one request; `answered` (default: emit the response event) gets the answer and its round-trip time. */
 	async function send(op: CatalogEntry, req: HttpRequest, attempt: number, answered?: (res: HttpResponse, ms: number) => void): Promise<HttpResponse> {

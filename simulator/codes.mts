@@ -19,6 +19,8 @@ export const CODES = {
 	INVALID_REDIRECT: 40104,
 	/** The token kind is not accepted by this operation (only when token kinds are configured). */
 	FORBIDDEN: 40301,
+	/** Strict tenancy: the token belongs to another customer (user token) or is the app token outside the portal operations. */
+	FOREIGN_TENANT: 40302,
 	/** No such customer / site / domain-port / network / host / policy / entry / event / route. */
 	NOT_FOUND: 40401,
 	/** Concurrent create/edit of HTTP filter policies on one domain-port (§4.3.1, §7). */

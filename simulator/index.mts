@@ -103,6 +103,12 @@ export interface SimOptions {
 	maxOtherIpRange?: number;
 	/** Which token kinds an operation accepts (spec §5.6 silent): opId -> kinds. Default: every kind everywhere. */
 	tokenKinds?: Record<string, ('app' | 'user')[]>;
+	/**
+	 * Tenancy (§5.3/§5.4, our reading; simulator/README.md "Tenancy"): 'lenient' (default) lets any valid token reach
+	 * anything; 'strict': a user token reaches only its own customer's sites and OP paths (no customer list), the app
+	 * token only the portal operations (customer list and detail); anything else is refused with 40302.
+	 */
+	tenancy?: 'lenient' | 'strict';
 	/** Request log capacity (oldest dropped first; default 10000). */
 	logLimit?: number;
 	mitigation?: Partial<MitigationModel>;
@@ -110,7 +116,8 @@ export interface SimOptions {
 	fleet?: FleetSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet'>> & {
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy'>> & {
+	tenancy: 'lenient' | 'strict';
 	seed: number;
 	mitigation: MitigationModel;
 	tokenKinds: Record<string, ('app' | 'user')[]>;
@@ -202,6 +209,7 @@ export class Simulator {
 			maxEventsNum: o.maxEventsNum ?? 100,
 			maxOtherIpRange: o.maxOtherIpRange ?? 256,
 			tokenKinds: o.tokenKinds ?? {},
+			tenancy: o.tenancy ?? 'lenient',
 			logLimit: o.logLimit ?? 10000,
 			mitigation: { ...DEFAULT_MITIGATION, ...(o.mitigation ?? {}) },
 		};
@@ -507,7 +515,7 @@ export class Simulator {
 		try {
 			const def = handlers[m.opId];
 			if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
-			if (path.startsWith('/api/')) this.authenticate(m.opId, query);
+			if (path.startsWith('/api/')) this.authenticate(m.opId, query, m.params);
 			let b: Fields = EMPTY;
 			let json: unknown;
 			if ((method === 'POST' || method === 'PUT') && def.enc !== 'query' && def.enc !== 'redirect') {
@@ -585,7 +593,7 @@ export class Simulator {
 		}
 	}
 
-	private authenticate(opId: string, query: Fields) {
+	private authenticate(opId: string, query: Fields, params: Record<string, string> = {}) {
 		const v = query.get('access_token');
 		if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
 		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
@@ -594,6 +602,22 @@ export class Simulator {
 		if (rec.expiresAt <= this.nowSec()) throw new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
 		const kinds = this.opts.tokenKinds[opId];
 		if (kinds && !kinds.includes(rec.kind)) throw new SimError(CODES.FORBIDDEN, `access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`);
+		if (this.opts.tenancy === 'strict') this.checkTenancy(opId, rec, params);
+	}
+
+	/** Strict tenancy: whose token may reach what (simulator/README.md "Tenancy"). */
+	private checkTenancy(opId: string, rec: TokenRec, params: Record<string, string>) {
+		const portal = opId.startsWith('customer.');
+		if (rec.kind === 'app') {
+			if (!portal) throw new SimError(CODES.FOREIGN_TENANT, `access_token: the app token serves only portal operations (customer list and detail), not ${opId}; use the customer's user token`);
+			return;
+		}
+		if (opId === 'customer.list') throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token (customer ${rec.customer_id}) cannot list the portal's customers; use the app token`);
+		if (params.customer_id !== undefined && params.customer_id !== rec.customer_id)
+			throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token of customer ${rec.customer_id} cannot reach customer ${params.customer_id}`);
+		const site = params.site_id !== undefined ? this.world.sites.get(params.site_id) : undefined;
+		if (site && site.customer_id !== rec.customer_id)
+			throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token of customer ${rec.customer_id} cannot reach site ${site.site_id} (customer ${site.customer_id})`);
 	}
 }
 

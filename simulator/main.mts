@@ -23,6 +23,10 @@ const { values } = parseArgs({
 		/** CUSTOMERSxSITES, e.g. 100x10: a fleet on top of the seeded world (simulator/fleet.mts). */
 		fleet: { type: 'string' },
 		'log-limit': { type: 'string' },
+		/** lenient (default) | strict: who may reach what with which token (simulator/README.md "Tenancy"). */
+		tenancy: { type: 'string', default: 'lenient' },
+		/** Access-token lifetime in seconds (spec: 7200). */
+		'token-ttl': { type: 'string' },
 	},
 });
 
@@ -49,6 +53,9 @@ if (values.scenario) {
 	}
 }
 if (values.clock !== 'real' && values.clock !== 'manual') throw new Error('--clock must be real or manual');
+if (values.tenancy !== 'lenient' && values.tenancy !== 'strict') fail('--tenancy: must be lenient or strict');
+const tokenTtl = values['token-ttl'] === undefined ? undefined : Number(values['token-ttl']);
+if (tokenTtl !== undefined && (!Number.isInteger(tokenTtl) || tokenTtl < 1 || tokenTtl > 86400)) fail('--token-ttl: must be an integer of 1-86400 seconds');
 let fleet: { customers: number; sitesPerCustomer: number } | undefined;
 if (values.fleet) {
 	const m = /^(\d+)x(\d+)$/.exec(values.fleet);
@@ -66,6 +73,8 @@ const running = await startSimulator({
 	scenario,
 	fleet,
 	...(values['log-limit'] ? { logLimit: Number(values['log-limit']) } : {}),
+	tenancy: values.tenancy,
+	...(tokenTtl ? { tokenTtl } : {}),
 });
 const ids = running.sim.firstIds();
 process.stdout.write(`${running.url}\n`);

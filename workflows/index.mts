@@ -20,9 +20,10 @@ import { driftAudit } from './driftAudit.mts';
 import { durableCall } from './durableCall.mts';
 import { fleetWatch } from './fleetWatch.mts';
 import { siteCoordinator } from './siteCoordinator.mts';
+import { tenant } from './tenant.mts';
 
-const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };
+const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };
 for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
 export { attackResponse } from './attackResponse.mts';
-export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks };
+export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };

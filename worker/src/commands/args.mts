@@ -28,7 +28,7 @@ export function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html'].includes(k)) {
+			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html', 'app'].includes(k)) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;

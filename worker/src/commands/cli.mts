@@ -43,6 +43,7 @@ const USAGE = `usage: secsvc <command> [options]
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
+  tenants add|install|list|show|remove, entrance   customers the app acts for (worker/README.md "Tenants")
   block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
   block add SITE DP --file FILE --seconds N --by ID --reason TEXT   (one entry a line, # comments; a threat feed)
                                            block addresses / start-end ranges / CIDRs for N seconds (removed at expiry);
@@ -95,6 +96,9 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			io.out(USAGE);
 			return cmd ? 0 : 2;
 		}
+		// tenants: their own Temporal client with the payload codec (tenants.mts)
+		if (cmd === 'tenants') return await (await import('./tenants.mts')).runTenants({ pos, o }, io);
+		if (cmd === 'entrance') return await (await import('./tenants.mts')).runEntrance(o, io);
 		if (cmd === 'worker') {
 			const { main } = await import('../process/main.mts');
 			loadConfig(); // fail early with a clear message

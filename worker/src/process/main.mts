@@ -25,6 +25,7 @@ import { loadProcessConfig } from './processConfig.mts';
 import { clientFromConfig, safeMessage, startWorker, type RunningWorker } from './worker.mts';
 import { installMetrics } from './metrics.mts';
 import { markMetricsOn } from './runbookMetrics.mts';
+import { tenantMode } from './tenantWorker.mts';
 
 /** A start-up failure: printed as one line, exit code 1. */
 export class StartupError extends Error {}
@@ -73,6 +74,7 @@ export async function main(): Promise<number> {
 	watchParent();
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
+	tenantMode(cfg); // tenant mode without the payload key: one line naming SECSVC_PAYLOAD_KEYS, before anything starts
 	const proc = loadProcessConfig();
 	// Prometheus /metrics (worker/src/process/metrics.mts): the SDK Runtime must be installed before the first connection.
 	if (cfg.metrics?.address) {

@@ -12,6 +12,8 @@ import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
+import { tenantMode } from './tenantWorker.mts';
+import { tenantQueueFor } from '../../../workflows/tenantShared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
@@ -122,12 +124,21 @@ export async function startWorker(
 		installMetrics(cfg.metrics.address);
 		markMetricsOn();
 	}
-	const { client, close } = opts.api ?? clientFromConfig(cfg);
+	// Tenant mode (tenantWorker.mts): fails here, before any connection, without the payload key.
+	const tenancy = tenantMode(cfg);
+	const { client: app, close: closeApp } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
-	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace }));
+	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace, ...(tenancy ? { dataConverter: tenancy.dataConverter } : {}) }));
+	// Activities get a client; in tenant mode it sends each call with its site's tenant token.
+	const routed = tenancy?.route(app, temporalClient);
+	const client = routed?.client ?? app;
+	const close = async () => {
+		await routed?.close().catch(() => {});
+		await closeApp();
+	};
 	const bundle = await workflowBundle({ unversioned: cfg.temporal.workerVersioning === false });
 	const { admitWorkflows, ...tuning } = workerTuning();
 	const { maxConcurrentWorkflowTaskExecutions, maxConcurrentActivityTaskExecutions, maxConcurrentLocalActivityExecutions, ...cacheAndContext } = tuning;
@@ -150,6 +161,22 @@ export async function startWorker(
 		reuseV8Context: cacheAndContext.reuseV8Context,
 		...opts.shutdown,
 	});
+	// Tenant workflows and their renewals: only workers with the payload key poll this queue.
+	const tenants = tenancy
+		? await Worker.create({
+				connection,
+				namespace: cfg.temporal.namespace,
+				taskQueue: tenantQueueFor(cfg.temporal.taskQueue),
+				workflowBundle: { codePath: bundle.codePath },
+				...workerDeploymentOptions(cfg.temporal, bundle.buildId),
+				dataConverter: tenancy.dataConverter,
+				activities: tenancy.activities(app),
+				...(opts.identity ? { identity: opts.identity } : {}),
+				maxCachedWorkflows: cacheAndContext.maxCachedWorkflows,
+				reuseV8Context: cacheAndContext.reuseV8Context,
+				...opts.shutdown,
+			})
+		: undefined;
 	const worker = await Worker.create({
 		connection,
 		namespace: cfg.temporal.namespace,
@@ -188,11 +215,12 @@ export async function startWorker(
 			);
 		};
 	}
-	// The two workers live and stop together: when either stops (shutdown or failure), the other is shut down too.
+	// The workers live and stop together: when one stops (shutdown or failure), the others are shut down too.
+	const all = tenants ? [worker, coordinators, tenants] : [worker, coordinators];
 	const stopBoth = () => {
-		for (const w of [worker, coordinators]) if (w.getState() === 'RUNNING') w.shutdown();
+		for (const w of all) if (w.getState() === 'RUNNING') w.shutdown();
 	};
-	const runs = [worker.run(), coordinators.run()].map((p) => p.finally(stopBoth));
+	const runs = all.map((w) => w.run()).map((p) => p.finally(stopBoth));
 	const done = Promise.allSettled(runs).then((r) => {
 		const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
 		if (failed) throw failed.reason;
@@ -215,6 +243,16 @@ export async function startWorker(
 				taskQueue: cfg.temporal.taskQueue,
 				identity: opts.identity,
 			});
+			// the tenants' queue too: a tenant started before the server routes that queue to this version would wait
+			// for an unversioned worker
+			if (tenants)
+				await ensureRouting(connection.workflowService, {
+					namespace: cfg.temporal.namespace,
+					deploymentName: cfg.temporal.deploymentName ?? 'secsvc',
+					buildId: bundle.buildId,
+					taskQueue: tenantQueueFor(cfg.temporal.taskQueue),
+					identity: opts.identity,
+				});
 		} catch (e) {
 			await shutdown().catch(() => {});
 			throw e;

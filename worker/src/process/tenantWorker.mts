@@ -1,0 +1,53 @@
+// Tenant mode of the worker (SECSVC_TENANTS=1; worker/README.md "Tenants"): the payload key is required (checked at
+// start, one line naming the setting), activities get a client that routes each call to its tenant, and a third SDK
+// Worker polls `<task queue>-tenants` for the tenant workflows and their renewals.
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Client } from '../../../api/client.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
+import type { WorkerConfig } from './config.mts';
+import { createUndiciTransport } from '../service/undici.mts';
+import { createTenantActivities, TenantDirectory, tenantClients, tenantRoutingClient } from '../activities/tenants.mts';
+
+export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
+	const v = env.SECSVC_TENANTS;
+	if (v === undefined || v === '' || v === '0') return false;
+	if (v === '1') return true;
+	throw new Error(`SECSVC_TENANTS: must be 0 or 1 (got ${JSON.stringify(v)})`);
+};
+
+export interface TenantMode {
+	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
+	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
+	route(app: Client, temporal: () => TemporalClient): { client: Client; close(): Promise<void> };
+	activities(app: Client): Record<string, (...a: never[]) => Promise<unknown>>;
+}
+
+/** Undefined when tenant mode is off; throws one line naming SECSVC_PAYLOAD_KEYS when it is on without a key. */
+export function tenantMode(cfg: WorkerConfig, env: Record<string, string | undefined> = process.env): TenantMode | undefined {
+	if (!tenantsEnabled(env)) return undefined;
+	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
+	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',').map((s) => Number(s.trim())).filter(Number.isInteger);
+	return {
+		dataConverter,
+		route(app, temporal) {
+			const transport = createUndiciTransport({ connections: 8 });
+			const clientFor = tenantClients(
+				{
+					baseUrl: cfg.api.baseUrl,
+					transport,
+					timeoutMs: cfg.api.timeoutMs ?? 10_000,
+					retries: cfg.api.retries ?? 1,
+					authFailureCodes: cfg.api.authFailureCodes,
+					rateLimitCodes: cfg.api.rateLimitCodes,
+					sleep: (ms) => delay(ms),
+				},
+				temporal,
+			);
+			const dir = new TenantDirectory(temporal);
+			const client = tenantRoutingClient(app, async (site, customer) => clientFor(await dir.customerOf(site, customer)));
+			return { client, close: () => transport.close() };
+		},
+		activities: (app) => createTenantActivities(app, { appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes }) as never,
+	};
+}

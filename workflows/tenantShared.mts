@@ -1,0 +1,129 @@
+// Tenants (issue 24): one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
+// for the whole cluster. Definitions shared by the workflow, the worker (token requests, renewal activity) and the CLI.
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * Marks a value that carries a secret: a JSON object whose FIRST key is `$sealed`. The payload codec
+ * (worker/src/temporal/codec.mts) encrypts exactly these payloads; nothing else changes on the wire or in history.
+ * Always build secret-carrying workflow inputs, update arguments/results and activity inputs/results with it.
+ */
+export type Sealed<T> = { $sealed: 1 } & T;
+export const sealed = <T extends object>(v: T): Sealed<T> => ({ $sealed: 1, ...v }) as Sealed<T>;
+
+/** How a tenant's token is obtained: a user token from the install flow, or the app token (the operator says so). */
+export type TenantKind = 'user' | 'app';
+export type TenantStatus = 'ok' | 'needs-reinstall' | 'removed';
+
+export const tenantWorkflowId = (customerId: string) => `tenant-${customerId}`;
+export const TENANT_WORKFLOW = 'tenant';
+export const RENEW_ACTIVITY = 'tenants.renew';
+/** Task queue of the tenant workflows and their renewals: polled only by workers that hold the payload key. */
+export const tenantQueueFor = (taskQueue: string) => `${taskQueue}-tenants`;
+
+export interface TenantState {
+	customerId: string;
+	kind: TenantKind;
+	sites: string[];
+	status: TenantStatus;
+	refreshToken?: string;
+	accessToken?: string;
+	/** Epoch ms at which the service stops accepting the access token (conservative: counted from the request). */
+	expiresAt?: number;
+	/** Epoch ms from which a request for a token renews it (expiresAt - min(60 s, lifetime / 5)). */
+	renewAt?: number;
+	/** Increases with every new access token; a worker names the generation the service rejected. */
+	generation: number;
+	installedAt: number;
+	lastRenewal?: number;
+	renewals: number;
+	/** Why the tenant needs a re-install (the service's message; never a secret). */
+	problem?: string;
+}
+
+/** What `secsvc tenants list/show` print: no secret. */
+export interface TenantView {
+	customerId: string;
+	kind: TenantKind;
+	sites: string[];
+	status: TenantStatus;
+	validUntil?: string;
+	lastRenewal?: string;
+	installedAt: string;
+	renewals: number;
+	generation: number;
+	problem?: string;
+}
+
+export interface TokenRequest {
+	/** The generation the service refused (answered with an auth-failure code): renew unless already newer. */
+	rejectedGeneration?: number;
+}
+export type TokenGrant = Sealed<{ accessToken: string; expiresAt: number; renewAt: number; generation: number }>;
+
+/** A token record from the install flow (authorization code exchanged) or, for app tenants, nothing. */
+export type InstallRequest = Sealed<{
+	kind: TenantKind;
+	sites: string[];
+	accessToken?: string;
+	refreshToken?: string;
+	/** Epoch ms at which the exchange was SENT (the lifetime counts from there). */
+	issuedAt?: number;
+	expiresIn?: number;
+}>;
+
+export type RenewInput = Sealed<{ customerId: string; kind: TenantKind; refreshToken?: string }>;
+export type RenewResult = Sealed<{
+	accessToken: string;
+	expiresIn: number;
+	refreshToken?: string;
+	/** Epoch ms: request sent / answer read (the window in which a crash loses a rotated refresh token starts here). */
+	sentAt: number;
+	answeredAt: number;
+}>;
+
+export const tokenUpdate = defineUpdate<TokenGrant, [TokenRequest]>('token');
+export const installUpdate = defineUpdate<TenantView, [InstallRequest]>('install');
+export const removeUpdate = defineUpdate<TenantView, []>('remove');
+export const viewQuery = defineQuery<TenantView>('view');
+
+/** Renew this long before expiry: 60 s, or a fifth of the token's lifetime when that is shorter. */
+export const renewBeforeMs = (lifetimeMs: number) => Math.min(60_000, Math.floor(lifetimeMs / 5));
+
+/** The state with a new access token (and the rotated refresh token, if any): the lifetime counts from `sentAt`. */
+export function withToken(s: TenantState, t: { accessToken: string; expiresIn: number; sentAt: number; refreshToken?: string }): TenantState {
+	const lifetime = t.expiresIn * 1000;
+	const expiresAt = t.sentAt + lifetime;
+	return { ...s, accessToken: t.accessToken, expiresAt, renewAt: expiresAt - renewBeforeMs(lifetime), ...(t.refreshToken ? { refreshToken: t.refreshToken } : {}), generation: s.generation + 1 };
+}
+
+export const MAX_SITES = 10_000;
+const ID = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/;
+/** Input rules shared by the entrance, the CLI and the workflow's validators: field + rule, nothing sent. */
+export function tenantInputProblem(p: { customerId?: unknown; sites?: unknown; kind?: unknown }): string | undefined {
+	if (p.customerId !== undefined && (typeof p.customerId !== 'string' || !ID.test(p.customerId)))
+		return 'customer_id: must be 1-128 characters A-Z a-z 0-9 . _ ~ -, starting with a letter or digit';
+	if (p.kind !== undefined && p.kind !== 'user' && p.kind !== 'app') return "kind: must be 'user' or 'app'";
+	if (p.sites !== undefined) {
+		if (!Array.isArray(p.sites)) return 'sites: must be a list of site ids';
+		if (p.sites.length > MAX_SITES) return `sites: at most ${MAX_SITES} sites`;
+		const bad = p.sites.findIndex((s) => typeof s !== 'string' || !ID.test(s));
+		if (bad >= 0) return `sites[${bad}]: must be 1-128 characters A-Z a-z 0-9 . _ ~ -, starting with a letter or digit`;
+	}
+	return undefined;
+}
+
+export function viewOf(s: TenantState): TenantView {
+	const iso = (ms?: number) => (ms === undefined ? undefined : new Date(ms).toISOString());
+	return {
+		customerId: s.customerId,
+		kind: s.kind,
+		sites: s.sites,
+		status: s.status,
+		validUntil: iso(s.expiresAt),
+		lastRenewal: iso(s.lastRenewal),
+		installedAt: iso(s.installedAt) as string,
+		renewals: s.renewals,
+		generation: s.generation,
+		...(s.problem ? { problem: s.problem } : {}),
+	};
+}
