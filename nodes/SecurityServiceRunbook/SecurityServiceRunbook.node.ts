@@ -10,6 +10,7 @@ import {
 	type INodeTypeDescription,
 	type JsonObject,
 } from 'n8n-workflow';
+import { docsUrl } from '../docs';
 import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 import { renderReportHtml } from '../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
@@ -97,6 +98,7 @@ export class SecurityServiceRunbook implements INodeType {
 		icon: { light: 'file:securityServiceRunbook.svg', dark: 'file:securityServiceRunbook.dark.svg' },
 		group: ['transform'],
 		version: 1,
+		documentationUrl: docsUrl('runbook-plans'),
 		subtitle: RUNBOOK.subtitle,
 		description: 'Start, approve, signal, query and cancel durable attack-response runbooks, and add expiring blocks, on Temporal',
 		defaults: { name: 'Security Service Runbook' },

@@ -9,6 +9,7 @@ import {
 	type IPollFunctions,
 	type JsonObject,
 } from 'n8n-workflow';
+import { docsUrl } from '../docs';
 import { TRIGGER_EVENTS } from '../../api/catalog/labels';
 import { formatYmdhms } from '../../api/catalog/rules';
 import { withReadableForms } from '../SecurityService/actions/readable';
@@ -73,6 +74,7 @@ export class SecurityServiceTrigger implements INodeType {
 		icon: { light: 'file:securityServiceTrigger.svg', dark: 'file:securityServiceTrigger.dark.svg' },
 		group: ['trigger'],
 		version: 1,
+		documentationUrl: docsUrl('nodes-and-operations'),
 		subtitle: `={{ ${JSON.stringify(Object.fromEntries(TRIGGER_EVENTS.map((e) => [e.value, e.action])))}[$parameter["event"]] || "" }}`,
 		description: 'Block IPs, switch protections, manage HTTP filters and react to DDoS attacks and flow-down alerts',
 		defaults: { name: 'Security Service Trigger' },
