@@ -29,7 +29,7 @@ export class SecurityServiceApi implements ICredentialType {
 		dark: 'file:../nodes/SecurityService/securityService.dark.svg',
 	};
 
-	documentationUrl = 'https://github.com/security-service-automation/n8n-nodes-security-service#credentials';
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-security-service#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -15,7 +15,7 @@ export class TemporalApi implements ICredentialType {
 		dark: 'file:../nodes/SecurityServiceRunbook/securityServiceRunbook.dark.svg',
 	};
 
-	documentationUrl = 'https://github.com/security-service-automation/n8n-nodes-security-service#readme';
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-security-service#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -220,6 +220,12 @@ const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
 	'applicationProtection.xForwardedFor.set:name': { label: 'Header Name', hint: 'Required when the mode is Secure' },
 	'applicationProtection.uaBlacklist.add:action': { label: 'Action', hint: 'Action for matching user agents' },
 	'applicationProtection.uaBlacklist.add:enable': { label: 'Enabled' },
+	'applicationProtection.ipBlacklist.add:ip_black_list': {
+		first: true,
+		label: 'IP Address or Range',
+		hint: 'One or many: addresses, start-end ranges or CIDRs separated by commas, or a list from an expression (e.g. {{ $json.attacking_ranges }} of the trigger). Merged into the fewest ranges; one request per range; entries already blocked or whitelisted are skipped and reported',
+		placeholder: '203.0.113.7, 198.51.100.0/28',
+	},
 	'applicationProtection.ipBlacklist.remove:ip_black_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Blacklist entries to unblock, comma-separated, written as IP Blacklist › Get shows them (start_ip-end_ip, or ip)' },
 	'applicationProtection.ipWhitelist.remove:ip_white_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Whitelist entries to remove, comma-separated, written as IP Whitelist › Get shows them (start_ip-end_ip, or ip)' },
 	'applicationProtection.ipBlacklist.add:allowWideBlock': {

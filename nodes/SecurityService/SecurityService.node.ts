@@ -5,6 +5,7 @@ import {
 	type INodeType,
 	type INodeTypeDescription,
 } from 'n8n-workflow';
+import { docsUrl } from '../docs';
 import { listSearch, loadOptions } from './actions/listSearch';
 import { router } from './actions/router';
 import { SUBTITLE } from './actions/resources';
@@ -18,6 +19,7 @@ export class SecurityService implements INodeType {
 		icon: { light: 'file:securityService.svg', dark: 'file:securityService.dark.svg' },
 		group: ['transform'],
 		version: 1,
+		documentationUrl: docsUrl('nodes-and-operations'),
 		subtitle: SUBTITLE,
 		description: 'Block IPs, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API',
 		defaults: { name: 'Security Service' },

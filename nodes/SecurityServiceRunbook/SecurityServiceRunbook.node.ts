@@ -10,11 +10,13 @@ import {
 	type INodeTypeDescription,
 	type JsonObject,
 } from 'n8n-workflow';
+import { docsUrl } from '../docs';
 import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 import { renderReportHtml } from '../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
 import { RUNBOOK } from '../../api/catalog/labels';
-import { blockAdd, blockChange, blockList, decide, type Env, type Http } from './decideBlocks';
+import { blockAdd, blockChange, blockList, decide, DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS, type Env, type Http } from './decideBlocks';
+import { applyApprovalFields, startApprovalProperties, startRunbook } from './start';
 import { decodePayload, NO_SHORTHAND, payloads } from './temporalHttp';
 
 /**
@@ -97,6 +99,7 @@ export class SecurityServiceRunbook implements INodeType {
 		icon: { light: 'file:securityServiceRunbook.svg', dark: 'file:securityServiceRunbook.dark.svg' },
 		group: ['transform'],
 		version: 1,
+		documentationUrl: docsUrl('runbook-plans'),
 		subtitle: RUNBOOK.subtitle,
 		description: 'Start, approve, signal, query and cancel durable attack-response runbooks, and add expiring blocks, on Temporal',
 		defaults: { name: 'Security Service Runbook' },
@@ -140,6 +143,7 @@ export class SecurityServiceRunbook implements INodeType {
 				displayOptions: { show: { operation: ['start'] } },
 				description: 'Whether to only compute the changes (returned as a diff) without applying any',
 			},
+			...startApprovalProperties,
 			{
 				displayName: 'Workflow ID',
 				name: 'workflowId',
@@ -186,6 +190,16 @@ export class SecurityServiceRunbook implements INodeType {
 				default: '',
 				displayOptions: { show: { operation: ['decide'] } },
 				description: RUNBOOK.help.decideReason,
+			},
+			{
+				displayName: 'Wait for the Gate (Seconds)',
+				name: 'gateWaitSeconds',
+				type: 'number',
+				default: DEFAULT_GATE_WAIT_SECONDS,
+				typeOptions: { minValue: 0, maxValue: MAX_GATE_WAIT_SECONDS },
+				displayOptions: { show: { operation: ['decide'] } },
+				description:
+					'How long to wait for a runbook that is still taking its snapshot or planning to reach its approval gate (Decide right after Start). 0: answer at once.',
 			},
 			{
 				displayName: RUNBOOK.fields.site,
@@ -394,13 +408,8 @@ export class SecurityServiceRunbook implements INodeType {
 					const given = boundedText(this, 'Workflow ID', this.getNodeParameter('workflowId', i, ''), i).trim();
 					if (given && !WORKFLOW_ID_RE.test(given)) fail(this, 'Workflow ID', WORKFLOW_ID_RULE, i);
 					const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
-					const r = await send(i, 'POST', wfUrl(workflowId), {
-						workflowType: { name: 'attackResponse' },
-						taskQueue: { name: taskQueue },
-						input: payloads([{ plan, dryRun }]),
-						requestId: `${workflowId}-${this.getExecutionId()}-${i}`,
-					});
-					json = { workflowId, runId: r.runId, started: r.started ?? true, siteId: plan.site_id, dryRun };
+					applyApprovalFields(env, plan);
+					json = await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${this.getExecutionId()}-${i}` });
 				} else {
 					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'decide') json = await decide(env, workflowId);

@@ -32,7 +32,7 @@ export interface Env {
 const F = RUNBOOK.fields;
 const updateId = (env: Env, what: string) => `n8n-${what}-${env.ctx.getExecutionId() ?? 'x'}-${env.i}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
-function httpFailure(env: Env, r: Http): never {
+export function httpFailure(env: Env, r: Http): never {
 	throw new NodeApiError(env.ctx.getNode(), r.body as JsonObject, { itemIndex: env.i, httpCode: String(r.status) });
 }
 
@@ -56,13 +56,55 @@ export async function decide(env: Env, workflowId: string): Promise<IDataObject>
 		const [field, ...rule] = refusalText(problem).split(': ');
 		env.fail(field, rule.join(': '));
 	}
-	const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/decide`, updateRequest(workflowId, 'decide', req, updateId(env, 'decide')));
-	if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.decide, `approval: ${workflowId} is not running (no such runbook, or it has finished)`, RUNBOOK.refused.nothingChanged);
+	// Decide placed right after Start reaches the runbook before its gate (it still snapshots and plans): wait for
+	// it, bounded by Wait for the Gate, by long-polling the runbook's history (no timers in a node) and asking again.
+	const waitSeconds = Number(ctx.getNodeParameter('gateWaitSeconds', i, DEFAULT_GATE_WAIT_SECONDS));
+	if (!Number.isInteger(waitSeconds) || waitSeconds < 0 || waitSeconds > MAX_GATE_WAIT_SECONDS)
+		env.fail('Wait for the Gate (Seconds)', `must be a whole number of seconds from 0 to ${MAX_GATE_WAIT_SECONDS}`);
+	let deadline = Date.now() + waitSeconds * 1000;
+	let token: string | undefined;
+	for (;;) {
+		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/decide`, updateRequest(workflowId, 'decide', req, updateId(env, 'decide')));
+		if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.decide, `approval: ${workflowId} is not running (no such runbook, or it has finished)`, RUNBOOK.refused.nothingChanged);
+		if (r.status >= 400) httpFailure(env, r);
+		const out = outcomeOf(r.body);
+		if (!out) httpFailure(env, r);
+		if (out.ok) return decisionOutput(workflowId, out.value);
+		const phase = NOT_WAITING.exec(out.message)?.[1];
+		if (phase && BEFORE_GATE.has(phase) && Date.now() < deadline) {
+			token = await nextHistoryEvents(env, workflowId, token);
+			if (!token) deadline = 0; // no long poll possible (the server gave no page token): ask once more, then answer
+			continue;
+		}
+		const why = !phase
+			? RUNBOOK.refused.nothingChanged
+			: BEFORE_GATE.has(phase)
+				? `${RUNBOOK.refused.nothingChanged} The runbook did not reach its approval gate within ${waitSeconds} s (Wait for the Gate).`
+				: `${RUNBOOK.refused.nothingChanged} A runbook waits for a decision only when its plan requires approval (Start › Require Approval, or "approval": {"required": true} in the plan), and only until it is decided or times out.`;
+		refused(env, RUNBOOK.refused.decide, out.message, why);
+	}
+}
+
+/** Runbook phases before the approval gate: Decide waits through them. */
+const BEFORE_GATE = new Set(['validating', 'snapshot', 'planning']);
+const NOT_WAITING = /not waiting for a decision \(phase ([a-z-]+)\)/;
+export const DEFAULT_GATE_WAIT_SECONDS = 60;
+export const MAX_GATE_WAIT_SECONDS = 600;
+
+/**
+ * Waits until the runbook's history grows (Temporal's long poll: `waitNewEvent`, answered at a new event or after
+ * the server's long-poll interval, ~20 s) and returns the page token to wait from next time.
+ */
+async function nextHistoryEvents(env: Env, workflowId: string, token: string | undefined): Promise<string | undefined> {
+	const qs: IDataObject = { waitNewEvent: true, maximumPageSize: 1000 };
+	if (token) qs.nextPageToken = token;
+	const r = await env.call('GET', `${env.wfUrl(workflowId)}/history`, undefined, qs);
 	if (r.status >= 400) httpFailure(env, r);
-	const out = outcomeOf(r.body);
-	if (!out) httpFailure(env, r);
-	if (!out.ok) refused(env, RUNBOOK.refused.decide, out.message, RUNBOOK.refused.nothingChanged);
-	const rec = (out.value ?? {}) as IDataObject;
+	return typeof r.body.nextPageToken === 'string' && r.body.nextPageToken ? r.body.nextPageToken : undefined;
+}
+
+function decisionOutput(workflowId: string, value: unknown): IDataObject {
+	const rec = (value ?? {}) as IDataObject;
 	return { workflowId, accepted: rec.accepted === true, decision: rec.approved ? 'approved' : 'rejected', ...rec };
 }
 

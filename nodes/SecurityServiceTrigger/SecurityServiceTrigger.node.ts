@@ -9,9 +9,11 @@ import {
 	type IPollFunctions,
 	type JsonObject,
 } from 'n8n-workflow';
+import { docsUrl } from '../docs';
 import { TRIGGER_EVENTS } from '../../api/catalog/labels';
 import { formatYmdhms } from '../../api/catalog/rules';
 import { withReadableForms } from '../SecurityService/actions/readable';
+import { attackerFields } from './attackers';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
 import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
 import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
@@ -73,6 +75,7 @@ export class SecurityServiceTrigger implements INodeType {
 		icon: { light: 'file:securityServiceTrigger.svg', dark: 'file:securityServiceTrigger.dark.svg' },
 		group: ['trigger'],
 		version: 1,
+		documentationUrl: docsUrl('nodes-and-operations'),
 		subtitle: `={{ ${JSON.stringify(Object.fromEntries(TRIGGER_EVENTS.map((e) => [e.value, e.action])))}[$parameter["event"]] || "" }}`,
 		description: 'Block IPs, switch protections, manage HTTP filters and react to DDoS attacks and flow-down alerts',
 		defaults: { name: 'Security Service Trigger' },
@@ -98,6 +101,26 @@ export class SecurityServiceTrigger implements INodeType {
 				description: 'ID of the protected site to watch (as in the Attack Dashboard and the customer\'s protected services)',
 			},
 			{
+				displayName: 'Top Attacking Sources',
+				name: 'topSources',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 100 },
+				default: 10,
+				displayOptions: { show: { event: ['attackStarted'] } },
+				description:
+					'How many of the event\'s strongest sources (its threat map, by bps) each item carries, also merged into ranges ready for IP Blacklist › Add. 0: none (no extra request).',
+			},
+			{
+				displayName: 'Domain-Port IDs',
+				name: 'domainPortIds',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. 30001, 30002',
+				displayOptions: { show: { event: ['attackStarted'] } },
+				description:
+					'The site\'s domain-ports to protect, separated by commas; each item carries them (domain_port_ids, and the first as domain_port_id). The service offers no operation that lists them, so they are given here.',
+			},
+			{
 				displayName: 'Look Back (Hours)',
 				name: 'lookbackHours',
 				type: 'number',
@@ -119,17 +142,26 @@ export class SecurityServiceTrigger implements INodeType {
 		const lookbackHours = Number(this.getNodeParameter('lookbackHours', 24)) || 24;
 		if (!siteId) throw new NodeOperationError(this.getNode(), 'site_id: is required');
 
-		let entries: IDataObject[];
-		try {
-			entries = await fetchEntries(this, event, siteId, lookbackHours);
-		} catch (error) {
+		const fail = (error: unknown): never => {
 			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), error.message);
 			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message: error.message });
 			throw new NodeOperationError(this.getNode(), error as Error);
-		}
+		};
+		const entries = await fetchEntries(this, event, siteId, lookbackHours).catch(fail);
 		// Each item names its site and event, and carries readable forms next to the wire values.
 		const opId = event === 'newFlowDownAlert' ? 'dashboard.flowDownEvents' : 'dashboard.ddosEvents';
 		const shape = (e: IDataObject): IDataObject => ({ site_id: siteId, event, ...withReadableForms(opId, e) });
+		// Attack Started: what a responder needs next (attacking sources and ranges, domain-ports), one detail
+		// request per emitted event.
+		const emit = async (list: IDataObject[]) => {
+			if (event !== 'attackStarted') return list.map(shape);
+			const topN = Number(this.getNodeParameter('topSources', 10));
+			const dps = String(this.getNodeParameter('domainPortIds', '') ?? '');
+			const client = await getClient(this);
+			const out: IDataObject[] = [];
+			for (const e of list) out.push({ ...shape(e), ...(await attackerFields(client, e, { topN, domainPortIds: dps }).catch((error: unknown) => fail(error))) });
+			return out;
+		};
 		// Oldest first by the time that makes an entry news: its end for Attack Stopped, its start otherwise.
 		const at = event === 'attackStopped' ? 'end_time' : 'start_time';
 		entries.sort((a, b) => Number(a[at] ?? 0) - Number(b[at] ?? 0));
@@ -137,7 +169,7 @@ export class SecurityServiceTrigger implements INodeType {
 		if (this.getMode() === 'manual') {
 			// Manual test: a real sample (the newest entry), without touching the remembered ids.
 			const sample = entries[entries.length - 1];
-			return sample ? [this.helpers.returnJsonArray([shape(sample)])] : null;
+			return sample ? [this.helpers.returnJsonArray(await emit([sample]))] : null;
 		}
 
 		const state = this.getWorkflowStaticData('node') as TriggerState;
@@ -158,6 +190,6 @@ export class SecurityServiceTrigger implements INodeType {
 		state.initialized = true;
 		state.event = event;
 		state.siteId = siteId;
-		return fresh.length ? [this.helpers.returnJsonArray(fresh.map(shape))] : null;
+		return fresh.length ? [this.helpers.returnJsonArray(await emit(fresh))] : null;
 	}
 }

@@ -105,7 +105,9 @@ test('app-protection change: blacklist add + switch off, read back; simulator st
 	const r = await execute('wfApChange0001');
 	assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
 	const run = parseRawOutput(r.stdout);
-	assert.deepEqual(nodeOutput(run, 'Add blacklist'), [{ success: true }]);
+	assert.deepEqual(nodeOutput(run, 'Add blacklist'), [
+		{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.51.100.0-198.51.100.255'], blocked: ['198.51.100.0-198.51.100.255'], refused: [], success: true },
+	]);
 	const entries = nodeOutput(run, 'Read blacklist');
 	assert.ok(entries.some((e) => e.start_ip === '198.51.100.0' && e.end_ip === '198.51.100.255'), JSON.stringify(entries));
 	const state = await simGet('/state');

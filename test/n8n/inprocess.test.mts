@@ -228,6 +228,11 @@ async function runSteps(title: string, steps: Step[]): Promise<Record<string, Ar
 		} else {
 			assert.equal(mine.length, 1, `${s.id}: one request expected, got ${mine.length}`);
 			expected = unwrap(op, envelope(mine[0]).result);
+			// IP Blacklist › Add reports what it blocked (one merged range per request) instead of the empty result.
+			if (s.id === 'applicationProtection.ipBlacklist.add') {
+				const sent = String((logOf(mine[0]).body as Record<string, unknown>).ip_black_list);
+				expected = [{ site_id: s.params.site_id, domain_port_id: s.params.domain_port_id, entries: [s.params.ip_black_list], blocked: [sent], refused: [], success: true }];
+			}
 		}
 		assert.deepEqual(items.map((i) => wireOnly(s.id, i)), JSON.parse(JSON.stringify(expected)), `${s.id}: node output is the unwrapped result`);
 		assert.deepEqual(nodeRun(res, s.name).pairedItems, items.map(() => ({ item: 0 })), `${s.id}: pairedItem`);
@@ -326,8 +331,9 @@ test('application protection: HTTP filter create → get → update → delete, 
 });
 
 test('application protection: IP lists, X-Forwarded-For, status codes, switches, UA blacklist, URL bypass', async () => {
+	// IP Blacklist › Add reads both lists before it adds: in its own workflow, so those reads are not the Get step's.
+	const added = await runSteps('blacklist add', [step('applicationProtection.ipBlacklist.add')]);
 	const out = await runSteps('lists and settings', [
-		step('applicationProtection.ipBlacklist.add'),
 		step('applicationProtection.ipBlacklist.get'),
 		step('applicationProtection.ipBlacklist.remove'),
 		step('applicationProtection.ipWhitelist.add'),
@@ -347,7 +353,7 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 	assert.ok(out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '198.51.100.0'), 'blacklist entry, one item per entry');
 	assert.ok(out['applicationProtection.ipWhitelist.get'].some((e) => e.start_ip === '198.51.100.0'));
 	assert.ok(out['applicationProtection.statusCodes.list'].some((e) => e.error_code === 404));
-	assert.deepEqual(out['applicationProtection.ipBlacklist.add'], [{ success: true }]);
+	assert.deepEqual(added['applicationProtection.ipBlacklist.add'][0].blocked, ['203.0.113.0-203.0.113.255']);
 });
 
 test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged), event detail, traffic, flow-down over 200 days', async () => {
@@ -413,6 +419,32 @@ test('invalid input: NodeOperationError names the field and the rule; nothing is
 	assert.equal(res.error?.message, err.message, 'the execution fails with that error');
 	assert.equal(sim.sim.requests().length, before, 'no request reached the service');
 	assert.equal(proxy.since(mark).length, 0, 'n8n sent nothing');
+});
+
+test('IP Blacklist › Add with a list in one item: merged ranges, one POST each; already blocked and whitelisted entries refused with the reason', async () => {
+	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	await direct.call('applicationProtection.ipWhitelist.add', { ...at, ip_white_list: '192.0.2.200' });
+	await direct.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '192.0.2.100' });
+	const mark = sim.sim.log.at(-1)?.seq ?? 0;
+	const params = { resource: 'applicationProtection.ipBlacklist', operation: 'add', ...at, ip_black_list: '={{ $json.sources }}' };
+	const sources = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.0/30', '192.0.2.8-192.0.2.9', '192.0.2.100', '192.0.2.200', '192.0.2.1'];
+	const res = await exec(chain('block a list', [ssNode('Block', params)], [{ sources }]));
+	assertSuccess(res, ['Block']);
+	const [item] = nodeRun(res, 'Block').items;
+	assert.deepEqual(item.blocked, ['192.0.2.0-192.0.2.3', '192.0.2.8-192.0.2.9']);
+	assert.deepEqual(item.refused, [
+		{ entry: '192.0.2.100', reason: 'already blacklisted' },
+		{ entry: '192.0.2.200', reason: 'whitelisted' },
+	]);
+	assert.equal(item.entries.length, sources.length);
+	const posts = sim.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: mark });
+	assert.deepEqual(posts.map((p) => (p.body as Record<string, string>).ip_black_list), ['192.0.2.0-192.0.2.3', '192.0.2.8-192.0.2.9']);
+	// A bad entry anywhere in the list stops the step before anything is sent.
+	const mark2 = sim.sim.log.at(-1)?.seq ?? 0;
+	const bad = await exec(chain('block a bad list', [ssNode('Block', params, { continueOnFail: true })], [{ sources: ['192.0.2.50', '192.0.2.300'] }]));
+	assert.match(nodeRun(bad, 'Block').items[0].error, /^IP Blacklist › Add: IP Address or Range must be an IPv4 address/);
+	assert.equal(sim.sim.requests({ since: mark2 }).filter((r) => r.method === 'POST').length, 0, 'nothing sent');
+	executed.add('applicationProtection.ipBlacklist.add');
 });
 
 test('continueOnFail, per item: a bad item and a service error become output items paired with their input; the workflow goes on', async () => {

@@ -87,6 +87,32 @@ before(async () => {
 			rbNode('Second decision', { operation: 'decide', runbook: site, decision: 'reject', by: 'oncall-alice', reason: 'changed my mind' }, { continueOnFail: true }),
 			rbNode('Unknown runbook', { operation: 'decide', runbook: 'no-such-runbook', decision: 'approve', by: 'oncall-alice' }, { continueOnFail: true }),
 		]),
+		chain('wfDecide00003', 'Runbook: start from the node fields over three items, decide right after', [
+			{
+				id: '21000000-0000-4000-8000-0000000000c1',
+				name: 'Three alerts',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [300, 500],
+				parameters: { jsCode: 'return [1, 2, 3].map((n) => ({ json: { n } }));' },
+			},
+			rbNode('Start with the gate', {
+				operation: 'start',
+				plan: JSON.stringify({ ...plan, approval: undefined }),
+				taskQueue: TASK_QUEUE,
+				dryRun: false,
+				workflowId: '',
+				approvalRequired: true,
+				approvers: 'oncall-alice, oncall-bob',
+				approvalTimeoutSeconds: 300,
+				approvalOnTimeout: 'reject',
+			}),
+			rbNode('Decide at once', { operation: 'decide', runbook: site, decision: 'approve', by: 'oncall-bob', reason: 'seen the attack', gateWaitSeconds: 60 }, { executeOnce: true }),
+		]),
+		chain('wfDecide00004', 'Runbook: approvers without required', [
+			rbNode('Approvers alone', { operation: 'start', plan: JSON.stringify({ ...plan, approval: { approvers: ['oncall-alice'] } }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, { continueOnFail: true }),
+			rbNode('Gate twice', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', approvalRequired: true, approvers: '' }, { continueOnFail: true }),
+		]),
 		chain('wfBlocks00001', 'Runbook: add, extend and list expiring blocks', [
 			rbNode('Add', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.0/30', durationSeconds: 600, reason: 'scanner', taskQueue: TASK_QUEUE }),
 			rbNode('Too wide', { operation: 'blockAdd', ...blockBase, entry: '10.0.0.0/8', durationSeconds: 600, reason: 'x', taskQueue: TASK_QUEUE }, { continueOnFail: true }),
@@ -144,6 +170,30 @@ test('Decide: refusals name the field and change nothing; the approver gets the 
 	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());
 	assert.ok(!hist.includes(SECRET), 'no secret in the history');
 	assert.ok(!hist.includes('mallory'), 'a refused decision leaves no trace in the history (the validator rejected it)');
+});
+
+test('Start from the node\'s approval fields over three items (started, already running ×2); Decide right after Start waits for the gate', async () => {
+	const wid = `attack-response-${ids.site_id}`;
+	const run = await execute('wfDecide00003');
+	const starts = nodeOutput(run, 'Start with the gate');
+	assert.deepEqual(starts.map((s) => s.status), ['started', 'already running', 'already running']);
+	for (const s of starts) assert.equal(s.workflowId, wid);
+	assert.equal(starts[0].approvalRequired, true);
+	assert.ok(starts[1].runId && starts[1].runId === starts[0].runId, `already running names the run: ${JSON.stringify(starts)}`);
+	const [d] = nodeOutput(run, 'Decide at once');
+	assert.equal(d.accepted, true, JSON.stringify(d));
+	assert.equal(d.by, 'oncall-bob');
+	const h = client.workflow.getHandle(wid);
+	const st = await within(h.query(stateQuery), 10_000, 'state query');
+	assert.notEqual(st.phase, 'awaiting-approval');
+	await h.signal('abort', { by: 'test', reason: 'done' });
+	const res = (await within(h.result(), 120_000, 'runbook result')) as AttackResponseResult;
+	assert.equal(res.approval?.decision, 'approved');
+	assert.equal(res.approval?.by, 'oncall-bob');
+
+	const bad = await execute('wfDecide00004');
+	assert.match(String(nodeOutput(bad, 'Approvers alone')[0].error), /^Plan\.approval\.required: must be true when approvers are listed/);
+	assert.match(String(nodeOutput(bad, 'Gate twice')[0].error), /^Plan\.approval: is set both in the plan and by Require Approval/);
 });
 
 test('expiring blocks: add, refusals, extend, list, remove now — and the simulator blacklist follows', async () => {

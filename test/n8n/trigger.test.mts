@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { formatYmdhms } from '../../api/catalog/rules.ts';
+import { aggregate, formatRange, parseAll } from '../../api/ranges.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createApiClient } from '../../worker/src/service/client.mts';
 import { ensureBuilt } from './inprocess-driver.mts';
@@ -66,7 +67,7 @@ async function startTriggerRunner() {
 
 let wfCounter = 0;
 /** A workflow with just the trigger (as saved by n8n: Poll Times set; a yearly cron the clock never fires here). */
-function triggerWorkflow(event: string, siteId: string, lookbackHours = LOOKBACK) {
+function triggerWorkflow(event: string, siteId: string, lookbackHours = LOOKBACK, extra: Record<string, unknown> = {}) {
 	const n = ++wfCounter;
 	return {
 		id: `trigger-wf-${n}`,
@@ -83,6 +84,7 @@ function triggerWorkflow(event: string, siteId: string, lookbackHours = LOOKBACK
 					event,
 					site_id: siteId,
 					lookbackHours,
+					...extra,
 				},
 				credentials: { securityServiceApi: { id: CRED, name: 'Security Service (simulator)' } },
 			},
@@ -239,7 +241,7 @@ test('static data survives deactivate/activate through the saved JSON: seen even
 });
 
 test('Attack Started / Attack Stopped: emitted when the attack starts and when it stops (clock advanced)', async () => {
-	const started = triggerWorkflow('attackStarted', site.b);
+	const started = triggerWorkflow('attackStarted', site.b, LOOKBACK, { domainPortIds: '30001, 30002', topSources: 10 });
 	const stopped = triggerWorkflow('attackStopped', site.b);
 	// An attack ongoing before activation: not replayed as started, but its stop is news.
 	const pre = sim.sim.startAttack({ site_id: site.b, duration: 0, curve: { peakBps: 1e9 }, sources: [{ ip: '198.18.9.9' }] });
@@ -255,6 +257,13 @@ test('Attack Started / Attack Stopped: emitted when the attack starts and when i
 	sim.sim.advance(90);
 	let items = onlyEmitted(await runner.tick(started.id));
 	assert.deepEqual(items.map((i) => [i.alert_id, i.status, i.end_time]), [[atk.id, 1, 0]]);
+	// What a responder needs next: the event's strongest sources (its threat map), merged into ranges, and the
+	// domain-ports given on the trigger.
+	const detail = (await direct.call('dashboard.eventDetail', { event_id: atk.id, module: 'threat_map' })) as { threat_map: { bps: { ip: string }[] } };
+	assert.deepEqual(items[0].attacking_sources, detail.threat_map.bps.slice(0, 10).map((t) => t.ip));
+	assert.ok(items[0].attacking_sources.length >= 1 && items[0].top_sources.length === items[0].attacking_sources.length);
+	assert.deepEqual(items[0].attacking_ranges, aggregate(parseAll(items[0].attacking_sources).ranges).map(formatRange));
+	assert.deepEqual([items[0].domain_port_ids, items[0].domain_port_id], [['30001', '30002'], '30001']);
 	nothingEmitted(await runner.tick(stopped.id), 'stopped: the new attack is ongoing');
 	nothingEmitted(await runner.tick(started.id), 'started: already emitted');
 

@@ -2,7 +2,8 @@
 // the README, package.json and the license — no sources, tests, simulator, worker or workflows.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { RESOURCES } from '../../api/catalog/labels.ts';
@@ -81,4 +82,33 @@ test('the CI and publish workflows pass actionlint, and publishing uses npm prov
 	assert.match(publish, /id-token: write/);
 	const ci = readFileSync(join(ROOT, '.github/workflows/ci.yml'), 'utf8');
 	assert.match(ci, /bash \.ci\/run/);
+});
+
+test('`npm install` of the packed tarball in ~/.n8n/nodes adds only this package (no n8n-workflow, no isolated-vm)', () => {
+	ensureBuilt();
+	const tmp = mkdtempSync(join(tmpdir(), 'secsvc-nodes-'));
+	try {
+		const tgz = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', tmp], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').pop()!;
+		const nodes = join(tmp, '.n8n', 'nodes');
+		mkdirSync(nodes, { recursive: true });
+		// As the README says: a plain `npm install` (npm ≥ 7 installs peers unless they are optional). --offline: a
+		// package it would have to fetch fails the install instead of passing unnoticed.
+		execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tmp, tgz)], { cwd: nodes, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+		const installed = readdirSync(join(nodes, 'node_modules')).filter((n) => !n.startsWith('.'));
+		assert.deepEqual(installed, [pkg.name]);
+	} finally {
+		rmSync(tmp, { recursive: true, force: true });
+	}
+});
+
+test('docs links: the nodes set an absolute documentationUrl at a README section (n8n opens it as it is)', async () => {
+	const { docsUrl, README_URL } = await import('../../nodes/docs.ts');
+	const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+	const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+	for (const f of ['nodes/SecurityService/SecurityService.node.ts', 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts', 'nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts']) {
+		const section = /documentationUrl: docsUrl\('([^']+)'\)/.exec(readFileSync(join(ROOT, f), 'utf8'))?.[1];
+		assert.ok(section && anchors.has(section), `${f}: documentationUrl names no README section (${section})`);
+		assert.ok(docsUrl(section).startsWith(README_URL));
+	}
+	assert.ok(String(pkg.homepage).startsWith(README_URL));
 });

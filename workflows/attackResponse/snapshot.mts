@@ -1,5 +1,6 @@
 import type { PlanContext, Runbook } from './context.mts';
 import { readSettings, type Need, type Settings } from './live.mts';
+import { topThreatSources } from '../ranges.mts';
 
 /** Step 1 — snapshot: every setting the plan touches, the event to act on, and its top attacking sources. */
 
@@ -46,10 +47,5 @@ export async function topSources(ctx: PlanContext, eventId: string | undefined):
 	const { plan } = ctx;
 	if (!plan.blacklist.enabled || !eventId || !plan.domain_ports.length) return [];
 	const detail = await ctx.readActs['dashboard.eventDetail']({ event_id: eventId, module: 'threat_map' });
-	// The module's content may come wrapped ({threat_map: {bps, pps}}) or bare ({bps, pps}); accept both.
-	const tm = detail?.threat_map ?? detail;
-	const items = ((tm?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
-		.filter((i) => (i.percent ?? 0) >= plan.blacklist.minPercent)
-		.sort((a, b) => (b.percent ?? 0) - (a.percent ?? 0) || Number(b.size) - Number(a.size));
-	return items.slice(0, plan.blacklist.topN).map((i) => i.ip);
+	return topThreatSources(detail, plan.blacklist.metric, plan.blacklist.topN, plan.blacklist.minPercent).map((i) => i.ip);
 }

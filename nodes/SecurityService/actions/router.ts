@@ -16,6 +16,7 @@ import * as generic from './common/execute.operation';
 import type { OperationFn } from './common/types';
 import * as customerList from './customer/list.operation';
 import * as windowed from './dashboard/windowed.operation';
+import * as ipBlacklistAdd from './ipBlacklist/add.operation';
 import { collectParams, isPaged } from './fields';
 import { createParamReader } from './params';
 import { withReadableForms } from './readable';
@@ -24,6 +25,7 @@ import { withReadableForms } from './readable';
 function operationFor(opId: string): OperationFn {
 	const op = getOperation(opId);
 	if (op.resource === 'authorization') return authorizationToken.execute;
+	if (opId === 'applicationProtection.ipBlacklist.add') return ipBlacklistAdd.execute;
 	if (op.window) return windowed.execute;
 	if (op.list?.paging === 'page') return customerList.execute;
 	return generic.execute;

@@ -98,6 +98,7 @@ export function sourceHash(dir = workflowsDir()): string {
 export const PRELOADED = [
 	'api/catalog/detectionGroups.ts',
 	'api/catalog/ipv4.ts',
+	'api/ranges.ts',
 	'api/report/model.ts',
 	'api/report/html.ts',
 	'workflows/ranges.mts',
