@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { ID_RULE, idProblem } from '../../api/limits.ts';
+import { ID_ALPHABET, idProblem } from '../../api/limits.ts';
 import { parsePlan, PlanError } from '../../workflows/plan.mts';
 import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from '../../workflows/fleetShared.mts';
 import { parseEntry } from '../../workflows/ranges.mts';
@@ -11,7 +11,7 @@ import { parseEntry } from '../../workflows/ranges.mts';
  */
 
 // Ids reach API paths and workflow ids: the ids' rule of every entry point (api/limits.ts).
-const id = (what: string) => z.string({ error: `is required (${what})` }).refine((v) => !idProblem(v), { error: `must be a ${what}: ${ID_RULE}` });
+const id = (what: string) => z.string({ error: `is required (${what})` }).refine((v) => !idProblem(v), { error: `must be a ${what}: ${ID_ALPHABET}` });
 const int = (min: number, max: number) =>
 	z.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` });
 
