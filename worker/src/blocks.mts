@@ -1,3 +1,4 @@
+import { printable } from './printable.mts';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
@@ -294,6 +295,6 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
 export function formatBlocks(blocks: Block[]): string {
 	if (!blocks.length) return 'no blocks';
 	return blocks
-		.map((b) => `${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`)
+		.map((b) => printable(`${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`))
 		.join('\n');
 }

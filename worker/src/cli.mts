@@ -1,3 +1,4 @@
+import { printable } from './printable.mts';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { idProblem } from '../../api/limits.ts';
 import { renderReportHtml } from '../../api/report/html.ts';
@@ -112,9 +113,9 @@ function text(v: unknown, what: string): string | undefined {
 	return v;
 }
 /** SITE|ID: a site id (the safe id alphabet) or a workflow id (attack-response-<site>…, same alphabet, ≤ 256). */
-function runbookArg(v: string): string {
-	if (v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
-		throw new UsageError(`SITE|ID: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(v.slice(0, 40))}${v.length > 40 ? '…' : ''})`);
+function runbookArg(v: unknown, what = 'SITE|ID'): string {
+	if (typeof v !== 'string' || v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
+		throw new UsageError(`${what}: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(String(v).slice(0, 40))}${String(v).length > 40 ? '…' : ''})`);
 	return v;
 }
 function siteArg(v: unknown, what: string): string {
@@ -247,11 +248,14 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			case 'holds': {
 				if (pos[0] === 'release') {
 					if (typeof o.owner !== 'string') throw new UsageError('--owner: is required (the workflow id whose holds are let go)');
-					out(await release(await conn(), need(1, 'SITE'), o.owner));
+					const [site, owner] = [siteArg(pos[1], 'SITE'), runbookArg(o.owner, '--owner')];
+					out(await release(await conn(), site, owner));
 					return 0;
 				}
-				const held = await holds(await conn(), need(0, 'SITE'));
-				out(o.json ? held : held.length ? held.map((h) => `${h.key}  ${h.mode} by ${h.owner} since ${h.since} until ${h.until} — ${h.reason}`).join('\n') : 'nothing held');
+				// SITE names the coordinator `site-<SITE>`: the ids' rule, or a clear error (never "nothing held" for `..`).
+				const site = siteArg(pos[0], 'SITE');
+				const held = await holds(await conn(), site);
+				out(o.json ? held : held.length ? held.map((h) => printable(`${h.key}  ${h.mode} by ${h.owner} since ${h.since} until ${h.until} — ${h.reason}`)).join('\n') : 'nothing held');
 				return 0;
 			}
 			case 'call': {
@@ -378,7 +382,8 @@ async function blockCommand(
 	const sub = pos[0];
 	const arg = (i: number, what: string) => {
 		if (!pos[i]) throw new UsageError(`${what}: is required`);
-		return pos[i];
+		// SITE and DP name the workflow `blocks-<SITE>-<DP>` and API paths: the ids' rule (api/limits.ts).
+		return what === 'SITE' || what === 'DP' ? siteArg(pos[i], what) : pos[i];
 	};
 	const int = (k: string) => {
 		const v = o[k];
@@ -429,16 +434,22 @@ async function blockCommand(
 			return all.refused.length ? 1 : 0;
 		}
 		case 'list': {
-			const blocks = await listBlocks(await conn(), arg(1, 'SITE'), typeof o.dp === 'string' ? o.dp : undefined);
+			if (o.dp === true) throw new UsageError('--dp: a value is required');
+			const [site, dp] = [arg(1, 'SITE'), o.dp === undefined ? undefined : siteArg(o.dp, '--dp')];
+			const blocks = await listBlocks(await conn(), site, dp);
 			out(o.json ? blocks : formatBlocks(blocks));
 			return 0;
 		}
-		case 'extend':
-			out(await extendBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' }));
+		case 'extend': {
+			const [site, dp, req] = [arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' as const }];
+			out(await extendBlock(await conn(), site, dp, req));
 			return 0;
-		case 'remove':
-			out(await removeBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' }));
+		}
+		case 'remove': {
+			const [site, dp, req] = [arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' as const }];
+			out(await removeBlock(await conn(), site, dp, req));
 			return 0;
+		}
 		default:
 			throw new UsageError(`block ${sub ?? ''}: must be add, list, extend or remove`);
 	}
