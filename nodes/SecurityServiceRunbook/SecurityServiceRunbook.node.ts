@@ -405,7 +405,7 @@ export class SecurityServiceRunbook implements INodeType {
 					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'decide') json = await decide(env, workflowId);
 					else if (operation === 'signal' && (this.getNodeParameter('signal', i) === 'approve' || this.getNodeParameter('signal', i) === 'reject'))
-						json = await decideAs(env, workflowId, this.getNodeParameter('signal', i) as 'approve' | 'reject', { by: 'Sent By', reason: 'Reason' });
+						json = { signal: this.getNodeParameter('signal', i) as string, sent: true, ...(await decideAs(env, workflowId, this.getNodeParameter('signal', i) as 'approve' | 'reject', { by: 'Sent By', reason: 'Reason' })) };
 					else if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
 						const by = boundedText(this, 'Sent By', this.getNodeParameter('by', i, 'n8n'), i);

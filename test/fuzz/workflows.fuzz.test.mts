@@ -3,7 +3,8 @@
 // strings), and every Update and signal of the long-running workflows sent bad inputs. Properties: each run ends
 // FAILED within seconds naming a field (the server refuses what exceeds its payload limit at the call), each Update
 // is refused and changes nothing, each bad signal changes nothing, no history holds a WorkflowTaskFailed event (no
-// task retries), the worker's process stays up with a bounded RSS, and a normal runbook completes alongside.
+// task retries), the worker's process stays up with a bounded RSS, and a normal runbook completes alongside. Plus the
+// issues' named cases (10 KB site, drift "..", a threshold raised to 999999999999G).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -241,6 +242,28 @@ test('Updates and signals with bad input are refused and change nothing; a norma
 	await watcher.terminate('fuzz done');
 	await env.client.workflow.getHandle(blocks.workflowId).executeUpdate('removeBlock', { args: [{ entry: '192.0.2.77', by: 'fuzz' }] });
 	console.log(`# updates refused: ${refused} (+${atCall} over the payload limit), bad signals sent: ${sent}, ${Math.round(performance.now() - t0)} ms`);
+});
+
+test("the issues' named cases: a 10 KB site fails (not TERMINATED), drift '..' is refused, a threshold raise is refused", async () => {
+	const bigSite = await env.client.workflow.start('attackResponse', { taskQueue: queue, workflowId: `fuzz-10k-${Date.now()}`, args: [{ plan: { site_id: 'k'.repeat(10_240), customer_id: ids.customer_id, domain_ports: [dp()] } }] });
+	const drift = await env.client.workflow.start('driftAudit', { taskQueue: queue, workflowId: `fuzz-drift-${Date.now()}`, args: [{ desired: { site_id: '..' } }] });
+	const raise = await env.client.workflow.start('attackResponse', {
+		taskQueue: queue,
+		workflowId: `fuzz-raise-${Date.now()}`,
+		args: [{ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()], detection: { rapidMode: false, thresholds: [{ name: 'tcp_syn', high_pps: '999999999999G' }] }, blacklist: { enabled: false } }, dryRun: true }],
+	});
+	const writesBefore = sim.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length;
+	for (const [h, re] of [
+		[bigSite, /invalid plan — site_id: must be at most 128 characters/],
+		[drift, /invalid desired state — desired\.site_id: must be 1–128 characters/],
+		[raise, /invalid plan — detection\.thresholds\.0\.high_pps: 999999999999G is above the live \S+; a runbook only lowers thresholds/],
+	] as const) {
+		const err = await h.result().then(() => undefined, (e: unknown) => e);
+		assert.match(failureText(err), re, h.workflowId);
+		assert.equal((await h.describe()).status.name, 'FAILED', h.workflowId);
+		assert.equal(await taskFailures(h), 0, h.workflowId);
+	}
+	assert.equal(sim.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length, writesBefore, 'nothing written');
 });
 
 test("the worker's RSS stayed bounded", () => {
