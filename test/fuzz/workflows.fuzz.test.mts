@@ -103,9 +103,7 @@ test('every workflow type started with bad input fails the run naming a field, w
 	const started: { what: string; field: string; h: WorkflowHandle; t0: number }[] = [];
 	let refusedAtCall = 0;
 	for (const c of cases) {
-		if (process.env.FUZZ_DEBUG) console.error('case', c.type, c.path);
 		if (valid(c.type, c.input)) continue;
-		if (process.env.FUZZ_DEBUG) console.error('start', c.type, c.path, JSON.stringify(c.v)?.slice(0, 30));
 		const what = `${c.type} ${c.path} = ${typeof c.v === 'string' && c.v.length > 40 ? `<${c.v.length} chars>` : JSON.stringify(c.v)?.slice(0, 40)}`;
 		try {
 			const h = await env.client.workflow.start(c.type, { taskQueue: c.type === 'siteCoordinator' ? `${queue}-coordinators` : queue, workflowId: `fuzz-${c.type}-${++n}-${Date.now()}`, args: [c.input] });
@@ -117,7 +115,6 @@ test('every workflow type started with bad input fails the run naming a field, w
 		}
 	}
 	for (const s of started) {
-		if (process.env.FUZZ_DEBUG) console.error('waiting', s.what);
 		const r = await Promise.race([s.h.result().then(() => ({ ok: true as const }), (error: unknown) => ({ ok: false as const, error })), new Promise<{ ok: 'timeout' }>((res) => setTimeout(() => res({ ok: 'timeout' }), 20_000))]);
 		assert.equal(r.ok, false, `${s.what}: must fail (${JSON.stringify(r).slice(0, 100)})`);
 		const text = failureText((r as { error: unknown }).error);
