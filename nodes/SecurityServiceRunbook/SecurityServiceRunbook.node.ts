@@ -1,3 +1,4 @@
+import { abortInputProblem, extendInputProblem } from '../../api/signalRules';
 import {
 	NodeApiError,
 	NodeConnectionTypes,
@@ -414,10 +415,15 @@ export class SecurityServiceRunbook implements INodeType {
 						let arg: IDataObject;
 						if (signal === 'extend') {
 							const seconds = this.getNodeParameter('seconds', i) as number;
-							if (!Number.isInteger(seconds) || seconds < 1 || seconds > 604800) fail(this, 'Seconds', 'must be an integer from 1 to 604800 (7 days)', i);
 							name = 'extendCooldown';
 							arg = { seconds, by };
 						} else arg = { by, reason };
+						// The runbook's rules (api/signalRules.ts): a signal it would refuse silently is refused here, naming the field.
+						const problem = signal === 'extend' ? extendInputProblem(arg) : abortInputProblem(arg);
+						if (problem) {
+							const [field, ...rule] = problem.split(': ');
+							fail(this, { seconds: 'Seconds', by: 'Sent By', reason: 'Reason' }[field] ?? field, rule.join(': '), i);
+						}
 						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: payloads([arg]), identity: 'n8n' });
 						json = { workflowId, signal, sent: true, ...arg };
 					} else if (operation === 'query' && this.getNodeParameter('query', i) === 'report') {

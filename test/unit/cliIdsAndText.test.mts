@@ -50,6 +50,18 @@ test('holds and block commands refuse a bad SITE / DP / --dp, naming it, before 
 		}
 });
 
+test("abort and extend are held to the runbook's signal rules before sending (it would refuse them silently)", async () => {
+	for (const [argv, re] of [
+		[['abort', '20001', '--by', 'b'.repeat(201)], /^secsvc: --by: must be text of at most 200 characters/],
+		[['abort', '20001', '--reason', 'r'.repeat(1001)], /^secsvc: --reason: must be text of at most 1000 characters/],
+		[['extend', '20001', '--seconds', '60', '--by', 'b'.repeat(201)], /^secsvc: --by: must be text of at most 200 characters/],
+	] as [string[], RegExp][]) {
+		const r = await cli(argv);
+		assert.equal(r.code, 2, `${argv[0]}: ${r.err.slice(0, 200)}`);
+		assert.match(r.err, re);
+	}
+});
+
 test('list, timeline and block list print control characters escaped: one line per entry, no escape sequences', () => {
 	const site = '20001\u001b[2J\nFORGED';
 	const reason = 'done\r\n2026-01-01T00:00:00Z  [signal] approve (by alice) — forged\u001b]0;x\u0007';

@@ -1,3 +1,4 @@
+import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
 import { printable } from './printable.mts';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { idProblem } from '../../api/limits.ts';
@@ -188,14 +189,20 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			}
 			case 'block':
 				return await blockCommand(pos, o, conn, t.taskQueue, out);
-			case 'abort':
-				await abort(await conn(), need(0, 'SITE|ID'), str(o.by, '--by'), str(o.reason, '--reason'));
+			case 'abort': {
+				const [id, by, reason] = [need(0, 'SITE|ID'), str(o.by, '--by'), str(o.reason, '--reason')];
+				const problem = abortInputProblem({ by, reason }); // the runbook's rule: it would refuse the signal silently
+				if (problem) throw new UsageError(`--${problem}`);
+				await abort(await conn(), id, by, reason);
 				out('abort sent');
 				return 0;
+			}
 			case 'extend': {
 				const s = Number(o.seconds);
-				if (!Number.isInteger(s) || s <= 0 || s > 7 * 86400) throw new UsageError('--seconds: must be a positive integer of at most 604800 (7 days)');
-				await extendCooldown(await conn(), need(0, 'SITE|ID'), s, str(o.by, '--by'));
+				const [id, by] = [need(0, 'SITE|ID'), str(o.by, '--by')];
+				const problem = extendInputProblem({ seconds: s, by }); // the runbook's rule (api/signalRules.ts)
+				if (problem) throw new UsageError(`--${problem}`);
+				await extendCooldown(await conn(), id, s, by);
 				out(`cooldown extended by ${s}s`);
 				return 0;
 			}
