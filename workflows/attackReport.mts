@@ -2,6 +2,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import { summarize, toMarkdown, type AttackReport, type ReportEvent } from './report.mts';
 import { periodReportModel } from '../api/report/model.ts';
 import { renderReportHtml } from '../api/report/html.ts';
+import { failOn, problems } from './inputChecks.mts';
+import { reportRules } from './inputRules.mts';
 
 /** Scheduled summary of ddos_events and network_summary for a period → JSON and Markdown. */
 
@@ -25,6 +27,7 @@ export const ymdhms = (ms: number) => {
 };
 
 export async function attackReport(input: AttackReportInput): Promise<{ report: AttackReport; markdown: string; html?: string }> {
+	failOn('report input', problems(input, reportRules));
 	const hours = Math.min(744, Math.max(1, Math.floor(input.periodHours ?? 24)));
 	const now = Date.now();
 	const period = { start_time: ymdhms(now - hours * 3600_000), end_time: ymdhms(now) };

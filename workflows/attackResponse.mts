@@ -1,6 +1,8 @@
 import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
+import { failOn, problems } from './inputChecks.mts';
+import { runbookStartRules } from './inputRules.mts';
 import { approvalGate } from './attackResponse/approval.mts';
 import { applyChanges } from './attackResponse/apply.mts';
 import { checkCarry, isContinueAsNew } from './attackResponse/continue.mts';
@@ -22,6 +24,8 @@ import { eventTraffic } from './observe.mts';
  * Each step lives in workflows/attackResponse/<step>.mts.
  */
 export async function attackResponse(input: AttackResponseInput): Promise<AttackResponseResult> {
+	// Before anything (the site id goes into a search attribute at once): a bad input fails the run, naming the field.
+	failOn('plan', problems(input, runbookStartRules));
 	checkCarry(input);
 	const rb = newRunbook(input);
 	registerHandlers(rb);

@@ -2,6 +2,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import { workflowIdFor } from './defs.mts';
 import { parsePlanInWorker } from './parsePlan.mts';
+import { failOn, problems } from './inputChecks.mts';
+import { runbookStartRules } from './inputRules.mts';
 
 /**
  * Run by a Temporal Schedule per site: checks is_under_attack and starts attackResponse with the workflow id
@@ -25,6 +27,7 @@ type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line 
 const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
 
 export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchResult> {
+	failOn('plan', problems(input, runbookStartRules));
 	const plan = await parsePlanInWorker(input.plan);
 	const workflowId = workflowIdFor(plan.site_id);
 	const r = await acts['dashboard.isUnderAttack']({ site_id: plan.site_id });

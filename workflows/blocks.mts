@@ -4,6 +4,8 @@ import { BlocksRun, BULK_RUN_EVENTS, LOCAL_RUN_EVENTS } from './blocks/context.m
 import { startDueWork } from './blocks/dueWork.mts';
 import { registerBlocksHandlers } from './blocks/handlers.mts';
 import { waitForNext } from './blocks/nextWake.mts';
+import { failOn, problems } from './inputChecks.mts';
+import { blocksRules } from './inputRules.mts';
 
 /**
  * Expiring blocks of one domain-port (workflow id `blocks-<site>-<dp>`, started by Update-with-start): every block's
@@ -18,6 +20,8 @@ import { waitForNext } from './blocks/nextWake.mts';
  * adds.mts, removals.mts, nextWake.mts (the timer: wait for the next thing to do).
  */
 export async function blocks(input: BlocksInput): Promise<{ site_id: string; domain_port_id: string; ended: Block[] }> {
+	// Before the patch markers: a valid input replays as before; a bad one fails the run, naming the field.
+	failOn('blocks input', problems(input, blocksRules));
 	// Runs started before batched removals (AUTO_UPGRADE moves them to this build) replay the old way: no marker.
 	const batched = patched('blocks-batched-removals');
 	// Runs started before bulk adds (one activity per add batch: claim + read + POSTs; releases by signal; removal

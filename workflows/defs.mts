@@ -89,6 +89,8 @@ export interface RunbookState {
 	endedBy?: 'cooldown' | 'abort' | 'max-duration';
 	/** Times this runbook continued as new during its wait (same workflow id, state carried; history stays short). */
 	continuedAsNew?: number;
+	/** Signals refused (a rule broken: not an approver, nothing awaited, bad input); nothing changed by them. */
+	refusedSignals?: number;
 	/** Audit entries left out of the middle of a very long audit (the first and the latest are kept; bounded payloads). */
 	auditOmitted?: number;
 }

@@ -4,6 +4,9 @@ import { settingKey, type Hold } from './coordination.mts';
 import { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
 import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from './ranges.mts';
 import { sameThreshold } from './thresholds.mts';
+import { checkInWorker } from './checkInWorker.mts';
+import { failOn, problems } from './inputChecks.mts';
+import { driftRules } from './inputRules.mts';
 
 /**
  * Drift audit: compares live policy with a desired-state document (the CLI reads it from a file and passes it
@@ -68,8 +71,10 @@ type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line 
 const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
 
 export async function driftAudit(input: { desired: DesiredState; enforce?: boolean }): Promise<DriftAuditResult> {
+	// The shape here (no commands); the whole desired state by the CLI's schema (checkDesiredState) in the worker.
+	failOn('desired state', problems(input, driftRules, { maxString: 1024, maxList: 1000, maxDepth: 8 }));
+	await checkInWorker('desired', input.desired);
 	const d = input.desired;
-	if (!d || typeof d.site_id !== 'string' || !d.site_id) throw new Error('desired.site_id: is required');
 	const enforce = Boolean(input.enforce);
 	const drifts: Drift[] = [];
 	let checked = 0;

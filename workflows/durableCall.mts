@@ -1,4 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { checkInWorker } from './checkInWorker.mts';
+import { failOn, problems } from './inputChecks.mts';
+import { durableCallRules } from './inputRules.mts';
 
 /**
  * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for
@@ -17,6 +20,8 @@ const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Prom
 });
 
 export async function durableCall(input: DurableCallInput): Promise<unknown> {
-	if (!input || typeof input.op !== 'string' || !/^[a-zA-Z]+(\.[a-zA-Z]+)+$/.test(input.op)) throw new Error('op: must be a catalog operation id');
+	// The shape here (no commands); the operation id and its params by the catalog's rules (as `secsvc call`) in the worker.
+	failOn('durable call', problems(input, durableCallRules));
+	await checkInWorker('durableCall', input);
 	return acts[input.op](input.params ?? {});
 }

@@ -122,6 +122,22 @@ export interface CheckBatchResult {
 	startedAt?: number;
 }
 
+/**
+ * Bounds of a fleet's numbers ([min, max]), the same for the fleet file (worker/src/fleetConfig.mts) and a watcher's
+ * input / `fleetConfigure` Update (workflows/inputRules.mts): e.g. `batchSize: 0` would never end a tick's batching.
+ */
+export const FLEET_BOUNDS = {
+	fleetRe: /^[A-Za-z0-9_.-]{1,40}$/,
+	intervalSeconds: [1, 3600],
+	sitesPerWatcher: [1, 5000],
+	batchSize: [1, 1000],
+	concurrency: [1, 64],
+	parallelBatches: [1, 64],
+	ticksPerRun: [1, 10_000],
+	/** Highest watcher index (a fleet of 10,000 watchers). */
+	watchers: 10_000,
+} as const;
+
 export const FLEET_CHECK_ACTIVITY = 'fleet.checkSites';
 
 export const configureUpdate = defineUpdate<{ revision: string; sites: number }, [WatcherConfig]>('fleetConfigure');

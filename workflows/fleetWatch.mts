@@ -23,6 +23,8 @@ import {
 	type WatcherStatus,
 } from './fleetShared.mts';
 import { runTick } from './fleetTick.mts';
+import { failOn, problems, refuseOn } from './inputChecks.mts';
+import { watcherConfigRules, watcherInputRules } from './inputRules.mts';
 
 /**
  * A long-running watcher covering many sites (issue 12). Every `intervalSeconds`, on its own tick grid (watchers
@@ -44,6 +46,7 @@ export interface FleetWatchResult {
 }
 
 export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult> {
+	failOn('fleet watcher input', problems(input, watcherInputRules));
 	let cfg: WatcherConfig = input.config;
 	let pending: WatcherConfig | undefined;
 	const carry = input.carry;
@@ -74,8 +77,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		},
 		{
 			validator: (c) => {
-				if (!c || c.fleet !== cfg.fleet || c.index !== cfg.index) throw new Error(`fleetConfigure: fleet/index must be ${cfg.fleet}/${cfg.index}`);
-				if (!Array.isArray(c.sites) || !c.settings || !(c.settings.intervalSeconds >= 1)) throw new Error('fleetConfigure: sites and settings.intervalSeconds are required');
+				// The fleet file's bounds (batchSize 0 would never end a tick's batching): refused, nothing changes.
+				refuseOn(problems(c, (r, v) => watcherConfigRules(r, v)));
+				if (c.fleet !== cfg.fleet || c.index !== cfg.index) throw new Error(`fleetConfigure: fleet/index must be ${cfg.fleet}/${cfg.index}`);
 			},
 		},
 	);

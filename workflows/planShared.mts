@@ -22,3 +22,7 @@ export const CONTINUE_AS_NEW_EVENTS = { min: 60, max: 10_000, default: 2_000 } a
 
 /** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
 export const PARSE_PLAN_ACTIVITY = 'runbook.parsePlan';
+
+/** The local activity that runs the CLI's own checks of a workflow input in the worker (workflows/checkInWorker.mts). */
+export const CHECK_INPUT_ACTIVITY = 'input.check';
+export type CheckedKind = 'desired' | 'durableCall';

@@ -13,6 +13,8 @@ import {
 	type Successor,
 } from './coordination.mts';
 import { checkSiteBlockHolds } from '../api/blockCapacity.ts';
+import { failOn, problems } from './inputChecks.mts';
+import { coordinatorRules } from './inputRules.mts';
 
 /**
  * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that
@@ -43,6 +45,7 @@ const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
 const RUN_EVENTS = 1000;
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
+	failOn('coordinator input', problems(input, coordinatorRules));
 	// Before this patch the loop waited with `condition(fn, timeout)` whose timeout included the idle deadline
 	// (lastTouched + IDLE_MS, already past): a 100 ms timer at every iteration while anything was held, i.e. a timer
 	// and a workflow task about every second per site for as long as a block lived (bench 8: 20 coordinators, ~20
@@ -179,7 +182,8 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		{
 			validator: (req) => {
 				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-				if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+				if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500))
+					throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
 			},
 		},
 	);

@@ -383,14 +383,14 @@ export const RUNBOOK = {
 		{ name: 'List Blocks', value: 'blockList', action: 'List expiring blocks', description: 'Expiring blocks of one domain-port, or of every domain-port of a site' },
 		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
 		{ name: 'Remove Block Now', value: 'blockRemove', action: 'Remove an expiring block now', description: 'Remove the entry now instead of at its expiry' },
-		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (approve / reject signals only for runbooks started by older versions: use Decide)' },
+		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (Approve / Reject here are the same as Decide: the same rules, the decision comes back)' },
 		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 	],
 	signals: [
 		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
-		{ name: 'Approve (Older Runbooks)', value: 'approve', description: 'Signal without an answer, for runbooks started by older versions; use the Decide operation instead' },
+		{ name: 'Approve (Same as Decide)', value: 'approve', description: 'Sent as the Decide operation (the runbook checks the approver; a refusal is an error). Kept for saved workflows: use Decide' },
 		{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
-		{ name: 'Reject (Older Runbooks)', value: 'reject', description: 'Signal without an answer, for runbooks started by older versions; use the Decide operation instead' },
+		{ name: 'Reject (Same as Decide)', value: 'reject', description: 'Sent as the Decide operation (a reason is required; a refusal is an error). Kept for saved workflows: use Decide' },
 	],
 	decisions: [
 		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },

@@ -1,3 +1,4 @@
+import { abortInputProblem, extendInputProblem } from '../../api/signalRules';
 import {
 	NodeApiError,
 	NodeConnectionTypes,
@@ -15,7 +16,7 @@ import { idProblem, pathSegment, sizeIssues } from '../../api/limits';
 import { renderReportHtml } from '../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../api/report/model';
 import { RUNBOOK } from '../../api/catalog/labels';
-import { blockAdd, blockChange, blockList, decide, DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS, type Env, type Http } from './decideBlocks';
+import { blockAdd, blockChange, blockList, decide, decideAs, DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS, type Env, type Http } from './decideBlocks';
 import { applyApprovalFields, startApprovalProperties, startRunbook } from './start';
 import { decodePayload, NO_SHORTHAND, payloads } from './temporalHttp';
 
@@ -413,21 +414,25 @@ export class SecurityServiceRunbook implements INodeType {
 				} else {
 					const workflowId = workflowIdOf(this, this.getNodeParameter('runbook', i), i);
 					if (operation === 'decide') json = await decide(env, workflowId);
+					else if (operation === 'signal' && (this.getNodeParameter('signal', i) === 'approve' || this.getNodeParameter('signal', i) === 'reject'))
+						json = { signal: this.getNodeParameter('signal', i) as string, sent: true, ...(await decideAs(env, workflowId, this.getNodeParameter('signal', i) as 'approve' | 'reject', { by: 'Sent By', reason: 'Reason' })) };
 					else if (operation === 'signal') {
 						const signal = this.getNodeParameter('signal', i) as string;
 						const by = boundedText(this, 'Sent By', this.getNodeParameter('by', i, 'n8n'), i);
 						const reason = boundedText(this, 'Reason', this.getNodeParameter('reason', i, ''), i) || undefined;
 						let name = signal;
 						let arg: IDataObject;
-						if (signal === 'approve' || signal === 'reject') {
-							name = 'approve';
-							arg = { approved: signal === 'approve', by, reason };
-						} else if (signal === 'extend') {
+						if (signal === 'extend') {
 							const seconds = this.getNodeParameter('seconds', i) as number;
-							if (!Number.isInteger(seconds) || seconds < 1 || seconds > 604800) fail(this, 'Seconds', 'must be an integer from 1 to 604800 (7 days)', i);
 							name = 'extendCooldown';
 							arg = { seconds, by };
 						} else arg = { by, reason };
+						// The runbook's rules (api/signalRules.ts): a signal it would refuse silently is refused here, naming the field.
+						const problem = signal === 'extend' ? extendInputProblem(arg) : abortInputProblem(arg);
+						if (problem) {
+							const [field, ...rule] = problem.split(': ');
+							fail(this, { seconds: 'Seconds', by: 'Sent By', reason: 'Reason' }[field] ?? field, rule.join(': '), i);
+						}
 						await send(i, 'POST', `${wfUrl(workflowId)}/signal/${name}`, { input: payloads([arg]), identity: 'n8n' });
 						json = { workflowId, signal, sent: true, ...arg };
 					} else if (operation === 'query' && this.getNodeParameter('query', i) === 'report') {

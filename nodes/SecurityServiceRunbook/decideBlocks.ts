@@ -47,9 +47,19 @@ export async function decide(env: Env, workflowId: string): Promise<IDataObject>
 	const { ctx, i } = env;
 	const decision = ctx.getNodeParameter('decision', i, '') as string;
 	if (decision !== 'approve' && decision !== 'reject') env.fail(F.decision, 'is required: Approve or Reject');
-	const by = env.text(F.by, ctx.getNodeParameter('by', i, '')).trim();
-	if (!by) env.fail(F.by, 'is required (the identity of the person deciding)');
-	const reason = env.text(F.reason, ctx.getNodeParameter('reason', i, '')).trim();
+	return decideAs(env, workflowId, decision, { by: F.by, reason: F.reason });
+}
+
+/**
+ * The one way this node approves or rejects: the `decide` Update, whose validator holds every rule of a decision.
+ * Decide uses it, and so does Signal › Approve / Reject (kept for saved workflows; its By and Reason are the
+ * signal's "Sent By" and "Reason" fields): a refusal is a node error naming the field, and nothing changes.
+ */
+export async function decideAs(env: Env, workflowId: string, decision: 'approve' | 'reject', fields: { by: string; reason: string }): Promise<IDataObject> {
+	const { ctx, i } = env;
+	const by = env.text(fields.by, ctx.getNodeParameter('by', i, '')).trim();
+	if (!by) env.fail(fields.by, 'is required (the identity of the person deciding)');
+	const reason = env.text(fields.reason, ctx.getNodeParameter('reason', i, '')).trim();
 	const req: DecideRequest = { approved: decision === 'approve', by, via: 'n8n', ...(reason ? { reason } : {}) };
 	const problem = decideInputProblem(req);
 	if (problem) {

@@ -9,6 +9,7 @@ import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts'
 import { n8nCli, nodeOutput, parseRawOutput, type N8nHome } from './harness.mts';
 import { runbookNodes, startRunbookStack, within, type RunbookStack } from './runbook-stack.mts';
 import { chain } from './workflows.mts';
+import { waitFor } from '../temporal/helpers.mts';
 
 const APP_ID = 'runbook-e2e-app';
 const SECRET = 'runbook-e2e-secret-value-9';
@@ -38,9 +39,12 @@ before(async () => {
 		activityTimeoutSeconds: 10,
 	};
 	const workflows = [
-		chain('wfRunbook00001', 'Runbook: start, describe, approve, extend, query, abort', [
+		chain('wfRunbook00001', 'Runbook: start, describe', [
 			rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }),
 			rbNode('Describe', { operation: 'describe', runbook: ids.site_id }),
+		]),
+		// Signal › Approve is the decide Update: refused before the runbook waits for a decision (no pre-approval).
+		chain('wfRunbook00005', 'Runbook: approve, extend, query', [
 			rbNode('Approve', { operation: 'signal', runbook: ids.site_id, signal: 'approve', by: 'oncall-n8n', reason: 'confirmed attack' }),
 			rbNode('Extend', { operation: 'signal', runbook: `attack-response-${ids.site_id}`, signal: 'extend', seconds: 120, by: 'oncall-n8n' }),
 			rbNode('State', { operation: 'query', runbook: ids.site_id, query: 'state' }),
@@ -82,18 +86,23 @@ async function whyFailed(wid: string): Promise<string> {
 
 test('n8n starts, describes, signals and queries a runbook on the real Temporal dev server', async () => {
 	sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }] });
-	log('executing workflow 1 (start, describe, approve, extend, query)');
+	log('executing workflow 1 (start, describe)');
 	const r = await n8nCli(home, ['execute', '--id=wfRunbook00001', '--rawOutput']);
 	const wid = `attack-response-${ids.site_id}`;
 	if (r.code !== 0) assert.fail(`n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`);
-	const run = parseRawOutput(r.stdout);
-	const [started] = nodeOutput(run, 'Start runbook');
+	const run0 = parseRawOutput(r.stdout);
+	const [started] = nodeOutput(run0, 'Start runbook');
 	assert.equal(started.workflowId, wid);
 	assert.match(String(started.runId), /^[0-9a-f-]{36}$/);
-	const [desc] = nodeOutput(run, 'Describe');
+	const [desc] = nodeOutput(run0, 'Describe');
 	assert.equal(desc.status, 'RUNNING');
 	assert.equal(desc.type, 'attackResponse');
 	assert.equal(desc.runId, started.runId);
+	await waitFor('awaiting approval', async () => (await client.workflow.getHandle(wid).query(stateQuery)).phase === 'awaiting-approval', 60_000, 300);
+	log('executing workflow 5 (approve, extend, query)');
+	const r5 = await n8nCli(home, ['execute', '--id=wfRunbook00005', '--rawOutput']);
+	if (r5.code !== 0) assert.fail(`n8n execute failed:\n${r5.stdout.slice(-3000)}\n${r5.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`);
+	const run = parseRawOutput(r5.stdout);
 	assert.deepEqual(nodeOutput(run, 'Approve')[0].sent, true);
 	const [state] = nodeOutput(run, 'State');
 	assert.ok(state.result, `query result: ${JSON.stringify(state)}`);
@@ -121,7 +130,8 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	const res = (await within(client.workflow.getHandle(wid).result(), 120_000, 'runbook result')) as AttackResponseResult;
 	assert.equal(res.outcome, 'aborted-reverted');
 	const signals = res.audit.filter((a) => a.step === 'signal').map((a) => `${a.what}|${a.result}`);
-	assert.deepEqual(signals, ['approve|by oncall-n8n via signal', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
+	assert.deepEqual(signals.map((x) => x.replace(/ at \S+$/, '')), ['approve|by oncall-n8n via n8n', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
+	assert.deepEqual([res.approval?.by, res.approval?.via], ['oncall-n8n', 'n8n']);
 	assert.ok(res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'), JSON.stringify(res.changes.map((c) => [c.id, c.status])));
 	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());
 	assert.ok(!hist.includes(SECRET), 'no secret in the history');

@@ -92,6 +92,64 @@ test('after the timeout a decision is refused (default decision kept); the old a
 	}
 });
 
+test('the approve signal obeys the decide rules: early, unlisted, anonymous and late signals are refused and change nothing (issue 29)', async () => {
+	const t = await setup(33);
+	try {
+		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['oncall-alice'] }), { workflowId: wid(t.ids.site_id) });
+		// Sent at once: it reaches the runbook before its gate (validating / snapshot): no pre-approval.
+		await h.signal('approve', { approved: true, by: 'oncall-alice' });
+		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
+		await h.signal('approve', { approved: true, by: 'mallory' });
+		await h.signal('approve', { approved: true });
+		await h.signal('approve', { approved: 'yes', by: 'oncall-alice' });
+		await h.signal('approve', { approved: false, by: 'oncall-alice' });
+		await h.signal('extendCooldown', { seconds: '1e308' });
+		await h.signal('extendCooldown', { seconds: 1e308 });
+		await h.signal('abort', { reason: { nested: true } });
+		let st = await waitFor('refusals recorded', async () => {
+			const s = await h.query(stateQuery);
+			return (s.refusedSignals ?? 0) >= 8 ? s : undefined;
+		});
+		assert.equal(st.phase, 'awaiting-approval', 'still waiting: no signal decided');
+		assert.equal(st.decision, undefined);
+		assert.equal(st.approval, undefined);
+		assert.equal(st.aborted, false);
+		assert.equal(st.extraCooldownSeconds, 0);
+		assert.deepEqual(writes(t.s), [], 'nothing written');
+		const audit = await h.query('audit') as { what: string; result?: string }[];
+		const refusals = audit.filter((e) => /signal refused/.test(e.what)).map((e) => e.result);
+		assert.deepEqual(refusals, [
+			'refused: approval: the runbook is not waiting for a decision (phase validating); nothing changed',
+			'refused: by: mallory is not in approval.approvers; nothing changed',
+			'refused: by: is required (the identity of the person deciding, at most 200 characters)',
+			'refused: approved: must be true or false',
+			'refused: reason: is required to reject',
+			'refused: seconds: must be an integer from 1 to 604800 (7 days)',
+			'refused: seconds: must be an integer from 1 to 604800 (7 days)',
+			'refused: reason: must be text of at most 1000 characters',
+		].map((r, i) => (i === 0 ? refusals[0] : r)));
+		assert.match(String(refusals[0]), /^refused: approval: the runbook is not waiting for a decision \(phase (validating|snapshot|planning)\)/);
+		assert.ok(!audit.some((e) => e.what === 'approve' || e.what === 'reject'), 'no decision in the audit');
+
+		await h.signal('approve', { approved: true, by: ' oncall-alice ', reason: 'confirmed' });
+		await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting');
+		st = await h.query(stateQuery);
+		assert.deepEqual([st.approval?.decision, st.approval?.by, st.approval?.via], ['approved', 'oncall-alice', 'signal']);
+		// A reject after the decision changes nothing and does not pose as one in the timeline.
+		await h.signal('approve', { approved: false, by: 'mallory', reason: 'late' });
+		await waitFor('late refusal', async () => ((await h.query(stateQuery)).refusedSignals ?? 0) === 9);
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via], ['approved', 'oncall-alice', 'signal']);
+		assert.ok(!r.audit.some((e) => e.what === 'reject'), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		assert.match(String(r.audit.filter((e) => /signal refused/.test(e.what)).at(-1)?.result), /^refused: approval: already decided \(approved by oncall-alice/);
+	} finally {
+		await t.close();
+	}
+});
+
 test('a bad approvers list is refused naming the field', () => {
 	const ids = { customer_id: 'c', site_id: 's', domain_port_id: 'd' };
 	assert.throws(() => parsePlan(small(ids, { required: true, approvers: 'alice' })), /approval\.approvers: must be a list of identities/);

@@ -1,3 +1,4 @@
+import { ID_ALPHABET } from '../../api/limits.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FleetConfigError, parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
@@ -40,7 +41,7 @@ test('every error names the site (or template / fleet) and the field; duplicates
 	assert.deepEqual(issues({ template: { pollSeconds: 0 }, sites: [site(1)] }), ['template: pollSeconds: must be at least 1']);
 	assert.deepEqual(issues({ template: { site_id: 'x' }, sites: [site(1)] }), ['template: site_id: must not be in the template (it is per site)']);
 	assert.deepEqual(issues({ intervalSeconds: 0, sites: [] }), ['(fleet): intervalSeconds: must be at least 1']);
-	assert.deepEqual(issues({ sites: [{ customer_id: '1', site_id: 'a/b' }] }), ['site a/b (sites[0]): site_id: must be a site id (no /, ?, #, spaces)']);
+	assert.deepEqual(issues({ sites: [{ customer_id: '1', site_id: 'a/b' }] }), [`site a/b (sites[0]): site_id: must be a site id: ${ID_ALPHABET}`]);
 	// A plan rule that only the merged plan breaks (ipAuth needs domain-ports) is reported for the site.
 	const ipAuth = { action: 'ratelimit', enable: 1, mode: 2 };
 	assert.deepEqual(issues({ template: { ipAuth }, sites: [{ customer_id: '1', site_id: '9' }] }), ['site 9 (sites[0]): domain_ports: must list at least one domain-port when ipAuth or switches are set']);

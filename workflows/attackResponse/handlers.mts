@@ -1,9 +1,21 @@
-import { setHandler } from '@temporalio/workflow';
+import { log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
 import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery } from '../defs.mts';
 import type { Runbook } from './context.mts';
-import { checkDecision, decideUpdate } from './approval.mts';
+import { checkDecision, decideUpdate, type DecideRequest } from './approval.mts';
+import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
 
-/** Queries (state, plan, changes, audit, result) and signals (approve, abort, extendCooldown) of a runbook. */
+/** Refused signals spelled out in the audit (the rest are counted in `state.refusedSignals`): a flood cannot push the runbook's own entries out. */
+export const MAX_REFUSED_IN_AUDIT = 20;
+export const SIGNALS_REFUSED_METRIC = 'secsvc_signals_refused';
+
+/**
+ * Queries (state, plan, changes, audit, result), the `decide` Update and the signals (approve, abort, extendCooldown).
+ * Every way in obeys one set of rules: the `approve` signal is a decision like `decide` (checkDecision in
+ * approval.mts, the single place where a decision's rules live) and the other signals are checked too
+ * (api/signalRules.ts). A signal cannot answer, so one that breaks a rule changes nothing and is recorded as
+ * refused: an audit entry `refused: <field>: <rule>` (the first MAX_REFUSED_IN_AUDIT), `state.refusedSignals`, the
+ * counter `secsvc_signals_refused{signal}` and a worker log warning.
+ */
 export function registerHandlers(rb: Runbook): void {
 	const { state, changes, log } = rb;
 	setHandler(stateQuery, () => ({ ...state, changes: changes.length, conflicts: changes.filter((c) => c.status === 'conflict').length }));
@@ -11,10 +23,32 @@ export function registerHandlers(rb: Runbook): void {
 	setHandler(changesQuery, () => changes);
 	setHandler(resultQuery, () => rb.lastResult);
 	setHandler(auditQuery, () => rb.audit);
-	// Kept for runbooks started by older builds (and scripts that still signal): no check, no answer, via 'signal'.
-	setHandler(approveSignal, (a) => {
-		if (rb.approval === undefined) rb.approval = { approved: Boolean(a?.approved), by: a?.by, reason: a?.reason, via: 'signal', at: new Date(Date.now()).toISOString() };
-		log('signal', a?.approved ? 'approve' : 'reject', a?.reason ?? 'operator decision', { result: `by ${a?.by ?? 'unknown'} via signal` });
+
+	const refuse = (signal: string, rule: string) => {
+		state.refusedSignals = (state.refusedSignals ?? 0) + 1;
+		if (state.refusedSignals <= MAX_REFUSED_IN_AUDIT) log('signal', `${signal} signal refused`, 'the signal breaks a rule; nothing changed', { result: `refused: ${rule}` });
+		metricMeter.createCounter(SIGNALS_REFUSED_METRIC, '1', 'signals a runbook refused (a rule broken; nothing changed), by signal').add(1, { signal });
+		wlog.warn('runbook signal refused', { signal, rule, refused: state.refusedSignals });
+	};
+	const problemOf = (f: () => void): string | undefined => {
+		try {
+			f();
+			return undefined;
+		} catch (e) {
+			return String((e as Error)?.message ?? e);
+		}
+	};
+
+	// The `decide` Update's rules, for scripts that still signal: no answer, recorded via 'signal'.
+	setHandler(approveSignal, (a: unknown) => {
+		const raw = a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : undefined;
+		const req = (raw ? { approved: raw.approved, by: raw.by, ...(raw.reason !== undefined ? { reason: raw.reason } : {}) } : a) as DecideRequest;
+		const problem = problemOf(() => checkDecision(rb, req));
+		if (problem) return refuse('approve', problem);
+		const by = req.by.trim();
+		const at = new Date(Date.now()).toISOString();
+		rb.approval = { approved: req.approved, by, reason: req.reason, via: 'signal', at };
+		log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${by} via signal at ${at}` });
 	});
 	setHandler(
 		decideUpdate,
@@ -28,14 +62,19 @@ export function registerHandlers(rb: Runbook): void {
 		},
 		{ validator: (req) => checkDecision(rb, req) },
 	);
-	setHandler(abortSignal, (a) => {
+	setHandler(abortSignal, (a: unknown) => {
+		const problem = abortInputProblem(a);
+		if (problem) return refuse('abort', problem);
+		const r = (a ?? {}) as { by?: string; reason?: string };
 		state.aborted = true;
-		state.abortReason = a?.reason ?? 'abort signal';
-		log('signal', 'abort', state.abortReason, { result: a?.by });
+		state.abortReason = r.reason || 'abort signal';
+		log('signal', 'abort', state.abortReason, { result: r.by ?? undefined });
 	});
-	setHandler(extendCooldownSignal, (a) => {
-		const s = Math.max(0, Math.floor(Number(a?.seconds) || 0));
-		state.extraCooldownSeconds += s;
-		log('signal', `extend cooldown by ${s}s`, 'operator request', { result: a?.by });
+	setHandler(extendCooldownSignal, (a: unknown) => {
+		const problem = extendInputProblem(a);
+		if (problem) return refuse('extendCooldown', problem);
+		const r = a as { seconds: number; by?: string };
+		state.extraCooldownSeconds += r.seconds;
+		log('signal', `extend cooldown by ${r.seconds}s`, 'operator request', { result: r.by ?? undefined });
 	});
 }

@@ -2,10 +2,22 @@ import type { Change } from '../defs.mts';
 import { ITEM_GROUP, ITEM_TYPE } from '../planShared.mts';
 import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../ranges.mts';
-import { scaleThreshold } from '../thresholds.mts';
+import { scaleThreshold, thresholdValue } from '../thresholds.mts';
+import { ApplicationFailure } from '@temporalio/workflow';
 import type { PlanContext, Runbook } from './context.mts';
 import type { Snapshot } from './snapshot.mts';
 import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from './settings.mts';
+
+/**
+ * A runbook only LOWERS thresholds: a plan value above the live one (e.g. `999999999999G` for tcp_syn) fails the run
+ * before anything is written (dry runs too), naming the field. Factors are ≤ 1 by the plan's schema.
+ */
+function refuseRaise(field: string, wanted: string, live: string): void {
+	const w = thresholdValue(wanted);
+	const l = thresholdValue(live);
+	if (Number.isFinite(w) && Number.isFinite(l) && w > l)
+		throw ApplicationFailure.nonRetryable(`invalid plan — ${field}: ${wanted} is above the live ${live}; a runbook only lowers thresholds`, 'ValidationError');
+}
 
 /**
  * Step 2 — planning: the changes the plan asks for, against the snapshot (a setting already at the wanted value is
@@ -26,22 +38,24 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
 		add({ id: 'detection.mode', kind: 'detectionMode', what: 'detection mode', target: op, before: snap.detection.model, after: 1, why: 'rapid mode detects the attack faster' });
-	for (const t of plan.detection.thresholds) {
+	plan.detection.thresholds.forEach((t, i) => {
 		const leaf = snap.detection?.[ITEM_GROUP[t.name]]?.[t.name] as Record<string, unknown> | undefined;
 		if (!leaf) {
 			rb.log('planning', `detection item ${t.name}`, 'not present in the live policy; left alone');
-			continue;
+			return;
 		}
 		const after: Record<string, unknown> = { ...leaf };
 		for (const f of ['low_pps', 'high_pps', 'low_bps', 'high_bps'] as const) {
 			if (leaf[f] === undefined) continue;
-			if (t[f]) after[f] = t[f];
-			else if (t.factor !== undefined) after[f] = scaleThreshold(String(leaf[f]), t.factor);
+			if (t[f]) {
+				refuseRaise(`detection.thresholds.${i}.${f}`, String(t[f]), String(leaf[f]));
+				after[f] = t[f];
+			} else if (t.factor !== undefined) after[f] = scaleThreshold(String(leaf[f]), t.factor);
 		}
 		after.is_enabled = 1;
 		if (!sameLeaf(leaf, after))
 			add({ id: `detection.policy.${t.name}`, kind: 'detectionPolicy', what: `detection thresholds of ${t.name}`, target: { ...op, name: t.name, type: ITEM_TYPE[t.name] }, before: pickLeaf(leaf), after: pickLeaf(after), why: 'lower thresholds so the attack traffic is caught' });
-	}
+	});
 	for (const dp of plan.domain_ports) {
 		const s = snap.dp[dp];
 		if (plan.blacklist.enabled && sources.length) {

@@ -1,6 +1,6 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, log as wlog, setHandler } from '@temporalio/workflow';
 import { claim, release } from '../claims.mts';
-import { handedOverSignal } from '../coordination.mts';
+import { handedOverSignal, MAX_KEYS } from '../coordination.mts';
 import {
 	ACTIVE_STATES,
 	addBlocksUpdate,
@@ -151,8 +151,15 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
 	setHandler(removalIntentSignal, () => undefined);
 
-	setHandler(handedOverSignal, ({ keys }) => {
-		for (const key of keys ?? []) {
+	setHandler(handedOverSignal, (sig: unknown) => {
+		// Sent by the site's coordinator; anything else (not this site, not this domain-port's keys) changes nothing.
+		const s = sig as { site_id?: unknown; keys?: unknown } | null;
+		const keys = s?.keys;
+		if (!s || s.site_id !== site || !Array.isArray(keys) || keys.length > MAX_KEYS || keys.some((k) => typeof k !== 'string' || !k.startsWith(run.keyPrefix))) {
+			wlog.warn('handedOver signal refused: not from this site\'s coordinator for this domain-port', { site_id: site, domain_port_id: dp });
+			return;
+		}
+		for (const key of keys as string[]) {
 			const b = byRange.get(key.slice(run.keyPrefix.length));
 			if (b?.state === 'queued') {
 				b.state = 'active';

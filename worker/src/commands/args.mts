@@ -61,9 +61,9 @@ export function text(v: unknown, what: string): string | undefined {
 	return v;
 }
 /** SITE|ID: a site id (the safe id alphabet) or a workflow id (attack-response-<site>…, same alphabet, ≤ 256). */
-export function runbookArg(v: string): string {
-	if (v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
-		throw new UsageError(`SITE|ID: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(v.slice(0, 40))}${v.length > 40 ? '…' : ''})`);
+export function runbookArg(v: unknown, what = 'SITE|ID'): string {
+	if (typeof v !== 'string' || v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
+		throw new UsageError(`${what}: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(String(v).slice(0, 40))}${String(v).length > 40 ? '…' : ''})`);
 	return v;
 }
 export function siteArg(v: unknown, what: string): string {

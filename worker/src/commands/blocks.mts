@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocksShared.mts';
 import { addBlock, addBlocks, checkFeedFits, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
-import { UsageError, type Command } from './args.mts';
+import { siteArg, UsageError, type Command } from './args.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks.mts). */
 export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o, conn, t.taskQueue, out);
@@ -40,7 +40,8 @@ async function blockCommand(
 	const sub = pos[0];
 	const arg = (i: number, what: string) => {
 		if (!pos[i]) throw new UsageError(`${what}: is required`);
-		return pos[i];
+		// SITE and DP name the workflow `blocks-<SITE>-<DP>` and API paths: the ids' rule (api/limits.ts).
+		return what === 'SITE' || what === 'DP' ? siteArg(pos[i], what) : pos[i];
 	};
 	const int = (k: string) => {
 		const v = o[k];
@@ -92,16 +93,22 @@ async function blockCommand(
 			return all.refused.length ? 1 : 0;
 		}
 		case 'list': {
-			const blocks = await listBlocks(await conn(), arg(1, 'SITE'), typeof o.dp === 'string' ? o.dp : undefined);
+			if (o.dp === true) throw new UsageError('--dp: a value is required');
+			const [site, dp] = [arg(1, 'SITE'), o.dp === undefined ? undefined : siteArg(o.dp, '--dp')];
+			const blocks = await listBlocks(await conn(), site, dp);
 			out(o.json ? blocks : formatBlocks(blocks));
 			return 0;
 		}
-		case 'extend':
-			out(await extendBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' }));
+		case 'extend': {
+			const [site, dp, req] = [arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' as const }];
+			out(await extendBlock(await conn(), site, dp, req));
 			return 0;
-		case 'remove':
-			out(await removeBlock(await conn(), arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' }));
+		}
+		case 'remove': {
+			const [site, dp, req] = [arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), by: by(), via: 'cli' as const }];
+			out(await removeBlock(await conn(), site, dp, req));
 			return 0;
+		}
 		default:
 			throw new UsageError(`block ${sub ?? ''}: must be add, list, extend or remove`);
 	}

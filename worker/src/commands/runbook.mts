@@ -1,3 +1,4 @@
+import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.ts';
 import { parsePlan } from '../../../workflows/plan.mts';
 import { abort, decide, extendCooldown, formatRunbookList, formatTimeline, inspect, listRunbooks, startAttackResponse, timeline } from '../temporal/runbooks.mts';
 import { readJson, text, UsageError, type Command } from './args.mts';
@@ -25,15 +26,20 @@ export const decideCommand: Command = async ({ cmd, o, conn, out, need }) => {
 };
 
 export const abortCommand: Command = async ({ o, conn, out, need }) => {
-	await abort(await conn(), need(0, 'SITE|ID'), text(o.by, '--by'), text(o.reason, '--reason'));
+	const [id, by, reason] = [need(0, 'SITE|ID'), text(o.by, '--by'), text(o.reason, '--reason')];
+	const problem = abortInputProblem({ by, reason }); // the runbook's rule: it would refuse the signal silently
+	if (problem) throw new UsageError(`--${problem}`);
+	await abort(await conn(), id, by, reason);
 	out('abort sent');
 	return 0;
 };
 
 export const extend: Command = async ({ o, conn, out, need }) => {
 	const s = Number(o.seconds);
-	if (!Number.isInteger(s) || s <= 0 || s > 7 * 86400) throw new UsageError('--seconds: must be a positive integer of at most 604800 (7 days)');
-	await extendCooldown(await conn(), need(0, 'SITE|ID'), s, text(o.by, '--by'));
+	const [id, by] = [need(0, 'SITE|ID'), text(o.by, '--by')];
+	const problem = extendInputProblem({ seconds: s, by }); // the runbook's rule (api/signalRules.ts)
+	if (problem) throw new UsageError(`--${problem}`);
+	await extendCooldown(await conn(), id, s, by);
 	out(`cooldown extended by ${s}s`);
 	return 0;
 };

@@ -17,6 +17,7 @@ import {
 	type ChangeRequest,
 } from '../../../workflows/blocksShared.mts';
 import { holds as coordinatorHolds } from './coordination.mts';
+import { printable } from './printable.mts';
 import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
 
 /**
@@ -129,6 +130,6 @@ export async function checkFeedFits(client: TemporalClient, site: string, dp: st
 export function formatBlocks(blocks: Block[]): string {
 	if (!blocks.length) return 'no blocks';
 	return blocks
-		.map((b) => `${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`)
+		.map((b) => printable(`${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`))
 		.join('\n');
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
+import { ID_ALPHABET, idProblem } from '../../../api/limits.ts';
 import { parsePlan, PlanError } from '../../../workflows/plan.mts';
-import { sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleetShared.mts';
+import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleetShared.mts';
 import { parseEntry } from '../../../workflows/ranges.mts';
 
 /**
@@ -9,7 +10,8 @@ import { parseEntry } from '../../../workflows/ranges.mts';
  * the field, and a file with any error changes nothing. Example: examples/fleet/fleet.json.
  */
 
-const id = (what: string) => z.string({ error: `is required (${what})` }).regex(/^[^/?#\s]+$/, { error: `must be a ${what} (no /, ?, #, spaces)` });
+// Ids reach API paths and workflow ids: the ids' rule of every entry point (api/limits.ts).
+const id = (what: string) => z.string({ error: `is required (${what})` }).refine((v) => !idProblem(v), { error: `must be a ${what}: ${ID_ALPHABET}` });
 const int = (min: number, max: number) =>
 	z.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` });
 
@@ -36,14 +38,14 @@ const TEMPLATE_OWN = ['site_id', 'customer_id', 'domain_ports', 'event_id'];
 
 export const fleetSchema = z.strictObject({
 	/** Name of the fleet: watcher ids are `fleet-watch-<fleet>-<n>`. */
-	fleet: z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, { error: 'must be 1–40 letters, digits, _ . -' }).default('default'),
-	intervalSeconds: int(1, 3600).default(60),
-	sitesPerWatcher: int(1, 5000).default(250),
-	batchSize: int(1, 1000).default(50),
-	concurrency: int(1, 64).default(8),
-	parallelBatches: int(1, 64).default(4),
+	fleet: z.string().regex(B.fleetRe, { error: 'must be 1–40 letters, digits, _ . -' }).default('default'),
+	intervalSeconds: int(...B.intervalSeconds).default(60),
+	sitesPerWatcher: int(...B.sitesPerWatcher).default(250),
+	batchSize: int(...B.batchSize).default(50),
+	concurrency: int(...B.concurrency).default(8),
+	parallelBatches: int(...B.parallelBatches).default(4),
 	activities: z.enum(['local', 'regular'], { error: 'must be local or regular' }).default('local'),
-	ticksPerRun: int(1, 10_000).default(100),
+	ticksPerRun: int(...B.ticksPerRun).default(100),
 	/** Plan fields every site shares (workflows/plan.mts), without site_id, customer_id, domain_ports, event_id. */
 	template: z
 		.record(z.string(), z.unknown(), { error: 'must be an object (plan fields shared by every site)' })

@@ -1,3 +1,4 @@
+import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { decideUpdate, type DecideRequest } from '../../../workflows/attackResponse/approval.mts';
 import {
@@ -111,7 +112,8 @@ export function formatTimeline(entries: AuditEntry[]): string {
 		.map((e) => {
 			const ba =
 				e.before !== undefined ? `  ${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}` : e.after !== undefined ? `  ${JSON.stringify(e.after)}` : '';
-			return `${e.at}  [${e.step}] ${e.what}${e.result ? ` (${e.result})` : ''} — ${e.why}${ba}`;
+			// Every field may carry a signal's text (an abort reason, a `by`): one entry stays one line, no escape sequences.
+			return printable(`${e.at}  [${e.step}] ${e.what}${e.result ? ` (${e.result})` : ''} — ${e.why}${ba}`);
 		})
 		.join('\n');
 }
@@ -300,7 +302,7 @@ export function formatRunbookList(rows: RunbookListEntry[]): string {
 		['DRY RUN', (r: RunbookListEntry) => (r.dryRun ? 'yes' : '')],
 		['STARTED', (r: RunbookListEntry) => r.startTime],
 	] as const;
-	const cells = [cols.map((c) => c[0]), ...rows.map((r) => cols.map((c) => c[1](r)))];
+	const cells = [cols.map((c) => c[0]), ...rows.map((r) => cols.map((c) => printable(c[1](r))))];
 	const width = cols.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
 	return cells.map((row) => row.map((v, i) => v.padEnd(width[i])).join('  ').trimEnd()).join('\n');
 }
