@@ -80,6 +80,12 @@ export interface SimOptions {
 	refreshTtl?: number;
 	/** Revoke the old access token when a refresh happens (spec silent; default false). */
 	revokeAccessOnRefresh?: boolean;
+	/**
+	 * The answer to an unknown, revoked or expired access token (spec silent, §7 lists no codes). Default: code 40101
+	 * with "access_token: invalid token" / "access_token: token expired". Set to rehearse a service that uses other
+	 * codes, e.g. `{ code: 40001, msg: 'invalid access_token' }`.
+	 */
+	droppedTokenAnswer?: { code: number; msg: string };
 	/** Customers per page of GET /api/spe/customers (spec silent; default 10). */
 	pageSize?: number;
 	/** How long an HTTP filter create/edit holds its domain-port (real ms; default 50). */
@@ -108,8 +114,9 @@ export interface SimOptions {
 	fleet?: FleetSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet'>> & {
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'droppedTokenAnswer'>> & {
 	seed: number;
+	droppedTokenAnswer?: { code: number; msg: string };
 	mitigation: MitigationModel;
 	tokenKinds: Record<string, ('app' | 'user')[]>;
 };
@@ -189,6 +196,7 @@ export class Simulator {
 			codeTtl: o.codeTtl ?? 300,
 			refreshTtl: o.refreshTtl ?? 30 * 86400,
 			revokeAccessOnRefresh: o.revokeAccessOnRefresh ?? false,
+			droppedTokenAnswer: o.droppedTokenAnswer,
 			pageSize: o.pageSize ?? 10,
 			httpFilterProcessingMs: o.httpFilterProcessingMs ?? 50,
 			unknownFields: o.unknownFields ?? 'reject',
@@ -583,8 +591,9 @@ export class Simulator {
 		if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
 		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
 		const rec = this.tokens.get(v[0]);
-		if (!rec) throw new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
-		if (rec.expiresAt <= this.nowSec()) throw new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
+		const dropped = this.opts.droppedTokenAnswer;
+		if (!rec) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
+		if (rec.expiresAt <= this.nowSec()) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
 		const kinds = this.opts.tokenKinds[opId];
 		if (kinds && !kinds.includes(rec.kind)) throw new SimError(CODES.FORBIDDEN, `access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`);
 	}
