@@ -10,7 +10,7 @@ import type {
 import { createClient, DEFAULT_AUTH_FAILURE_CODES } from '../api/client';
 import type { TokenResult } from '../api/tokens';
 import type { HttpRequest } from '../api/transport/types';
-import { fromN8nResponse, toN8nRequest } from '../nodes/SecurityService/transport/request';
+import { sendBounded } from '../nodes/SecurityService/transport/request';
 
 /**
  * Security Service API credential.
@@ -106,7 +106,7 @@ export class SecurityServiceApi implements ICredentialType {
 		const helpers = this.helpers;
 		const client = createClient({
 			baseUrl: String(credentials.baseUrl ?? ''),
-			transport: async (req: HttpRequest) => fromN8nResponse(await helpers.httpRequest(toN8nRequest(req))),
+			transport: async (req: HttpRequest) => await sendBounded((o) => helpers.httpRequest(o), req),
 			retries: 1,
 		});
 		const appId = String(credentials.appId ?? '');
