@@ -28,6 +28,7 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		retries: cfg.api.retries ?? 1,
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
+		maxResponseBytes: cfg.api.maxResponseBytes,
 		connections: 8,
 		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/metrics.mts), only when served
 		...(cfg.metrics?.address ? { onEvent: apiMetricsListener() } : {}),
