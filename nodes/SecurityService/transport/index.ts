@@ -37,8 +37,7 @@ export interface TransportStats {
  * n8n itself only refreshes after an HTTP 401 and never resends multipart bodies, while this API answers HTTP 200
  * with a non-zero code. So this transport renews the token itself: before sending when the stored expiry has
  * passed, and once after an answer api/tokenRefusal.ts reads as a refused token (the same rule as the worker's
- * client: HTTP 401, an auth-failure code, a token message, or any code on the first answer to the token stored in
- * the credential, for reads and idempotent writes): it hands n8n a copy of the credential with an empty access
+ * client: HTTP 401, an auth-failure code, or a token message): it hands n8n a copy of the credential with an empty access
  * token (n8n then runs preAuthentication and persists the new token), rebuilds the body and sends once more.
  * Every answer is bounded in size and total time (bounded.ts).
  */
@@ -110,15 +109,12 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		return run;
 	}
 
-	// The token stored in the credential is "unverified" until the service answers code 0 to it in this execution.
-	let storedToken: string | undefined;
-	let storedAccepted = false;
-	function refusal(req: HttpRequest, res: HttpResponse, used: string): TokenRefusal | undefined {
+	// Every execution starts from the token stored in the credential, so "any code on a stored token's first use"
+	// (the worker's refused_unverified) would renew on every execution that fails validation: n8n uses codes and
+	// messages only.
+	function refusal(req: HttpRequest, res: HttpResponse): TokenRefusal | undefined {
 		const env = res.status === 401 ? undefined : envelopeOf(res.body);
-		if (env?.code === 0 && used === storedToken) storedAccepted = true;
-		const unverified = used === storedToken && !storedAccepted;
-		const codes = new Set(authCodes);
-		return tokenRefusal({ status: res.status, code: env?.code, msg: env?.msg, authFailureCodes: codes, otherCodes: RATE_CODES, safety: req.safety ?? 'unsafe', unverified });
+		return tokenRefusal({ status: res.status, code: env?.code, msg: env?.msg, authFailureCodes: new Set(authCodes), otherCodes: RATE_CODES, safety: req.safety ?? 'unsafe', unverified: false });
 	}
 
 	return async (req: HttpRequest): Promise<HttpResponse> => {
@@ -130,14 +126,13 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		const cred = await credential();
 		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
 		const used = String(cred.accessToken ?? '');
-		storedToken ??= used;
 		const expiresAt = Number(cred.expiresAt ?? 0);
 		const expired = Boolean(used) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
 		if (expired && stats) stats.expiredRenewals++;
 		const first = !used || expired ? await sendRenewing(req, url, used) : await sendAuthenticated(req, url, false);
 		// The token this answer was sent with: a renewal above replaced `used`.
 		const sentWith = !used || expired ? String((await credential()).accessToken ?? '') : used;
-		const why = refusal(req, first, sentWith);
+		const why = refusal(req, first);
 		if (!why) return first;
 		// Refused token: one fresh token (unless another item already renewed it) and one resend.
 		if (stats) stats.refusedRenewals[why]++;
