@@ -9,7 +9,7 @@ import { SecurityServiceError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
 import { tokenRefusal, type TokenRefusal } from '../../../api/tokenRefusal';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
-import { CREDENTIAL_TYPE, envelopeOf, parseCodes, sendBounded, stripAccessToken } from './request';
+import { CREDENTIAL_TYPE, envelopeOf, parseCodes, PRE_AUTH_TIMEOUT_MS, sendBounded, stripAccessToken } from './request';
 
 export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
 
@@ -17,6 +17,8 @@ export type SecurityServiceContext = IExecuteFunctions | IPollFunctions | ILoadO
 
 /** Renew this long before the stored expiry (the service's tokens live 7200 s). */
 const EXPIRY_SKEW_MS = 60_000;
+/** Longest a token request in preAuthentication takes: 2 attempts of PRE_AUTH_TIMEOUT_MS plus a backoff. */
+const PRE_AUTH_BUDGET_MS = 2 * PRE_AUTH_TIMEOUT_MS + 1_000;
 /** Codes known to mean "rate limited", never a token refusal. */
 const RATE_CODES: ReadonlySet<number> = new Set(DEFAULT_RATE_LIMIT_CODES);
 
@@ -65,9 +67,12 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		const data = force ? await freshCredentialWithoutToken() : await credential();
 		let response: HttpResponse;
 		try {
+			// n8n may run preAuthentication (the token request, its own bounds) inside this exchange: the deadline covers
+			// it too, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
+			const withToken = data.accessToken ? req : { ...req, timeoutMs: req.timeoutMs + PRE_AUTH_BUDGET_MS };
 			response = await sendBounded(
 				(o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, { credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data } }),
-				req,
+				withToken,
 				url,
 			);
 		} catch (error) {

@@ -3,6 +3,9 @@ import { MAX_RESPONSE_BYTES } from '../../../api/limits';
 import type { HttpRequest, HttpResponse } from '../../../api/transport/types';
 import { boundedExchange } from './bounded';
 
+/** Total time of one token request made by the credential's preAuthentication (2 attempts at most). */
+export const PRE_AUTH_TIMEOUT_MS = 15_000;
+
 /** Name of the credential type every node of this package uses. */
 export const CREDENTIAL_TYPE = 'securityServiceApi';
 
