@@ -2,6 +2,10 @@
 // and API answers misbehave on purpose. Used by the client's, the worker's and the n8n tests.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createClient, type ClientEvent, type ClientOptions } from '../../api/client.ts';
+import type { Transport } from '../../api/transport/types.ts';
 
 export type ApiMode =
 	| 'ok' // {code 0, result {status 0, bps_size 0}}
@@ -90,4 +94,26 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 				server.close(() => r());
 			}),
 	};
+}
+
+/**
+ * A vendor stand-in and a client of it (undici `transport`, fast backoff, events recorded); the vendor closes after
+ * the current test file. For the client's tests (test/unit/tokenRefusal, hostile).
+ */
+export async function vendorClient(vendor: HostileOptions, transport: Transport, extra: Partial<ClientOptions> = {}) {
+	const v = await startHostileVendor(vendor);
+	after(() => v.close());
+	const events: ClientEvent[] = [];
+	const client = createClient({
+		baseUrl: v.url,
+		transport,
+		credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' },
+		backoff: { baseMs: 1, maxMs: 2 },
+		sleep: (ms) => delay(ms),
+		onEvent: (e) => events.push(e),
+		...extra,
+	});
+	/** Why each token request was made (the client's `token` events). */
+	const renewals = () => events.flatMap((e) => (e.type === 'token' ? [e.reason] : []));
+	return { v, client, renewals };
 }

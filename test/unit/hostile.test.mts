@@ -2,28 +2,15 @@
 // every answer bounded in size and total time, token requests per call bounded.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
-import { createClient, type ClientOptions } from '../../api/client.ts';
+import type { ClientOptions } from '../../api/client.ts';
 import { TransportError } from '../../api/errors.ts';
 import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
-import { startHostileVendor, type HostileOptions } from '../helpers/hostileVendor.mts';
+import { vendorClient, type HostileOptions } from '../helpers/hostileVendor.mts';
 
 const transport = createUndiciTransport();
 after(() => transport.close());
 
-async function setup(vendor: HostileOptions, extra: Partial<ClientOptions> = {}) {
-	const v = await startHostileVendor(vendor);
-	after(() => v.close());
-	const client = createClient({
-		baseUrl: v.url,
-		transport,
-		credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' },
-		backoff: { baseMs: 1, maxMs: 2 },
-		sleep: (ms) => delay(ms),
-		...extra,
-	});
-	return { v, client };
-}
+const setup = (vendor: HostileOptions, extra: Partial<ClientOptions> = {}) => vendorClient(vendor, transport, extra);
 const read = { site_id: 'site-1' };
 
 for (const api of ['endless', 'huge'] as const)

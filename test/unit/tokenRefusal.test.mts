@@ -2,33 +2,17 @@
 // other than the simulator's (test/helpers/hostileVendor.mts), through the real client and undici transport.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
-import { createClient, type ClientEvent, type ClientOptions } from '../../api/client.ts';
+import { createClient, type ClientOptions } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { MemoryTokenStore } from '../../api/tokens.ts';
 import { createUndiciTransport } from '../../worker/src/transport/undici.mts';
-import { startHostileVendor, type HostileOptions } from '../helpers/hostileVendor.mts';
+import { vendorClient, type HostileOptions } from '../helpers/hostileVendor.mts';
 import { samples } from '../helpers/samples.mts';
 
 const transport = createUndiciTransport();
 after(() => transport.close());
 
-async function setup(vendor: HostileOptions, extra: Partial<ClientOptions> = {}) {
-	const v = await startHostileVendor({ api: 'tokenRefusal', ...vendor });
-	after(() => v.close());
-	const events: ClientEvent[] = [];
-	const client = createClient({
-		baseUrl: v.url,
-		transport,
-		credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' },
-		backoff: { baseMs: 1, maxMs: 2 },
-		sleep: (ms) => delay(ms),
-		onEvent: (e) => events.push(e),
-		...extra,
-	});
-	const renewals = () => events.flatMap((e) => (e.type === 'token' ? [e.reason] : []));
-	return { v, client, renewals };
-}
+const setup = (vendor: HostileOptions, extra: Partial<ClientOptions> = {}) => vendorClient({ api: 'tokenRefusal', ...vendor }, transport, extra);
 
 const read = { site_id: 'site-1' };
 
