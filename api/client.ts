@@ -3,10 +3,11 @@ import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
 import { ApiError, BlastRadiusError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
-import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
+import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, MAX_RESPONSE_BYTES, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { createOwnAddressLookup, type OwnAddress } from './ownAddresses';
+import { tokenRefusal, type RenewalReason, type TokenRefusal } from './tokenRefusal';
 import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
 import type { HttpRequest, HttpResponse, Transport, TransportThrown } from './transport/types';
 import type { OperationParams, OperationResults } from './types.generated';
@@ -18,7 +19,8 @@ import type { OperationParams, OperationResults } from './types.generated';
 
 /**
  * Codes that mean "the token is expired or rejected". The spec lists no codes (§7); the default matches the
- * simulator's documented codes and is configurable per client / credential.
+ * simulator's documented codes and is configurable per client / credential. Other codes whose message speaks of the
+ * token count too (api/tokenRefusal.ts).
  */
 export const DEFAULT_AUTH_FAILURE_CODES: readonly number[] = [40101];
 /** Codes that mean "rate limited, not applied" (HTTP 429 always counts). Configurable. */
@@ -41,6 +43,14 @@ export interface ClientOptions {
 	rateLimitCodes?: readonly number[];
 	/** Renew tokens this many seconds before `expires_in` runs out. */
 	expirySkewSeconds?: number;
+	/**
+	 * Getting a token for one call: at most this many token requests (default 2), all within `tokenBudgetMs`
+	 * (default twice `timeoutMs`). A token failure is never repeated by the call's own retries.
+	 */
+	tokenAttempts?: number;
+	tokenBudgetMs?: number;
+	/** Largest answer read, in bytes (default MAX_RESPONSE_BYTES, api/limits.ts); a larger one fails, never repeated. */
+	maxResponseBytes?: number;
 	sleep?: (ms: number) => Promise<void>;
 	now?: () => number;
 	random?: () => number;
@@ -68,10 +78,11 @@ export type ClientEvent =
 	| { type: 'request'; opId: string; method: string; url: string; attempt: number }
 	/** An answer: HTTP status and, when it is the documented envelope, its `code` (0 = success). */
 	| { type: 'response'; opId: string; status: number; code?: number; ms: number }
-	/** No answer (timeout or network failure). */
-	| { type: 'failure'; opId: string; kind: 'timeout' | 'network'; ms: number }
+	/** No usable answer (timeout, network failure, or an answer past maxResponseBytes). */
+	| { type: 'failure'; opId: string; kind: 'timeout' | 'network' | 'too_large'; ms: number }
 	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
-	| { type: 'token'; kind: 'app' | 'user'; reason: 'missing' | 'expired' | 'rejected' }
+	/** A token request (one per renewal however many calls wait for it), and why: api/tokenRefusal.ts. */
+	| { type: 'token'; kind: 'app' | 'user'; reason: RenewalReason }
 	/** A block wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
 	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string };
 
@@ -275,6 +286,8 @@ export function createClient(opts: ClientOptions): Client {
 	const br = opts.blastRadius ?? {};
 	const policy: BlastRadiusPolicy = { widestPrefix: br.widestPrefix, protectedRanges: br.protectedRanges };
 	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup(now, br.ownAddressTtlMs) : undefined;
+	const maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+	const tokenLimit = { retries: Math.max(0, (opts.tokenAttempts ?? 2) - 1), budgetMs: opts.tokenBudgetMs ?? 2 * timeoutMs };
 
 	const tokens = opts.tokenManager ?? (opts.credentials
 		? new TokenManager({
@@ -283,11 +296,13 @@ export function createClient(opts: ClientOptions): Client {
 				storeKey: opts.tokenStoreKey ?? `${baseUrl}|${opts.credentials.appId}|${opts.credentials.tokenKind}`,
 				skewSeconds: opts.expirySkewSeconds ?? 60,
 				now,
+				onRenew: (reason) => emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason }),
 				fetchToken: (kind, refreshToken) => {
 					const c = opts.credentials as Credentials;
+					const limit = { retries: tokenLimit.retries, deadline: now() + tokenLimit.budgetMs };
 					return kind === 'app'
-						? (call('authorization.appToken', { app_id: c.appId, secret: c.secret }) as Promise<TokenResult>)
-						: (call('authorization.refreshToken', { app_id: c.appId, refresh_token: refreshToken }) as Promise<TokenResult>);
+						? (call('authorization.appToken', { app_id: c.appId, secret: c.secret }, {}, limit) as Promise<TokenResult>)
+						: (call('authorization.refreshToken', { app_id: c.appId, refresh_token: refreshToken }, {}, limit) as Promise<TokenResult>);
 				},
 			})
 		: undefined);
@@ -308,6 +323,7 @@ export function createClient(opts: ClientOptions): Client {
 			// A host transport that obtains tokens itself (n8n) reports a refused token call as the client's own error.
 			if (failure instanceof SecurityServiceError) throw failure;
 			const t = (failure ?? {}) as TransportThrown & Error;
+			if (t.tooLarge) throw tooLargeError(op, req, now() - t0, failure);
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
 			emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });
 			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`, {
@@ -318,6 +334,12 @@ export function createClient(opts: ClientOptions): Client {
 		if (answered) answered(res, now() - t0);
 		else emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
 		return res;
+	}
+
+	/** An answer past `maxResponseBytes`: the service did answer (a write may have been applied); never repeated. */
+	function tooLargeError(op: CatalogEntry, req: HttpRequest, ms: number, cause: unknown): TransportError {
+		emit({ type: 'failure', opId: op.id, kind: 'too_large', ms });
+		return new TransportError(op.id, 'too_large', `the answer is larger than ${req.maxResponseBytes ?? maxResponseBytes} bytes (maxResponseBytes): not read further`, { maybeApplied: true, cause });
 	}
 
 	function decode(op: CatalogEntry, res: HttpResponse): Envelope {
@@ -342,19 +364,35 @@ export function createClient(opts: ClientOptions): Client {
 	}
 
 	function retryable(op: CatalogEntry, err: unknown): string | undefined {
+		// Getting the token failed: its own attempts and budget are spent (tokenAttempts, tokenBudgetMs).
+		if (err instanceof SecurityServiceError && err.opId !== op.id && err.opId.startsWith('authorization.')) return undefined;
 		if (err instanceof ApiError) return rateCodes.has(err.code) ? `rate limited (code ${err.code})` : undefined;
 		if (!(err instanceof TransportError)) return undefined;
 		if ((err as TransportError & { rateLimited?: boolean }).rateLimited) return 'rate limited (HTTP 429)';
 		// A 4xx refusal (other than 408 timeout / 429) says the request itself is wrong (no such path, headers
 		// too large, …): the same request gets the same answer, so it is not repeated.
 		if (err.kind === 'http' && err.status !== undefined && isClientRefusal(err.status)) return undefined;
+		// The same request would get the same oversized answer.
+		if (err.kind === 'too_large') return undefined;
 		if (!err.maybeApplied) return `not sent (${err.kind})`;
 		// The outcome of the request is unknown: only reads and idempotent writes may be repeated.
 		if (op.safety === 'read' || op.safety === 'idempotent') return `${err.kind}${err.status ? ` ${err.status}` : ''}`;
 		return undefined;
 	}
 
-	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}): Promise<unknown> {
+	/**
+	 * A refused token (api/tokenRefusal.ts) on a call that got its token from this client: the reason to renew it
+	 * once and send again, or undefined.
+	 */
+	function refusalOf(op: CatalogEntry, status: number, env: Envelope | undefined, token: string | undefined, o: CallOptions): TokenRefusal | undefined {
+		if (op.auth !== 'access_token' || !tokens || o.accessToken || token === undefined) return undefined;
+		return tokenRefusal({ status, code: env?.code, msg: env?.msg, authFailureCodes: authCodes, otherCodes: rateCodes, safety: op.safety, unverified: tokens.isUnverified(token) });
+	}
+
+	/** Retries for this call: the client's, or the token step's smaller count and deadline. */
+	type Limit = { retries: number; deadline?: number };
+
+	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}, limit: Limit = { retries }): Promise<unknown> {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
 		const valid = validateParams(op, params, policy);
@@ -370,31 +408,37 @@ export function createClient(opts: ClientOptions): Client {
 					else if (!tokens) throw new Error(`${opId}: no credentials configured to obtain an access token`);
 					else token = await tokens.getToken();
 				}
-				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs });
+				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs: timeoutWithin(limit), maxResponseBytes });
 				let ms = 0;
 				const res = await send(op, req, attempt, (_r, t) => void (ms = t));
 				let env: Envelope | undefined;
 				try {
-					env = decode(op, res);
+					// HTTP 401 is a refused token whatever the body (decoded below when no renewal is left)
+					if (res.status !== 401) env = decode(op, res);
 				} finally {
 					// the envelope's code (0 = success) when there is one: what an operator counts requests by
 					if (onEvent) onEvent({ type: 'response', opId: op.id, status: res.status, code: env?.code, ms });
 				}
-				if (env.code === 0) return parseResult(op, env.result);
-				if (authCodes.has(env.code) && op.auth === 'access_token' && tokens && !o.accessToken && !authRetried) {
-					// Rejected token: one fresh token, one retry (the request was refused, so repeating it is safe).
+				const refusal = authRetried ? undefined : refusalOf(op, res.status, env, token, o);
+				if (refusal) {
+					// One fresh token (shared by every call refused with the same token), one retry: safe by refusalOf.
 					authRetried = true;
-					emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason: 'rejected' });
-					await tokens.getToken({ force: true, rejected: token });
+					await (tokens as TokenManager).getToken({ force: true, rejected: token, reason: refusal });
 					continue;
+				}
+				env ??= decode(op, res);
+				if (env.code === 0) {
+					if (token !== undefined) tokens?.accepted(token);
+					return parseResult(op, env.result);
 				}
 				failure = new ApiError(opId, env.code, env.msg);
 			} catch (err) {
 				failure = err;
 			}
-			const reason = attempt < retries ? retryable(op, failure) : undefined;
+			const reason = attempt < limit.retries ? retryable(op, failure) : undefined;
 			if (!reason) throw failure;
 			const delayMs = backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
+			if (limit.deadline !== undefined && now() + delayMs >= limit.deadline) throw failure;
 			emit({ type: 'retry', opId, attempt: attempt + 1, delayMs, reason });
 			attempt++;
 			await sleep(delayMs);
@@ -424,10 +468,15 @@ export function createClient(opts: ClientOptions): Client {
 		}
 	}
 
+	/** The request timeout: the client's, cut to what is left of a deadline (at least 1 ms). */
+	function timeoutWithin(limit: Limit): number {
+		return limit.deadline === undefined ? timeoutMs : Math.max(1, Math.min(timeoutMs, limit.deadline - now()));
+	}
+
 	async function connect(params: Record<string, unknown>): Promise<{ code: string; state: string }> {
 		const op = getOperation('authorization.connect');
 		const valid = validateParams(op, params);
-		const res = await send(op, encodeRequest(op, valid, { baseUrl, timeoutMs }), 0);
+		const res = await send(op, encodeRequest(op, valid, { baseUrl, timeoutMs, maxResponseBytes }), 0);
 		const location = res.headers.location ?? res.headers.Location;
 		if (res.status < 300 || res.status >= 400 || !location) {
 			const env = parseJson(res.body) as Partial<Envelope> | typeof NOT_JSON;

@@ -6,7 +6,7 @@ import type { HttpBody, HttpRequest } from './transport/types';
 export function encodeRequest(
 	op: CatalogEntry,
 	params: Record<string, unknown>,
-	opts: { baseUrl: string; accessToken?: string; timeoutMs: number },
+	opts: { baseUrl: string; accessToken?: string; timeoutMs: number; maxResponseBytes?: number },
 ): HttpRequest {
 	let path = op.path;
 	const query: Array<[string, string]> = [];
@@ -36,7 +36,7 @@ export function encodeRequest(
 	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts };
 	else if (op.encoding === 'form') body = { kind: 'form', parts };
 
-	return { method: op.method, url, headers: { accept: 'application/json' }, body, timeoutMs: opts.timeoutMs };
+	return { method: op.method, url, headers: { accept: 'application/json' }, body, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes, safety: op.safety };
 }
 
 function pushValue(target: Array<[string, string]>, f: Field, v: unknown) {

@@ -71,7 +71,7 @@ export class ApiError extends SecurityServiceError {
 	}
 }
 
-export type TransportFailure = 'network' | 'timeout' | 'http' | 'decode' | 'result';
+export type TransportFailure = 'network' | 'timeout' | 'http' | 'decode' | 'result' | 'too_large';
 
 /** HTTP status other than 2xx/3xx, network failure, timeout, or a body that is not the documented envelope. */
 export class TransportError extends SecurityServiceError {

@@ -40,6 +40,14 @@ export const MAX_BODY_STRING = 64 * 1024;
 export const MAX_LIST = 10_000;
 /** Issues spelled out in an error message; the rest are counted ("and M more"). */
 export const MAX_ISSUES = 10;
+/**
+ * Largest answer a transport reads (bytes) before it gives up (configurable per client: `maxResponseBytes`). The
+ * largest legitimate answers of the catalog: an IP black/white list of 100,000 entries (~35 bytes each, ~3.5 MB), an
+ * event's detail with per-minute bps and pps series over a 31-day attack (~45,000 points per series, ~25 bytes per
+ * point, a few series: ~5–10 MB), a page of 1,000 DDoS events (~0.5 MB). 16 MiB holds each with room; a stream
+ * without end or a 200 MB answer stops there.
+ */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Longest rule text kept in an issue (zod messages may quote input). */
 export const MAX_RULE = 300;
 

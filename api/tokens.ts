@@ -1,4 +1,5 @@
 import { registerSecret } from './redact';
+import type { RenewalReason, TokenRefusal } from './tokenRefusal';
 
 /** Tokens (§5): app tokens (client credential) and user tokens (authorization code → access + refresh). */
 
@@ -53,6 +54,8 @@ export interface TokenManagerOptions {
 	/** Renew this many seconds before expiry. */
 	skewSeconds: number;
 	now: () => number;
+	/** Called once per token request actually made (single flight), with why (metrics, events). */
+	onRenew?: (reason: RenewalReason) => void;
 }
 
 /**
@@ -62,6 +65,8 @@ export interface TokenManagerOptions {
 export class TokenManager {
 	private inflight?: Promise<StoredToken>;
 	private cached?: StoredToken;
+	/** The cached token came from the store and the service has not answered code 0 to it yet. */
+	private unverified = false;
 	/** Number of token requests made (for tests and benchmarks). */
 	requests = 0;
 
@@ -70,21 +75,45 @@ export class TokenManager {
 		registerSecret(o.credentials.refreshToken);
 	}
 
-	/** A valid access token; `force` discards the cached one (after the service rejected it). */
-	async getToken(opts: { force?: boolean; rejected?: string } = {}): Promise<string> {
+	/**
+	 * A valid access token. `force` (after the service refused `rejected` for `reason`) discards that token — only
+	 * that one: a caller whose token was already replaced by a concurrent renewal gets the new one, so however many
+	 * calls fail at once, one token is requested per refused token.
+	 */
+	async getToken(opts: { force?: boolean; rejected?: string; reason?: TokenRefusal } = {}): Promise<string> {
+		let reason: RenewalReason = 'missing';
 		if (opts.force) {
-			// Only discard the token the caller saw rejected: a concurrent caller may already hold a fresh one.
-			if (!opts.rejected || this.cached?.accessToken === opts.rejected) this.cached = undefined;
+			if (!opts.rejected || this.cached?.accessToken === opts.rejected) {
+				this.cached = undefined;
+				reason = opts.reason ?? 'refused_code';
+			}
 		}
 		if (!this.cached) {
 			const stored = await this.o.store.get(this.o.storeKey);
-			if (stored && !(opts.force && stored.accessToken === opts.rejected)) this.cached = stored;
+			if (stored && !(opts.force && stored.accessToken === opts.rejected)) {
+				this.cached = stored;
+				this.unverified = true;
+			}
 		}
 		if (this.cached && this.cached.expiresAt - this.o.skewSeconds * 1000 > this.o.now()) return this.cached.accessToken;
-		this.inflight ??= this.renew().finally(() => {
-			this.inflight = undefined;
-		});
+		if (this.cached) reason = 'expired';
+		if (!this.inflight) {
+			this.o.onRenew?.(reason);
+			this.inflight = this.renew().finally(() => {
+				this.inflight = undefined;
+			});
+		}
 		return (await this.inflight).accessToken;
+	}
+
+	/** True while `token` is a stored one the service has not accepted yet (api/tokenRefusal.ts `unverified`). */
+	isUnverified(token: string): boolean {
+		return this.unverified && this.cached?.accessToken === token;
+	}
+
+	/** The service answered code 0 to a call made with `token`. */
+	accepted(token: string): void {
+		if (this.cached?.accessToken === token) this.unverified = false;
 	}
 
 	private async renew(): Promise<StoredToken> {
@@ -106,6 +135,7 @@ export class TokenManager {
 		// Save before use: the old refresh token stops working once the service rotated it.
 		await store.set(storeKey, token);
 		this.cached = token;
+		this.unverified = false;
 		return token;
 	}
 }

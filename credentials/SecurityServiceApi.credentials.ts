@@ -10,7 +10,7 @@ import type {
 import { createClient, DEFAULT_AUTH_FAILURE_CODES } from '../api/client';
 import type { TokenResult } from '../api/tokens';
 import type { HttpRequest } from '../api/transport/types';
-import { fromN8nResponse, toN8nRequest } from '../nodes/SecurityService/transport/request';
+import { PRE_AUTH_TIMEOUT_MS, sendBounded } from '../nodes/SecurityService/transport/request';
 
 /**
  * Security Service API credential.
@@ -115,8 +115,9 @@ export class SecurityServiceApi implements ICredentialType {
 		const helpers = this.helpers;
 		const client = createClient({
 			baseUrl: String(credentials.baseUrl ?? ''),
-			transport: async (req: HttpRequest) => fromN8nResponse(await helpers.httpRequest(toN8nRequest(req))),
+			transport: async (req: HttpRequest) => await sendBounded((o) => helpers.httpRequest(o), req),
 			retries: 1,
+			timeoutMs: PRE_AUTH_TIMEOUT_MS,
 		});
 		const appId = String(credentials.appId ?? '');
 		let token: TokenResult;

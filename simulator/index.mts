@@ -82,6 +82,12 @@ export interface SimOptions {
 	refreshTtl?: number;
 	/** Revoke the old access token when a refresh happens (spec silent; default false). */
 	revokeAccessOnRefresh?: boolean;
+	/**
+	 * The answer to an unknown, revoked or expired access token (spec silent, §7 lists no codes). Default: code 40101
+	 * with "access_token: invalid token" / "access_token: token expired". Set to rehearse a service that uses other
+	 * codes, e.g. `{ code: 40001, msg: 'invalid access_token' }`.
+	 */
+	droppedTokenAnswer?: { code: number; msg: string };
 	/** Customers per page of GET /api/spe/customers (spec silent; default 10). */
 	pageSize?: number;
 	/** How long an HTTP filter create/edit holds its domain-port (real ms; default 50). */
@@ -116,9 +122,10 @@ export interface SimOptions {
 	fleet?: FleetSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy'>> & {
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy' | 'droppedTokenAnswer'>> & {
 	tenancy: 'lenient' | 'strict';
 	seed: number;
+	droppedTokenAnswer?: { code: number; msg: string };
 	mitigation: MitigationModel;
 	tokenKinds: Record<string, ('app' | 'user')[]>;
 };
@@ -198,6 +205,7 @@ export class Simulator {
 			codeTtl: o.codeTtl ?? 300,
 			refreshTtl: o.refreshTtl ?? 30 * 86400,
 			revokeAccessOnRefresh: o.revokeAccessOnRefresh ?? false,
+			droppedTokenAnswer: o.droppedTokenAnswer,
 			pageSize: o.pageSize ?? 10,
 			httpFilterProcessingMs: o.httpFilterProcessingMs ?? 50,
 			unknownFields: o.unknownFields ?? 'reject',
@@ -598,8 +606,9 @@ export class Simulator {
 		if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
 		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
 		const rec = this.tokens.get(v[0]);
-		if (!rec) throw new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
-		if (rec.expiresAt <= this.nowSec()) throw new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
+		const dropped = this.opts.droppedTokenAnswer;
+		if (!rec) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
+		if (rec.expiresAt <= this.nowSec()) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
 		const kinds = this.opts.tokenKinds[opId];
 		if (kinds && !kinds.includes(rec.kind)) throw new SimError(CODES.FORBIDDEN, `access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`);
 		if (this.opts.tenancy === 'strict') this.checkTenancy(opId, rec, params);

@@ -3,12 +3,23 @@ import { ID_ALPHABET, ID_MAX, ID_RE } from '../limits';
 
 /** Shared field rules. Each error message states the rule, so `field: message` reads as one. */
 
-/** An integer, given as a number or a string of digits (n8n expressions and form values are strings). */
-export const int = (rule = 'must be an integer') =>
-	z.union(
-		[z.number({ error: rule }).int({ error: rule }), z.string().regex(/^-?\d+$/, { error: rule }).transform(Number)],
-		{ error: rule },
-	);
+/**
+ * An integer, given as a number or a string of digits (n8n expressions and form values are strings). Only safe
+ * integers (|n| ≤ 2^53 − 1): a larger one cannot be held exactly, so "9007199254740993" would be sent as …992 and a
+ * 400-digit string as Infinity — it is refused instead, naming the field.
+ */
+export const int = (rule = 'must be an integer') => {
+	const unsafe = `${rule} (a safe integer: at most ${Number.MAX_SAFE_INTEGER} in absolute value)`;
+	return z
+		.union([z.number({ error: rule }), z.string().regex(/^-?\d+$/, { error: rule }).transform(Number)], { error: rule })
+		.pipe(
+			z
+				// a digit string too long for a double arrives here as Infinity
+				.number({ error: (iss) => (Number.isNaN(iss.input) ? rule : unsafe) })
+				.refine(Number.isInteger, { error: rule, abort: true })
+				.refine(Number.isSafeInteger, { error: unsafe }),
+		);
+};
 
 export const intIn = (min: number, max: number, what = `an integer from ${min} to ${max}`) =>
 	int(`must be ${what}`).pipe(z.number().min(min, { error: `must be ${what}` }).max(max, { error: `must be ${what}` }));

@@ -1,3 +1,5 @@
+import type { Safety } from '../catalog/types';
+
 /** A transport-neutral HTTP exchange. The client builds `HttpRequest`s; a transport sends them. */
 
 export type HttpBody =
@@ -11,7 +13,12 @@ export interface HttpRequest {
 	url: string;
 	headers: Record<string, string>;
 	body?: HttpBody;
+	/** TOTAL time for the exchange (connect, headers and the whole body), not an idle timeout. */
 	timeoutMs: number;
+	/** Largest body the transport reads (default MAX_RESPONSE_BYTES of api/limits.ts); past it: `tooLarge`. */
+	maxResponseBytes?: number;
+	/** What repeating the request risks (the operation's safety): a transport that renews tokens asks api/tokenRefusal.ts. */
+	safety?: Safety;
 	/** Redirects are never followed: /oauth/connect's answer is the redirect itself. */
 }
 
@@ -29,4 +36,6 @@ export interface TransportThrown {
 	timeout?: boolean;
 	/** false when the connection failed before the request could reach the service. */
 	sent?: boolean;
+	/** The answer was larger than `maxResponseBytes`: the transport stopped reading it. */
+	tooLarge?: boolean;
 }

@@ -18,7 +18,8 @@ import { runbookReportModel, type RunbookResultLike } from '../../api/report/mod
 import { RUNBOOK } from '../../api/catalog/labels';
 import { blockAdd, blockChange, blockList, decide, decideAs, DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS, type Env, type Http } from './decideBlocks';
 import { applyApprovalFields, startApprovalProperties, startRunbook } from './start';
-import { decodePayload, NO_SHORTHAND, payloads } from './temporalHttp';
+import { decodePayload, NO_SHORTHAND, parseJsonObject, payloads, TEMPORAL_BOUNDS } from './temporalHttp';
+import { boundedExchange, type BoundedResponse } from '../SecurityService/transport/bounded';
 
 /**
  * Security Service Runbook: start, decide (approve / reject through the runbook's `decide` Update), signal (abort /
@@ -349,32 +350,32 @@ export class SecurityServiceRunbook implements INodeType {
 		const ns = String(cred.namespace ?? 'default');
 		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(id)}`;
 
+		// Every exchange with Temporal is bounded in size and total time (TEMPORAL_BOUNDS, bounded.ts).
+		const exchange = (opts: IHttpRequestOptions) =>
+			boundedExchange((o) => this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', o), { ...opts, ignoreHttpStatusErrors: true }, TEMPORAL_BOUNDS);
+
 		const send = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject> => {
-			const opts: IHttpRequestOptions = { method, url, json: true, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
-			if (body !== undefined) opts.body = body;
+			const opts: IHttpRequestOptions = { method, url, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
+			if (body !== undefined) opts.body = JSON.stringify(body);
+			let r: BoundedResponse;
 			try {
-				return ((await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) ?? {}) as IDataObject;
+				r = await exchange(opts);
 			} catch (error) {
 				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
 			}
+			const parsed = parseJsonObject(r.body) as IDataObject;
+			if (r.statusCode >= 400) throw new NodeApiError(this.getNode(), { ...parsed, httpCode: String(r.statusCode) } as JsonObject, { itemIndex: i, httpCode: String(r.statusCode) });
+			return parsed;
 		};
 
 		const workflowsUrl = `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows`;
 		const call = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject, qs?: IDataObject): Promise<Http> => {
-			const opts: IHttpRequestOptions = {
-				method,
-				url,
-				json: true,
-				headers: { 'content-type': 'application/json', ...NO_SHORTHAND },
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-			};
-			if (body !== undefined) opts.body = body;
+			const opts: IHttpRequestOptions = { method, url, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
+			if (body !== undefined) opts.body = JSON.stringify(body);
 			if (qs !== undefined) opts.qs = qs;
 			try {
-				const r = (await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) as { statusCode?: number; body?: unknown };
-				const parsed = typeof r.body === 'string' ? (JSON.parse(r.body || '{}') as IDataObject) : ((r.body ?? {}) as IDataObject);
-				return { status: Number(r.statusCode ?? 0), body: parsed };
+				const r = await exchange(opts);
+				return { status: r.statusCode, body: parseJsonObject(r.body) as IDataObject };
 			} catch (error) {
 				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
 			}

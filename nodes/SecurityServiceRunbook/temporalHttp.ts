@@ -6,6 +6,23 @@ import { RUNBOOK } from '../../api/catalog/labels';
  * their outcome, Update-with-start (ExecuteMultiOperationRequest).
  */
 
+/**
+ * Bounds of every Temporal HTTP API exchange: total time (an Update waits for its result; the runbook answers a
+ * decision at once, so a minute is ample) and size (a described runbook with its timeline and report is far below).
+ */
+export const TEMPORAL_BOUNDS = { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 };
+
+/** A JSON object body ({} when empty); what is not JSON becomes `{ message }` (e.g. a proxy's HTML error page). */
+export function parseJsonObject(text: string): Record<string, unknown> {
+	if (!text.trim()) return {};
+	try {
+		const v = JSON.parse(text) as unknown;
+		return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+	} catch {
+		return { message: text.slice(0, 300) };
+	}
+}
+
 /** The HTTP API's JSON shorthand turns empty arrays into null, which the runbook's plan validation rejects. */
 export const NO_SHORTHAND = { 'Temporal-Payload-Shorthand': 'false' };
 

@@ -146,7 +146,7 @@ test('metrics and search attributes during and after a runbook', async () => {
 	assert.equal(sum(fin, 'secsvc_api_retries_total', { operation: 'dashboard.isUnderAttack', reason: 'rate_limited' }), 1);
 	assert.equal(sum(fin, 'secsvc_api_rate_limit_waits_total'), 1);
 	assert.equal(sum(fin, 'secsvc_api_rate_limit_wait_time_count'), 1);
-	assert.equal(sum(fin, 'secsvc_api_token_renewals_total', { reason: 'rejected' }), 1);
+	assert.equal(sum(fin, 'secsvc_api_token_renewals_total', { reason: 'refused_code' }), 1);
 	assert.equal(sum(fin, 'secsvc_api_requests_total', { operation: 'applicationProtection.switch.set', outcome: '40101' }), 1);
 
 	// the SDK's own runtime metrics are there too

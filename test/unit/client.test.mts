@@ -174,3 +174,19 @@ test('ops tree: methods derived from every catalog id', async () => {
 	assert.equal(typeof client.ops.overview.getSwitch, 'function');
 	await srv.close();
 });
+
+test('integers must be safe: an id past 2^53 − 1 or of 400 digits is refused naming the field, nothing is sent', async () => {
+	const { srv, client } = await setup(() => ({ code: 0 }));
+	after(() => srv.close());
+	const base = { site_id: 's', domain_port_id: 'd' };
+	for (const url_id of ['9007199254740993', '9'.repeat(400), '-9007199254740992', 2 ** 53])
+		await assert.rejects(client.call('applicationProtection.authBypass.delete', { ...base, url_id }), (e: unknown) => {
+			assert.ok(e instanceof ValidationError);
+			assert.equal(e.issues[0].field, 'url_id');
+			assert.match(e.issues[0].rule, /safe integer: at most 9007199254740991/);
+			return true;
+		});
+	assert.equal(srv.requests.length, 0);
+	await client.call('applicationProtection.authBypass.delete', { ...base, url_id: '9007199254740991' });
+	assert.equal(apiCalls(srv)[0].url.pathname.endsWith('/authentication/bypass/9007199254740991'), true);
+});

@@ -1,23 +1,16 @@
 import type {
 	ICredentialDataDecryptedObject,
 	IExecuteFunctions,
-	IHttpRequestOptions,
 	ILoadOptionsFunctions,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { createClient, DEFAULT_AUTH_FAILURE_CODES, type Client } from '../../../api/client';
+import { createClient, DEFAULT_AUTH_FAILURE_CODES, DEFAULT_RATE_LIMIT_CODES, type Client } from '../../../api/client';
 import { parseProtectedRanges } from '../../../api/blastRadius';
 import { SecurityServiceError, ValidationError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
+import { tokenRefusal, type TokenRefusal } from '../../../api/tokenRefusal';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
-import {
-	CREDENTIAL_TYPE,
-	envelopeCode,
-	fromN8nResponse,
-	parseCodes,
-	stripAccessToken,
-	toN8nRequest,
-} from './request';
+import { CREDENTIAL_TYPE, envelopeOf, parseCodes, PRE_AUTH_TIMEOUT_MS, sendBounded, stripAccessToken } from './request';
 
 export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
 
@@ -25,12 +18,16 @@ export type SecurityServiceContext = IExecuteFunctions | IPollFunctions | ILoadO
 
 /** Renew this long before the stored expiry (the service's tokens live 7200 s). */
 const EXPIRY_SKEW_MS = 60_000;
+/** Longest a token request in preAuthentication takes: 2 attempts of PRE_AUTH_TIMEOUT_MS plus a backoff. */
+const PRE_AUTH_BUDGET_MS = 2 * PRE_AUTH_TIMEOUT_MS + 1_000;
+/** Codes known to mean "rate limited", never a token refusal. */
+const RATE_CODES: ReadonlySet<number> = new Set(DEFAULT_RATE_LIMIT_CODES);
 
 export interface TransportStats {
 	/** Tokens forced because the stored expiry passed. */
 	expiredRenewals: number;
-	/** Tokens forced because the service rejected the token (auth-failure code or HTTP 401). */
-	rejectedRenewals: number;
+	/** Tokens forced because the service refused the token, by reason (api/tokenRefusal.ts). */
+	refusedRenewals: Record<TokenRefusal, number>;
 }
 
 /**
@@ -42,9 +39,10 @@ export interface TransportStats {
  *
  * n8n itself only refreshes after an HTTP 401 and never resends multipart bodies, while this API answers HTTP 200
  * with a non-zero code. So this transport renews the token itself: before sending when the stored expiry has
- * passed, and after an answer whose envelope code is one of the credential's auth-failure codes (or HTTP 401):
- * it hands n8n a copy of the credential with an empty access token (n8n then runs preAuthentication and
- * persists the new token), rebuilds the body from the request parts and sends once more.
+ * passed, and once after an answer api/tokenRefusal.ts reads as a refused token (the same rule as the worker's
+ * client: HTTP 401, an auth-failure code, or a token message): it hands n8n a copy of the credential with an empty access
+ * token (n8n then runs preAuthentication and persists the new token), rebuilds the body and sends once more.
+ * Every answer is bounded in size and total time (bounded.ts).
  */
 export function createN8nTransport(ctx: SecurityServiceContext, stats?: TransportStats): Transport {
 	let authCodes: number[] | undefined;
@@ -61,22 +59,23 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 	}
 
 	async function sendAuthenticated(req: HttpRequest, url: string, force: boolean): Promise<HttpResponse> {
-		const options: IHttpRequestOptions = toN8nRequest(req, url);
 		if (!force) {
 			// Fast path: the token this execution already holds goes straight into the query string. n8n's
 			// authenticate step (an expression evaluated per request) is only needed when a token must be obtained.
 			const token = String((await credential()).accessToken ?? '');
-			if (token) {
-				options.qs = { access_token: token };
-				return fromN8nResponse(await ctx.helpers.httpRequest(options));
-			}
+			if (token) return await sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
 		}
 		const data = force ? await freshCredentialWithoutToken() : await credential();
-		let response: unknown;
+		let response: HttpResponse;
 		try {
-			response = await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
-			});
+			// n8n may run preAuthentication (the token request, its own bounds) inside this exchange: the deadline covers
+			// it too, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
+			const withToken = data.accessToken ? req : { ...req, timeoutMs: req.timeoutMs + PRE_AUTH_BUDGET_MS };
+			response = await sendBounded(
+				(o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, { credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data } }),
+				withToken,
+				url,
+			);
 		} catch (error) {
 			// A refused token call (preAuthentication) reaches us wrapped by n8n: hand the client the service's own
 			// answer (an ApiError of the token operation), which it reports as is and never retries.
@@ -84,7 +83,7 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		}
 		// A forced renewal filled `data` with the new token: use it from now on.
 		if (force) cached = data;
-		return fromN8nResponse(response);
+		return response;
 	}
 
 	async function freshCredentialWithoutToken(): Promise<ICredentialDataDecryptedObject> {
@@ -97,22 +96,38 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 	// Renewals are single-flight: items of one execution may run concurrently, and n8n runs preAuthentication for
 	// every request it sees without a token. A rotated refresh token must be used exactly once, so renewals queue
 	// here, and a request whose stale token was already replaced by another renewal is simply sent with the new one.
+	// A renewal that failed (token endpoint down, refused) is not repeated by the requests queued behind it with the
+	// same stale token: they fail with the same error (bounded token requests per execution, not per item).
 	let renewals: Promise<unknown> = Promise.resolve();
+	let failedRenewal: { stale: string; error: unknown } | undefined;
 	function sendRenewing(req: HttpRequest, url: string, staleToken: string): Promise<HttpResponse> {
 		const run = renewals.then(async () => {
 			const current = await credential();
 			const renewedMeanwhile = Boolean(current.accessToken) && current.accessToken !== staleToken;
-			return await sendAuthenticated(req, url, !renewedMeanwhile);
+			if (!renewedMeanwhile && failedRenewal?.stale === staleToken) throw failedRenewal.error;
+			const sent = sendAuthenticated(req, url, !renewedMeanwhile);
+			sent.catch((error: unknown) => {
+				if (!renewedMeanwhile && error instanceof SecurityServiceError && error.opId.startsWith('authorization.')) failedRenewal = { stale: staleToken, error };
+			});
+			return await sent;
 		});
 		renewals = run.catch(() => undefined);
 		return run;
+	}
+
+	// Every execution starts from the token stored in the credential, so "any code on a stored token's first use"
+	// (the worker's refused_unverified) would renew on every execution that fails validation: n8n uses codes and
+	// messages only.
+	function refusal(req: HttpRequest, res: HttpResponse): TokenRefusal | undefined {
+		const env = res.status === 401 ? undefined : envelopeOf(res.body);
+		return tokenRefusal({ status: res.status, code: env?.code, msg: env?.msg, authFailureCodes: new Set(authCodes), otherCodes: RATE_CODES, safety: req.safety ?? 'unsafe', unverified: false });
 	}
 
 	return async (req: HttpRequest): Promise<HttpResponse> => {
 		const { url, hadToken } = stripAccessToken(req.url);
 		if (!hadToken) {
 			// Token operations (§4.1) authenticate with app_id/secret in the body.
-			return fromN8nResponse(await ctx.helpers.httpRequest(toN8nRequest(req, url)));
+			return await sendBounded((o) => ctx.helpers.httpRequest(o), req, url);
 		}
 		const cred = await credential();
 		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
@@ -121,12 +136,14 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		const expired = Boolean(used) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;
 		if (expired && stats) stats.expiredRenewals++;
 		const first = !used || expired ? await sendRenewing(req, url, used) : await sendAuthenticated(req, url, false);
-		const code = first.status === 401 ? undefined : envelopeCode(first.body);
-		if (first.status !== 401 && (code === undefined || !authCodes.includes(code))) return first;
-		// Rejected token: one fresh token (unless another item already renewed it) and one resend.
-		if (stats) stats.rejectedRenewals++;
+		// The token this answer was sent with: a renewal above replaced `used`.
+		const sentWith = !used || expired ? String((await credential()).accessToken ?? '') : used;
+		const why = refusal(req, first);
+		if (!why) return first;
+		// Refused token: one fresh token (unless another item already renewed it) and one resend.
+		if (stats) stats.refusedRenewals[why]++;
 		const tokenNow = String((await credential()).accessToken ?? '');
-		return await sendRenewing(req, url, tokenNow === used ? used : '\u0000');
+		return await sendRenewing(req, url, tokenNow === sentWith ? sentWith : '\u0000');
 	};
 }
 

@@ -1,5 +1,10 @@
 import type { IDataObject, IHttpRequestMethods, IHttpRequestOptions } from 'n8n-workflow';
+import { MAX_RESPONSE_BYTES } from '../../../api/limits';
 import type { HttpRequest, HttpResponse } from '../../../api/transport/types';
+import { boundedExchange } from './bounded';
+
+/** Total time of one token request made by the credential's preAuthentication (2 attempts at most). */
+export const PRE_AUTH_TIMEOUT_MS = 15_000;
 
 /** Name of the credential type every node of this package uses. */
 export const CREDENTIAL_TYPE = 'securityServiceApi';
@@ -79,6 +84,12 @@ export function toN8nRequest(req: HttpRequest, url = req.url): IHttpRequestOptio
 	};
 }
 
+/** Sends the client's request with an n8n request helper, the answer bounded in size and total time (bounded.ts). */
+export async function sendBounded(send: (o: IHttpRequestOptions) => Promise<unknown>, req: HttpRequest, url = req.url): Promise<HttpResponse> {
+	const options = toN8nRequest(req, url);
+	return fromN8nResponse(await boundedExchange(send, options, { timeoutMs: req.timeoutMs, maxBytes: req.maxResponseBytes ?? MAX_RESPONSE_BYTES }));
+}
+
 interface FullResponse {
 	body: unknown;
 	headers: Record<string, unknown>;
@@ -100,11 +111,11 @@ export function fromN8nResponse(raw: unknown): HttpResponse {
 	return { status: r.statusCode, headers, body };
 }
 
-/** The envelope code of a response body, if it is an envelope. */
-export function envelopeCode(body: string): number | undefined {
+/** The envelope's code and msg of a response body, if it is an envelope. */
+export function envelopeOf(body: string): { code: number; msg: string } | undefined {
 	try {
-		const v = JSON.parse(body) as { code?: unknown };
-		return typeof v?.code === 'number' ? v.code : undefined;
+		const v = JSON.parse(body) as { code?: unknown; msg?: unknown };
+		return typeof v?.code === 'number' ? { code: v.code, msg: typeof v.msg === 'string' ? v.msg : '' } : undefined;
 	} catch {
 		return undefined;
 	}

@@ -53,6 +53,8 @@ export interface WorkerConfig {
 		authFailureCodes?: number[];
 		timeoutMs?: number;
 		retries?: number;
+		/** Largest API answer read, bytes (default 16 MiB, api/limits.ts MAX_RESPONSE_BYTES). */
+		maxResponseBytes?: number;
 	};
 	/** Prometheus exporter (worker/src/process/metrics.mts); off when `address` is unset. */
 	metrics?: { address?: string };
@@ -145,9 +147,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 		authFailureCodes: codes(env.SECSVC_AUTH_FAILURE_CODES) ?? a.authFailureCodes,
 		timeoutMs: env.SECSVC_TIMEOUT_MS ? Number(env.SECSVC_TIMEOUT_MS) : a.timeoutMs,
 		retries: env.SECSVC_RETRIES ? Number(env.SECSVC_RETRIES) : a.retries,
+		maxResponseBytes: env.SECSVC_MAX_RESPONSE_BYTES ? Number(env.SECSVC_MAX_RESPONSE_BYTES) : a.maxResponseBytes,
 	};
 	const issues: { field: string; rule: string }[] = [];
 	if (!/^https?:\/\/[^\s]+$/.test(api.baseUrl)) issues.push({ field: 'api.baseUrl (SECSVC_BASE_URL)', rule: 'is required and must be an http(s) URL' });
+	if (api.maxResponseBytes !== undefined && !(Number.isSafeInteger(api.maxResponseBytes) && api.maxResponseBytes >= 1024))
+		issues.push({ field: 'api.maxResponseBytes (SECSVC_MAX_RESPONSE_BYTES)', rule: 'must be an integer number of bytes, at least 1024' });
 	if (!api.appId) issues.push({ field: 'api.appId (SECSVC_APP_ID)', rule: 'is required' });
 	if (!api.secret) issues.push({ field: 'api.secret (SECSVC_SECRET or SECSVC_SECRET_FILE)', rule: 'is required' });
 	if (api.tokenKind !== 'app' && api.tokenKind !== 'user') issues.push({ field: 'api.tokenKind (SECSVC_TOKEN_KIND)', rule: "must be 'app' or 'user'" });

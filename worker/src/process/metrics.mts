@@ -91,7 +91,7 @@ export function apiMetricsListener(): (e: ClientEvent) => void {
 				m.createCounter(METRIC.apiRequests, '1', 'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)').add(1, { operation: e.opId, outcome: e.kind });
 				return;
 			case 'token':
-				m.createCounter(METRIC.tokenRenewals, '1', 'access tokens renewed after the service rejected one').add(1, { reason: e.reason });
+				m.createCounter(METRIC.tokenRenewals, '1', 'access token requests (one per renewal), by reason: missing, expired, refused_code, refused_message, refused_unverified').add(1, { reason: e.reason });
 				return;
 			case 'retry': {
 				const rateLimited = e.reason.startsWith('rate limited');

@@ -30,6 +30,7 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		retries: cfg.api.retries ?? 1,
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
+		maxResponseBytes: cfg.api.maxResponseBytes,
 		connections: 8,
 		blastRadius: cfg.guard
 			? { widestPrefix: cfg.guard.widestPrefix, protectedRanges: cfg.guard.protectedRanges, ownAddresses: cfg.guard.ownAddressLookup ? 'lookup' : 'off' }

@@ -15,6 +15,7 @@ export interface ApiClientConfig {
 	authFailureCodes?: number[];
 	rateLimitCodes?: number[];
 	connections?: number;
+	maxResponseBytes?: number;
 	onEvent?: ClientOptions['onEvent'];
 	/** The blast-radius guard's settings; own-address lookup on unless `ownAddresses: 'off'`. */
 	blastRadius?: ClientOptions['blastRadius'];
@@ -31,6 +32,7 @@ export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promi
 		retries: cfg.retries,
 		authFailureCodes: cfg.authFailureCodes,
 		rateLimitCodes: cfg.rateLimitCodes,
+		maxResponseBytes: cfg.maxResponseBytes,
 		// node timers keep the process alive while a retry waits (AbortSignal.timeout does not)
 		sleep: (ms) => delay(ms),
 		onEvent: cfg.onEvent,

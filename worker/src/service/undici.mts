@@ -1,6 +1,8 @@
-// The undici transport: a keep-alive connection pool per origin, timeouts on every call, no redirects followed.
+// The undici transport: a keep-alive connection pool per origin, one TOTAL deadline per call (connect, headers and
+// the whole body), a bounded body (maxResponseBytes), no redirects followed.
 import { Agent, FormData, request } from 'undici';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types.ts';
+import { MAX_RESPONSE_BYTES } from '../../../api/limits.ts';
 
 export interface UndiciTransportOptions {
 	/** Connections per origin (keep-alive pool). */
@@ -40,7 +42,7 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 				// would only repeat it with a timer per request.
 				signal: AbortSignal.timeout(req.timeoutMs),
 			});
-			const text = await res.body.text();
+			const text = await readBounded(res.body, req.maxResponseBytes ?? MAX_RESPONSE_BYTES);
 			const h: Record<string, string> = {};
 			const rh = res.headers;
 			for (const k in rh) {
@@ -58,4 +60,23 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 		}
 	};
 	return Object.assign(transport, { close: () => agent.close() });
+}
+
+/**
+ * The body as text, at most `max` bytes: past it the stream is destroyed (the connection is not reused) and the
+ * error carries `tooLarge`. The request's abort signal still ends a body that drips in too slowly.
+ */
+async function readBounded(body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown }, max: number): Promise<string> {
+	const chunks: Uint8Array[] = [];
+	let size = 0;
+	for await (const chunk of body) {
+		size += chunk.byteLength;
+		if (size > max) {
+			const e = Object.assign(new Error(`response body larger than ${max} bytes`), { tooLarge: true });
+			body.destroy(e);
+			throw e;
+		}
+		chunks.push(chunk);
+	}
+	return Buffer.concat(chunks, size).toString('utf8');
 }

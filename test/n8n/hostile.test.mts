@@ -1,0 +1,80 @@
+// Issue 29 "a hostile or broken service" in the real n8n 2.40.7 (packed package, `n8n execute`): the Security
+// Service node against the hostile vendor stand-in (test/helpers/hostileVendor.mts). Every answer is bounded in size
+// and TOTAL time (n8n's own timeout is idle only), and a broken token endpoint gets at most 2 token requests.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { startHostileVendor, type HostileOptions } from '../helpers/hostileVendor.mts';
+import { freePort, makeN8nHome, n8nCli, packPackage, type N8nHome } from './harness.mts';
+import { chain, ssNode } from './workflows.mts';
+
+type Vendor = Awaited<ReturnType<typeof startHostileVendor>>;
+const CASES: Record<string, HostileOptions> = { endless: { api: 'endless' }, huge: { api: 'huge' }, drip: { api: 'drip' }, token502: { token: '502' }, tokenHang: { token: 'hang' } };
+const vendors: Record<string, Vendor> = {};
+let home: N8nHome;
+let work: string;
+
+before(async () => {
+	work = mkdtempSync(join(tmpdir(), 'secsvc-hostile-'));
+	home = makeN8nHome(packPackage(join(work, 'pack')));
+	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
+	const creds: unknown[] = [];
+	const wfDir = join(work, 'workflows');
+	mkdirSync(wfDir);
+	let i = 0;
+	for (const [name, o] of Object.entries(CASES)) {
+		const v = (vendors[name] = await startHostileVendor(o));
+		const cred = { id: `hostileCred${++i}`.padEnd(14, '0'), name: `Hostile ${name}` };
+		creds.push({ ...cred, type: 'securityServiceApi', data: { baseUrl: v.url, appId: 'hostile-app', secret: 'hostile-secret-value-1', grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 } });
+		// Answers: a write (a timeout is never repeated for it, so one attempt shows the bound). Token cases: a read,
+		// which the client repeats on failures (3 attempts in the node): the token step must not be repeated with it.
+		const node = o.token
+			? ssNode('Read', { resource: 'dashboard', operation: 'isUnderAttack', site_id: 's1' }, { credential: cred })
+			: ssNode('Block', { resource: 'applicationProtection.ipBlacklist', operation: 'add', site_id: 's1', domain_port_id: 'd1', ip_black_list: '203.0.113.7' }, { credential: cred });
+		const wf = chain(`wfHostile${i}`.padEnd(14, '0'), `Hostile ${name}`, [node]);
+		writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
+	}
+	writeFileSync(join(work, 'creds.json'), JSON.stringify(creds));
+	assert.equal((await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`])).code, 0);
+	assert.equal((await n8nCli(home, ['import:workflow', '--separate', `--input=${wfDir}`])).code, 0);
+});
+
+after(async () => {
+	for (const v of Object.values(vendors)) await v.close();
+	home?.cleanup();
+	if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function execute(name: string) {
+	const id = `wfHostile${Object.keys(CASES).indexOf(name) + 1}`.padEnd(14, '0');
+	const t0 = Date.now();
+	const r = await n8nCli(home, ['execute', `--id=${id}`, '--rawOutput'], 240_000);
+	return { ...r, ms: Date.now() - t0, text: `${r.stdout}\n${r.stderr}` };
+}
+
+for (const name of ['endless', 'huge'] as const)
+	test(`${name} answer: the run fails with "larger than … bytes" and reads at most the bound`, async () => {
+		const r = await execute(name);
+		assert.notEqual(r.code, 0);
+		assert.match(r.text, /larger than 16777216 bytes/);
+		assert.equal(vendors[name].state.apiRequests, 1, 'never repeated');
+		assert.ok(vendors[name].state.bytesSent < 80 * 1024 * 1024, `${vendors[name].state.bytesSent} bytes sent`);
+	});
+
+test('a body drip-fed at 1 byte/s: the run ends at the 30 s total timeout (was > 240 s)', async () => {
+	const r = await execute('drip');
+	assert.notEqual(r.code, 0);
+	assert.match(r.text, /no answer within 30000 ms/);
+	assert.ok(r.ms < 90_000, `${r.ms} ms (n8n start-up included)`);
+	assert.ok(vendors.drip.state.bytesSent <= 40, `${vendors.drip.state.bytesSent} bytes dripped`);
+});
+
+for (const name of ['token502', 'tokenHang'] as const)
+	test(`a token endpoint that ${name === 'token502' ? 'answers 502' : 'hangs'}: 2 token requests for the call`, async () => {
+		const r = await execute(name);
+		assert.notEqual(r.code, 0);
+		assert.equal(vendors[name].state.tokenRequests, 2, r.text.slice(-2000));
+		assert.equal(vendors[name].state.apiRequests, 0);
+	});

@@ -1,0 +1,46 @@
+// Issue 30 with a real dev server and worker: a runbook waiting out an attack while the service drops its token and
+// answers with codes other than ours (simulator option droppedTokenAnswer) keeps polling after at most one failed poll.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { startSimulator } from '../../simulator/index.mts';
+import { APP_ID, ATTACK_SOURCES, createEnv, plan, SECRET, startInProcessWorker, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+for (const answer of [{ code: 40001, msg: 'invalid access_token' }, { code: 10086, msg: 'Token has expired' }])
+	test(`the service drops the token mid-wait (${answer.code} "${answer.msg}"): one failed poll at most, then polling goes on`, async () => {
+		const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, droppedTokenAnswer: answer });
+		const queue = uniqueQueue('tok');
+		const worker = await startInProcessWorker(env, s.url, queue);
+		try {
+			const ids: Ids = s.sim.firstIds();
+			const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+			const h = await startAttackResponse(env.client, queue, plan(ids));
+			await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+			const mark = s.sim.requests().at(-1)?.seq ?? 0;
+			s.sim.expireTokens();
+			await waitFor('polls after the drop', async () => s.sim.requests().filter((r) => r.seq > mark && r.opId === 'dashboard.isUnderAttack' && r.code === 0).length >= 3, 30_000);
+			const since = s.sim.requests().filter((r) => r.seq > mark);
+			const polls = since.filter((r) => r.opId === 'dashboard.isUnderAttack');
+			assert.ok(polls.filter((r) => r.code === answer.code).length <= 1, JSON.stringify(polls.map((r) => r.code)));
+			assert.equal(since.filter((r) => r.opId === 'authorization.appToken').length, 1, 'one fresh token');
+			assert.equal(polls.at(-1)?.code, 0);
+			s.sim.stopAttack(attack.id);
+			const r = (await h.result()) as AttackResponseResult;
+			assert.equal(r.outcome, 'reverted');
+		} finally {
+			await worker.shutdown();
+			await s.close();
+		}
+	});
