@@ -10,6 +10,9 @@
 #   bash scripts/temporal-cluster.sh env   [--base-port N] [--dir DIR]   the client env of a running cluster
 #   bash scripts/temporal-cluster.sh stop  [--base-port N] [--dir DIR]   stop the services and PostgreSQL (by PID)
 #   bash scripts/temporal-cluster.sh status [--base-port N] [--dir DIR]  one line per process: name pid up|down
+#   bash scripts/temporal-cluster.sh kill NAME [--base-port N] [--dir DIR] crash one process for chaos drills: a
+#                                                          service gets SIGKILL (its PID file), postgres an
+#                                                          immediate shutdown (crash recovery on the next start)
 #
 # Binaries are cached in ${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/temporal-cluster/bin (go install of the pinned
 # module). A cluster's state (PostgreSQL data, certificates, config, logs, pid files) lives in DIR, default
@@ -354,6 +357,8 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # ---- command line ---------------------------------------------------------------------------------------------
 cmd="${1:-path}"; shift || true
+target=""
+if [ "$cmd" = kill ]; then target="${1:-}"; shift || true; fi
 BASE="${SECSVC_CLUSTER_BASE_PORT:-17300}"; DIR=""; NAMESPACE="${SECSVC_CLUSTER_NAMESPACE:-secsvc}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -406,6 +411,21 @@ case "$cmd" in
     done
     if pg_up; then echo "postgres $(pg_pid) up"; else echo "postgres - down"; fi
     ;;
+  kill)
+    case "$target" in
+      history|matching|frontend|worker)
+        svc_up "$target" || die "$target is not running"
+        p="$(svc_pid "$target")"; log "SIGKILL $target (pid $p)"; kill -KILL "$p"
+        for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        ;;
+      postgres)
+        pg_up || die "postgres is not running"
+        log "immediate shutdown of PostgreSQL (pid $(pg_pid)): no checkpoint, crash recovery on the next start"
+        as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" -m immediate -w stop >&2
+        ;;
+      *) die "kill: name one of history, matching, frontend, worker, postgres" ;;
+    esac
+    ;;
   stop)
     for s in frontend worker matching history; do
       if svc_up "$s"; then
@@ -418,7 +438,7 @@ case "$cmd" in
     if pg_up; then log "stopping PostgreSQL (pid $(pg_pid))"; as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" -m fast -w stop >&2; fi
     ;;
   *)
-    echo "usage: bash scripts/temporal-cluster.sh path | start | env | status | stop [--base-port N] [--dir DIR] [--namespace NS]" >&2
+    echo "usage: bash scripts/temporal-cluster.sh path | start | env | status | stop | kill NAME [--base-port N] [--dir DIR] [--namespace NS]" >&2
     exit 2
     ;;
 esac
