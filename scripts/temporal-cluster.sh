@@ -2,8 +2,9 @@
 # A production-shaped Temporal cluster on this machine: Temporal Server (pinned) on a private PostgreSQL, the four
 # services as separate processes, mutual TLS on the frontend (gRPC and HTTP API) and between the services.
 #
-#   bash scripts/temporal-cluster.sh path                  build (or find) temporal-server and temporal-sql-tool;
-#                                                          prints the bin folder (only that, on stdout)
+#   bash scripts/temporal-cluster.sh path                  build (or find) temporal-server and temporal-sql-tool,
+#                                                          install PostgreSQL when missing; prints the bin folder
+#                                                          (only that, on stdout)
 #   bash scripts/temporal-cluster.sh start [--base-port N] [--dir DIR] [--namespace NS]
 #                                                          provision and start whatever is not running; prints the
 #                                                          client env (`export K=V` lines) on stdout
@@ -76,8 +77,16 @@ ensure_postgres_installed() {
   if pg_bindir >/dev/null; then return 0; fi
   [ "$(id -u)" = 0 ] || die "PostgreSQL is not installed and we are not root: apt-get install postgresql"
   log "installing PostgreSQL with apt-get (the package's own cluster is left alone; ours is private)"
-  apt-get update >&2 || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql >&2 || die "apt-get install postgresql failed"
+  # Another provisioning step (scripts/chromium.sh) may hold apt's lock at the same moment: wait and retry.
+  local try
+  for try in 1 2 3 4 5; do
+    if apt-get -o DPkg::Lock::Timeout=120 update >&2 \
+      && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends postgresql >&2; then
+      break
+    fi
+    [ "$try" = 5 ] && die "apt-get install postgresql failed"
+    log "apt-get failed (attempt $try; another apt may hold the lock); retrying in 20 s"; sleep 20
+  done
   pg_bindir >/dev/null || die "PostgreSQL installed but no initdb found under /usr/lib/postgresql"
 }
 
@@ -378,6 +387,7 @@ FRONTEND_NAME="frontend.secsvc.internal"; INTERNODE_NAME="internode.secsvc.inter
 case "$cmd" in
   path)
     build_binaries
+    ensure_postgres_installed
     echo "$CACHE/bin"
     ;;
   start)
