@@ -182,10 +182,10 @@ export function resolveTemporal(env: NodeJS.ProcessEnv, json: Parameters<typeof 
 			if (l.tls[f] !== undefined) ((tls as Record<string, unknown>)[f] = l.tls[f]), (r.from[f] = l.from[f]);
 		if (l.metadata) r.metadata = { ...r.metadata, ...l.metadata };
 	}
-	const anyTls = Object.values(tls).some((v) => v !== undefined);
+	const set = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)) as TlsSettings;
 	// As Temporal's clients do: TLS when configured, or when an API key is given (Temporal Cloud), unless turned off.
 	if (tlsOn === false) r.tls = false;
-	else if (anyTls) r.tls = tls;
+	else if (Object.keys(set).length) r.tls = set;
 	else if (tlsOn === true || r.apiKey) r.tls = true;
 	return r;
 }
