@@ -16,6 +16,7 @@ import { runbookReportModel, type RunbookResultLike } from '../../api/report/mod
 import { RUNBOOK } from '../../api/catalog/labels';
 import { blockAdd, blockChange, blockList, decide, type Env, type Http } from './decideBlocks';
 import { decodePayload, NO_SHORTHAND, payloads } from './temporalHttp';
+import { temporalTlsOptions, tlsProblem } from './temporalTls';
 
 /**
  * Security Service Runbook: start, decide (approve / reject through the runbook's `decide` Update), signal (abort /
@@ -330,6 +331,12 @@ export class SecurityServiceRunbook implements INodeType {
 		const items = this.getInputData();
 		const out: INodeExecutionData[] = [];
 		const cred = await this.getCredentials('temporalApi');
+		// TLS fields checked before anything is sent; a TLS failure later is named by its credential field too.
+		const tls = temporalTlsOptions(cred);
+		const tlsFailure = (i: number, error: unknown, body?: unknown) => {
+			const p = tlsProblem(error, body, String(cred.address ?? ''));
+			if (p) throw new NodeOperationError(this.getNode(), `Temporal API credential › ${p}`, { itemIndex: i });
+		};
 		const base = String(cred.address ?? '').replace(/\/+$/, '');
 		const ns = String(cred.namespace ?? 'default');
 		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(id)}`;
@@ -340,6 +347,7 @@ export class SecurityServiceRunbook implements INodeType {
 			try {
 				return ((await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) ?? {}) as IDataObject;
 			} catch (error) {
+				tlsFailure(i, error, (error as { response?: { data?: unknown } }).response?.data);
 				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
 			}
 		};
@@ -356,8 +364,15 @@ export class SecurityServiceRunbook implements INodeType {
 			};
 			if (body !== undefined) opts.body = body;
 			if (qs !== undefined) opts.qs = qs;
+			let r: { statusCode?: number; body?: unknown };
 			try {
-				const r = (await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) as { statusCode?: number; body?: unknown };
+				r = (await this.helpers.httpRequestWithAuthentication.call(this, 'temporalApi', opts)) as { statusCode?: number; body?: unknown };
+			} catch (error) {
+				tlsFailure(i, error);
+				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
+			}
+			tlsFailure(i, undefined, r.body); // a TLS port's answer to plain HTTP
+			try {
 				const parsed = typeof r.body === 'string' ? (JSON.parse(r.body || '{}') as IDataObject) : ((r.body ?? {}) as IDataObject);
 				return { status: Number(r.statusCode ?? 0), body: parsed };
 			} catch (error) {
@@ -367,6 +382,7 @@ export class SecurityServiceRunbook implements INodeType {
 
 		for (let i = 0; i < items.length; i++) {
 			try {
+				if (tls.problem) throw new NodeOperationError(this.getNode(), `Temporal API credential › ${tls.problem}`, { itemIndex: i, description: 'Nothing was sent to Temporal.' });
 				const operation = this.getNodeParameter('operation', i) as string;
 				let json: IDataObject;
 				const env: Env = {
