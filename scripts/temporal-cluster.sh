@@ -75,13 +75,17 @@ pg_bindir() {
 
 ensure_postgres_installed() {
   if pg_bindir >/dev/null; then return 0; fi
-  [ "$(id -u)" = 0 ] || die "PostgreSQL is not installed and we are not root: apt-get install postgresql"
+  local SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    sudo -n true 2>/dev/null || die "PostgreSQL is not installed and we are neither root nor a passwordless sudoer: apt-get install postgresql"
+    SUDO="sudo"
+  fi
   log "installing PostgreSQL with apt-get (the package's own cluster is left alone; ours is private)"
   # Another provisioning step (scripts/chromium.sh) may hold apt's lock at the same moment: wait and retry.
   local try
   for try in 1 2 3 4 5; do
-    if apt-get -o DPkg::Lock::Timeout=120 update >&2 \
-      && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends postgresql >&2; then
+    if $SUDO apt-get -o DPkg::Lock::Timeout=120 update >&2 \
+      && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends postgresql >&2; then
       break
     fi
     [ "$try" = 5 ] && die "apt-get install postgresql failed"
