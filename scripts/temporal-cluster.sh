@@ -340,10 +340,18 @@ wait_ready() {
 }
 
 ensure_namespace() {
-  if ! cli operator namespace describe -n "$NAMESPACE" >/dev/null 2>&1; then
-    log "registering namespace $NAMESPACE (retention 3 days)"
-    cli operator namespace create -n "$NAMESPACE" --retention 72h >&2 || die "could not create namespace $NAMESPACE"
-  fi
+  # Right after a restart (PostgreSQL's above all) describe can fail for a moment: create only when it is missing,
+  # and take "already exists" as done.
+  local i out
+  for i in $(seq 1 30); do
+    cli operator namespace describe -n "$NAMESPACE" >/dev/null 2>&1 && break
+    if out="$(cli operator namespace create -n "$NAMESPACE" --retention 72h 2>&1)"; then
+      log "registered namespace $NAMESPACE (retention 3 days)"; break
+    fi
+    grep -q 'already exists' <<<"$out" && break
+    [ "$i" = 30 ] && { echo "$out" >&2; die "could not create namespace $NAMESPACE"; }
+    sleep 1
+  done
   # The frontend's namespace cache refreshes every few seconds: wait until the namespace serves requests.
   local i
   for i in $(seq 1 60); do

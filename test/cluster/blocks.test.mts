@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { addBlock, listBlocks } from '../../worker/src/blocks.mts';
 import { killChild, operatorClient, startSim, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
-import { BASE_PORT, SCRIPT, clusterClient, clusterWorker, ensureCluster, type ClusterEnv } from './helpers.mts';
+import { BASE_PORT, SCRIPT, clusterClient, clusterWorker, ensureCluster, freeSites, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -24,6 +24,7 @@ after(async () => {
 test('blocks are removed after their expiry across a history-service crash; each entry added and removed once', async () => {
 	const s = await startSim(71);
 	const ids: Ids = s.sim.firstIds();
+	await freeSites(client, [ids]);
 	const op = operatorClient(s.url);
 	const queue = uniqueQueue('cluster-blocks');
 	const worker = clusterWorker(env, s.url, queue);

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, siteIds, startSim, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
-import { BASE_PORT, SCRIPT, clusterClient, clusterPids, clusterWorker, ensureCluster, serviceLog, type ClusterEnv } from './helpers.mts';
+import { BASE_PORT, SCRIPT, clusterClient, clusterPids, clusterWorker, ensureCluster, freeSites, serviceLog, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -27,6 +27,7 @@ before(async () => {
 	sim = await startSim(41);
 	op = operatorClient(sim.url);
 	sites = siteIds(sim.sim, 4);
+	await freeSites(client, sites);
 	queue = uniqueQueue('cluster-chaos');
 	worker = clusterWorker(env, sim.url, queue);
 	await waitFor('worker ready', async () => /is now the current version|polling/.test(worker.log()) || worker.exitCode !== null, 120_000, 250);

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { watcherId } from '../../workflows/fleetShared.mts';
 import { APP_ID, killChild, SECRET, uniqueQueue, waitFor } from '../temporal/helpers.mts';
-import { clusterClient, clusterWorker, ensureCluster, secsvc, type ClusterEnv } from './helpers.mts';
+import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 
 const FLEET = `cfleet${process.pid}`;
 let env: ClusterEnv;
@@ -45,6 +45,7 @@ const runbooksOf = async (site: string) => {
 
 test('fleet apply over TLS; the attacked site gets one runbook, quiet sites none; fleet status shows it', async () => {
 	const sites = s.sim.snapshot().sites.slice(0, 5);
+	await freeSites(client, sites.map((x) => ({ site_id: x.site_id, domain_port_id: x.domain_port_ids[0] })));
 	const file = join(mkdtempSync(join(tmpdir(), 'secsvc-cfleet-')), 'fleet.json');
 	writeFileSync(
 		file,
@@ -64,7 +65,9 @@ test('fleet apply over TLS; the attacked site gets one runbook, quiet sites none
 	const attacked = sites[1].site_id;
 	const attack = s.sim.startAttack({ site_id: attacked, duration: 0, sources: [{ ip: '198.18.0.3' }] });
 	try {
-		await waitFor('a runbook for the attacked site', async () => (await runbooksOf(attacked)).length === 1, 60_000, 500);
+		await waitFor('a runbook for the attacked site', async () => (await runbooksOf(attacked)).length === 1, 90_000, 500).catch((e) => {
+			throw new Error(`${(e as Error).message}\nworker log:\n${worker.log().slice(-3000)}`);
+		});
 		await new Promise((r) => setTimeout(r, 7000)); // more ticks while the attack goes on
 		assert.equal((await runbooksOf(attacked)).length, 1, 'still exactly one');
 		for (const q of sites.filter((x) => x.site_id !== attacked)) assert.equal((await runbooksOf(q.site_id)).length, 0, `no runbook for quiet site ${q.site_id}`);

@@ -10,6 +10,9 @@ import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { Connection } from '@temporalio/client';
 import { connectionOptions, loadTemporalConfig } from '../../worker/src/config.mts';
+import { blocksIdFor } from '../../api/blockRules.ts';
+import { coordinatorIdFor } from '../../workflows/coordination.mts';
+import { workflowIdFor } from '../../workflows/defs.mts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');
@@ -69,3 +72,18 @@ export function secsvc(env: NodeJS.ProcessEnv, args: string[]) {
 
 /** A cluster service's log (for failure messages). */
 export const serviceLog = (env: ClusterEnv, s: string) => readFileSync(join(env.SECSVC_CLUSTER_DIR, 'log', `${s}.log`), 'utf8').slice(-2000);
+
+/**
+ * The cluster outlives test runs, and the simulator's site ids repeat: a site's runbook, coordinator or blocks
+ * workflow left running by an earlier run (its worker and task queue gone) would hold up this run's. Terminates them.
+ */
+export async function freeSites(client: Client, sites: { site_id: string; domain_port_id?: string }[]): Promise<void> {
+	const ids = sites.flatMap((x) => [workflowIdFor(x.site_id), coordinatorIdFor(x.site_id), ...(x.domain_port_id ? [blocksIdFor(x.site_id, x.domain_port_id)] : [])]);
+	await Promise.all(
+		ids.map(async (id) => {
+			const h = client.workflow.getHandle(id);
+			const running = await h.describe().then((d) => d.status.name === 'RUNNING', () => false);
+			if (running) await h.terminate('left running by an earlier test run on the shared cluster');
+		}),
+	);
+}

@@ -15,7 +15,7 @@ import { APP_ID, ATTACK_SOURCES, killChild, SECRET, startSim, uniqueQueue, waitF
 import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from '../n8n/harness.mts';
 import { runbookNodes } from '../n8n/runbook-stack.mts';
 import { chain } from '../n8n/workflows.mts';
-import { clusterClient, clusterWorker, ensureCluster, type ClusterEnv } from './helpers.mts';
+import { clusterClient, clusterWorker, ensureCluster, freeSites, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -63,6 +63,7 @@ before(async () => {
 	assert.equal(r1.code, 0, r1.stderr);
 
 	const ids = sim.sim.firstIds();
+	await freeSites(client, [ids]);
 	const plan = {
 		site_id: ids.site_id,
 		customer_id: ids.customer_id,

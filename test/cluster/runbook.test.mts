@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
-import { clusterClient, clusterWorker, ensureCluster, secsvc, type ClusterEnv } from './helpers.mts';
+import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -26,6 +26,7 @@ after(async () => {
 test('a runbook end to end on the TLS cluster; secsvc list finds it by search attributes', async () => {
 	const s = await startSim(31);
 	const ids = s.sim.firstIds();
+	await freeSites(client, [ids]);
 	const op = operatorClient(s.url);
 	const queue = uniqueQueue('cluster-e2e');
 	const worker = clusterWorker(env, s.url, queue);

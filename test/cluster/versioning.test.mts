@@ -13,7 +13,7 @@ import { sourceHash } from '../../worker/src/bundle.mts';
 import { startAttackResponse } from '../../worker/src/runbooks.mts';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, ROOT, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
-import { clusterClient, clusterWorker, ensureCluster, secsvc, type ClusterEnv } from './helpers.mts';
+import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -58,6 +58,7 @@ test('rollout of build B over a runbook waiting on build A: A finishes on A, new
 	const s = await startSim(61);
 	const op = operatorClient(s.url);
 	const ids = s.sim.firstIds();
+	await freeSites(client, [ids]);
 	const queue = uniqueQueue('cluster-vt');
 	const deployment = `cluster-vt-${process.pid}`;
 	const dirB = makeBuildB();
