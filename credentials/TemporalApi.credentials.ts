@@ -1,9 +1,19 @@
-import type { IAuthenticateGeneric, ICredentialTestRequest, ICredentialType, INodeProperties, Icon } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	ICredentialType,
+	IHttpRequestOptions,
+	INodeProperties,
+	Icon,
+} from 'n8n-workflow';
+import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/temporalTls';
 
 /**
  * Temporal connection for the Security Service Runbook node: the server's HTTP API (the dev server exposes it with
- * `temporal server start-dev --http-port N`; Temporal Cloud on the namespace endpoint), a namespace and an
- * optional API key (sent as a bearer token).
+ * `temporal server start-dev --http-port N`; a self-hosted cluster on the frontend's HTTP port, mutual TLS with a
+ * client certificate; Temporal Cloud on the namespace endpoint with an API key), a namespace, an optional API key
+ * (sent as a bearer token) and optional TLS material as PEM text: the server's CA, a client certificate and its key
+ * (given to n8n's request helper as HTTPS agent options).
  */
 export class TemporalApi implements ICredentialType {
 	name = 'temporalApi';
@@ -42,16 +52,45 @@ export class TemporalApi implements ICredentialType {
 			default: '',
 			description: 'Sent as "Authorization: Bearer <key>"; leave empty for a local dev server',
 		},
+		{
+			displayName: 'Server CA Certificate',
+			name: 'caCertificate',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			placeholder: '-----BEGIN CERTIFICATE-----',
+			description: "PEM certificate of the CA that signed the server's certificate; leave empty for a public CA (Temporal Cloud)",
+		},
+		{
+			displayName: 'Client Certificate',
+			name: 'clientCertificate',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			placeholder: '-----BEGIN CERTIFICATE-----',
+			description: 'PEM client certificate for mutual TLS (a cluster whose frontend requires one)',
+		},
+		{
+			displayName: 'Client Private Key',
+			name: 'clientPrivateKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description: "The client certificate's unencrypted PEM private key",
+		},
 	];
 
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: {
-				Authorization: '={{$credentials.apiKey ? "Bearer " + $credentials.apiKey : ""}}',
-			},
-		},
-	};
+	/** Bearer API key and TLS agent options on every request (the credential Test's too). A bad TLS field: one line naming it. */
+	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
+		const { options, problem } = temporalTlsOptions(credentials);
+		if (problem) throw new Error(problem);
+		const apiKey = typeof credentials.apiKey === 'string' ? credentials.apiKey : '';
+		return {
+			...requestOptions,
+			headers: { ...requestOptions.headers, ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+			...(options ? { agentOptions: { ...requestOptions.agentOptions, ...options } } : {}),
+		};
+	}
 
 	test: ICredentialTestRequest = {
 		request: {

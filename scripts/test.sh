@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # The project's test command (README: `npm test`; CI: .ci/run calls exactly this).
-# Builds the n8n package, lints it in strict mode, provisions the real runtimes (Temporal CLI, n8n on
-# Node 24) and runs every test with node's own test runner. A missing runtime fails the run loudly.
+# Builds the n8n package, lints it in strict mode, provisions the real runtimes (Temporal CLI, the Temporal
+# cluster's server build, n8n on Node 24, chromium) and runs every test with node's own test runner, in two lanes
+# at once (test/README.md "What runs in parallel"): each lane one file at a time, its output in a log printed when
+# the lane ends. SECSVC_TEST_LANES=1 runs everything in one lane, as before. A missing runtime fails the run loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
+LOGS="$(mktemp -d "${TMPDIR:-/tmp}/secsvc-test.XXXXXX")"
+
+# The cluster's Go build takes minutes from nothing: start it first, in the background, and wait for it before the
+# cluster tests (its progress goes to a log).
+( rc=0; bash scripts/temporal-cluster.sh path >"$LOGS/cluster-build.out" 2>"$LOGS/cluster-build.log" || rc=$?
+  echo "$rc" >"$LOGS/cluster-build.rc" ) &
 
 if [ ! -d node_modules/@temporalio/worker ] && [ ! -d worker/node_modules/@temporalio/worker ]; then
   echo "== installing packages (npm install --ignore-scripts)"
@@ -31,7 +39,77 @@ if true; then
   echo "n8n runtime: $N8N_RUNTIME"
 fi
 
-files=(test/**/*.test.mts)
-if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
-echo "== ${#files[@]} test files"
-node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
+wait_cluster_build() { # the build runs beside us (a sibling of a lane's subshell): wait for its exit-code file
+  while [ ! -f "$LOGS/cluster-build.rc" ]; do sleep 2; done
+  if [ "$(cat "$LOGS/cluster-build.rc")" != 0 ]; then
+    cat "$LOGS/cluster-build.log" >&2
+    echo "ERROR: scripts/temporal-cluster.sh path failed (Temporal Server build for test/cluster)" >&2
+    return 1
+  fi
+  echo "temporal cluster binaries: $(cat "$LOGS/cluster-build.out")"
+}
+
+# test/cluster against the cluster of scripts/temporal-cluster.sh; stopped afterwards if the tests started it.
+run_cluster_tests() { # runner...
+  local was_up=0
+  local status
+  status="$(bash scripts/temporal-cluster.sh status 2>/dev/null || true)"
+  grep -q '^frontend .* up$' <<<"$status" && was_up=1
+  local rc=0
+  "$@" "${cluster_files[@]}" || rc=$?
+  [ "$was_up" = 1 ] || bash scripts/temporal-cluster.sh stop || true
+  return "$rc"
+}
+
+# Lanes: groups of test folders that share no ports (servers on port 0; the cluster on its own fixed ports,
+# 17300-17309) and no state (temp folders; caches written atomically). Each lane runs its files one at a time.
+temporal_files=(test/temporal/**/*.test.mts)
+cluster_files=(test/cluster/**/*.test.mts)
+lane_b=(test/unit/**/*.test.mts test/simulator/**/*.test.mts test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts)
+all=(test/**/*.test.mts)
+if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#cluster_files[@]} + ${#lane_b[@]} )) ]; then
+  echo "test files outside the lanes of scripts/test.sh: add their folder to a lane" >&2; exit 1
+fi
+echo "== ${#all[@]} test files"
+
+spec() { node --import tsx --test --test-concurrency=1 --test-reporter=spec "$@"; }
+to_log() { local name="$1"; shift; "$@" >"$LOGS/$name.log" 2>&1; }
+
+if [ "${SECSVC_TEST_LANES:-2}" = 1 ]; then
+  rc=0
+  spec "${temporal_files[@]}" "${lane_b[@]}" || rc=1
+  wait_cluster_build
+  run_cluster_tests spec || rc=1
+  exit "$rc"
+fi
+
+(
+  rc=0
+  to_log temporal spec "${temporal_files[@]}" || rc=1
+  if wait_cluster_build >"$LOGS/cluster-build.summary" 2>&1; then
+    to_log cluster run_cluster_tests spec || rc=1
+  else
+    rc=1
+  fi
+  echo "$rc" >"$LOGS/a.rc"
+) &
+lane_a_pid=$!
+echo "== lane A (test/temporal, then test/cluster) and lane B (unit, simulator, package, fuzz, n8n) running; logs in $LOGS"
+rc_b=0
+to_log other spec "${lane_b[@]}" || rc_b=1
+wait "$lane_a_pid" || true
+rc_a="$(cat "$LOGS/a.rc" 2>/dev/null || echo 1)"
+
+passed=0; failed=0
+for name in other temporal cluster; do
+  [ -f "$LOGS/$name.log" ] || continue
+  echo; echo "==================== $name ===================="
+  cat "$LOGS/$name.log"
+  p="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"; f="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"
+  passed=$(( passed + ${p:-0} )); failed=$(( failed + ${f:-0} ))
+done
+cat "$LOGS/cluster-build.summary" 2>/dev/null || true
+echo
+echo "lanes: A (temporal, cluster) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b"
+echo "$passed passed, $failed failed"
+[ "$rc_a" = 0 ] && [ "$rc_b" = 0 ]

@@ -20,6 +20,7 @@ import { blockAdd, blockChange, blockList, decide, decideAs, DEFAULT_GATE_WAIT_S
 import { applyApprovalFields, startApprovalProperties, startRunbook } from './start';
 import { decodePayload, NO_SHORTHAND, parseJsonObject, payloads, TEMPORAL_BOUNDS } from './temporalHttp';
 import { boundedExchange, type BoundedResponse } from '../SecurityService/transport/bounded';
+import { temporalTlsOptions, tlsProblem } from './temporalTls';
 
 /**
  * Security Service Runbook: start, decide (approve / reject through the runbook's `decide` Update), signal (abort /
@@ -346,6 +347,12 @@ export class SecurityServiceRunbook implements INodeType {
 		const items = this.getInputData();
 		const out: INodeExecutionData[] = [];
 		const cred = await this.getCredentials('temporalApi');
+		// TLS fields checked before anything is sent; a TLS failure later is named by its credential field too.
+		const tls = temporalTlsOptions(cred);
+		const tlsFailure = (i: number, error: unknown, body?: unknown) => {
+			const p = tlsProblem(error, body, String(cred.address ?? ''));
+			if (p) throw new NodeOperationError(this.getNode(), `Temporal API credential › ${p}`, { itemIndex: i });
+		};
 		const base = String(cred.address ?? '').replace(/\/+$/, '');
 		const ns = String(cred.namespace ?? 'default');
 		const wfUrl = (id: string) => `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(id)}`;
@@ -361,6 +368,7 @@ export class SecurityServiceRunbook implements INodeType {
 			try {
 				r = await exchange(opts);
 			} catch (error) {
+				tlsFailure(i, error, (error as { response?: { data?: unknown } }).response?.data);
 				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
 			}
 			const parsed = parseJsonObject(r.body) as IDataObject;
@@ -373,8 +381,15 @@ export class SecurityServiceRunbook implements INodeType {
 			const opts: IHttpRequestOptions = { method, url, headers: { 'content-type': 'application/json', ...NO_SHORTHAND } };
 			if (body !== undefined) opts.body = JSON.stringify(body);
 			if (qs !== undefined) opts.qs = qs;
+			let r: BoundedResponse;
 			try {
-				const r = await exchange(opts);
+				r = await exchange(opts);
+			} catch (error) {
+				tlsFailure(i, error);
+				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
+			}
+			tlsFailure(i, undefined, r.body); // a TLS port's answer to plain HTTP
+			try {
 				return { status: r.statusCode, body: parseJsonObject(r.body) as IDataObject };
 			} catch (error) {
 				throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex: i });
@@ -383,6 +398,7 @@ export class SecurityServiceRunbook implements INodeType {
 
 		for (let i = 0; i < items.length; i++) {
 			try {
+				if (tls.problem) throw new NodeOperationError(this.getNode(), `Temporal API credential › ${tls.problem}`, { itemIndex: i, description: 'Nothing was sent to Temporal.' });
 				const operation = this.getNodeParameter('operation', i) as string;
 				let json: IDataObject;
 				const env: Env = {

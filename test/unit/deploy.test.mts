@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_WORKER_NODE_FLAGS, ensureWorkerBuild } from '../../worker/src/process/build.mts';
-import { ConfigError } from '../../worker/src/process/config.mts';
+import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, loadProcessConfig, parseDuration, parseListenAddress } from '../../worker/src/process/processConfig.mts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -96,6 +96,11 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	// Stop timeout above the drain grace configured in the example environment file (default 30 s).
 	const example = envFile(read('deploy/systemd/secsvc-worker.env.example'));
 	assert.ok(example.SECSVC_SECRET !== undefined && example.SECSVC_APP_ID !== undefined);
+	// The certificate settings in Temporal's own names, read by the worker as the client certificate, key and CA.
+	const t = loadTemporalConfig(example, undefined);
+	assert.deepEqual(t.tls, { certFile: '/etc/secsvc/tls/client.pem', keyFile: '/etc/secsvc/tls/client.key', caFile: '/etc/secsvc/tls/ca.pem' });
+	assert.deepEqual([t.from?.cert, t.from?.key, t.from?.ca], ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH']);
+	assert.notEqual(t.namespace, 'default');
 	const grace = parseDuration(example.SECSVC_SHUTDOWN_GRACE ?? '30s') as number;
 	const stopSec = Number(one('TimeoutStopSec'));
 	assert.ok(stopSec * 1000 > grace && stopSec * 1000 <= grace + 60_000, `TimeoutStopSec ${stopSec} s vs grace ${grace} ms`);
@@ -188,4 +193,13 @@ test('Kubernetes manifest: Secret for the app secret, probes on the health liste
 	assert.ok(tgps > grace && tgps <= grace + 60_000, `terminationGracePeriodSeconds ${spec.terminationGracePeriodSeconds} vs grace ${grace} ms`);
 	assert.equal(spec.securityContext.runAsNonRoot, true);
 	assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+	// mutual TLS: the TEMPORAL_TLS_* files are in the mounted TLS Secret, readable by the worker's group only
+	const mount = c.volumeMounts.find((m: { name: string }) => m.name === 'temporal-tls');
+	const vol = spec.volumes.find((v: { name: string }) => v.name === 'temporal-tls');
+	assert.ok(mount?.readOnly && vol?.secret?.secretName, 'a read-only mount of the TLS Secret');
+	const t = loadTemporalConfig(env as Record<string, string>, undefined);
+	assert.ok(t.tls && typeof t.tls === 'object', 'TLS configured through Temporal\'s variables');
+	for (const f of [t.tls.certFile, t.tls.keyFile, t.tls.caFile]) assert.ok(f?.startsWith(`${mount.mountPath}/`), `${f} is in the TLS Secret's mount`);
+	assert.equal(vol.secret.defaultMode & 0o007, 0, 'not world-readable');
+	assert.equal(spec.securityContext.fsGroup, spec.securityContext.runAsGroup, 'the worker\'s group reads the Secret');
 });

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
+import { resolveTemporal, TemporalSettingError, tlsMaterial, type Sources, type TlsSettings } from './temporalEnv.mts';
 
 /**
- * Worker configuration from a JSON file (SECSVC_CONFIG or --config) and the environment (which wins).
+ * Worker configuration from a JSON file (SECSVC_CONFIG or --config) and the environment (which wins). The Temporal
+ * connection also reads Temporal's own client configuration (TOML profile, lowest; see temporalEnv.mts).
  * The app secret and tokens live here and in the client only: never in workflow inputs, results, signals,
  * memos or history.
  *
@@ -21,12 +23,7 @@ import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastR
  * }
  */
 
-export interface TlsConfig {
-	serverName?: string;
-	caFile?: string;
-	certFile?: string;
-	keyFile?: string;
-}
+export type TlsConfig = TlsSettings;
 
 export interface WorkerConfig {
 	temporal: {
@@ -35,6 +32,10 @@ export interface WorkerConfig {
 		taskQueue: string;
 		tls?: boolean | TlsConfig;
 		apiKey?: string;
+		/** gRPC metadata from the profile or TEMPORAL_GRPC_META_* (e.g. Temporal Cloud's routing headers). */
+		metadata?: Record<string, string>;
+		/** Which setting gave each connection value (for error messages; never the values). */
+		from?: Sources;
 		/** Worker Deployment name (SECSVC_DEPLOYMENT_NAME; default `secsvc`); the build id comes from the workflow bundle. */
 		deploymentName?: string;
 		/** Worker Deployment Versioning (SECSVC_WORKER_VERSIONING=0 turns it off for clusters without it; default on). */
@@ -105,10 +106,13 @@ const codes = (s: string | undefined) =>
 export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): WorkerConfig['temporal'] {
 	const j = readJson(file);
 	const t = (j.temporal ?? {}) as Partial<WorkerConfig['temporal']>;
-	let tls: WorkerConfig['temporal']['tls'] = t.tls;
-	if (env.TEMPORAL_TLS !== undefined) tls = env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true';
-	if (env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA)
-		tls = { certFile: env.TEMPORAL_TLS_CERT, keyFile: env.TEMPORAL_TLS_KEY, caFile: env.TEMPORAL_TLS_CA, serverName: env.TEMPORAL_TLS_SERVER_NAME };
+	let r: ReturnType<typeof resolveTemporal>;
+	try {
+		r = resolveTemporal(env, t);
+	} catch (e) {
+		if (e instanceof TemporalSettingError) throw new ConfigError([{ field: e.field, rule: e.rule }]);
+		throw e;
+	}
 	const deploymentName = env.SECSVC_DEPLOYMENT_NAME || t.deploymentName || DEFAULT_DEPLOYMENT_NAME;
 	// The server joins deployment name and build id as `name:build` (and `name.build` in older APIs).
 	if (!/^[A-Za-z0-9_-]{1,200}$/.test(deploymentName))
@@ -118,11 +122,13 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = 
 		throw new ConfigError([{ field: 'SECSVC_WORKER_VERSIONING', rule: 'must be 1 or 0 (true or false)' }]);
 	const workerVersioning = v !== undefined && v !== '' ? v === '1' || v === 'true' : t.workerVersioning !== false;
 	return {
-		address: env.TEMPORAL_ADDRESS ?? t.address ?? '127.0.0.1:7233',
-		namespace: env.TEMPORAL_NAMESPACE ?? t.namespace ?? 'default',
+		address: r.address ?? '127.0.0.1:7233',
+		namespace: r.namespace ?? 'default',
 		taskQueue: env.TEMPORAL_TASK_QUEUE ?? t.taskQueue ?? DEFAULT_TASK_QUEUE,
-		tls,
-		apiKey: env.TEMPORAL_API_KEY ?? t.apiKey,
+		tls: r.tls,
+		apiKey: r.apiKey,
+		...(r.metadata ? { metadata: r.metadata } : {}),
+		from: r.from,
 		deploymentName,
 		workerVersioning,
 	};
@@ -175,16 +181,17 @@ function readJson(file: string | undefined): Record<string, unknown> {
 	}
 }
 
-/** Connection options for @temporalio/client Connection and @temporalio/worker NativeConnection. */
+/**
+ * Connection options for @temporalio/client Connection and @temporalio/worker NativeConnection. The TLS files are
+ * read and checked here: a bad one is a ConfigError naming its setting, before anything connects.
+ */
 export function connectionOptions(t: WorkerConfig['temporal']) {
-	let tls: undefined | boolean | { serverNameOverride?: string; serverRootCACertificate?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer } };
-	if (t.tls === true) tls = true;
-	else if (t.tls && typeof t.tls === 'object') {
-		tls = {
-			serverNameOverride: t.tls.serverName,
-			serverRootCACertificate: t.tls.caFile ? readFileSync(t.tls.caFile) : undefined,
-			clientCertPair: t.tls.certFile && t.tls.keyFile ? { crt: readFileSync(t.tls.certFile), key: readFileSync(t.tls.keyFile) } : undefined,
-		};
+	let tls: ReturnType<typeof tlsMaterial>;
+	try {
+		tls = tlsMaterial(t.tls, t.from ?? {});
+	} catch (e) {
+		if (e instanceof TemporalSettingError) throw new ConfigError([{ field: e.field, rule: e.rule }]);
+		throw e;
 	}
-	return { address: t.address, tls, apiKey: t.apiKey };
+	return { address: t.address, tls, apiKey: t.apiKey, ...(t.metadata ? { metadata: t.metadata } : {}) };
 }

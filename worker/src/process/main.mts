@@ -20,6 +20,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { ApiError } from '../../../api/errors.ts';
 import { assertFreshBuild } from './buildInfo.mts';
 import { connectionOptions, loadConfig } from './config.mts';
+import { explainConnectFailure } from './tlsProbe.mts';
 import { startHealthServer, type HealthServer } from './health.mts';
 import { loadProcessConfig } from './processConfig.mts';
 import { clientFromConfig, safeMessage, startWorker, type RunningWorker } from './worker.mts';
@@ -53,10 +54,11 @@ export function watchParent(env: NodeJS.ProcessEnv = process.env): void {
 }
 
 async function connectTemporal(cfg: ReturnType<typeof loadConfig>) {
+	const opts = connectionOptions(cfg.temporal); // a bad TLS file: ConfigError naming its setting
 	try {
-		return await NativeConnection.connect(connectionOptions(cfg.temporal));
+		return await NativeConnection.connect(opts);
 	} catch (e) {
-		throw new StartupError(`TEMPORAL_ADDRESS (temporal.address) ${cfg.temporal.address}: cannot connect — ${safeMessage(e)}`);
+		throw new StartupError(await explainConnectFailure(cfg.temporal.address, opts.tls, cfg.temporal.from ?? {}, safeMessage(e)));
 	}
 }
 

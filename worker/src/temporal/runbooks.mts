@@ -18,11 +18,19 @@ import {
 import { parsePlan } from '../../../workflows/plan.mts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
+import { explainConnectFailure } from '../process/tlsProbe.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 
 export async function temporalClient(t: WorkerConfig['temporal']): Promise<Client> {
-	const connection = await Connection.connect(connectionOptions(t));
+	const opts = connectionOptions(t);
+	let connection: Connection;
+	try {
+		connection = await Connection.connect(opts);
+	} catch (e) {
+		// One line naming the setting (the client library only says "Failed to connect before the deadline").
+		throw new Error(await explainConnectFailure(t.address, opts.tls, t.from ?? {}, (e as Error).message));
+	}
 	return new Client({ connection, namespace: t.namespace });
 }
 
