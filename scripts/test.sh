@@ -21,7 +21,7 @@ fi
 
 echo "== build (tsc)"
 npm run -s build
-echo "== typecheck (workflows/, worker/src/, simulator/: tsconfig.workers.json)"
+echo "== typecheck (workflows/, worker/src/, simulator/, bench/, scripts/, demo/, test/: tsconfig.workers.json)"
 npm run -s typecheck
 echo "== n8n-node lint (strict)"
 npx --no-install n8n-node lint
