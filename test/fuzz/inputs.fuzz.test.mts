@@ -257,9 +257,12 @@ async function runNode(params: Record<string, unknown>): Promise<{ error?: Error
 		continueOnFail: () => false,
 		getExecutionId: () => 'exec-1',
 		helpers: {
-			httpRequestWithAuthentication: async (_c: string, o: { url: string; body?: unknown }) => {
-				sentReqs.push({ url: o.url, body: o.body as Sent['body'] });
-				return { runId: 'run-1', started: true };
+			// As n8n's helper answers the node's bounded exchange (returnFullResponse, body as sent: a JSON string).
+			httpRequestWithAuthentication: async (_c: string, o: { url: string; body?: unknown; returnFullResponse?: boolean }) => {
+				const body = typeof o.body === 'string' ? (JSON.parse(o.body) as Sent['body']) : (o.body as Sent['body']);
+				sentReqs.push({ url: o.url, body });
+				const answer = { runId: 'run-1', started: true };
+				return o.returnFullResponse ? { statusCode: 200, headers: {}, body: JSON.stringify(answer) } : answer;
 			},
 		},
 	};

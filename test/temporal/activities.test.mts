@@ -34,8 +34,9 @@ const failure = async (p: Promise<unknown>) => {
 
 test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
-	// plus the plan parser (zod runs in the worker, not in the workflow sandbox)
-	assert.deepEqual(Object.keys(acts).sort(), [...catalog.map((o) => o.id), 'runbook.parsePlan'].sort());
+	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
+	// workflow sandbox)
+	assert.deepEqual(Object.keys(acts).sort(), [...catalog.map((o) => o.id), 'runbook.parsePlan', 'input.check'].sort());
 });
 
 test('ValidationError → non-retryable, names field and rule, nothing sent', async () => {
