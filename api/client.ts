@@ -140,6 +140,12 @@ export interface Client {
 	/** Validates against the catalog; returns the parsed (normalised) parameters or throws ValidationError. */
 	validate<Id extends OperationId>(opId: Id, ...args: ValidateArgs<Id>): Record<string, unknown>;
 	validate<S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(opId: LooseId<S, P>, params?: P): Record<string, unknown>;
+	/**
+	 * Everything `call` checks before it sends the request: the catalog's rules and the whole blast-radius guard,
+	 * the site's own addresses included (the lookup's reads are the only requests). For a write made of several
+	 * requests (IP Blacklist › Add with many entries), so that one refused entry stops it before the first write.
+	 */
+	check(opId: string, params?: Record<string, unknown>, o?: CallOptions): Promise<Record<string, unknown>>;
 	/** Methods derived from the operation ids: `client.ops.applicationProtection.ipBlacklist.add({...})`. */
 	ops: OpsTree;
 	/** Runs the connect step of the user-token flow and checks the returned state. */
@@ -489,6 +495,12 @@ export function createClient(opts: ClientOptions): Client {
 	const client: Client = {
 		call: call as Client['call'],
 		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params, policy)) as Client['validate'],
+		check: async (opId, params = {}, o = {}) => {
+			const op = getOperation(opId);
+			const valid = validateParams(op, params, policy);
+			await guardWithOwnAddresses(op, valid, params, o);
+			return valid;
+		},
 		ops: buildOpsTree(call),
 		connect,
 		tokens,

@@ -64,7 +64,17 @@ test('node: the override lets a /15 through, recorded in the output; it never li
 	assert.match(loop.error?.message ?? '', /127\.0\.0\.0\/8 overlaps the special range 127\.0\.0\.0\/8, loopback/);
 	const wide = await runner.run(block('10.0.0.0/15', { allowWideBlock: 'botnet spread over a /15' }));
 	assert.equal(wide.status, 'success', JSON.stringify(wide.error));
-	assert.deepEqual(wide.runData.Block[0].items, [{ success: true, wideBlockOverride: { rule: 'widest prefix (/16)', entries: ['10.0.0.0/15'], reason: 'botnet spread over a /15' } }]);
+	assert.deepEqual(wide.runData.Block[0].items, [
+		{
+			site_id: ids.site_id,
+			domain_port_id: ids.domain_port_id,
+			entries: ['10.0.0.0/15'],
+			blocked: ['10.0.0.0-10.1.255.255'],
+			refused: [],
+			success: true,
+			wideBlockOverride: { rule: 'widest prefix (/16)', entries: ['10.0.0.0/15'], reason: 'botnet spread over a /15' },
+		},
+	]);
 	assert.equal(posts().length, 1);
 });
 
@@ -114,6 +124,8 @@ test('the node as an AI tool: the model\'s 0.0.0.0/0 and the site\'s own address
 	assert.equal(posts().length, n + 1);
 	assert.equal(posts().at(-1)?.opId, 'applicationProtection.ipBlacklist.add');
 	// what the model gets back: the node's output items as the tool's JSON answer
-	assert.deepEqual(ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))), [[{ success: true }]]);
+	assert.deepEqual(ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))), [
+		[{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.18.5.5'], blocked: ['198.18.5.5'], refused: [], success: true }],
+	]);
 	assert.equal(ok.runData['Block IP'][0].executionStatus, 'success', 'the node ran as a tool (n8n records the tool run under its name)');
 });

@@ -157,19 +157,21 @@ function callerWorkflowId(): string | undefined {
  * token operations go to `app` (the worker's own app credential). The activity factories receive it as their client.
  */
 export function tenantRoutingClient(app: Client, route: (site: string | undefined, customer: string | undefined) => Promise<Client>): Client {
-	const call = async (opId: string, params: Record<string, unknown> = {}, o?: Parameters<Client['call']>[2]) => {
+	/** The client whose token serves this call: the app's for portal operations, else the site's tenant's. */
+	const clientFor = async (opId: string, params: Record<string, unknown>): Promise<Client> => {
 		const op = getOperation(opId);
 		const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-		if (APP_RESOURCES.has(op.resource)) return app.call(opId, params, o);
+		if (APP_RESOURCES.has(op.resource)) return app;
 		const customer = str(params?.customer_id);
 		let site = str(params?.site_id);
 		if (site === undefined && customer === undefined) {
 			const wf = callerWorkflowId();
 			site = wf === undefined ? undefined : siteOfWorkflowId(wf);
-			if (site === undefined) return app.call(opId, params, o);
+			if (site === undefined) return app;
 		}
-		return (await route(site, customer)).call(opId, params, o);
+		return route(site, customer);
 	};
+	const call = async (opId: string, params: Record<string, unknown> = {}, o?: Parameters<Client['call']>[2]) => (await clientFor(opId, params)).call(opId, params, o);
 	const ops = (path: string[]): unknown =>
 		new Proxy(() => {}, {
 			get: (_t, k) => (typeof k === 'string' ? ops([...path, k]) : undefined),
@@ -178,6 +180,7 @@ export function tenantRoutingClient(app: Client, route: (site: string | undefine
 	return {
 		call: call as Client['call'],
 		validate: app.validate,
+		check: async (opId, params = {}, o) => (await clientFor(opId, params)).check(opId, params, o),
 		ops: ops([]) as Client['ops'],
 		connect: app.connect,
 		tokens: app.tokens,

@@ -41,9 +41,10 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
  * A block sent under the widest-prefix override: recorded in the output item (n8n's execution data is the audit of
  * a node run), with the entries it let through and the reason given.
  */
-function wideBlockOverride(opId: string, params: Record<string, unknown>): IDataObject | undefined {
+export function wideBlockOverride(opId: string, params: Record<string, unknown>, entries?: string[]): IDataObject | undefined {
 	const reason = params.allowWideBlock;
 	if (typeof reason !== 'string' || !reason.trim()) return undefined;
-	const wide = callIssues(opId, params, {}).filter((i) => i.kind === 'widest-prefix');
+	const each = entries ? entries.map((e) => ({ ...params, ip_black_list: e })) : [params];
+	const wide = each.flatMap((p) => callIssues(opId, p, {})).filter((i) => i.kind === 'widest-prefix');
 	return wide.length ? { rule: 'widest prefix (/16)', entries: wide.map((i) => i.conflict), reason: reason.trim() } : undefined;
 }

@@ -4,6 +4,7 @@ import { ValidationError } from '../../../../api/errors';
 import { blacklistCandidates, formatRange, type Range } from '../../../../api/ranges';
 import { CLIENT_AUTH_STANDIN } from '../../transport';
 import type { OperationContext } from '../common/types';
+import { wideBlockOverride } from '../common/execute.operation';
 
 /**
  * IP Blacklist › Add with one or many entries in one step (a list from an expression, or text separated by commas,
@@ -47,11 +48,13 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	if (!entries.length) client.validate(op.id, { ...params, [FIELD]: undefined }); // the catalog's own "is required"
 	if (!entries.length) throw issue('is required');
 	if (entries.length > MAX_BLOCK_ENTRIES) throw issue(`must list at most ${MAX_BLOCK_ENTRIES} entries (got ${entries.length})`);
-	// Bad input stops the step before anything is sent: every entry is checked by the catalog's rules first.
+	// Bad input stops the step before anything is sent: every entry is checked by the catalog's rules first, then by
+	// the whole blast-radius guard (the site's own addresses are read for it: the only requests before a refusal).
 	for (const e of entries) client.validate(op.id, { ...params, [FIELD]: e });
+	const opts = { accessToken: CLIENT_AUTH_STANDIN };
+	for (const e of entries) await client.check(op.id, { ...params, [FIELD]: e }, opts);
 
 	const site = { site_id: String(params.site_id), domain_port_id: String(params.domain_port_id) };
-	const opts = { accessToken: CLIENT_AUTH_STANDIN };
 	const [black, white] = await Promise.all([
 		client.call('applicationProtection.ipBlacklist.get', site, opts),
 		client.call('applicationProtection.ipWhitelist.get', site, opts),
@@ -71,5 +74,6 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 		await client.call(op.id, { ...params, [FIELD]: range }, opts);
 		blocked.push(range);
 	}
-	return [{ site_id: params.site_id as string, domain_port_id: params.domain_port_id as string, entries, blocked, refused, success: true }];
+	const override = wideBlockOverride(op.id, params, entries);
+	return [{ site_id: params.site_id as string, domain_port_id: params.domain_port_id as string, entries, blocked, refused, success: true, ...(override ? { wideBlockOverride: override } : {}) }];
 }
