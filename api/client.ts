@@ -462,7 +462,9 @@ export function createClient(opts: ClientOptions): Client {
 		if (ownLookup && typeof valid.site_id === 'string') {
 			let own: OwnAddress[];
 			try {
-				own = await ownLookup(valid.site_id, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }));
+				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
+				const lookupLimit: Limit = { retries, deadline: now() + timeoutMs };
+				own = await ownLookup(valid.site_id, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit));
 			} catch (err) {
 				throw ownLookupFailed(op.id, err);
 			}

@@ -66,9 +66,11 @@ for (const name of ['endless', 'huge'] as const)
 test('a body drip-fed at 1 byte/s: the run ends at the 30 s total timeout (was > 240 s)', async () => {
 	const r = await execute('drip');
 	assert.notEqual(r.code, 0);
-	assert.match(r.text, /no answer within 30000 ms/);
+	// the block's first request is the own-address lookup's read, bounded by the same 30 s (the lookup's whole budget)
+	assert.match(r.text, /no answer within (29\d{3}|30000) ms/);
 	assert.ok(r.ms < 90_000, `${r.ms} ms (n8n start-up included)`);
-	assert.ok(vendors.drip.state.bytesSent <= 40, `${vendors.drip.state.bytesSent} bytes dripped`);
+	// the lookup's two reads (DDoS events, active mitigations) run side by side: 2 × ~30 bytes at 1 byte/s
+	assert.ok(vendors.drip.state.bytesSent <= 80, `${vendors.drip.state.bytesSent} bytes dripped`);
 });
 
 for (const name of ['token502', 'tokenHang'] as const)

@@ -353,7 +353,7 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 	assert.ok(out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '198.51.100.0'), 'blacklist entry, one item per entry');
 	assert.ok(out['applicationProtection.ipWhitelist.get'].some((e) => e.start_ip === '198.51.100.0'));
 	assert.ok(out['applicationProtection.statusCodes.list'].some((e) => e.error_code === 404));
-	assert.deepEqual(added['applicationProtection.ipBlacklist.add'][0].blocked, ['203.0.113.0-203.0.113.255']);
+	assert.deepEqual(added['applicationProtection.ipBlacklist.add'][0].blocked, ['198.51.100.0-198.51.100.255']);
 });
 
 test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged), event detail, traffic, flow-down over 200 days', async () => {
