@@ -43,8 +43,10 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 	const { $sealed: _, ...start } = input;
 	const state: TenantState = { ...start };
 	let busy = false;
+	// A mutex for the handlers: every waiting condition that holds is released in the same pass, so each waiter
+	// checks again when it runs (Updates delivered together in one activation would otherwise all enter at once).
 	const locked = async <T,>(fn: () => Promise<T>): Promise<T> => {
-		await condition(() => !busy);
+		while (busy) await condition(() => !busy);
 		busy = true;
 		try {
 			return await fn();
