@@ -406,6 +406,42 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 	}
 });
 
+test('d. token Updates that reach the tenant together (one activation, no worker polling meanwhile): one renewal, every asker gets it', async () => {
+	const sim = await strictSim();
+	const queue = uniqueQueue('tenants-d');
+	const [c1] = customers(sim, 1);
+	const logs = ['', ''];
+	const start = (i: number) => {
+		const w = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS });
+		w.stdout?.on('data', (d) => (logs[i] += d));
+		w.stderr?.on('data', (d) => (logs[i] += d));
+		return w;
+	};
+	const first = start(0);
+	let second: ChildProcess | undefined;
+	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
+	try {
+		await waitFor('the first worker polling', async () => /task queue/.test(logs[0]), 180_000);
+		const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
+		const installed = await installTenant(client, queue, { customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) }, await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code));
+		// nobody polls while the askers arrive: the server hands their Updates to the next worker in one workflow task
+		await killChild(first, 'SIGKILL');
+		const handle = client.workflow.getHandle(tenantWorkflowId(c1.customerId));
+		const asks = Array.from({ length: 20 }, () => handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] }));
+		await sleep(2000);
+		second = start(1);
+		const grants = await Promise.all(asks);
+		assert.deepEqual(new Set(grants.map((g) => g.generation)), new Set([installed.generation + 1]));
+		assert.deepEqual(sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code), [0], 'one renewal for 20 askers delivered together');
+	} finally {
+		await endTenants([c1.customerId]);
+		await killChild(first, 'SIGKILL');
+		if (second) await killChild(second, 'SIGKILL');
+		await app.close();
+		await sim.close();
+	}
+});
+
 function freePort(): Promise<number> {
 	return new Promise((resolve) => {
 		const srv = createServer();
