@@ -398,11 +398,17 @@ export function createClient(opts: ClientOptions): Client {
 	/** Retries for this call: the client's, or the token step's smaller count and deadline. */
 	type Limit = { retries: number; deadline?: number };
 
+	/** Everything checked before a request is sent: the catalog's rules and the whole blast-radius guard. */
+	async function checked(op: CatalogEntry, params: Record<string, unknown>, o: CallOptions): Promise<Record<string, unknown>> {
+		const valid = validateParams(op, params, policy);
+		await guardWithOwnAddresses(op, valid, params, o);
+		return valid;
+	}
+
 	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}, limit: Limit = { retries }): Promise<unknown> {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
-		const valid = validateParams(op, params, policy);
-		await guardWithOwnAddresses(op, valid, params, o);
+		const valid = await checked(op, params, o);
 		let authRetried = false;
 		let attempt = 0;
 		let token: string | undefined;
@@ -497,12 +503,7 @@ export function createClient(opts: ClientOptions): Client {
 	const client: Client = {
 		call: call as Client['call'],
 		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params, policy)) as Client['validate'],
-		check: async (opId, params = {}, o = {}) => {
-			const op = getOperation(opId);
-			const valid = validateParams(op, params, policy);
-			await guardWithOwnAddresses(op, valid, params, o);
-			return valid;
-		},
+		check: (opId, params = {}, o = {}) => checked(getOperation(opId), params, o),
 		ops: buildOpsTree(call),
 		connect,
 		tokens,
