@@ -21,7 +21,21 @@ import {
 } from '../../../workflows/tenantShared.mts';
 import { toFailure } from './operations.mts';
 
-export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals' } as const;
+export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals', tokenWait: 'secsvc_tenant_token_wait' } as const;
+
+/**
+ * How long a call waited for its tenant's token (ms) when the cached one could not serve (`reason`: first = none held
+ * yet, due = the held one reached renewAt, rejected = the service refused it). Recorded in the activity's meter.
+ */
+function recordTokenWait(ms: number, reason: 'first' | 'due' | 'rejected') {
+	try {
+		Context.current()
+			.metricMeter.createHistogram(TENANT_METRIC.tokenWait, 'int', 'ms', "time a call waited for its tenant's token (ms)")
+			.record(Math.max(0, Math.round(ms)), { reason });
+	} catch {
+		/* outside an activity: nothing to record into */
+	}
+}
 
 /** Access tokens from the tenant workflow, cached until its renewAt; concurrent callers share one Update. */
 export class ClusterTokens extends TokenManager {
@@ -50,13 +64,17 @@ export class ClusterTokens extends TokenManager {
 			this.grant = undefined;
 		}
 		if (this.grant && this.clock() < this.grant.renewAt) return this.grant.accessToken;
+		const reason = rejectedGeneration !== undefined ? 'rejected' : this.grant ? 'due' : 'first';
+		const t0 = this.clock();
 		this.pending ??= (async () => {
 			this.asks++;
 			return (this.grant = await this.ask(rejectedGeneration === undefined ? {} : { rejectedGeneration }));
 		})().finally(() => {
 			this.pending = undefined;
 		});
-		return (await this.pending).accessToken;
+		const token = (await this.pending).accessToken;
+		recordTokenWait(this.clock() - t0, reason);
+		return token;
 	}
 }
 

@@ -34,6 +34,7 @@ const SECONDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,
 /** Histogram buckets of ours (the exporter's default, 50…10000, fits neither milliseconds on loopback nor seconds). */
 export const BUCKETS: Record<string, number[]> = {
 	secsvc_api_request_latency: MS,
+	secsvc_tenant_token_wait: MS,
 	secsvc_api_rate_limit_wait_time: MS,
 	secsvc_runbook_time_to_detect: SECONDS,
 	secsvc_runbook_time_to_mitigate: SECONDS,
