@@ -1,5 +1,5 @@
 /**
- * Bench 9 — tenants (issue 24 item 8): N tenants (default 500) over 2N sites (1,000), the simulator in strict tenancy
+ * Bench T — tenants (issue 24 item 8): N tenants (default 500) over 2N sites (1,000), the simulator in strict tenancy
  * with 60 s access tokens, 2 compiled worker processes in tenant mode on one task queue, a fleet watch over every
  * site (every 10 s) as the load: each check is a call with its site's tenant token, so every tenant's token is asked
  * for after each expiry.
@@ -13,7 +13,7 @@
  *  - peak RSS of each worker (/proc, every 100 ms).
  *
  * Alone: node --import tsx bench/tenants.mts [--tenants 500] [--ttl 60] [--window 300] [--interval 10] [--record "note"]
- * (`--record` replaces the bench-9 rows and `results.tenants` in results.json).
+ * (`--record` replaces the bench-T rows and `results.tenants` in results.json).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -112,7 +112,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 			await installTenant(tc, taskQueue, { customerId, kind: 'user', sites: sites.map((s) => s.site_id) }, token);
 		});
 		const installSeconds = (Date.now() - tInstall) / 1000;
-		process.stderr.write(`bench 9: ${n} tenants installed in ${round(installSeconds, 1)} s\n`);
+		process.stderr.write(`bench T: ${n} tenants installed in ${round(installSeconds, 1)} s\n`);
 		const sites = tenants.flatMap(([, s]) => s);
 		await applyFleet(tc, taskQueue, parseFleet({ fleet: `benchtenants${process.pid}`, intervalSeconds: interval, sitesPerWatcher: 250, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', template: TEMPLATE, sites }));
 		await sleep(interval * 1000);
@@ -176,7 +176,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 		const tag = `${n} tenants over ${sites.length} sites, ${ttl} s tokens, 2 workers, fleet watch every ${interval} s, ${result.windowSeconds} s window`;
 		const rows: Row[] = [
 			{
-				bench: '9',
+				bench: 'T',
 				measure: `${tag}: renewal requests per tenant-hour (refresh POSTs; refused; locked-out tenants; calls refused for a foreign / expired token)`,
 				ours: `${result.renewalsPerTenantHour} (${refreshes.length} POSTs; ${refused} refused; ${lockedOut} locked out; ${foreign} / ${expiredToken})`,
 				baseline: `${result.renewalsDuePerTenantHour} due (one per ${renewEveryS} s)`,
@@ -185,7 +185,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 				met: perTenantHour <= duePerTenantHour * 1.02 && refused === 0 && lockedOut === 0 && foreign === 0,
 			},
 			{
-				bench: '9',
+				bench: 'T',
 				measure: `${tag}: time a call waits for its tenant's token after an expiry (p50 / p99 bucket bound; ${waitCount} waits; share ≤ 1 s)`,
 				ours: `≤ ${p50 ?? '—'} / ≤ ${p99 ?? '—'} ms (${round(within1s * 100, 2)} %)`,
 				baseline: '—',
@@ -194,7 +194,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 				met: p99 !== undefined && p99 <= 1000,
 			},
 			{
-				bench: '9',
+				bench: 'T',
 				measure: `${tag}: peak RSS per worker · worker CPU s in the window`,
 				ours: `${peakMB.join(' / ')} MB · ${cpu.join(' / ')} s`,
 				baseline: '—',
@@ -234,9 +234,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	if (values.record !== undefined) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		doc.rows = [...doc.rows.filter((x) => x.bench !== '9'), ...r.rows];
+		doc.rows = [...doc.rows.filter((x) => x.bench !== 'T'), ...r.rows];
 		doc.results.tenants = { at: new Date().toISOString(), note: values.record, ...r.result };
 		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('bench/results.json: bench 9 rows and results.tenants updated\n');
+		process.stdout.write('bench/results.json: bench T rows and results.tenants updated\n');
 	}
 }
