@@ -60,7 +60,7 @@ test('key settings: errors name the setting and the key; none given → undefine
 	assert.throws(() => keysFromEnv({ SECSVC_PAYLOAD_KEYS_FILE: '/nonexistent/keys' }), /cannot read \/nonexistent\/keys: ENOENT/);
 });
 
-test('ClusterTokens: concurrent callers share one Update; cached until renewAt; a rejection names its generation', async () => {
+test('ClusterTokens: concurrent callers share one Update; cached until renewAt, renewed ahead while still valid; a rejection names its generation', async () => {
 	let now = 1_000_000;
 	const asked: unknown[] = [];
 	let gen = 0;
@@ -76,10 +76,17 @@ test('ClusterTokens: concurrent callers share one Update; cached until renewAt; 
 	now += 23_000;
 	assert.equal(await tokens.getToken(), 'tok-1', 'before renewAt: the cached token, no Update');
 	now += 1_000;
-	assert.equal(await tokens.getToken(), 'tok-2', 'at renewAt: asks the tenant workflow');
+	assert.equal(await tokens.getToken(), 'tok-1', 'at renewAt: the held token (valid 6 s more) at once, the Update in the background');
+	await new Promise((r) => setTimeout(r, 30));
+	assert.equal(asked.length, 2, 'one Update for the renewal ahead');
+	assert.equal(await tokens.getToken(), 'tok-2', 'the renewed token once the Update answered');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-1' }), 'tok-2', 'an older rejected token does not drop the newer one');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-2' }), 'tok-3');
 	assert.deepEqual(asked, [{}, {}, { rejectedGeneration: 2 }]);
+	// past half the renewal margin (3 s of 6 s left) a call waits for the Update instead of taking the held token
+	now += 27_000;
+	assert.equal(await tokens.getToken(), 'tok-4');
+	assert.equal(asked.length, 4);
 });
 
 test('tenant token keys: a grant sealed for a customer opens with its token key only; the refresh token never uses it', async () => {

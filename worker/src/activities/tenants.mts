@@ -63,18 +63,31 @@ export class ClusterTokens extends TokenManager {
 			rejectedGeneration = this.grant.generation;
 			this.grant = undefined;
 		}
-		if (this.grant && this.clock() < this.grant.renewAt) return this.grant.accessToken;
-		const reason = rejectedGeneration !== undefined ? 'rejected' : this.grant ? 'due' : 'first';
-		const t0 = this.clock();
+		const held = this.grant;
+		const now = this.clock();
+		if (held && now < held.renewAt) return held.accessToken;
+		// Due but still valid for a while: renew ahead. The Update starts in the background (one per worker; the
+		// workflow renews once for the cluster) and calls keep the held token until half of the renewal margin is
+		// left, so a call waits for a token only when the Update took that long (or none is held, or it was refused).
+		if (held && rejectedGeneration === undefined && now < held.renewAt + (held.expiresAt - held.renewAt) / 2) {
+			this.askOnce({}).catch(() => undefined); // a failed ask is repeated by the next call
+			return held.accessToken;
+		}
+		const reason = rejectedGeneration !== undefined ? 'rejected' : held ? 'due' : 'first';
+		const token = (await this.askOnce(rejectedGeneration === undefined ? {} : { rejectedGeneration })).accessToken;
+		recordTokenWait(this.clock() - now, reason);
+		return token;
+	}
+
+	/** One Update at a time per tenant and worker: concurrent callers share it. */
+	private askOnce(req: TokenRequest): Promise<TokenGrant> {
 		this.pending ??= (async () => {
 			this.asks++;
-			return (this.grant = await this.ask(rejectedGeneration === undefined ? {} : { rejectedGeneration }));
+			return (this.grant = await this.ask(req));
 		})().finally(() => {
 			this.pending = undefined;
 		});
-		const token = (await this.pending).accessToken;
-		recordTokenWait(this.clock() - t0, reason);
-		return token;
+		return this.pending;
 	}
 }
 
