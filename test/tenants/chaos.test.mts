@@ -96,6 +96,7 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 		tokenTtl: TTL,
 		registeredHost: 'https://app.example.com',
 		fleet: { customers: N_TENANTS, sitesPerCustomer: 2 },
+		logLimit: 500_000,
 	});
 	const queue = uniqueQueue('tenant-chaos');
 	const by = new Map<string, Ids[]>();
@@ -192,7 +193,7 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 				assert.ok(renewals[i].sentAt - renewals[i - 1].sentAt >= RENEW_EVERY_MS - 1500, `${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`);
 		}
 		assert.ok(extra <= kills.length, `${extra} extra renewals for ${kills.length} kills`);
-		assert.ok(refreshes.length <= total + kills.length, `refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 per kill at most)`);
+		assert.ok(refreshes.length >= total && refreshes.length <= total + kills.length, `refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 per kill at most)`);
 		// the fleet watched every site through the kills
 		const checked = new Set(log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0).map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]));
 		const unwatched = watched.filter((s) => !checked.has(s.site_id));
