@@ -6,8 +6,9 @@
  * Measured without and with an injected API latency (the real service is not on loopback).
  */
 import { Client, Connection } from '@temporalio/client';
-import { abortSignal, stateQuery, type RunbookState } from '../workflows/defs.mts';
-import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../workflows/plan.mts';
+import { type RunbookState } from '../api/runbook/contract.ts';
+import { abortSignal, stateQuery } from '../workflows/attackResponse/messages.mts';
+import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../api/runbook/plan.ts';
 import { blacklistCandidates, formatRange, parseAll } from '../workflows/ranges.mts';
 import { scaleThreshold } from '../workflows/thresholds.mts';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';

@@ -1,5 +1,5 @@
 import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
-import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
+import type { AttackResponseInput, AttackResponseResult } from '../api/runbook/contract.ts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { failOn, problems } from './inputChecks.mts';
 import { runbookStartRules } from './inputRules.mts';

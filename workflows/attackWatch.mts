@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import { workflowIdFor } from './defs.mts';
+import { workflowIdFor } from '../api/runbook/contract.ts';
 import { parsePlanInWorker } from './parsePlan.mts';
 import { failOn, problems } from './inputChecks.mts';
 import { runbookStartRules } from './inputRules.mts';

@@ -1,7 +1,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { claim, holdsOf, release } from './claims.mts';
 import { settingKey, type Hold } from './coordination.mts';
-import { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
+import { ITEM_GROUP, ITEM_TYPE } from '../api/runbook/planItems.ts';
 import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from './ranges.mts';
 import { sameThreshold } from './thresholds.mts';
 import { checkInWorker } from './checkInWorker.mts';

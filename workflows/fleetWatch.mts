@@ -9,7 +9,7 @@ import {
 	startChild,
 	workflowInfo,
 } from '@temporalio/workflow';
-import { workflowIdFor } from './defs.mts';
+import { workflowIdFor } from '../api/runbook/contract.ts';
 import {
 	configQuery,
 	configureUpdate,

@@ -1,5 +1,5 @@
 import { CancellationScope, metricMeter, proxyLocalActivities, proxySinks, upsertSearchAttributes, type Sinks } from '@temporalio/workflow';
-import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from './defs.mts';
+import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from '../api/runbook/contract.ts';
 import { SA } from './searchAttributes.mts';
 
 /**

@@ -4,7 +4,7 @@
  * the demo and the n8n Runbook node.
  */
 
-/** The part of an attack response result (workflows/defs.mts AttackResponseResult) the report reads. */
+/** The part of an attack response result (api/runbook/contract.ts AttackResponseResult) the report reads. */
 export interface RunbookResultLike {
 	outcome: string;
 	site_id: string;

@@ -12,7 +12,7 @@ import { Connection } from '@temporalio/client';
 import { connectionOptions, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { blocksIdFor } from '../../api/blockRules.ts';
 import { coordinatorIdFor } from '../../workflows/coordination.mts';
-import { workflowIdFor } from '../../workflows/defs.mts';
+import { workflowIdFor } from '../../api/runbook/contract.ts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');

@@ -11,7 +11,8 @@ import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sourceHash } from '../../worker/src/process/bundle.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, ROOT, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 

@@ -15,14 +15,15 @@ import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { addBlock } from '../../worker/src/temporal/blocks.mts';
 import { decide, failureText, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { coordinatorIdFor } from '../../workflows/coordination.mts';
 import { blocksIdFor } from '../../api/blockRules.ts';
 import { setAt } from './hostile.mts';
 import { problems } from '../../workflows/inputChecks.mts';
 import { blocksRules, coordinatorRules, driftRules, durableCallRules, reportRules, runbookStartRules, watcherConfigRules, watcherInputRules } from '../../workflows/inputRules.mts';
-import { parsePlan } from '../../workflows/plan.mts';
-import { checkDesiredState } from '../../workflows/desired.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
+import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { checkBlockRequest, checkChangeRequest } from '../../api/blockRules.ts';
 
 let env: TestWorkflowEnvironment;

@@ -12,7 +12,7 @@ import { createClient, type Client } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
-import type { PlanInput } from '../../workflows/plan.mts';
+import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/searchAttributes.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';

@@ -22,7 +22,8 @@ import { DeployError, deploymentStatus, setCurrent, versionPollers } from '../..
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, workerConfig } from './helpers.mts';
 
 const DEV_CONFIG = [

@@ -1,7 +1,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordination.mts';
-import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
-import type { Plan } from '../planShared.mts';
+import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
+import type { Plan } from '../../api/runbook/plan.ts';
 import type { Params } from './settings.mts';
 import { observer, type Observer } from '../observe.mts';
 

@@ -2,7 +2,7 @@ import { settingKey, type Hold } from '../coordination.mts';
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { claim, handover, release } from '../claims.mts';
 import { BLOCKS_ACTIVITY } from '../blocksShared.mts';
-import type { Change } from '../defs.mts';
+import type { Change } from '../../api/runbook/contract.ts';
 import { formatRange, parseEntry } from '../ranges.mts';
 import type { PlanContext, Runbook } from './context.mts';
 

@@ -9,9 +9,9 @@ import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
 import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordination.mts';
-import { parsePlan, PlanError } from '../../../workflows/plan.mts';
+import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/planShared.mts';
-import { checkDesiredState, DesiredStateError } from '../../../workflows/desired.mts';
+import { checkDesiredState, DesiredStateError } from '../../../api/runbook/desired.ts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id

@@ -1,6 +1,6 @@
 import { redactText } from '../../../api/redact.ts';
-import { PlanError } from '../../../workflows/plan.mts';
-import { DesiredStateError } from '../../../workflows/desired.mts';
+import { PlanError } from '../../../api/runbook/plan.ts';
+import { DesiredStateError } from '../../../api/runbook/desired.ts';
 import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.mts';
 import { ValidationError } from '../../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';

@@ -104,6 +104,7 @@ export const PRELOADED = [
 	'workflows/ranges.mts',
 	'workflows/thresholds.mts',
 	'workflows/planShared.mts',
+	'api/runbook/planItems.ts',
 	'workflows/searchAttributes.mts',
 	'workflows/report.mts',
 	'workflows/attackResponse/settings.mts',

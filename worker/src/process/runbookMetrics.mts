@@ -10,7 +10,7 @@
  */
 import type { MetricGauge, MetricMeter } from '@temporalio/common';
 import { Runtime, type InjectedSinks, type NativeConnection } from '@temporalio/worker';
-import type { Phase } from '../../../workflows/defs.mts';
+import type { Phase } from '../../../api/runbook/contract.ts';
 import type { RunbookSinks } from '../../../workflows/observe.mts';
 import { WF_METRIC } from '../../../workflows/observe.mts';
 import { SEARCH_ATTRIBUTES } from '../../../workflows/searchAttributes.mts';

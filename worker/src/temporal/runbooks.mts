@@ -1,21 +1,8 @@
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { decideUpdate, type DecideRequest } from '../../../workflows/attackResponse/approval.mts';
-import {
-	abortSignal,
-	approveSignal,
-	auditQuery,
-	changesQuery,
-	extendCooldownSignal,
-	scheduleIdFor,
-	stateQuery,
-	workflowIdFor,
-	type ApprovalRecord,
-	type AttackResponseResult,
-	type AuditEntry,
-	type Phase,
-} from '../../../workflows/defs.mts';
-import { parsePlan } from '../../../workflows/plan.mts';
+import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
+import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
+import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';

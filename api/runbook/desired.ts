@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { boundIssues, issuesText, sizeIssues } from '../api/limits.ts';
-import { ITEM_GROUP } from './planShared.mts';
-import { id, ipAuthSchema, list, PLAN_LIMITS, rangeText, threshold, where } from './plan.mts';
+import { boundIssues, issuesText, sizeIssues } from '../limits';
+import { id, ipAuthSchema, list, PLAN_LIMITS, rangeText, threshold, where } from './plan';
+import { ITEM_GROUP } from './planItems';
 
 /**
  * The drift audit's desired state (workflows/driftAudit.mts documents its meaning), checked where it enters: the

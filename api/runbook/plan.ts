@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
-import { parseEntry } from './ranges.mts';
-import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planShared.mts';
-import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../api/limits.ts';
+import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../limits';
+import { parseEntry } from '../ranges';
+import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planItems';
 
-export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
+export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planItems';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
 
 /**
