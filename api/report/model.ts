@@ -146,7 +146,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	};
 }
 
-/** The part of the period report (workflows/report.mts AttackReport) the HTML report reads. */
+/** The part of the period report (workflows/report/report.mts AttackReport) the HTML report reads. */
 export interface PeriodReportLike {
 	site_id: string;
 	period: { start_time: string; end_time: string };

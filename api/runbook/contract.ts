@@ -70,7 +70,7 @@ export const BEFORE_GATE: readonly Phase[] = ['validating', 'snapshot', 'plannin
 export const notWaitingMessage = (phase: Phase) => `approval: the runbook is not waiting for a decision (phase ${phase}); nothing changed`;
 export const NOT_WAITING_RE = /not waiting for a decision \(phase ([a-z-]+)\)/;
 
-/** A setting held at a site's coordinator (workflows/coordination.mts): who holds it, until when, why. */
+/** A setting held at a site's coordinator (workflows/coordinator/coordination.mts): who holds it, until when, why. */
 export interface Hold {
 	key: string;
 	/** Workflow id of the owner (e.g. attack-response-20001, drift-audit-20001-…). */
@@ -180,7 +180,7 @@ export interface AttackResponseResult {
 	error?: string;
 	/** When things happened (the attack report's markers): runbook start, event start (unix s), mitigated, attack over, reverted, approval. */
 	marks?: Pick<RunbookState, 'startedAt' | 'eventStart' | 'mitigatedAt' | 'attackEndedAt' | 'revertedAt' | 'decision'>;
-	/** The runbook's own `is_under_attack` answers (workflows/observe.mts). */
+	/** The runbook's own `is_under_attack` answers (workflows/attackResponse/observe.mts). */
 	traffic?: TrafficSample[];
 	/** The event's `traffic` module (attack and clean series, [unix s, value] pairs), read after the revert. */
 	eventTraffic?: EventTraffic;

@@ -96,7 +96,7 @@ export const planSchema = z
 				/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
 				protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
 				/**
-				 * Register every entry the runbook adds as an expiring block (workflows/blocks.mts) ending this many seconds
+				 * Register every entry the runbook adds as an expiring block (workflows/blocks/blocks.mts) ending this many seconds
 				 * after it was added: the revert hands the entries over to their blocks instead of removing them, and a
 				 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
 				 * ends). Absent: the revert removes the entries, as before.

@@ -11,7 +11,7 @@ import { Client } from '@temporalio/client';
 import { Connection } from '@temporalio/client';
 import { connectionOptions, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { blocksIdFor } from '../../api/blockRules.ts';
-import { coordinatorIdFor } from '../../workflows/coordination.mts';
+import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import { workflowIdFor } from '../../api/runbook/contract.ts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
 

@@ -28,7 +28,7 @@ function makeBuildB(): string {
 	const dir = join(copyRoot, 'workflows');
 	cpSync(join(ROOT, 'workflows'), dir, { recursive: true });
 	symlinkSync(join(ROOT, 'api'), join(copyRoot, 'api'));
-	const file = join(dir, 'attackResponse.mts');
+	const file = join(dir, 'attackResponse', 'attackResponse.mts');
 	const head = /export async function attackResponse\([^)]*\)[^{]*\{/;
 	const src = readFileSync(file, 'utf8');
 	assert.match(src, head);

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { coordinatorIdFor } from '../../workflows/coordination.mts';
+import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';

@@ -25,7 +25,7 @@ import { workflowIdFor, type AttackResponseResult, type Change } from '../../api
 import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import type { DesiredState, DriftAuditResult } from '../../workflows/driftAudit.mts';
+import type { DesiredState, DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
 import { ATTACK_SOURCES, devServerWithDb, liveSettings, operatorClient, plan, seededRandom, siteIds, startSim, supervisedWorker, uniqueQueue, waitFor, type DbDevServer } from './helpers.mts';
 
 let tmp: string;

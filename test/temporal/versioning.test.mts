@@ -48,7 +48,7 @@ function makeBuildB(): string {
 	const dir = join(copyRoot, 'workflows');
 	cpSync(join(ROOT, 'workflows'), dir, { recursive: true });
 	symlinkSync(join(ROOT, 'api'), join(copyRoot, 'api')); // `../api/...` imports resolve as from workflows/
-	const file = join(dir, 'attackResponse.mts');
+	const file = join(dir, 'attackResponse', 'attackResponse.mts');
 	const src = readFileSync(file, 'utf8');
 	const head = /export async function attackResponse\([^)]*\)[^{]*\{/;
 	assert.match(src, head, 'attackResponse signature found in the copy');

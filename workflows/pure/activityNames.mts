@@ -3,6 +3,6 @@
 /** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
 export const PARSE_PLAN_ACTIVITY = 'runbook.parsePlan';
 
-/** The local activity that runs the CLI's own checks of a workflow input in the worker (workflows/checkInWorker.mts). */
+/** The local activity that runs the CLI's own checks of a workflow input in the worker (workflows/input/checkInWorker.mts). */
 export const CHECK_INPUT_ACTIVITY = 'input.check';
 export type CheckedKind = 'desired' | 'durableCall';

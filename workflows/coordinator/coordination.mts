@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Hold } from '../api/runbook/contract.ts';
+import type { Hold } from '../../api/runbook/contract.ts';
 
 /**
  * One owner per setting (workflows/README.md "One owner per setting"). Every playbook of ours that writes a site asks
