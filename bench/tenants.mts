@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, rssOf, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
-import type { FleetSite } from '../workflows/fleetShared.mts';
+import type { FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
 import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts';

@@ -19,7 +19,7 @@ import { connectForCode, exchangeCode, installTenant, showTenant } from '../../w
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, type TemporalDev } from '../../demo/stack.mts';
-import type { AttackResponseResult } from '../../workflows/defs.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { APP_ID, ATTACK_SOURCES, killChild, plan, SECRET, spawnWorker, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
 import { toNodeParameters } from './inprocess-driver.mts';
 import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';

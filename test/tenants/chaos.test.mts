@@ -29,8 +29,8 @@ import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
 import { connectForCode, exchangeCode, installTenant, listTenants } from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import { tenantWorkflowId, type RenewResult } from '../../workflows/tenantShared.mts';
-import type { AttackResponseResult } from '../../workflows/defs.mts';
+import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { APP_ID, ATTACK_SOURCES, createEnv, killChild, liveSettings, plan, SECRET, seededRandom, spawnWorker, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;

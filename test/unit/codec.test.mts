@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { CodecKeyError, KEY_ID_METADATA, SealedPayloadCodec, TENANT_METADATA, keysFromEnv, parseKeys, requireKeys, tenantTokenKey } from '../../worker/src/temporal/codec.mts';
 import { openGrant, parseTokenKey } from '../../nodes/SecurityService/transport/clusterToken.ts';
 import { ClusterTokens } from '../../worker/src/activities/tenants.mts';
-import { sealed, sealedFor } from '../../workflows/tenantShared.mts';
+import { sealed, sealedFor } from '../../workflows/tenant/shared.mts';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const td = new TextDecoder();

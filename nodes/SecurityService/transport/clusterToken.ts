@@ -2,8 +2,8 @@ import { createDecipheriv, randomUUID } from 'node:crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { SecurityServiceError } from '../../../api/errors';
 import { pathSegment } from '../../../api/limits';
-import { NO_SHORTHAND, outcomeOf, parseJsonObject, TEMPORAL_BOUNDS, updateRequest } from '../../SecurityServiceRunbook/temporalHttp';
-import { temporalTlsOptions, tlsProblem } from '../../SecurityServiceRunbook/temporalTls';
+import { NO_SHORTHAND, outcomeOf, parseJsonObject, TEMPORAL_BOUNDS, updateRequest } from '../../SecurityServiceRunbook/transport/http';
+import { temporalTlsOptions, tlsProblem } from '../../SecurityServiceRunbook/transport/tls';
 import { boundedExchange } from './bounded';
 import type { SecurityServiceContext } from './index';
 
