@@ -5,16 +5,21 @@
  *  a) the simulator's log shows the cluster's rate within budget + burst (3 workers, each 1/3 of it);
  *  b) a mitigation write is not delayed by the queue of polls;
  *  c) a retry hint one worker receives pauses every worker;
- *  d) bad budget settings are refused at start naming the setting.
+ *  d) bad budget settings are refused at start naming the setting;
+ *  e) every metric the budget's Grafana dashboard queries was exported by the workers.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import type { WatcherConfig } from '../../workflows/fleetShared.mts';
-import { APP_ID, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { freePort } from '../../demo/stack.mts';
+import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { APP_ID, ROOT, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const RPS = 10;
 const BURST = 3;
@@ -24,6 +29,7 @@ let s: RunningSimulator;
 let queue: string;
 const workers: ChildProcess[] = [];
 const logs: string[] = [];
+const metricPorts: number[] = [];
 
 const budgetEnv = { SECSVC_RATE_LIMIT_RPS: String(RPS), SECSVC_RATE_LIMIT_BURST: String(BURST), SECSVC_RATE_LIMIT_REFRESH: '1' };
 const polls = (from: number, to: number) => s.sim.requests({ op: 'dashboard.isUnderAttack' }).filter((e) => e.time >= from && e.time < to);
@@ -32,7 +38,8 @@ before(async () => {
 	[env, s] = await Promise.all([createEnv(), startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, fleet: { customers: 3, sitesPerCustomer: 20 } })]);
 	queue = uniqueQueue('budget');
 	for (let i = 0; i < 3; i++) {
-		const w = spawnWorker(env, s.url, queue, budgetEnv);
+		metricPorts.push(await freePort());
+		const w = spawnWorker(env, s.url, queue, { ...budgetEnv, SECSVC_METRICS_ADDRESS: `127.0.0.1:${metricPorts[i]}` });
 		const n = i;
 		w.stdout?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
 		w.stderr?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
@@ -110,4 +117,15 @@ test('d) bad budget settings are refused at start naming the setting', async () 
 		assert.notEqual(code, 0, `${JSON.stringify(extra)}: the worker started`);
 		assert.match(err, want, `${JSON.stringify(extra)}: ${err}`);
 	}
+});
+
+test('e) the budget dashboard queries only metrics the workers exported', async () => {
+	const exported = new Set<string>();
+	for (const port of metricPorts) for (const r of parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())) exported.add(r.name);
+	const f = join(ROOT, 'examples/grafana/rate-budget/secsvc-rate-budget.json');
+	const dash = JSON.parse(readFileSync(f, 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+	for (const p of dash.panels)
+		for (const t of p.targets)
+			for (const [, n] of t.expr.matchAll(/\b(secsvc_[a-z0-9_]+)/g)) assert.ok(exported.has(n), `${p.title}: ${n} was not exported`);
+	assert.ok([...exported].some((n) => n.startsWith('secsvc_api_budget_granted')), 'budget in use is exported');
 });

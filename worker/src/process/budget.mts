@@ -2,6 +2,7 @@
 // its share of the cluster and the cluster's pauses (service/budgetShare.mts), the class of each call from its call
 // site (service/priority.mts), and the gauges of /metrics that are not per request (share, live workers).
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { ClientOptions } from '../../../api/client.ts';
 import { RateBudget } from '../../../api/rateBudget.ts';
@@ -22,7 +23,7 @@ export interface WorkerBudget {
 export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
 	const rl = cfg.api.rateLimit;
 	if (!rl) return undefined;
-	const budget = new RateBudget({ app: { rps: rl.rps, burst: rl.burst }, ...(rl.tenant ? { tenant: rl.tenant } : {}) });
+	const budget = new RateBudget({ app: { rps: rl.rps, burst: rl.burst }, ...(rl.tenant ? { tenant: rl.tenant } : {}), sleep: (ms) => delay(ms) });
 	let share: ClusterShare | undefined;
 	return {
 		budget,
