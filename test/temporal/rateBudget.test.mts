@@ -71,8 +71,10 @@ test('a) 3 workers share one budget: the cluster sends within budget + burst', a
 	await new Promise((r) => setTimeout(r, 6000));
 	const n = polls(t0, t0 + 6000).length;
 	assert.ok(n <= RPS * 6 + BURST, `cluster sent ${n} polls in 6 s; budget ${RPS}/s + burst ${BURST} allows ${RPS * 6 + BURST} (demand is ${(SITES / 2) * 6})`);
-	// the budget is used, not starved (demand is 3× the budget)
-	assert.ok(n >= RPS * 6 * 0.6, `only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it`);
+	// the budget is used (demand is 3× the budget): at least what one worker's share allows. Not all of it: a share is
+	// 1/N whatever this worker's demand, and regular batches land on the workers unevenly (docs/rate-budget.md)
+	const shares = logs.map((l, i) => `worker ${i}: ${(l ?? '').match(/request budget .*/g)?.join(' | ')}`).join('\n');
+	assert.ok(n >= (RPS * 6) / 3, `only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it\n${shares}`);
 });
 
 test('b) a mitigation write is not delayed by the queue of polls', async () => {
