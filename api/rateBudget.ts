@@ -127,6 +127,9 @@ export class RateBudget {
 	private pausedUntil = 0;
 	private readonly reserveOpt?: number;
 	private readonly onWait?: (e: BudgetWaitEvent) => void;
+	/** Demand since the last `takeDemand`: requests asked for, and whether any waited on the bucket or gave up. */
+	private asked = 0;
+	private starved = false;
 	/** Requests granted per class (what the metrics show as budget in use). */
 	readonly granted: Record<PriorityClass, number> = { mitigate: 0, revert: 0, watch: 0, report: 0 };
 
@@ -186,6 +189,7 @@ export class RateBudget {
 	 */
 	acquire(cls: PriorityClass, o: { key?: string; deadline?: number } = {}): Promise<boolean> {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
+		this.asked++;
 		const w: Waiter = { cls: c, seq: this.seq++, key: o.key, deadline: o.deadline, since: this.now(), done: () => {} };
 		const p = new Promise<boolean>((resolve) => (w.done = resolve));
 		this.waiters.push(w);
@@ -202,6 +206,7 @@ export class RateBudget {
 		for (let i = 0; i < this.waiters.length; i++) {
 			const w = this.waiters[i];
 			if (w.deadline !== undefined && now >= w.deadline) {
+				this.starved = true;
 				this.waiters.splice(i--, 1);
 				this.finish(w, false, now);
 				continue;
@@ -215,6 +220,7 @@ export class RateBudget {
 			const need = w.cls === 0 ? 1 : 1 + this.reserve;
 			const appWait = this.app.waitFor(need, now);
 			if (appWait > 0) {
+				this.starved = true;
 				nap = Math.min(nap, appWait);
 				// later waiters only for their deadlines
 				for (const x of this.waiters.slice(i + 1)) if (x.deadline !== undefined) nap = Math.min(nap, x.deadline - now);
@@ -253,6 +259,14 @@ export class RateBudget {
 		} finally {
 			this.pumping = false;
 		}
+	}
+
+	/** What this process asked for since the last call (the cluster divides the budget by it). */
+	takeDemand(): { asked: number; hungry: boolean } {
+		const r = { asked: this.asked, hungry: this.starved || this.waiters.length > 0 };
+		this.asked = 0;
+		this.starved = false;
+		return r;
 	}
 
 	/** Requests waiting now, per class. */

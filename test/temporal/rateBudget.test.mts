@@ -70,11 +70,13 @@ test('a) 3 workers share one budget: the cluster sends within budget + burst', a
 	const t0 = Date.now();
 	await new Promise((r) => setTimeout(r, 6000));
 	const n = polls(t0, t0 + 6000).length;
+	const perHalfSecond = Array.from({ length: 12 }, (_, k) => polls(t0 + k * 500, t0 + (k + 1) * 500).length).join(' ');
 	assert.ok(n <= RPS * 6 + BURST, `cluster sent ${n} polls in 6 s; budget ${RPS}/s + burst ${BURST} allows ${RPS * 6 + BURST} (demand is ${(SITES / 2) * 6})`);
-	// the budget is used (demand is 3× the budget): at least what one worker's share allows. Not all of it: a share is
-	// 1/N whatever this worker's demand, and regular batches land on the workers unevenly (docs/rate-budget.md)
+	// the budget is used (demand is 3× the budget), not all of it: at a 2 s interval each tick's start and end (batches
+	// scheduled, deferred at the deadline) leave the budget idle for a moment (measured 34–42 of 60; bench 9 measures
+	// the watch's use of the budget at 10 s)
 	const shares = logs.map((l, i) => `worker ${i}: ${(l ?? '').match(/request budget .*/g)?.join(' | ')}`).join('\n');
-	assert.ok(n >= (RPS * 6) / 3, `only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it\n${shares}`);
+	assert.ok(n >= RPS * 6 * 0.4, `only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it (per 0.5 s: ${perHalfSecond})\n${shares}`);
 });
 
 test('b) a mitigation write is not delayed by the queue of polls', async () => {
