@@ -1,4 +1,5 @@
 import { condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
+import { failOn, problems } from './inputChecks.mts';
 
 /**
  * The request budget's meeting point for the cluster (docs/rate-budget.md), one per task queue
@@ -36,6 +37,12 @@ const MAX_PAUSE_MS = 10 * 60_000;
 const FRESH_MS = 15_000;
 
 export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
+	failOn('rate budget input', problems(input ?? {}, (r, v) => {
+		if (!r.obj('(input)', v)) return;
+		const i = v as Partial<BudgetState>;
+		if (i.pausedUntil !== undefined && !(typeof i.pausedUntil === 'number' && Number.isFinite(i.pausedUntil))) r.bad('pausedUntil', 'must be a time in ms');
+		r.obj('demand', i.demand, true);
+	}));
 	let until = typeof input?.pausedUntil === 'number' && Number.isFinite(input.pausedUntil) ? input.pausedUntil : 0;
 	const demand = new Map<string, { rps: number; hungry: boolean; at: number }>(Object.entries(input?.demand ?? {}));
 	let signals = 0;
