@@ -77,3 +77,19 @@ test('api.rateLimit: unset is none; 0, negative, not numbers, burst below 1 are 
 	const base = { SECSVC_BASE_URL: 'http://127.0.0.1:1', SECSVC_APP_ID: 'a', SECSVC_SECRET: 's' };
 	assert.throws(() => loadConfig({ ...base, SECSVC_RATE_LIMIT_RPS: '-3' }, undefined), (e: unknown) => e instanceof ConfigError && /SECSVC_RATE_LIMIT_RPS/.test(e.message));
 });
+
+test('shares by demand: a quiet worker gets what it asks (+25 %), the hungry split the rest; they add up to 1', async () => {
+	const { sharesByDemand } = await import('../../worker/src/service/budgetShare.mts');
+	const live = new Set(['a', 'b', 'c']);
+	const s = sharesByDemand(live, { a: { rps: 4, hungry: false, at: 0 }, b: { rps: 30, hungry: true, at: 0 }, c: { rps: 30, hungry: true, at: 0 } }, 60);
+	assert.equal(s.get('a'), (1.25 * 4) / 60);
+	assert.equal(s.get('b'), s.get('c'));
+	assert.ok(Math.abs([...s.values()].reduce((x, y) => x + y, 0) - 1) < 1e-9);
+	// no report from a live worker: it counts as hungry (never assumed quiet)
+	const u = sharesByDemand(live, { a: { rps: 0, hungry: false, at: 0 } }, 60);
+	assert.equal(u.get('a'), 0.25 / 3);
+	assert.equal(u.get('b'), (1 - 0.25 / 3) / 2);
+	// everyone quiet: each keeps its need and the rest is spread evenly
+	const q = sharesByDemand(new Set(['a', 'b']), { a: { rps: 1, hungry: false, at: 0 }, b: { rps: 1, hungry: false, at: 0 } }, 60);
+	assert.ok(Math.abs((q.get('a') as number) - 0.5) < 1e-9);
+});
