@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
-import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleetShared.mts';
+import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
 import { ROOT, pct, round, startSimProcess, table, type Row } from './lib.mts';

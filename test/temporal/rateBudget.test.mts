@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import type { WatcherConfig } from '../../workflows/fleetShared.mts';
+import type { WatcherConfig } from '../../workflows/fleet/shared.mts';
 import { freePort } from '../../demo/stack.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { APP_ID, ROOT, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';

@@ -14,7 +14,7 @@ import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './depl
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
 import { budgetFromConfig, type WorkerBudget } from './budget.mts';
 import { tenantMode } from './tenantWorker.mts';
-import { tenantQueueFor } from '../../../workflows/tenantShared.mts';
+import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */

@@ -8,7 +8,7 @@
 // A retry hint one worker receives is signalled to the same workflow: the others read it on their next refresh.
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { RateBudget } from '../../../api/rateBudget.ts';
-import { budgetStateQuery, demandSignal, pauseSignal, rateBudget, rateBudgetWorkflowId, type BudgetState, type DemandReport } from '../../../workflows/rateBudget.mts';
+import { budgetStateQuery, demandSignal, pauseSignal, rateBudget, rateBudgetWorkflowId, type BudgetState, type DemandReport } from '../../../workflows/rateBudget/rateBudget.mts';
 
 export interface ShareOptions {
 	namespace: string;
