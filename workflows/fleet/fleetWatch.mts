@@ -184,17 +184,13 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
 		nextTickAt = undefined;
-		// Under a request budget a tick may not reach every site: the least recently checked go first (so each site
-		// waits about the same number of ticks), and a site that would pass maxIntervalStretch intervals unchecked by
-		// this tick's end is sent in a higher class of the budget (worker/src/activities/fleet.mts).
+		// Starvation bound: a site that would pass maxIntervalStretch intervals unchecked by this tick's end goes
+		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
 		// Runs recorded before replay the old order (deferred first).
-		const byAge = patched('fleet-budget-order');
-		const urgent = byAge ? new Set(cfg.sites.map((s) => s.site_id).filter((s) => ageIntervals(s, tickAt) >= stretchOf() - 1)) : new Set<string>();
-		const first = new Set(deferred);
-		const order = byAge
-			? // a quiet site's check time is not carried over continue-as-new: taken as one interval before this run
-				cfg.sites.map((s, i) => ({ id: s.site_id, at: states.get(s.site_id)?.at ?? runStart - intervalSeconds * 1000, i })).sort((a, b) => a.at - b.at || a.i - b.i).map((x) => x.id)
-			: [...deferred, ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
+		const bounded = patched('fleet-budget-order');
+		const urgent = bounded ? new Set(cfg.sites.map((s) => s.site_id).filter((s) => ageIntervals(s, tickAt) >= stretchOf() - 1)) : new Set<string>();
+		const first = new Set([...urgent, ...deferred]);
+		const order = [...urgent, ...deferred.filter((s) => !urgent.has(s)), ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
 		deferred = [];
 		const batches: string[][] = [];
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
