@@ -188,7 +188,16 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
 		// Runs recorded before replay the old order (deferred first).
 		const bounded = patched('fleet-budget-order');
-		const urgent = bounded ? new Set(cfg.sites.map((s) => s.site_id).filter((s) => ageIntervals(s, tickAt) >= stretchOf() - 1)) : new Set<string>();
+		// (1.5 intervals before the bound: a site this tick cannot reach still has the next tick's start)
+		const urgent = bounded
+			? new Set(
+					cfg.sites
+						.map((s) => ({ id: s.site_id, age: ageIntervals(s.site_id, tickAt) }))
+						.filter((x) => x.age >= stretchOf() - 1.5)
+						.sort((a, b) => b.age - a.age)
+						.map((x) => x.id),
+				)
+			: new Set<string>();
 		const first = new Set([...urgent, ...deferred]);
 		const order = [...urgent, ...deferred.filter((s) => !urgent.has(s)), ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
 		deferred = [];
