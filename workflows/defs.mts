@@ -1,3 +1,4 @@
+import type { VerifiedIdentity } from '../api/decideRules.ts';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { Hold } from './coordination.mts';
 
@@ -85,6 +86,10 @@ export interface RunbookState {
 	reapplied: number;
 	/** Who decided the approval gate, when, through which interface (cli, n8n, http, api; signal = old builds; timeout; abort). */
 	approval?: ApprovalRecord;
+	/** The open approval gate: the nonce a decider's ID token must carry (binds a proof to this runbook and this gate). */
+	gate?: { nonce: string; openedAt: string; issuer?: string; policy: string };
+	/** Who started the runbook, as verified at its start (separation of duties). */
+	startedBy?: VerifiedIdentity;
 	/** Why the wait ended: cooldown observed attack-free, an operator's abort, or the maxDurationSeconds bound. */
 	endedBy?: 'cooldown' | 'abort' | 'max-duration';
 	/** Times this runbook continued as new during its wait (same workflow id, state carried; history stays short). */
@@ -142,6 +147,8 @@ export interface EventTraffic {
 export interface ApprovalRecord {
 	decision: NonNullable<RunbookState['decision']>;
 	by?: string;
+	/** Who decided as the worker established it (verified ID token, or typed in compatibility mode); never the token. */
+	identity?: VerifiedIdentity;
 	at: string;
 	via: string;
 	reason?: string;

@@ -68,9 +68,9 @@ export function keysFromEnv(env: Record<string, string | undefined> = process.en
 }
 
 /** Keys or a one-line error naming the setting (a worker or CLI that handles tenants cannot run without one). */
-export function requireKeys(env: Record<string, string | undefined> = process.env): PayloadKey[] {
+export function requireKeys(env: Record<string, string | undefined> = process.env, why = 'to handle tenant tokens'): PayloadKey[] {
 	const keys = keysFromEnv(env);
-	if (!keys) throw new CodecKeyError('required to handle tenant tokens (32-byte keys as id:BASE64; see worker/README.md "Tenants")');
+	if (!keys) throw new CodecKeyError(`required ${why} (32-byte keys as id:BASE64; see worker/README.md "Tenants")`);
 	return keys;
 }
 
