@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { VerifiedIdentity } from '../../../api/decideRules.ts';
 import type { IdentityConfig } from './config.mts';
 
@@ -43,6 +43,14 @@ export function createVerifier(cfg: IdentityConfig): Verify {
 		});
 	return async (token, nonce) => {
 		let payload: JWTPayload;
+		// Another provider's token is named as such (its keys are not this provider's either; the signature is checked next).
+		let claimed: JWTPayload | undefined;
+		try {
+			claimed = decodeJwt(token);
+		} catch {
+			throw new ProofRefused('not a valid ID token (not a JWT)');
+		}
+		if (claimed.iss !== cfg.issuer) throw new ProofRefused(`issuer ${String(claimed.iss)} is not the configured identity provider ${cfg.issuer}`);
 		try {
 			({ payload } = await jwtVerify(token, await jwks(), {
 				issuer: cfg.issuer,
