@@ -427,6 +427,6 @@ export const RUNBOOK = {
 		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via' } as Record<string, string>,
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
 	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
 };
