@@ -414,7 +414,7 @@ export const RUNBOOK = {
 	help: {
 		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail, marked unverified); with an ID Token the token names the person',
 		decideIdToken:
-			'The deciding person\'s OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook\'s gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential\'s Payload Key',
+			'The deciding person\'s OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook\'s gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential\'s Payload Key. On Start: the starter\'s token (they cannot approve this runbook)',
 		blockBy: 'Who asks for it (recorded with the block)',
 		decideReason: 'Why (required to reject; recorded in the audit trail)',
 		blockReason: 'Why the block is needed (recorded with the block)',

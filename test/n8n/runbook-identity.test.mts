@@ -1,6 +1,7 @@
 // Runbook › Decide with an ID Token in the real n8n 2.40.7 (`n8n execute`, the packed package), the real Temporal dev
 // server (its HTTP API only), the worker process configured with a real OpenID Connect provider on loopback
 // (test/helpers/oidcProvider.mts) and the simulator (docs/approvals.md):
+//  - Start with alice's ID Token: the runbook's verified starter;
 //  - the decision is sent sealed with the Temporal credential's Payload Key and accepted with bob's verified
 //    identity (by, identity.verified oidc, subject, issuer) in the node's output and the runbook's result;
 //  - refused, nothing changed: a person outside the operator's approver group (mallory's real token), a typed By
@@ -11,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client } from '@temporalio/client';
 import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { dataConverterFor, parseKeys } from '../../worker/src/temporal/codec.mts';
 import { APP_ID, ATTACK_SOURCES, SECRET } from '../temporal/helpers.mts';
 import { startProvider, type TestProvider } from '../helpers/oidcProvider.mts';
@@ -60,7 +60,13 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 	};
 	sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 	const plan = { site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: [ids.domain_port_id], cooldownSeconds: 1, blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval: { required: true, timeoutSeconds: 600, approvers: ['group:soc-oncall'] } };
-	const h = await startAttackResponse(sealing, TASK_QUEUE, plan, { idToken: await login('alice') });
+	// Start in n8n with alice's ID token (sealed second argument): the verified starter.
+	await stack.importWorkflows([chain('wfIdentity000', 'Runbook: start with an ID token', [rbNode('Start', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', idToken: await login('alice') })])]);
+	const r0 = await n8nCli(stack.home, ['execute', '--id=wfIdentity000', '--rawOutput']);
+	assert.equal(r0.code, 0, `n8n execute failed:\n${r0.stdout.slice(-3000)}\n${r0.stderr.slice(-3000)}`);
+	const [started] = nodeOutput(parseRawOutput(r0.stdout), 'Start');
+	assert.equal(started.status, 'started', JSON.stringify(started));
+	const h = sealing.workflow.getHandle(String(started.workflowId));
 	const st = await within(
 		(async () => {
 			for (;;) {
@@ -72,6 +78,7 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 		90_000,
 		'the gate',
 	);
+	assert.deepEqual([st.startedBy?.name, st.startedBy?.verified], ['alice@soc.example', 'oidc']);
 	const nonce = String(st.gate?.nonce);
 	const decideNode = (name: string, p: Record<string, unknown>) => rbNode(name, { operation: 'decide', runbook: ids.site_id, decision: 'approve', by: '', reason: '', gateWaitSeconds: 0, ...p }, { continueOnFail: true });
 	await stack.importWorkflows([

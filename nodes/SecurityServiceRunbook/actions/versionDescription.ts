@@ -85,7 +85,7 @@ export const versionProperties: INodeProperties[] = [
 		type: 'string',
 		typeOptions: { password: true },
 		default: '',
-		displayOptions: { show: { operation: ['decide'] } },
+		displayOptions: { show: { operation: ['start', 'decide'] } },
 		description: RUNBOOK.help.decideIdToken,
 	},
 	{
