@@ -61,10 +61,10 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 	sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 	const plan = { site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: [ids.domain_port_id], cooldownSeconds: 1, blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval: { required: true, timeoutSeconds: 600, approvers: ['group:soc-oncall'] } };
 	// Start in n8n with alice's ID token (sealed second argument): the verified starter.
-	await stack.importWorkflows([chain('wfIdentity000', 'Runbook: start with an ID token', [rbNode('Start', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', idToken: await login('alice') })])]);
+	await stack.importWorkflows([chain('wfIdentity000', 'Runbook: start with an ID token', [rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', idToken: await login('alice') })])]);
 	const r0 = await n8nCli(stack.home, ['execute', '--id=wfIdentity000', '--rawOutput']);
 	assert.equal(r0.code, 0, `n8n execute failed:\n${r0.stdout.slice(-3000)}\n${r0.stderr.slice(-3000)}`);
-	const [started] = nodeOutput(parseRawOutput(r0.stdout), 'Start');
+	const [started] = nodeOutput(parseRawOutput(r0.stdout), 'Start runbook');
 	assert.equal(started.status, 'started', JSON.stringify(started));
 	const h = sealing.workflow.getHandle(String(started.workflowId));
 	const st = await within(
