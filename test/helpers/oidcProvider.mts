@@ -36,29 +36,53 @@ export interface TestProvider {
 	ttl: { idToken: number };
 	/** A real login of `accountId` with `nonce`, for `clientId`: the ID token the provider issues. */
 	login(accountId: string, opts: { nonce?: string; clientId?: string }): Promise<string>;
+	/** The person's side of a device-code login (RFC 8628): opens the verification address, confirms, logs in as `accountId`. */
+	confirmDevice(verificationUriComplete: string, accountId: string): Promise<void>;
+	/** The person's browser for a login address: logs in as `accountId` and follows the redirects, the last one to the CLI's loopback listener. */
+	browse(loginUrl: string, accountId: string): Promise<void>;
 	close(): Promise<void>;
 }
 
 export async function startProvider(people: Record<string, Person>, clients: string[] = ['secsvc', 'other-app']): Promise<TestProvider> {
+	let deviceAccount = '';
 	const server = createServer();
 	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 	const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	const ttl = { idToken: 600 };
 	const provider = new Provider(issuer, {
-		clients: clients.map((id) => ({
-			client_id: id,
-			client_secret: `${id}-secret-for-tests-only-0123456789`,
-			redirect_uris: [REDIRECT_URI],
-			grant_types: ['authorization_code'],
-			response_types: ['code'],
-			token_endpoint_auth_method: 'client_secret_post',
-		})),
-		claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] },
-		scopes: ['openid', 'email', 'groups'],
+		clients: [
+			...clients.map((id) => ({
+				client_id: id,
+				client_secret: `${id}-secret-for-tests-only-0123456789`,
+				redirect_uris: [REDIRECT_URI],
+				grant_types: ['authorization_code'],
+				response_types: ['code'],
+				token_endpoint_auth_method: 'client_secret_post',
+			})),
+			// the CLI's public native client: browser logins with a loopback redirect (any port) and device-code logins
+			{
+				client_id: 'secsvc-cli',
+				application_type: 'native',
+				token_endpoint_auth_method: 'none',
+				grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+				response_types: ['code'],
+				redirect_uris: ['http://127.0.0.1/callback'],
+			},
+		],
+		claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'], profile: ['name'] },
+		scopes: ['openid', 'email', 'groups', 'profile'],
 		conformIdTokenClaims: false, // the scopes' claims in the ID token itself (the worker reads only the ID token)
 		findAccount: (_ctx: unknown, id: string) =>
 			people[id] ? { accountId: id, claims: () => ({ sub: id, email: people[id].email, email_verified: true, groups: people[id].groups }) } : undefined,
-		features: { devInteractions: { enabled: false } },
+		features: {
+			devInteractions: { enabled: false },
+			// the device flow's pages reduced to their forms (the test's "browser" submits them)
+			deviceFlow: {
+				enabled: true,
+				userCodeConfirmSource: async (ctx: { body: string }, form: string) => void (ctx.body = form),
+				successSource: async (ctx: { body: string }) => void (ctx.body = 'device login done'),
+			},
+		},
 		pkce: { required: () => false },
 		ttl: { IdToken: () => ttl.idToken, AccessToken: 600, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
 		interactions: { url: (_ctx: unknown, i: { uid: string }) => `/interaction/${i.uid}` },
@@ -71,7 +95,7 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		void (async () => {
 			try {
 				const d = await provider.interactionDetails(req, res);
-				const accountId = d.params.login_hint;
+				const accountId = d.params.login_hint ?? deviceAccount;
 				const grant = new provider.Grant({ accountId, clientId: d.params.client_id });
 				grant.addOIDCScope(d.params.scope);
 				const grantId = await grant.save();
@@ -116,10 +140,56 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		return t.id_token;
 	}
 
+	async function confirmDevice(uri: string, accountId: string): Promise<void> {
+		deviceAccount = accountId;
+		const jar = new Map<string, string>();
+		const go = async (url: string, body?: URLSearchParams) => {
+			const res = await fetch(url, { method: body ? 'POST' : 'GET', body, redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+			for (const c of res.headers.getSetCookie()) {
+				const [kv] = c.split(';');
+				const at = kv.indexOf('=');
+				jar.set(kv.slice(0, at), kv.slice(at + 1));
+			}
+			return { res, text: await res.text() };
+		};
+		const page = await go(uri);
+		const fields = new URLSearchParams([...page.text.matchAll(/<input type="hidden" name="([\w]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]] as [string, string]));
+		const action = /<form[^>]*action="([^"]+)"/.exec(page.text)?.[1] ?? '/device';
+		if (!fields.has('xsrf')) throw new Error(`oidc test device login: no confirmation form at ${uri}: ${page.text.slice(0, 300)}`);
+		if (!fields.has('confirm')) fields.set('confirm', 'yes');
+		let step = await go(new URL(action, issuer).toString(), fields);
+		for (let hop = 0; hop < 8 && step.res.headers.get('location'); hop++) step = await go(new URL(step.res.headers.get('location')!, issuer).toString());
+		if (!/device login done/.test(step.text)) throw new Error(`oidc test device login: not confirmed (HTTP ${step.res.status}: ${step.text.slice(0, 300)})`);
+	}
+
+	async function browse(loginUrl: string, accountId: string): Promise<void> {
+		deviceAccount = accountId;
+		const jar = new Map<string, string>();
+		let url = loginUrl;
+		for (let hop = 0; hop < 10; hop++) {
+			const res = await fetch(url, { redirect: 'manual', headers: url.startsWith(issuer) ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {} });
+			for (const c of res.headers.getSetCookie()) {
+				const [kv] = c.split(';');
+				const at = kv.indexOf('=');
+				jar.set(kv.slice(0, at), kv.slice(at + 1));
+			}
+			const text = await res.text();
+			const loc = res.headers.get('location');
+			if (!loc) {
+				if (!res.ok) throw new Error(`oidc test browser: HTTP ${res.status} at ${url}: ${text.slice(0, 300)}`);
+				return; // the CLI's listener answered
+			}
+			url = new URL(loc, issuer).toString();
+		}
+		throw new Error('oidc test browser: too many redirects');
+	}
+
 	return {
 		issuer,
 		ttl,
 		login,
+		confirmDevice,
+		browse,
 		close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
 	};
 }

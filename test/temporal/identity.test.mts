@@ -68,7 +68,7 @@ test('verified approvals: the operator\'s policy, proven identities, bound to on
 	const queue = uniqueQueue('identity');
 	// The worker's policy for this customer (a tenant entry): group soc-oncall. Its default would let nobody approve.
 	const identity = {
-		issuer: idp.issuer, audience: 'secsvc', clientId: 'secsvc', identityClaim: 'email', groupsClaim: 'groups', clockSkewSeconds: 0, jwksCacheSeconds: 600,
+		issuer: idp.issuer, audience: ['secsvc', 'secsvc-cli'], clientId: 'secsvc-cli', identityClaim: 'email', groupsClaim: 'groups', clockSkewSeconds: 0, jwksCacheSeconds: 600,
 		approverGroups: ['nobody'], approvers: [], tenants: { [ids.customer_id]: { approverGroups: ['soc-oncall'], approvers: [] } },
 	};
 	const worker = await startWorker({ ...workerConfig(env, s.url, queue), identity }, { connection: env.nativeConnection });
@@ -106,7 +106,7 @@ test('verified approvals: the operator\'s policy, proven identities, bound to on
 		const forged = await new SignJWT(decodeJwt(bobA)).setProtectedHeader({ alg: 'RS256', kid: decodeProtectedHeader(bobA).kid }).sign((await generateKeyPair('RS256')).privateKey);
 		await refused(dec(forged), /^proof: the signature does not verify against the provider's published keys/);
 		await refused(dec(await login('bob', { nonce: nonceA, from: otherIdp })), new RegExp(`^proof: issuer ${otherIdp.issuer} is not the configured identity provider ${idp.issuer}`));
-		await refused(dec(await login('bob', { nonce: nonceA, clientId: 'other-app' })), /^proof: audience "other-app" is not this worker's \(secsvc\)/);
+		await refused(dec(await login('bob', { nonce: nonceA, clientId: 'other-app' })), /^proof: audience "other-app" is not this worker's \(secsvc, secsvc-cli\)/);
 		idp.ttl.idToken = 1;
 		const shortLived = await login('bob', { nonce: nonceA });
 		idp.ttl.idToken = 600;
@@ -155,8 +155,29 @@ test('verified approvals: the operator\'s policy, proven identities, bound to on
 		});
 		assert.notEqual(st.gate?.nonce, nonceA);
 		await refused(decide(client, b.workflowId, { approved: true, via: 'cli', idToken: bobA }), /^proof: the ID token is bound to another runbook or gate/);
-		const rej = await decide(client, b.workflowId, { approved: false, reason: 'no attack', via: 'cli', idToken: await login('alice', { nonce: st.gate?.nonce }) });
-		assert.deepEqual([rej.decision, rej.by], ['rejected', 'alice@soc.example'], 'the starter may reject (it changes nothing)');
+		// alice rejects through `secsvc reject` with a browser login (the CLI's default with a provider configured): the
+		// CLI prints the provider's login address, "alice" logs in, the provider redirects to the CLI's loopback listener,
+		// the CLI exchanges the code (PKCE) for her ID token carrying B's gate nonce.
+		const cliOut: string[] = [];
+		let confirming: Promise<void> | undefined;
+		Object.assign(process.env, { SECSVC_OIDC_ISSUER: idp.issuer, SECSVC_OIDC_AUDIENCE: 'secsvc-cli' });
+		try {
+			code = await run(['reject', b.workflowId, '--reason', 'no attack'], {
+				out: (x) => void cliOut.push(x),
+				err: (x) => {
+					const url = /^Open (\S+) to log in/.exec(x)?.[1];
+					if (url) confirming = idp.browse(url, 'alice');
+					else cliOut.push(x);
+				},
+			});
+		} finally {
+			delete process.env.SECSVC_OIDC_ISSUER;
+			delete process.env.SECSVC_OIDC_AUDIENCE;
+		}
+		await confirming;
+		assert.equal(code, 0, cliOut.join(''));
+		const rej = JSON.parse(cliOut.join('')) as { decision: string; by: string; identity: { verified: string } };
+		assert.deepEqual([rej.decision, rej.by, rej.identity.verified], ['rejected', 'alice@soc.example', 'oidc'], 'the starter may reject (it changes nothing)');
 		assert.equal(((await b.result()) as AttackResponseResult).outcome, 'rejected');
 
 		// --- no token in the history in plain text: the decisions and the starter's proof travel sealed

@@ -1,6 +1,6 @@
 import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.ts';
 import { parsePlan } from '../../../workflows/plan.mts';
-import { deviceLogin } from '../identity/login.mts';
+import { browserLogin, deviceLogin } from '../identity/login.mts';
 import { loadIdentityConfig } from '../identity/config.mts';
 import { abort, decide, gateOf, extendCooldown, formatRunbookList, formatTimeline, inspect, listRunbooks, startAttackResponse, timeline } from '../temporal/runbooks.mts';
 import { readJson, text, UsageError, type Command } from './args.mts';
@@ -19,17 +19,21 @@ export const start: Command = async ({ o, conn, t, out, err }) => {
 };
 
 /**
- * The person's ID token: `SECSVC_ID_TOKEN`, or a device-code login (`--login`, or by default when an identity provider
- * is configured and no `--by` is given) with `nonce` = the gate's; undefined = compatibility mode (typed --by).
+ * The person's ID token: `SECSVC_ID_TOKEN`, or a login at the provider (`--login`, or by default when an identity
+ * provider is configured and no `--by` is given) with `nonce` = the gate's: in a browser on this machine (loopback
+ * redirect), or `--login device` (device code, for a provider that carries the nonce into the ID token);
+ * undefined = compatibility mode (typed --by).
  */
 async function proof(o: Record<string, string | boolean>, err: (s: string) => void, nonce?: () => Promise<string | undefined>): Promise<string | undefined> {
 	const env = process.env.SECSVC_ID_TOKEN?.trim();
 	if (env) return env;
 	const idp = loadIdentityConfig();
-	if (!(o.login === true || (idp && nonce && typeof o.by !== 'string'))) return undefined;
+	if (!(o.login !== undefined || (idp && nonce && typeof o.by !== 'string'))) return undefined;
+	if (o.login !== undefined && o.login !== true && o.login !== 'browser' && o.login !== 'device') throw new UsageError('--login: must be browser (default) or device');
 	if (!idp) throw new UsageError('--login: needs the identity provider (SECSVC_OIDC_ISSUER, SECSVC_OIDC_AUDIENCE or SECSVC_OIDC_CLIENT_ID)');
 	const n = nonce ? await nonce() : undefined;
-	return deviceLogin({ issuer: idp.issuer, clientId: idp.clientId, nonce: n, tell: (line) => err(`${line}\n`) });
+	const login = o.login === 'device' ? deviceLogin : browserLogin;
+	return login({ issuer: idp.issuer, clientId: idp.clientId, nonce: n, tell: (line) => err(`${line}\n`) });
 }
 
 /** approve / reject: the `decide` Update (the decision comes back, or the refusal naming the rule). */

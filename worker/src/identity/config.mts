@@ -5,16 +5,16 @@ import type { ApproverPolicy } from '../../../api/decideRules.ts';
  * The identity provider and the approver policy (docs/approvals.md), from the JSON config (`identity`) and the
  * environment (wins). No issuer configured = compatibility mode: typed `by`, recorded "unverified".
  *
- *   "identity": { "issuer": "https://idp.example", "audience": "secsvc", "clientId": "secsvc-cli",
+ *   "identity": { "issuer": "https://idp.example", "audience": ["secsvc-cli", "secsvc-n8n"], "clientId": "secsvc-cli",
  *                 "identityClaim": "email", "groupsClaim": "groups", "clockSkewSeconds": 60, "jwksCacheSeconds": 600,
  *                 "approverGroups": ["soc-oncall"], "approvers": ["lead@example.com"],
  *                 "tenants": { "<customer_id>": { "approverGroups": ["acme-soc"], "approvers": [] } } }
  */
 export interface IdentityConfig {
 	issuer: string;
-	/** The `aud` an ID token must carry: the client id the SOC registered for secsvc at its provider. */
-	audience: string;
-	/** The client id `secsvc approve` logs in with (device code); default: the audience. */
+	/** The `aud` values an ID token may carry: the client ids the SOC registered for secsvc (CLI, n8n login). */
+	audience: string[];
+	/** The client id `secsvc approve` logs in with (device code); default: the first audience. */
 	clientId: string;
 	identityClaim: string;
 	groupsClaim: string;
@@ -65,8 +65,8 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env, file = 
 	}
 	const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 	if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) throw new IdentityConfigError('SECSVC_OIDC_ISSUER (identity.issuer)', 'must be https (http only on loopback)');
-	const audience = env.SECSVC_OIDC_AUDIENCE ?? (j.audience as string | undefined) ?? '';
-	if (!audience) throw new IdentityConfigError('SECSVC_OIDC_AUDIENCE (identity.audience)', 'is required with an issuer (the client id registered for secsvc)');
+	const audience = list(env.SECSVC_OIDC_AUDIENCE ?? j.audience, 'SECSVC_OIDC_AUDIENCE (identity.audience)');
+	if (!audience.length) throw new IdentityConfigError('SECSVC_OIDC_AUDIENCE (identity.audience)', 'is required with an issuer (the client id registered for secsvc)');
 	const tenantsRaw = (j.tenants ?? {}) as Record<string, { approverGroups?: unknown; approvers?: unknown }>;
 	const tenants: IdentityConfig['tenants'] = {};
 	for (const [id, t] of Object.entries(tenantsRaw))
@@ -74,7 +74,7 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env, file = 
 	return {
 		issuer,
 		audience,
-		clientId: env.SECSVC_OIDC_CLIENT_ID ?? (j.clientId as string | undefined) ?? audience,
+		clientId: env.SECSVC_OIDC_CLIENT_ID ?? (j.clientId as string | undefined) ?? audience[0],
 		identityClaim: env.SECSVC_OIDC_IDENTITY_CLAIM ?? (j.identityClaim as string | undefined) ?? 'email',
 		groupsClaim: env.SECSVC_OIDC_GROUPS_CLAIM ?? (j.groupsClaim as string | undefined) ?? 'groups',
 		clockSkewSeconds: seconds(env.SECSVC_OIDC_CLOCK_SKEW ?? j.clockSkewSeconds, 'SECSVC_OIDC_CLOCK_SKEW (identity.clockSkewSeconds)', 60, 600),

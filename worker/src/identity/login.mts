@@ -57,3 +57,59 @@ export async function deviceLogin(o: LoginOptions): Promise<string> {
 	}
 	throw new LoginError('the code expired before the login was confirmed');
 }
+
+/**
+ * Browser login (OpenID Connect authorization code flow with PKCE and a loopback redirect, RFC 8252): the CLI
+ * listens on 127.0.0.1 (port 0), prints the provider's login address (with `nonce` = the gate's), the person logs in
+ * in a browser on this machine, the provider redirects to the CLI with a code, the CLI exchanges it for the ID token.
+ * Every OpenID Connect provider carries the nonce of this flow into the ID token (device-code logins may not).
+ */
+export async function browserLogin(o: LoginOptions): Promise<string> {
+	const d = (await discover(o.issuer)) as Awaited<ReturnType<typeof discover>> & { authorization_endpoint?: string };
+	if (!d.authorization_endpoint || !d.token_endpoint) throw new LoginError(`the provider ${o.issuer} has no authorization or token endpoint`);
+	const { createServer } = await import('node:http');
+	const { createHash, randomBytes } = await import('node:crypto');
+	const verifier = randomBytes(32).toString('base64url');
+	const state = randomBytes(16).toString('base64url');
+	const server = createServer();
+	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+	const redirectUri = `http://127.0.0.1:${(server.address() as { port: number }).port}/callback`;
+	try {
+		const code = new Promise<string>((resolve, reject) => {
+			server.on('request', (req, res) => {
+				const u = new URL(req.url ?? '/', redirectUri);
+				if (u.pathname !== '/callback') return void res.writeHead(404).end();
+				const err = u.searchParams.get('error');
+				const c = u.searchParams.get('code');
+				const ok = !err && c && u.searchParams.get('state') === state;
+				res.writeHead(ok ? 200 : 400, { 'content-type': 'text/plain' }).end(ok ? 'secsvc: logged in; you can close this page.' : 'secsvc: login failed.');
+				if (ok) resolve(c);
+				else reject(new LoginError(err ? `${err}${u.searchParams.get('error_description') ? `: ${u.searchParams.get('error_description')}` : ''}` : 'the provider answered without a code (or with another state)'));
+			});
+		});
+		const q = new URLSearchParams({
+			client_id: o.clientId,
+			response_type: 'code',
+			scope: o.scope ?? 'openid email profile groups',
+			redirect_uri: redirectUri,
+			state,
+			code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+			code_challenge_method: 'S256',
+			...(o.nonce ? { nonce: o.nonce } : {}),
+		});
+		o.tell(`Open ${d.authorization_endpoint}?${q} to log in`);
+		const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new LoginError('no login within the time allowed')), 1000 * Math.min(o.maxSeconds ?? 300, 600)).unref());
+		const c = await Promise.race([code, timeout]);
+		const res = await fetch(d.token_endpoint, {
+			method: 'POST',
+			body: form({ grant_type: 'authorization_code', code: c, redirect_uri: redirectUri, client_id: o.clientId, code_verifier: verifier }),
+			signal: AbortSignal.timeout(10_000),
+		});
+		const t = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string; error_description?: string };
+		if (!t.id_token) throw new LoginError(`${t.error ?? `HTTP ${res.status}`}${t.error_description ? `: ${t.error_description}` : ''}`);
+		return t.id_token;
+	} finally {
+		server.closeAllConnections();
+		server.close();
+	}
+}

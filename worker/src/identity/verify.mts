@@ -86,7 +86,7 @@ function refusal(e: unknown, cfg: IdentityConfig, token: string): Error {
 	if (e instanceof errors.JWTExpired) return new ProofRefused(`the ID token expired (exp ${iso(e.payload.exp)}, clock skew allowed ${cfg.clockSkewSeconds}s)`);
 	if (e instanceof errors.JWTClaimValidationFailed) {
 		if (e.claim === 'iss') return new ProofRefused(`issuer ${String(e.payload.iss)} is not the configured identity provider ${cfg.issuer}`);
-		if (e.claim === 'aud') return new ProofRefused(`audience ${JSON.stringify(e.payload.aud)} is not this worker's (${cfg.audience})`);
+		if (e.claim === 'aud') return new ProofRefused(`audience ${JSON.stringify(e.payload.aud)} is not this worker's (${cfg.audience.join(', ')})`);
 		if (e.claim === 'nbf' || e.claim === 'iat') return new ProofRefused(`the ID token is not valid yet (${e.claim})`);
 		return new ProofRefused(`claim ${e.claim}: ${e.reason}`);
 	}
