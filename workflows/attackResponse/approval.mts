@@ -1,9 +1,9 @@
-import { ActivityFailure, ApplicationFailure, condition, defineUpdate, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { ApprovalRecord, RunbookState } from '../defs.mts';
+import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import { notWaitingMessage, type RunbookState } from '../../api/runbook/contract.ts';
 import type { PlanContext, Runbook } from './context.mts';
 import { decideInputProblem, deciderProblem, identityText, type ApproverPolicy, type DecideRequest, type VerifiedIdentity } from '../../api/decideRules.ts';
-import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from '../identityShared.mts';
-import { sealed, type Sealed } from '../tenantShared.mts';
+import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from './identity.mts';
+import { sealed, type Sealed } from '../tenant/shared.mts';
 
 /**
  * Approve / reject as a Temporal Update (`decide`). Who may decide is the operator's policy (the worker's approver
@@ -14,8 +14,6 @@ import { sealed, type Sealed } from '../tenantShared.mts';
  * the rules again to the verified identity. The caller gets the decision back synchronously.
  */
 export type { DecideRequest } from '../../api/decideRules.ts';
-
-export const decideUpdate = defineUpdate<ApprovalRecord & { accepted: true }, [DecideRequest]>('decide');
 
 type IdentityActs = {
 	[IDENTITY_POLICY_ACTIVITY]: (i: PolicyInput) => Promise<{ policy: ApproverPolicy; starter?: VerifiedIdentity }>;
@@ -58,7 +56,7 @@ export function checkDecision(rb: Runbook, req: DecideRequest, who?: VerifiedIde
 	const st: RunbookState = rb.state;
 	if (st.approval) throw new Error(`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`);
 	if (rb.approval) throw new Error(`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`);
-	if (st.phase !== 'awaiting-approval') throw new Error(`approval: the runbook is not waiting for a decision (phase ${st.phase}); nothing changed`);
+	if (st.phase !== 'awaiting-approval') throw new Error(notWaitingMessage(st.phase));
 	const decider = who ?? (modeOf(rb) === 'unverified' ? typed(req) : undefined);
 	if (!decider) return; // oidc: the identity rules apply once the proof is verified (the handler)
 	const policy = rb.policy ?? { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' };

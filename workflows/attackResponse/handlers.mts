@@ -1,7 +1,7 @@
 import { ApplicationFailure, log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
-import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery } from '../defs.mts';
+import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery, decideUpdate } from './messages.mts';
 import type { Runbook } from './context.mts';
-import { checkDecision, decideUpdate, deciderOf, type DecideRequest } from './approval.mts';
+import { checkDecision, deciderOf, type DecideRequest } from './approval.mts';
 import { identityText } from '../../api/decideRules.ts';
 import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
 

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { planApproversProblem, type ApproverPolicy, type VerifiedIdentity } from '../../../api/decideRules.ts';
-import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from '../../../workflows/identityShared.mts';
+import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from '../../../workflows/attackResponse/identity.mts';
 import { policyFor, type IdentityConfig } from '../identity/config.mts';
 import { createVerifier, ProofRefused } from '../identity/verify.mts';
 

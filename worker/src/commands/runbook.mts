@@ -1,5 +1,5 @@
 import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.ts';
-import { parsePlan } from '../../../workflows/plan.mts';
+import { parsePlan } from '../../../api/runbook/plan.ts';
 import { browserLogin, deviceLogin } from '../identity/login.mts';
 import { loadIdentityConfig } from '../identity/config.mts';
 import { abort, decide, gateOf, extendCooldown, formatRunbookList, formatTimeline, inspect, listRunbooks, startAttackResponse, timeline } from '../temporal/runbooks.mts';

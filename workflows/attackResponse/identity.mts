@@ -1,8 +1,8 @@
 /**
- * Names and inputs of the identity local activities (worker/src/activities/identity.mts), shared by the runbook and
+ * Names and inputs of the runbook's identity local activities (worker/src/activities/identity.mts), shared by the runbook and
  * the worker. Tokens travel only inside sealed values (`$sealed` first: the payload codec encrypts them in history).
  */
-import type { Sealed } from './tenantShared.mts';
+import type { Sealed } from '../tenant/shared.mts';
 
 export const IDENTITY_POLICY_ACTIVITY = 'identity.policy';
 export const IDENTITY_VERIFY_ACTIVITY = 'identity.verify';
