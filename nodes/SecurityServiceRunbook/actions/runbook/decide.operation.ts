@@ -37,7 +37,7 @@ export async function decideAs(env: Env, workflowId: string, decision: 'approve'
 	// The person's proof (docs/approvals.md): an ID token obtained with the runbook's gate nonce, sent sealed.
 	const idToken = fields.idToken ? String(ctx.getNodeParameter('idToken', i, '') ?? '').trim() : '';
 	const by = env.text(fields.by, ctx.getNodeParameter('by', i, '')).trim();
-	if (!by && !idToken) env.fail(fields.by, 'is required (the identity of the person deciding), or an ID Token');
+	if (!by && !idToken) env.fail(fields.by, `is required (the identity of the person deciding)${fields.idToken ? ', or an ID Token' : ''}`);
 	let seal: PayloadKey | undefined;
 	if (idToken) {
 		if (!env.payloadKey) env.fail(ID_TOKEN, 'needs the Temporal API credential\'s Payload Key (the token must not be in the runbook\'s history in plain text)');
