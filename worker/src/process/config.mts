@@ -1,3 +1,4 @@
+import { loadIdentityConfig, type IdentityConfig } from '../identity/config.mts';
 import { readFileSync } from 'node:fs';
 import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
 import { loadRateLimit, type RateLimitConfig } from './rateLimitConfig.mts';
@@ -66,6 +67,8 @@ export interface WorkerConfig {
 	metrics?: { address?: string };
 	/** The blast-radius guard's settings (api/blastRadius.ts). */
 	guard?: GuardConfig;
+	/** The identity provider and approver policy (worker/src/identity/config.mts); absent = compatibility mode. */
+	identity?: IdentityConfig;
 }
 
 export interface GuardConfig {
@@ -177,7 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	issues.push(...rl.issues);
 	if (issues.length) throw new ConfigError(issues);
 	if (rl.config) Object.assign(api, { rateLimit: rl.config });
-	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
+	const identity = loadIdentityConfig(env, file);
+	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(identity ? { identity } : {}), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {
