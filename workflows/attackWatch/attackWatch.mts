@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import { workflowIdFor } from '../../api/runbook/contract.ts';
+import type { attackResponse } from '../attackResponse/attackResponse.mts';
+import { WORKFLOW_TYPE, workflowIdFor } from '../../api/runbook/contract.ts';
 import { parsePlanInWorker } from '../input/parsePlan.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { runbookStartRules } from '../input/inputRules.mts';
@@ -34,7 +35,7 @@ export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchR
 	const underAttack = Number(r?.status) === 1;
 	if (!underAttack) return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'not under attack' };
 	try {
-		await startChild('attackResponse', {
+		await startChild<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 			workflowId,
 			args: [{ plan: input.plan, dryRun: input.dryRun }],
 			taskQueue: workflowInfo().taskQueue,

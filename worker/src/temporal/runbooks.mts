@@ -1,11 +1,12 @@
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
+import { scheduleIdFor, WORKFLOW_TYPE, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
 import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';
+import type { attackResponse } from '../../../workflows/attackResponse/attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 
@@ -27,7 +28,7 @@ export const runbookId = (siteOrId: string) => (siteOrId.startsWith('attack-resp
 export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string } = {}) {
 	const p = parsePlan(plan); // clear errors before anything is sent
 	const workflowId = opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
-	return client.workflow.start('attackResponse', { taskQueue, workflowId, args: [{ plan, dryRun: opts.dryRun }] });
+	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args: [{ plan, dryRun: opts.dryRun }] });
 }
 
 export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => client.workflow.getHandle(runbookId(siteOrId));
@@ -123,7 +124,7 @@ export async function createSchedule(
 	every: string,
 	input: unknown,
 ) {
-	const workflowType = kind === 'watch' ? 'attackWatch' : kind === 'drift' ? 'driftAudit' : 'attackReport';
+	const workflowType = kind === 'watch' ? WORKFLOW_TYPE.attackWatch : kind === 'drift' ? WORKFLOW_TYPE.driftAudit : WORKFLOW_TYPE.attackReport;
 	const scheduleId = scheduleIdFor(kind, site);
 	return client.schedule.create({
 		scheduleId,
@@ -235,7 +236,7 @@ export class ListFilterError extends Error {}
  * One row per runbook: the runs a runbook closed by continuing as new are left out.
  */
 export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
-	const q = [`WorkflowType = 'attackResponse'`];
+	const q = [`WorkflowType = '${WORKFLOW_TYPE.attackResponse}'`];
 	if (o.site !== undefined) {
 		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site)) throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
 		q.push(`${SA.site.name} = '${o.site}'`);
