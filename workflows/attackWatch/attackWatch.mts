@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import type { OperationActivities } from '../pure/activityTypes.mts';
 import type { attackResponse } from '../attackResponse/attackResponse.mts';
 import { WORKFLOW_TYPE, workflowIdFor } from '../../api/runbook/contract.ts';
 import { parsePlanInWorker } from '../input/parsePlan.mts';
@@ -24,8 +25,7 @@ export interface AttackWatchResult {
 	reason: string;
 }
 
-type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
+const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
 
 export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchResult> {
 	failOn('plan', problems(input, runbookStartRules));
