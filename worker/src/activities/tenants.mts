@@ -198,6 +198,8 @@ export function tenantClients(opts: Omit<ClientOptions, 'credentials' | 'tokenMa
 				...opts,
 				credentials: { appId: '', secret: '', tokenKind: 'user' },
 				tokenManager: new ClusterTokens((req) => askTenant(temporal(), customerId, req)),
+				// with a request budget: this tenant's own, within the app's (docs/rate-budget.md)
+				budgetKey: customerId,
 			});
 			byCustomer.set(customerId, c);
 		}
