@@ -24,7 +24,7 @@ import {
 	type World,
 } from './state.mts';
 import { checkAttackItem, checkFlowDownItem, checkScenario } from './scenario.mts';
-import { Input, Rng, SimError, notFound, sleep, validationError } from './util.mts';
+import { Input, JsonBoundError, Rng, SimError, notFound, parseBoundedJson, sleep, validationError } from './util.mts';
 
 export { CODES } from './codes.mts';
 
@@ -533,9 +533,9 @@ export class Simulator {
 					throw new SimError(CODES.BAD_CONTENT_TYPE, `content-type: this operation takes ${want} (got '${ct || 'none'}')`);
 				if (def.enc === 'json') {
 					try {
-						json = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
-					} catch {
-						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+						json = raw.length ? parseBoundedJson(raw.toString('utf8')) : undefined;
+					} catch (e) {
+						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
 					}
 					entry.body = maskJson(json);
 				} else if (ct.toLowerCase().startsWith('multipart/form-data')) {
@@ -548,12 +548,14 @@ export class Simulator {
 					}
 					entry.body = maskFields(b);
 				} else if (ct.toLowerCase().startsWith('application/json')) {
+					let o: unknown;
 					try {
-						const o = raw.length ? JSON.parse(raw.toString('utf8')) : {};
-						b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
-					} catch {
-						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+						o = raw.length ? parseBoundedJson(raw.toString('utf8')) : {};
+					} catch (e) {
+						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
 					}
+					if (!o || typeof o !== 'object' || Array.isArray(o)) throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
+					b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
 					entry.body = maskFields(b);
 				} else {
 					b = parseUrlEncoded(raw.toString('utf8'));
