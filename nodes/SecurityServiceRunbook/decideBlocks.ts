@@ -3,6 +3,7 @@ import { BlockInputError, blocksIdFor, checkBlockRequest, checkChangeRequest, ty
 import { RUNBOOK } from '../../api/catalog/labels';
 import { decideInputProblem, type DecideRequest } from '../../api/decideRules';
 import { idProblem } from '../../api/limits';
+import { requirePollers } from './taskQueuePollers';
 import { firstValue, outcomeOf, refusalText, updateRequest, updateWithStartRequest } from './temporalHttp';
 
 /**
@@ -159,6 +160,7 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 	checked(env, () => checkBlockRequest(req));
 	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('taskQueue', i, '')).trim();
 	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
+	await requirePollers(env, F.taskQueue, taskQueue);
 	const workflowId = blocksIdFor(site, dp);
 	let last: Http | undefined;
 	for (let attempt = 1; attempt <= 2; attempt++) {

@@ -1,5 +1,6 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 import { httpFailure, type Env } from './decideBlocks';
+import { requirePollers } from './taskQueuePollers';
 import { payloads } from './temporalHttp';
 
 /**
@@ -87,6 +88,7 @@ export async function startRunbook(
 	workflowId: string,
 	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string },
 ): Promise<IDataObject> {
+	await requirePollers(env, 'Task Queue', body.taskQueue);
 	const r = await env.call('POST', env.wfUrl(workflowId), {
 		workflowType: { name: 'attackResponse' },
 		taskQueue: { name: body.taskQueue },
