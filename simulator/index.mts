@@ -28,7 +28,7 @@ import { Input, JsonBoundError, Rng, SimError, notFound, parseBoundedJson, sleep
 
 export { CODES } from './codes.mts';
 
-export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken';
+export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken' | 'hang';
 export interface FaultSpec {
 	/** Operation id, or '*' for every vendor operation. */
 	op: string;
@@ -412,7 +412,7 @@ export class Simulator {
 	// ------------------------------------------------------------ faults / log
 
 	addFault(f: FaultSpec) {
-		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken'];
+		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken', 'hang'];
 		if (!kinds.includes(f.kind)) throw new Error(`kind must be one of ${kinds.join(', ')}`);
 		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op)) throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
 		const count = f.count ?? 1;
@@ -505,7 +505,14 @@ export class Simulator {
 		if (fault) {
 			entry.fault = fault.kind;
 			if (fault.kind === 'delay') await sleep(fault.delayMs ?? 1000);
-			else if (fault.kind === 'reset') {
+			else if (fault.kind === 'hang') {
+				// A frozen service: the connection stays open and nothing is answered until the client gives up, the
+				// fault's window ends or 10 minutes pass; then the connection is closed without an answer.
+				entry.status = 0;
+				await holdOpen(req.socket, fault.until !== undefined ? Math.max(0, fault.until - this.nowMs()) : HANG_MAX_MS);
+				req.socket.destroy();
+				return;
+			} else if (fault.kind === 'reset') {
 				entry.status = 0;
 				req.socket.destroy();
 				return;
@@ -639,6 +646,23 @@ const MAX_BODY = 1 << 20;
 
 function drain(req: http.IncomingMessage) {
 	req.resume();
+}
+
+const HANG_MAX_MS = 600_000;
+
+/** Resolves when the socket closes or after `ms` (at most HANG_MAX_MS), whichever comes first; keeps nothing alive. */
+function holdOpen(socket: import('node:net').Socket, ms: number): Promise<void> {
+	return new Promise((resolve) => {
+		if (socket.destroyed) return resolve();
+		const t = setTimeout(done, Math.min(ms, HANG_MAX_MS));
+		t.unref();
+		socket.once('close', done);
+		function done() {
+			clearTimeout(t);
+			socket.off('close', done);
+			resolve();
+		}
+	});
 }
 
 function readBody(req: http.IncomingMessage): Promise<Buffer> {
