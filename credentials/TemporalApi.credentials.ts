@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 	Icon,
 } from 'n8n-workflow';
-import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/temporalTls';
+import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/transport/tls';
 
 /**
  * Temporal connection for the Security Service Runbook node: the server's HTTP API (the dev server exposes it with
@@ -51,6 +51,15 @@ export class TemporalApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			description: 'Sent as "Authorization: Bearer <key>"; leave empty for a local dev server',
+		},
+		{
+			displayName: 'Payload Key',
+			name: 'payloadSecretKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				'For verified approvals: the newest key of the workers\' SECSVC_PAYLOAD_KEYS (id:BASE64). Runbook › Decide seals a decision that carries an ID token with it, so the token is encrypted in the runbook\'s history',
 		},
 		{
 			displayName: 'Server CA Certificate',

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { parsePlan } from '../../workflows/plan.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
 import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
@@ -61,7 +62,9 @@ test('decide: refusals change nothing; the approver gets the decision back; resu
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via, r.approval?.at], ['approved', 'alice@soc', 'cli', d.at]);
-		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at}`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		// Compatibility mode (no identity provider): the typed name, marked unverified in the audit and the result.
+		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at} (unverified: typed, no identity provider)`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		assert.deepEqual(r.approval?.identity, { verified: 'unverified', name: 'alice@soc' });
 		assert.ok(!r.audit.some((e) => /mallory/.test(JSON.stringify(e))), 'a refused decision leaves no trace in the runbook');
 	} finally {
 		await t.close();

@@ -1,9 +1,10 @@
+import type { ApproverPolicy, VerifiedIdentity } from '../../api/decideRules.ts';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { Hold } from '../coordination.mts';
-import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
-import type { Plan } from '../planShared.mts';
+import type { Hold } from '../coordinator/coordination.mts';
+import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
+import type { Plan } from '../../api/runbook/plan.ts';
 import type { Params } from './settings.mts';
-import { observer, type Observer } from '../observe.mts';
+import { observer, type Observer } from './observe.mts';
 
 /**
  * What every step of the attack response shares: the run's state, its changes and audit trail, and the activity
@@ -35,11 +36,13 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
+	/** The operator's approver policy (identity.policy at start; compatibility mode when absent). */
+	policy?: ApproverPolicy;
 	lastResult?: AttackResponseResult;
-	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
+	/** Search attributes, metrics and traffic samples (workflows/attackResponse/observe.mts). */
 	obs: Observer;
 	eventTraffic?: AttackResponseResult['eventTraffic'];
 	/** The wait's clock (wait.mts), carried across continue-as-new (continue.mts). */

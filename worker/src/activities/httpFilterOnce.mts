@@ -4,7 +4,7 @@ import { getOperation } from '../../../api/catalog/index.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { matchingFilterIds } from '../../../api/httpFilterMatch.ts';
 import { redactText } from '../../../api/redact.ts';
-import { FILTER_CREATE_ONCE_ACTIVITY, FILTER_CREATE_OP, FILTER_MATCHING_ACTIVITY } from '../../../workflows/planShared.mts';
+import { FILTER_CREATE_ONCE_ACTIVITY, FILTER_CREATE_OP, FILTER_MATCHING_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
 import type { Activity } from './operations.mts';
 
 /**
