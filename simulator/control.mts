@@ -5,6 +5,7 @@
 import type { Simulator } from './index.mts';
 import type { Fields } from './multipart.mts';
 import { fleetView } from './fleet.mts';
+import { JsonBoundError, parseBoundedJson } from './util.mts';
 import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 
 interface Reply {
@@ -48,9 +49,9 @@ export async function handleControl(sim: Simulator, method: string, path: string
 	let body: Record<string, unknown> = {};
 	if (raw.length) {
 		try {
-			body = JSON.parse(raw.toString('utf8'));
-		} catch {
-			return bad(400, 'body must be JSON');
+			body = parseBoundedJson(raw.toString('utf8')) as Record<string, unknown>;
+		} catch (e) {
+			return bad(400, e instanceof JsonBoundError ? `body ${e.message}` : 'body must be JSON');
 		}
 		if (!body || typeof body !== 'object' || Array.isArray(body)) return bad(400, 'body must be a JSON object');
 	}

@@ -24,13 +24,13 @@ import {
 	type World,
 } from './state.mts';
 import { checkAttackItem, checkFlowDownItem, checkScenario } from './scenario.mts';
-import { Input, Rng, SimError, notFound, sleep, validationError } from './util.mts';
+import { Input, JsonBoundError, Rng, SimError, notFound, parseBoundedJson, sleep, validationError } from './util.mts';
 import { RateLimiter, rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 export type { RateLimitSpec } from './rateLimit.mts';
 
 export { CODES } from './codes.mts';
 
-export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken';
+export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken' | 'hang';
 export interface FaultSpec {
 	/** Operation id, or '*' for every vendor operation. */
 	op: string;
@@ -433,7 +433,7 @@ export class Simulator {
 	}
 
 	addFault(f: FaultSpec) {
-		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken'];
+		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken', 'hang'];
 		if (!kinds.includes(f.kind)) throw new Error(`kind must be one of ${kinds.join(', ')}`);
 		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op)) throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
 		const count = f.count ?? 1;
@@ -527,7 +527,14 @@ export class Simulator {
 		if (fault) {
 			entry.fault = fault.kind;
 			if (fault.kind === 'delay') await sleep(fault.delayMs ?? 1000);
-			else if (fault.kind === 'reset') {
+			else if (fault.kind === 'hang') {
+				// A frozen service: the connection stays open and nothing is answered until the client gives up, the
+				// fault's window ends or 10 minutes pass; then the connection is closed without an answer.
+				entry.status = 0;
+				await holdOpen(req.socket, fault.until !== undefined ? Math.max(0, fault.until - this.nowMs()) : HANG_MAX_MS);
+				req.socket.destroy();
+				return;
+			} else if (fault.kind === 'reset') {
 				entry.status = 0;
 				req.socket.destroy();
 				return;
@@ -564,9 +571,9 @@ export class Simulator {
 					throw new SimError(CODES.BAD_CONTENT_TYPE, `content-type: this operation takes ${want} (got '${ct || 'none'}')`);
 				if (def.enc === 'json') {
 					try {
-						json = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
-					} catch {
-						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+						json = raw.length ? parseBoundedJson(raw.toString('utf8')) : undefined;
+					} catch (e) {
+						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
 					}
 					entry.body = maskJson(json);
 				} else if (ct.toLowerCase().startsWith('multipart/form-data')) {
@@ -579,12 +586,14 @@ export class Simulator {
 					}
 					entry.body = maskFields(b);
 				} else if (ct.toLowerCase().startsWith('application/json')) {
+					let o: unknown;
 					try {
-						const o = raw.length ? JSON.parse(raw.toString('utf8')) : {};
-						b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
-					} catch {
-						throw validationError([{ field: 'body', rule: 'must be valid JSON' }]);
+						o = raw.length ? parseBoundedJson(raw.toString('utf8')) : {};
+					} catch (e) {
+						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
 					}
+					if (!o || typeof o !== 'object' || Array.isArray(o)) throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
+					b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
 					entry.body = maskFields(b);
 				} else {
 					b = parseUrlEncoded(raw.toString('utf8'));
@@ -668,6 +677,23 @@ const MAX_BODY = 1 << 20;
 
 function drain(req: http.IncomingMessage) {
 	req.resume();
+}
+
+const HANG_MAX_MS = 600_000;
+
+/** Resolves when the socket closes or after `ms` (at most HANG_MAX_MS), whichever comes first; keeps nothing alive. */
+function holdOpen(socket: import('node:net').Socket, ms: number): Promise<void> {
+	return new Promise((resolve) => {
+		if (socket.destroyed) return resolve();
+		const t = setTimeout(done, Math.min(ms, HANG_MAX_MS));
+		t.unref();
+		socket.once('close', done);
+		function done() {
+			clearTimeout(t);
+			socket.off('close', done);
+			resolve();
+		}
+	});
 }
 
 function readBody(req: http.IncomingMessage): Promise<Buffer> {

@@ -13,6 +13,37 @@ export class SimError extends Error {
 
 export const notFound = (what: string) => new SimError(CODES.NOT_FOUND, what);
 
+// ---------------------------------------------------------------- bounded JSON
+
+/** How deep a request's JSON may nest: the spec's bodies nest 3 levels; 64 leaves room and keeps every walk safe. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * JSON.parse after a linear scan of the nesting depth (strings skipped), so a body nested deeper than `maxDepth`
+ * is a request error (`body: …`), not a stack overflow in whatever walks the parsed value afterwards.
+ */
+export function parseBoundedJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+	let depth = 0;
+	let inString = false;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (inString) {
+			if (c === 0x5c) i++;
+			else if (c === 0x22) inString = false;
+		} else if (c === 0x22) inString = true;
+		else if (c === 0x5b || c === 0x7b) {
+			if (++depth > maxDepth) throw new JsonBoundError(`must not be nested more than ${maxDepth} levels deep`);
+		} else if (c === 0x5d || c === 0x7d) depth--;
+	}
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		throw new JsonBoundError('must be valid JSON');
+	}
+}
+
+export class JsonBoundError extends Error {}
+
 // ---------------------------------------------------------------- PRNG (mulberry32)
 
 export class Rng {

@@ -1,7 +1,7 @@
 // The Security Service Runbook node end to end: the packed package in the real n8n 2.40.7 (Node 24), a real
 // Temporal dev server (its HTTP API), the worker process and the simulator. One n8n workflow starts a runbook,
 // describes it, signals approve / extend / abort and queries its state; Temporal's record shows each step.
-// A second one checks that a bad plan fails naming the field and starts nothing.
+// A second one checks that a bad plan, and a Task Queue nobody polls, fail naming the field and start nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
@@ -61,6 +61,9 @@ before(async () => {
 			rbNode('Describe first', { operation: 'describe', runbook: ids.site_id }),
 			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, { continueOnFail: true }),
 			rbNode('Dry run', { operation: 'start', plan: JSON.stringify({ ...plan, approval: { required: false } }), taskQueue: TASK_QUEUE, dryRun: true, workflowId: 'runbook-e2e-dry-run' }),
+			// a Task Queue typo: nobody polls it, so nothing may start there (issue 29)
+			rbNode('Queue typo', { operation: 'start', plan: JSON.stringify(plan), taskQueue: `${TASK_QUEUE}-typo`, dryRun: false, workflowId: 'runbook-e2e-typo' }, { continueOnFail: true }),
+			rbNode('Block queue typo', { operation: 'blockAdd', siteId: ids.site_id, domainPortId: ids.domain_port_id, by: 'oncall-bob', entry: '192.0.2.0/30', durationSeconds: 600, reason: 'scanner', taskQueue: `${TASK_QUEUE}-typo` }, { continueOnFail: true }),
 			rbNode('Cancel unknown', { operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' }, { continueOnFail: true }),
 		]),
 	];
@@ -165,10 +168,18 @@ test('a bad plan fails naming the field and starts nothing; dry run via n8n; can
 	assert.equal(dry.workflowId, 'runbook-e2e-dry-run');
 	const dr = (await within(client.workflow.getHandle('runbook-e2e-dry-run').result(), 60_000, 'dry-run result')) as AttackResponseResult;
 	assert.equal(dr.outcome, 'dry-run');
+	for (const node of ['Queue typo', 'Block queue typo']) {
+		const [typo] = nodeOutput(run, node);
+		assert.match(String(typo.error), new RegExp(`^Task Queue: no worker polls task queue "${TASK_QUEUE}-typo"`), `${node}: ${JSON.stringify(typo)}`);
+		assert.notEqual(typo.started, true);
+	}
 	const [cancel] = nodeOutput(run, 'Cancel unknown');
 	assert.match(String(cancel.error), /could not be found/i);
-	// nothing was started from the bad plan: only the runbook of test 1 and the dry run exist
+	// nothing was started from the bad plan or on the typo queue: only the runbook of test 1 and the dry run exist
 	const ids2: string[] = [];
 	for await (const w of client.workflow.list({ query: "WorkflowType = 'attackResponse'" })) ids2.push(w.workflowId);
 	assert.deepEqual(ids2.sort(), [`attack-response-${ids.site_id}`, 'runbook-e2e-dry-run'].sort());
+	const onTypo: string[] = [];
+	for await (const w of client.workflow.list({ query: `TaskQueue = '${TASK_QUEUE}-typo'` })) onTypo.push(w.workflowId);
+	assert.deepEqual(onTypo, [], 'nothing started on the typo queue');
 });

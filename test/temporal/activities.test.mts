@@ -36,7 +36,7 @@ test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
 	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
 	// workflow sandbox)
-	assert.deepEqual(Object.keys(acts).sort(), [...catalog.map((o) => o.id), 'runbook.parsePlan', 'input.check'].sort());
+	assert.deepEqual(Object.keys(acts).sort(), [...catalog.map((o) => o.id), 'runbook.parsePlan', 'input.check', 'httpFilter.matchingBefore', 'httpFilter.createOnce'].sort());
 });
 
 test('ValidationError → non-retryable, names field and rule, nothing sent', async () => {

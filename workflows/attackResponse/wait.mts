@@ -10,8 +10,9 @@ import { errText } from './settings.mts';
  * applied (one read per resource) to hold the line (holdLine.mts).
  *  - The cooldown counts from the first poll that saw no attack; a new attack resets it; extendCooldown adds to it.
  *  - Never disarm on doubt: a poll that fails (API down, timeouts, rate limiting, auth failures) makes the runbook
- *    BLIND — the mitigation stays, the state says since when, and the cooldown starts again from the next poll that
- *    sees no attack (only an observed attack-free cooldown ends the mitigation).
+ *    BLIND — the mitigation stays, the state says since when (the start of the first poll that got no answer), and
+ *    the cooldown starts again from the next poll that sees no attack (only an observed attack-free cooldown ends
+ *    the mitigation).
  *  - An operator's abort ends the wait; so does maxDurationSeconds — loudly (outcome max-duration-reverted, a warning
  *    in the worker log and the audit).
  *  - A long wait continues as new between two polls (continue.mts); the wait's clock (rb.wait: since when mitigated,
@@ -34,6 +35,7 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		let bps: unknown;
 		let live: Settings | undefined;
 		let pollError: unknown;
+		const pollStart = Date.now();
 		try {
 			live = await readSettings(ctx, ctx.pollActs, needFor(applied), [
 				async () => {
@@ -50,7 +52,9 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 			clock.endedAtMs = undefined; // a cooldown must be observed: blind time never counts towards it
 			state.attackEndedAt = undefined;
 			if (state.blindSince === undefined) {
-				state.blindSince = iso(now);
+				// from the start of the first poll that got no answer, not its end: a hung service makes a poll fail
+				// only after every attempt's timeout, and the service stopped answering before that poll began
+				state.blindSince = iso(pollStart);
 				rb.log('waiting', 'blind: cannot tell whether the attack goes on', `${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`);
 			}
 		} else {

@@ -1,12 +1,14 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import { checkInWorker } from '../input/checkInWorker.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { durableCallRules } from '../input/inputRules.mts';
+import { FILTER_CREATE_ONCE_ACTIVITY, FILTER_CREATE_OP, FILTER_MATCHING_ACTIVITY } from '../pure/activityNames.mts';
 
 /**
  * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for
  * HTTP-filter create/edit — serialized per domain-port across every worker process and host through the site
- * coordinator's lease (worker/src/activities/operations.mts). No ownership check beyond that: it is the raw operation.
+ * coordinator's lease (worker/src/activities/operations.mts); an HTTP-filter create is also never repeated by a retry
+ * (httpFilterOnce.mts). No ownership check beyond that: it is the raw operation.
  */
 export interface DurableCallInput {
 	/** Catalog operation id, e.g. applicationProtection.httpFilter.create. */
@@ -19,9 +21,22 @@ const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Prom
 	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
 });
 
+/** The idempotent create heartbeats: a killed worker's attempt is retried within 20 s, not after 5 minutes. */
+const onceActs = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
+	startToCloseTimeout: '5m',
+	heartbeatTimeout: '20s',
+	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
+});
+
 export async function durableCall(input: DurableCallInput): Promise<unknown> {
 	// The shape here (no commands); the operation id and its params by the catalog's rules (as `secsvc call`) in the worker.
 	failOn('durable call', problems(input, durableCallRules));
 	await checkInWorker('durableCall', input);
+	// An HTTP-filter create: what already matches is recorded before the POST, so a retry after a crash finds the
+	// policy its earlier attempt created instead of creating a second one (worker/src/activities/httpFilterOnce.mts).
+	if (input.op === FILTER_CREATE_OP && patched('filter-create-once')) {
+		const before = await acts[FILTER_MATCHING_ACTIVITY](input.params ?? {});
+		return onceActs[FILTER_CREATE_ONCE_ACTIVITY]({ params: input.params ?? {}, before });
+	}
 	return acts[input.op](input.params ?? {});
 }

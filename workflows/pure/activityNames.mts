@@ -6,3 +6,12 @@ export const PARSE_PLAN_ACTIVITY = 'runbook.parsePlan';
 /** The local activity that runs the CLI's own checks of a workflow input in the worker (workflows/input/checkInWorker.mts). */
 export const CHECK_INPUT_ACTIVITY = 'input.check';
 export type CheckedKind = 'desired' | 'durableCall';
+
+/**
+ * HTTP-filter create made idempotent (workflows/durableCall/durableCall.mts, worker/src/activities/httpFilterOnce.mts): the ids
+ * of the policies that already match the request, recorded before the create; then the create, which first looks
+ * for a matching policy not in that record (what an earlier attempt created) and POSTs only when there is none.
+ */
+export const FILTER_MATCHING_ACTIVITY = 'httpFilter.matchingBefore';
+export const FILTER_CREATE_ONCE_ACTIVITY = 'httpFilter.createOnce';
+export const FILTER_CREATE_OP = 'applicationProtection.httpFilter.create';

@@ -7,6 +7,7 @@ import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/cat
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
+import { filterOnceActivities } from './httpFilterOnce.mts';
 import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
@@ -83,6 +84,9 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 	};
 	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/input/checkInWorker.mts).
 	acts[CHECK_INPUT_ACTIVITY] = async (kind?: unknown, input?: unknown) => checkInput(client, kind, input);
+	// The durable call's HTTP-filter create, made idempotent (httpFilterOnce.mts), serialized like every create/edit.
+	const serialized = <T,>(site: string, dp: string, fn: () => Promise<T>) => serializedFilterWrite(opts.coordination, site, dp, fn);
+	Object.assign(acts, filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)));
 	return acts;
 }
 
@@ -123,30 +127,49 @@ async function run(client: Client, op: CatalogEntry, params: Record<string, unkn
 		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
 		// lease at the site's coordinator across processes and hosts.
 		const valid = client.validate(op.id, params); // bad input fails before any lease is taken
-		const key = `${valid.site_id}/${valid.domain_port_id}`;
-		return httpFilterMutex.run(key, () => withFilterLease(coordination, String(valid.site_id), String(valid.domain_port_id), () => client.call(op.id, params)));
+		return serializedFilterWrite(coordination, String(valid.site_id), String(valid.domain_port_id), () => client.call(op.id, params));
 	}
 	const r = await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
 }
 
-async function withFilterLease<T>(coordination: (() => TemporalClient) | undefined, site: string, dp: string, fn: () => Promise<T>): Promise<T> {
-	let info: ReturnType<typeof Context.current>['info'] | undefined;
-	try {
-		info = Context.current().info;
-	} catch {
-		info = undefined; // not inside an activity (direct use): this process's mutex only
-	}
-	if (!coordination || !info?.workflowExecution) return fn();
+/**
+ * One HTTP-filter create/edit per domain-port at a time: the coordinator's lease across processes and hosts (each
+ * activity its own owner, so it serializes one process's activities too), else this process's mutex.
+ * The lease is asked for without waiting, again and again with a jittered backoff, rather than by a claim that waits
+ * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive, so every other
+ * create would wait for that lease's expiry (120 s). The retry of the killed attempt re-takes its own lease at once.
+ */
+async function serializedFilterWrite<T>(coordination: (() => TemporalClient) | undefined, site: string, dp: string, fn: () => Promise<T>): Promise<T> {
+	const info = activityInfo();
+	if (!coordination || !info?.workflowExecution) return httpFilterMutex.run(`${site}/${dp}`, fn);
 	const temporal = coordination();
-	// Owner: this activity (the same across its retries), so a retry after a crash re-takes its own lease.
-	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`;
+	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`; // the same across the activity's retries
 	const keys = [settingKey.httpFilterWrite(dp)];
-	await claim(temporal, { site_id: site, owner, keys, mode: 'lease', wait: true, ttlSeconds: 120, reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)' }, info.taskQueue);
+	for (let attempt = 0; ; attempt++) {
+		let granted = false;
+		try {
+			const r = await claim(temporal, { site_id: site, owner, keys, mode: 'lease', ttlSeconds: 120, reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)' }, info.taskQueue);
+			granted = r.granted.includes(keys[0]);
+		} catch (e) {
+			// Temporal allows 10 in-flight Updates per workflow: many creates asking at once are asked to come back
+			if (!/in-flight updates/i.test(String((e as Error)?.message))) throw e;
+		}
+		if (granted) break;
+		await new Promise((r) => setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)));
+	}
 	try {
 		return await fn();
 	} finally {
 		await release(temporal, site, owner, keys).catch(() => undefined); // expires by itself after 120 s otherwise
+	}
+}
+
+function activityInfo(): ReturnType<typeof Context.current>['info'] | undefined {
+	try {
+		return Context.current().info;
+	} catch {
+		return undefined; // not inside an activity (direct use): this process's mutex only
 	}
 }
 

@@ -5,6 +5,7 @@ import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.m
 import { ValidationError } from '../../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';
 import { BlockRefused } from '../temporal/blocks.mts';
+import { NoPollers, requirePollers, startsWorkflow } from '../temporal/pollers.mts';
 import { BlockInputError, MAX_BULK_BLOCKS } from '../../../workflows/blocks/shared.mts';
 import { DecisionRefused, failureText, ListFilterError, temporalClient } from '../temporal/runbooks.mts';
 import { opts, runbookArg, text, UsageError, type Command } from './args.mts';
@@ -108,6 +109,14 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 		}
 		const t = loadTemporalConfig();
 		const conn = () => (clientP ??= temporalClient(t));
+		// A command that starts a workflow checks that a worker polls its queue when it first connects, i.e. after its
+		// own argument checks (pollers.mts).
+		let polled: Promise<void> | undefined;
+		const connChecked = async () => {
+			const c = await conn();
+			await (polled ??= requirePollers(c, t.taskQueue));
+			return c;
+		};
 		const out = (v: unknown) => io.out(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
 		const need = (i: number, what: string) => {
 			if (!pos[i]) throw new UsageError(`${what}: is required`);
@@ -115,9 +124,9 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 		};
 		const command = COMMANDS[cmd];
 		if (!command) throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
-		return await command({ cmd, pos, o, t, conn, out, err: io.err, need });
+		return await command({ cmd, pos, o, t, conn: startsWorkflow(cmd, pos) ? connChecked : conn, out, err: io.err, need });
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e) || e instanceof BlockInputError || e instanceof BlockRefused || e instanceof DecisionRefused) {
+		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e) || e instanceof BlockInputError || e instanceof BlockRefused || e instanceof DecisionRefused || e instanceof NoPollers) {
 			io.err(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}

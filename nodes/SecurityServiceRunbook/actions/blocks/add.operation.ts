@@ -6,6 +6,7 @@ import { outcomeOf, updateWithStartRequest } from '../../transport/http';
 import { httpFailure, refused, updateId } from '../common/checks';
 import type { Env, Http, OperationFn } from '../common/types';
 import { checked, seconds, siteAndDp } from './common';
+import { requirePollers } from '../common/taskQueuePollers';
 
 const F = RUNBOOK.fields;
 
@@ -25,6 +26,7 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 	checked(env, () => checkBlockRequest(req));
 	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('taskQueue', i, '')).trim();
 	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
+	await requirePollers(env, F.taskQueue, taskQueue);
 	const workflowId = blocksIdFor(site, dp);
 	let last: Http | undefined;
 	for (let attempt = 1; attempt <= 2; attempt++) {

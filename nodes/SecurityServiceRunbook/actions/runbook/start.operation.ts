@@ -6,6 +6,7 @@ import { parsePayloadKey, sealedPayload, type PayloadKey } from '../../transport
 import { MAX_ID_TOKEN_CHARS } from '../../../../api/decideRules';
 import { httpFailure } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
+import { requirePollers } from '../common/taskQueuePollers';
 
 /**
  * Start: the approval gate from the node's own fields (merged into the plan's `approval`), and one output item per
@@ -122,6 +123,7 @@ export async function startRunbook(
 	workflowId: string,
 	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string; starter?: { idToken: string; seal: PayloadKey } },
 ): Promise<IDataObject> {
+	await requirePollers(env, 'Task Queue', body.taskQueue);
 	const input = payloads([{ plan: body.plan, dryRun: body.dryRun }]);
 	// The starter's ID token: the workflow's second argument, encrypted (the worker's payload codec format).
 	if (body.starter) (input.payloads as unknown[]).push(sealedPayload({ $sealed: 1, idToken: body.starter.idToken }, body.starter.seal));
