@@ -208,7 +208,7 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		const runbooksPerAttackedSite = await Promise.all(
 			attacked.map(async (a) => {
 				let n = 0;
-				for await (const w of tc.workflow.list({ query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'` })) void w, n++;
+				for await (const _w of tc.workflow.list({ query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'` })) n++;
 				return n;
 			}),
 		);
