@@ -40,7 +40,7 @@ export interface FleetBenchOptions {
 	/** Measurement window, seconds. */
 	window?: number;
 	modes?: Mode[];
-	/** The faulted case (issue 31): during the window the worker is SIGKILLed (and restarted at once) twice and the
+	/** The faulted case: during the window the worker is SIGKILLed (and restarted at once) twice and the
 	 * service answers every is_under_attack with 42901 for 1.5 s four times (two pairs, 1.2 intervals apart). */
 	faults?: boolean;
 }
