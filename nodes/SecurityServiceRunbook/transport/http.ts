@@ -1,4 +1,4 @@
-import { RUNBOOK } from '../../api/catalog/labels';
+import { RUNBOOK } from '../../../api/catalog/labels';
 
 /**
  * Temporal HTTP API shapes the Runbook node sends and reads (no SDK): payloads in full form (json/plain, base64) with

@@ -1,12 +1,68 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
-import { httpFailure, type Env } from './decideBlocks';
-import { payloads } from './temporalHttp';
+import { idProblem, sizeIssues } from '../../../../api/limits';
+import { payloads } from '../../transport/http';
+import { httpFailure, WORKFLOW_ID_RE, WORKFLOW_ID_RULE } from '../common/checks';
+import type { Env, OperationFn } from '../common/types';
 
 /**
  * Start: the approval gate from the node's own fields (merged into the plan's `approval`), and one output item per
  * input item — started, or already running (Temporal refuses a second run with the same workflow id) — instead of
  * failing the node on the second item for the same site.
  */
+
+/** A plan is a small document (api/limits.ts bounds its strings and lists; the worker checks the rest). */
+const MAX_PLAN_CHARS = 256 * 1024;
+
+export const execute: OperationFn = async (env) => {
+	const { ctx, i } = env;
+	const plan = parsePlan(env, ctx.getNodeParameter('plan', i));
+	const taskQueue = env.text('Task Queue', ctx.getNodeParameter('taskQueue', i)).trim();
+	if (!taskQueue) env.fail('Task Queue', 'is required');
+	if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail('Task Queue', 'must be at most 256 characters without control characters');
+	const dryRun = ctx.getNodeParameter('dryRun', i) as boolean;
+	const given = env.text('Workflow ID', ctx.getNodeParameter('workflowId', i, '')).trim();
+	if (given && !WORKFLOW_ID_RE.test(given)) env.fail('Workflow ID', WORKFLOW_ID_RULE);
+	const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
+	applyApprovalFields(env, plan);
+	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}` }) }];
+};
+
+function parsePlan(env: Env, raw: unknown): IDataObject {
+	let plan: unknown = raw;
+	if (typeof raw === 'string' && raw.length > MAX_PLAN_CHARS) env.fail('Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`);
+	if (typeof raw === 'string') {
+		try {
+			plan = JSON.parse(raw);
+		} catch {
+			env.fail('Plan', 'must be a JSON object');
+		}
+	}
+	if (!plan || typeof plan !== 'object' || Array.isArray(plan)) env.fail('Plan', 'must be a JSON object');
+	const p = plan as IDataObject;
+	for (const k of ['secret', 'access_token', 'refresh_token', 'app_secret']) {
+		if (k in p) env.fail(`Plan.${k}`, 'must not be in a plan (credentials live in the worker only)');
+	}
+	for (const k of ['site_id', 'customer_id']) {
+		if (p[k] === undefined || p[k] === null || p[k] === '') env.fail(`Plan.${k}`, 'is required (a string)');
+		const problem = idProblem(p[k]);
+		if (problem) env.fail(`Plan.${k}`, problem);
+	}
+	for (const k of ['network_id', 'host_id', 'event_id']) {
+		const problem = p[k] === undefined ? undefined : idProblem(p[k]);
+		if (problem) env.fail(`Plan.${k}`, problem);
+	}
+	if (p.domain_ports !== undefined) {
+		if (!Array.isArray(p.domain_ports)) env.fail('Plan.domain_ports', 'must be an array of domain-port ids');
+		for (const [j, d] of (p.domain_ports as unknown[]).slice(0, 100).entries()) {
+			const problem = idProblem(d);
+			if (problem) env.fail(`Plan.domain_ports.${j}`, problem);
+		}
+	}
+	// Sizes: long strings and lists are refused here; every other rule is checked by the worker before any call.
+	const sized = sizeIssues(p, { maxString: 1024, maxList: 1000, maxDepth: 8 });
+	if (sized.length) env.fail(`Plan.${sized[0].field}`, sized[0].rule + (sized.length > 1 ? ` (and ${sized.length - 1} more)` : ''));
+	return p;
+}
 
 const onStart = { show: { operation: ['start'] } };
 const withGate = { show: { operation: ['start'], approvalRequired: [true] } };
