@@ -7,7 +7,8 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult,
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
-const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({ // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({
 	startToCloseTimeout: '10m',
 	// The activities heartbeat while they wait (worker/src/temporal/coordination.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.
