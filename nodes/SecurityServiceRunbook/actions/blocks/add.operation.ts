@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { blocksIdFor, checkBlockRequest, type BlockRequest } from '../../../../api/blockRules';
 import { RUNBOOK } from '../../../../api/catalog/labels';
+import { BLOCKS_UPDATE, WORKFLOW_TYPE } from '../../../../api/runbook/contract';
 import { outcomeOf, updateWithStartRequest } from '../../transport/http';
 import { httpFailure, refused, updateId } from '../common/checks';
 import type { Env, Http, OperationFn } from '../common/types';
@@ -30,8 +31,8 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 		const uid = updateId(env, 'block');
 		const body = updateWithStartRequest(
 			env.ns,
-			{ workflowId, workflowType: 'blocks', taskQueue, input: { site_id: site, domain_port_id: dp }, requestId: `${uid}-start` },
-			{ name: 'addBlock', arg: req, updateId: uid },
+			{ workflowId, workflowType: WORKFLOW_TYPE.blocks, taskQueue, input: { site_id: site, domain_port_id: dp }, requestId: `${uid}-start` },
+			{ name: BLOCKS_UPDATE.add, arg: req, updateId: uid },
 		);
 		last = await env.call('POST', `${env.workflowsUrl}/execute-multi-operation`, body as unknown as IDataObject);
 		const responses = (last.body.responses ?? []) as IDataObject[];

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { blocksIdFor, checkChangeRequest, type ChangeRequest } from '../../../../api/blockRules';
 import { RUNBOOK } from '../../../../api/catalog/labels';
+import { BLOCKS_UPDATE } from '../../../../api/runbook/contract';
 import { outcomeOf, updateRequest } from '../../transport/http';
 import { httpFailure, isGone, refused, updateId } from '../common/checks';
 import type { Env } from '../common/types';
@@ -20,7 +21,7 @@ export async function blockChange(env: Env, kind: 'extend' | 'remove'): Promise<
 	};
 	checked(env, () => checkChangeRequest(req, kind === 'extend'));
 	const workflowId = blocksIdFor(site, dp);
-	const name = kind === 'extend' ? 'extendBlock' : 'removeBlock';
+	const name = kind === 'extend' ? BLOCKS_UPDATE.extend : BLOCKS_UPDATE.remove;
 	const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${name}`, updateRequest(workflowId, name, req, updateId(env, name)));
 	if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.block, `entry: no active block for ${req.entry} on ${dp} of site ${site}`, RUNBOOK.refused.nothingWritten);
 	if (r.status >= 400) httpFailure(env, r);

@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { blocksIdFor } from '../../../../api/blockRules';
+import { BLOCKS_QUERY, WORKFLOW_TYPE } from '../../../../api/runbook/contract';
 import { firstValue } from '../../transport/http';
 import { httpFailure } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
@@ -18,7 +19,7 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 	else {
 		let token: string | undefined;
 		for (let page = 0; page < 20; page++) {
-			const qs: IDataObject = { query: `WorkflowType = 'blocks' AND WorkflowId STARTS_WITH '${blocksIdFor(site, '')}'`, pageSize: 200 };
+			const qs: IDataObject = { query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${blocksIdFor(site, '')}'`, pageSize: 200 };
 			if (token) qs.nextPageToken = token;
 			const r = await env.call('GET', env.workflowsUrl, undefined, qs);
 			if (r.status >= 400) httpFailure(env, r);
@@ -38,7 +39,7 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 		const status = String((d.body.workflowExecutionInfo as IDataObject | undefined)?.status ?? '').replace(STATUS_PREFIX, '');
 		let blocks: unknown = [];
 		if (status === 'RUNNING') {
-			const q = await env.call('POST', `${env.wfUrl(id)}/query/blocks`, { query: {} });
+			const q = await env.call('POST', `${env.wfUrl(id)}/query/${BLOCKS_QUERY.blocks}`, { query: {} });
 			if (q.status >= 400) httpFailure(env, q);
 			blocks = firstValue(q.body.queryResult);
 		} else if (status === 'COMPLETED') {

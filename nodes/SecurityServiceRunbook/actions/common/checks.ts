@@ -1,10 +1,7 @@
 import { NodeApiError, NodeOperationError, type IExecuteFunctions, type JsonObject } from 'n8n-workflow';
+import { runbookIdFrom, WORKFLOW_ID_RE, WORKFLOW_ID_RULE } from '../../../../api/runbook/contract';
 import { refusalText } from '../../transport/http';
 import type { Env, Http } from './types';
-
-/** Workflow ids this node builds or accepts: the safe id alphabet (api/limits.ts), up to 256 characters. */
-export const WORKFLOW_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,255}$/;
-export const WORKFLOW_ID_RULE = 'must be 1–256 characters from A–Z a–z 0–9 . _ ~ - starting with a letter or a digit';
 
 export function fail(ctx: IExecuteFunctions, field: string, rule: string, itemIndex: number): never {
 	throw new NodeOperationError(ctx.getNode(), `${field}: ${rule}`, { itemIndex, description: 'Nothing was sent to Temporal.' });
@@ -25,7 +22,7 @@ export function runbookIdOf(env: Env): string {
 	const s = String(v).trim();
 	if (!s) env.fail('Runbook', 'is required (a site id or a workflow id)');
 	if (!WORKFLOW_ID_RE.test(s)) env.fail('Runbook', WORKFLOW_ID_RULE);
-	return /^\d+$/.test(s) ? `attack-response-${s}` : s;
+	return runbookIdFrom(s);
 }
 
 /** A fresh Update id: execution, item, time and a random tail. */

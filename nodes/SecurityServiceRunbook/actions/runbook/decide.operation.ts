@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { RUNBOOK } from '../../../../api/catalog/labels';
 import { decideInputProblem, type DecideRequest } from '../../../../api/decideRules';
+import { BEFORE_GATE, NOT_WAITING_RE, RUNBOOK_UPDATE, type Phase } from '../../../../api/runbook/contract';
 import { outcomeOf, refusalText, updateRequest } from '../../transport/http';
 import { httpFailure, isGone, refused, runbookIdOf, updateId } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
@@ -46,30 +47,27 @@ export async function decideAs(env: Env, workflowId: string, decision: 'approve'
 	let deadline = Date.now() + waitSeconds * 1000;
 	let token: string | undefined;
 	for (;;) {
-		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/decide`, updateRequest(workflowId, 'decide', req, updateId(env, 'decide')));
+		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${RUNBOOK_UPDATE.decide}`, updateRequest(workflowId, RUNBOOK_UPDATE.decide, req, updateId(env, 'decide')));
 		if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.decide, `approval: ${workflowId} is not running (no such runbook, or it has finished)`, RUNBOOK.refused.nothingChanged);
 		if (r.status >= 400) httpFailure(env, r);
 		const out = outcomeOf(r.body);
 		if (!out) httpFailure(env, r);
 		if (out.ok) return decisionOutput(workflowId, out.value);
-		const phase = NOT_WAITING.exec(out.message)?.[1];
-		if (phase && BEFORE_GATE.has(phase) && Date.now() < deadline) {
+		const phase = NOT_WAITING_RE.exec(out.message)?.[1] as Phase | undefined;
+		if (phase && BEFORE_GATE.includes(phase) && Date.now() < deadline) {
 			token = await nextHistoryEvents(env, workflowId, token);
 			if (!token) deadline = 0; // no long poll possible (the server gave no page token): ask once more, then answer
 			continue;
 		}
 		const why = !phase
 			? RUNBOOK.refused.nothingChanged
-			: BEFORE_GATE.has(phase)
+			: BEFORE_GATE.includes(phase)
 				? `${RUNBOOK.refused.nothingChanged} The runbook did not reach its approval gate within ${waitSeconds} s (Wait for the Gate).`
 				: `${RUNBOOK.refused.nothingChanged} A runbook waits for a decision only when its plan requires approval (Start › Require Approval, or "approval": {"required": true} in the plan), and only until it is decided or times out.`;
 		refused(env, RUNBOOK.refused.decide, out.message, why);
 	}
 }
 
-/** Runbook phases before the approval gate: Decide waits through them. */
-const BEFORE_GATE = new Set(['validating', 'snapshot', 'planning']);
-const NOT_WAITING = /not waiting for a decision \(phase ([a-z-]+)\)/;
 export const DEFAULT_GATE_WAIT_SECONDS = 60;
 export const MAX_GATE_WAIT_SECONDS = 600;
 

@@ -1,6 +1,7 @@
 import { NodeOperationError, type IDataObject } from 'n8n-workflow';
 import { renderReportHtml } from '../../../../api/report/html';
 import { runbookReportModel, type RunbookResultLike } from '../../../../api/report/model';
+import { RUNBOOK_QUERY } from '../../../../api/runbook/contract';
 import { decodePayload } from '../../transport/http';
 import { runbookIdOf } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
@@ -27,7 +28,7 @@ async function report(env: Env, workflowId: string) {
 	const { ctx, i } = env;
 	const field = String(ctx.getNodeParameter('binaryPropertyName', i, 'data')).trim();
 	if (!field) env.fail('Put Output File in Field', 'is required');
-	const result = (await queryValue(env, workflowId, 'result', 'query result rejected')) as RunbookResultLike | null;
+	const result = (await queryValue(env, workflowId, RUNBOOK_QUERY.result, 'query result rejected')) as RunbookResultLike | null;
 	if (!result || !Array.isArray(result.changes))
 		throw new NodeOperationError(ctx.getNode(), `${workflowId}: no result yet`, { itemIndex: i, description: 'The report is available once the runbook has finished.' });
 	const html = renderReportHtml(runbookReportModel(result, new Date().toISOString()));

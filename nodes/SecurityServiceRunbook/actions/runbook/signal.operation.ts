@@ -1,4 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
+import { RUNBOOK_SIGNAL } from '../../../../api/runbook/contract';
 import { abortInputProblem, extendInputProblem } from '../../../../api/signalRules';
 import { payloads } from '../../transport/http';
 import { runbookIdOf } from '../common/checks';
@@ -22,7 +23,7 @@ export const execute: OperationFn = async (env) => {
 	let arg: IDataObject;
 	if (signal === 'extend') {
 		const seconds = ctx.getNodeParameter('seconds', i) as number;
-		name = 'extendCooldown';
+		name = RUNBOOK_SIGNAL.extendCooldown;
 		arg = { seconds, by };
 	} else arg = { by, reason };
 	const problem = signal === 'extend' ? extendInputProblem(arg) : abortInputProblem(arg);

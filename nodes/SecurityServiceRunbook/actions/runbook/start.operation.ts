@@ -1,7 +1,8 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
-import { idProblem, sizeIssues } from '../../../../api/limits';
+import { dryRunIdFor, WORKFLOW_ID_RE, WORKFLOW_ID_RULE, WORKFLOW_TYPE, workflowIdFor } from '../../../../api/runbook/contract';
+import { startPlanIssue } from '../../../../api/runbook/planCheck';
 import { payloads } from '../../transport/http';
-import { httpFailure, WORKFLOW_ID_RE, WORKFLOW_ID_RULE } from '../common/checks';
+import { httpFailure } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
 
 /**
@@ -9,9 +10,6 @@ import type { Env, OperationFn } from '../common/types';
  * input item — started, or already running (Temporal refuses a second run with the same workflow id) — instead of
  * failing the node on the second item for the same site.
  */
-
-/** A plan is a small document (api/limits.ts bounds its strings and lists; the worker checks the rest). */
-const MAX_PLAN_CHARS = 256 * 1024;
 
 export const execute: OperationFn = async (env) => {
 	const { ctx, i } = env;
@@ -22,46 +20,16 @@ export const execute: OperationFn = async (env) => {
 	const dryRun = ctx.getNodeParameter('dryRun', i) as boolean;
 	const given = env.text('Workflow ID', ctx.getNodeParameter('workflowId', i, '')).trim();
 	if (given && !WORKFLOW_ID_RE.test(given)) env.fail('Workflow ID', WORKFLOW_ID_RULE);
-	const workflowId = given || (dryRun ? `attack-response-${plan.site_id}-dry-run-${Date.now()}` : `attack-response-${plan.site_id}`);
+	const workflowId = given || (dryRun ? dryRunIdFor(String(plan.site_id), Date.now()) : workflowIdFor(String(plan.site_id)));
 	applyApprovalFields(env, plan);
 	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}` }) }];
 };
 
+/** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
 function parsePlan(env: Env, raw: unknown): IDataObject {
-	let plan: unknown = raw;
-	if (typeof raw === 'string' && raw.length > MAX_PLAN_CHARS) env.fail('Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`);
-	if (typeof raw === 'string') {
-		try {
-			plan = JSON.parse(raw);
-		} catch {
-			env.fail('Plan', 'must be a JSON object');
-		}
-	}
-	if (!plan || typeof plan !== 'object' || Array.isArray(plan)) env.fail('Plan', 'must be a JSON object');
-	const p = plan as IDataObject;
-	for (const k of ['secret', 'access_token', 'refresh_token', 'app_secret']) {
-		if (k in p) env.fail(`Plan.${k}`, 'must not be in a plan (credentials live in the worker only)');
-	}
-	for (const k of ['site_id', 'customer_id']) {
-		if (p[k] === undefined || p[k] === null || p[k] === '') env.fail(`Plan.${k}`, 'is required (a string)');
-		const problem = idProblem(p[k]);
-		if (problem) env.fail(`Plan.${k}`, problem);
-	}
-	for (const k of ['network_id', 'host_id', 'event_id']) {
-		const problem = p[k] === undefined ? undefined : idProblem(p[k]);
-		if (problem) env.fail(`Plan.${k}`, problem);
-	}
-	if (p.domain_ports !== undefined) {
-		if (!Array.isArray(p.domain_ports)) env.fail('Plan.domain_ports', 'must be an array of domain-port ids');
-		for (const [j, d] of (p.domain_ports as unknown[]).slice(0, 100).entries()) {
-			const problem = idProblem(d);
-			if (problem) env.fail(`Plan.domain_ports.${j}`, problem);
-		}
-	}
-	// Sizes: long strings and lists are refused here; every other rule is checked by the worker before any call.
-	const sized = sizeIssues(p, { maxString: 1024, maxList: 1000, maxDepth: 8 });
-	if (sized.length) env.fail(`Plan.${sized[0].field}`, sized[0].rule + (sized.length > 1 ? ` (and ${sized.length - 1} more)` : ''));
-	return p;
+	const checked = startPlanIssue(raw);
+	if ('issue' in checked) env.fail(checked.issue.field, checked.issue.rule);
+	return checked.plan as IDataObject;
 }
 
 const onStart = { show: { operation: ['start'] } };
@@ -144,7 +112,7 @@ export async function startRunbook(
 	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string },
 ): Promise<IDataObject> {
 	const r = await env.call('POST', env.wfUrl(workflowId), {
-		workflowType: { name: 'attackResponse' },
+		workflowType: { name: WORKFLOW_TYPE.attackResponse },
 		taskQueue: { name: body.taskQueue },
 		input: payloads([{ plan: body.plan, dryRun: body.dryRun }]),
 		requestId: body.requestId,

@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
-import { parseEntry } from './ranges.mts';
-import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planShared.mts';
-import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../api/limits.ts';
+import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../limits';
+import { parseEntry } from '../ranges';
+import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planItems';
 
-export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
+export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planItems';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
 
 /**
@@ -96,7 +96,7 @@ export const planSchema = z
 				/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
 				protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
 				/**
-				 * Register every entry the runbook adds as an expiring block (workflows/blocks.mts) ending this many seconds
+				 * Register every entry the runbook adds as an expiring block (workflows/blocks/blocks.mts) ending this many seconds
 				 * after it was added: the revert hands the entries over to their blocks instead of removing them, and a
 				 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
 				 * ends). Absent: the revert removes the entries, as before.

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
-import { PARSE_PLAN_ACTIVITY, type Plan } from './planShared.mts';
+import type { Plan } from '../../api/runbook/plan.ts';
+import { PARSE_PLAN_ACTIVITY } from '../pure/activityNames.mts';
 
 const parser = proxyLocalActivities<Record<string, (plan: unknown) => Promise<Plan>>>({
 	startToCloseTimeout: '10s',

@@ -1,11 +1,11 @@
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import type { Block, BlocksInput } from './blocksShared.mts';
-import { BlocksRun, BULK_RUN_EVENTS, LOCAL_RUN_EVENTS } from './blocks/context.mts';
-import { startDueWork } from './blocks/dueWork.mts';
-import { registerBlocksHandlers } from './blocks/handlers.mts';
-import { waitForNext } from './blocks/nextWake.mts';
-import { failOn, problems } from './inputChecks.mts';
-import { blocksRules } from './inputRules.mts';
+import type { Block, BlocksInput } from './shared.mts';
+import { BlocksRun, BULK_RUN_EVENTS, LOCAL_RUN_EVENTS } from './context.mts';
+import { startDueWork } from './dueWork.mts';
+import { registerBlocksHandlers } from './handlers.mts';
+import { waitForNext } from './nextWake.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { blocksRules } from '../input/inputRules.mts';
 
 /**
  * Expiring blocks of one domain-port (workflow id `blocks-<site>-<dp>`, started by Update-with-start): every block's

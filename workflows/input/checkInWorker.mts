@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyLocalActivities } from '@temporalio/workflow';
 
-import { CHECK_INPUT_ACTIVITY, type CheckedKind } from './planShared.mts';
+import { CHECK_INPUT_ACTIVITY, type CheckedKind } from '../pure/activityNames.mts';
 
 const checker = proxyLocalActivities<Record<string, (kind: CheckedKind, input: unknown) => Promise<void>>>({
 	startToCloseTimeout: '10s',

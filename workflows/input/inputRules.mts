@@ -1,10 +1,10 @@
 import { isObj, type Rules } from './inputChecks.mts';
-import { FLEET_BOUNDS } from './fleetShared.mts';
-import { MAX_KEYS } from './coordination.mts';
+import { FLEET_BOUNDS } from '../fleet/shared.mts';
+import { MAX_KEYS } from '../coordinator/coordination.mts';
 
 /**
  * The input rules of each workflow type (and of the Updates / signals that carry a whole input), for
- * workflows/inputChecks.mts `problems()`. The same bounds as the CLI and the n8n node (worker/src/fleetConfig.mts
+ * workflows/input/inputChecks.mts `problems()`. The same bounds as the CLI and the n8n node (worker/src/fleetConfig.mts
  * uses FLEET_BOUNDS; ids: api/limits.ts). Pure.
  */
 

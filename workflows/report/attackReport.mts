@@ -1,9 +1,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { summarize, toMarkdown, type AttackReport, type ReportEvent } from './report.mts';
-import { periodReportModel } from '../api/report/model.ts';
-import { renderReportHtml } from '../api/report/html.ts';
-import { failOn, problems } from './inputChecks.mts';
-import { reportRules } from './inputRules.mts';
+import { periodReportModel } from '../../api/report/model.ts';
+import { renderReportHtml } from '../../api/report/html.ts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { reportRules } from '../input/inputRules.mts';
 
 /** Scheduled summary of ddos_events and network_summary for a period → JSON and Markdown. */
 

@@ -1,8 +1,8 @@
 import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type SiteState } from './fleetShared.mts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type SiteState } from './shared.mts';
 
 /**
- * One tick of a fleet watcher (workflows/fleetWatch.mts): every batch of sites through the batch activity
+ * One tick of a fleet watcher (workflows/fleet/fleetWatch.mts): every batch of sites through the batch activity
  * (`fleet.checkSites`), the sites' states updated, and the runbooks of attacked sites started AS SOON AS THEIR BATCH
  * RETURNS (not after the whole tick):
  * - local batches run one after another; when a batch finds an attack the next batch waits until the runbooks have

@@ -1,12 +1,12 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { claim, holdsOf, release } from './claims.mts';
-import { settingKey, type Hold } from './coordination.mts';
-import { ITEM_GROUP, ITEM_TYPE } from './planShared.mts';
-import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from './ranges.mts';
-import { sameThreshold } from './thresholds.mts';
-import { checkInWorker } from './checkInWorker.mts';
-import { failOn, problems } from './inputChecks.mts';
-import { driftRules } from './inputRules.mts';
+import { claim, holdsOf, release } from '../coordinator/claims.mts';
+import { settingKey, type Hold } from '../coordinator/coordination.mts';
+import { ITEM_GROUP, ITEM_TYPE } from '../../api/runbook/planItems.ts';
+import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from '../pure/ranges.mts';
+import { sameThreshold } from '../pure/thresholds.mts';
+import { checkInWorker } from '../input/checkInWorker.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { driftRules } from '../input/inputRules.mts';
 
 /**
  * Drift audit: compares live policy with a desired-state document (the CLI reads it from a file and passes it

@@ -1,20 +1,20 @@
 import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
-import type { AttackResponseInput, AttackResponseResult } from './defs.mts';
-import { parsePlanInWorker } from './parsePlan.mts';
-import { failOn, problems } from './inputChecks.mts';
-import { runbookStartRules } from './inputRules.mts';
-import { approvalGate } from './attackResponse/approval.mts';
-import { applyChanges } from './attackResponse/apply.mts';
-import { checkCarry, isContinueAsNew } from './attackResponse/continue.mts';
-import { newRunbook, planContext, type PlanContext, type Runbook } from './attackResponse/context.mts';
-import { finish } from './attackResponse/finish.mts';
-import { registerHandlers } from './attackResponse/handlers.mts';
-import { holdPlannedChanges, holdPlanSettings, releaseAll } from './attackResponse/ownership.mts';
-import { planChanges } from './attackResponse/planChanges.mts';
-import { revertAll } from './attackResponse/revert.mts';
-import { errText } from './attackResponse/settings.mts';
-import { pickEvent, takeSnapshot, topSources } from './attackResponse/snapshot.mts';
-import { waitOut } from './attackResponse/wait.mts';
+import type { AttackResponseInput, AttackResponseResult } from '../../api/runbook/contract.ts';
+import { parsePlanInWorker } from '../input/parsePlan.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { runbookStartRules } from '../input/inputRules.mts';
+import { approvalGate } from './approval.mts';
+import { applyChanges } from './apply.mts';
+import { checkCarry, isContinueAsNew } from './continue.mts';
+import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
+import { finish } from './finish.mts';
+import { registerHandlers } from './handlers.mts';
+import { holdPlannedChanges, holdPlanSettings, releaseAll } from './ownership.mts';
+import { planChanges } from './planChanges.mts';
+import { revertAll } from './revert.mts';
+import { errText } from './settings.mts';
+import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
+import { waitOut } from './wait.mts';
 import { eventTraffic } from './observe.mts';
 
 /**

@@ -124,7 +124,7 @@ export interface CheckBatchResult {
 
 /**
  * Bounds of a fleet's numbers ([min, max]), the same for the fleet file (worker/src/fleetConfig.mts) and a watcher's
- * input / `fleetConfigure` Update (workflows/inputRules.mts): e.g. `batchSize: 0` would never end a tick's batching.
+ * input / `fleetConfigure` Update (workflows/input/inputRules.mts): e.g. `batchSize: 0` would never end a tick's batching.
  */
 export const FLEET_BOUNDS = {
 	fleetRe: /^[A-Za-z0-9_.-]{1,40}$/,

@@ -1,30 +1,88 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { Hold } from './coordination.mts';
+import type { DecideRequest } from '../decideRules';
 
-/** Signals, queries and result types shared by the workflows, the CLI and the tests. No secrets anywhere. */
+/**
+ * The runbook contract: what the workflows, the worker, the CLI and the n8n Runbook node agree on — workflow type
+ * names (the one table of them), workflow ids and their rules, signal / query / Update names with their payload
+ * types, phases and result types. Pure data and types (no SDK): workflows/ builds its defineSignal / defineQuery /
+ * defineUpdate from these names (workflows/attackResponse/messages.mts, workflows/blocks/messages.mts), the Runbook node
+ * sends them over Temporal's HTTP API. No secrets anywhere.
+ */
 
-export const approveSignal = defineSignal<[{ approved: boolean; by?: string; reason?: string }]>('approve');
-export const abortSignal = defineSignal<[{ by?: string; reason?: string }]>('abort');
-export const extendCooldownSignal = defineSignal<[{ seconds: number; by?: string }]>('extendCooldown');
+/** Every workflow type the worker registers (workflows/index.mts exports a function of each name). */
+export const WORKFLOW_TYPE = {
+	attackResponse: 'attackResponse',
+	attackWatch: 'attackWatch',
+	attackReport: 'attackReport',
+	blocks: 'blocks',
+	driftAudit: 'driftAudit',
+	durableCall: 'durableCall',
+	fleetWatch: 'fleetWatch',
+	siteCoordinator: 'siteCoordinator',
+	tenant: 'tenant',
+} as const;
+export type WorkflowType = (typeof WORKFLOW_TYPE)[keyof typeof WORKFLOW_TYPE];
 
-export const stateQuery = defineQuery<RunbookState>('state');
-export const planQuery = defineQuery<unknown>('plan');
-export const changesQuery = defineQuery<Change[]>('changes');
-export const auditQuery = defineQuery<AuditEntry[]>('audit');
-/** The result once the runbook has finished (also after a cancellation, whose failure carries no result). */
-export const resultQuery = defineQuery<AttackResponseResult | undefined>('result');
+/** Workflow ids: the safe id alphabet (api/limits.ts), up to 256 characters. */
+export const WORKFLOW_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,255}$/;
+export const WORKFLOW_ID_RULE = 'must be 1–256 characters from A–Z a–z 0–9 . _ ~ - starting with a letter or a digit';
 
-export type Phase =
-	| 'validating'
-	| 'snapshot'
-	| 'planning'
-	| 'awaiting-approval'
-	| 'tightening'
-	| 'blacklisting'
-	| 'rate-limiting'
-	| 'waiting'
-	| 'reverting'
-	| 'done';
+/** The runbook of a site: at most one runs per site (the server refuses a second start with the same id). */
+export const workflowIdFor = (site: string) => `attack-response-${site}`;
+/** A dry run's id: never the site's runbook id, so a dry run does not block a real one. */
+export const dryRunIdFor = (site: string, nowMs: number) => `${workflowIdFor(site)}-dry-run-${nowMs}`;
+/** A Runbook reference as operators give it: a site id (digits) means that site's runbook, anything else is the id. */
+export const runbookIdFrom = (ref: string) => (/^\d+$/.test(ref) ? workflowIdFor(ref) : ref);
+export const scheduleIdFor = (kind: 'watch' | 'drift' | 'report', site: string) => `secsvc-${kind}-${site}`;
+
+/** The attack response's signals (approve: older builds; Decide is the `decide` Update). */
+export const RUNBOOK_SIGNAL = { approve: 'approve', abort: 'abort', extendCooldown: 'extendCooldown' } as const;
+export const RUNBOOK_QUERY = { state: 'state', plan: 'plan', changes: 'changes', audit: 'audit', result: 'result' } as const;
+export const RUNBOOK_UPDATE = { decide: 'decide' } as const;
+export type RunbookQuery = keyof typeof RUNBOOK_QUERY;
+
+export interface ApproveSignalArgs {
+	approved: boolean;
+	by?: string;
+	reason?: string;
+}
+export interface AbortSignalArgs {
+	by?: string;
+	reason?: string;
+}
+export interface ExtendCooldownArgs {
+	seconds: number;
+	by?: string;
+}
+export type { DecideRequest };
+/** The `decide` Update's answer: the recorded decision. */
+export type DecideResult = ApprovalRecord & { accepted: true };
+
+/** The expiring blocks' messages (workflow `blocks-<site>-<dp>`, api/blockRules.ts blocksIdFor). */
+export const BLOCKS_UPDATE = { add: 'addBlock', addMany: 'addBlocks', extend: 'extendBlock', remove: 'removeBlock' } as const;
+export const BLOCKS_QUERY = { blocks: 'blocks' } as const;
+export const BLOCKS_SIGNAL = { removalIntent: 'blocksRemovalIntent', stop: 'stopBlocks' } as const;
+
+/** Phases of a runbook, in order. */
+export const PHASES = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting', 'done'] as const;
+/** Phases before the approval gate: a decision sent then is refused with notWaitingMessage (Decide waits through them). */
+export const BEFORE_GATE: readonly Phase[] = ['validating', 'snapshot', 'planning'];
+/** The `decide` validator's refusal when the runbook does not wait for a decision, and how to read its phase. */
+export const notWaitingMessage = (phase: Phase) => `approval: the runbook is not waiting for a decision (phase ${phase}); nothing changed`;
+export const NOT_WAITING_RE = /not waiting for a decision \(phase ([a-z-]+)\)/;
+
+/** A setting held at a site's coordinator (workflows/coordinator/coordination.mts): who holds it, until when, why. */
+export interface Hold {
+	key: string;
+	/** Workflow id of the owner (e.g. attack-response-20001, drift-audit-20001-…). */
+	owner: string;
+	mode: 'hold' | 'lease';
+	since: string;
+	/** When the coordinator lets it go by itself if the owner never releases it. */
+	until: string;
+	reason: string;
+}
+
+export type Phase = (typeof PHASES)[number];
 
 export type ChangeKind = 'detectionMode' | 'detectionPolicy' | 'blacklistAdd' | 'ipAuth' | 'switch';
 
@@ -122,7 +180,7 @@ export interface AttackResponseResult {
 	error?: string;
 	/** When things happened (the attack report's markers): runbook start, event start (unix s), mitigated, attack over, reverted, approval. */
 	marks?: Pick<RunbookState, 'startedAt' | 'eventStart' | 'mitigatedAt' | 'attackEndedAt' | 'revertedAt' | 'decision'>;
-	/** The runbook's own `is_under_attack` answers (workflows/observe.mts). */
+	/** The runbook's own `is_under_attack` answers (workflows/attackResponse/observe.mts). */
 	traffic?: TrafficSample[];
 	/** The event's `traffic` module (attack and clean series, [unix s, value] pairs), read after the revert. */
 	eventTraffic?: EventTraffic;
@@ -171,6 +229,3 @@ export interface RunbookCarry {
 	/** The wait's clock: when the mitigation was in place (maxDurationSeconds counts from it), when the cooldown began. */
 	wait: { mitigatedMs: number; endedAtMs?: number };
 }
-
-export const workflowIdFor = (site: string) => `attack-response-${site}`;
-export const scheduleIdFor = (kind: 'watch' | 'drift' | 'report', site: string) => `secsvc-${kind}-${site}`;

@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import { workflowIdFor } from './defs.mts';
-import { parsePlanInWorker } from './parsePlan.mts';
-import { failOn, problems } from './inputChecks.mts';
-import { runbookStartRules } from './inputRules.mts';
+import { workflowIdFor } from '../../api/runbook/contract.ts';
+import { parsePlanInWorker } from '../input/parsePlan.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { runbookStartRules } from '../input/inputRules.mts';
 
 /**
  * Run by a Temporal Schedule per site: checks is_under_attack and starts attackResponse with the workflow id

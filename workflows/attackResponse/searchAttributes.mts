@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 /**
  * Custom search attributes of the runbooks (Temporal visibility): set by the attack response as it moves
- * (workflows/observe.mts), registered by every dev-server start of the project (scripts/temporal.sh start,
+ * (workflows/attackResponse/observe.mts), registered by every dev-server start of the project (scripts/temporal.sh start,
  * demo/stack.mts, test/temporal/helpers.mts createEnv) and checked by the worker at start (worker/src/process/runbookMetrics.mts).
  * `secsvc list` and the Temporal Web UI filter on them, e.g. `SecsvcPhase IN ('tightening','blacklisting','rate-limiting','waiting')`.
  */

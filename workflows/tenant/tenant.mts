@@ -14,7 +14,7 @@ import {
 	type Sealed,
 	type TenantState,
 	type TokenGrant,
-} from './tenantShared.mts';
+} from './shared.mts';
 
 /**
  * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, worker/README.md "Tenants").

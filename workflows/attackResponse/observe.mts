@@ -1,10 +1,10 @@
 import { CancellationScope, metricMeter, proxyLocalActivities, proxySinks, upsertSearchAttributes, type Sinks } from '@temporalio/workflow';
-import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from './defs.mts';
+import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from '../../api/runbook/contract.ts';
 import { SA } from './searchAttributes.mts';
 
 /**
  * What the attack response shows operators while it runs, in one place (deterministic; workflow code):
- *  - search attributes (workflows/searchAttributes.mts): site, dry run, phase, event id, outcome — upserted on change;
+ *  - search attributes (workflows/attackResponse/searchAttributes.mts): site, dry run, phase, event id, outcome — upserted on change;
  *  - metrics through the SDK's workflow `metricMeter` (not emitted while replaying): time to detect / mitigate /
  *    revert histograms, changes applied / restored / conflicts / re-applied by kind, runbooks finished by outcome;
  *  - runbooks by phase: a gauge kept by the worker (worker/src/process/runbookMetrics.mts) from phase transitions sent

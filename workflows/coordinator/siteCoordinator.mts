@@ -12,9 +12,9 @@ import {
 	type ReleaseRequest,
 	type Successor,
 } from './coordination.mts';
-import { checkSiteBlockHolds } from '../api/blockCapacity.ts';
-import { failOn, problems } from './inputChecks.mts';
-import { coordinatorRules } from './inputRules.mts';
+import { checkSiteBlockHolds } from '../../api/blockCapacity.ts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { coordinatorRules } from '../input/inputRules.mts';
 
 /**
  * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that

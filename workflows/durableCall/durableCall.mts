@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import { checkInWorker } from './checkInWorker.mts';
-import { failOn, problems } from './inputChecks.mts';
-import { durableCallRules } from './inputRules.mts';
+import { checkInWorker } from '../input/checkInWorker.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { durableCallRules } from '../input/inputRules.mts';
 
 /**
  * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for

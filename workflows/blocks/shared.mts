@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { settingKey } from './coordination.mts';
+import { settingKey } from '../coordinator/coordination.mts';
 
 /**
  * Expiring blocks (workflows/README.md "Expiring blocks"): one workflow per domain-port, `blocks-<site>-<dp>`, holds
@@ -24,8 +24,8 @@ export {
 	type BulkBlockRequest,
 	type ChangeRequest,
 	type Via,
-} from '../api/blockRules.ts';
-import type { BlockRequest, BulkBlockRequest, ChangeRequest, Via } from '../api/blockRules.ts';
+} from '../../api/blockRules.ts';
+import type { BlockRequest, BulkBlockRequest, ChangeRequest, Via } from '../../api/blockRules.ts';
 
 export type BlockState =
 	/** claimed, write in flight */
@@ -97,7 +97,7 @@ export const removalIntentSignal = defineSignal<[{ ranges: string[] }]>('blocksR
 export const stopBlocksSignal = defineSignal('stopBlocks');
 
 /**
- * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks.mts batched removals);
+ * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks/blocks.mts batched removals);
  * `addMany`: an add batch in one activity — the
  * coordinator claim, one read, one POST per entry not yet listed, the release of the keys not written.
  */

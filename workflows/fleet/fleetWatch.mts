@@ -9,7 +9,7 @@ import {
 	startChild,
 	workflowInfo,
 } from '@temporalio/workflow';
-import { workflowIdFor } from './defs.mts';
+import { workflowIdFor } from '../../api/runbook/contract.ts';
 import {
 	configQuery,
 	configureUpdate,
@@ -21,15 +21,15 @@ import {
 	type WatcherConfig,
 	type WatcherInput,
 	type WatcherStatus,
-} from './fleetShared.mts';
-import { runTick } from './fleetTick.mts';
-import { failOn, problems, refuseOn } from './inputChecks.mts';
-import { watcherConfigRules, watcherInputRules } from './inputRules.mts';
+} from './shared.mts';
+import { runTick } from './tick.mts';
+import { failOn, problems, refuseOn } from '../input/inputChecks.mts';
+import { watcherConfigRules, watcherInputRules } from '../input/inputRules.mts';
 
 /**
  * A long-running watcher covering many sites (issue 12). Every `intervalSeconds`, on its own tick grid (watchers
  * spread over the interval), it checks each of its sites once (`dashboard.isUnderAttack`, through batch activities
- * that check `batchSize` sites with bounded concurrency: workflows/fleetTick.mts) and starts
+ * that check `batchSize` sites with bounded concurrency: workflows/fleet/tick.mts) and starts
  * `attack-response-<site>` for a site under attack as soon as its batch returns (the workflow id keeps it to one per
  * site). Rate limiting
  * stops the tick: the sites not checked are checked first in the next tick, and the concurrency is halved (then

@@ -1,10 +1,10 @@
 import { z } from 'zod/v4';
-import { boundIssues, issuesText, sizeIssues } from '../api/limits.ts';
-import { ITEM_GROUP } from './planShared.mts';
-import { id, ipAuthSchema, list, PLAN_LIMITS, rangeText, threshold, where } from './plan.mts';
+import { boundIssues, issuesText, sizeIssues } from '../limits';
+import { id, ipAuthSchema, list, PLAN_LIMITS, rangeText, threshold, where } from './plan';
+import { ITEM_GROUP } from './planItems';
 
 /**
- * The drift audit's desired state (workflows/driftAudit.mts documents its meaning), checked where it enters: the
+ * The drift audit's desired state (workflows/drift/driftAudit.mts documents its meaning), checked where it enters: the
  * CLI (`secsvc drift`, `secsvc schedule create drift`) validates it before anything is sent to Temporal. Errors
  * name field and rule and are bounded like the plan's. Not imported by workflow code.
  */

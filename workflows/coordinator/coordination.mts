@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Hold } from '../../api/runbook/contract.ts';
 
 /**
  * One owner per setting (workflows/README.md "One owner per setting"). Every playbook of ours that writes a site asks
@@ -25,16 +26,7 @@ export const settingKey = {
 	httpFilterWrite: (dp: string) => `${dp}/httpFilter.write`,
 };
 
-export interface Hold {
-	key: string;
-	/** Workflow id of the owner (e.g. attack-response-20001, drift-audit-20001-…). */
-	owner: string;
-	mode: 'hold' | 'lease';
-	since: string;
-	/** When the coordinator lets it go by itself if the owner never releases it. */
-	until: string;
-	reason: string;
-}
+export type { Hold };
 
 export interface ClaimRequest {
 	owner: string;

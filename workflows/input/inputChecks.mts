@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { idProblem, issuesText, sizeIssues, type Issue } from '../api/limits.ts';
+import { idProblem, issuesText, sizeIssues, type Issue } from '../../api/limits.ts';
 
 /**
  * Input checks of workflow code (pure: no zod, no commands, so a valid input replays exactly as before). A workflow
