@@ -1,5 +1,5 @@
 import { condition } from '@temporalio/workflow';
-import { notWaitingMessage, type ApprovalRecord, type RunbookState } from '../../api/runbook/contract.ts';
+import { notWaitingMessage, type RunbookState } from '../../api/runbook/contract.ts';
 import type { PlanContext, Runbook } from './context.mts';
 import { decideInputProblem, type DecideRequest } from '../../api/decideRules.ts';
 
