@@ -412,7 +412,9 @@ export const RUNBOOK = {
 		taskQueue: 'Task Queue',
 	},
 	help: {
-		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail)',
+		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail, marked unverified); with an ID Token the token names the person',
+		decideIdToken:
+			'The deciding person\'s OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook\'s gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential\'s Payload Key. On Start: the starter\'s token (they cannot approve this runbook)',
 		blockBy: 'Who asks for it (recorded with the block)',
 		decideReason: 'Why (required to reject; recorded in the audit trail)',
 		blockReason: 'Why the block is needed (recorded with the block)',
@@ -425,6 +427,6 @@ export const RUNBOOK = {
 		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via' } as Record<string, string>,
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
 	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
 };

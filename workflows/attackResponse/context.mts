@@ -1,3 +1,4 @@
+import type { ApproverPolicy, VerifiedIdentity } from '../../api/decideRules.ts';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordinator/coordination.mts';
 import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
@@ -35,9 +36,11 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
+	/** The operator's approver policy (identity.policy at start; compatibility mode when absent). */
+	policy?: ApproverPolicy;
 	lastResult?: AttackResponseResult;
 	/** Search attributes, metrics and traffic samples (workflows/attackResponse/observe.mts). */
 	obs: Observer;

@@ -1,3 +1,4 @@
+import { loadIdentityConfig, type IdentityConfig } from '../identity/config.mts';
 import { readFileSync } from 'node:fs';
 import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
 import { resolveTemporal, TemporalSettingError, tlsMaterial, type Sources, type TlsSettings } from './temporalEnv.mts';
@@ -61,6 +62,8 @@ export interface WorkerConfig {
 	metrics?: { address?: string };
 	/** The blast-radius guard's settings (api/blastRadius.ts). */
 	guard?: GuardConfig;
+	/** The identity provider and approver policy (worker/src/identity/config.mts); absent = compatibility mode. */
+	identity?: IdentityConfig;
 }
 
 export interface GuardConfig {
@@ -169,7 +172,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	if (metricsAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(metricsAddress))
 		issues.push({ field: 'metrics.address (SECSVC_METRICS_ADDRESS)', rule: 'must be host:port, e.g. 127.0.0.1:9464' });
 	if (issues.length) throw new ConfigError(issues);
-	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
+	const identity = loadIdentityConfig(env, file);
+	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(identity ? { identity } : {}), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {

@@ -1,3 +1,5 @@
+import { createIdentityActivities } from '../activities/identity.mts';
+import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client, ClientOptions } from '../../../api/client.ts';
@@ -126,6 +128,9 @@ export async function startWorker(
 	}
 	// Tenant mode (tenantWorker.mts): fails here, before any connection, without the payload key.
 	const tenancy = tenantMode(cfg);
+	// Identity provider (docs/approvals.md): decisions carry sealed ID tokens, so the runbooks' worker runs the payload
+	// codec; without a key it fails here, naming the setting.
+	const codec = cfg.identity ? dataConverterFor(requireKeys(process.env, 'to carry approvers\' ID tokens sealed (an identity provider is configured)')) : undefined;
 	const { client: app, close: closeApp } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
@@ -192,7 +197,9 @@ export async function startWorker(
 			...createCoordinationActivities(temporalClient),
 			...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
 			...createBlocksActivities(client, temporalClient),
+			...createIdentityActivities(cfg.identity),
 		},
+		...(codec ? { dataConverter: codec } : {}),
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...sizing,

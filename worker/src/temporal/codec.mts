@@ -68,9 +68,9 @@ export function keysFromEnv(env: Record<string, string | undefined> = process.en
 }
 
 /** Keys or a one-line error naming the setting (a worker or CLI that handles tenants cannot run without one). */
-export function requireKeys(env: Record<string, string | undefined> = process.env): PayloadKey[] {
+export function requireKeys(env: Record<string, string | undefined> = process.env, why = 'to handle tenant tokens'): PayloadKey[] {
 	const keys = keysFromEnv(env);
-	if (!keys) throw new CodecKeyError('required to handle tenant tokens (32-byte keys as id:BASE64; see worker/README.md "Tenants")');
+	if (!keys) throw new CodecKeyError(`required ${why} (32-byte keys as id:BASE64; see worker/README.md "Tenants")`);
 	return keys;
 }
 
@@ -80,6 +80,18 @@ export const isSealed = (p: Payload) => {
 	for (let i = 0; i < SEALED_PREFIX.length; i++) if (d[i] !== SEALED_PREFIX[i]) return false;
 	return true;
 };
+
+/**
+ * A value marked sealed that arrived NOT encrypted (a client without the codec wrote it): decoded as `$sealed: 0`,
+ * so whoever takes it can tell (the runbook's decide validator refuses such a proof: a refused Update leaves nothing
+ * in history).
+ */
+function arrivedInClear(p: Payload): Payload {
+	const d = Buffer.from(p.data ?? new Uint8Array());
+	if (d[SEALED_PREFIX.length] !== 0x31) return p; // `$sealed` is not 1: nothing to mark
+	d[SEALED_PREFIX.length] = 0x30;
+	return { ...p, data: d };
+}
 
 const b64 = (u?: Uint8Array | null) => Buffer.from(u ?? new Uint8Array()).toString('base64');
 
@@ -97,7 +109,7 @@ export class SealedPayloadCodec implements PayloadCodec {
 	}
 
 	async decode(payloads: Payload[]): Promise<Payload[]> {
-		return payloads.map((p) => (td.decode(p.metadata?.encoding ?? new Uint8Array()) === ENCRYPTED_ENCODING ? this.open(p) : p));
+		return payloads.map((p) => (td.decode(p.metadata?.encoding ?? new Uint8Array()) === ENCRYPTED_ENCODING ? this.open(p) : isSealed(p) ? arrivedInClear(p) : p));
 	}
 
 	private seal(p: Payload): Payload {

@@ -1,3 +1,6 @@
+import { sealed } from '../../../workflows/tenant/shared.mts';
+import type { RunbookState } from '../../../api/runbook/contract.ts';
+import { dataConverterFor, keysFromEnv } from './codec.mts';
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
@@ -18,16 +21,27 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 		// One line naming the setting (the client library only says "Failed to connect before the deadline").
 		throw new Error(await explainConnectFailure(t.address, opts.tls, t.from ?? {}, (e as Error).message));
 	}
-	return new Client({ connection, namespace: t.namespace });
+	// The payload codec when keys are configured: sealed values (ID tokens, tenant tokens) leave this process encrypted.
+	const dataConverter = dataConverterFor(keysFromEnv());
+	return new Client({ connection, namespace: t.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** Accepts a site id or a full workflow id. */
 export const runbookId = (siteOrId: string) => (siteOrId.startsWith('attack-response-') ? siteOrId : workflowIdFor(siteOrId));
 
-export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string } = {}) {
+/** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
+export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {}) {
 	const p = parsePlan(plan); // clear errors before anything is sent
 	const workflowId = opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
-	return client.workflow.start('attackResponse', { taskQueue, workflowId, args: [{ plan, dryRun: opts.dryRun }] });
+	const args: unknown[] = [{ plan, dryRun: opts.dryRun }];
+	if (opts.idToken) args.push(sealed({ idToken: opts.idToken }));
+	return client.workflow.start('attackResponse', { taskQueue, workflowId, args });
+}
+
+/** The runbook's open approval gate (its nonce binds a decider's ID token to it), or undefined when none is open. */
+export async function gateOf(client: Client, siteOrId: string): Promise<RunbookState['gate'] | undefined> {
+	const st = await handleFor(client, siteOrId).query(stateQuery);
+	return st.phase === 'awaiting-approval' ? st.gate : undefined;
 }
 
 export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => client.workflow.getHandle(runbookId(siteOrId));
@@ -40,11 +54,13 @@ export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => c
 export async function decide(client: Client, siteOrId: string, req: DecideRequest): Promise<ApprovalRecord & { accepted: boolean; signalled?: boolean }> {
 	const h = handleFor(client, siteOrId);
 	try {
-		return await h.executeUpdate(decideUpdate, { args: [req] });
+		// With a proof the whole request is sealed: the payload codec encrypts it, so the token is no plain text in history.
+		return await h.executeUpdate(decideUpdate, { args: [req.idToken ? sealed(req) : req] });
 	} catch (e) {
 		if (e instanceof WorkflowUpdateFailedError) {
 			const msg = String(e.cause?.message ?? e.message);
 			if (/handler|unknown update/i.test(msg)) {
+				if (req.idToken) throw new DecisionRefused('proof: this runbook\'s build takes no proof (it predates verified approvals)');
 				await h.signal(approveSignal, { approved: req.approved, by: req.by, reason: req.reason });
 				return { accepted: true, signalled: true, decision: req.approved ? 'approved' : 'rejected', by: req.by, at: new Date().toISOString(), via: 'signal' };
 			}
