@@ -70,7 +70,7 @@ run_cluster_tests() { # runner...
 # 17300-17309) and no state (temp folders; caches written atomically). Each lane runs its files one at a time.
 temporal_files=(test/temporal/**/*.test.mts)
 cluster_files=(test/cluster/**/*.test.mts)
-lane_b=(test/unit/**/*.test.mts test/simulator/**/*.test.mts test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts)
+lane_b=(test/unit/**/*.test.mts test/simulator/**/*.test.mts test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts test/tenants/**/*.test.mts)
 all=(test/**/*.test.mts)
 if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#cluster_files[@]} + ${#lane_b[@]} )) ]; then
   echo "test files outside the lanes of scripts/test.sh: add their folder to a lane" >&2; exit 1

@@ -356,6 +356,8 @@ export const credentialTestText = {
 		`The service is reachable, but it refused the stored user access token (${msg || 'no reason given'}, code ${code}). The refresh token was not tried here (renewing it would replace it); the next run renews the token.`,
 	userTokenUnchecked:
 		'The service answers at this address. The refresh token was not tried (renewing it would replace it); the first run checks it.',
+	clusterTokenUnchecked:
+		"The service answers at this address. The token comes from the customer's tenant workflow through the node's Temporal API credential; the first run checks it.",
 	notTheService: (baseUrl: string, status: number) =>
 		`${baseUrl} answered HTTP ${status} without the service's {code, msg} envelope: is the Base URL right?`,
 	unreachable: (baseUrl: string, why: string) => `Could not reach the service at ${baseUrl}: ${why}`,

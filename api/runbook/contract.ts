@@ -17,6 +17,7 @@ export const WORKFLOW_TYPE = {
 	driftAudit: 'driftAudit',
 	durableCall: 'durableCall',
 	fleetWatch: 'fleetWatch',
+	rateBudget: 'rateBudget',
 	siteCoordinator: 'siteCoordinator',
 	tenant: 'tenant',
 } as const;

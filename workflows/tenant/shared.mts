@@ -9,6 +9,13 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
  */
 export type Sealed<T> = { $sealed: 1 } & T;
 export const sealed = <T extends object>(v: T): Sealed<T> => ({ $sealed: 1, ...v }) as Sealed<T>;
+/**
+ * A sealed value for ONE tenant's token readers: the codec encrypts it with that tenant's token key (derived from the
+ * payload key and the customer id), which an n8n credential of that customer holds (worker/README.md "Tenants in
+ * n8n"). Only access-token grants are sealed this way; refresh tokens never are.
+ */
+export const sealedFor = <T extends object>(customerId: string, v: T): Sealed<T> & { $tenant: string } =>
+	({ $sealed: 1, $tenant: customerId, ...v }) as Sealed<T> & { $tenant: string };
 
 /** How a tenant's token is obtained: a user token from the install flow, or the app token (the operator says so). */
 export type TenantKind = 'user' | 'app';

@@ -214,7 +214,7 @@ export function formatStatus(s: FleetStatus, now = Date.now()): string {
 	);
 	for (const w of s.watchers) {
 		lines.push(
-			`${w.workflowId}: ${w.sites.length} sites, every ${w.settings.intervalSeconds}s, ${w.settings.activities} batches of ${w.settings.batchSize}, concurrency ${w.concurrency}/${w.settings.concurrency}, tick ${w.ticks} of run ${w.runs}, last tick ${hms(w.lastTickAt)} (${w.lastTickMs ?? '-'} ms), rate-limited ticks ${w.rateLimitedTicks}, revision ${w.revision}`,
+			`${w.workflowId}: ${w.sites.length} sites, every ${w.settings.intervalSeconds}s, ${w.settings.activities} batches of ${w.settings.batchSize}, concurrency ${w.concurrency}/${w.settings.concurrency}, tick ${w.ticks} of run ${w.runs}, last tick ${hms(w.lastTickAt)} (${w.lastTickMs ?? '-'} ms), rate-limited ticks ${w.rateLimitedTicks}, oldest check ${w.oldestCheckIntervals ?? '-'} intervals (bound ${w.maxIntervalStretch ?? 3}, overdue ${w.overdue ?? 0}), revision ${w.revision}`,
 		);
 		lines.push(`  ${'site'.padEnd(10)} ${'customer'.padEnd(10)} ${'state'.padEnd(9)} ${'last check'.padEnd(16)} runbook`);
 		for (const x of w.sites) {
