@@ -10,7 +10,8 @@ import {
 	startChild,
 	workflowInfo,
 } from '@temporalio/workflow';
-import { workflowIdFor } from '../../api/runbook/contract.ts';
+import type { attackResponse } from '../attackResponse/attackResponse.mts';
+import { WORKFLOW_TYPE, workflowIdFor } from '../../api/runbook/contract.ts';
 import {
 	configQuery,
 	configureUpdate,
@@ -140,7 +141,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		const st = states.get(siteId) as SiteState;
 		const id = workflowIdFor(siteId);
 		try {
-			const h = await startChild('attackResponse', {
+			const h = await startChild<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 				workflowId: id,
 				args: [{ plan: sitePlan(cfg.template, site) }],
 				taskQueue: cfg.taskQueue ?? workflowInfo().taskQueue,

@@ -1,6 +1,7 @@
 // Tenants (issue 24): one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
 // for the whole cluster. Definitions shared by the workflow, the worker (token requests, renewal activity) and the CLI.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 
 /**
  * Marks a value that carries a secret: a JSON object whose FIRST key is `$sealed`. The payload codec
@@ -22,7 +23,7 @@ export type TenantKind = 'user' | 'app';
 export type TenantStatus = 'ok' | 'needs-reinstall' | 'removed';
 
 export const tenantWorkflowId = (customerId: string) => `tenant-${customerId}`;
-export const TENANT_WORKFLOW = 'tenant';
+export const TENANT_WORKFLOW = WORKFLOW_TYPE.tenant;
 export const RENEW_ACTIVITY = 'tenants.renew';
 /** Task queue of the tenant workflows and their renewals: polled only by workers that hold the payload key. */
 export const tenantQueueFor = (taskQueue: string) => `${taskQueue}-tenants`;

@@ -1,14 +1,14 @@
 import { sealed } from '../../../workflows/tenant/shared.mts';
-import type { RunbookState } from '../../../api/runbook/contract.ts';
 import { dataConverterFor, keysFromEnv } from './codec.mts';
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
+import { scheduleIdFor, WORKFLOW_TYPE, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase, type RunbookState } from '../../../api/runbook/contract.ts';
 import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';
+import type { attackResponse } from '../../../workflows/attackResponse/attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 
@@ -33,9 +33,9 @@ export const runbookId = (siteOrId: string) => (siteOrId.startsWith('attack-resp
 export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {}) {
 	const p = parsePlan(plan); // clear errors before anything is sent
 	const workflowId = opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
-	const args: unknown[] = [{ plan, dryRun: opts.dryRun }];
-	if (opts.idToken) args.push(sealed({ idToken: opts.idToken }));
-	return client.workflow.start('attackResponse', { taskQueue, workflowId, args });
+	const input = { plan, dryRun: opts.dryRun };
+	const args: Parameters<typeof attackResponse> = opts.idToken ? [input, sealed({ idToken: opts.idToken })] : [input];
+	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args });
 }
 
 /** The runbook's open approval gate (its nonce binds a decider's ID token to it), or undefined when none is open. */
@@ -139,7 +139,7 @@ export async function createSchedule(
 	every: string,
 	input: unknown,
 ) {
-	const workflowType = kind === 'watch' ? 'attackWatch' : kind === 'drift' ? 'driftAudit' : 'attackReport';
+	const workflowType = kind === 'watch' ? WORKFLOW_TYPE.attackWatch : kind === 'drift' ? WORKFLOW_TYPE.driftAudit : WORKFLOW_TYPE.attackReport;
 	const scheduleId = scheduleIdFor(kind, site);
 	return client.schedule.create({
 		scheduleId,
@@ -251,7 +251,7 @@ export class ListFilterError extends Error {}
  * One row per runbook: the runs a runbook closed by continuing as new are left out.
  */
 export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
-	const q = [`WorkflowType = 'attackResponse'`];
+	const q = [`WorkflowType = '${WORKFLOW_TYPE.attackResponse}'`];
 	if (o.site !== undefined) {
 		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site)) throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
 		q.push(`${SA.site.name} = '${o.site}'`);
