@@ -1,7 +1,7 @@
 import { BlockInputError, type BlockRequest } from './blockRules';
 
 /**
- * What expiring blocks can carry (issue 29): every active block lives in its domain-port's blocks workflow and holds
+ * What expiring blocks can carry: every active block lives in its domain-port's blocks workflow and holds
  * its entry's key at the site's coordinator; both carry ALL of it across continue-as-new as one payload, and
  * Temporal refuses a payload over 2 MB (the run is TERMINATED: its blocks would never expire). So an add that would
  * take either over its budget is refused before anything is sent, naming the field and the rule — by the CLI for a

@@ -56,7 +56,7 @@ export interface BlocksBenchOptions {
 	/** Adds (Updates) in flight at once (bench client). */
 	concurrency?: number;
 	/**
-	 * Blocks per add: 1 = one `addBlock` Update per block (as before 2026-11-23 evening); more = bulk `addBlocks`
+	 * Blocks per add: 1 = one `addBlock` Update per block; more = bulk `addBlocks`
 	 * Updates of up to this many blocks of one domain-port (a threat feed), each block keeping its own duration.
 	 */
 	bulk?: number;

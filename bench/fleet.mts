@@ -40,7 +40,7 @@ export interface FleetBenchOptions {
 	/** Measurement window, seconds. */
 	window?: number;
 	modes?: Mode[];
-	/** The faulted case (issue 31): during the window the worker is SIGKILLed (and restarted at once) twice and the
+	/** The faulted case: during the window the worker is SIGKILLed (and restarted at once) twice and the
 	 * service answers every is_under_attack with 42901 for 1.5 s four times (two pairs, 1.2 intervals apart). */
 	faults?: boolean;
 }
@@ -208,7 +208,7 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		const runbooksPerAttackedSite = await Promise.all(
 			attacked.map(async (a) => {
 				let n = 0;
-				for await (const w of tc.workflow.list({ query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'` })) void w, n++;
+				for await (const _w of tc.workflow.list({ query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'` })) n++;
 				return n;
 			}),
 		);

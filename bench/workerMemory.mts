@@ -55,8 +55,7 @@ if (process.env.SMAPS) setTimeout(() => {
 	}
 	console.log(JSON.stringify({ smaps: Object.fromEntries(Object.entries(by).filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)])) }));
 }, Number(process.env.SMAPS) * 1000);
-let done = 0;
-for (let i = 0; i < hs.length; i += 200) { await Promise.allSettled(hs.slice(i, i + 200).map((h) => h.result())); done = i + 200; }
+for (let i = 0; i < hs.length; i += 200) await Promise.allSettled(hs.slice(i, i + 200).map((h) => h.result()));
 console.log(JSON.stringify({ N, flags, extra: process.env.EXTRA, levels: levels.length, sites: state.sites.length, seconds: (Date.now() - t0) / 1000, idleMB: Math.round(idle / 2 ** 20), peakMB: Math.round(peak / 2 ** 20), samples: samples.filter((_, i) => i % 20 === 0) }));
 clearInterval(t);
 if (process.env.HISTORY) {

@@ -67,8 +67,8 @@ export interface TemporalDevOptions {
 /**
  * Dynamic config of the dev server (the same the Temporal TypeScript SDK's own tests use): eager activity dispatch
  * hands an activity the workflow just scheduled straight back to the worker in the workflow-task response, instead
- * of through a poll (measured here: schedule → start 4–43 ms → 0 ms; the runbook's first write group is a regular
- * activity). A production server enables it with the same key; without it the runbooks work the same, a little slower.
+ * of through a poll, so the runbook's first write group (a regular activity) starts without waiting for one
+ * (figures: docs/benchmarks.md, bench 3). A production server enables it with the same key; without it the runbooks work the same, a little slower.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
 

@@ -1,7 +1,8 @@
 // Generates api/types.generated.ts — compile-time parameter and result types for every operation — from the
 // endpoint catalog's zod schemas (never hand-written per endpoint).
 //
-//   npm run gen:types            (node --import tsx scripts/gen-types.mts)  writes the file
+//   npm run gen:types            (node --import tsx scripts/gen-types.mts)  writes the file when it differs;
+//                                npm run build runs it first, so a catalog change needs no separate step
 //   node --import tsx scripts/gen-types.mts --check                          exits 1 when the file is stale
 //
 // How: each operation's `op.request` is converted with zod v4's `z.toJSONSchema(…, { io: 'input' })` (what a caller
@@ -218,7 +219,15 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 		}
 		console.log(`${GENERATED_PATH} is up to date (${catalog.length} operations)`);
 	} else {
-		writeFileSync(GENERATED_PATH, text);
-		console.log(`wrote ${GENERATED_PATH} (${catalog.length} operations, ${text.length} bytes)`);
+		let current = '';
+		try {
+			current = readFileSync(GENERATED_PATH, 'utf8');
+		} catch {
+			/* missing: written below */
+		}
+		if (current !== text) {
+			writeFileSync(GENERATED_PATH, text);
+			console.log(`wrote ${GENERATED_PATH} (${catalog.length} operations, ${text.length} bytes)`);
+		}
 	}
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (README: `npm test`; CI: .ci/run calls exactly this).
-# Builds the n8n package, lints it in strict mode, provisions the real runtimes (Temporal CLI, the Temporal
-# cluster's server build, n8n on Node 24, chromium) and runs every test with node's own test runner, in two lanes
-# at once (test/README.md "What runs in parallel"): each lane one file at a time, its output in a log printed when
-# the lane ends. SECSVC_TEST_LANES=1 runs everything in one lane, as before. A missing runtime fails the run loudly.
+# Builds the n8n package, lints it in strict mode, checks the format and lints all TypeScript, provisions the real
+# runtimes (Temporal CLI, the Temporal cluster's server build, n8n on Node 24, chromium) and runs every test with
+# node's own test runner, in two lanes at once (test/README.md "What runs in parallel"): each lane one file at a
+# time, its output in a log printed when the lane ends. SECSVC_TEST_LANES=1 runs everything in one lane. A missing
+# runtime fails the run loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
@@ -47,6 +48,10 @@ echo "== typecheck (workflows/, worker/src/, simulator/, bench/, scripts/, demo/
 npm run -s typecheck
 echo "== n8n-node lint (strict)"
 npx --no-install n8n-node lint
+echo "== prettier (every .ts and .mts: npm run format writes it)"
+npm run -s format:check
+echo "== eslint (every .ts and .mts: eslint.all.config.mjs)"
+npm run -s lint:all
 
 # test/cluster against the cluster of scripts/temporal-cluster.sh; stopped afterwards if the tests started it.
 run_cluster_tests() { # runner...

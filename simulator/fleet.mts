@@ -1,5 +1,5 @@
 /**
- * A fleet of customers × sites on top of the seeded world (a service provider's SPE portal at scale; issue 12).
+ * A fleet of customers × sites on top of the seeded world (a service provider's SPE portal at scale).
  * Ids come from their own ranges, independent of the seed and of the seeded world: customers from 110001, sites
  * from 210001, domain-ports from 310001, networks from 410001, hosts from 510001, numbered customer by customer
  * (site of customer c, index s = 210001 + c × sitesPerCustomer + s). Fleet sites have no past attacks, so

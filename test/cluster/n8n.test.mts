@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { APP_ID, ATTACK_SOURCES, killChild, SECRET, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
+import { ATTACK_SOURCES, killChild, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from '../n8n/harness.mts';
 import { runbookNodes } from '../n8n/runbook-stack.mts';
 import { chain } from '../n8n/workflows.mts';

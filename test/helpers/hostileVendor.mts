@@ -1,4 +1,4 @@
-// A hostile or broken vendor stand-in (issue 29, issue 30): a real HTTP server on 127.0.0.1:0 whose token endpoint
+// A hostile or broken vendor stand-in: a real HTTP server on 127.0.0.1:0 whose token endpoint
 // and API answers misbehave on purpose. Used by the client's, the worker's and the n8n tests.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

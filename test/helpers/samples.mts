@@ -1,9 +1,13 @@
-// One valid input per operation (test data). Ids here are the simulator's seeded ids when the
-// simulator is used; the loopback tests don't care about ids.
+// One valid input per operation (test data): the hand-written ones below where a test needs a meaningful value,
+// and for every other catalog operation one built from its field rules (generatedSample). Ids here are stand-ins
+// the simulator tests replace with its seeded ids; the loopback tests don't care about ids.
+import { catalog } from '../../api/catalog/index.ts';
+import type { CatalogEntry } from '../../api/catalog/types.ts';
+
 export const SITE = { site_id: 'site-1', domain_port_id: 'dp-1' };
 export const OPV = { customer_id: 'cust-1', site_id: 'site-1', network_id: '0', host_id: '0' };
 
-export const samples: Record<string, Record<string, unknown>> = {
+const written: Record<string, Record<string, unknown>> = {
 	'authorization.connect': { app_id: 'demo-app', redirect_uri: 'https://app.example.com/cb', state: 'st-123456' },
 	'authorization.accessToken': { app_id: 'demo-app', secret: 'demo-secret', code: 'code-1' },
 	'authorization.refreshToken': { app_id: 'demo-app', refresh_token: 'rt-1' },
@@ -56,3 +60,44 @@ export const samples: Record<string, Record<string, unknown>> = {
 	'overview.setSwitch': { ...OPV, switch_type: 'detection', is_enable: 1 },
 	'overview.getSwitch': { ...OPV },
 };
+
+/** Values tried, in order, for a required field: the first its own rule accepts is taken. */
+const BY_NAME: Record<string, unknown> = { ...SITE, ...OPV, event_id: 'evt-1', app_id: 'demo-app', secret: 'demo-secret' };
+const CANDIDATES: readonly unknown[] = [
+	1, 0, 200, 404, '1', 'sample-1', 'https://www.example.com/', 'www.example.com', '/', '192.0.2.1-192.0.2.1', ['192.0.2.1-192.0.2.1'],
+	['sample-1'], '2026-11-01 00:00:00', {},
+];
+
+/**
+ * A valid input built from an operation's field rules: each required field gets the first candidate its schema
+ * accepts (optional fields are left out), and the whole input must pass the operation's request schema
+ * (cross-field rules). A reason naming the field or the rule when no such input is found.
+ */
+export function generatedSample(op: CatalogEntry): Record<string, unknown> | string {
+	const input: Record<string, unknown> = {};
+	const choices: Record<string, unknown[]> = {};
+	for (const f of op.fields) {
+		if (!f.required || f.constant !== undefined) continue;
+		const tries = [BY_NAME[f.name], f.default, ...(f.options ?? []), ...CANDIDATES].filter((v) => v !== undefined);
+		choices[f.name] = tries.filter((v) => f.schema.safeParse(v).success);
+		if (choices[f.name].length === 0) return `${op.id}: no candidate value passes the rule of ${f.name}`;
+		input[f.name] = choices[f.name][0];
+	}
+	// A cross-field rule may refuse the first choices: try the other accepted values of one field at a time.
+	const variants = [input, ...Object.entries(choices).flatMap(([name, vs]) => vs.slice(1).map((v) => ({ ...input, [name]: v })))];
+	const found = variants.find((v) => op.request.safeParse(v).success);
+	if (found) return found;
+	const r = op.request.safeParse(input);
+	return `${op.id}: ${r.success ? '' : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+}
+
+/** Operations without a hand-written sample whose rules gave none (the catalog test names them). */
+export const unsampled: string[] = [];
+
+export const samples: Record<string, Record<string, unknown>> = { ...written };
+for (const op of catalog) {
+	if (samples[op.id]) continue;
+	const g = generatedSample(op);
+	if (typeof g === 'string') unsampled.push(g);
+	else samples[op.id] = g;
+}

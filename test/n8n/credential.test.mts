@@ -1,6 +1,6 @@
 // The credential's Test button and what a node run reports when the credential is wrong, through n8n's own code
 // (the node's testedBy function in n8n-core's CredentialTestContext with n8n's request helper; node runs through
-// n8n-core's WorkflowExecute and n8n's CredentialsHelper), against the simulator. Issue 14, defects 1–4.
+// n8n-core's WorkflowExecute and n8n's CredentialsHelper), against the simulator.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { getOperation } from '../../api/catalog/index.ts';

@@ -1,4 +1,4 @@
-// Issue 29 "a hostile or broken service" in the real n8n 2.40.7 (packed package, `n8n execute`): the Security
+// A hostile or broken service in the real n8n 2.40.7 (packed package, `n8n execute`): the Security
 // Service node against the hostile vendor stand-in (test/helpers/hostileVendor.mts). Every answer is bounded in size
 // and TOTAL time (n8n's own timeout is idle only), and a broken token endpoint gets at most 2 token requests.
 import assert from 'node:assert/strict';

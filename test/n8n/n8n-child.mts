@@ -82,7 +82,8 @@ export async function startN8nChild(o: N8nChildOptions): Promise<N8nChild> {
 	const hello = await readyP.finally(() => clearTimeout(timer));
 
 	let next = 0;
-	const send = (cmd: Record<string, unknown>, timeoutMs = o.commandTimeoutMs): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	const send = (cmd: Record<string, unknown>, timeoutMs = o.commandTimeoutMs): Promise<any> => {
 		if (exited) return Promise.reject(new Error(`${o.label} is gone\n${stderr.slice(-4000)}`));
 		const id = ++next;
 		return new Promise((resolve, reject) => {

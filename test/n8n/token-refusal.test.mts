@@ -1,4 +1,4 @@
-// Issue 30 in n8n: the Security Service node against a vendor stand-in that refuses a dropped token with codes other
+// Refused tokens in n8n: the Security Service node against a vendor stand-in that refuses a dropped token with codes other
 // than ours (test/helpers/hostileVendor.mts), through n8n-core's WorkflowExecute and CredentialsHelper (in-process
 // runner on the cached n8n 2.40.7).
 import assert from 'node:assert/strict';

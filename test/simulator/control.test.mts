@@ -4,6 +4,7 @@ import { catalog } from '../../api/catalog/index.ts';
 import { CODES } from '../../simulator/codes.mts';
 import { handlers } from '../../simulator/handlers.mts';
 import { parseMultipart } from '../../simulator/multipart.mts';
+import { specOperationCount } from '../helpers/spec.mts';
 import { boot, call, ctl, del, get, post, put, type Env } from './helpers.mts';
 
 let e: Env;
@@ -13,7 +14,7 @@ before(async () => {
 after(() => e.close());
 
 test('every catalog operation has a route and a handler, and nothing else', () => {
-	assert.equal(catalog.length, 51);
+	assert.equal(catalog.length, specOperationCount());
 	assert.deepEqual(Object.keys(handlers).sort(), catalog.map((o) => o.id).sort());
 	for (const op of catalog) {
 		const path = op.path.replace(/\{(\w+)\}/g, (_m, n) => `${n}-1`);
@@ -22,7 +23,7 @@ test('every catalog operation has a route and a handler, and nothing else', () =
 	}
 });
 
-test('every one of the 51 operations succeeds once with valid input (request log proves it)', async () => {
+test('every operation succeeds once with valid input (request log proves it)', async () => {
 	await ctl(e, 'DELETE', '/requests');
 	const a = await ctl(e, 'POST', '/attacks', { site_id: e.ids.site_id, sources: [{ ip: '198.18.1.1' }] });
 	const ap = e.ap;

@@ -93,7 +93,8 @@ export const post = (e: Env, path: string, f: Params, query?: Params) => call(e,
 export const put = (e: Env, path: string, f: Params) => call(e, 'PUT', path, { form: f });
 export const del = (e: Env, path: string, query?: Params) => call(e, 'DELETE', path, { query });
 
-export async function ctl(e: Env, method: string, path: string, body?: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function ctl(e: Env, method: string, path: string, body?: unknown): Promise<any> {
 	const res = await fetch(`${e.url}/__sim${path}`, {
 		method,
 		body: body === undefined ? undefined : JSON.stringify(body),

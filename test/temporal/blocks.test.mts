@@ -118,7 +118,7 @@ test('expiry removes exactly the entry; extend, shorten, remove now; an operator
 	try {
 		const { site_id, domain_port_id: dp } = t.ids;
 		const t0 = Date.now();
-		const [a, b, c, d] = await Promise.all([
+		const [a, b, c] = await Promise.all([
 			addBlock(env.client, t.queue, site_id, dp, block('203.0.113.0/30', 8)),
 			addBlock(env.client, t.queue, site_id, dp, block('198.51.100.7', 8)),
 			addBlock(env.client, t.queue, site_id, dp, block('192.0.2.10-192.0.2.20', 30)),

@@ -1,5 +1,5 @@
 /**
- * Expiring blocks say what we did, and only that (issue 31 item 3), real dev server, the worker as a child process:
+ * Expiring blocks say what we did, and only that, real dev server, the worker as a child process:
  * 30 blocks added in bulk; before their expiry an operator removes 3 entries and replaces 3 others by a wider range;
  * at the expiry the service holds the DELETE 3 s and the worker is SIGKILLed meanwhile (its workflow task times
  * out; the removal runs again on a new worker at attempt 1). Every block's state must equal what the simulator's

@@ -1,5 +1,5 @@
 /**
- * Expiring blocks never take on more than they can carry (issue 29 "Blocks that never expire"), real dev server,
+ * Expiring blocks never take on more than they can carry (or they would never expire), real dev server,
  * in-process worker, simulator:
  * - `secsvc block add SITE DP --file feed.txt` with 12,000 lines is refused before anything is sent, naming `--file`
  *   and the rule (was: every entry POSTed, then the blocks workflow TERMINATED at its continue-as-new — payload over

@@ -1,5 +1,5 @@
 /**
- * A runbook survives a long wait (issue 15, history limit): on a real dev server with a worker child process (its
+ * A runbook survives a long wait (Temporal's history limit): on a real dev server with a worker child process (its
  * Prometheus metrics) and the simulator, runbooks with a tiny `execution.continueAsNewAfterEvents` continue as new
  * several times while they wait:
  *  - one of our playbooks (a `durableCall`, the raw operation) removes a held blacklist entry and switches a held

@@ -1,5 +1,5 @@
 /**
- * Fleet watch (issue 12) on the real dev server, the worker as a child process, the simulator holding a fleet of
+ * Fleet watch on the real dev server, the worker as a child process, the simulator holding a fleet of
  * 3 customers × 4 sites: `fleet apply` adds / changes / removes sites (and a bad file changes nothing), the status
  * output, attacked sites get exactly one runbook each, a worker SIGKILLed in the middle of a batch loses nothing,
  * and a rate-limited API slows the poll without leaving any site unchecked for more than one extra interval.

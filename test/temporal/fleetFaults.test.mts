@@ -1,5 +1,5 @@
 /**
- * Fleet watch under faults (issue 31 items 1 and 2), real dev server, the worker as a child process, a simulator
+ * Fleet watch under faults, real dev server, the worker as a child process, a simulator
  * fleet of 30 sites in two watchers (interval 4 s, local batches, the default):
  * - rate-limit windows (every is_under_attack answered 42901 for 1.5 s, twice per pair, three pairs): a refused
  *   check slows the tick, it does not end it — no site waits more than one extra interval, since the service grants

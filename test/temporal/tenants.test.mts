@@ -1,5 +1,5 @@
 /**
- * Tenants (issue 24): a real dev server, the simulator in STRICT tenancy with 30 s access tokens, and compiled worker
+ * Tenants: a real dev server, the simulator in STRICT tenancy with 30 s access tokens, and compiled worker
  * processes in tenant mode (SECSVC_TENANTS=1, the payload key), each with its own local files (as separate hosts).
  *
  *  a. the install flow end to end through the entrance (`secsvc entrance`): connect with a fresh state, exchange, the

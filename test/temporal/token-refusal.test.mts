@@ -1,4 +1,4 @@
-// Issue 30 with a real dev server and worker: a runbook waiting out an attack while the service drops its token and
+// Refused tokens with a real dev server and worker: a runbook waiting out an attack while the service drops its token and
 // answers with codes other than ours (simulator option droppedTokenAnswer) keeps polling after at most one failed poll.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The worker as a production process (issue 13), against a real Temporal dev server kept in a SQLite file (so it
+ * The worker as a production process, against a real Temporal dev server kept in a SQLite file (so it
  * can be stopped and started again on the same state) and the simulator:
  *  - bad settings: exit 1 at once with one line naming the setting;
  *  - `secsvc worker` SIGKILLed: no worker process remains (within a second), nothing polls the task queue, and the

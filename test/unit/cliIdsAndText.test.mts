@@ -1,5 +1,5 @@
 /**
- * Issue 29 "Ids and text": `secsvc holds` / `holds release` / `block list|extend|remove` refuse a SITE, DP or --dp that
+ * Ids and text in the CLI: `secsvc holds` / `holds release` / `block list|extend|remove` refuse a SITE, DP or --dp that
  * breaks the ids' rule (api/limits.ts) with an error naming it, before anything is sent (no "nothing held", exit 0);
  * control characters in a site id, an abort reason or any other text of a runbook, block or hold are printed escaped.
  */

@@ -5,8 +5,8 @@ import { RateGate } from '../../worker/src/activities/fleet.mts';
 import { blockCarryBytes, checkBlockCapacity, checkSiteBlockHolds, MAX_SITE_BLOCKS, utf8Length } from '../../api/blockCapacity.ts';
 
 /**
- * The pure rules behind issue 31 items 1–2 (fleet tick pacing under faults) and issue 29 (what expiring blocks can
- * carry). The behaviour end to end: test/temporal/fleetFaults.test.mts, blocksCapacity.test.mts.
+ * The pure rules behind fleet tick pacing under faults and behind what expiring blocks can carry. The behaviour end
+ * to end: test/temporal/fleetFaults.test.mts, blocksCapacity.test.mts.
  */
 
 test('nextTickAfter: on time → the next grid point; late by more than half an interval → the one after', () => {

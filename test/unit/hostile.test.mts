@@ -1,4 +1,4 @@
-// Issue 29 "a hostile or broken service": the client (undici transport) against the hostile vendor stand-in —
+// A hostile or broken service: the client (undici transport) against the hostile vendor stand-in —
 // every answer bounded in size and total time, token requests per call bounded.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

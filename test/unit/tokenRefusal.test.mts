@@ -1,4 +1,4 @@
-// Issue 30: a token the service refuses with a code we were never told. Against a stand-in vendor that uses codes
+// A token the service refuses with a code we were never told. Against a stand-in vendor that uses codes
 // other than the simulator's (test/helpers/hostileVendor.mts), through the real client and undici transport.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

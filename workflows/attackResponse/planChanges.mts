@@ -1,5 +1,5 @@
 import type { Change } from '../../api/runbook/contract.ts';
-import { ITEM_GROUP, ITEM_TYPE } from '../../api/runbook/planItems.ts';
+import { ITEM_TYPE } from '../../api/runbook/planItems.ts';
 import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
 import { scaleThreshold, thresholdValue } from '../pure/thresholds.mts';

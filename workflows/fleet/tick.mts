@@ -105,6 +105,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 	if (o.activities === 'regular') {
 		let next = 0;
 		const lane = async () => {
+			// eslint-disable-next-line @typescript-eslint/no-floating-promises -- the runbook starts are in `starting`, awaited below
 			while (next < batches.length) await one(batches[next++]);
 		};
 		await Promise.all(Array.from({ length: Math.max(1, Math.min(o.parallel, batches.length)) }, lane));

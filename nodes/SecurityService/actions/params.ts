@@ -4,8 +4,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
  * Per-item parameter reading without re-evaluating what cannot change from item to item.
  *
  * n8n's getNodeParameter(name, i) evaluates the parameter for item i every time: a deep copy, and for expressions a
- * call into n8n's expression sandbox (measured ≈ 0.5 ms per expression per item in n8n 2.40, the largest single cost
- * of a 1,000-item run). This reader looks at each parameter's raw value once per execution:
+ * call into n8n's expression sandbox, the largest single cost of a run over many items (docs/benchmarks.md, bench
+ * 2). This reader looks at each parameter's raw value once per execution:
  *
  *   - no expression anywhere in it (e.g. resource, operation, a fixed ID) → the value is read once, through
  *     getNodeParameter (so n8n's own checks still apply), and reused for every item;

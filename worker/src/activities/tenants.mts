@@ -1,4 +1,4 @@
-// Tenants in the worker (issue 24; worker/README.md "Tenants"): a site resolves to its tenant, a call for the site
+// Tenants in the worker (worker/README.md "Tenants"): a site resolves to its tenant, a call for the site
 // carries that tenant's token, which comes from the tenant's entity workflow (tenant-<customer_id>) and is cached
 // here until the workflow's renewAt. Renewals happen in the workflow (one at a time, once per expiry, cluster-wide).
 import { Context } from '@temporalio/activity';

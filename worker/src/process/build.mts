@@ -31,17 +31,13 @@ const SELF = join(ROOT, 'worker/src/process/build.mts');
  * the entry by every launcher. V8 flags are process-wide, so they size the main isolate AND the workflow thread's
  * isolate (the SDK creates that thread without resourceLimits). Default:
  *   --max-old-space-size=512  caps each isolate's old generation at 512 MB, which also lowers V8's heap growing
- *                             factor (≤ 4× the live size on a big machine → ~1.4×): garbage is collected at ~1.4× the
- *                             live heap instead of piling up. Live at 500 concurrent runbooks: ~57 MB main, ~34 MB
- *                             workflow thread (8× headroom); raise it for far more cached workflows per worker.
- *   --max-semi-space-size=2   young generation of 2 MB semi-spaces instead of 16 (idle −40 MB over two isolates).
- *   --heap-growing-percent=20 the next full GC at 1.2× the live old generation instead of V8's ~1.5× (measured: the
- *                             workflow thread at 1,000 cached runbooks kept 88 MB committed for 58 MB live); bench 5b
- *                             2,000 runbooks: 396 / 426 → 374 / 373 MB per worker, worker CPU not higher.
- * Bench 5, 500 runbooks: peak RSS 461–515 → 276–298 MB at the same worker CPU seconds (26.7 vs 27.4).
- * `--optimize-for-size` gets lower still (~237 MB) for ~25 % more worker CPU. The first two default flags are also
- * accepted in NODE_OPTIONS (--heap-growing-percent is not: put it on the command line, as deploy/ does), for
- * deployments that start `node worker/dist/main.mjs` themselves.
+ *                             factor: garbage is collected at a small multiple of the live heap instead of piling up
+ *                             to 4× it; raise it for far more cached workflows per worker.
+ *   --max-semi-space-size=2   young generation of 2 MB semi-spaces instead of 16 (less idle memory per isolate).
+ *   --heap-growing-percent=20 the next full GC at 1.2× the live old generation instead of V8's ~1.5×.
+ * What each flag saves, measured: worker/README.md "Memory". `--optimize-for-size` gets lower still for more worker
+ * CPU. The first two default flags are also accepted in NODE_OPTIONS (--heap-growing-percent is not: put it on the
+ * command line, as deploy/ does), for deployments that start `node worker/dist/main.mjs` themselves.
  */
 export const DEFAULT_WORKER_NODE_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=2', '--heap-growing-percent=20'];
 
@@ -117,8 +113,8 @@ export function ensureWorkerBuild(): string {
 /**
  * Environment the worker process needs on top of the caller's. MALLOC_ARENA_MAX=2 (unless already set): glibc
  * otherwise gives each of the many native threads (Rust core's tokio runtime, V8 and libuv helpers) its own malloc
- * arena, up to 8 per core, and freed memory stays spread over them; with 2 the worker's native memory at 500
- * runbooks is ~35 MB smaller at the same CPU time (bench 5). glibc reads it at process start, so it must be
+ * arena, up to 8 per core, and freed memory stays spread over them; 2 keeps the worker's native memory smaller at
+ * the same CPU time (worker/README.md "Memory"). glibc reads it at process start, so it must be
  * in the environment of the exec, not set by the worker itself. Ignored by other C libraries.
  */
 export function workerEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {

@@ -65,13 +65,22 @@ function fromProfile(p: ClientConfigProfile, name: (tomlKey: string) => string):
 		l.from.tls = name('tls');
 		const pem = (field: 'ca' | 'cert' | 'key', s: ConfigDataSource | undefined, key: string) => {
 			const v = src(s) as { file?: string; data?: string };
-			if (v.file !== undefined) (l.tls[`${field}File`] = v.file), (l.from[field] = name(`${key}_path`));
-			if (v.data !== undefined) (l.tls[`${field}Data`] = v.data), (l.from[field] = name(`${key}_data`));
+			if (v.file !== undefined) {
+				l.tls[`${field}File`] = v.file;
+				l.from[field] = name(`${key}_path`);
+			}
+			if (v.data !== undefined) {
+				l.tls[`${field}Data`] = v.data;
+				l.from[field] = name(`${key}_data`);
+			}
 		};
 		pem('ca', t.serverCACert, 'server_ca_cert');
 		pem('cert', t.clientCert, 'client_cert');
 		pem('key', t.clientKey, 'client_key');
-		if (t.serverName !== undefined) (l.tls.serverName = t.serverName), (l.from.serverName = name('server_name'));
+		if (t.serverName !== undefined) {
+			l.tls.serverName = t.serverName;
+			l.from.serverName = name('server_name');
+		}
 	}
 	return l;
 }
@@ -134,7 +143,10 @@ function envLayer(env: NodeJS.ProcessEnv): Layer {
 		if (vars[current] !== undefined && vars[current] !== v) throw new TemporalSettingError(`${old} and ${current}`, 'name the same setting with different values: set one');
 		l.tls[`${field}File`] = v;
 		l.from[field] = vars[current] !== undefined ? current : old;
-		if (l.tlsOn === undefined) (l.tlsOn = true), (l.from.tls = old);
+		if (l.tlsOn === undefined) {
+			l.tlsOn = true;
+			l.from.tls = old;
+		}
 	}
 	return l;
 }
@@ -173,13 +185,26 @@ export function resolveTemporal(env: NodeJS.ProcessEnv, json: Parameters<typeof 
 	let tlsOn: boolean | undefined;
 	const tls: TlsSettings = {};
 	for (const l of layers) {
-		for (const k of ['address', 'namespace', 'apiKey'] as const) if (l[k] !== undefined) (r[k] = l[k]), (r.from[k] = l.from[k]);
-		if (l.tlsOn !== undefined) (tlsOn = l.tlsOn), (r.from.tls = l.from.tls);
+		for (const k of ['address', 'namespace', 'apiKey'] as const)
+			if (l[k] !== undefined) {
+				r[k] = l[k];
+				r.from[k] = l.from[k];
+			}
+		if (l.tlsOn !== undefined) {
+			tlsOn = l.tlsOn;
+			r.from.tls = l.from.tls;
+		}
 		for (const [f, keys] of [['ca', ['caFile', 'caData']], ['cert', ['certFile', 'certData']], ['key', ['keyFile', 'keyData']]] as const)
-			if (l.tls[keys[0]] !== undefined || l.tls[keys[1]] !== undefined)
-				(tls[keys[0]] = l.tls[keys[0]]), (tls[keys[1]] = l.tls[keys[1]]), (r.from[f] = l.from[f]);
+			if (l.tls[keys[0]] !== undefined || l.tls[keys[1]] !== undefined) {
+				tls[keys[0]] = l.tls[keys[0]];
+				tls[keys[1]] = l.tls[keys[1]];
+				r.from[f] = l.from[f];
+			}
 		for (const f of ['serverName', 'disableHostVerification'] as const)
-			if (l.tls[f] !== undefined) ((tls as Record<string, unknown>)[f] = l.tls[f]), (r.from[f] = l.from[f]);
+			if (l.tls[f] !== undefined) {
+				(tls as Record<string, unknown>)[f] = l.tls[f];
+				r.from[f] = l.from[f];
+			}
 		if (l.metadata) r.metadata = { ...r.metadata, ...l.metadata };
 	}
 	const set = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)) as TlsSettings;

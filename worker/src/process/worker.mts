@@ -72,9 +72,8 @@ export function auditOverrides(next?: ClientOptions['onEvent']): NonNullable<Cli
  * Memory is sized by the process, not by these options: the worker runs compiled (worker/dist/main.mjs, no tsx) with
  * node flags from SECSVC_WORKER_NODE_FLAGS (default --max-old-space-size=512 --max-semi-space-size=2 --heap-growing-percent=20) and
  * MALLOC_ARENA_MAX=2 in its environment, both set by the launchers (build.mts workerCommand), see worker/README.md
- * "Memory". At 500 concurrent runbooks the LIVE heaps are small (main isolate ~57 MB, workflow thread ~34 MB after a
- * full GC); without the flags V8's default heap growth let garbage pile up to ~200 MB + ~110 MB before collecting
- * (V8 grows the old generation up to 4× the live size when the machine has memory, whatever the process needs).
+ * "Memory": the live heaps are small, and without the flags V8 lets garbage pile up before collecting (it grows the
+ * old generation up to 4× the live size when the machine has memory, whatever the process needs).
  * The SDK's other memory options stay at their defaults: workflowThreadPoolSize 1 (with reuseV8Context more threads
  * only add isolates), maxCachedWorkflows as above (smaller made it worse: replays).
  */
@@ -119,7 +118,7 @@ export async function startWorker(
 	opts: {
 		connection?: NativeConnection;
 		identity?: string;
-		// worker process (main.mts, issue 13): an API client already checked (a token obtained), and the drain times
+		// worker process (main.mts): an API client already checked (a token obtained), and the drain times
 		api?: ReturnType<typeof clientFromConfig>;
 		shutdown?: Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'>;
 	} = {},
