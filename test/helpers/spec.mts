@@ -1,7 +1,7 @@
 // The spec as the tests' source of truth for what the catalog must hold: the endpoint rows of its §4 tables,
 // counted per section (4.1 … 4.6), so adding an operation needs no hand-edited counts in tests.
-// Found at $SECSVC_SPEC, else ../shared/spec/ next to the checkout (where the project keeps it), else
-// /work/shared/spec/. A missing spec fails the test that needs it, naming the places looked at.
+// Found at $SECSVC_SPEC, else ../shared/spec/ next to the checkout (where the project keeps it). A missing spec
+// fails the test that needs it, naming the places looked at.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const NAME = 'security-service-open-api.md';
 
 export function specFile(): string {
-	const places = [process.env.SECSVC_SPEC, join(ROOT, '..', 'shared', 'spec', NAME), join('/work/shared/spec', NAME)];
+	const places = [process.env.SECSVC_SPEC, join(ROOT, '..', 'shared', 'spec', NAME)];
 	const found = places.find((p): p is string => !!p && existsSync(p));
 	if (!found) throw new Error(`the spec is not found: set SECSVC_SPEC or put it at ${places.filter(Boolean).join(' or ')}`);
 	return found;
