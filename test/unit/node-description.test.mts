@@ -8,6 +8,8 @@ import { ValidationError } from '../../api/errors.ts';
 import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
 import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
+import { SecurityServiceTrigger } from '../../nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts';
+import { operationTitle, operationWords } from '../../api/catalog/labels.ts';
 
 const node = new SecurityService();
 const props = node.description.properties;
@@ -112,4 +114,44 @@ test('words a user reads: no wire names, no ALL_CAPS options, no developer notes
 		}
 	});
 	assert.deepEqual(bad, []);
+});
+
+test('every field an AI agent fills (the node is usableAsTool) has a label and a description, the trigger\'s too', () => {
+	const missing: string[] = [];
+	const check = (list: readonly INodeProperties[]) =>
+		walk(list, (p, ops) => {
+			if (p.type === 'notice' || p.name === 'resource' || p.name === 'operation') return;
+			if (!p.displayName?.trim()) missing.push(`${p.name}: no label`);
+			if ((p.description ?? '').trim().length < 10) missing.push(`${p.name} (${ops.join(',') || 'all'}): no description`);
+		});
+	check(props);
+	check(new SecurityServiceTrigger().description.properties);
+	assert.deepEqual(missing, []);
+});
+
+test('one name per action: the operation name and the node-panel action start with the same verb; IP Blacklist › Block', () => {
+	const differ: string[] = [];
+	for (const op of catalog) {
+		const w = operationWords(op.id);
+		if (w.name.split(' ')[0].toLowerCase() !== w.action.split(' ')[0].toLowerCase()) differ.push(`${op.id}: "${w.name}" vs "${w.action}"`);
+	}
+	assert.deepEqual(differ, []);
+	assert.equal(operationTitle('applicationProtection.ipBlacklist.add'), 'IP Blacklist › Block');
+	assert.equal(operationWords('applicationProtection.ipBlacklist.add').action, 'Block IP addresses or ranges');
+	assert.equal(operationTitle('applicationProtection.ipBlacklist.remove'), 'IP Blacklist › Unblock');
+});
+
+test('the unblock rows are labelled by what they hold, not "Value Name or ID"; DDoS events show Limit, not a page size', () => {
+	const labels: string[] = [];
+	walk(props, (p, ops) => {
+		if (p.name === 'value' && (ops.includes('remove') || ops.includes('add'))) labels.push(p.displayName);
+		assert.notEqual(p.name === 'num' && p.displayName, 'Page Size', 'the page size is the node\'s own business');
+	});
+	assert.ok(labels.includes('Blocked Entry') && labels.includes('Allowed Entry'), labels.join(', '));
+	assert.ok(!labels.some((l) => /Value Name or ID/.test(l)), labels.join(', '));
+	const ddos = props.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents')).map((p) => p.name);
+	assert.ok(ddos.includes('limit') && !ddos.includes('num'), ddos.join(', '));
+	const additional = props.find((p) => p.name === 'additionalFields' && ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'));
+	const names = ((additional?.options ?? []) as INodeProperties[]).map((o) => o.name);
+	assert.ok(!names.includes('num'), names.join(', '));
 });
