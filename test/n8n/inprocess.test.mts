@@ -250,7 +250,9 @@ async function runSteps(title: string, steps: Step[]): Promise<Record<string, Ar
 				}
 		} else {
 			assert.equal(mine.length, 1, `${s.id}: one request expected, got ${mine.length}`);
-			expected = unwrap(op, envelope(mine[0]).result, op.safety === 'read' ? undefined : sentValues(op, s.params));
+			// Values given as n8n expressions are what n8n resolved (the item names them; the chained tests check them).
+			const given = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('=') ? items[0]?.[k] : v]));
+			expected = unwrap(op, envelope(mine[0]).result, op.safety === 'read' ? undefined : sentValues(op, given));
 			// IP Blacklist › Add reports what it blocked (one merged range per request) instead of the empty result.
 			if (s.id === 'applicationProtection.ipBlacklist.add') {
 				const sent = String((logOf(mine[0]).body as Record<string, unknown>).ip_black_list);
@@ -396,12 +398,13 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 
 test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged), event detail, traffic, flow-down over 200 days', async () => {
 	const now = sim.sim.nowSec();
-	const evParams = sample('dashboard.ddosEvents', { start_time: formatYmdhms(now - 75 * 86400), end_time: formatYmdhms(now), num: 5 });
+	const evParams = sample('dashboard.ddosEvents', { start_time: formatYmdhms(now - 75 * 86400), end_time: formatYmdhms(now) });
+	delete evParams.num; // the node pages by itself (no Page Size field): 50 per request
 	delete evParams.start;
 	const fdParams = sample('dashboard.flowDownEvents', { start_time: String(now - 200 * 86400), end_time: String(now) });
 	const mark = proxy.mark();
 	const out = await runSteps('dashboard lists', [
-		{ name: 'DDoS events', id: 'dashboard.ddosEvents', params: evParams, skipSent: ['start_time', 'end_time'] },
+		{ name: 'DDoS events', id: 'dashboard.ddosEvents', params: evParams, skipSent: ['start_time', 'end_time', 'num'] },
 		{ name: 'Flow-down events', id: 'dashboard.flowDownEvents', params: fdParams, skipSent: ['start_time', 'end_time'] },
 	]);
 	const events = out['DDoS events'];
@@ -409,6 +412,7 @@ test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged),
 	const evReqs = proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.ddosEvents');
 	const windows = new Set(evReqs.map((r) => { const q = (r.tag as LogEntry).query; return `${q.start_time}|${q.end_time}`; }));
 	assert.equal(windows.size, 3, `75 days → 3 windows: ${[...windows].join(' ')}`);
+	assert.deepEqual([...new Set(evReqs.map((r) => (r.tag as LogEntry).query.num))], ['50'], 'the node\'s own page size');
 	const fdWindows = new Set(proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.flowDownEvents').map((r) => (r.tag as LogEntry).query.start_time));
 	assert.equal(fdWindows.size, 3, '200 days → 3 windows of ≤90 days');
 
@@ -505,8 +509,8 @@ test('continueOnFail, per item: a bad item and a service error become output ite
 	const wlRun = nodeRun(res, 'Whitelist per item');
 	assert.equal(wlRun.items.length, 2);
 	assert.equal(wlRun.items[0].success, true);
-	assert.equal(wlRun.items[0].ip_white_list, '198.51.100.77', 'the output names the entry written');
-	assert.match(String(wlRun.items[0].summary), /^IP Whitelist › Allow: IP Address or Range 198\.51\.100\.77 \(Site ID \d+, Domain-Port ID \d+\)$/);
+	assert.equal(wlRun.items[0].ip_white_list, '198.51.100.77-198.51.100.77', 'the output names the entry written (as sent: start-end)');
+	assert.match(String(wlRun.items[0].summary), /^IP Whitelist › Allow: IP Address or Range 198\.51\.100\.77-198\.51\.100\.77 \(Site ID \d+, Domain-Port ID \d+\)$/);
 	assert.match(wlRun.items[1].error, /^IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
 	assert.deepEqual(wlRun.items[1].issues.map((i: { field: string }) => i.field), ['ip_white_list']);
 	assert.equal(wlRun.items[1].operation, 'applicationProtection.ipWhitelist.add');
