@@ -184,8 +184,10 @@ export class SecurityServiceTrigger implements INodeType {
 			const client = await getClient(this);
 			const out: IDataObject[] = [];
 			for (const e of list) {
-				const fields = await attackerFields(client, e, { topN, domainPortIds: domainPortsFor(dps, String(e[SITE])) }).catch((error: unknown) => fail(error));
-				out.push({ ...shape(e), ...fields });
+				const { top_sources: top, ...lead } = await attackerFields(client, e, { topN, domainPortIds: domainPortsFor(dps, String(e[SITE])) }).catch((error: unknown) => fail(error));
+				// What a responder maps next comes first (ranges, domain-ports), the event, then the long source list.
+				const shaped = shape(e);
+				out.push({ site_id: shaped.site_id, event, ...lead, ...shaped, top_sources: top });
 			}
 			return out;
 		};
@@ -202,7 +204,7 @@ export class SecurityServiceTrigger implements INodeType {
 			if (event !== 'newFlowDownAlert') {
 				const past = (await read(31 * 24, 'newDdosEvent')).sort((a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0));
 				const recent = past[past.length - 1];
-				if (recent) return [this.helpers.returnJsonArray((await emit([recent])).map((i) => ({ ...i, test_note: triggerText.pastEvent(event) })))];
+				if (recent) return [this.helpers.returnJsonArray((await emit([recent])).map((i) => ({ test_note: triggerText.pastEvent(event), ...i })))];
 			}
 			return [this.helpers.returnJsonArray([sampleItem(event, sites[0], domainPortsFor(String(this.getNodeParameter('domainPortIds', '') ?? ''), sites[0]))])];
 		}

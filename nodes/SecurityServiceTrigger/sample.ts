@@ -18,7 +18,7 @@ export function sampleItem(event: EventKind, site: string, domainPorts: string):
 		alert_id: 'sample',
 		site_ip: '192.0.2.10',
 		site_name: 'sample site',
-		attack_type: 'SYN Flood',
+		attack_type: 'TCP SYN',
 		max_bps: 12_000_000_000,
 		max_pps: 3_000_000,
 		severity: 1,
@@ -31,15 +31,16 @@ export function sampleItem(event: EventKind, site: string, domainPorts: string):
 	};
 	if (event !== 'attackStarted') return item;
 	return {
-		...item,
+		...base,
+		attacking_ranges: ['198.51.100.7', '198.51.100.9'],
+		attacking_sources: ['198.51.100.7', '198.51.100.9'],
 		domain_port_ids: dps,
 		...(dps.length ? { domain_port_id: dps[0] } : {}),
+		...item,
 		top_sources: [
 			{ ip: '198.51.100.7', bps: 6_000_000_000 },
 			{ ip: '198.51.100.9', bps: 4_000_000_000 },
 		],
-		attacking_sources: ['198.51.100.7', '198.51.100.9'],
-		attacking_ranges: ['198.51.100.7', '198.51.100.9'],
 	};
 }
 
