@@ -3,7 +3,7 @@ import { formatIpv4, parseIpv4Entry, type Ipv4Range } from './catalog/ipv4';
 /**
  * The blast-radius guard: what a write that BLOCKS traffic may never cover. One rule for every write path — the
  * client's validate step (so the n8n node, the node as an AI tool, `secsvc call`, the CLI, the activities and the
- * runbooks), the expiring blocks (api/blockRules.ts) and the runbooks' planning (workflows/ranges.mts).
+ * runbooks), the expiring blocks (api/blockRules.ts) and the runbooks' planning (workflows/pure/ranges.mts).
  *
  * Pure: no zod, no I/O, no globals (safe inside workflow code). The site's own addresses are looked up by the
  * hosts (api/ownAddresses.ts) and passed in.

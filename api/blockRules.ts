@@ -3,7 +3,7 @@ import { parseIpv4Entry } from './catalog/ipv4';
 
 /**
  * Expiring blocks: the input rules that need no I/O, shared by the blocks workflow's validators
- * (workflows/blocksShared.mts re-exports them), the worker's client and CLI, and the n8n Runbook node (which may not
+ * (workflows/blocks/shared.mts re-exports them), the worker's client and CLI, and the n8n Runbook node (which may not
  * import workflows/). Pure: no zod, no globals — safe inside workflow code.
  */
 

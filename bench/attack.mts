@@ -6,10 +6,11 @@
  * Measured without and with an injected API latency (the real service is not on loopback).
  */
 import { Client, Connection } from '@temporalio/client';
-import { abortSignal, stateQuery, type RunbookState } from '../workflows/defs.mts';
-import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../workflows/plan.mts';
-import { blacklistCandidates, formatRange, parseAll } from '../workflows/ranges.mts';
-import { scaleThreshold } from '../workflows/thresholds.mts';
+import { type RunbookState } from '../api/runbook/contract.ts';
+import { abortSignal, stateQuery } from '../workflows/attackResponse/messages.mts';
+import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../api/runbook/plan.ts';
+import { blacklistCandidates, formatRange, parseAll } from '../workflows/pure/ranges.mts';
+import { scaleThreshold } from '../workflows/pure/thresholds.mts';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';

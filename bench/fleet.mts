@@ -1,7 +1,7 @@
 /**
  * Bench 7: watching a fleet. N sites at one interval, A of them attacked at staggered times, measured over a window
  * of W seconds, one phase per mode in one run (fresh simulator and worker process per phase, same dev server):
- *   local      — fleet watchers (workflows/fleetWatch.mts), batches as local activities
+ *   local      — fleet watchers (workflows/fleet/fleetWatch.mts), batches as local activities
  *   regular    — fleet watchers, batches as regular activities
  *   schedules  — today's way: one Temporal Schedule per site (attackWatch every interval)
  * Measures detection latency (attack start → runbook start, from the simulator's attack and the runbook's start time
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleetShared.mts';
+import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
 import { createSchedule } from '../worker/src/temporal/runbooks.mts';

@@ -9,7 +9,7 @@
  *   node --import tsx bench/historyGrowth.mts [--polls 20] [--modes all,none]
  */
 import { parseArgs } from 'node:util';
-import { stateQuery } from '../workflows/defs.mts';
+import { stateQuery } from '../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, plan, siteIds, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../test/temporal/helpers.mts';

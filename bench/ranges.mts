@@ -1,10 +1,10 @@
 /**
- * Bench 4: 10,000 attacker IPs → blacklist. The runbook's aggregation (workflows/ranges.mts blacklistCandidates)
+ * Bench 4: 10,000 attacker IPs → blacklist. The runbook's aggregation (workflows/pure/ranges.mts blacklistCandidates)
  * must produce exactly the maximal ranges of the address set (counted here independently: sort, count runs),
  * and the blacklist gets one add call per range. Calls go through the client against the simulator process;
  * the simulator's request log counts them.
  */
-import { blacklistCandidates, formatIp, formatRange } from '../workflows/ranges.mts';
+import { blacklistCandidates, formatIp, formatRange } from '../workflows/pure/ranges.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { round, startSimProcess, type Row } from './lib.mts';
 
@@ -32,7 +32,7 @@ export function attackerIps(n: number, seed = 42): string[] {
 	return out;
 }
 
-/** Number of maximal runs of consecutive addresses (independent of workflows/ranges.mts). */
+/** Number of maximal runs of consecutive addresses (independent of workflows/pure/ranges.mts). */
 export function maximalRanges(ips: string[]): number {
 	const nums = [...new Set(ips.map((ip) => ip.split('.').reduce((a, o) => a * 256 + Number(o), 0)))].sort((a, b) => a - b);
 	let runs = 0;

@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 	Icon,
 } from 'n8n-workflow';
-import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/temporalTls';
+import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/transport/tls';
 
 /**
  * Temporal connection for the Security Service Runbook node: the server's HTTP API (the dev server exposes it with

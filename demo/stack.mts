@@ -5,7 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { searchAttributeArgs } from '../workflows/searchAttributes.mts';
+import { searchAttributeArgs } from '../workflows/attackResponse/searchAttributes.mts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 

@@ -85,7 +85,7 @@ case "$cmd" in
     # eager activity dispatch, as in demo/stack.mts (DEV_SERVER_DYNAMIC_CONFIG)
     args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace "$ns" --log-level error
       --dynamic-config-value system.enableActivityEagerExecution=true
-      # the runbooks' custom search attributes (workflows/searchAttributes.mts; test/unit/observability.test.mts checks this list)
+      # the runbooks' custom search attributes (workflows/attackResponse/searchAttributes.mts; test/unit/observability.test.mts checks this list)
       --search-attribute SecsvcSite=Keyword --search-attribute SecsvcPhase=Keyword --search-attribute SecsvcOutcome=Keyword
       --search-attribute SecsvcEventId=Keyword --search-attribute SecsvcDryRun=Bool)
     if [ "$ui" = 1 ]; then

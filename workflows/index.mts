@@ -13,17 +13,17 @@
  * one more task.
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
-import { attackReport } from './attackReport.mts';
-import { attackWatch } from './attackWatch.mts';
-import { blocks } from './blocks.mts';
-import { driftAudit } from './driftAudit.mts';
-import { durableCall } from './durableCall.mts';
-import { fleetWatch } from './fleetWatch.mts';
-import { siteCoordinator } from './siteCoordinator.mts';
-import { tenant } from './tenant.mts';
+import { attackReport } from './report/attackReport.mts';
+import { attackWatch } from './attackWatch/attackWatch.mts';
+import { blocks } from './blocks/blocks.mts';
+import { driftAudit } from './drift/driftAudit.mts';
+import { durableCall } from './durableCall/durableCall.mts';
+import { fleetWatch } from './fleet/fleetWatch.mts';
+import { siteCoordinator } from './coordinator/siteCoordinator.mts';
+import { tenant } from './tenant/tenant.mts';
 
 const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };
 for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
-export { attackResponse } from './attackResponse.mts';
+export { attackResponse } from './attackResponse/attackResponse.mts';
 export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };

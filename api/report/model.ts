@@ -4,7 +4,7 @@
  * the demo and the n8n Runbook node.
  */
 
-/** The part of an attack response result (workflows/defs.mts AttackResponseResult) the report reads. */
+/** The part of an attack response result (api/runbook/contract.ts AttackResponseResult) the report reads. */
 export interface RunbookResultLike {
 	outcome: string;
 	site_id: string;
@@ -146,7 +146,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	};
 }
 
-/** The part of the period report (workflows/report.mts AttackReport) the HTML report reads. */
+/** The part of the period report (workflows/report/report.mts AttackReport) the HTML report reads. */
 export interface PeriodReportLike {
 	site_id: string;
 	period: { start_time: string; end_time: string };

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, siteIds, startSim, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
 import { BASE_PORT, SCRIPT, clusterClient, clusterPids, clusterWorker, ensureCluster, freeSites, serviceLog, type ClusterEnv } from './helpers.mts';

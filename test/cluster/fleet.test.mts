@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import { watcherId } from '../../workflows/fleetShared.mts';
+import { watcherId } from '../../workflows/fleet/shared.mts';
 import { APP_ID, killChild, SECRET, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 

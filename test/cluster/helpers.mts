@@ -11,8 +11,8 @@ import { Client } from '@temporalio/client';
 import { Connection } from '@temporalio/client';
 import { connectionOptions, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { blocksIdFor } from '../../api/blockRules.ts';
-import { coordinatorIdFor } from '../../workflows/coordination.mts';
-import { workflowIdFor } from '../../workflows/defs.mts';
+import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
+import { workflowIdFor } from '../../api/runbook/contract.ts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');

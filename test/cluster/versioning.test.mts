@@ -11,7 +11,8 @@ import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sourceHash } from '../../worker/src/process/bundle.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, ROOT, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
 
@@ -27,7 +28,7 @@ function makeBuildB(): string {
 	const dir = join(copyRoot, 'workflows');
 	cpSync(join(ROOT, 'workflows'), dir, { recursive: true });
 	symlinkSync(join(ROOT, 'api'), join(copyRoot, 'api'));
-	const file = join(dir, 'attackResponse.mts');
+	const file = join(dir, 'attackResponse', 'attackResponse.mts');
 	const head = /export async function attackResponse\([^)]*\)[^{]*\{/;
 	const src = readFileSync(file, 'utf8');
 	assert.match(src, head);

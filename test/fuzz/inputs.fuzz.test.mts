@@ -12,8 +12,8 @@ import { ID_RE, MAX_QUERY_STRING, idProblem, sizeIssues } from '../../api/limits
 import type { Transport } from '../../api/transport/types.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { startSimulator } from '../../simulator/index.mts';
-import { PlanError, parsePlan } from '../../workflows/plan.mts';
-import { DesiredStateError, checkDesiredState } from '../../workflows/desired.mts';
+import { PlanError, parsePlan } from '../../api/runbook/plan.ts';
+import { DesiredStateError, checkDesiredState } from '../../api/runbook/desired.ts';
 import { SecurityServiceRunbook } from '../../nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts';
 import { samples } from '../helpers/samples.mts';
 import { PATH_TRICKS, TEN_K_BAD_IPS, THREE_MB, Tally, check, describeValue, hostileValue, safeId, setAt, timed } from './hostile.mts';

@@ -15,8 +15,8 @@ import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { run } from '../../worker/src/commands/cli.mts';
 import { createSchedule, deleteSchedule, failureText } from '../../worker/src/temporal/runbooks.mts';
-import { parsePlan } from '../../workflows/plan.mts';
-import { checkDesiredState } from '../../workflows/desired.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
+import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { PATH_TRICKS, MB, TEN_K_BAD_IPS, THREE_MB, Tally, check, describeValue, hostileValue, setAt, timed } from './hostile.mts';
 
 const tally = new Tally('temporal');

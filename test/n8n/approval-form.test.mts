@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
-import { stateQuery } from '../../workflows/defs.mts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { APP_ID, ATTACK_SOURCES, SECRET } from '../temporal/helpers.mts';
 import { startN8nServer, type N8nServer } from './editor-server.mts';
 import { n8nCli, packPackage, ROOT } from './harness.mts';

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { APP_ID, ATTACK_SOURCES, operatorClient, SECRET } from '../temporal/helpers.mts';
 import { n8nCli, nodeOutput, parseRawOutput, type N8nHome } from './harness.mts';
 import { runbookNodes, startRunbookStack, within, type RunbookStack } from './runbook-stack.mts';

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { coordinatorIdFor } from '../../workflows/coordination.mts';
-import type { AttackResponseResult } from '../../workflows/defs.mts';
+import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { createEnv, liveSettings, operatorClient, plan, siteIds, startInProcessWorker, startSim, uniqueQueue } from './helpers.mts';

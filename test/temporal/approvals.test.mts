@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import { parsePlan } from '../../workflows/plan.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
 import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { ATTACK_SOURCES, createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';

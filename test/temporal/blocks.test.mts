@@ -1,5 +1,5 @@
 /**
- * Expiring blocks on a real Temporal dev server against the simulator (workflows/blocks.mts):
+ * Expiring blocks on a real Temporal dev server against the simulator (workflows/blocks/blocks.mts):
  *  - bad input refused with the field named, nothing sent (bad CIDR, too wide, negative / absurd duration, unknown
  *    domain-port, a range already listed by someone else);
  *  - expiry removes exactly the entry (one POST, one DELETE per block), extend / shorten / remove now, an operator's
@@ -21,8 +21,9 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
-import type { Block } from '../../workflows/blocksShared.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import type { Block } from '../../workflows/blocks/shared.mts';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
@@ -86,7 +87,7 @@ test('bad input is refused naming the field, and nothing is sent', async () => {
 		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.1', 10 ** 9)), /^seconds: must be at most/);
 		await refusal(addBlock(env.client, t.queue, site_id, dp, block('10.0.0.1', 60, { reason: '' })), /^reason: is required/);
 		// The workflow's validator says the same when the client's own check is skipped (HTTP API, n8n node).
-		const { addBlockUpdate } = await import('../../workflows/blocksShared.mts');
+		const { addBlockUpdate } = await import('../../workflows/blocks/shared.mts');
 		await assert.rejects(
 			env.client.workflow.executeUpdateWithStart(addBlockUpdate, {
 				args: [block('10.0.0.0/8', 60)],
@@ -325,7 +326,7 @@ test('bulk add: one Update for many blocks, one POST per entry, one DELETE per d
 		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: bad }), /^blocks\[2\]\.entry: .*wider than the widest block allowed/);
 		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: [block('198.51.100.1', 60), block('198.51.100.1/32', 60)] }), /^blocks\[1\]\.entry: .*same range as blocks\[0\]/);
 		await refusal(addBlocks(env.client, t.queue, site_id, dp, { blocks: [block('198.51.100.1', 60), block('198.51.100.2', 0)] }), /^blocks\[1\]\.seconds: must be at least 1/);
-		const { addBlocksUpdate } = await import('../../workflows/blocksShared.mts');
+		const { addBlocksUpdate } = await import('../../workflows/blocks/shared.mts');
 		await assert.rejects(
 			env.client.workflow.executeUpdateWithStart(addBlocksUpdate, {
 				args: [{ blocks: bad }],

@@ -15,7 +15,7 @@ test('the build records every repository source it contains, and their hash', ()
 	assert.ok(isFresh());
 	const info = readBuildInfo(entry);
 	assert.ok(info, 'first line carries the build record');
-	for (const f of ['worker/src/process/main.mts', 'worker/src/activities/operations.mts', 'worker/src/process/bundle.mts', 'api/client.ts', 'api/catalog/index.ts', 'workflows/plan.mts'])
+	for (const f of ['worker/src/process/main.mts', 'worker/src/activities/operations.mts', 'worker/src/process/bundle.mts', 'api/client.ts', 'api/catalog/index.ts', 'api/runbook/plan.ts'])
 		assert.ok(info.inputs.includes(f), `${f} is an input`);
 	assert.ok(!info.inputs.some((f) => f.includes('node_modules')), 'packages stay external');
 	assert.equal(hashInputs(info.inputs, info.salt), info.hash);

@@ -21,10 +21,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { auditQuery, stateQuery, workflowIdFor, type AttackResponseResult, type Change } from '../../workflows/defs.mts';
+import { workflowIdFor, type AttackResponseResult, type Change } from '../../api/runbook/contract.ts';
+import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import type { DesiredState, DriftAuditResult } from '../../workflows/driftAudit.mts';
+import type { DesiredState, DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
 import { ATTACK_SOURCES, devServerWithDb, liveSettings, operatorClient, plan, seededRandom, siteIds, startSim, supervisedWorker, uniqueQueue, waitFor, type DbDevServer } from './helpers.mts';
 
 let tmp: string;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleetShared.mts';
+import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleet/shared.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
 import { runFleet } from '../../worker/src/commands/fleet.mts';
 import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import { statusQuery, watcherId } from '../../workflows/fleetShared.mts';
+import { statusQuery, watcherId } from '../../workflows/fleet/shared.mts';
 import { runFleet } from '../../worker/src/commands/fleet.mts';
 import { APP_ID, SECRET, checksBySite as checks, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 

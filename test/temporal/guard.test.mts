@@ -10,7 +10,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { createEnv, operatorClient, plan, runCli as runCliIn, startSim, uniqueQueue, waitFor, workerConfig, type Ids } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

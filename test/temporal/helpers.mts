@@ -12,9 +12,9 @@ import { createClient, type Client } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
-import type { PlanInput } from '../../workflows/plan.mts';
+import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
-import { SA } from '../../workflows/searchAttributes.mts';
+import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,7 +34,7 @@ export function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnviron
 			executable: { type: 'existing-path', path: temporalBin() },
 			ip: '127.0.0.1',
 			log: { format: 'pretty', level: 'error' },
-			// the runbooks' custom search attributes (workflows/searchAttributes.mts)
+			// the runbooks' custom search attributes (workflows/attackResponse/searchAttributes.mts)
 			searchAttributes: Object.values(SA),
 			extraArgs,
 		},

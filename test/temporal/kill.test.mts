@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ChildProcess } from 'node:child_process';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { aggregate, blacklistCandidates, formatRange, parseEntry, subtract, type Range } from '../../workflows/ranges.mts';
-import { formatThreshold, sameThreshold, scaleThreshold } from '../../workflows/thresholds.mts';
-import { parsePlan, PlanError } from '../../workflows/plan.mts';
+import { aggregate, blacklistCandidates, formatRange, parseEntry, subtract, type Range } from '../../workflows/pure/ranges.mts';
+import { formatThreshold, sameThreshold, scaleThreshold } from '../../workflows/pure/thresholds.mts';
+import { parsePlan, PlanError } from '../../api/runbook/plan.ts';
 import { KeyedMutex } from '../../worker/src/activities/mutex.mts';
 
 const BASE = parseEntry('10.0.0.0')!.start;

@@ -9,7 +9,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
-import { abortSignal, approveSignal, resultQuery, stateQuery, workflowIdFor, type AttackResponseResult } from '../../workflows/defs.mts';
+import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { abortSignal, approveSignal, resultQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { createSchedule, deleteSchedule, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {

@@ -32,8 +32,8 @@ import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.m
 import { connectForCode, exchangeCode, installTenant, listTenants, TenantInputError } from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
-import { tenantWorkflowId, tokenUpdate, type RenewResult } from '../../workflows/tenantShared.mts';
-import type { AttackResponseResult } from '../../workflows/defs.mts';
+import { tenantWorkflowId, tokenUpdate, type RenewResult } from '../../workflows/tenant/shared.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { APP_ID, ATTACK_SOURCES, createEnv, killChild, liveSettings, plan, ROOT, SECRET, spawnWorker, temporalBin, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';

@@ -22,7 +22,8 @@ import { DeployError, deploymentStatus, setCurrent, versionPollers } from '../..
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
-import { stateQuery, type AttackResponseResult } from '../../workflows/defs.mts';
+import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, workerConfig } from './helpers.mts';
 
 const DEV_CONFIG = [
@@ -47,7 +48,7 @@ function makeBuildB(): string {
 	const dir = join(copyRoot, 'workflows');
 	cpSync(join(ROOT, 'workflows'), dir, { recursive: true });
 	symlinkSync(join(ROOT, 'api'), join(copyRoot, 'api')); // `../api/...` imports resolve as from workflows/
-	const file = join(dir, 'attackResponse.mts');
+	const file = join(dir, 'attackResponse', 'attackResponse.mts');
 	const src = readFileSync(file, 'utf8');
 	const head = /export async function attackResponse\([^)]*\)[^{]*\{/;
 	assert.match(src, head, 'attackResponse signature found in the copy');

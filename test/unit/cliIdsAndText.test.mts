@@ -9,7 +9,7 @@ import { run } from '../../worker/src/commands/cli.mts';
 import { formatRunbookList, formatTimeline } from '../../worker/src/temporal/runbooks.mts';
 import { formatBlocks } from '../../worker/src/temporal/blocks.mts';
 import { printable } from '../../worker/src/temporal/printable.mts';
-import type { Block } from '../../workflows/blocksShared.mts';
+import type { Block } from '../../workflows/blocks/shared.mts';
 
 async function cli(argv: string[]) {
 	let out = '';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { CodecKeyError, KEY_ID_METADATA, SealedPayloadCodec, keysFromEnv, parseKeys, requireKeys } from '../../worker/src/temporal/codec.mts';
 import { ClusterTokens } from '../../worker/src/activities/tenants.mts';
-import { sealed } from '../../workflows/tenantShared.mts';
+import { sealed } from '../../workflows/tenant/shared.mts';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const td = new TextDecoder();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nextTickAfter, nextGridPoint } from '../../workflows/fleetShared.mts';
+import { nextTickAfter, nextGridPoint } from '../../workflows/fleet/shared.mts';
 import { RateGate } from '../../worker/src/activities/fleet.mts';
 import { blockCarryBytes, checkBlockCapacity, checkSiteBlockHolds, MAX_SITE_BLOCKS, utf8Length } from '../../api/blockCapacity.ts';
 

@@ -2,8 +2,8 @@ import { ID_ALPHABET } from '../../api/limits.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FleetConfigError, parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
-import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleetShared.mts';
-import { parsePlan } from '../../workflows/plan.mts';
+import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleet/shared.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
 
 /** The fleet file (worker/src/temporal/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
 

@@ -11,7 +11,7 @@ import { periodReportModel, runbookReportModel, type RunbookResultLike } from '.
 import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
 import { listQuery, ListFilterError } from '../../worker/src/temporal/runbooks.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
-import { SEARCH_ATTRIBUTES, searchAttributeArgs } from '../../workflows/searchAttributes.mts';
+import { SEARCH_ATTRIBUTES, searchAttributeArgs } from '../../workflows/attackResponse/searchAttributes.mts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { appendAudit, AUDIT_HEAD, AUDIT_MAX } from '../../workflows/attackResponse/context.mts';
-import type { AuditEntry, RunbookState } from '../../workflows/defs.mts';
-import { parsePlan, PlanError } from '../../workflows/plan.mts';
+import type { AuditEntry, RunbookState } from '../../api/runbook/contract.ts';
+import { parsePlan, PlanError } from '../../api/runbook/plan.ts';
 import { patienceDelayMs } from '../../workflows/attackResponse/patience.mts';
 
 const entry = (i: number): AuditEntry => ({ at: new Date(i * 1000).toISOString(), step: 'waiting', what: `entry ${i}`, why: 'test' });

@@ -1,4 +1,4 @@
-import type { Change } from '../defs.mts';
+import type { Change } from '../../api/runbook/contract.ts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';

@@ -1,5 +1,5 @@
-import { condition, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalRecord, RunbookState } from '../defs.mts';
+import { condition } from '@temporalio/workflow';
+import { notWaitingMessage, type ApprovalRecord, type RunbookState } from '../../api/runbook/contract.ts';
 import type { PlanContext, Runbook } from './context.mts';
 import { decideInputProblem, type DecideRequest } from '../../api/decideRules.ts';
 
@@ -11,8 +11,6 @@ import { decideInputProblem, type DecideRequest } from '../../api/decideRules.ts
  */
 export type { DecideRequest } from '../../api/decideRules.ts';
 
-export const decideUpdate = defineUpdate<ApprovalRecord & { accepted: true }, [DecideRequest]>('decide');
-
 /** Throws (field: rule) when the decision must be refused. */
 export function checkDecision(rb: Runbook, req: DecideRequest): void {
 	const problem = decideInputProblem(req); // the input rules the n8n node checks too (api/decideRules.ts)
@@ -20,7 +18,7 @@ export function checkDecision(rb: Runbook, req: DecideRequest): void {
 	const st: RunbookState = rb.state;
 	if (st.approval) throw new Error(`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`);
 	if (rb.approval) throw new Error(`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`);
-	if (st.phase !== 'awaiting-approval') throw new Error(`approval: the runbook is not waiting for a decision (phase ${st.phase}); nothing changed`);
+	if (st.phase !== 'awaiting-approval') throw new Error(notWaitingMessage(st.phase));
 	const approvers = rb.approvers ?? [];
 	if (approvers.length && !approvers.includes(req.by.trim())) throw new Error(`by: ${req.by} is not in approval.approvers; nothing changed`);
 }

@@ -1,9 +1,9 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { Hold } from '../coordination.mts';
-import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../defs.mts';
-import type { Plan } from '../planShared.mts';
+import type { Hold } from '../coordinator/coordination.mts';
+import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
+import type { Plan } from '../../api/runbook/plan.ts';
 import type { Params } from './settings.mts';
-import { observer, type Observer } from '../observe.mts';
+import { observer, type Observer } from './observe.mts';
 
 /**
  * What every step of the attack response shares: the run's state, its changes and audit trail, and the activity
@@ -39,7 +39,7 @@ export interface Runbook {
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
 	lastResult?: AttackResponseResult;
-	/** Search attributes, metrics and traffic samples (workflows/observe.mts). */
+	/** Search attributes, metrics and traffic samples (workflows/attackResponse/observe.mts). */
 	obs: Observer;
 	eventTraffic?: AttackResponseResult['eventTraffic'];
 	/** The wait's clock (wait.mts), carried across continue-as-new (continue.mts). */

@@ -1,6 +1,6 @@
 import { allHandlersFinished, ApplicationFailure, condition, ContinueAsNew, continueAsNew, log as wlog, patched, workflowInfo } from '@temporalio/workflow';
-import type { AttackResponseInput, RunbookCarry } from '../defs.mts';
-import { CONTINUE_AS_NEW_EVENTS } from '../planShared.mts';
+import type { AttackResponseInput, RunbookCarry } from '../../api/runbook/contract.ts';
+import { CONTINUE_AS_NEW_EVENTS } from '../../api/runbook/planItems.ts';
 import type { PlanContext, Runbook } from './context.mts';
 
 /**

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { AttackResponseResult } from '../defs.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import type { Runbook } from './context.mts';
 
 /** Step 7 — the result: times (detect / mitigate / revert), outcome; a failure or cancellation is rethrown after the revert. */

@@ -1,7 +1,7 @@
 import { log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
-import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery } from '../defs.mts';
+import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery, decideUpdate } from './messages.mts';
 import type { Runbook } from './context.mts';
-import { checkDecision, decideUpdate, type DecideRequest } from './approval.mts';
+import { checkDecision, type DecideRequest } from './approval.mts';
 import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
 
 /** Refused signals spelled out in the audit (the rest are counted in `state.refusedSignals`): a flood cannot push the runbook's own entries out. */

@@ -1,4 +1,4 @@
-import type { Change } from '../defs.mts';
+import type { Change } from '../../api/runbook/contract.ts';
 import { applyChange } from './apply.mts';
 import type { PlanContext, Runbook } from './context.mts';
 import { compare, presentEntries, type Settings } from './live.mts';

@@ -1,6 +1,6 @@
-import type { Change } from '../defs.mts';
-import { ITEM_GROUP } from '../planShared.mts';
-import { entryRange, parseAll, type ListEntry, type Range } from '../ranges.mts';
+import type { Change } from '../../api/runbook/contract.ts';
+import { ITEM_GROUP } from '../../api/runbook/planItems.ts';
+import { entryRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
 import type { Acts, PlanContext } from './context.mts';
 import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from './settings.mts';
 

@@ -1,9 +1,9 @@
-import { settingKey, type Hold } from '../coordination.mts';
+import { settingKey, type Hold } from '../coordinator/coordination.mts';
 import { patched, proxyActivities } from '@temporalio/workflow';
-import { claim, handover, release } from '../claims.mts';
-import { BLOCKS_ACTIVITY } from '../blocksShared.mts';
-import type { Change } from '../defs.mts';
-import { formatRange, parseEntry } from '../ranges.mts';
+import { claim, handover, release } from '../coordinator/claims.mts';
+import { BLOCKS_ACTIVITY } from '../blocks/shared.mts';
+import type { Change } from '../../api/runbook/contract.ts';
+import { formatRange, parseEntry } from '../pure/ranges.mts';
 import type { PlanContext, Runbook } from './context.mts';
 
 /**

@@ -1,8 +1,8 @@
-import type { Change } from '../defs.mts';
-import { ITEM_GROUP, ITEM_TYPE } from '../planShared.mts';
+import type { Change } from '../../api/runbook/contract.ts';
+import { ITEM_GROUP, ITEM_TYPE } from '../../api/runbook/planItems.ts';
 import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
-import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../ranges.mts';
-import { scaleThreshold, thresholdValue } from '../thresholds.mts';
+import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
+import { scaleThreshold, thresholdValue } from '../pure/thresholds.mts';
 import { ApplicationFailure } from '@temporalio/workflow';
 import type { PlanContext, Runbook } from './context.mts';
 import type { Snapshot } from './snapshot.mts';

@@ -1,5 +1,5 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { Change } from '../defs.mts';
+import type { Change } from '../../api/runbook/contract.ts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
 import { applyChange } from './apply.mts';
 import { compare, needFor, presentEntries, readSettings } from './live.mts';

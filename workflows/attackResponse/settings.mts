@@ -1,4 +1,4 @@
-import { sameThreshold } from '../thresholds.mts';
+import { sameThreshold } from '../pure/thresholds.mts';
 
 /** Pure helpers about settings: detection leaves, the IP-authentication record, the switch tree, comparisons. */
 

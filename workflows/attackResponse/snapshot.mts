@@ -1,6 +1,6 @@
 import type { PlanContext, Runbook } from './context.mts';
 import { readSettings, type Need, type Settings } from './live.mts';
-import { topThreatSources } from '../ranges.mts';
+import { topThreatSources } from '../pure/ranges.mts';
 
 /** Step 1 — snapshot: every setting the plan touches, the event to act on, and its top attacking sources. */
 

@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
-import { claim, release } from '../claims.mts';
-import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from '../blocksShared.mts';
-import { entryRangeKey, listedByKey, type ListEntry } from '../ranges.mts';
+import { claim, release } from '../coordinator/claims.mts';
+import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from './shared.mts';
+import { entryRangeKey, listedByKey, type ListEntry } from '../pure/ranges.mts';
 import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
 
 /**

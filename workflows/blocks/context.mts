@@ -1,8 +1,8 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import { blockKey, DEFAULT_MAX_PREFIX, type Block, type BlockRequest, type BlocksInput, type BulkRefusal } from '../blocksShared.mts';
+import { blockKey, DEFAULT_MAX_PREFIX, type Block, type BlockRequest, type BlocksInput, type BulkRefusal } from './shared.mts';
 
 /**
- * What every step of the expiring-blocks workflow shares (workflows/blocks.mts): one domain-port's blocks, the work
+ * What every step of the expiring-blocks workflow shares (workflows/blocks/blocks.mts): one domain-port's blocks, the work
  * in flight, the keys waiting for their release, and the activity proxies. One `BlocksRun` per workflow run.
  */
 

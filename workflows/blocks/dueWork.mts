@@ -1,6 +1,6 @@
 import { workflowInfo } from '@temporalio/workflow';
-import { release } from '../claims.mts';
-import { blockKey, type Block } from '../blocksShared.mts';
+import { release } from '../coordinator/claims.mts';
+import { blockKey, type Block } from './shared.mts';
 import { addBatch, addBatchBulk } from './adds.mts';
 import { MAX_REMOVE_BATCH, RELEASE_CARRY_MS, REMOVAL_CADENCE_MS, type BlocksRun } from './context.mts';
 import { removeBatch, removeDue, removeMany, signalRelease } from './removals.mts';

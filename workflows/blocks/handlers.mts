@@ -1,6 +1,6 @@
 import { condition, log as wlog, setHandler } from '@temporalio/workflow';
-import { claim, release } from '../claims.mts';
-import { handedOverSignal, MAX_KEYS } from '../coordination.mts';
+import { claim, release } from '../coordinator/claims.mts';
+import { handedOverSignal, MAX_KEYS } from '../coordinator/coordination.mts';
 import {
 	ACTIVE_STATES,
 	addBlocksUpdate,
@@ -15,7 +15,7 @@ import {
 	removeBlockUpdate,
 	type Block,
 	type BlockRequest,
-} from '../blocksShared.mts';
+} from './shared.mts';
 import { errText, holdReason, iso, type BlocksRun, type Pending } from './context.mts';
 import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blockCapacity.ts';
 

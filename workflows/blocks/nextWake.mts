@@ -1,5 +1,5 @@
 import { condition, sleep } from '@temporalio/workflow';
-import { blockKey } from '../blocksShared.mts';
+import { blockKey } from './shared.mts';
 import { MAX_LEAD_MS, REMOVAL_CADENCE_MS, type BlocksRun } from './context.mts';
 
 /**

@@ -1,7 +1,7 @@
 import { getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
-import { release } from '../claims.mts';
-import { coordinatorIdFor, MAX_KEYS, releaseSignal } from '../coordination.mts';
-import { BLOCKS_ACTIVITY, blockKey, type Block, type RemoveDueResult } from '../blocksShared.mts';
+import { release } from '../coordinator/claims.mts';
+import { coordinatorIdFor, MAX_KEYS, releaseSignal } from '../coordinator/coordination.mts';
+import { BLOCKS_ACTIVITY, blockKey, type Block, type RemoveDueResult } from './shared.mts';
 import { iso, localWrites, writes, type BlocksRun } from './context.mts';
 
 /**

@@ -14,10 +14,10 @@ import {
 	type AddManyEntry,
 	type AddManyOutcome,
 	type BlockRequest,
-} from '../../../workflows/blocksShared.mts';
+} from '../../../workflows/blocks/shared.mts';
 
 /**
- * Expiring blocks, worker side (workflows/blocks.mts):
+ * Expiring blocks, worker side (workflows/blocks/blocks.mts):
  *  - activities `blocks.add` / `blocks.remove`: one POST / one DELETE of exactly the block's entry; a retry reads the
  *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write);
  *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
@@ -86,7 +86,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 			}
 		},
 		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
-		// The removal as a LOCAL activity (workflows/blocks.mts since `blocks-local-removals`; worker/src/activities/blocksRemoval.mts).
+		// The removal as a LOCAL activity (workflows/blocks/blocks.mts since `blocks-local-removals`; worker/src/activities/blocksRemoval.mts).
 		[BLOCKS_ACTIVITY.removeDue]: createRemoveDue(api, withTemporal),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal) throw ApplicationFailure.nonRetryable('blocks.register: the worker has no Temporal client', 'ValidationError');
@@ -110,7 +110,7 @@ interface AddManyInput {
 }
 
 /**
- * An add batch in ONE activity (workflows/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
+ * An add batch in ONE activity (workflows/blocks/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
  * successor), one read of the list, one POST per granted entry not yet listed, then one release of the keys not
  * written. The claim is idempotent per owner; the entries listed before any POST are recorded in the heartbeat
  * details, so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../../api/client.ts';
-import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from '../../../workflows/blocksShared.mts';
+import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from '../../../workflows/blocks/shared.mts';
 import { releaseBySignal } from '../temporal/coordination.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { liveEntries, ownerId, retryable } from './blocksLive.mts';
@@ -13,12 +13,12 @@ const MAX_WAIT_MS = 5000;
 
 /**
  * `blocks.removeDue` — the due entries of one domain-port removed by a LOCAL activity of its blocks workflow
- * (workflows/blocks.mts, since `blocks-local-removals`): no activity task, no completion task, the result recorded
+ * (workflows/blocks/blocks.mts, since `blocks-local-removals`): no activity task, no completion task, the result recorded
  * as a marker by the workflow task that the expiry's timer started. In one call:
  *  1. the release (a signal to the site's coordinator) of keys whose removal an EARLIER workflow task recorded —
  *     never this call's own (a lost attempt of this call must not hand a key over before its removal is recorded);
  *  2. once an entry's expiry has come (the workflow may hand entries over up to its wake-up latency early, see
- *     workflows/blocks.mts): one read of the list, then ONE DELETE naming every due entry still listed as written.
+ *     workflows/blocks/blocks.mts): one read of the list, then ONE DELETE naming every due entry still listed as written.
  * An entry already gone is "taken over" (an operator removed or changed it) unless a DELETE of ours named it and
  * lost its answer. A local activity whose workflow task was lost (worker killed, server restarted) starts again at
  * attempt 1 and its history holds nothing of the lost attempt, so each attempt records what it is about to DELETE

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { COORDINATION } from '../../../workflows/coordination.mts';
+import { COORDINATION } from '../../../workflows/coordinator/coordination.mts';
 import { claim, handover, holds, release, type CoordinationInput } from '../temporal/coordination.mts';
 
 /**
@@ -26,7 +26,7 @@ export function createCoordinationActivities(client: () => Client): Record<strin
 /**
  * Heartbeats every 2 s while `fn` runs: a claim may wait minutes (start-to-close 10 min), so without heartbeats a
  * worker that dies during one leaves the runbook stuck until that timeout; with them (heartbeat timeout in
- * workflows/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
+ * workflows/coordinator/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
  */
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 	const ctx = Context.current();

@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../../api/client.ts';
 import { redactText } from '../../../api/redact.ts';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../../workflows/fleetShared.mts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../../workflows/fleet/shared.mts';
 
 /**
- * The fleet watchers' batch activity (workflows/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,
+ * The fleet watchers' batch activity (workflows/fleet/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,
  * at most `concurrency` calls in flight, ONE call per site per attempt and per batch:
  * - Progress (sites checked, their answers) goes into the heartbeat details after every check; a retried attempt
  *   (worker killed, timeout) reads them and calls only the sites not checked yet, so a retry never calls a site twice.

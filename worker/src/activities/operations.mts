@@ -8,10 +8,10 @@ import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
 import { claim, release } from '../temporal/coordination.mts';
-import { settingKey } from '../../../workflows/coordination.mts';
-import { parsePlan, PlanError } from '../../../workflows/plan.mts';
-import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/planShared.mts';
-import { checkDesiredState, DesiredStateError } from '../../../workflows/desired.mts';
+import { settingKey } from '../../../workflows/coordinator/coordination.mts';
+import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
+import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
+import { checkDesiredState, DesiredStateError } from '../../../api/runbook/desired.ts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id
@@ -36,7 +36,7 @@ export interface ActivityOptions {
 	retryableApiCodes?: readonly number[];
 	/**
 	 * The worker's Temporal client: HTTP-filter create/edit take a lease at the site's coordinator
-	 * (workflows/siteCoordinator.mts) so they never overlap across worker processes and hosts (§4.3.1/§7).
+	 * (workflows/coordinator/siteCoordinator.mts) so they never overlap across worker processes and hosts (§4.3.1/§7).
 	 * Without it (activities used outside a worker) they are serialized in this process only.
 	 */
 	coordination?: () => TemporalClient;
@@ -71,7 +71,7 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		}
 		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination));
 	}
-	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/parsePlan.mts).
+	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/input/parsePlan.mts).
 	acts[PARSE_PLAN_ACTIVITY] = async (plan?: unknown) => {
 		try {
 			return parsePlan(plan) as unknown as Record<string, unknown>;
@@ -81,7 +81,7 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 			throw e;
 		}
 	};
-	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/checkInWorker.mts).
+	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/input/checkInWorker.mts).
 	acts[CHECK_INPUT_ACTIVITY] = async (kind?: unknown, input?: unknown) => checkInput(client, kind, input);
 	return acts;
 }

@@ -18,7 +18,7 @@ import {
 	type RenewResult,
 	type TokenGrant,
 	type TokenRequest,
-} from '../../../workflows/tenantShared.mts';
+} from '../../../workflows/tenant/shared.mts';
 import { toFailure } from './operations.mts';
 
 export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals' } as const;

@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocksShared.mts';
+import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocks/shared.mts';
 import { addBlock, addBlocks, checkFeedFits, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
 import { siteArg, UsageError, type Command } from './args.mts';
 
-/** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks.mts). */
+/** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks/blocks.mts). */
 export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o, conn, t.taskQueue, out);
 
 /** The entries of `block add`: positional (ENTRY 1, ENTRY 2 …) or one a line of --file (blank lines and # comments skipped). */

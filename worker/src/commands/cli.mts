@@ -1,11 +1,11 @@
 import { redactText } from '../../../api/redact.ts';
-import { PlanError } from '../../../workflows/plan.mts';
-import { DesiredStateError } from '../../../workflows/desired.mts';
+import { PlanError } from '../../../api/runbook/plan.ts';
+import { DesiredStateError } from '../../../api/runbook/desired.ts';
 import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.mts';
 import { ValidationError } from '../../../api/errors.ts';
 import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';
 import { BlockRefused } from '../temporal/blocks.mts';
-import { BlockInputError, MAX_BULK_BLOCKS } from '../../../workflows/blocksShared.mts';
+import { BlockInputError, MAX_BULK_BLOCKS } from '../../../workflows/blocks/shared.mts';
 import { DecisionRefused, failureText, ListFilterError, temporalClient } from '../temporal/runbooks.mts';
 import { opts, runbookArg, text, UsageError, type Command } from './args.mts';
 import { abortCommand, decideCommand, extend, inspectCommand, list, start, timelineCommand } from './runbook.mts';

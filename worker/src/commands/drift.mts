@@ -1,4 +1,4 @@
-import { checkDesiredState } from '../../../workflows/desired.mts';
+import { checkDesiredState } from '../../../api/runbook/desired.ts';
 import { readJson, type Command } from './args.mts';
 
 /** `secsvc drift --desired FILE [--enforce]`: one drift audit, its result printed. */

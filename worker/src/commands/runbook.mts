@@ -1,5 +1,5 @@
 import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.ts';
-import { parsePlan } from '../../../workflows/plan.mts';
+import { parsePlan } from '../../../api/runbook/plan.ts';
 import { abort, decide, extendCooldown, formatRunbookList, formatTimeline, inspect, listRunbooks, startAttackResponse, timeline } from '../temporal/runbooks.mts';
 import { readJson, text, UsageError, type Command } from './args.mts';
 

@@ -1,5 +1,5 @@
-import { checkDesiredState } from '../../../workflows/desired.mts';
-import { parsePlan } from '../../../workflows/plan.mts';
+import { checkDesiredState } from '../../../api/runbook/desired.ts';
+import { parsePlan } from '../../../api/runbook/plan.ts';
 import { createSchedule, deleteSchedule, scheduleStatuses, type ScheduleKind } from '../temporal/runbooks.mts';
 import { everyArg, hoursArg, readJson, siteArg, UsageError, type Command } from './args.mts';
 

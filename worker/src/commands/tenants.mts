@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { redactText } from '../../../api/redact.ts';
-import type { TenantView } from '../../../workflows/tenantShared.mts';
+import type { TenantView } from '../../../workflows/tenant/shared.mts';
 import { CodecKeyError } from '../temporal/codec.mts';
 import { loadConfig, type WorkerConfig } from '../process/config.mts';
 import { createApiClient } from '../service/client.mts';

@@ -101,13 +101,14 @@ export const PRELOADED = [
 	'api/ranges.ts',
 	'api/report/model.ts',
 	'api/report/html.ts',
-	'workflows/ranges.mts',
-	'workflows/thresholds.mts',
-	'workflows/planShared.mts',
-	'workflows/searchAttributes.mts',
-	'workflows/report.mts',
+	'workflows/pure/ranges.mts',
+	'workflows/pure/thresholds.mts',
+	'workflows/pure/activityNames.mts',
+	'api/runbook/planItems.ts',
+	'workflows/attackResponse/searchAttributes.mts',
+	'workflows/report/report.mts',
 	'workflows/attackResponse/settings.mts',
-	'workflows/stackTraces.mts',
+	'workflows/pure/stackTraces.mts',
 ] as const;
 
 /**

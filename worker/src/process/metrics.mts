@@ -2,7 +2,7 @@
  * Prometheus metrics of the worker: the Temporal SDK's Runtime telemetry (its Prometheus exporter serves `/metrics`)
  * carries the SDK's own metrics (workflow task latency, activity failures, sticky cache, pollers…) and ours,
  * recorded with the SDK's metric meters — here the activity context's `metricMeter` for API calls (worker side),
- * in workflows/observe.mts the workflow `metricMeter` for runbook times, changes and phases.
+ * in workflows/attackResponse/observe.mts the workflow `metricMeter` for runbook times, changes and phases.
  * Names and meanings: worker/README.md "Metrics". Label values never carry a secret, a token or an IP address:
  * operation ids come from the catalog, outcomes are API codes / HTTP statuses / failure kinds.
  */
@@ -13,7 +13,7 @@ import type { ClientEvent } from '../../../api/client.ts';
 
 /**
  * Names of our metrics (the SDK's own carry the prefix `temporal_`, ours `secsvc_`; counters get `_total`). The
- * workflow-side ones are in workflows/observe.mts (WF_METRIC).
+ * workflow-side ones are in workflows/attackResponse/observe.mts (WF_METRIC).
  */
 export const METRIC = {
 	apiRequests: 'secsvc_api_requests',

@@ -1,5 +1,5 @@
 /**
- * Worker side of the runbooks' observability: the `secsvcRunbooks` sink (workflows/observe.mts) keeps, per run,
+ * Worker side of the runbooks' observability: the `secsvcRunbooks` sink (workflows/attackResponse/observe.mts) keeps, per run,
  * the phase it is in and sets the gauge `secsvc_runbooks_in_phase{phase}`, and the search attributes are checked
  * (registered when missing) before the worker polls.
  *
@@ -10,10 +10,10 @@
  */
 import type { MetricGauge, MetricMeter } from '@temporalio/common';
 import { Runtime, type InjectedSinks, type NativeConnection } from '@temporalio/worker';
-import type { Phase } from '../../../workflows/defs.mts';
-import type { RunbookSinks } from '../../../workflows/observe.mts';
-import { WF_METRIC } from '../../../workflows/observe.mts';
-import { SEARCH_ATTRIBUTES } from '../../../workflows/searchAttributes.mts';
+import type { Phase } from '../../../api/runbook/contract.ts';
+import type { RunbookSinks } from '../../../workflows/attackResponse/observe.mts';
+import { WF_METRIC } from '../../../workflows/attackResponse/observe.mts';
+import { SEARCH_ATTRIBUTES } from '../../../workflows/attackResponse/searchAttributes.mts';
 
 export const PHASES: Phase[] = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting'];
 

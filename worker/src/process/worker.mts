@@ -13,7 +13,7 @@ import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
 import { tenantMode } from './tenantWorker.mts';
-import { tenantQueueFor } from '../../../workflows/tenantShared.mts';
+import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */

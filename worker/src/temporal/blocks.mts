@@ -15,13 +15,13 @@ import {
 	type BulkBlockRequest,
 	type BulkBlockResult,
 	type ChangeRequest,
-} from '../../../workflows/blocksShared.mts';
+} from '../../../workflows/blocks/shared.mts';
 import { holds as coordinatorHolds } from './coordination.mts';
 import { printable } from './printable.mts';
 import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
 
 /**
- * Expiring blocks, client side (the CLI, the tests and the bench; workflows/blocks.mts): add / extend / remove are
+ * Expiring blocks, client side (the CLI, the tests and the bench; workflows/blocks/blocks.mts): add / extend / remove are
  * Updates (the answer is the block as recorded, or a refusal naming the field), list is a query (or the result of a
  * finished workflow).
  */

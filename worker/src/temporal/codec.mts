@@ -1,7 +1,7 @@
 // Payload encryption for what carries a secret through Temporal (tenant tokens): a PayloadCodec, AES-256-GCM.
 //
 // Only SEALED payloads are encrypted: a JSON payload whose value is an object whose first key is `$sealed`
-// (`sealed()` in workflows/tenantShared.mts builds it). Everything else (runbook plans, results, audit trails) stays
+// (`sealed()` in workflows/tenant/shared.mts builds it). Everything else (runbook plans, results, audit trails) stays
 // readable by every reader that has no key: the n8n Runbook node over Temporal's HTTP API, the Web UI, reports.
 // Workers and the CLI's client run the codec (DataConverter payloadCodecs), so a sealed value is plain again in the
 // workflow, the activity and the CLI, and ciphertext in history and on the wire.

@@ -13,10 +13,10 @@ import {
 	type ClaimRequest,
 	type ClaimResult,
 	type Hold,
-} from '../../../workflows/coordination.mts';
+} from '../../../workflows/coordinator/coordination.mts';
 
 /**
- * The way to the site coordinator (workflows/siteCoordinator.mts) over a Temporal client: claim / release / handover
+ * The way to the site coordinator (workflows/coordinator/siteCoordinator.mts) over a Temporal client: claim / release / handover
  * as Updates (started on first use: Update-with-start), holds as a query. Used by the coordination activities
  * (../activities/coordination.mts), the blocks and operation activities, and the CLI.
  */
@@ -79,7 +79,7 @@ export async function release(client: Client, site: string, owner: string, keys?
 }
 
 /**
- * The same release as a signal sent by the worker (expiring blocks' removal, workflows/blocks.mts): no answer awaited,
+ * The same release as a signal sent by the worker (expiring blocks' removal, workflows/blocks/blocks.mts): no answer awaited,
  * so no slot waits for the coordinator and the coordinator takes many in one task. Not running: nothing is held.
  */
 export async function releaseBySignal(client: Client, site: string, owner: string, keys: string[]): Promise<void> {

@@ -9,7 +9,7 @@ import {
 	type FleetSite,
 	type WatcherConfig,
 	type WatcherStatus,
-} from '../../../workflows/fleetShared.mts';
+} from '../../../workflows/fleet/shared.mts';
 import type { ParsedFleet } from './fleetConfig.mts';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
 import { ID_ALPHABET, idProblem } from '../../../api/limits.ts';
-import { parsePlan, PlanError } from '../../../workflows/plan.mts';
-import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleetShared.mts';
-import { parseEntry } from '../../../workflows/ranges.mts';
+import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
+import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleet/shared.mts';
+import { parseEntry } from '../../../workflows/pure/ranges.mts';
 
 /**
  * The fleet file (`secsvc fleet apply FILE`): sites (customer, site, domain-ports) → a plan template + per-site
@@ -46,7 +46,7 @@ export const fleetSchema = z.strictObject({
 	parallelBatches: int(...B.parallelBatches).default(4),
 	activities: z.enum(['local', 'regular'], { error: 'must be local or regular' }).default('local'),
 	ticksPerRun: int(...B.ticksPerRun).default(100),
-	/** Plan fields every site shares (workflows/plan.mts), without site_id, customer_id, domain_ports, event_id. */
+	/** Plan fields every site shares (api/runbook/plan.ts), without site_id, customer_id, domain_ports, event_id. */
 	template: z
 		.record(z.string(), z.unknown(), { error: 'must be an object (plan fields shared by every site)' })
 		.superRefine((t, ctx) => {

@@ -1,22 +1,9 @@
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { decideUpdate, type DecideRequest } from '../../../workflows/attackResponse/approval.mts';
-import {
-	abortSignal,
-	approveSignal,
-	auditQuery,
-	changesQuery,
-	extendCooldownSignal,
-	scheduleIdFor,
-	stateQuery,
-	workflowIdFor,
-	type ApprovalRecord,
-	type AttackResponseResult,
-	type AuditEntry,
-	type Phase,
-} from '../../../workflows/defs.mts';
-import { parsePlan } from '../../../workflows/plan.mts';
-import { MITIGATION_PHASES, SA } from '../../../workflows/searchAttributes.mts';
+import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
+import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
+import { parsePlan } from '../../../api/runbook/plan.ts';
+import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';
 
@@ -276,7 +263,7 @@ export interface RunbookListEntry {
 	closeTime?: string;
 }
 
-/** Runbooks matching the filters, newest first (Temporal visibility; the search attributes of workflows/searchAttributes.mts). */
+/** Runbooks matching the filters, newest first (Temporal visibility; the search attributes of workflows/attackResponse/searchAttributes.mts). */
 export async function listRunbooks(client: Client, o: { site?: string; phase?: string; running?: boolean; limit?: number } = {}): Promise<RunbookListEntry[]> {
 	const out: RunbookListEntry[] = [];
 	for await (const w of client.workflow.list({ query: listQuery(o) })) {

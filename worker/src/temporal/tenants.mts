@@ -19,7 +19,7 @@ import {
 	type TenantKind,
 	type TenantState,
 	type TenantView,
-} from '../../../workflows/tenantShared.mts';
+} from '../../../workflows/tenant/shared.mts';
 import { dataConverterFor, requireKeys } from './codec.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 

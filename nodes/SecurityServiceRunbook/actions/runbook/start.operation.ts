@@ -1,0 +1,127 @@
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import { dryRunIdFor, WORKFLOW_ID_RE, WORKFLOW_ID_RULE, WORKFLOW_TYPE, workflowIdFor } from '../../../../api/runbook/contract';
+import { startPlanIssue } from '../../../../api/runbook/planCheck';
+import { payloads } from '../../transport/http';
+import { httpFailure } from '../common/checks';
+import type { Env, OperationFn } from '../common/types';
+
+/**
+ * Start: the approval gate from the node's own fields (merged into the plan's `approval`), and one output item per
+ * input item — started, or already running (Temporal refuses a second run with the same workflow id) — instead of
+ * failing the node on the second item for the same site.
+ */
+
+export const execute: OperationFn = async (env) => {
+	const { ctx, i } = env;
+	const plan = parsePlan(env, ctx.getNodeParameter('plan', i));
+	const taskQueue = env.text('Task Queue', ctx.getNodeParameter('taskQueue', i)).trim();
+	if (!taskQueue) env.fail('Task Queue', 'is required');
+	if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail('Task Queue', 'must be at most 256 characters without control characters');
+	const dryRun = ctx.getNodeParameter('dryRun', i) as boolean;
+	const given = env.text('Workflow ID', ctx.getNodeParameter('workflowId', i, '')).trim();
+	if (given && !WORKFLOW_ID_RE.test(given)) env.fail('Workflow ID', WORKFLOW_ID_RULE);
+	const workflowId = given || (dryRun ? dryRunIdFor(String(plan.site_id), Date.now()) : workflowIdFor(String(plan.site_id)));
+	applyApprovalFields(env, plan);
+	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}` }) }];
+};
+
+/** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
+function parsePlan(env: Env, raw: unknown): IDataObject {
+	const checked = startPlanIssue(raw);
+	if ('issue' in checked) env.fail(checked.issue.field, checked.issue.rule);
+	return checked.plan as IDataObject;
+}
+
+const onStart = { show: { operation: ['start'] } };
+const withGate = { show: { operation: ['start'], approvalRequired: [true] } };
+
+export const startApprovalProperties: INodeProperties[] = [
+	{
+		displayName: 'Require Approval',
+		name: 'approvalRequired',
+		type: 'boolean',
+		default: false,
+		displayOptions: onStart,
+		description:
+			'Whether the runbook waits for a person to approve its planned changes before applying any (Decide › Approve / Reject). Off: the plan\'s own "approval" applies (none when it has none).',
+	},
+	{
+		displayName: 'Approvers',
+		name: 'approvers',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. oncall-alice, oncall-bob',
+		displayOptions: withGate,
+		description: 'Identities allowed to decide (the By of Decide), separated by commas. Empty: anyone who can reach the runbook.',
+	},
+	{
+		displayName: 'Approval Timeout (Seconds)',
+		name: 'approvalTimeoutSeconds',
+		type: 'number',
+		default: 900,
+		typeOptions: { minValue: 1, maxValue: 86400 },
+		displayOptions: withGate,
+		description: 'How long the runbook waits for a decision (1 s to 1 day)',
+	},
+	{
+		displayName: 'On Timeout',
+		name: 'approvalOnTimeout',
+		type: 'options',
+		default: 'reject',
+		displayOptions: withGate,
+		options: [
+			{ name: 'Reject (Change Nothing)', value: 'reject' },
+			{ name: 'Approve (Apply the Plan)', value: 'approve' },
+		],
+		description: 'What happens when nobody decides in time',
+	},
+];
+
+/** The plan's approval from the node's fields; the plan's own when Require Approval is off. Checks both. */
+export function applyApprovalFields(env: Env, plan: IDataObject): void {
+	const { ctx, i } = env;
+	const own = plan.approval as IDataObject | undefined;
+	if (own !== undefined && (typeof own !== 'object' || own === null || Array.isArray(own))) env.fail('Plan.approval', 'must be an object');
+	if (!ctx.getNodeParameter('approvalRequired', i, false)) {
+		// `approvers` alone would silently set no gate (required defaults to false): say so instead.
+		if (own && own.required !== true && Array.isArray(own.approvers) && own.approvers.length)
+			env.fail('Plan.approval.required', 'must be true when approvers are listed (approvers alone set no gate), or switch on Require Approval');
+		return;
+	}
+	if (own !== undefined) env.fail('Plan.approval', 'is set both in the plan and by Require Approval; keep one of them');
+	const approvers = env
+		.text('Approvers', ctx.getNodeParameter('approvers', i, ''))
+		.split(',')
+		.map((s) => s.trim())
+		.filter(Boolean);
+	if (approvers.length > 100) env.fail('Approvers', 'must list at most 100 identities');
+	const bad = approvers.find((a) => a.length > 200);
+	if (bad) env.fail('Approvers', `each identity must be at most 200 characters (${bad.slice(0, 20)}…)`);
+	const timeoutSeconds = Number(ctx.getNodeParameter('approvalTimeoutSeconds', i, 900));
+	if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 86400)
+		env.fail('Approval Timeout (Seconds)', 'must be a whole number of seconds from 1 to 86400 (1 day)');
+	const onTimeout = String(ctx.getNodeParameter('approvalOnTimeout', i, 'reject'));
+	if (onTimeout !== 'reject' && onTimeout !== 'approve') env.fail('On Timeout', 'must be Reject or Approve');
+	plan.approval = { required: true, approvers, timeoutSeconds, onTimeout };
+}
+
+/** StartWorkflowExecution; a workflow id already running is reported (status "already running"), not an error. */
+export async function startRunbook(
+	env: Env,
+	workflowId: string,
+	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string },
+): Promise<IDataObject> {
+	const r = await env.call('POST', env.wfUrl(workflowId), {
+		workflowType: { name: WORKFLOW_TYPE.attackResponse },
+		taskQueue: { name: body.taskQueue },
+		input: payloads([{ plan: body.plan, dryRun: body.dryRun }]),
+		requestId: body.requestId,
+	});
+	const base = { workflowId, siteId: body.plan.site_id, dryRun: body.dryRun, approvalRequired: (body.plan.approval as IDataObject | undefined)?.required === true };
+	if (r.status < 400) return { ...base, status: 'started', started: true, runId: r.body.runId };
+	const details = (r.body.details as IDataObject[] | undefined)?.find((d) => String(d['@type'] ?? '').includes('WorkflowExecutionAlreadyStarted'));
+	if (r.status === 409 || details || /already (started|running)/i.test(String(r.body.message ?? ''))) {
+		return { ...base, status: 'already running', started: false, runId: details?.runId, message: `${workflowId} is already running: this item started nothing` };
+	}
+	return httpFailure(env, r);
+}

@@ -1,0 +1,99 @@
+import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
+import type { AttackResponseInput, AttackResponseResult } from '../../api/runbook/contract.ts';
+import { parsePlanInWorker } from '../input/parsePlan.mts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { runbookStartRules } from '../input/inputRules.mts';
+import { approvalGate } from './approval.mts';
+import { applyChanges } from './apply.mts';
+import { checkCarry, isContinueAsNew } from './continue.mts';
+import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
+import { finish } from './finish.mts';
+import { registerHandlers } from './handlers.mts';
+import { holdPlannedChanges, holdPlanSettings, releaseAll } from './ownership.mts';
+import { planChanges } from './planChanges.mts';
+import { revertAll } from './revert.mts';
+import { errText } from './settings.mts';
+import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
+import { waitOut } from './wait.mts';
+import { eventTraffic } from './observe.mts';
+
+/**
+ * Attack response runbook: snapshot → planning → (approval) → apply (tighten detection, blacklist top sources,
+ * IP-auth rate limiting and switches) → wait out the attack (cooldown) → revert exactly what this runbook changed.
+ * Every API call goes through an activity named by its catalog operation id; credentials live in the worker.
+ * Each step lives in workflows/attackResponse/<step>.mts.
+ */
+export async function attackResponse(input: AttackResponseInput): Promise<AttackResponseResult> {
+	// Before anything (the site id goes into a search attribute at once): a bad input fails the run, naming the field.
+	failOn('plan', problems(input, runbookStartRules));
+	checkCarry(input);
+	const rb = newRunbook(input);
+	registerHandlers(rb);
+	const ctx = planContext(await parsePlanInWorker(input?.plan));
+
+	let continuing = false;
+	try {
+		// A run continued as new during its wait (attackResponse/continue.mts) goes straight back to the wait.
+		return await (input?.carry ? mitigateThenRevert(rb, ctx, false) : respond(rb, ctx));
+	} catch (e) {
+		continuing = isContinueAsNew(e);
+		throw e;
+	} finally {
+		// Whatever ends the runbook (revert done, rejection, a cancellation during the approval wait …): let go of the
+		// holds. Not when it continues as new: the holds are keyed by workflow id and stay with the next run.
+		if (!continuing) await CancellationScope.nonCancellable(() => releaseAll(rb, ctx));
+	}
+}
+
+async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseResult> {
+	rb.phase('snapshot');
+	// One owner per setting: hold the plan's settings BEFORE the snapshot (ownership.mts).
+	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
+	const { snap, events } = await takeSnapshot(rb, ctx);
+	const eventId = pickEvent(rb, ctx, events);
+	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId, events);
+
+	if (rb.dryRun) {
+		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');
+		rb.lastResult = rb.result('dry-run', {
+			diff: rb.changes.map((c) => ({ what: c.what, target: c.target, before: c.before, after: c.after, why: c.why })),
+		});
+		rb.obs.finish(rb.lastResult);
+		rb.phase('done');
+		return rb.lastResult;
+	}
+	await holdPlannedChanges(rb, ctx, heldBefore);
+	if (!(await approvalGate(rb, ctx))) {
+		rb.lastResult = rb.result('rejected');
+		rb.obs.finish(rb.lastResult);
+		rb.phase('done');
+		return rb.lastResult;
+	}
+
+	return mitigateThenRevert(rb, ctx, true);
+}
+
+/** Apply (unless resuming a continued wait) → wait out the attack → revert, whatever happened; then the result. */
+async function mitigateThenRevert(rb: Runbook, ctx: PlanContext, apply: boolean): Promise<AttackResponseResult> {
+	const ending: { failure?: unknown; cancelError?: unknown } = {};
+	try {
+		if (apply) await applyChanges(rb, ctx);
+		else rb.obs.event(rb.state.eventId); // the new run's search attributes (site, dry run: observer; phase: below)
+		if (!rb.state.aborted) {
+			rb.phase('waiting');
+			await waitOut(rb, ctx);
+		}
+	} catch (e) {
+		if (isContinueAsNew(e)) throw e; // not an ending: the wait goes on in the next run
+		if (isCancellation(e)) ending.cancelError = e;
+		else ending.failure = e;
+		rb.state.error = errText(e);
+		rb.log(rb.state.phase, ending.cancelError ? 'cancelled' : 'failed', rb.state.error);
+	}
+	await revertAll(rb, ctx);
+	rb.eventTraffic = await eventTraffic(rb.state.eventId);
+	return finish(rb, ending);
+}
+
+// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/process/deploy.mts).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);

@@ -1,0 +1,109 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Hold } from '../../api/runbook/contract.ts';
+
+/**
+ * One owner per setting (workflows/README.md "One owner per setting"). Every playbook of ours that writes a site asks
+ * the site's coordinator (`siteCoordinator`, workflow id `site-<site>`) first. Shared by the coordinator, the
+ * playbooks (through the `coordination.*` activities), the worker and the CLI.
+ *
+ * Keys name one setting of the site (see settingKey): a runbook HOLDS the keys of everything it may change for the
+ * whole attack; other playbooks (drift enforce, expiring blocks, HTTP-filter writes) take short LEASES and skip
+ * what someone else holds.
+ */
+
+export const coordinatorIdFor = (site: string) => `site-${site}`;
+
+export const settingKey = {
+	detectionMode: () => 'detection.mode',
+	detectionItem: (item: string) => `detection.${item}`,
+	ipAuth: (dp: string) => `${dp}/ipAuth`,
+	switch: (dp: string, name: string) => `${dp}/switch/${name}`,
+	/** One IP-list entry, as a start-end range ("1.2.3.0-1.2.3.255"). */
+	blacklistEntry: (dp: string, range: string) => `${dp}/blacklist/${range}`,
+	whitelistEntry: (dp: string, range: string) => `${dp}/whitelist/${range}`,
+	xForwardedFor: (dp: string) => `${dp}/xForwardedFor`,
+	/** HTTP-filter create/edit of a domain-port (§4.3.1/§7: never concurrent). */
+	httpFilterWrite: (dp: string) => `${dp}/httpFilter.write`,
+};
+
+export type { Hold };
+
+export interface ClaimRequest {
+	owner: string;
+	keys: string[];
+	/**
+	 * hold: the runbook's (long; waits while a lease of another owner covers one of its keys, so no two writers
+	 * ever write one setting). lease: short; keys held or leased by another owner are refused unless `wait`.
+	 */
+	mode: 'hold' | 'lease';
+	reason: string;
+	/** Seconds after which the coordinator lets the claim go by itself (default: hold 25 h, lease 300 s). */
+	ttlSeconds?: number;
+	/** lease only: wait until every key is free, then take them all (used to serialize HTTP-filter writes). */
+	wait?: boolean;
+	/**
+	 * hold only (expiring blocks): a key another HOLD has is not refused but queued — this owner becomes its
+	 * successor (one per key). The key passes to the successor when its holder hands it over (`handover`), releases
+	 * it or dies (its `until`); the successor is then told by the signal `handedOver` (keys).
+	 */
+	queue?: boolean;
+}
+
+export interface ClaimResult {
+	granted: string[];
+	/** Keys another owner holds (or leases): not granted, to be left alone and reported. */
+	held: Hold[];
+	/** queue: keys this owner now waits for as successor (their holder is in `held`). */
+	queued?: string[];
+}
+
+export interface ReleaseRequest {
+	owner: string;
+	/** Keys to release; all of the owner's when absent. */
+	keys?: string[];
+	/** Only withdraw this owner's successor places (queue), keep what it holds. */
+	queuedOnly?: boolean;
+}
+
+/** A successor waiting for a key another hold has (claim `queue: true`). */
+export interface Successor {
+	key: string;
+	owner: string;
+	ttlSeconds: number;
+	reason: string;
+	since: string;
+}
+
+export interface HandoverRequest {
+	owner: string;
+	/** The holder's keys it is about to let go (e.g. the blacklist entries its revert would remove). */
+	keys: string[];
+}
+
+/** Keys passed to their successor (the holder must not undo them: the successor owns them now). */
+export interface HandoverResult {
+	handedOver: { key: string; to: string }[];
+}
+
+export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
+export const releaseUpdate = defineUpdate<{ released: number; dequeued?: number }, [ReleaseRequest]>('release');
+/**
+ * The same release as a signal, for a caller that needs no answer (expiring blocks' releases after their removals):
+ * it holds no activity slot while the coordinator gets to it, and the coordinator takes many in one workflow task. A
+ * malformed one is ignored (a signal cannot be refused); to a coordinator that is not running there is nothing held.
+ */
+export const releaseSignal = defineSignal<[ReleaseRequest]>('releaseKeys');
+export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('handover');
+/** Sent by the coordinator to a successor when keys pass to it. */
+export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');
+export const holdsQuery = defineQuery<Hold[]>('holds');
+
+/** Activity names (registered by worker/src/temporal/coordination.mts). */
+export const COORDINATION = {
+	claim: 'coordination.claim',
+	release: 'coordination.release',
+	handover: 'coordination.handover',
+	holds: 'coordination.holds',
+} as const;
+
+export const MAX_KEYS = 2000;

@@ -1,0 +1,244 @@
+import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+	claimUpdate,
+	handedOverSignal,
+	handoverUpdate,
+	holdsQuery,
+	MAX_KEYS,
+	releaseSignal,
+	releaseUpdate,
+	type ClaimRequest,
+	type Hold,
+	type ReleaseRequest,
+	type Successor,
+} from './coordination.mts';
+import { checkSiteBlockHolds } from '../../api/blockCapacity.ts';
+import { failOn, problems } from '../input/inputChecks.mts';
+import { coordinatorRules } from '../input/inputRules.mts';
+
+/**
+ * The site's coordinator (entity workflow, id `site-<site>`, started by Update-with-start): the one place that
+ * answers "who holds this setting now, and until when". Updates are handled one activation at a time, so two claims
+ * can never both get one key. Rules (workflows/README.md "One owner per setting"):
+ *  - a HOLD (attack response) waits while another owner's LEASE covers one of its keys, then takes every key no
+ *    other hold has; keys another hold has come back as `held`;
+ *  - a LEASE (drift enforce, expiring blocks) takes the free keys and gets the others back as `held`; with `wait`
+ *    it waits until all its keys are free (HTTP-filter writes, one at a time per domain-port, first come first served);
+ *  - holds and leases end when their owner releases them or at their `until` (an owner that died);
+ *  - SUCCESSORS (claim `queue: true`, expiring blocks): a hold request for a key another hold has registers as the
+ *    key's successor; the key passes to it when the holder hands it over (`handover`: the holder will not undo the
+ *    setting), releases it or dies; the successor is told by the signal `handedOver`;
+ *  - idle (nothing held, nobody waiting) → the workflow completes at once; the next claim starts a new run (an
+ *    Update that reaches a run as it completes fails, and its activity retries against the new run).
+ */
+
+export interface SiteCoordinatorInput {
+	site_id: string;
+	holds?: Hold[];
+	successors?: Successor[];
+}
+
+/** Completing as soon as nothing is held keeps no coordinator bound to a task queue nobody polls any more. */
+const IDLE_MS = 0;
+const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
+/** Events per run before continuing as new (4000 for runs started before `coordinator-timers`). */
+const RUN_EVENTS = 1000;
+
+export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
+	failOn('coordinator input', problems(input, coordinatorRules));
+	// Before this patch the loop waited with `condition(fn, timeout)` whose timeout included the idle deadline
+	// (lastTouched + IDLE_MS, already past): a 100 ms timer at every iteration while anything was held, i.e. a timer
+	// and a workflow task about every second per site for as long as a block lived (bench 8: 20 coordinators, ~20
+	// tasks/s of nothing), plus a cancelled timer per signal. Since: one timer for the earliest `until`, started only
+	// when none pending fires by then, never cancelled; shorter runs. Older runs replay the old way.
+	const lazy = patched('coordinator-timers');
+	const timers: number[] = [];
+	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
+	const successors = new Map<string, Successor>((input.successors ?? []).map((x) => [x.key, x]));
+	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
+	const toTell = new Map<string, string[]>();
+	let lastTouched = Date.now();
+	let touched = false;
+	const touch = () => {
+		lastTouched = Date.now();
+		touched = true;
+	};
+	/** Ends a hold; a successor waiting for the key gets it. */
+	const drop = (key: string) => {
+		holds.delete(key);
+		const next = successors.get(key);
+		if (!next) return;
+		successors.delete(key);
+		const now = Date.now();
+		holds.set(key, { key, owner: next.owner, mode: 'hold', since: new Date(now).toISOString(), until: new Date(now + next.ttlSeconds * 1000).toISOString(), reason: next.reason });
+		toTell.set(next.owner, [...(toTell.get(next.owner) ?? []), key]);
+	};
+	const expire = () => {
+		const now = Date.now();
+		for (const [k, s] of successors) if (Date.parse(s.since) + s.ttlSeconds * 1000 <= now) successors.delete(k);
+		for (const [k, h] of holds) if (Date.parse(h.until) <= now) drop(k);
+	};
+	const live = () => {
+		const now = Date.now();
+		return [...holds.values()].filter((h) => Date.parse(h.until) > now);
+	};
+	const others = (req: ClaimRequest, modes: Hold['mode'][]) =>
+		req.keys.map((k) => holds.get(k)).filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
+	const take = (req: ClaimRequest, keys: string[]) => {
+		const now = Date.now();
+		const until = new Date(now + (req.ttlSeconds ?? DEFAULT_TTL[req.mode]) * 1000).toISOString();
+		for (const key of keys) holds.set(key, { key, owner: req.owner, mode: req.mode, since: holds.get(key)?.owner === req.owner ? holds.get(key)!.since : new Date(now).toISOString(), until, reason: req.reason });
+	};
+
+	setHandler(
+		claimUpdate,
+		async (req) => {
+			touch();
+			if (req.mode === 'hold' || req.wait) {
+				// The grant happens inside the predicate: predicates run one after another, so the first waiter whose keys
+				// are free takes them before the next waiter's predicate looks.
+				let held: Hold[] = [];
+				let granted: string[] = [];
+				await condition(() => {
+					expire();
+					if (others(req, req.mode === 'hold' ? ['lease'] : ['lease', 'hold']).length) return false;
+					held = others(req, ['hold']);
+					granted = req.keys.filter((k) => !held.some((h) => h.key === k));
+					take(req, granted);
+					return true;
+				});
+				touch();
+				if (!req.queue) return { granted, held };
+				const queued: string[] = [];
+				const now = new Date(Date.now()).toISOString();
+				for (const h of held) {
+					const s = successors.get(h.key);
+					if (s && s.owner !== req.owner) continue; // one successor per key: the second one is refused (in held)
+					successors.set(h.key, { key: h.key, owner: req.owner, ttlSeconds: req.ttlSeconds ?? DEFAULT_TTL.hold, reason: req.reason, since: s?.since ?? now });
+					queued.push(h.key);
+				}
+				return { granted, held, queued };
+			}
+			expire();
+			const held = others(req, ['hold', 'lease']);
+			const granted = req.keys.filter((k) => !held.some((h) => h.key === k));
+			take(req, granted);
+			return { granted, held };
+		},
+		{
+			validator: (req) => {
+				validateClaim(req);
+				// Expiring blocks: never more holds than this run can carry across continue-as-new (issue 29).
+				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live());
+			},
+		},
+	);
+	const releaseFor = (req: ReleaseRequest) => {
+		touch();
+		let released = 0;
+		let dequeued = 0;
+		const only = req.keys ? new Set(req.keys) : undefined;
+		for (const [k, s] of successors) {
+			if (s.owner !== req.owner || (only && !only.has(k))) continue;
+			successors.delete(k);
+			dequeued++;
+		}
+		if (req.queuedOnly) return { released, dequeued };
+		for (const [k, h] of [...holds]) {
+			if (h.owner !== req.owner || (only && !only.has(k))) continue;
+			drop(k);
+			released++;
+		}
+		return { released, dequeued };
+	};
+	const checkRelease = (req: ReleaseRequest) => {
+		if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+		if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS)) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+	};
+	setHandler(releaseUpdate, releaseFor, { validator: checkRelease });
+	setHandler(releaseSignal, (req) => {
+		try {
+			checkRelease(req);
+		} catch {
+			return; // a signal cannot be refused: a malformed release changes nothing
+		}
+		releaseFor(req);
+	});
+	setHandler(
+		handoverUpdate,
+		(req) => {
+			touch();
+			expire();
+			const handedOver: { key: string; to: string }[] = [];
+			for (const key of req.keys) {
+				const h = holds.get(key);
+				const next = successors.get(key);
+				if (!h || h.owner !== req.owner || !next) continue;
+				drop(key);
+				handedOver.push({ key, to: next.owner });
+			}
+			return { handedOver };
+		},
+		{
+			validator: (req) => {
+				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+				if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500))
+					throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
+			},
+		},
+	);
+	// A query must not change state: expired holds are filtered here, dropped by the main loop.
+	setHandler(holdsQuery, () => live());
+
+	/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
+	const tell = async () => {
+		const batch = [...toTell];
+		toTell.clear();
+		await Promise.all(
+			batch.map(([owner, keys]) => getExternalWorkflowHandle(owner).signal(handedOverSignal, { site_id: input.site_id, keys }).catch(() => undefined)),
+		);
+	};
+
+	for (;;) {
+		expire();
+		if (toTell.size) await tell();
+		const now = Date.now();
+		if (holds.size === 0 && successors.size === 0 && toTell.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
+		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (lazy ? RUN_EVENTS : 4000)) {
+			await condition(allHandlersFinished);
+			if (toTell.size) await tell();
+			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()], successors: [...successors.values()] });
+		}
+		touched = false;
+		if (lazy) {
+			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`; once
+			// nothing is held the run completes as soon as the last handler has finished (before: after a 100 ms timer,
+			// which a worker shutting down could leave unprocessed, keeping the run bound to its task queue).
+			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)));
+			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
+				const at = next;
+				timers.push(at);
+				void sleep(Math.max(100, at - now)).then(() => {
+					timers.splice(timers.indexOf(at), 1);
+					touched = true;
+				});
+			}
+			await condition(() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()));
+			continue;
+		}
+		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
+		await condition(() => touched || toTell.size > 0, Math.max(100, nextExpiry - now));
+	}
+}
+
+function validateClaim(req: ClaimRequest): void {
+	if (!req || typeof req !== 'object') throw new Error('claim: must be an object');
+	if (typeof req.owner !== 'string' || !req.owner || req.owner.length > 500) throw new Error('owner: must be a workflow id (1–500 characters)');
+	if (req.mode !== 'hold' && req.mode !== 'lease') throw new Error('mode: must be hold or lease');
+	if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k) => typeof k !== 'string' || !k || k.length > 500))
+		throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
+	if (req.ttlSeconds !== undefined && (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds < 1 || req.ttlSeconds > 40 * 86400))
+		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
+	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
+	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
+}

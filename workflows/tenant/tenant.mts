@@ -1,0 +1,139 @@
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+	installUpdate,
+	removeUpdate,
+	RENEW_ACTIVITY,
+	sealed,
+	tenantInputProblem,
+	tokenUpdate,
+	viewOf,
+	viewQuery,
+	withToken,
+	type RenewInput,
+	type RenewResult,
+	type Sealed,
+	type TenantState,
+	type TokenGrant,
+} from './shared.mts';
+
+/**
+ * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, worker/README.md "Tenants").
+ *  - `token` (Update) hands out a valid access token; when the held one is due (renewAt) or the asker names the
+ *    generation the service refused, it renews first. Renewals run one at a time (a lock inside the workflow), so a
+ *    tenant's token is renewed once per expiry however many workers ask at once.
+ *  - The renewal is a regular activity run by whichever tenant worker polls: its result (the rotated refresh token,
+ *    sealed = encrypted by the payload codec) is in history when the server accepts its completion, before any
+ *    worker can use the new token; the old refresh token is never sent again after that.
+ *  - The service refusing the refresh token (rotated away, expired) marks the tenant `needs-reinstall`: the Update
+ *    fails with that name, every later ask too, until `install` gives it a new token record. Never retried in a loop.
+ *  - `install` replaces the token record and sites (first install = Update-with-start; a re-install clears
+ *    needs-reinstall); `remove` ends the workflow; `view` answers without any secret. Memo `sites`/`kind` let workers
+ *    map a site to its tenant from a visibility list.
+ */
+const CONTINUE_AFTER_EVENTS = 2_000;
+
+const { [RENEW_ACTIVITY]: renew } = proxyActivities<{ [RENEW_ACTIVITY]: (i: RenewInput) => Promise<RenewResult> }>({
+	startToCloseTimeout: '15 seconds',
+	// A retry after a refresh that reached the service gets the service's refusal (the old token is gone): the tenant
+	// is then needs-reinstall, loudly; a retry after a request that never left gets a token.
+	retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['RefreshRejected', 'ApiError', 'ValidationError'] },
+});
+
+export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typeof viewOf>> {
+	const { $sealed: _, ...start } = input;
+	const state: TenantState = { ...start };
+	let busy = false;
+	// A mutex for the handlers: every waiting condition that holds is released in the same pass, so each waiter
+	// checks again when it runs (Updates delivered together in one activation would otherwise all enter at once).
+	const locked = async <T,>(fn: () => Promise<T>): Promise<T> => {
+		while (busy) await condition(() => !busy);
+		busy = true;
+		try {
+			return await fn();
+		} finally {
+			busy = false;
+		}
+	};
+	const grant = (): TokenGrant =>
+		sealed({ accessToken: state.accessToken as string, expiresAt: state.expiresAt as number, renewAt: state.renewAt as number, generation: state.generation });
+	const refused = () => ApplicationFailure.nonRetryable(`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`, 'NeedsReinstall');
+	const take = (accessToken: string, expiresIn: number, sentAt: number, refreshToken?: string) => {
+		Object.assign(state, withToken(state, { accessToken, expiresIn, sentAt, refreshToken }));
+	};
+
+	setHandler(viewQuery, () => viewOf(state));
+	setHandler(
+		tokenUpdate,
+		(req) =>
+			locked(async () => {
+				if (state.status !== 'ok') throw refused();
+				const due = !state.accessToken || Date.now() >= (state.renewAt ?? 0) || (req.rejectedGeneration !== undefined && req.rejectedGeneration >= state.generation);
+				if (!due) return grant();
+				if (state.kind === 'user' && !state.refreshToken) {
+					state.status = 'needs-reinstall';
+					state.problem = 'no refresh token: install the app for this customer again';
+					throw refused();
+				}
+				try {
+					const r = await renew(sealed({ customerId: state.customerId, kind: state.kind, ...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}) }));
+					take(r.accessToken, r.expiresIn, r.sentAt, r.refreshToken);
+					state.lastRenewal = r.answeredAt;
+					state.renewals++;
+					return grant();
+				} catch (e) {
+					const cause = e instanceof ActivityFailure ? e.cause : undefined;
+					if (cause instanceof ApplicationFailure && cause.type === 'RefreshRejected') {
+						state.status = 'needs-reinstall';
+						state.problem = cause.message;
+						upsertMemo({ status: state.status });
+						throw refused();
+					}
+					throw ApplicationFailure.nonRetryable(`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`, 'TokenUnavailable');
+				}
+			}),
+		{
+			validator: (req) => {
+				if (!req || typeof req !== 'object' || (req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration)))
+					fail('rejectedGeneration: must be an integer when given');
+			},
+		},
+	);
+	setHandler(
+		installUpdate,
+		(req) =>
+			locked(async () => {
+				state.kind = req.kind;
+				state.sites = [...new Set(req.sites)];
+				state.status = 'ok';
+				delete state.problem;
+				// the same record as the start's (Update-with-start of a new tenant) is not taken twice
+				if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken) take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
+				else if (req.kind === 'app') state.renewAt = 0;
+				upsertMemo({ sites: state.sites, kind: state.kind, status: state.status });
+				return viewOf(state);
+			}),
+		{
+			validator: (req) => {
+				const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind });
+				if (p) fail(p);
+				if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn)) fail('token: a user tenant is installed with the token record of the authorization-code exchange');
+			},
+		},
+	);
+	setHandler(removeUpdate, () =>
+		locked(async () => {
+			state.status = 'removed';
+			delete state.accessToken;
+			delete state.refreshToken;
+			return viewOf(state);
+		}),
+	);
+	await condition(() => state.status === 'removed' || workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AFTER_EVENTS);
+	await condition(() => !busy && allHandlersFinished());
+	if (state.status === 'removed') return viewOf(state);
+	return continueAsNew<typeof tenant>(sealed(state));
+}
+
+function fail(rule: string): never {
+	throw ApplicationFailure.nonRetryable(rule, 'ValidationError');
+}
