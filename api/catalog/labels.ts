@@ -399,7 +399,9 @@ export const errorText = {
 
 /** The Runbook node's words. */
 export const RUNBOOK = {
+	// Start first (what a user comes for), then alphabetical.
 	operations: [
+		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 		{ name: 'Add Expiring Block', value: 'blockAdd', action: 'Block an IP range for a while', description: 'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up' },
 		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
 		{ name: 'Decide', value: 'decide', action: 'Approve or reject a runbook', description: 'Approve or reject the planned changes of a runbook waiting for approval; returns the decision, or the refusal' },
@@ -409,7 +411,6 @@ export const RUNBOOK = {
 		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
 		{ name: 'Remove Block Now', value: 'blockRemove', action: 'Remove an expiring block now', description: 'Remove the entry now instead of at its expiry' },
 		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (Approve / Reject here are the same as Decide: the same rules, the decision comes back)' },
-		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 	],
 	signals: [
 		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
@@ -433,7 +434,7 @@ export const RUNBOOK = {
 		site: 'Site ID',
 		domainPort: 'Domain-Port ID',
 		entry: 'IP Address, Range or CIDR',
-		seconds: 'Duration (Seconds)',
+		seconds: 'Duration',
 		taskQueue: 'Task Queue',
 	},
 	help: {
@@ -445,12 +446,15 @@ export const RUNBOOK = {
 		domainPortAdd: 'The domain-port whose IP blacklist gets the entry',
 		domainPortList: 'Leave empty for every domain-port of the site',
 		entry: 'An IPv4 address, a start-end range or a CIDR (at most a /16 unless the blocks workflow allows wider)',
-		secondsAdd: 'How long the block lasts; then exactly this entry is removed (1 s to 90 days)',
-		secondsExtend: 'The new remaining time from now: longer extends, shorter shortens (1 s to 90 days)',
+		secondsAdd: 'How long the block lasts — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); then exactly this entry is removed',
+		secondsExtend: 'The new remaining time from now — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); longer extends, shorter shortens',
+		blockOptions: 'Settings most users leave as they are',
+		query: 'What to read from the runbook',
+		binaryPropertyName: 'Name of the binary field the HTML report is put in (for a mail or chat step to attach)',
 		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via' } as Record<string, string>,
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration', approval: 'Runbook', via: 'Via' } as Record<string, string>,
 	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
 };
 
@@ -491,3 +495,10 @@ export function blockSummary(title: string, blocked: string[], refused: string[]
 	const parts = [blocked.length ? `blocked ${blocked.join(', ')}` : 'blocked nothing', ...(refused.length ? [`refused ${refused.join(', ')}`] : [])];
 	return `${title}: ${parts.join('; ')} (Site ID ${at.site_id}, Domain-Port ID ${at.domain_port_id})`;
 }
+
+/** The Temporal API credential's address problems, in one line naming the field and what to enter. */
+export const temporalAddressText = {
+	invalidUrl: 'HTTP API Address: enter the full address with http:// or https:// and the HTTP port, e.g. http://127.0.0.1:7243 (a dev server started with --http-port 7243)',
+	notHttp:
+		"HTTP API Address: this port does not answer HTTP — it is probably Temporal's gRPC port (7233). Enter the HTTP API port instead (dev server: --http-port, e.g. http://127.0.0.1:7243)",
+};

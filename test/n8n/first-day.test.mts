@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
-import { stateQuery } from '../../workflows/defs.mts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
 import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';

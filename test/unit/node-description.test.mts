@@ -10,6 +10,9 @@ import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
 import { SecurityServiceTrigger } from '../../nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts';
 import { operationTitle, operationWords } from '../../api/catalog/labels.ts';
+import { parseDuration } from '../../api/duration.ts';
+import { addressProblem, tlsProblem } from '../../nodes/SecurityServiceRunbook/transport/tls.ts';
+import { SecurityServiceRunbook } from '../../nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts';
 
 const node = new SecurityService();
 const props = node.description.properties;
@@ -126,6 +129,7 @@ test('every field an AI agent fills (the node is usableAsTool) has a label and a
 		});
 	check(props);
 	check(new SecurityServiceTrigger().description.properties);
+	check(new SecurityServiceRunbook().description.properties);
 	assert.deepEqual(missing, []);
 });
 
@@ -154,4 +158,30 @@ test('the unblock rows are labelled by what they hold, not "Value Name or ID"; D
 	const additional = props.find((p) => p.name === 'additionalFields' && ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'));
 	const names = ((additional?.options ?? []) as INodeProperties[]).map((o) => o.name);
 	assert.ok(!names.includes('num'), names.join(', '));
+});
+
+test('durations are typed as people say them: seconds, or 90s, 30m, 2h, 1d, 1h30m; anything else is not a duration', () => {
+	assert.deepEqual(['3600', 600, '90s', '30m', '2h', '1d', '1h30m', '1.5h', ' 2 h '].map(parseDuration), [3600, 600, 90, 1800, 7200, 86400, 5400, 5400, 7200]);
+	for (const bad of ['two hours', '', '2x', '-5m', 'h', null, {}]) assert.equal(parseDuration(bad), undefined, String(bad));
+});
+
+test('the Runbook node: Start first, one "By" everywhere, Task Queue of Add Expiring Block under Options, durations as text', () => {
+	const rb = new SecurityServiceRunbook().description.properties;
+	const ops = (rb.find((p) => p.name === 'operation')?.options ?? []) as Array<{ name: string; value: string }>;
+	assert.equal(ops[0].value, 'start');
+	const rest = ops.slice(1).map((o) => o.name);
+	assert.deepEqual(rest, [...rest].sort((a, b) => a.localeCompare(b)));
+	const byLabels = new Set(rb.filter((p) => p.name === 'by').map((p) => p.displayName));
+	assert.deepEqual([...byLabels], ['By']);
+	const shownFor = (p: INodeProperties) => (p.displayOptions?.show?.operation as string[] | undefined) ?? [];
+	const addFields = rb.filter((p) => shownFor(p).includes('blockAdd')).map((p) => p.name);
+	assert.ok(!addFields.includes('taskQueue') && addFields.at(-1) === 'blockOptions', addFields.join(', '));
+	for (const p of rb.filter((x) => x.name === 'durationSeconds')) assert.equal(p.type, 'string');
+});
+
+test('Temporal credential: a raw ERR_INVALID_URL or HPE_INVALID_CONSTANT becomes one line naming HTTP API Address and what to enter', () => {
+	assert.match(String(addressProblem('127.0.0.1:7243')), /^HTTP API Address: enter the full address with http:\/\/ or https:\/\//);
+	assert.equal(addressProblem('http://127.0.0.1:7243'), undefined);
+	assert.match(String(tlsProblem({ code: 'ERR_INVALID_URL', message: 'Invalid URL' })), /^HTTP API Address: enter the full address/);
+	assert.match(String(tlsProblem({ message: 'Parse Error: Expected HTTP/', cause: { code: 'HPE_INVALID_CONSTANT' } })), /^HTTP API Address: this port does not answer HTTP .*gRPC port \(7233\)/);
 });
