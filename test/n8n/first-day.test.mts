@@ -69,16 +69,20 @@ after(async () => {
 	if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/** Types an n8n expression into a parameter: `{{` switches the input to expression mode, the rest is typed there. */
+/**
+ * Maps a parameter with an n8n expression as a user does: typing `{{` in the field switches it to an expression editor
+ * (CodeMirror, inside the same parameter), where the whole expression replaces what the editor pre-filled.
+ */
 async function expression(param: string, expr: string): Promise<void> {
-	const input = ui.ndv.locator(`[data-test-id="parameter-input-${param}"]`);
-	await input.locator('input, textarea, [contenteditable="true"]').first().click();
+	const box = ui.ndv.locator(`[data-test-id="parameter-input-${param}"]`);
+	await box.locator('input, textarea').first().click();
 	await page.keyboard.type('{{ ');
-	const editor = ui.ndv.locator(`[data-test-id="parameter-input-${param}"] [contenteditable="true"], [data-test-id="inline-expression-editor-input"] [contenteditable="true"]`).first();
-	await editor.waitFor();
-	// The editor closes braces and quotes as they are typed: select everything and insert the whole expression.
+	const cm = box.locator('.cm-content[contenteditable="true"]').first();
+	await cm.waitFor();
+	await cm.click();
 	await page.keyboard.press('ControlOrMeta+a');
 	await page.keyboard.insertText(`{{ ${expr} }}`);
+	assert.equal((await cm.innerText()).trim(), `{{ ${expr} }}`, `${param} holds the expression`);
 	// Leave the inline editor (its hint popup would cover the next field).
 	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
 }
