@@ -174,10 +174,16 @@ test('trigger → block built from the node panel: the output shows the blocked 
 
 test('a 0.0.0.0/0 is refused with its message, and nothing is written', async () => {
 	const before = blacklist();
-	await ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"]').locator('input, textarea, [contenteditable="true"]').first().click();
+	// The mapped field now holds the whole Internet (text in the expression editor is taken as it is).
+	const cm = ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"] .cm-content[contenteditable="true"]').first();
+	await cm.click();
 	await page.keyboard.press('ControlOrMeta+a');
-	await page.keyboard.type('0.0.0.0/0');
-	await page.keyboard.press('Tab');
+	await page.keyboard.insertText('0.0.0.0/0');
+	assert.equal((await cm.innerText()).trim(), '0.0.0.0/0');
+	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
+	// The editor commits the value a moment later: its preview under the field shows the new value then.
+	await ui.ndv.getByText('0.0.0.0/0', { exact: true }).nth(1).waitFor({ timeout: 10_000 }).catch(() => page.waitForTimeout(2000));
+	await ui.screenshot('block-wide');
 	const output = await ui.executeStep();
 	const message = output.locator('[data-test-id="node-error-message"]');
 	await message.waitFor();
