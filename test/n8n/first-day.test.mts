@@ -83,8 +83,9 @@ async function expression(param: string, expr: string): Promise<void> {
 	await page.keyboard.press('ControlOrMeta+a');
 	await page.keyboard.insertText(`{{ ${expr} }}`);
 	assert.equal((await cm.innerText()).trim(), `{{ ${expr} }}`, `${param} holds the expression`);
-	// Leave the inline editor (its hint popup would cover the next field).
+	// Leave the inline editor (its hint popup would cover the next field); the editor commits the value a moment later.
 	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
+	await page.waitForTimeout(1500);
 }
 
 async function addFromPanel(search: string, nodeLabel: string, action: string): Promise<void> {
