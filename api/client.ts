@@ -5,6 +5,7 @@ import { encodeRequest } from './encode';
 import { ApiError, BlastRadiusError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, MAX_RESPONSE_BYTES, sizeIssues } from './limits';
 import { redactText } from './redact';
+import { defaultClassOf, retryAfterMs, type PriorityClass, type RateBudget } from './rateBudget';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { createOwnAddressLookup, type OwnAddress } from './ownAddresses';
 import { tokenRefusal, type RenewalReason, type TokenRefusal } from './tokenRefusal';
@@ -58,6 +59,18 @@ export interface ClientOptions {
 	onEvent?: (e: ClientEvent) => void;
 	/** The blast-radius guard's settings (api/blastRadius.ts); the guard itself is always on. */
 	blastRadius?: BlastRadiusOptions;
+	/**
+	 * The request budget (api/rateBudget.ts): every request (retries and token requests too) waits for its turn in
+	 * its priority class; a refusal with a retry hint pauses it. Unset: no budget (requests go at once, a refusal is
+	 * only retried with back-off).
+	 */
+	rateBudget?: RateBudget;
+	/** The tenant whose budget this client's requests also spend (with `rateBudget`). */
+	budgetKey?: string;
+	/** The class of a call whose options name none (e.g. from the activity that makes it); else api/rateBudget.ts defaultClassOf. */
+	priorityOf?: (op: CatalogEntry) => PriorityClass | undefined;
+	/** A rate-limited answer with a retry hint (ms), after the budget paused (the host tells the rest of its cluster). */
+	onRetryHint?: (retryAfterMs: number) => void;
 }
 
 export interface BlastRadiusOptions {
@@ -84,12 +97,31 @@ export type ClientEvent =
 	/** A token request (one per renewal however many calls wait for it), and why: api/tokenRefusal.ts. */
 	| { type: 'token'; kind: 'app' | 'user'; reason: RenewalReason }
 	/** A block wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
-	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string };
+	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string }
+	/** A request's wait for its turn in the budget (rateBudget); `granted: false` when its deadline came first. */
+	| { type: 'budget'; opId: string; cls: PriorityClass; budget: string; waitMs: number; granted: boolean }
+	/** The service refused a request for its rate (HTTP 429 or a rate-limit code), with its retry hint if any. */
+	| { type: 'refused'; opId: string; status: number; code?: number; retryAfterMs?: number; budget: string };
 
 export interface CallOptions {
 	/** Override the access token (e.g. a user token obtained elsewhere). */
 	accessToken?: string;
 	signal?: AbortSignal;
+	/** The call's priority class in the request budget (default: the client's `priorityOf`, else by the operation). */
+	priority?: PriorityClass;
+	/**
+	 * With a budget: give up waiting for a turn at this time (ms since epoch) and throw BudgetDeferredError (nothing
+	 * sent). The fleet watch uses it to stretch its interval instead of queueing polls past it.
+	 */
+	budgetDeadline?: number;
+}
+
+/** A call whose turn in the request budget did not come before its `budgetDeadline`: nothing was sent. */
+export class BudgetDeferredError extends SecurityServiceError {
+	constructor(opId: string, cls: PriorityClass) {
+		super(opId, `no turn in the request budget (class ${cls}) before the call's deadline; nothing was sent`);
+		this.name = 'BudgetDeferredError';
+	}
 }
 
 /** Parameters of an operation, as a caller may pass them (generated from the catalog: api/types.generated.ts). */
@@ -293,6 +325,8 @@ export function createClient(opts: ClientOptions): Client {
 	const policy: BlastRadiusPolicy = { widestPrefix: br.widestPrefix, protectedRanges: br.protectedRanges };
 	const ownLookup = br.ownAddresses === 'lookup' ? createOwnAddressLookup(now, br.ownAddressTtlMs) : undefined;
 	const maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+	const budget = opts.rateBudget;
+	const budgetName = opts.budgetKey !== undefined && budget?.settings.tenant ? `tenant:${opts.budgetKey}` : 'app';
 	const tokenLimit = { retries: Math.max(0, (opts.tokenAttempts ?? 2) - 1), budgetMs: opts.tokenBudgetMs ?? 2 * timeoutMs };
 
 	const tokens = opts.tokenManager ?? (opts.credentials
@@ -395,6 +429,27 @@ export function createClient(opts: ClientOptions): Client {
 		return tokenRefusal({ status, code: env?.code, msg: env?.msg, authFailureCodes: authCodes, otherCodes: rateCodes, safety: op.safety, unverified: tokens.isUnverified(token) });
 	}
 
+	/** Waits for the call's turn in the budget; BudgetDeferredError when its deadline comes first. */
+	async function turn(op: CatalogEntry, o: CallOptions): Promise<void> {
+		const b = budget as RateBudget;
+		const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
+		const t0 = now();
+		const ok = await b.acquire(cls, { key: opts.budgetKey, deadline: o.budgetDeadline });
+		if (onEvent) onEvent({ type: 'budget', opId: op.id, cls, budget: budgetName, waitMs: now() - t0, granted: ok });
+		if (!ok) throw new BudgetDeferredError(op.id, cls);
+	}
+
+	/** A rate-limited answer: its retry hint (ms) pauses the budget, and the host hears of it. */
+	function refused(op: CatalogEntry, res: HttpResponse, env: Envelope | undefined): number | undefined {
+		const hint = retryAfterMs(res.headers, now());
+		if (onEvent) onEvent({ type: 'refused', opId: op.id, status: res.status, code: env?.code, retryAfterMs: hint, budget: budgetName });
+		if (budget && hint !== undefined) {
+			budget.pauseUntil(now() + hint);
+			opts.onRetryHint?.(hint);
+		}
+		return hint;
+	}
+
 	/** Retries for this call: the client's, or the token step's smaller count and deadline. */
 	type Limit = { retries: number; deadline?: number };
 
@@ -414,12 +469,14 @@ export function createClient(opts: ClientOptions): Client {
 		let token: string | undefined;
 		for (;;) {
 			let failure: unknown;
+			let hint: number | undefined;
 			try {
 				if (op.auth === 'access_token') {
 					if (o.accessToken) token = o.accessToken;
 					else if (!tokens) throw new Error(`${opId}: no credentials configured to obtain an access token`);
 					else token = await tokens.getToken();
 				}
+				if (budget) await turn(op, o);
 				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs: timeoutWithin(limit), maxResponseBytes });
 				let ms = 0;
 				const res = await send(op, req, attempt, (_r, t) => void (ms = t));
@@ -430,6 +487,7 @@ export function createClient(opts: ClientOptions): Client {
 				} finally {
 					// the envelope's code (0 = success) when there is one: what an operator counts requests by
 					if (onEvent) onEvent({ type: 'response', opId: op.id, status: res.status, code: env?.code, ms });
+					if (res.status === 429 || (env !== undefined && rateCodes.has(env.code))) hint = refused(op, res, env);
 				}
 				const refusal = authRetried ? undefined : refusalOf(op, res.status, env, token, o);
 				if (refusal) {
@@ -449,7 +507,8 @@ export function createClient(opts: ClientOptions): Client {
 			}
 			const reason = attempt < limit.retries ? retryable(op, failure) : undefined;
 			if (!reason) throw failure;
-			const delayMs = backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
+			// With a budget, the retry waits for the hint through the budget's pause (and its own turn).
+			const delayMs = budget && hint !== undefined ? 0 : backoffMs(attempt, backoff.baseMs, backoff.maxMs, random);
 			if (limit.deadline !== undefined && now() + delayMs >= limit.deadline) throw failure;
 			emit({ type: 'retry', opId, attempt: attempt + 1, delayMs, reason });
 			attempt++;

@@ -6,6 +6,7 @@ export * from './encode';
 export * from './errors';
 export * from './limits';
 export * from './ownAddresses';
+export * from './rateBudget';
 export * from './redact';
 export * from './time';
 export * from './tokens';

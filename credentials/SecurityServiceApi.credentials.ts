@@ -18,6 +18,8 @@ import { PRE_AUTH_TIMEOUT_MS, sendBounded } from '../nodes/SecurityService/trans
  * App token: app_id + secret → POST /oauth/credit/token. User token: app_id + refresh token →
  * POST /oauth/refresh_token; the service rotates the refresh token on every renewal and the new one is returned
  * from preAuthentication, which n8n persists into this credential together with the access token.
+ * Token Source "From the cluster's token owner": the token is the tenant workflow's (worker/README.md "Tenants in
+ * n8n"), asked through the node's Temporal API credential and opened with the Token Key; nothing is stored here.
  */
 export class SecurityServiceApi implements ICredentialType {
 	name = 'securityServiceApi';
@@ -42,11 +44,47 @@ export class SecurityServiceApi implements ICredentialType {
 			description: 'HTTPS address of the service, without /api or /oauth',
 		},
 		{
+			displayName: 'Token Source',
+			name: 'source',
+			type: 'options',
+			options: [
+				{ name: 'This Credential', value: 'own', description: 'n8n obtains and renews the token itself with the fields below' },
+				{
+					name: "From the Cluster's Token Owner (Temporal)",
+					value: 'cluster',
+					description:
+						"The token of the customer's tenant workflow, asked through the node's Temporal API credential; never renewed here, so n8n and the workers never lock each other out",
+				},
+			],
+			default: 'own',
+		},
+		{
+			displayName: 'Customer ID',
+			name: 'customerId',
+			type: 'string',
+			default: '',
+			required: true,
+			displayOptions: { show: { source: ['cluster'] } },
+			description: 'The customer_id of the installed customer (its tenant workflow is tenant-<customer_id>)',
+		},
+		{
+			displayName: 'Token Key',
+			name: 'tokenKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			displayOptions: { show: { source: ['cluster'] } },
+			placeholder: 'k1:BASE64',
+			description: 'What `secsvc tenants token-key <customer_id>` prints: opens this customer\'s access tokens, nothing else',
+		},
+		{
 			displayName: 'App ID',
 			name: 'appId',
 			type: 'string',
 			default: '',
 			required: true,
+			displayOptions: { show: { source: ['own'] } },
 			description: 'The app_id shown on the developer platform',
 		},
 		{
@@ -56,6 +94,7 @@ export class SecurityServiceApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			required: true,
+			displayOptions: { show: { source: ['own'] } },
 			description: 'The app secret shown on the developer platform',
 		},
 		{
@@ -67,6 +106,7 @@ export class SecurityServiceApi implements ICredentialType {
 				{ name: 'User Token (Refresh Token)', value: 'user', description: 'Acts for an installed customer' },
 			],
 			default: 'app',
+			displayOptions: { show: { source: ['own'] } },
 		},
 		{
 			displayName: 'Refresh Token',
@@ -75,7 +115,7 @@ export class SecurityServiceApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			required: true,
-			displayOptions: { show: { grantType: ['user'] } },
+			displayOptions: { show: { grantType: ['user'], source: ['own'] } },
 			description:
 				'Refresh token from the authorization-code exchange. The service replaces it on every renewal; n8n stores the new one here automatically.',
 		},
@@ -112,6 +152,10 @@ export class SecurityServiceApi implements ICredentialType {
 	];
 
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject): Promise<IDataObject> {
+		// A credential whose token comes from the cluster never asks the service for one: the node's transport takes it
+		// from the tenant workflow (nodes/SecurityService/transport/clusterToken.ts) and never runs this step.
+		if (credentials.source === 'cluster')
+			throw new Error("Token Source: the token comes from the cluster's token owner (Temporal); this credential never requests one");
 		const helpers = this.helpers;
 		const client = createClient({
 			baseUrl: String(credentials.baseUrl ?? ''),

@@ -53,6 +53,15 @@ export class TemporalApi implements ICredentialType {
 			description: 'Sent as "Authorization: Bearer <key>"; leave empty for a local dev server',
 		},
 		{
+			displayName: 'Payload Key',
+			name: 'payloadSecretKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				'For verified approvals: the newest key of the workers\' SECSVC_PAYLOAD_KEYS (id:BASE64). Runbook › Decide seals a decision that carries an ID token with it, so the token is encrypted in the runbook\'s history',
+		},
+		{
 			displayName: 'Server CA Certificate',
 			name: 'caCertificate',
 			type: 'string',

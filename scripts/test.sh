@@ -8,11 +8,33 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/secsvc-test.XXXXXX")"
+T0=$SECONDS
 
-# The cluster's Go build takes minutes from nothing: start it first, in the background, and wait for it before the
-# cluster tests (its progress goes to a log).
-( rc=0; bash scripts/temporal-cluster.sh path >"$LOGS/cluster-build.out" 2>"$LOGS/cluster-build.log" || rc=$?
-  echo "$rc" >"$LOGS/cluster-build.rc" ) &
+# Runtimes take minutes from nothing (Go builds of the Temporal CLI, the cluster's server and actionlint; Node 24 and
+# n8n from npm; chromium from apt). All start first, in the background, each writing its path, progress and exit
+# code to $LOGS; each lane waits for what its next files need (wait_runtime), so the files that need no runtime run
+# while the rest builds.
+provision() { # name command...: $LOGS/<name>.out (the path), .log (progress), .rc (exit code, written last)
+  local name="$1"; shift
+  ( rc=0; "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log" || rc=$?; echo "$rc" >"$LOGS/$name.rc" ) &
+}
+provision temporal bash scripts/temporal.sh path
+provision cluster-build bash scripts/temporal-cluster.sh path
+provision n8n bash scripts/n8n.sh path
+provision chromium bash scripts/chromium.sh path
+provision actionlint bash scripts/actionlint.sh path
+
+wait_runtime() { # name VAR: waits for `provision name`; fails loudly with its log; exports VAR=<its path>
+  local name="$1" var="$2"
+  while [ ! -f "$LOGS/$name.rc" ]; do sleep 2; done
+  if [ "$(cat "$LOGS/$name.rc")" != 0 ]; then
+    cat "$LOGS/$name.log" >&2
+    echo "ERROR: provisioning $name failed (scripts/test.sh provision $name; its log is above)" >&2
+    return 1
+  fi
+  export "$var=$(cat "$LOGS/$name.out")"
+  echo "$name ready at $(( SECONDS - T0 )) s: ${!var}"
+}
 
 if [ ! -d node_modules/@temporalio/worker ] && [ ! -d worker/node_modules/@temporalio/worker ]; then
   echo "== installing packages (npm install --ignore-scripts)"
@@ -25,29 +47,6 @@ echo "== typecheck (workflows/, worker/src/, simulator/, bench/, scripts/, demo/
 npm run -s typecheck
 echo "== n8n-node lint (strict)"
 npx --no-install n8n-node lint
-
-echo "== provisioning real runtimes"
-TEMPORAL_BIN="$(bash scripts/temporal.sh path)"
-export TEMPORAL_BIN
-echo "temporal: $TEMPORAL_BIN"
-CHROMIUM_BIN="$(bash scripts/chromium.sh path)"
-export CHROMIUM_BIN
-echo "chromium: $CHROMIUM_BIN"
-if true; then
-  N8N_RUNTIME="$(bash scripts/n8n.sh path)"
-  export N8N_RUNTIME
-  echo "n8n runtime: $N8N_RUNTIME"
-fi
-
-wait_cluster_build() { # the build runs beside us (a sibling of a lane's subshell): wait for its exit-code file
-  while [ ! -f "$LOGS/cluster-build.rc" ]; do sleep 2; done
-  if [ "$(cat "$LOGS/cluster-build.rc")" != 0 ]; then
-    cat "$LOGS/cluster-build.log" >&2
-    echo "ERROR: scripts/temporal-cluster.sh path failed (Temporal Server build for test/cluster)" >&2
-    return 1
-  fi
-  echo "temporal cluster binaries: $(cat "$LOGS/cluster-build.out")"
-}
 
 # test/cluster against the cluster of scripts/temporal-cluster.sh; stopped afterwards if the tests started it.
 run_cluster_tests() { # runner...
@@ -65,28 +64,35 @@ run_cluster_tests() { # runner...
 # 17300-17309) and no state (temp folders; caches written atomically). Each lane runs its files one at a time.
 temporal_files=(test/temporal/**/*.test.mts)
 cluster_files=(test/cluster/**/*.test.mts)
-lane_b=(test/unit/**/*.test.mts test/simulator/**/*.test.mts test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts)
+lane_b_early=(test/unit/**/*.test.mts test/simulator/**/*.test.mts)   # no runtime needed
+lane_b_late=(test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts test/tenants/**/*.test.mts)
 all=(test/**/*.test.mts)
-if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#cluster_files[@]} + ${#lane_b[@]} )) ]; then
+if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#cluster_files[@]} + ${#lane_b_early[@]} + ${#lane_b_late[@]} )) ]; then
   echo "test files outside the lanes of scripts/test.sh: add their folder to a lane" >&2; exit 1
 fi
 echo "== ${#all[@]} test files"
 
 spec() { node --import tsx --test --test-concurrency=1 --test-reporter=spec "$@"; }
 to_log() { local name="$1"; shift; "$@" >"$LOGS/$name.log" 2>&1; }
+wait_all_runtimes() {
+  wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN && wait_runtime n8n N8N_RUNTIME &&
+    wait_runtime actionlint ACTIONLINT_BIN
+}
 
 if [ "${SECSVC_TEST_LANES:-2}" = 1 ]; then
   rc=0
-  spec "${temporal_files[@]}" "${lane_b[@]}" || rc=1
-  wait_cluster_build
+  wait_all_runtimes
+  spec "${temporal_files[@]}" "${lane_b_early[@]}" "${lane_b_late[@]}" || rc=1
+  wait_runtime cluster-build SECSVC_CLUSTER_BIN
   run_cluster_tests spec || rc=1
   exit "$rc"
 fi
 
 (
   rc=0
-  to_log temporal spec "${temporal_files[@]}" || rc=1
-  if wait_cluster_build >"$LOGS/cluster-build.summary" 2>&1; then
+  { wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN; } >"$LOGS/a-runtimes.log" 2>&1 || rc=1
+  [ "$rc" = 0 ] && { to_log temporal spec "${temporal_files[@]}" || rc=1; }
+  if wait_runtime cluster-build SECSVC_CLUSTER_BIN >>"$LOGS/a-runtimes.log" 2>&1; then
     to_log cluster run_cluster_tests spec || rc=1
   else
     rc=1
@@ -94,22 +100,26 @@ fi
   echo "$rc" >"$LOGS/a.rc"
 ) &
 lane_a_pid=$!
-echo "== lane A (test/temporal, then test/cluster) and lane B (unit, simulator, package, fuzz, n8n) running; logs in $LOGS"
+echo "== lane A (test/temporal, then test/cluster) and lane B (unit, simulator, then package, fuzz, n8n) running; logs in $LOGS"
 rc_b=0
-to_log other spec "${lane_b[@]}" || rc_b=1
+to_log other-early spec "${lane_b_early[@]}" || rc_b=1
+if wait_all_runtimes >"$LOGS/b-runtimes.log" 2>&1; then
+  to_log other spec "${lane_b_late[@]}" || rc_b=1
+else
+  rc_b=1
+fi
 wait "$lane_a_pid" || true
 rc_a="$(cat "$LOGS/a.rc" 2>/dev/null || echo 1)"
 
 passed=0; failed=0
-for name in other temporal cluster; do
+for name in b-runtimes other-early other a-runtimes temporal cluster; do
   [ -f "$LOGS/$name.log" ] || continue
   echo; echo "==================== $name ===================="
   cat "$LOGS/$name.log"
   p="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"; f="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"
   passed=$(( passed + ${p:-0} )); failed=$(( failed + ${f:-0} ))
 done
-cat "$LOGS/cluster-build.summary" 2>/dev/null || true
 echo
-echo "lanes: A (temporal, cluster) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b"
+echo "lanes: A (temporal, cluster) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b; $(( SECONDS - T0 )) s"
 echo "$passed passed, $failed failed"
 [ "$rc_a" = 0 ] && [ "$rc_b" = 0 ]

@@ -5,6 +5,7 @@
 import type { Simulator } from './index.mts';
 import type { Fields } from './multipart.mts';
 import { fleetView } from './fleet.mts';
+import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 
 interface Reply {
 	status: number;
@@ -84,6 +85,13 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		if (route === 'POST /flow-down') return ok(sim.addFlowDown(body as never));
 		if (route === 'POST /url-bypass')
 			return ok(sim.addUrlBypass(String(body.site_id ?? sim.firstIds().site_id), String(body.domain_port_id ?? sim.firstIds().domain_port_id), String(body.url)));
+		if (route === 'POST /ratelimit') {
+			const p = rateLimitProblems(body);
+			if (p.length) return bad(400, p.join('; '));
+			return ok(sim.setRateLimit(body as unknown as RateLimitSpec));
+		}
+		if (route === 'GET /ratelimit') return ok({ spec: sim.rateLimiter?.spec ?? null, refused: sim.rateLimiter?.refused ?? {} });
+		if (route === 'DELETE /ratelimit') return ok(sim.setRateLimit(undefined) ?? null);
 		if (route === 'POST /faults') return ok(sim.addFault(body as never));
 		if (route === 'GET /faults') return ok(sim.faults);
 		if (route === 'DELETE /faults') {

@@ -25,6 +25,8 @@ import {
 } from './state.mts';
 import { checkAttackItem, checkFlowDownItem, checkScenario } from './scenario.mts';
 import { Input, Rng, SimError, notFound, sleep, validationError } from './util.mts';
+import { RateLimiter, rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
+export type { RateLimitSpec } from './rateLimit.mts';
 
 export { CODES } from './codes.mts';
 
@@ -38,6 +40,8 @@ export interface FaultSpec {
 	/** Envelope code for `code` (default 50001); HTTP status for `http5xx` (default 503). */
 	code?: number;
 	status?: number;
+	/** `ratelimit`: the answer's `Retry-After` header, seconds (none when unset). */
+	retryAfterSeconds?: number;
 	/** Delay for `delay` (default 1000 ms). */
 	delayMs?: number;
 	/** Only requests whose path contains this text (e.g. `/site/210003/`); default every request of `op`. */
@@ -120,9 +124,11 @@ export interface SimOptions {
 	mitigation?: Partial<MitigationModel>;
 	/** A fleet of customers × sites added to the seeded world (simulator/fleet.mts; also a scenario's `fleet`). */
 	fleet?: FleetSpec;
+	/** A request rate limit per app and optionally per tenant (simulator/rateLimit.mts); off when unset. */
+	rateLimit?: RateLimitSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy' | 'droppedTokenAnswer'>> & {
+type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy' | 'droppedTokenAnswer' | 'rateLimit'>> & {
 	tenancy: 'lenient' | 'strict';
 	seed: number;
 	droppedTokenAnswer?: { code: number; msg: string };
@@ -181,6 +187,8 @@ export class Simulator {
 	refreshTokens = new Map<string, { customer_id: string; expiresAt: number; access_token: string }>();
 	codes = new Map<string, { customer_id: string; expiresAt: number; used: boolean }>();
 	faults: (FaultSpec & { count: number; until?: number })[] = [];
+	/** The request rate limit (setRateLimit; off when undefined). */
+	rateLimiter?: RateLimiter;
 	log: LogEntry[] = [];
 	filterBusy = new Map<string, number>();
 	private seq = 0;
@@ -227,6 +235,7 @@ export class Simulator {
 		this.scenario = o.scenario;
 		const fleet = o.fleet ?? o.scenario?.fleet;
 		if (fleet) this.fleet = checkFleet(fleet);
+		if (o.rateLimit) this.setRateLimit(o.rateLimit);
 		this.reset(o.scenario?.seed ?? this.opts.seed);
 	}
 
@@ -411,6 +420,18 @@ export class Simulator {
 
 	// ------------------------------------------------------------ faults / log
 
+	/** Sets (or with undefined removes) the request rate limit; throws naming the field of a bad spec. */
+	setRateLimit(spec: RateLimitSpec | undefined): RateLimitSpec | undefined {
+		if (spec === undefined) {
+			this.rateLimiter = undefined;
+			return undefined;
+		}
+		const p = rateLimitProblems(spec);
+		if (p.length) throw new Error(p.join('; '));
+		this.rateLimiter = new RateLimiter(spec);
+		return spec;
+	}
+
 	addFault(f: FaultSpec) {
 		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken'];
 		if (!kinds.includes(f.kind)) throw new Error(`kind must be one of ${kinds.join(', ')}`);
@@ -418,6 +439,7 @@ export class Simulator {
 		const count = f.count ?? 1;
 		if (!(Number.isInteger(count) && count > 0)) throw new Error('count must be a positive integer');
 		if (f.pathContains !== undefined && (typeof f.pathContains !== 'string' || f.pathContains === '')) throw new Error('pathContains must be a non-empty string');
+		if (f.retryAfterSeconds !== undefined && !(typeof f.retryAfterSeconds === 'number' && f.retryAfterSeconds >= 0 && f.retryAfterSeconds <= 3600)) throw new Error('retryAfterSeconds must be 0–3600');
 		if (f.forMs !== undefined && !(Number.isFinite(f.forMs) && f.forMs > 0 && f.forMs <= 3_600_000)) throw new Error('forMs must be a number of ms from 1 to 3600000');
 		this.faults.push({ ...f, count, ...(f.forMs !== undefined ? { until: this.nowMs() + f.forMs } : {}) });
 		return this.faults;
@@ -512,7 +534,8 @@ export class Simulator {
 			} else if (fault.kind === 'http5xx')
 				return finish(fault.status ?? 503, { code: CODES.INTERNAL, msg: 'injected fault: service unavailable' });
 			else if (fault.kind === 'code') return finish(200, { code: fault.code ?? CODES.INTERNAL, msg: 'injected fault' });
-			else if (fault.kind === 'ratelimit') return finish(fault.status ?? 200, { code: CODES.RATE_LIMITED, msg: 'rate limited: too many requests' });
+			else if (fault.kind === 'ratelimit')
+				return finish(fault.status ?? 200, { code: CODES.RATE_LIMITED, msg: 'rate limited: too many requests' }, fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : undefined);
 			else if (fault.kind === 'expireToken') {
 				const t = query.get('access_token')?.[0];
 				const rec = t ? this.tokens.get(t) : undefined;
@@ -524,6 +547,14 @@ export class Simulator {
 			const def = handlers[m.opId];
 			if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
 			if (path.startsWith('/api/')) this.authenticate(m.opId, query, m.params);
+			if (this.rateLimiter && path.startsWith('/api/')) {
+				const rec = this.tokens.get(query.get('access_token')?.[0] ?? '');
+				if (this.rateLimiter.check(rec?.kind === 'user' ? rec.customer_id : undefined) !== undefined) {
+					entry.fault = 'ratelimit';
+					const a = this.rateLimiter.answer();
+					return finish(a.status, a.body, a.headers);
+				}
+			}
 			let b: Fields = EMPTY;
 			let json: unknown;
 			if ((method === 'POST' || method === 'PUT') && def.enc !== 'query' && def.enc !== 'redirect') {

@@ -4,6 +4,7 @@
  * The secret can also come from a file (--secret-file FILE, first line) or the environment (SECSVC_SIM_SECRET), so
  * it does not show in `ps`; precedence: --secret-file, --secret, SECSVC_SIM_SECRET, then 'demo-secret'.
  */
+import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startSimulator, type Scenario } from './index.mts';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
 		tenancy: { type: 'string', default: 'lenient' },
 		/** Access-token lifetime in seconds (spec: 7200). */
 		'token-ttl': { type: 'string' },
+		/** A request rate limit as JSON (simulator/rateLimit.mts), e.g. '{"rps":60,"burst":10,"retryAfterSeconds":1}'. */
+		'rate-limit': { type: 'string' },
 	},
 });
 
@@ -62,6 +65,16 @@ if (values.fleet) {
 	if (!m) throw new Error('--fleet must be CUSTOMERSxSITES, e.g. 100x10');
 	fleet = { customers: Number(m[1]), sitesPerCustomer: Number(m[2]) };
 }
+let rateLimit: RateLimitSpec | undefined;
+if (values['rate-limit'] !== undefined) {
+	try {
+		rateLimit = JSON.parse(values['rate-limit']) as RateLimitSpec;
+	} catch {
+		fail('--rate-limit must be JSON, e.g. {"rps":60,"burst":10}');
+	}
+	const p = rateLimitProblems(rateLimit);
+	if (p.length) fail(`--rate-limit: ${p.join('; ')}`);
+}
 const running = await startSimulator({
 	port: Number(values.port),
 	host: values.host,
@@ -75,6 +88,7 @@ const running = await startSimulator({
 	...(values['log-limit'] ? { logLimit: Number(values['log-limit']) } : {}),
 	tenancy: values.tenancy,
 	...(tokenTtl ? { tokenTtl } : {}),
+	...(rateLimit ? { rateLimit } : {}),
 });
 const ids = running.sim.firstIds();
 process.stdout.write(`${running.url}\n`);

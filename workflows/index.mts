@@ -19,11 +19,12 @@ import { blocks } from './blocks/blocks.mts';
 import { driftAudit } from './drift/driftAudit.mts';
 import { durableCall } from './durableCall/durableCall.mts';
 import { fleetWatch } from './fleet/fleetWatch.mts';
+import { rateBudget } from './rateBudget/rateBudget.mts';
 import { siteCoordinator } from './coordinator/siteCoordinator.mts';
 import { tenant } from './tenant/tenant.mts';
 
-const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };
+const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant, rateBudget };
 for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
 export { attackResponse } from './attackResponse/attackResponse.mts';
-export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant };
+export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant, rateBudget };

@@ -381,6 +381,8 @@ export const credentialTestText = {
 		`The service is reachable, but it refused the stored user access token (${msg || 'no reason given'}, code ${code}). The refresh token was not tried here (renewing it would replace it); the next run renews the token.`,
 	userTokenUnchecked:
 		'The service answers at this address. The refresh token was not tried (renewing it would replace it); the first run checks it.',
+	clusterTokenUnchecked:
+		"The service answers at this address. The token comes from the customer's tenant workflow through the node's Temporal API credential; the first run checks it.",
 	notTheService: (baseUrl: string, status: number) =>
 		`${baseUrl} answered HTTP ${status} without the service's {code, msg} envelope: is the Base URL right?`,
 	unreachable: (baseUrl: string, why: string) => `Could not reach the service at ${baseUrl}: ${why}`,
@@ -438,7 +440,9 @@ export const RUNBOOK = {
 		taskQueue: 'Task Queue',
 	},
 	help: {
-		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail)',
+		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail, marked unverified); with an ID Token the token names the person',
+		decideIdToken:
+			'The deciding person\'s OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook\'s gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential\'s Payload Key. On Start: the starter\'s token (they cannot approve this runbook)',
 		blockBy: 'Who asks for it (recorded with the block)',
 		decideReason: 'Why (required to reject; recorded in the audit trail)',
 		blockReason: 'Why the block is needed (recorded with the block)',
@@ -454,7 +458,7 @@ export const RUNBOOK = {
 		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration', approval: 'Runbook', via: 'Via' } as Record<string, string>,
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
 	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
 };
 

@@ -1,4 +1,4 @@
-import type { DecideRequest } from '../decideRules';
+import type { DecideRequest, VerifiedIdentity } from '../decideRules';
 
 /**
  * The runbook contract: what the workflows, the worker, the CLI and the n8n Runbook node agree on — workflow type
@@ -17,6 +17,7 @@ export const WORKFLOW_TYPE = {
 	driftAudit: 'driftAudit',
 	durableCall: 'durableCall',
 	fleetWatch: 'fleetWatch',
+	rateBudget: 'rateBudget',
 	siteCoordinator: 'siteCoordinator',
 	tenant: 'tenant',
 } as const;
@@ -143,6 +144,10 @@ export interface RunbookState {
 	reapplied: number;
 	/** Who decided the approval gate, when, through which interface (cli, n8n, http, api; signal = old builds; timeout; abort). */
 	approval?: ApprovalRecord;
+	/** The open approval gate: the nonce a decider's ID token must carry (binds a proof to this runbook and this gate). */
+	gate?: { nonce: string; openedAt: string; issuer?: string; policy: string };
+	/** Who started the runbook, as verified at its start (separation of duties). */
+	startedBy?: VerifiedIdentity;
 	/** Why the wait ended: cooldown observed attack-free, an operator's abort, or the maxDurationSeconds bound. */
 	endedBy?: 'cooldown' | 'abort' | 'max-duration';
 	/** Times this runbook continued as new during its wait (same workflow id, state carried; history stays short). */
@@ -200,6 +205,8 @@ export interface EventTraffic {
 export interface ApprovalRecord {
 	decision: NonNullable<RunbookState['decision']>;
 	by?: string;
+	/** Who decided as the worker established it (verified ID token, or typed in compatibility mode); never the token. */
+	identity?: VerifiedIdentity;
 	at: string;
 	via: string;
 	reason?: string;
@@ -223,7 +230,7 @@ export interface RunbookCarry {
 	skipped: { source: string; reason: string }[];
 	heldByOthers: Hold[];
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
 	approvers?: string[];
 	samples: TrafficSample[];
 	/** The wait's clock: when the mitigation was in place (maxDurationSeconds counts from it), when the cooldown began. */

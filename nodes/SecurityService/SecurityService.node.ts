@@ -26,7 +26,11 @@ export class SecurityService implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' }],
+		credentials: [
+			{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' },
+			// Only for a Security Service credential whose Token Source is the cluster (the tenant workflow's token).
+			{ name: 'temporalApi', required: false },
+		],
 		properties: versionProperties,
 	};
 

@@ -89,7 +89,11 @@ export class SecurityServiceTrigger implements INodeType {
 		polling: true,
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' }],
+		credentials: [
+			{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' },
+			// Only for a Security Service credential whose Token Source is the cluster (the tenant workflow's token).
+			{ name: 'temporalApi', required: false },
+		],
 		properties: [
 			{
 				displayName: 'Event',

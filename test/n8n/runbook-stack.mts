@@ -25,17 +25,18 @@ export interface RunbookStack {
 	stop(): Promise<void>;
 }
 
-export async function startRunbookStack(o: { appId: string; secret: string; taskQueue: string; label: string }): Promise<RunbookStack> {
+/** `workerEnv`: more settings for the worker process; `credential`: more fields of the Temporal credential. */
+export async function startRunbookStack(o: { appId: string; secret: string; taskQueue: string; label: string; workerEnv?: Record<string, string>; credential?: Record<string, string> }): Promise<RunbookStack> {
 	const sim = await startSimulator({ port: 0, appId: o.appId, secret: o.secret, seed: 7 });
 	const temporal = await startTemporalDev();
-	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: o.taskQueue, simUrl: sim.url, appId: o.appId, secret: o.secret });
+	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: o.taskQueue, simUrl: sim.url, appId: o.appId, secret: o.secret, ...(o.workerEnv ? { env: o.workerEnv } : {}) });
 	const connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: 'default' });
 
 	const work = mkdtempSync(join(tmpdir(), `secsvc-${o.label}-`));
 	const home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
-	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...TEMPORAL_CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
+	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...TEMPORAL_CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '', ...o.credential } }]));
 	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
 	assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
 

@@ -131,7 +131,7 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	const res = (await within(client.workflow.getHandle(wid).result(), 120_000, 'runbook result')) as AttackResponseResult;
 	assert.equal(res.outcome, 'aborted-reverted');
 	const signals = res.audit.filter((a) => a.step === 'signal').map((a) => `${a.what}|${a.result}`);
-	assert.deepEqual(signals.map((x) => x.replace(/ at \S+$/, '')), ['approve|by oncall-n8n via n8n', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
+	assert.deepEqual(signals.map((x) => x.replace(/ at \S+( \(unverified: typed, no identity provider\))?$/, '$1')), ['approve|by oncall-n8n via n8n (unverified: typed, no identity provider)', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
 	assert.deepEqual([res.approval?.by, res.approval?.via], ['oncall-n8n', 'n8n']);
 	assert.ok(res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'), JSON.stringify(res.changes.map((c) => [c.id, c.status])));
 	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());

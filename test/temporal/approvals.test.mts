@@ -62,7 +62,9 @@ test('decide: refusals change nothing; the approver gets the decision back; resu
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via, r.approval?.at], ['approved', 'alice@soc', 'cli', d.at]);
-		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at}`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		// Compatibility mode (no identity provider): the typed name, marked unverified in the audit and the result.
+		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at} (unverified: typed, no identity provider)`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		assert.deepEqual(r.approval?.identity, { verified: 'unverified', name: 'alice@soc' });
 		assert.ok(!r.audit.some((e) => /mallory/.test(JSON.stringify(e))), 'a refused decision leaves no trace in the runbook');
 	} finally {
 		await t.close();

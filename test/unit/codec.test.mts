@@ -1,14 +1,17 @@
 // The payload codec (worker/src/temporal/codec.mts): sealed payloads encrypted with AES-256-GCM under the newest key (key id
 // in the metadata), everything else untouched; old keys decrypt; tampering and a missing key fail loudly; key
 // settings are checked with errors naming the setting. ClusterTokens: one Update for concurrent callers, cached
-// until renewAt, a rejected token names its generation.
+// until renewAt, a rejected token names its generation. Tenant token keys (n8n's Token Source "cluster"): a grant sealed
+// for a customer opens with that customer's token key in the n8n package's own opener and with nothing else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { CodecKeyError, KEY_ID_METADATA, SealedPayloadCodec, keysFromEnv, parseKeys, requireKeys } from '../../worker/src/temporal/codec.mts';
+import { execFileSync } from 'node:child_process';
+import { CodecKeyError, KEY_ID_METADATA, SealedPayloadCodec, TENANT_METADATA, keysFromEnv, parseKeys, requireKeys, tenantTokenKey } from '../../worker/src/temporal/codec.mts';
+import { openGrant, parseTokenKey } from '../../nodes/SecurityService/transport/clusterToken.ts';
 import { ClusterTokens } from '../../worker/src/activities/tenants.mts';
-import { sealed } from '../../workflows/tenant/shared.mts';
+import { sealed, sealedFor } from '../../workflows/tenant/shared.mts';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const td = new TextDecoder();
@@ -57,7 +60,7 @@ test('key settings: errors name the setting and the key; none given → undefine
 	assert.throws(() => keysFromEnv({ SECSVC_PAYLOAD_KEYS_FILE: '/nonexistent/keys' }), /cannot read \/nonexistent\/keys: ENOENT/);
 });
 
-test('ClusterTokens: concurrent callers share one Update; cached until renewAt; a rejection names its generation', async () => {
+test('ClusterTokens: concurrent callers share one Update; cached until renewAt, renewed ahead while still valid; a rejection names its generation', async () => {
 	let now = 1_000_000;
 	const asked: unknown[] = [];
 	let gen = 0;
@@ -73,8 +76,43 @@ test('ClusterTokens: concurrent callers share one Update; cached until renewAt; 
 	now += 23_000;
 	assert.equal(await tokens.getToken(), 'tok-1', 'before renewAt: the cached token, no Update');
 	now += 1_000;
-	assert.equal(await tokens.getToken(), 'tok-2', 'at renewAt: asks the tenant workflow');
+	assert.equal(await tokens.getToken(), 'tok-1', 'at renewAt: the held token (valid 6 s more) at once, the Update in the background');
+	await new Promise((r) => setTimeout(r, 30));
+	assert.equal(asked.length, 2, 'one Update for the renewal ahead');
+	assert.equal(await tokens.getToken(), 'tok-2', 'the renewed token once the Update answered');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-1' }), 'tok-2', 'an older rejected token does not drop the newer one');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-2' }), 'tok-3');
 	assert.deepEqual(asked, [{}, {}, { rejectedGeneration: 2 }]);
+	// past half the renewal margin (3 s of 6 s left) a call waits for the Update instead of taking the held token
+	now += 27_000;
+	assert.equal(await tokens.getToken(), 'tok-4');
+	assert.equal(asked.length, 4);
+});
+
+test('tenant token keys: a grant sealed for a customer opens with its token key only; the refresh token never uses it', async () => {
+	const keys = parseKeys(`${key('k1')},${key('k2')}`);
+	const codec = new SealedPayloadCodec(keys);
+	const grant = { accessToken: 'ut-very-secret-9', expiresAt: 2, renewAt: 1, generation: 4 };
+	const [enc, state] = await codec.encode([defaultPayloadConverter.toPayload(sealedFor('cust-1', grant)), defaultPayloadConverter.toPayload(sealed({ refreshToken: 'rt-secret' }))]);
+	assert.equal(meta(enc, TENANT_METADATA), 'cust-1');
+	assert.equal(meta(enc, KEY_ID_METADATA), 'k2', 'the newest key');
+	assert.equal(meta(state, TENANT_METADATA), '', 'a refresh token is sealed with the payload key, never a tenant key');
+	const [dec] = await codec.decode([enc]);
+	assert.deepEqual(defaultPayloadConverter.fromPayload(dec), sealedFor('cust-1', grant), 'workers and the CLI open it as before');
+	// as Temporal's HTTP API shows it: metadata values and data in base64
+	const b = (u?: Uint8Array | null) => Buffer.from(u ?? new Uint8Array()).toString('base64');
+	const http = (p: typeof enc) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b(v)])), data: b(p.data) });
+	const tk = (id: string, k: Buffer, c: string) => parseTokenKey(`${id}:${tenantTokenKey(k, c).toString('base64')}`);
+	assert.deepEqual(openGrant(http(enc), 'cust-1', tk('k2', keys[1].key, 'cust-1')), grant);
+	assert.throws(() => openGrant(http(enc), 'cust-1', tk('k2', keys[1].key, 'cust-2')), /Token Key: does not open customer cust-1/);
+	assert.throws(() => openGrant(http(enc), 'cust-2', tk('k2', keys[1].key, 'cust-2')), /Customer ID: the token answered is sealed for another customer/);
+	assert.throws(() => openGrant(http(enc), 'cust-1', tk('k1', keys[0].key, 'cust-1')), /Token Key: made from payload key 'k1', the cluster now seals with 'k2'/);
+	assert.throws(() => openGrant(http(state), 'cust-1', tk('k2', keys[1].key, 'cust-1')), /Customer ID/, 'the payload key\'s payloads do not open with a token key');
+	assert.throws(() => parseTokenKey('k1:short'), /Token Key: must be what `secsvc tenants token-key/);
+	// the CLI prints the same key the codec derives
+	const printed = execFileSync(process.execPath, ['--import', 'tsx', 'worker/bin/secsvc.mjs', 'tenants', 'token-key', 'cust-1'], {
+		env: { ...process.env, SECSVC_PAYLOAD_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',') },
+		encoding: 'utf8',
+	}).trim();
+	assert.equal(printed, `k2:${tenantTokenKey(keys[1].key, 'cust-1').toString('base64')}`);
 });

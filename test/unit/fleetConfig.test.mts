@@ -22,7 +22,7 @@ test('defaults, and each site plan = template + site + overrides (protected rang
 	const template = { cooldownSeconds: 600, approval: { required: false, timeoutSeconds: 60 }, blacklist: { enabled: true, protectedRanges: ['198.51.100.0/24'] } };
 	const f = parseFleet({ template, sites: [site(1), site(2, { cooldownSeconds: 30, approval: { required: true }, protectedRanges: ['192.0.2.1', '198.51.100.0/24'] })] });
 	assert.equal(f.fleet, 'default');
-	assert.deepEqual(f.settings, { intervalSeconds: 60, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', ticksPerRun: 100 });
+	assert.deepEqual(f.settings, { intervalSeconds: 60, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', ticksPerRun: 100, maxIntervalStretch: 3 });
 	assert.equal(f.sitesPerWatcher, 250);
 	const p1 = parsePlan(sitePlan(f.template, f.sites[0]));
 	assert.equal(p1.site_id, '210001');

@@ -1,4 +1,5 @@
 import type { Change } from '../../api/runbook/contract.ts';
+import type { SetParams } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
@@ -82,10 +83,10 @@ export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: n
 	const t = c.target;
 	switch (c.kind) {
 		case 'detectionMode':
-			await acts['detection.setMode']({ ...opOf(t), model: String(value) });
+			await acts['detection.setMode']({ ...opOf(t), model: String(value) as SetParams<'detection.setMode'>['model'] });
 			return;
 		case 'detectionPolicy':
-			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) });
+			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) } as SetParams<'detection.setPolicy'>);
 			return;
 		case 'blacklistAdd':
 			await settleAll(
@@ -102,10 +103,10 @@ export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: n
 			);
 			return;
 		case 'ipAuth':
-			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(value as Params) });
+			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>) });
 			return;
 		case 'switch':
-			await acts['applicationProtection.switch.set']({ ...dpOf(t), name: t.name, enable: value });
+			await acts['applicationProtection.switch.set']({ ...dpOf(t), name: t.name, enable: value as SetParams<'applicationProtection.switch.set'>['enable'] });
 			return;
 	}
 }

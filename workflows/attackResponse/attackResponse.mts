@@ -3,7 +3,8 @@ import type { AttackResponseInput, AttackResponseResult } from '../../api/runboo
 import { parsePlanInWorker } from '../input/parsePlan.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { runbookStartRules } from '../input/inputRules.mts';
-import { approvalGate } from './approval.mts';
+import { approvalGate, approvalPolicy } from './approval.mts';
+import type { Sealed } from '../tenant/shared.mts';
 import { applyChanges } from './apply.mts';
 import { checkCarry, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
@@ -23,13 +24,16 @@ import { eventTraffic } from './observe.mts';
  * Every API call goes through an activity named by its catalog operation id; credentials live in the worker.
  * Each step lives in workflows/attackResponse/<step>.mts.
  */
-export async function attackResponse(input: AttackResponseInput): Promise<AttackResponseResult> {
+export async function attackResponse(input: AttackResponseInput, startedBy?: Sealed<{ idToken: string }>): Promise<AttackResponseResult> {
 	// Before anything (the site id goes into a search attribute at once): a bad input fails the run, naming the field.
 	failOn('plan', problems(input, runbookStartRules));
+	failOn('startedBy', startedByProblem(startedBy));
 	checkCarry(input);
 	const rb = newRunbook(input);
 	registerHandlers(rb);
 	const ctx = planContext(await parsePlanInWorker(input?.plan));
+	// Who may approve (the operator's policy; the plan only narrows it) and who started: refused at start (approval.mts).
+	if (!input?.carry) await approvalPolicy(rb, ctx, startedBy);
 
 	let continuing = false;
 	try {
@@ -97,3 +101,11 @@ async function mitigateThenRevert(rb: Runbook, ctx: PlanContext, apply: boolean)
 
 // Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/process/deploy.mts).
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);
+
+/** The start's second argument: the starter's ID token, sealed (the payload codec keeps it out of history in plain text). */
+function startedByProblem(s: unknown): { field: string; rule: string }[] {
+	if (s === undefined || s === null) return [];
+	const o = s as { $sealed?: unknown; idToken?: unknown };
+	if (typeof s !== 'object' || o.$sealed !== 1 || typeof o.idToken !== 'string' || o.idToken.length > 16384) return [{ field: 'startedBy', rule: 'must be a sealed { idToken } (secsvc start sends it)' }];
+	return [];
+}

@@ -1,8 +1,9 @@
+import type { ApproverPolicy, VerifiedIdentity } from '../../api/decideRules.ts';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordinator/coordination.mts';
 import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
 import type { Plan } from '../../api/runbook/plan.ts';
-import type { Params } from './settings.mts';
+import type { OperationActivities } from '../pure/activityTypes.mts';
 import { observer, type Observer } from './observe.mts';
 
 /**
@@ -10,8 +11,8 @@ import { observer, type Observer } from './observe.mts';
  * proxies for reads, writes and reverts (options from the plan's `execution` block, see workflows/README.md).
  */
 
-export type Act = (params: Params) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-export type Acts = Record<string, Act>;
+/** The catalog's operations as activities, typed from the catalog (params and results). */
+export type Acts = OperationActivities;
 
 function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Acts {
 	const options = {
@@ -35,9 +36,11 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string };
+	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
+	/** The operator's approver policy (identity.policy at start; compatibility mode when absent). */
+	policy?: ApproverPolicy;
 	lastResult?: AttackResponseResult;
 	/** Search attributes, metrics and traffic samples (workflows/attackResponse/observe.mts). */
 	obs: Observer;

@@ -1,7 +1,8 @@
-import { log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
 import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery, decideUpdate } from './messages.mts';
 import type { Runbook } from './context.mts';
-import { checkDecision, type DecideRequest } from './approval.mts';
+import { checkDecision, deciderOf, type DecideRequest } from './approval.mts';
+import { identityText } from '../../api/decideRules.ts';
 import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
 
 /** Refused signals spelled out in the audit (the rest are counted in `state.refusedSignals`): a flood cannot push the runbook's own entries out. */
@@ -45,20 +46,29 @@ export function registerHandlers(rb: Runbook): void {
 		const req = (raw ? { approved: raw.approved, by: raw.by, ...(raw.reason !== undefined ? { reason: raw.reason } : {}) } : a) as DecideRequest;
 		const problem = problemOf(() => checkDecision(rb, req));
 		if (problem) return refuse('approve', problem);
-		const by = req.by.trim();
+		// A signal cannot carry a proof (it would be history in plain text): only compatibility mode gets here.
+		const identity = { verified: 'unverified' as const, name: String(req.by).trim() };
 		const at = new Date(Date.now()).toISOString();
-		rb.approval = { approved: req.approved, by, reason: req.reason, via: 'signal', at };
-		log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${by} via signal at ${at}` });
+		rb.approval = { approved: req.approved, by: identity.name, reason: req.reason, via: 'signal', at, identity };
+		log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${identity.name} via signal at ${at} (${identityText(identity)})` });
 	});
 	setHandler(
 		decideUpdate,
-		(req) => {
+		async (req) => {
+			// The proof is verified outside the sandbox (local activity), then every rule applies again to the verified
+			// identity (the state may have changed while it ran). A refusal changes nothing.
+			const identity = await deciderOf(rb, req);
+			try {
+				checkDecision(rb, req, identity);
+			} catch (e) {
+				throw ApplicationFailure.nonRetryable((e as Error).message, 'DecisionRefused'); // fails the Update, not the task
+			}
 			const at = new Date(Date.now()).toISOString();
-			const by = req.by.trim();
+			const by = identity.name;
 			const via = req.via ?? 'api';
-			rb.approval = { approved: req.approved, by, reason: req.reason, via, at };
-			log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${by} via ${via} at ${at}` });
-			return { accepted: true as const, decision: req.approved ? 'approved' : 'rejected', by, at, via, ...(req.reason ? { reason: req.reason } : {}) };
+			rb.approval = { approved: req.approved, by, reason: req.reason, via, at, identity };
+			log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${by} via ${via} at ${at} (${identityText(identity)})` });
+			return { accepted: true as const, decision: req.approved ? 'approved' : 'rejected', by, identity, at, via, ...(req.reason ? { reason: req.reason } : {}) };
 		},
 		{ validator: (req) => checkDecision(rb, req) },
 	);

@@ -1,3 +1,4 @@
+import type { OperationResults } from '../../api/types.generated.ts';
 import type { Change } from '../../api/runbook/contract.ts';
 import { ITEM_GROUP } from '../../api/runbook/planItems.ts';
 import { entryRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
@@ -10,8 +11,15 @@ import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } fro
  * ("hold the line") and the revert.
  */
 
+/** One detection item of the policy (its group from the catalog's detection groups), as the runbook compares it. */
+export const detectionLeaf = (policy: Settings['detection'], item: string): Params | undefined =>
+	(policy as Record<string, Record<string, Params> | undefined> | undefined)?.[ITEM_GROUP[item]]?.[item];
+
+/** The IP lists' answer as the runbook reads it (the catalog leaves the list object open). */
+type IpLists = { p_info?: { ipv4?: { black_soc?: ListEntry[]; white_soc?: ListEntry[] } } } | undefined;
+
 export interface Settings {
-	detection?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+	detection?: OperationResults['detection.getPolicy'];
 	dp: Record<string, { black?: ListEntry[]; white?: ListEntry[]; ipAuth?: Params; switches?: Params }>;
 }
 
@@ -43,8 +51,8 @@ export async function readSettings(ctx: PlanContext, acts: Acts, need: Need, ext
 	for (const [dp, n] of Object.entries(need.dp)) {
 		const d: Settings['dp'][string] = (s.dp[dp] = {});
 		const p = ctx.dpParams(dp);
-		if (n.black) reads.push(async () => void (d.black = (await acts['applicationProtection.ipBlacklist.get'](p))?.p_info?.ipv4?.black_soc ?? []));
-		if (n.white) reads.push(async () => void (d.white = (await acts['applicationProtection.ipWhitelist.get'](p))?.p_info?.ipv4?.white_soc ?? []));
+		if (n.black) reads.push(async () => void (d.black = ((await acts['applicationProtection.ipBlacklist.get'](p)) as IpLists)?.p_info?.ipv4?.black_soc ?? []));
+		if (n.white) reads.push(async () => void (d.white = ((await acts['applicationProtection.ipWhitelist.get'](p)) as IpLists)?.p_info?.ipv4?.white_soc ?? []));
 		if (n.ipAuth) reads.push(async () => void (d.ipAuth = await acts['applicationProtection.authIp.get'](p)));
 		if (n.switches) reads.push(async () => void (d.switches = await acts['applicationProtection.switch.list'](p)));
 	}
@@ -62,7 +70,7 @@ export function compare(c: Change, live: Settings): { value: unknown; is: 'after
 			return { value: v, is: is(v === Number(c.after), v === Number(c.before)) };
 		}
 		case 'detectionPolicy': {
-			const leaf = pickLeaf(live.detection?.[ITEM_GROUP[t.name]]?.[t.name] ?? {});
+			const leaf = pickLeaf(detectionLeaf(live.detection, t.name) ?? {});
 			return { value: leaf, is: is(sameLeaf(leaf, c.after as Params), sameLeaf(leaf, c.before as Params)) };
 		}
 		case 'ipAuth': {

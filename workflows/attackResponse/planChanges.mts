@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import type { PlanContext, Runbook } from './context.mts';
 import type { Snapshot } from './snapshot.mts';
 import { findSwitch, ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from './settings.mts';
+import { detectionLeaf } from './live.mts';
 
 /**
  * A runbook only LOWERS thresholds: a plan value above the live one (e.g. `999999999999G` for tcp_syn) fails the run
@@ -39,7 +40,7 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
 		add({ id: 'detection.mode', kind: 'detectionMode', what: 'detection mode', target: op, before: snap.detection.model, after: 1, why: 'rapid mode detects the attack faster' });
 	plan.detection.thresholds.forEach((t, i) => {
-		const leaf = snap.detection?.[ITEM_GROUP[t.name]]?.[t.name] as Record<string, unknown> | undefined;
+		const leaf = detectionLeaf(snap.detection, t.name);
 		if (!leaf) {
 			rb.log('planning', `detection item ${t.name}`, 'not present in the live policy; left alone');
 			return;

@@ -12,7 +12,7 @@ export async function takeSnapshot(rb: Runbook, ctx: PlanContext): Promise<{ sna
 	for (const dp of plan.domain_ports)
 		need.dp[dp] = { black: plan.blacklist.enabled, white: plan.blacklist.enabled, ipAuth: Boolean(plan.ipAuth), switches: plan.switches.length > 0 };
 	let events: { events?: unknown[] } | undefined;
-	const eventQuery = plan.event_id ? { site_id: ctx.site, alert_id: plan.event_id, status: 'all' } : { site_id: ctx.site, status: 'ongoing', num: '50' };
+	const eventQuery = plan.event_id ? { site_id: ctx.site, alert_id: plan.event_id, status: 'all' as const } : { site_id: ctx.site, status: 'ongoing' as const, num: '50' };
 	// Every snapshot read and the event lookup are independent: one round (plan.execution.parallel).
 	const snap = await readSettings(ctx, ctx.readActs, need, [async () => void (events = await ctx.readActs['dashboard.ddosEvents'](eventQuery))]);
 	rb.log('snapshot', 'snapshot of every setting the plan touches', 'revert restores exactly these values', {

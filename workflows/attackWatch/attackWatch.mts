@@ -1,6 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import { workflowIdFor } from '../../api/runbook/contract.ts';
+import type { OperationActivities } from '../pure/activityTypes.mts';
+import type { attackResponse } from '../attackResponse/attackResponse.mts';
+import { WORKFLOW_TYPE, workflowIdFor } from '../../api/runbook/contract.ts';
 import { parsePlanInWorker } from '../input/parsePlan.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { runbookStartRules } from '../input/inputRules.mts';
@@ -23,8 +25,7 @@ export interface AttackWatchResult {
 	reason: string;
 }
 
-type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
+const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
 
 export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchResult> {
 	failOn('plan', problems(input, runbookStartRules));
@@ -34,7 +35,7 @@ export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchR
 	const underAttack = Number(r?.status) === 1;
 	if (!underAttack) return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'not under attack' };
 	try {
-		await startChild('attackResponse', {
+		await startChild<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 			workflowId,
 			args: [{ plan: input.plan, dryRun: input.dryRun }],
 			taskQueue: workflowInfo().taskQueue,

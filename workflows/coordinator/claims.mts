@@ -7,7 +7,15 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult,
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
-const coord = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<any>>>({ // eslint-disable-line @typescript-eslint/no-explicit-any
+/** The `coordination.*` activities as workflow code calls them (worker/src/activities/coordination.mts registers them). */
+interface CoordinationActivities {
+	[COORDINATION.claim]: (input: { site_id: string } & Omit<ClaimRequest, 'owner'>) => Promise<ClaimResult>;
+	[COORDINATION.release]: (input: { site_id: string; keys?: string[]; queuedOnly?: true }) => Promise<{ released: number; dequeued?: number }>;
+	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
+	[COORDINATION.holds]: (input: { site_id: string }) => Promise<Hold[]>;
+}
+
+const coord = proxyActivities<CoordinationActivities>({
 	startToCloseTimeout: '10m',
 	// The activities heartbeat while they wait (worker/src/temporal/coordination.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.

@@ -1,4 +1,5 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { OperationActivities, SetParams } from '../pure/activityTypes.mts';
 import { claim, holdsOf, release } from '../coordinator/claims.mts';
 import { settingKey, type Hold } from '../coordinator/coordination.mts';
 import { ITEM_GROUP, ITEM_TYPE } from '../../api/runbook/planItems.ts';
@@ -67,8 +68,10 @@ export interface DriftAuditResult {
 	enforce: boolean;
 }
 
-type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
+/** Open parts of the catalog's answers, as the audit reads them: detection items by group, the IP lists. */
+type DetectionGroups = Record<string, Record<string, unknown> | undefined>;
+type IpLists = { p_info?: { ipv4?: { black_soc?: ListEntry[]; white_soc?: ListEntry[] } } } | undefined;
+const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
 
 export async function driftAudit(input: { desired: DesiredState; enforce?: boolean }): Promise<DriftAuditResult> {
 	// The shape here (no commands); the whole desired state by the CLI's schema (checkDesiredState) in the worker.
@@ -89,12 +92,12 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (Number(live?.model) !== Number(d.detection.model)) {
 				const drift: Drift = { setting: 'detection.model', target: op, desired: d.detection.model, live: live?.model };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.detectionMode()], run: () => acts['detection.setMode']({ ...op, model: String(d.detection?.model) }) });
+				fixes.push({ drift, keys: [settingKey.detectionMode()], run: () => acts['detection.setMode']({ ...op, model: String(d.detection?.model) as SetParams<'detection.setMode'>['model'] }) });
 			}
 		}
 		for (const [name, want] of Object.entries(d.detection.items ?? {})) {
 			checked++;
-			const leaf = (live?.[ITEM_GROUP[name]]?.[name] ?? {}) as Record<string, string | number>;
+			const leaf = ((live as unknown as DetectionGroups | undefined)?.[ITEM_GROUP[name]]?.[name] ?? {}) as Record<string, string | number>;
 			const differs = Object.entries(want).some(([k, v]) =>
 				k === 'is_enabled' || k === 'blackhole_time' ? Number(leaf[k]) !== Number(v) : leaf[k] === undefined || !sameThreshold(String(leaf[k]), String(v)),
 			);
@@ -104,7 +107,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 				const merged: Record<string, unknown> = {};
 				for (const k of ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'])
 					if ((want[k] ?? leaf[k]) !== undefined) merged[k] = k === 'blackhole_time' ? Number(want[k] ?? leaf[k]) : String(want[k] ?? leaf[k]);
-				if (ITEM_TYPE[name]) fixes.push({ drift, keys: [settingKey.detectionItem(name)], run: () => acts['detection.setPolicy']({ ...op, name, type: ITEM_TYPE[name], ...merged }) });
+				if (ITEM_TYPE[name]) fixes.push({ drift, keys: [settingKey.detectionItem(name)], run: () => acts['detection.setPolicy']({ ...op, name, type: ITEM_TYPE[name], ...merged } as SetParams<'detection.setPolicy'>) });
 			}
 		}
 	}
@@ -118,11 +121,11 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			const a = String(w.action);
 			const differs =
 				live?.action !== a || Number(live?.enable) !== Number(w.enable) || Number(live?.mode) !== Number(w.mode) ||
-				(w[`action_${a}`] !== undefined && JSON.stringify(sortKeys(live?.[`action_${a}`])) !== JSON.stringify(sortKeys(w[`action_${a}`])));
+				(w[`action_${a}`] !== undefined && JSON.stringify(sortKeys((live as Record<string, unknown> | undefined)?.[`action_${a}`])) !== JSON.stringify(sortKeys(w[`action_${a}`])));
 			if (differs) {
 				const drift: Drift = { setting: 'ipAuth', target: t, desired: w, live };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.ipAuth(dp)], run: () => acts['applicationProtection.authIp.set']({ ...t, ...w }) });
+				fixes.push({ drift, keys: [settingKey.ipAuth(dp)], run: () => acts['applicationProtection.authIp.set']({ ...t, ...w } as SetParams<'applicationProtection.authIp.set'>) });
 			}
 		}
 		if (want.switches) {
@@ -137,14 +140,14 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 				}
 			}
 		}
-		for (const [list, key, getId, addId, field] of [
-			['blacklistIncludes', 'black_soc', 'applicationProtection.ipBlacklist.get', 'applicationProtection.ipBlacklist.add', 'ip_black_list'],
-			['whitelistIncludes', 'white_soc', 'applicationProtection.ipWhitelist.get', 'applicationProtection.ipWhitelist.add', 'ip_white_list'],
+		for (const [list, key, getId, field] of [
+			['blacklistIncludes', 'black_soc', 'applicationProtection.ipBlacklist.get', 'ip_black_list'],
+			['whitelistIncludes', 'white_soc', 'applicationProtection.ipWhitelist.get', 'ip_white_list'],
 		] as const) {
 			const entries = want[list];
 			if (!entries) continue;
 			checked++;
-			const live = ((await acts[getId](t))?.p_info?.ipv4?.[key] ?? []) as ListEntry[];
+			const live = (((await acts[getId](t)) as IpLists)?.p_info?.ipv4?.[key] ?? []) as ListEntry[];
 			const liveRanges = live.map(entryRange).filter((r): r is Range => r !== undefined);
 			const missing = subtract(aggregate(parseAll(entries).ranges), liveRanges).map(formatRange);
 			if (missing.length) {
@@ -155,7 +158,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 					drift,
 					keys: missing.map((m) => entryKey(dp, m)),
 					run: async (granted) => {
-						for (const m of missing) if (granted.has(entryKey(dp, m))) await acts[addId]({ ...t, [field]: m });
+						for (const m of missing) if (granted.has(entryKey(dp, m))) await (field === 'ip_black_list' ? acts['applicationProtection.ipBlacklist.add']({ ...t, ip_black_list: m }) : acts['applicationProtection.ipWhitelist.add']({ ...t, ip_white_list: m }));
 					},
 				});
 			}
@@ -166,7 +169,7 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			if (live?.mode !== want.xForwardedFor.mode || (want.xForwardedFor.name !== undefined && live?.name !== want.xForwardedFor.name)) {
 				const drift: Drift = { setting: 'xForwardedFor', target: t, desired: want.xForwardedFor, live };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.xForwardedFor(dp)], run: () => acts['applicationProtection.xForwardedFor.set']({ ...t, ...want.xForwardedFor }) });
+				fixes.push({ drift, keys: [settingKey.xForwardedFor(dp)], run: () => acts['applicationProtection.xForwardedFor.set']({ ...t, ...want.xForwardedFor } as SetParams<'applicationProtection.xForwardedFor.set'>) });
 			}
 		}
 	}

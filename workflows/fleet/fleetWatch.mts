@@ -4,12 +4,14 @@ import {
 	allHandlersFinished,
 	condition,
 	continueAsNew,
+	metricMeter,
 	patched,
 	setHandler,
 	startChild,
 	workflowInfo,
 } from '@temporalio/workflow';
-import { workflowIdFor } from '../../api/runbook/contract.ts';
+import type { attackResponse } from '../attackResponse/attackResponse.mts';
+import { WORKFLOW_TYPE, workflowIdFor } from '../../api/runbook/contract.ts';
 import {
 	configQuery,
 	configureUpdate,
@@ -68,6 +70,21 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	// Rate limiting slows a tick instead of ending it; a late tick is not followed by another within half an interval
 	// (runs recorded before replay the old way).
 	const paced = patched('fleet-tick-backoff');
+	/** When this run began (a site never checked counts from here for the starvation bound). */
+	const runStart = Date.now();
+	const stretchOf = () => cfg.settings.maxIntervalStretch ?? 3;
+	/** How many intervals ago a site was last checked (from the run's start when never). */
+	const ageIntervals = (site: string, now: number) => (now - (states.get(site)?.at ?? runStart)) / (cfg.settings.intervalSeconds * 1000);
+	const oldest = (now: number) => {
+		let max = 0;
+		let over = 0;
+		for (const s of cfg.sites) {
+			const a = ageIntervals(s.site_id, now);
+			if (a > max) max = a;
+			if (a > stretchOf()) over++;
+		}
+		return { max, over };
+	};
 
 	setHandler(
 		configureUpdate,
@@ -98,6 +115,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			lastTickMs,
 			nextTickAt,
 			rateLimitedTicks,
+			maxIntervalStretch: stretchOf(),
+			oldestCheckIntervals: Math.round(oldest(Date.now()).max * 100) / 100,
+			overdue: oldest(Date.now()).over,
 			sites: cfg.sites.map((s) => ({ site_id: s.site_id, customer_id: s.customer_id, ...(states.get(s.site_id) ?? { state: 'unchecked' as const }) })),
 		}),
 	);
@@ -121,7 +141,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		const st = states.get(siteId) as SiteState;
 		const id = workflowIdFor(siteId);
 		try {
-			const h = await startChild('attackResponse', {
+			const h = await startChild<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 				workflowId: id,
 				args: [{ plan: sitePlan(cfg.template, site) }],
 				taskQueue: cfg.taskQueue ?? workflowInfo().taskQueue,
@@ -165,8 +185,22 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		const tickAt = Date.now();
 		const { intervalSeconds, batchSize, activities } = cfg.settings;
 		nextTickAt = undefined;
-		const first = new Set(deferred);
-		const order = [...deferred, ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
+		// Starvation bound: a site that would pass maxIntervalStretch intervals unchecked by this tick's end goes
+		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
+		// Runs recorded before replay the old order (deferred first).
+		const bounded = patched('fleet-budget-order');
+		// (1.5 intervals before the bound: a site this tick cannot reach still has the next tick's start)
+		const urgent = bounded
+			? new Set(
+					cfg.sites
+						.map((s) => ({ id: s.site_id, age: ageIntervals(s.site_id, tickAt) }))
+						.filter((x) => x.age >= stretchOf() - 1.5)
+						.sort((a, b) => b.age - a.age)
+						.map((x) => x.id),
+				)
+			: new Set<string>();
+		const first = new Set([...urgent, ...deferred]);
+		const order = [...urgent, ...deferred.filter((s) => !urgent.has(s)), ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
 		deferred = [];
 		const batches: string[][] = [];
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
@@ -179,6 +213,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			// No new call after the tick's interval is over (the rest is checked first next tick).
 			budgetMs: () => Math.max(500, tickAt + intervalSeconds * 1000 - Date.now()),
 			states,
+			...(urgent.size ? { urgent } : {}),
 			// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
 			startRunbooks: (attacked) =>
 				attacked
@@ -196,6 +231,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		} else if (concurrency < cfg.settings.concurrency) concurrency++;
 
 		ticks++;
+		// the oldest check, in intervals (the starvation bound's metric; not emitted on replay)
+		metricMeter.createGauge('secsvc_fleet_oldest_check_intervals', 'float', '1', 'intervals since the least recently checked site of a watcher was checked').set(oldest(Date.now()).max, { fleet: cfg.fleet, watcher: String(cfg.index) });
 		lastTickAt = tickAt;
 		lastTickMs = Date.now() - tickAt;
 		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or

@@ -35,6 +35,11 @@ export interface FleetSettings {
 	activities: 'local' | 'regular';
 	/** Ticks per run before continue-as-new (history stays short). */
 	ticksPerRun: number;
+	/**
+	 * Starvation bound: under a request budget the watch stretches its interval, but every site is checked at least
+	 * once per this many intervals (default 3); a site near it is checked ahead of the others' polls.
+	 */
+	maxIntervalStretch?: number;
 }
 
 /** One watcher's whole configuration, passed by value (plans hold no secrets). */
@@ -92,6 +97,11 @@ export interface WatcherStatus {
 	nextTickAt?: number;
 	/** Ticks cut short by rate limiting, over all runs of this watcher. */
 	rateLimitedTicks: number;
+	/** The starvation bound (settings.maxIntervalStretch, default 3) and the oldest check now, in intervals. */
+	maxIntervalStretch?: number;
+	oldestCheckIntervals?: number;
+	/** Sites whose last check is older than the bound. */
+	overdue?: number;
 	sites: (SiteState & { site_id: string; customer_id: string })[];
 }
 
@@ -101,6 +111,8 @@ export interface CheckBatchInput {
 	concurrency: number;
 	/** No new call starts after this many ms from the attempt's start (the rest come back deferred). */
 	budgetMs?: number;
+	/** Sites past their starvation bound (maxIntervalStretch): checked in a higher class of the request budget. */
+	urgent?: string[];
 }
 /** Heartbeat details of the batch activity: what a retried attempt must not check again. */
 export interface CheckProgress {
@@ -134,6 +146,7 @@ export const FLEET_BOUNDS = {
 	concurrency: [1, 64],
 	parallelBatches: [1, 64],
 	ticksPerRun: [1, 10_000],
+	maxIntervalStretch: [1, 100],
 	/** Highest watcher index (a fleet of 10,000 watchers). */
 	watchers: 10_000,
 } as const;

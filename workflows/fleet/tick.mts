@@ -36,6 +36,8 @@ export interface TickOptions {
 	/** Time budget of the next batch (ms). */
 	budgetMs: () => number;
 	states: Map<string, SiteState>;
+	/** Sites past their starvation bound (sent to the batch activity, which checks them in a higher class). */
+	urgent?: Set<string>;
 	/** Rate limiting slows the tick instead of ending it (`patched('fleet-tick-backoff')`, in the watcher). */
 	backoff?: boolean;
 	/** Starts the runbooks of these attacked sites (filtered for one per site); resolves when they are started. */
@@ -73,7 +75,8 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		let r: CheckBatchResult;
 		const askedAt = Date.now();
 		try {
-			r = await check({ site_ids: batch, concurrency: o.concurrency, budgetMs: o.budgetMs() });
+			const urgent = o.urgent ? batch.filter((s) => o.urgent?.has(s)) : [];
+			r = await check({ site_ids: batch, concurrency: o.concurrency, budgetMs: o.budgetMs(), ...(urgent.length ? { urgent } : {}) });
 		} catch (e) {
 			const why = e instanceof ActivityFailure ? (e.cause?.message ?? e.message) : (e as Error).message;
 			for (const s of batch) states.set(s, { ...states.get(s), at: states.get(s)?.at, state: 'error', why });

@@ -115,6 +115,7 @@ export function watcherConfigRules(r: Rules, c: unknown, at = 'config'): void {
 		r.int(`${at}.settings.parallelBatches`, s.parallelBatches, ...B.parallelBatches, true);
 		r.oneOf(`${at}.settings.activities`, s.activities, ['local', 'regular'], false);
 		r.int(`${at}.settings.ticksPerRun`, s.ticksPerRun, ...B.ticksPerRun);
+		r.int(`${at}.settings.maxIntervalStretch`, s.maxIntervalStretch, ...B.maxIntervalStretch, true);
 	}
 	if (c.template !== undefined) r.obj(`${at}.template`, c.template);
 	const sites = c.sites;

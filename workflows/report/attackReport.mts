@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import type { OperationActivities } from '../pure/activityTypes.mts';
 import { summarize, toMarkdown, type AttackReport, type ReportEvent } from './report.mts';
 import { periodReportModel } from '../../api/report/model.ts';
 import { renderReportHtml } from '../../api/report/html.ts';
@@ -17,8 +18,7 @@ export interface AttackReportInput {
 	html?: boolean;
 }
 
-type Act = (p: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const acts = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
+const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
 
 const p2 = (n: number) => String(n).padStart(2, '0');
 export const ymdhms = (ms: number) => {
@@ -44,6 +44,6 @@ export async function attackReport(input: AttackReportInput): Promise<{ report: 
 	if (!input.html) return { report, markdown: toMarkdown(report) };
 	const newest = [...events].sort((a, b) => b.start_time - a.start_time)[0];
 	const detail = newest ? await acts['dashboard.eventDetail']({ event_id: newest.alert_id, module: 'traffic' }) : undefined;
-	const traffic = detail?.traffic ?? detail; // wrapped or bare module content
+	const traffic = (detail?.traffic ?? detail) as Parameters<typeof periodReportModel>[1]; // wrapped or bare module content
 	return { report, markdown: toMarkdown(report), html: renderReportHtml(periodReportModel(report, traffic)) };
 }

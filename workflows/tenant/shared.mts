@@ -1,6 +1,7 @@
 // Tenants (issue 24): one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
 // for the whole cluster. Definitions shared by the workflow, the worker (token requests, renewal activity) and the CLI.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 
 /**
  * Marks a value that carries a secret: a JSON object whose FIRST key is `$sealed`. The payload codec
@@ -9,13 +10,20 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
  */
 export type Sealed<T> = { $sealed: 1 } & T;
 export const sealed = <T extends object>(v: T): Sealed<T> => ({ $sealed: 1, ...v }) as Sealed<T>;
+/**
+ * A sealed value for ONE tenant's token readers: the codec encrypts it with that tenant's token key (derived from the
+ * payload key and the customer id), which an n8n credential of that customer holds (worker/README.md "Tenants in
+ * n8n"). Only access-token grants are sealed this way; refresh tokens never are.
+ */
+export const sealedFor = <T extends object>(customerId: string, v: T): Sealed<T> & { $tenant: string } =>
+	({ $sealed: 1, $tenant: customerId, ...v }) as Sealed<T> & { $tenant: string };
 
 /** How a tenant's token is obtained: a user token from the install flow, or the app token (the operator says so). */
 export type TenantKind = 'user' | 'app';
 export type TenantStatus = 'ok' | 'needs-reinstall' | 'removed';
 
 export const tenantWorkflowId = (customerId: string) => `tenant-${customerId}`;
-export const TENANT_WORKFLOW = 'tenant';
+export const TENANT_WORKFLOW = WORKFLOW_TYPE.tenant;
 export const RENEW_ACTIVITY = 'tenants.renew';
 /** Task queue of the tenant workflows and their renewals: polled only by workers that hold the payload key. */
 export const tenantQueueFor = (taskQueue: string) => `${taskQueue}-tenants`;

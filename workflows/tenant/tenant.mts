@@ -4,6 +4,7 @@ import {
 	removeUpdate,
 	RENEW_ACTIVITY,
 	sealed,
+	sealedFor,
 	tenantInputProblem,
 	tokenUpdate,
 	viewOf,
@@ -55,7 +56,7 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 		}
 	};
 	const grant = (): TokenGrant =>
-		sealed({ accessToken: state.accessToken as string, expiresAt: state.expiresAt as number, renewAt: state.renewAt as number, generation: state.generation });
+		sealedFor(state.customerId, { accessToken: state.accessToken as string, expiresAt: state.expiresAt as number, renewAt: state.renewAt as number, generation: state.generation });
 	const refused = () => ApplicationFailure.nonRetryable(`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`, 'NeedsReinstall');
 	const take = (accessToken: string, expiresIn: number, sentAt: number, refreshToken?: string) => {
 		Object.assign(state, withToken(state, { accessToken, expiresIn, sentAt, refreshToken }));

@@ -27,6 +27,9 @@ export async function checkCredential(
 	const appId = String(data.appId ?? '').trim();
 	const client = createClient({ baseUrl, transport, retries: 0, timeoutMs: 15_000 });
 	try {
+		// Token Source "cluster": the token is the tenant workflow's, reached through the node's Temporal credential,
+		// which a credential test cannot see: only the service's address is checked.
+		if (data.source === 'cluster') return await checkUserToken(client, baseUrl, { baseUrl }, transport, now, T.clusterTokenUnchecked);
 		if (data.grantType === 'user') return await checkUserToken(client, baseUrl, data, transport, now);
 		let token: TokenResult;
 		try {
@@ -53,6 +56,7 @@ async function checkUserToken(
 	data: ICredentialDataDecryptedObject,
 	transport: Transport,
 	now: () => number,
+	unchecked: string = T.userTokenUnchecked,
 ): Promise<INodeCredentialTestResult> {
 	const stored = String(data.accessToken ?? '');
 	const expiresAt = Number(data.expiresAt ?? 0);
@@ -74,7 +78,7 @@ async function checkUserToken(
 		envelope = false;
 	}
 	if (!envelope) return { status: 'Error', message: T.notTheService(baseUrl, res.status) };
-	return { status: 'OK', message: T.userTokenUnchecked };
+	return { status: 'OK', message: unchecked };
 }
 
 function failureText(baseUrl: string, e: unknown): string {

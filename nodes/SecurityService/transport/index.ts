@@ -10,6 +10,7 @@ import { SecurityServiceError, ValidationError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
 import { tokenRefusal, type TokenRefusal } from '../../../api/tokenRefusal';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
+import { askClusterToken, type ClusterGrant } from './clusterToken';
 import { CREDENTIAL_TYPE, envelopeOf, parseCodes, PRE_AUTH_TIMEOUT_MS, sendBounded, stripAccessToken } from './request';
 
 export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
@@ -123,6 +124,31 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		return tokenRefusal({ status: res.status, code: env?.code, msg: env?.msg, authFailureCodes: new Set(authCodes), otherCodes: RATE_CODES, safety: req.safety ?? 'unsafe', unverified: false });
 	}
 
+	// Token Source "From the cluster's token owner": the tenant workflow's token (clusterToken.ts), held in this
+	// execution's memory only, asked again once its renewAt passed or the service refused it; asks are single-flight
+	// (items may run concurrently) and never renew anything here.
+	let grant: ClusterGrant | undefined;
+	let asking: Promise<ClusterGrant> | undefined;
+	function clusterGrant(cred: ICredentialDataDecryptedObject, rejected?: number): Promise<ClusterGrant> {
+		const held = grant;
+		if (held && (rejected === undefined ? Date.now() < held.renewAt : held.generation > rejected)) return Promise.resolve(held);
+		asking ??= askClusterToken(ctx, cred, rejected)
+			.then((g) => (grant = g))
+			.finally(() => (asking = undefined));
+		return asking;
+	}
+	const sendWith = (req: HttpRequest, url: string, token: string) => sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
+	async function sendCluster(req: HttpRequest, url: string, cred: ICredentialDataDecryptedObject): Promise<HttpResponse> {
+		if (stats && grant && Date.now() >= grant.renewAt) stats.expiredRenewals++;
+		const g = await clusterGrant(cred);
+		const first = await sendWith(req, url, g.accessToken);
+		const why = refusal(req, first);
+		if (!why) return first;
+		// Refused token: the workflow renews unless it already holds a newer generation; one resend.
+		if (stats) stats.refusedRenewals[why]++;
+		return await sendWith(req, url, (await clusterGrant(cred, g.generation)).accessToken);
+	}
+
 	return async (req: HttpRequest): Promise<HttpResponse> => {
 		const { url, hadToken } = stripAccessToken(req.url);
 		if (!hadToken) {
@@ -131,6 +157,7 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		}
 		const cred = await credential();
 		authCodes ??= parseCodes(cred.authFailureCodes, DEFAULT_AUTH_FAILURE_CODES);
+		if (cred.source === 'cluster') return await sendCluster(req, url, cred);
 		const used = String(cred.accessToken ?? '');
 		const expiresAt = Number(cred.expiresAt ?? 0);
 		const expired = Boolean(used) && expiresAt > 0 && Date.now() >= expiresAt - EXPIRY_SKEW_MS;

@@ -31,7 +31,9 @@ const OPERATIONS: Record<string, OperationFn> = {
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const out: INodeExecutionData[] = [];
-	const temporal = temporalTransport(this, await this.getCredentials('temporalApi'));
+	const credentials = await this.getCredentials('temporalApi');
+	const temporal = temporalTransport(this, credentials);
+	const payloadKey = typeof credentials.payloadSecretKey === 'string' ? credentials.payloadSecretKey : '';
 	for (let i = 0; i < items.length; i++) {
 		try {
 			if (temporal.tlsProblem)
@@ -47,6 +49,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				wfUrl: temporal.wfUrl,
 				call: (method, url, body, qs) => temporal.call(i, method, url, body, qs),
 				send: (method, url, body) => temporal.send(i, method, url, body),
+				payloadKey,
 				fail: (field, rule) => fail(this, field, rule, i),
 				text: (field, v) => boundedText(this, field, v, i),
 			});

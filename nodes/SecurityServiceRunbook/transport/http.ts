@@ -1,3 +1,4 @@
+import { sealedPayload, type PayloadKey } from './seal';
 import { RUNBOOK } from '../../../api/catalog/labels';
 
 /**
@@ -49,12 +50,15 @@ export function firstValue(v: unknown): unknown {
 
 const STAGE_COMPLETED = 'UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED';
 
-/** UpdateWorkflowExecutionRequest (POST …/workflows/{id}/update/{name}): waits until the Update has completed. */
-export function updateRequest(workflowId: string, name: string, arg: unknown, updateId: string) {
+/**
+ * UpdateWorkflowExecutionRequest (POST …/workflows/{id}/update/{name}): waits until the Update has completed. With
+ * `seal` the argument is encrypted in the worker's payload codec format (seal.ts): it is ciphertext in history.
+ */
+export function updateRequest(workflowId: string, name: string, arg: unknown, updateId: string, seal?: PayloadKey) {
 	return {
 		workflowExecution: { workflowId },
 		waitPolicy: { lifecycleStage: STAGE_COMPLETED },
-		request: { meta: { updateId, identity: 'n8n' }, input: { name, args: payloads([arg]) } },
+		request: { meta: { updateId, identity: 'n8n' }, input: { name, args: seal ? { payloads: [sealedPayload(arg, seal)] } : payloads([arg]) } },
 	};
 }
 

@@ -18,6 +18,9 @@ import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type
  *   end it (`RateGate`): one call at a time, backing off (full jitter, 250 ms doubling to 2 s) and asking the site
  *   again, until the service answers again or the budget is over (`rateLimited: true`: the watcher also halves its
  *   concurrency for the next tick). Only the sites the budget did not reach come back `deferred`.
+ * - With a request budget (api.rateLimit, docs/rate-budget.md) the checks are class `watch` (a site past its
+ *   starvation bound, `urgent`, class `revert`), and a call whose turn does not come before the budget ends is not
+ *   sent: the site comes back `deferred` (the watch stretches its interval before the service refuses anything).
  * Other failures are reported per site; the activity itself fails only on bad input.
  */
 export function createFleetActivities(client: Client, opts: { rateLimitCodes?: readonly number[] } = {}) {
@@ -56,6 +59,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const heartbeat = info && !info.isLocal ? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress) : () => {};
 			const gate = new RateGate();
 			let stopped = false;
+			const urgent = new Set(Array.isArray(input.urgent) ? input.urgent : []);
 			const queue = [...todo];
 			const overBudget = () => ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs;
 			const lane = async (n: number) => {
@@ -66,11 +70,17 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 					}
 					const site_id = queue.shift() as string;
 					try {
-						const r = (await client.call('dashboard.isUnderAttack', { site_id })) as { status?: unknown };
+						const r = (await client.call('dashboard.isUnderAttack', { site_id }, { priority: urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: t0 + budgetMs })) as { status?: unknown };
 						if (Number(r?.status) === 1) attacked.push(site_id);
 						done.add(site_id);
 						gate.answered();
 					} catch (e) {
+						if ((e as Error)?.name === 'BudgetDeferredError') {
+							// No turn in the budget within the interval: not sent, checked first next tick.
+							queue.unshift(site_id);
+							stopped = true;
+							return;
+						}
 						if (isRateLimited(e)) {
 							// Refused, not checked: asked again first, once the back-off allows.
 							queue.unshift(site_id);

@@ -21,7 +21,21 @@ import {
 } from '../../../workflows/tenant/shared.mts';
 import { toFailure } from './operations.mts';
 
-export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals' } as const;
+export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals', tokenWait: 'secsvc_tenant_token_wait' } as const;
+
+/**
+ * How long a call waited for its tenant's token (ms) when the cached one could not serve (`reason`: first = none held
+ * yet, due = the held one reached renewAt, rejected = the service refused it). Recorded in the activity's meter.
+ */
+function recordTokenWait(ms: number, reason: 'first' | 'due' | 'rejected') {
+	try {
+		Context.current()
+			.metricMeter.createHistogram(TENANT_METRIC.tokenWait, 'int', 'ms', "time a call waited for its tenant's token (ms)")
+			.record(Math.max(0, Math.round(ms)), { reason });
+	} catch {
+		/* outside an activity: nothing to record into */
+	}
+}
 
 /** Access tokens from the tenant workflow, cached until its renewAt; concurrent callers share one Update. */
 export class ClusterTokens extends TokenManager {
@@ -49,14 +63,31 @@ export class ClusterTokens extends TokenManager {
 			rejectedGeneration = this.grant.generation;
 			this.grant = undefined;
 		}
-		if (this.grant && this.clock() < this.grant.renewAt) return this.grant.accessToken;
+		const held = this.grant;
+		const now = this.clock();
+		if (held && now < held.renewAt) return held.accessToken;
+		// Due but still valid for a while: renew ahead. The Update starts in the background (one per worker; the
+		// workflow renews once for the cluster) and calls keep the held token until half of the renewal margin is
+		// left, so a call waits for a token only when the Update took that long (or none is held, or it was refused).
+		if (held && rejectedGeneration === undefined && now < held.renewAt + (held.expiresAt - held.renewAt) / 2) {
+			this.askOnce({}).catch(() => undefined); // a failed ask is repeated by the next call
+			return held.accessToken;
+		}
+		const reason = rejectedGeneration !== undefined ? 'rejected' : held ? 'due' : 'first';
+		const token = (await this.askOnce(rejectedGeneration === undefined ? {} : { rejectedGeneration })).accessToken;
+		recordTokenWait(this.clock() - now, reason);
+		return token;
+	}
+
+	/** One Update at a time per tenant and worker: concurrent callers share it. */
+	private askOnce(req: TokenRequest): Promise<TokenGrant> {
 		this.pending ??= (async () => {
 			this.asks++;
-			return (this.grant = await this.ask(rejectedGeneration === undefined ? {} : { rejectedGeneration }));
+			return (this.grant = await this.ask(req));
 		})().finally(() => {
 			this.pending = undefined;
 		});
-		return (await this.pending).accessToken;
+		return this.pending;
 	}
 }
 
@@ -198,6 +229,8 @@ export function tenantClients(opts: Omit<ClientOptions, 'credentials' | 'tokenMa
 				...opts,
 				credentials: { appId: '', secret: '', tokenKind: 'user' },
 				tokenManager: new ClusterTokens((req) => askTenant(temporal(), customerId, req)),
+				// with a request budget: this tenant's own, within the app's (docs/rate-budget.md)
+				budgetKey: customerId,
 			});
 			byCustomer.set(customerId, c);
 		}

@@ -2,6 +2,8 @@ import { getOperation, hasOperation } from '../../../api/catalog/index.ts';
 import { validateParams } from '../../../api/client.ts';
 import { loadGuardConfig } from '../process/config.mts';
 import { UsageError, type Command } from './args.mts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import type { durableCall } from '../../../workflows/durableCall/durableCall.mts';
 
 /** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
 export const call: Command = async ({ o, conn, t, out, need }) => {
@@ -22,7 +24,7 @@ export const call: Command = async ({ o, conn, t, out, need }) => {
 	// The blast-radius guard with this host's configuration (the worker checks again, with the site's own addresses).
 	const g = loadGuardConfig();
 	validateParams(getOperation(op), params, { widestPrefix: g.widestPrefix, protectedRanges: g.protectedRanges });
-	const h = await (await conn()).workflow.start('durableCall', { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
+	const h = await (await conn()).workflow.start<typeof durableCall>(WORKFLOW_TYPE.durableCall, { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
 	out(o.wait ? await h.result() : { workflowId: h.workflowId });
 	return 0;
 };

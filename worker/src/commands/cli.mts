@@ -22,9 +22,11 @@ import { schedule } from './schedule.mts';
 const USAGE = `usage: secsvc <command> [options]
 
   worker                                   run the worker (config: env / SECSVC_CONFIG, see worker/README.md)
-  start --plan FILE [--dry-run] [--wait]   start attack response (workflow id attack-response-<site>)
-  approve SITE|ID --by ID [--reason TEXT]   approve (Update: the decision comes back; refused when not an approver …)
-  reject SITE|ID --by ID --reason TEXT     reject (a reason is required)
+  start --plan FILE [--dry-run] [--wait] [--login]   start attack response (workflow id attack-response-<site>); SECSVC_ID_TOKEN or --login: the starter's proof
+  approve SITE|ID [--login | --by ID] [--reason TEXT]   approve (Update: the decision comes back; refused when not an approver …)
+  reject SITE|ID [--login | --by ID] --reason TEXT     reject (a reason is required)
+                                           proof of who decides: SECSVC_ID_TOKEN, or --login [browser|device] at the
+                                           identity provider (the default when SECSVC_OIDC_ISSUER is set); --by only without one
   abort SITE|ID [--by NAME] [--reason TEXT]
   extend SITE|ID --seconds N               extend the cooldown
   inspect SITE|ID                          state and changes (running) or result (closed), as JSON

@@ -3,6 +3,8 @@ import { renderReportHtml } from '../../../api/report/html.ts';
 import { runbookReportModel } from '../../../api/report/model.ts';
 import { inspect } from '../temporal/runbooks.mts';
 import { hoursArg, siteArg, UsageError, type Command } from './args.mts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import type { attackReport } from '../../../workflows/report/attackReport.mts';
 
 /** `secsvc report SITE|ID --html FILE` (one runbook) and `secsvc report --site SITE` (the attack report playbook). */
 export const report: Command = async ({ pos, o, conn, t, out }) => {
@@ -16,7 +18,7 @@ export const report: Command = async ({ pos, o, conn, t, out }) => {
 		return 0;
 	}
 	const site = siteArg(o.site, '--site');
-	const r = (await (await conn()).workflow.execute('attackReport', {
+	const r = (await (await conn()).workflow.execute<typeof attackReport>(WORKFLOW_TYPE.attackReport, {
 		taskQueue: t.taskQueue,
 		workflowId: `attack-report-${site}-${Date.now()}`,
 		args: [{ site_id: site, periodHours: hoursArg(o.hours), html: typeof o.html === 'string' }],

@@ -2,8 +2,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { redactText } from '../../../api/redact.ts';
-import type { TenantView } from '../../../workflows/tenant/shared.mts';
-import { CodecKeyError } from '../temporal/codec.mts';
+import { tenantInputProblem, type TenantView } from '../../../workflows/tenant/shared.mts';
+import { CodecKeyError, requireKeys, tenantTokenKey } from '../temporal/codec.mts';
 import { loadConfig, type WorkerConfig } from '../process/config.mts';
 import { createApiClient } from '../service/client.mts';
 import {
@@ -24,6 +24,8 @@ export const TENANTS_USAGE = `  tenants add --customer C --code CODE [--sites S1
   tenants install --customer C [--xspe X] [--sites …]   run the install flow (connect, state check, exchange) now
   tenants list [--json] | show C [--json] | remove C    token state (valid until, last renewal, needs-reinstall); no secret
                                                         list/show exit 3 when a tenant needs re-install
+  tenants token-key C                                   the customer's token key for its n8n credential (Token Source
+                                                        "From the cluster"): opens only C's access tokens; a secret
   entrance [--listen HOST:PORT]                         the install entrance the portal calls (default 127.0.0.1:8787)
 `;
 
@@ -105,6 +107,16 @@ export async function runTenants(argv: { pos: string[]; o: Record<string, string
 				const v = await showTenant(await conn(), arg);
 				out(o.json ? v : formatTenants([v]));
 				return v.status === 'needs-reinstall' ? 3 : 0;
+			}
+			case 'token-key': {
+				// The one subcommand that prints a secret, on purpose: what the operator pastes into the n8n credential.
+				if (!arg) throw new TenantInputError('CUSTOMER', 'is required');
+				const problem = tenantInputProblem({ customerId: arg });
+				if (problem) throw new TenantInputError('CUSTOMER', problem.replace(/^customer_id: /, ''));
+				const keys = requireKeys();
+				const newest = keys[keys.length - 1];
+				out(`${newest.id}:${tenantTokenKey(newest.key, arg).toString('base64')}`);
+				return 0;
 			}
 			case 'remove': {
 				if (!arg) throw new TenantInputError('CUSTOMER', 'is required');

@@ -1,5 +1,7 @@
+import { loadIdentityConfig, type IdentityConfig } from '../identity/config.mts';
 import { readFileSync } from 'node:fs';
 import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
+import { loadRateLimit, type RateLimitConfig } from './rateLimitConfig.mts';
 import { resolveTemporal, TemporalSettingError, tlsMaterial, type Sources, type TlsSettings } from './temporalEnv.mts';
 
 /**
@@ -15,7 +17,9 @@ import { resolveTemporal, TemporalSettingError, tlsMaterial, type Sources, type 
  *                 "deploymentName": "secsvc", "workerVersioning": true },
  *   "api": { "baseUrl": "https://…", "appId": "…", "secret": "…" | "secretFile": "path",
  *            "tokenKind": "app" | "user", "refreshToken": "…", "tokenStoreFile": "path",
- *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2 },
+ *            "rateLimitCodes": [42901], "authFailureCodes": [40101], "timeoutMs": 15000, "retries": 2,
+ *            "rateLimit": { "rps": 60, "burst": 10, "tenant": { "rps": 10, "burst": 5 } } },
+ *            (the cluster's request budget, rateLimitConfig.mts; unset = none)
  *   "metrics": { "address": "127.0.0.1:9464" }     (Prometheus /metrics; off when unset)
  *   "guard": { "widestPrefix": 16, "protectedRanges": ["198.51.100.0/24"], "ownAddressLookup": true }
  *            (the blast-radius guard, api/blastRadius.ts; env SECSVC_WIDEST_PREFIX, SECSVC_PROTECTED_RANGES
@@ -56,11 +60,15 @@ export interface WorkerConfig {
 		retries?: number;
 		/** Largest API answer read, bytes (default 16 MiB, api/limits.ts MAX_RESPONSE_BYTES). */
 		maxResponseBytes?: number;
+		/** The cluster's request budget (rateLimitConfig.mts, docs/rate-budget.md); unset = none. */
+		rateLimit?: RateLimitConfig;
 	};
 	/** Prometheus exporter (worker/src/process/metrics.mts); off when `address` is unset. */
 	metrics?: { address?: string };
 	/** The blast-radius guard's settings (api/blastRadius.ts). */
 	guard?: GuardConfig;
+	/** The identity provider and approver policy (worker/src/identity/config.mts); absent = compatibility mode. */
+	identity?: IdentityConfig;
 }
 
 export interface GuardConfig {
@@ -168,8 +176,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	const metricsAddress = env.SECSVC_METRICS_ADDRESS || m.address || undefined;
 	if (metricsAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(metricsAddress))
 		issues.push({ field: 'metrics.address (SECSVC_METRICS_ADDRESS)', rule: 'must be host:port, e.g. 127.0.0.1:9464' });
+	const rl = loadRateLimit(env, a.rateLimit);
+	issues.push(...rl.issues);
 	if (issues.length) throw new ConfigError(issues);
-	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
+	if (rl.config) Object.assign(api, { rateLimit: rl.config });
+	const identity = loadIdentityConfig(env, file);
+	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(identity ? { identity } : {}), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {

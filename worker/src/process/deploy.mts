@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { WorkerConfig } from './config.mts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 
 /**
  * Worker Deployment Versioning ("safe upgrades"): every worker polls as version `<deploymentName>:<buildId>`, the
@@ -252,7 +253,7 @@ export async function runningRunbooks(svc: Svc, namespace: string, deploymentNam
 	const out: RunbookOnBuild[] = [];
 	let nextPageToken: Uint8Array | undefined;
 	do {
-		const r = await svc.listWorkflowExecutions({ namespace, query: `WorkflowType = 'attackResponse' AND ExecutionStatus = 'Running'`, pageSize: 200, nextPageToken });
+		const r = await svc.listWorkflowExecutions({ namespace, query: `WorkflowType = '${WORKFLOW_TYPE.attackResponse}' AND ExecutionStatus = 'Running'`, pageSize: 200, nextPageToken });
 		for (const e of r.executions ?? []) {
 			const sa = e.searchAttributes?.indexedFields ?? {};
 			const version = saString(sa.TemporalWorkerDeploymentVersion ?? undefined);

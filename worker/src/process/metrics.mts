@@ -22,6 +22,12 @@ export const METRIC = {
 	retries: 'secsvc_api_retries',
 	rateLimitWaits: 'secsvc_api_rate_limit_waits',
 	rateLimitWaitTime: 'secsvc_api_rate_limit_wait_time',
+	budgetGranted: 'secsvc_api_budget_granted',
+	budgetWait: 'secsvc_api_budget_wait',
+	budgetDeferred: 'secsvc_api_budget_deferred',
+	budgetShare: 'secsvc_api_budget_share_rps',
+	budgetWorkers: 'secsvc_api_budget_workers',
+	refusals: 'secsvc_api_refusals',
 	admissionLimit: 'secsvc_worker_admission_limit',
 	admissionHolding: 'secsvc_worker_admission_holding',
 } as const;
@@ -34,7 +40,9 @@ const SECONDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,
 /** Histogram buckets of ours (the exporter's default, 50…10000, fits neither milliseconds on loopback nor seconds). */
 export const BUCKETS: Record<string, number[]> = {
 	secsvc_api_request_latency: MS,
+	secsvc_tenant_token_wait: MS,
 	secsvc_api_rate_limit_wait_time: MS,
+	secsvc_api_budget_wait: MS,
 	secsvc_runbook_time_to_detect: SECONDS,
 	secsvc_runbook_time_to_mitigate: SECONDS,
 	secsvc_runbook_time_to_revert: SECONDS,
@@ -102,6 +110,20 @@ export function apiMetricsListener(): (e: ClientEvent) => void {
 				}
 				return;
 			}
+			case 'budget':
+				// budget: 'app' or 'tenant:<customer id>' (an id of the provider, no secret)
+				if (e.granted) {
+					m.createCounter(METRIC.budgetGranted, '1', 'requests sent within the request budget, by class and budget (budget in use per class)').add(1, { class: e.cls, budget: e.budget });
+					m.createHistogram(METRIC.budgetWait, 'int', 'ms', 'wait for a turn in the request budget (ms), by class and budget').record(Math.max(0, Math.round(e.waitMs)), { class: e.cls, budget: e.budget });
+				} else m.createCounter(METRIC.budgetDeferred, '1', 'calls that gave up their turn at their deadline (nothing sent; the fleet watch stretches), by class').add(1, { class: e.cls, budget: e.budget });
+				return;
+			case 'refused':
+				m.createCounter(METRIC.refusals, '1', 'rate-limit refusals received (HTTP 429 or a rate-limit code), by budget, outcome and whether a retry hint came').add(1, {
+					budget: e.budget,
+					outcome: e.code !== undefined ? String(e.code) : `http_${e.status}`,
+					hint: e.retryAfterMs !== undefined ? 'yes' : 'no',
+				});
+				return;
 			default:
 				return;
 		}

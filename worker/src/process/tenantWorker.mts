@@ -2,7 +2,7 @@
 // start, one line naming the setting), activities get a client that routes each call to its tenant, and a third SDK
 // Worker polls `<task queue>-tenants` for the tenant workflows and their renewals.
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { Client } from '../../../api/client.ts';
+import type { Client, ClientOptions } from '../../../api/client.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import type { WorkerConfig } from './config.mts';
@@ -19,7 +19,8 @@ export const tenantsEnabled = (env: Record<string, string | undefined> = process
 export interface TenantMode {
 	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
 	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
-	route(app: Client, temporal: () => TemporalClient): { client: Client; close(): Promise<void> };
+	/** `budget`: the request budget's client options (process/budget.mts), when api.rateLimit is set. */
+	route(app: Client, temporal: () => TemporalClient, budget?: Partial<ClientOptions>): { client: Client; close(): Promise<void> };
 	activities(app: Client): Record<string, (...a: never[]) => Promise<unknown>>;
 }
 
@@ -30,7 +31,7 @@ export function tenantMode(cfg: WorkerConfig, env: Record<string, string | undef
 	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',').map((s) => Number(s.trim())).filter(Number.isInteger);
 	return {
 		dataConverter,
-		route(app, temporal) {
+		route(app, temporal, budget) {
 			const transport = createUndiciTransport({ connections: 8 });
 			const clientFor = tenantClients(
 				{
@@ -41,6 +42,8 @@ export function tenantMode(cfg: WorkerConfig, env: Record<string, string | undef
 					authFailureCodes: cfg.api.authFailureCodes,
 					rateLimitCodes: cfg.api.rateLimitCodes,
 					sleep: (ms) => delay(ms),
+					// the app's request budget, each tenant also within its own (api.rateLimit.tenant)
+					...budget,
 				},
 				temporal,
 			);

@@ -1,3 +1,5 @@
+import { createIdentityActivities } from '../activities/identity.mts';
+import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client, ClientOptions } from '../../../api/client.ts';
@@ -12,12 +14,14 @@ import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
+import { budgetFromConfig, type WorkerBudget } from './budget.mts';
 import { tenantMode } from './tenantWorker.mts';
 import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
-export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void> } {
+export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void>; budget?: WorkerBudget } {
+	const budget = budgetFromConfig(cfg);
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
 	registerSecret(cfg.api.authCode);
@@ -38,8 +42,9 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served;
 		// a block sent under the widest-prefix override is always logged (the audit line; the reason is no secret)
 		onEvent: auditOverrides(cfg.metrics?.address ? apiMetricsListener() : undefined),
+		...budget?.clientOptions,
 	});
-	return { client, close: () => client.close() };
+	return { client, close: () => client.close(), budget };
 }
 
 /** Logs every block sent under the widest-prefix override (who, why, what), then hands the event on. */
@@ -127,16 +132,22 @@ export async function startWorker(
 	}
 	// Tenant mode (tenantWorker.mts): fails here, before any connection, without the payload key.
 	const tenancy = tenantMode(cfg);
-	const { client: app, close: closeApp } = opts.api ?? clientFromConfig(cfg);
+	// Identity provider (docs/approvals.md): decisions carry sealed ID tokens, so the runbooks' worker runs the payload
+	// codec; without a key it fails here, naming the setting.
+	const codec = cfg.identity ? dataConverterFor(requireKeys(process.env, 'to carry approvers\' ID tokens sealed (an identity provider is configured)')) : undefined;
+	const { client: app, close: closeApp, budget } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
 	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace, ...(tenancy ? { dataConverter: tenancy.dataConverter } : {}) }));
 	// Activities get a client; in tenant mode it sends each call with its site's tenant token.
-	const routed = tenancy?.route(app, temporalClient);
+	const routed = tenancy?.route(app, temporalClient, budget?.clientOptions);
 	const client = routed?.client ?? app;
+	// The budget's share of the cluster and its pauses (budget.mts), while the worker runs.
+	const sharing = budget?.start(temporalClient, { namespace: cfg.temporal.namespace, taskQueue: cfg.temporal.taskQueue, identity: opts.identity });
 	const close = async () => {
+		sharing?.stop();
 		await routed?.close().catch(() => {});
 		await closeApp();
 	};
@@ -193,7 +204,9 @@ export async function startWorker(
 			...createCoordinationActivities(temporalClient),
 			...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
 			...createBlocksActivities(client, temporalClient),
+			...createIdentityActivities(cfg.identity),
 		},
+		...(codec ? { dataConverter: codec } : {}),
 		sinks: runbookSinks(),
 		...(opts.identity ? { identity: opts.identity } : {}),
 		...sizing,

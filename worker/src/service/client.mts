@@ -19,6 +19,10 @@ export interface ApiClientConfig {
 	onEvent?: ClientOptions['onEvent'];
 	/** The blast-radius guard's settings; own-address lookup on unless `ownAddresses: 'off'`. */
 	blastRadius?: ClientOptions['blastRadius'];
+	/** The request budget and how calls find their class (worker/src/process/budget.mts); none when unset. */
+	rateBudget?: ClientOptions['rateBudget'];
+	priorityOf?: ClientOptions['priorityOf'];
+	onRetryHint?: ClientOptions['onRetryHint'];
 }
 
 export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promise<void> } {
@@ -37,6 +41,9 @@ export function createApiClient(cfg: ApiClientConfig): Client & { close(): Promi
 		sleep: (ms) => delay(ms),
 		onEvent: cfg.onEvent,
 		blastRadius: { ownAddresses: 'lookup', ...cfg.blastRadius },
+		rateBudget: cfg.rateBudget,
+		priorityOf: cfg.priorityOf,
+		onRetryHint: cfg.onRetryHint,
 	});
 	return Object.assign(client, { close: () => transport.close() });
 }

@@ -19,6 +19,8 @@ import {
 import { holds as coordinatorHolds } from './coordination.mts';
 import { printable } from './printable.mts';
 import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import type { blocks } from '../../../workflows/blocks/blocks.mts';
 
 /**
  * Expiring blocks, client side (the CLI, the tests and the bench; workflows/blocks/blocks.mts): add / extend / remove are
@@ -41,7 +43,7 @@ const refusedFrom = (e: unknown) => {
 
 /** The domain-port's blocks workflow, started by the add if it is not running (Update-with-start). */
 const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: number) =>
-	new WithStartWorkflowOperation('blocks', {
+	new WithStartWorkflowOperation<typeof blocks>(WORKFLOW_TYPE.blocks, {
 		workflowId: blocksIdFor(site, dp),
 		taskQueue,
 		args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
@@ -97,7 +99,7 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
 	if (dp) ids.push(blocksIdFor(site, dp));
 	else {
 		const prefix = blocksIdFor(site, '');
-		for await (const w of client.workflow.list({ query: `WorkflowType = 'blocks' AND WorkflowId STARTS_WITH '${prefix.replace(/'/g, '')}'` })) {
+		for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${prefix.replace(/'/g, '')}'` })) {
 			if (!ids.includes(w.workflowId)) ids.push(w.workflowId);
 		}
 	}

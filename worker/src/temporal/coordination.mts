@@ -14,6 +14,8 @@ import {
 	type ClaimResult,
 	type Hold,
 } from '../../../workflows/coordinator/coordination.mts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import type { siteCoordinator } from '../../../workflows/coordinator/siteCoordinator.mts';
 
 /**
  * The way to the site coordinator (workflows/coordinator/siteCoordinator.mts) over a Temporal client: claim / release / handover
@@ -52,7 +54,7 @@ export async function claim(client: Client, input: CoordinationInput & { owner: 
 	try {
 		return await client.workflow.executeUpdateWithStart(claimUpdate, {
 			args: [req],
-			startWorkflowOperation: new WithStartWorkflowOperation('siteCoordinator', {
+			startWorkflowOperation: new WithStartWorkflowOperation<typeof siteCoordinator>(WORKFLOW_TYPE.siteCoordinator, {
 				workflowId: coordinatorIdFor(input.site_id),
 				// own task queue (admission.mts): never behind runbooks a worker's admission limit holds back
 				taskQueue: coordinatorQueueFor(taskQueue),

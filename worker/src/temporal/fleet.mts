@@ -11,6 +11,8 @@ import {
 	type WatcherStatus,
 } from '../../../workflows/fleet/shared.mts';
 import type { ParsedFleet } from './fleetConfig.mts';
+import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import type { fleetWatch } from '../../../workflows/fleet/fleetWatch.mts';
 
 /**
  * Client side of the fleet watch: `secsvc fleet apply` makes the running watchers match a fleet file (adds,
@@ -40,7 +42,7 @@ export async function currentWatchers(client: Client, fleet: string): Promise<Ma
 	const prefix = watcherIdPrefix(fleet);
 	const listed = new Set<number>();
 	try {
-		for await (const w of client.workflow.list({ query: `WorkflowType = 'fleetWatch' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${prefix}'` })) {
+		for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE.fleetWatch}' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${prefix}'` })) {
 			const n = Number(w.workflowId.slice(prefix.length));
 			if (Number.isInteger(n) && n >= 0) listed.add(n);
 		}
@@ -152,7 +154,7 @@ export async function applyFleet(client: Client, taskQueue: string, f: ParsedFle
 		if (o.dryRun || action === 'unchanged') continue;
 		if (action === 'start') {
 			try {
-				await client.workflow.start('fleetWatch', { workflowId: id, taskQueue, args: [{ config: cfg }] });
+				await client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, { workflowId: id, taskQueue, args: [{ config: cfg }] });
 				continue;
 			} catch (e) {
 				if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
@@ -214,7 +216,7 @@ export function formatStatus(s: FleetStatus, now = Date.now()): string {
 	);
 	for (const w of s.watchers) {
 		lines.push(
-			`${w.workflowId}: ${w.sites.length} sites, every ${w.settings.intervalSeconds}s, ${w.settings.activities} batches of ${w.settings.batchSize}, concurrency ${w.concurrency}/${w.settings.concurrency}, tick ${w.ticks} of run ${w.runs}, last tick ${hms(w.lastTickAt)} (${w.lastTickMs ?? '-'} ms), rate-limited ticks ${w.rateLimitedTicks}, revision ${w.revision}`,
+			`${w.workflowId}: ${w.sites.length} sites, every ${w.settings.intervalSeconds}s, ${w.settings.activities} batches of ${w.settings.batchSize}, concurrency ${w.concurrency}/${w.settings.concurrency}, tick ${w.ticks} of run ${w.runs}, last tick ${hms(w.lastTickAt)} (${w.lastTickMs ?? '-'} ms), rate-limited ticks ${w.rateLimitedTicks}, oldest check ${w.oldestCheckIntervals ?? '-'} intervals (bound ${w.maxIntervalStretch ?? 3}, overdue ${w.overdue ?? 0}), revision ${w.revision}`,
 		);
 		lines.push(`  ${'site'.padEnd(10)} ${'customer'.padEnd(10)} ${'state'.padEnd(9)} ${'last check'.padEnd(16)} runbook`);
 		for (const x of w.sites) {

@@ -46,6 +46,8 @@ export const fleetSchema = z.strictObject({
 	parallelBatches: int(...B.parallelBatches).default(4),
 	activities: z.enum(['local', 'regular'], { error: 'must be local or regular' }).default('local'),
 	ticksPerRun: int(...B.ticksPerRun).default(100),
+	/** Starvation bound under a request budget: every site checked at least once per this many intervals. */
+	maxIntervalStretch: int(...B.maxIntervalStretch).default(3),
 	/** Plan fields every site shares (api/runbook/plan.ts), without site_id, customer_id, domain_ports, event_id. */
 	template: z
 		.record(z.string(), z.unknown(), { error: 'must be an object (plan fields shared by every site)' })
@@ -126,7 +128,7 @@ export function parseFleet(input: unknown): ParsedFleet {
 	return {
 		fleet: f.fleet,
 		sitesPerWatcher: f.sitesPerWatcher,
-		settings: { intervalSeconds: f.intervalSeconds, batchSize: f.batchSize, concurrency: f.concurrency, parallelBatches: f.parallelBatches, activities: f.activities, ticksPerRun: f.ticksPerRun },
+		settings: { intervalSeconds: f.intervalSeconds, batchSize: f.batchSize, concurrency: f.concurrency, parallelBatches: f.parallelBatches, activities: f.activities, ticksPerRun: f.ticksPerRun, maxIntervalStretch: f.maxIntervalStretch },
 		template: f.template,
 		sites: f.sites.map((s) => ({ site_id: s.site_id, customer_id: s.customer_id, domain_ports: s.domain_ports, ...(s.overrides ? { overrides: s.overrides } : {}) })),
 	};

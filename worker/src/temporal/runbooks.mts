@@ -1,11 +1,14 @@
+import { sealed } from '../../../workflows/tenant/shared.mts';
+import { dataConverterFor, keysFromEnv } from './codec.mts';
 import { printable } from './printable.mts';
 import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { scheduleIdFor, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase } from '../../../api/runbook/contract.ts';
+import { scheduleIdFor, WORKFLOW_TYPE, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase, type RunbookState } from '../../../api/runbook/contract.ts';
 import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';
+import type { attackResponse } from '../../../workflows/attackResponse/attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 
@@ -18,16 +21,27 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 		// One line naming the setting (the client library only says "Failed to connect before the deadline").
 		throw new Error(await explainConnectFailure(t.address, opts.tls, t.from ?? {}, (e as Error).message));
 	}
-	return new Client({ connection, namespace: t.namespace });
+	// The payload codec when keys are configured: sealed values (ID tokens, tenant tokens) leave this process encrypted.
+	const dataConverter = dataConverterFor(keysFromEnv());
+	return new Client({ connection, namespace: t.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** Accepts a site id or a full workflow id. */
 export const runbookId = (siteOrId: string) => (siteOrId.startsWith('attack-response-') ? siteOrId : workflowIdFor(siteOrId));
 
-export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string } = {}) {
+/** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
+export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {}) {
 	const p = parsePlan(plan); // clear errors before anything is sent
 	const workflowId = opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
-	return client.workflow.start('attackResponse', { taskQueue, workflowId, args: [{ plan, dryRun: opts.dryRun }] });
+	const input = { plan, dryRun: opts.dryRun };
+	const args: Parameters<typeof attackResponse> = opts.idToken ? [input, sealed({ idToken: opts.idToken })] : [input];
+	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args });
+}
+
+/** The runbook's open approval gate (its nonce binds a decider's ID token to it), or undefined when none is open. */
+export async function gateOf(client: Client, siteOrId: string): Promise<RunbookState['gate'] | undefined> {
+	const st = await handleFor(client, siteOrId).query(stateQuery);
+	return st.phase === 'awaiting-approval' ? st.gate : undefined;
 }
 
 export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => client.workflow.getHandle(runbookId(siteOrId));
@@ -40,11 +54,13 @@ export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => c
 export async function decide(client: Client, siteOrId: string, req: DecideRequest): Promise<ApprovalRecord & { accepted: boolean; signalled?: boolean }> {
 	const h = handleFor(client, siteOrId);
 	try {
-		return await h.executeUpdate(decideUpdate, { args: [req] });
+		// With a proof the whole request is sealed: the payload codec encrypts it, so the token is no plain text in history.
+		return await h.executeUpdate(decideUpdate, { args: [req.idToken ? sealed(req) : req] });
 	} catch (e) {
 		if (e instanceof WorkflowUpdateFailedError) {
 			const msg = String(e.cause?.message ?? e.message);
 			if (/handler|unknown update/i.test(msg)) {
+				if (req.idToken) throw new DecisionRefused('proof: this runbook\'s build takes no proof (it predates verified approvals)');
 				await h.signal(approveSignal, { approved: req.approved, by: req.by, reason: req.reason });
 				return { accepted: true, signalled: true, decision: req.approved ? 'approved' : 'rejected', by: req.by, at: new Date().toISOString(), via: 'signal' };
 			}
@@ -123,7 +139,7 @@ export async function createSchedule(
 	every: string,
 	input: unknown,
 ) {
-	const workflowType = kind === 'watch' ? 'attackWatch' : kind === 'drift' ? 'driftAudit' : 'attackReport';
+	const workflowType = kind === 'watch' ? WORKFLOW_TYPE.attackWatch : kind === 'drift' ? WORKFLOW_TYPE.driftAudit : WORKFLOW_TYPE.attackReport;
 	const scheduleId = scheduleIdFor(kind, site);
 	return client.schedule.create({
 		scheduleId,
@@ -235,7 +251,7 @@ export class ListFilterError extends Error {}
  * One row per runbook: the runs a runbook closed by continuing as new are left out.
  */
 export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
-	const q = [`WorkflowType = 'attackResponse'`];
+	const q = [`WorkflowType = '${WORKFLOW_TYPE.attackResponse}'`];
 	if (o.site !== undefined) {
 		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site)) throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
 		q.push(`${SA.site.name} = '${o.site}'`);

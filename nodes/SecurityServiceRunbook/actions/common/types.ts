@@ -18,6 +18,8 @@ export interface Env {
 	call(method: 'GET' | 'POST', url: string, body?: IDataObject, qs?: IDataObject): Promise<Http>;
 	/** One exchange whose answer must succeed: a status of 400 or more is a node error. */
 	send(method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject>;
+	/** The Temporal credential's Payload Key (`id:BASE64`, '' when none): seals a decision that carries an ID token. */
+	payloadKey: string;
 	fail(field: string, rule: string): never;
 	text(field: string, v: unknown): string;
 }

@@ -3,6 +3,7 @@ import { RUNBOOK } from '../../../../api/catalog/labels';
 import { decideInputProblem, type DecideRequest } from '../../../../api/decideRules';
 import { BEFORE_GATE, NOT_WAITING_RE, RUNBOOK_UPDATE, type Phase } from '../../../../api/runbook/contract';
 import { outcomeOf, refusalText, updateRequest } from '../../transport/http';
+import { parsePayloadKey, type PayloadKey } from '../../transport/seal';
 import { httpFailure, isGone, refused, runbookIdOf, updateId } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
 
@@ -20,24 +21,43 @@ export async function decide(env: Env, workflowId: string): Promise<IDataObject>
 	const { ctx, i } = env;
 	const decision = ctx.getNodeParameter('decision', i, '') as string;
 	if (decision !== 'approve' && decision !== 'reject') env.fail(F.decision, 'is required: Approve or Reject');
-	return decideAs(env, workflowId, decision, { by: F.by, reason: F.reason });
+	return decideAs(env, workflowId, decision, { by: F.by, reason: F.reason, idToken: ID_TOKEN });
 }
+
+const ID_TOKEN = 'ID Token';
+const PAYLOAD_KEY = 'Temporal API credential › Payload Key';
 
 /**
  * The one way this node approves or rejects: the `decide` Update, whose validator holds every rule of a decision.
  * Decide uses it, and so does Signal › Approve / Reject (kept for saved workflows; its By and Reason are the
  * signal's "By" and "Reason" fields): a refusal is a node error naming the field, and nothing changes.
  */
-export async function decideAs(env: Env, workflowId: string, decision: 'approve' | 'reject', fields: { by: string; reason: string }): Promise<IDataObject> {
+export async function decideAs(env: Env, workflowId: string, decision: 'approve' | 'reject', fields: { by: string; reason: string; idToken?: string }): Promise<IDataObject> {
 	const { ctx, i } = env;
+	// The person's proof (docs/approvals.md): an ID token obtained with the runbook's gate nonce, sent sealed.
+	const idToken = fields.idToken ? String(ctx.getNodeParameter('idToken', i, '') ?? '').trim() : '';
 	const by = env.text(fields.by, ctx.getNodeParameter('by', i, '')).trim();
-	if (!by) env.fail(fields.by, 'is required (the identity of the person deciding)');
+	if (!by && !idToken) env.fail(fields.by, `is required (the identity of the person deciding)${fields.idToken ? ', or an ID Token' : ''}`);
+	let seal: PayloadKey | undefined;
+	if (idToken) {
+		if (!env.payloadKey) env.fail(ID_TOKEN, 'needs the Temporal API credential\'s Payload Key (the token must not be in the runbook\'s history in plain text)');
+		const k = parsePayloadKey(env.payloadKey);
+		if (typeof k === 'string') env.fail(PAYLOAD_KEY, k);
+		seal = k;
+	}
 	const reason = env.text(fields.reason, ctx.getNodeParameter('reason', i, '')).trim();
-	const req: DecideRequest = { approved: decision === 'approve', by, via: 'n8n', ...(reason ? { reason } : {}) };
-	const problem = decideInputProblem(req);
+	const req: DecideRequest = {
+		...(seal ? { $sealed: 1 as const } : {}),
+		approved: decision === 'approve',
+		...(by ? { by } : {}),
+		via: 'n8n',
+		...(reason ? { reason } : {}),
+		...(idToken ? { idToken } : {}),
+	};
+	const problem = decideInputProblem(req, idToken ? 'oidc' : 'unverified');
 	if (problem) {
 		const [field, ...rule] = refusalText(problem).split(': ');
-		env.fail(field, rule.join(': '));
+		env.fail(field === 'proof' ? ID_TOKEN : field, rule.join(': '));
 	}
 	// Decide placed right after Start reaches the runbook before its gate (it still snapshots and plans): wait for
 	// it, bounded by Wait for the Gate, by long-polling the runbook's history (no timers in a node) and asking again.
@@ -47,7 +67,7 @@ export async function decideAs(env: Env, workflowId: string, decision: 'approve'
 	let deadline = Date.now() + waitSeconds * 1000;
 	let token: string | undefined;
 	for (;;) {
-		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${RUNBOOK_UPDATE.decide}`, updateRequest(workflowId, RUNBOOK_UPDATE.decide, req, updateId(env, 'decide')));
+		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${RUNBOOK_UPDATE.decide}`, updateRequest(workflowId, RUNBOOK_UPDATE.decide, req, updateId(env, 'decide'), seal));
 		if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.decide, `approval: ${workflowId} is not running (no such runbook, or it has finished)`, RUNBOOK.refused.nothingChanged);
 		if (r.status >= 400) httpFailure(env, r);
 		const out = outcomeOf(r.body);

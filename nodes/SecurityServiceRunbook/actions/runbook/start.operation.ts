@@ -2,6 +2,8 @@ import type { IDataObject, INodeProperties } from 'n8n-workflow';
 import { dryRunIdFor, WORKFLOW_ID_RE, WORKFLOW_ID_RULE, WORKFLOW_TYPE, workflowIdFor } from '../../../../api/runbook/contract';
 import { startPlanIssue } from '../../../../api/runbook/planCheck';
 import { payloads } from '../../transport/http';
+import { parsePayloadKey, sealedPayload, type PayloadKey } from '../../transport/seal';
+import { MAX_ID_TOKEN_CHARS } from '../../../../api/decideRules';
 import { httpFailure } from '../common/checks';
 import type { Env, OperationFn } from '../common/types';
 
@@ -22,7 +24,16 @@ export const execute: OperationFn = async (env) => {
 	if (given && !WORKFLOW_ID_RE.test(given)) env.fail('Workflow ID', WORKFLOW_ID_RULE);
 	const workflowId = given || (dryRun ? dryRunIdFor(String(plan.site_id), Date.now()) : workflowIdFor(String(plan.site_id)));
 	applyApprovalFields(env, plan);
-	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}` }) }];
+	// The starter's proof (separation of duties: they cannot approve this runbook), sealed like a decision's.
+	const idToken = String(ctx.getNodeParameter('idToken', i, '') ?? '').trim();
+	let starter: { idToken: string; seal: PayloadKey } | undefined;
+	if (idToken) {
+		if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(idToken) || idToken.length > MAX_ID_TOKEN_CHARS) env.fail('ID Token', `must be an ID token (a signed JWT of at most ${MAX_ID_TOKEN_CHARS} characters)`);
+		if (!env.payloadKey) env.fail('ID Token', 'needs the Temporal API credential\'s Payload Key (the token must not be in the runbook\'s history in plain text)');
+		const k = parsePayloadKey(env.payloadKey);
+		starter = { idToken, seal: typeof k === 'string' ? env.fail('Temporal API credential › Payload Key', k) : k };
+	}
+	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}`, ...(starter ? { starter } : {}) }) }];
 };
 
 /** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
@@ -109,12 +120,15 @@ export function applyApprovalFields(env: Env, plan: IDataObject): void {
 export async function startRunbook(
 	env: Env,
 	workflowId: string,
-	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string },
+	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string; starter?: { idToken: string; seal: PayloadKey } },
 ): Promise<IDataObject> {
+	const input = payloads([{ plan: body.plan, dryRun: body.dryRun }]);
+	// The starter's ID token: the workflow's second argument, encrypted (the worker's payload codec format).
+	if (body.starter) (input.payloads as unknown[]).push(sealedPayload({ $sealed: 1, idToken: body.starter.idToken }, body.starter.seal));
 	const r = await env.call('POST', env.wfUrl(workflowId), {
 		workflowType: { name: WORKFLOW_TYPE.attackResponse },
 		taskQueue: { name: body.taskQueue },
-		input: payloads([{ plan: body.plan, dryRun: body.dryRun }]),
+		input,
 		requestId: body.requestId,
 	});
 	const base = { workflowId, siteId: body.plan.site_id, dryRun: body.dryRun, approvalRequired: (body.plan.approval as IDataObject | undefined)?.required === true };

@@ -1,0 +1,208 @@
+/**
+ * Tenants under chaos (issue 24 item 7): a real dev server, the simulator in STRICT tenancy with 30 s access tokens,
+ * 3 compiled worker processes in tenant mode (each with its own local files, as separate hosts), 50 tenants; 20
+ * attack-response runbooks on 20 tenants' sites and a fleet watch over the other sites of the 50 tenants for
+ * SECSVC_CHAOS_SECONDS (default 300); one worker SIGKILLed (and started again) at 3 moments drawn from a seeded
+ * random source (SECSVC_CHAOS_SEED, default 24). Asserted: 0 lock-outs (every tenant ok, no refused refresh),
+ * renewals per tenant ≤ expiries + 1 and never early, at most one extra renewal per kill overall, 0 calls refused for
+ * a foreign token, every runbook reverted exactly (each site's settings equal their snapshot), the fleet checked every
+ * watched site.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChildProcess } from 'node:child_process';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MemoryTokenStore } from '../../api/tokens.ts';
+import { createClient } from '../../api/client.ts';
+import { createApiClient } from '../../worker/src/service/client.mts';
+import { createUndiciTransport } from '../../worker/src/service/undici.mts';
+import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
+import { applyFleet } from '../../worker/src/temporal/fleet.mts';
+import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
+import { connectForCode, exchangeCode, installTenant, listTenants } from '../../worker/src/temporal/tenants.mts';
+import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
+import { APP_ID, ATTACK_SOURCES, createEnv, killChild, liveSettings, plan, SECRET, seededRandom, spawnWorker, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
+
+const KEYS = `k1:${randomBytes(32).toString('base64')}`;
+const REDIRECT = 'https://install.app.example.com/installed';
+const TTL = 30;
+/** A token is renewed 6 s before its expiry (a fifth of 30 s): one renewal per 24 s at most. */
+const RENEW_EVERY_MS = (TTL - 6) * 1000;
+const N_TENANTS = 50;
+const N_RUNBOOKS = 20;
+const SECONDS = Number(process.env.SECSVC_CHAOS_SECONDS ?? 300);
+const SEED = Number(process.env.SECSVC_CHAOS_SEED ?? 24);
+
+let env: TestWorkflowEnvironment;
+let connection: Connection;
+let client: Client;
+const codec = new SealedPayloadCodec(parseKeys(KEYS));
+const tmp = mkdtempSync(join(tmpdir(), 'secsvc-tenant-chaos-'));
+
+before(async () => {
+	env = await createEnv();
+	connection = await Connection.connect({ address: env.address });
+	client = new Client({ connection, namespace: 'default', dataConverter: { payloadCodecs: [codec] } });
+});
+after(async () => {
+	await connection?.close();
+	await env?.teardown();
+	rmSync(tmp, { recursive: true, force: true });
+});
+
+/** The rotated-token records of a tenant's renewals (every run of its workflow). */
+async function renewalsOf(customerId: string): Promise<{ sentAt: number }[]> {
+	const out: { sentAt: number }[] = [];
+	for await (const w of client.workflow.list({ query: `WorkflowId = '${tenantWorkflowId(customerId)}'` })) {
+		for (const ev of (await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory()).events ?? []) {
+			const done = ev.activityTaskCompletedEventAttributes;
+			if (!done?.result?.payloads?.length) continue;
+			const [p] = await codec.decode(done.result.payloads as never);
+			out.push({ sentAt: (defaultPayloadConverter.fromPayload(p) as RenewResult).sentAt });
+		}
+	}
+	return out.sort((a, b) => a.sentAt - b.sentAt);
+}
+
+/** A reader acting for one customer with a user token of its own (a fresh install code: no refresh). */
+async function readerFor(sim: RunningSimulator, customerId: string) {
+	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
+	const t = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId }));
+	await app.close();
+	const store = new MemoryTokenStore();
+	await store.set('reader', { accessToken: t.accessToken, expiresAt: Date.now() + 25_000 });
+	const transport = createUndiciTransport({ connections: 2 });
+	const c = createClient({ baseUrl: sim.url, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' }, tokenStore: store, tokenStoreKey: 'reader', retries: 0, expirySkewSeconds: 0 });
+	return Object.assign(c, { close: () => transport.close() });
+}
+
+test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch for ${SECONDS} s, a worker SIGKILLed 3 times: no lock-out, one renewal per expiry, every runbook reverted`, async (t) => {
+	const sim = await startSimulator({
+		port: 0,
+		appId: APP_ID,
+		secret: SECRET,
+		seed: 11,
+		tenancy: 'strict',
+		tokenTtl: TTL,
+		registeredHost: 'https://app.example.com',
+		fleet: { customers: N_TENANTS, sitesPerCustomer: 2 },
+		logLimit: 500_000,
+	});
+	const queue = uniqueQueue('tenant-chaos');
+	const by = new Map<string, Ids[]>();
+	for (const s of sim.sim.snapshot().sites) by.set(s.customer_id, [...(by.get(s.customer_id) ?? []), { customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }]);
+	const tenants = [...by].slice(0, N_TENANTS).map(([customerId, sites]) => ({ customerId, sites }));
+	const runbookSites = tenants.slice(0, N_RUNBOOKS).map((c) => c.sites[0]);
+	const watched = tenants.flatMap((c) => c.sites).filter((s) => !runbookSites.includes(s));
+	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
+	const logs = ['', '', ''];
+	const workers: ChildProcess[] = [];
+	const spawnOne = (i: number) => {
+		const w = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS, SECSVC_TOKEN_STORE: join(tmp, `host-${i}`, 'tokens.json') });
+		w.stdout?.on('data', (d) => (logs[i] = (logs[i] + d).slice(-200_000)));
+		w.stderr?.on('data', (d) => (logs[i] = (logs[i] + d).slice(-200_000)));
+		workers[i] = w;
+	};
+	const random = seededRandom(SEED);
+	try {
+		for (let i = 0; i < 3; i++) spawnOne(i);
+		await waitFor('3 workers polling', async () => logs.every((l) => /task queue/.test(l)), 180_000);
+		const installedAt = new Map<string, number>();
+		for (const c of tenants) {
+			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c.customerId });
+			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
+			installedAt.set(c.customerId, token.issuedAt);
+			await installTenant(client, queue, { customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) }, token);
+		}
+		const settings = async (ids: Ids) => {
+			const r = await readerFor(sim, ids.customer_id);
+			try {
+				return await liveSettings(r, ids);
+			} finally {
+				await r.close();
+			}
+		};
+		const snapshots = await Promise.all(runbookSites.map(settings));
+		const fleetName = `chaos${process.pid}`;
+		await applyFleet(
+			client,
+			queue,
+			parseFleet({
+				fleet: fleetName,
+				intervalSeconds: 10,
+				sitesPerWatcher: 40,
+				batchSize: 20,
+				concurrency: 4,
+				parallelBatches: 2,
+				activities: 'local',
+				template: { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 3600, pollSeconds: 5, maxDurationSeconds: 7200 },
+				sites: watched.map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: [s.domain_port_id] })),
+			}),
+		);
+		const seq0 = Math.max(0, ...sim.sim.requests().map((r) => r.seq));
+		const attacks = runbookSites.map((ids) => sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
+		const t0 = Date.now();
+		const handles = await Promise.all(runbookSites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 3, pollSeconds: 2, maxDurationSeconds: SECONDS + 600, activityTimeoutSeconds: 10 }))));
+		// 3 kills at seeded moments in the middle 70 % of the run, each of a seeded worker, started again at once
+		const moments = [0, 1, 2].map(() => Math.round((0.15 + 0.7 * random()) * SECONDS * 1000)).sort((a, b) => a - b);
+		const kills: { at: number; worker: number }[] = [];
+		for (const m of moments) {
+			await sleep(Math.max(0, t0 + m - Date.now()));
+			const i = Math.floor(random() * 3);
+			await killChild(workers[i], 'SIGKILL');
+			kills.push({ at: Date.now() - t0, worker: i });
+			spawnOne(i);
+		}
+		// the attacks end 30 s before the run does: the runbooks revert (3 s cooldown) within it
+		await sleep(Math.max(0, t0 + (SECONDS - 30) * 1000 - Date.now()));
+		for (const a of attacks) sim.sim.stopAttack(a.id);
+		const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
+		await sleep(Math.max(0, t0 + SECONDS * 1000 - Date.now()));
+		const tEnd = Date.now();
+		for (const r of results) assert.equal(r.outcome, 'reverted', `${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`);
+		const finals = await Promise.all(runbookSites.map(settings));
+		runbookSites.forEach((ids, i) => assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`));
+
+		const log = sim.sim.requests().filter((r) => r.seq > seq0);
+		assert.equal(log.filter((r) => r.code === 40302).length, 0, 'no call refused for a foreign (or the app) token');
+		const refreshes = sim.sim.requests({ op: 'authorization.refreshToken' });
+		assert.equal(refreshes.filter((r) => r.code !== 0).length, 0, `no refused refresh token (lock-out); kills at ${JSON.stringify(kills)}`);
+		const views = await listTenants(client);
+		assert.equal(views.length, N_TENANTS);
+		for (const v of views) assert.equal(v.status, 'ok', `${v.customerId}: ${v.problem}`);
+		let extra = 0;
+		let total = 0;
+		for (const c of tenants) {
+			const renewals = await renewalsOf(c.customerId);
+			total += renewals.length;
+			const due = Math.floor((tEnd - (installedAt.get(c.customerId) as number)) / RENEW_EVERY_MS);
+			assert.ok(renewals.length >= 2, `${c.customerId}: renewed through expiries (${renewals.length})`);
+			assert.ok(renewals.length <= due + 1, `${c.customerId}: ${renewals.length} renewals for at most ${due} expiries (+1 after a kill)`);
+			extra += Math.max(0, renewals.length - due);
+			for (let i = 1; i < renewals.length; i++)
+				assert.ok(renewals[i].sentAt - renewals[i - 1].sentAt >= RENEW_EVERY_MS - 1500, `${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`);
+		}
+		assert.ok(extra <= kills.length, `${extra} extra renewals for ${kills.length} kills`);
+		assert.ok(refreshes.length >= total && refreshes.length <= total + kills.length, `refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 per kill at most)`);
+		// the fleet watched every site through the kills
+		const checked = new Set(log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0).map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]));
+		const unwatched = watched.filter((s) => !checked.has(s.site_id));
+		assert.equal(unwatched.length, 0, `sites the fleet never checked: ${unwatched.map((s) => s.site_id).join(', ')}`);
+		t.diagnostic(`${Math.round((tEnd - t0) / 1000)} s; kills ${JSON.stringify(kills)}; renewals ${total} (extra ${extra}); refresh POSTs ${refreshes.length}; calls ${log.length}`);
+	} finally {
+		for (const h of tenants) await client.workflow.getHandle(tenantWorkflowId(h.customerId)).terminate('test over').catch(() => {});
+		for (const w of workers) if (w) await killChild(w, 'SIGKILL');
+		await app.close();
+		await sim.close();
+	}
+});

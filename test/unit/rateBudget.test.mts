@@ -1,0 +1,95 @@
+/**
+ * The request budget's queue (api/rateBudget.ts) on real timers: the rate holds, a higher class never waits behind
+ * a lower one, a pause (retry hint) holds everyone, a deadline gives up without a grant; and the worker's
+ * api.rateLimit settings (worker/src/process/rateLimitConfig.mts) refuse bad values naming the setting.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RateBudget, retryAfterMs } from '../../api/rateBudget.ts';
+import { loadRateLimit } from '../../worker/src/process/rateLimitConfig.mts';
+import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
+
+// node timers (the api's default sleep does not keep a process alive; the worker passes these too)
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+test('the rate holds: 12 requests at 20/s with burst 2 take about (12 - 2) / 20 s', async () => {
+	const b = new RateBudget({ app: { rps: 20, burst: 2 }, sleep });
+	const t0 = Date.now();
+	await Promise.all(Array.from({ length: 12 }, () => b.acquire('report')));
+	const ms = Date.now() - t0;
+	assert.ok(ms >= 450, `12 grants in ${ms} ms: faster than the budget`);
+});
+
+test('a mitigation request goes ahead of a queue of polls', async () => {
+	const b = new RateBudget({ app: { rps: 10, burst: 2 }, sleep });
+	const order: string[] = [];
+	const polls = Array.from({ length: 10 }, (_, i) => b.acquire('watch').then(() => order.push(`poll${i}`)));
+	await new Promise((r) => setTimeout(r, 150));
+	const t0 = Date.now();
+	await b.acquire('mitigate').then(() => order.push('write'));
+	const waited = Date.now() - t0;
+	assert.ok(waited < 200, `the write waited ${waited} ms behind polls`);
+	assert.ok(order.indexOf('write') <= 3, `write granted at position ${order.indexOf('write')}: ${order.join(',')}`);
+	await Promise.all(polls);
+});
+
+test('a pause holds every class; a deadline gives up without sending', async () => {
+	const b = new RateBudget({ app: { rps: 100, burst: 5 }, sleep });
+	b.pauseUntil(Date.now() + 400);
+	const t0 = Date.now();
+	const late = await b.acquire('watch', { deadline: Date.now() + 150 });
+	assert.equal(late, false);
+	await b.acquire('mitigate');
+	assert.ok(Date.now() - t0 >= 380, 'granted during the pause');
+});
+
+test('the share divides the rate (1/3 of 30/s is 10/s)', () => {
+	const b = new RateBudget({ app: { rps: 30, burst: 3 } });
+	b.setShare(1 / 3);
+	assert.equal(Math.round(b.rate), 10);
+});
+
+test('retry hints: seconds, an HTTP date, bounded', () => {
+	assert.equal(retryAfterMs({ 'Retry-After': '3' }, 0), 3000);
+	assert.equal(retryAfterMs({ 'retry-after': new Date(10_000).toUTCString() }, 4000), 6000);
+	assert.equal(retryAfterMs({ 'retry-after': '999999' }, 0), 600_000);
+	assert.equal(retryAfterMs({ 'retry-after': 'soon' }, 0), undefined);
+	assert.equal(retryAfterMs({}, 0), undefined);
+});
+
+test('api.rateLimit: unset is none; 0, negative, not numbers, burst below 1 are refused naming the setting', () => {
+	assert.deepEqual(loadRateLimit({}, undefined), { issues: [] });
+	assert.equal(loadRateLimit({ SECSVC_RATE_LIMIT_RPS: '60', SECSVC_RATE_LIMIT_BURST: '10' }, undefined).config?.burst, 10);
+	const bad: [Record<string, string>, unknown, RegExp][] = [
+		[{ SECSVC_RATE_LIMIT_RPS: '0' }, undefined, /^api\.rateLimit\.rps \(SECSVC_RATE_LIMIT_RPS\)/],
+		[{}, { rps: -1 }, /^api\.rateLimit\.rps/],
+		[{}, { rps: '60' }, /^api\.rateLimit\.rps .*must be a number/],
+		[{ SECSVC_RATE_LIMIT_RPS: 'NaN' }, undefined, /SECSVC_RATE_LIMIT_RPS.*must be a number/],
+		[{}, { rps: 10, burst: 0.5 }, /^api\.rateLimit\.burst \(SECSVC_RATE_LIMIT_BURST\)/],
+		[{}, { burst: 5 }, /^api\.rateLimit\.rps .*required/],
+		[{}, { rps: 10, tenant: { rps: 0 } }, /^api\.rateLimit\.tenant\.rps/],
+	];
+	for (const [env, json, want] of bad) {
+		const r = loadRateLimit(env, json);
+		assert.equal(r.config, undefined, JSON.stringify([env, json]));
+		assert.match(r.issues.map((i) => `${i.field}: ${i.rule}`).join('; '), want);
+	}
+	const base = { SECSVC_BASE_URL: 'http://127.0.0.1:1', SECSVC_APP_ID: 'a', SECSVC_SECRET: 's' };
+	assert.throws(() => loadConfig({ ...base, SECSVC_RATE_LIMIT_RPS: '-3' }, undefined), (e: unknown) => e instanceof ConfigError && /SECSVC_RATE_LIMIT_RPS/.test(e.message));
+});
+
+test('shares by demand: a quiet worker gets what it asks (+25 %), the hungry split the rest; they add up to 1', async () => {
+	const { sharesByDemand } = await import('../../worker/src/service/budgetShare.mts');
+	const live = new Set(['a', 'b', 'c']);
+	const s = sharesByDemand(live, { a: { rps: 4, hungry: false, at: 0 }, b: { rps: 30, hungry: true, at: 0 }, c: { rps: 30, hungry: true, at: 0 } }, 60);
+	assert.equal(s.get('a'), (1.25 * 4) / 60);
+	assert.equal(s.get('b'), s.get('c'));
+	assert.ok(Math.abs([...s.values()].reduce((x, y) => x + y, 0) - 1) < 1e-9);
+	// no report from a live worker: it counts as hungry (never assumed quiet)
+	const u = sharesByDemand(live, { a: { rps: 0, hungry: false, at: 0 } }, 60);
+	assert.equal(u.get('a'), 0.25 / 3);
+	assert.equal(u.get('b'), (1 - 0.25 / 3) / 2);
+	// everyone quiet: each keeps its need and the rest is spread evenly
+	const q = sharesByDemand(new Set(['a', 'b']), { a: { rps: 1, hungry: false, at: 0 }, b: { rps: 1, hungry: false, at: 0 } }, 60);
+	assert.ok(Math.abs((q.get('a') as number) - 0.5) < 1e-9);
+});
