@@ -115,10 +115,10 @@ test('sign in; "under attack" finds the trigger; the credential is created in th
 	await ui.fill('site_id', ids.site_id);
 	await ui.fill('domainPortIds', ids.domain_port_id);
 
-	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]');
-	if (await empty.count()) await empty.click();
+	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]').filter({ hasText: 'Security Service' });
+	if (await empty.count()) await empty.first().click();
 	else {
-		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
+		await ui.ndv.locator('[data-test-id="node-credentials-select"]').first().click();
 		await page.getByText(/Create new credential/).first().click();
 	}
 	const modal = ui.credentialModal;
