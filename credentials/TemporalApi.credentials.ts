@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 	Icon,
 } from 'n8n-workflow';
-import { temporalTlsOptions } from '../nodes/SecurityServiceRunbook/transport/tls';
+import { addressProblem, temporalTlsOptions } from '../nodes/SecurityServiceRunbook/transport/tls';
 
 /**
  * Temporal connection for the Security Service Runbook node: the server's HTTP API (the dev server exposes it with
@@ -91,6 +91,8 @@ export class TemporalApi implements ICredentialType {
 
 	/** Bearer API key and TLS agent options on every request (the credential Test's too). A bad TLS field: one line naming it. */
 	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
+		const bad = addressProblem(credentials.address);
+		if (bad) throw new Error(bad);
 		const { options, problem } = temporalTlsOptions(credentials);
 		if (problem) throw new Error(problem);
 		const apiKey = typeof credentials.apiKey === 'string' ? credentials.apiKey : '';

@@ -47,7 +47,7 @@ export const OPERATIONS: Readonly<Record<string, OperationWords>> = {
 	'authorization.connect': { name: 'Start User Authorization', action: 'Start the user authorization flow', description: 'Opens the authorization page; the service redirects to your address with a code' },
 	'authorization.accessToken': { name: 'Exchange Code', action: 'Exchange an authorization code for a user token', description: 'Turns the code from the redirect into a user token and refresh token (outputs are masked)' },
 	'authorization.refreshToken': { name: 'Renew User Token', action: 'Renew a user token', description: 'Uses a refresh token you give; the service replaces it (outputs are masked)' },
-	'authorization.appToken': { name: 'Get App Token', action: 'Get an app token', description: 'Requests a token for the app itself (outputs are masked)' },
+	'authorization.appToken': { name: 'Get App Token', action: 'Get an app token', description: 'Checks that the app gets a token for itself and says until when it is valid and which kind it is (never the token: the credential fetches its own)' },
 	'customer.get': { name: 'Get', action: 'Get a customer', description: 'Details and protected services of one customer' },
 	'customer.list': { name: 'Get Many', action: 'Get many customers', description: 'Customers of the SPE portal; Return All reads every page' },
 	'applicationProtection.authBase.set': { name: 'Update', action: 'Update authentication auto-mitigation', description: 'Duration and request-rate threshold of authentication auto-mitigation' },
@@ -66,10 +66,10 @@ export const OPERATIONS: Readonly<Record<string, OperationWords>> = {
 	'applicationProtection.httpFilter.get': { name: 'Get', action: 'Get an HTTP filter policy', description: 'One policy with its rules' },
 	'applicationProtection.httpFilter.update': { name: 'Update', action: 'Update an HTTP filter policy', description: 'Replaces the policy with the values given (one create or edit at a time per domain)' },
 	'applicationProtection.httpFilter.delete': { name: 'Delete', action: 'Delete an HTTP filter policy', description: 'Removes one policy' },
-	'applicationProtection.ipBlacklist.add': { name: 'Add', action: 'Block an IP address or range', description: 'Adds an address, range or CIDR to the IP blacklist' },
+	'applicationProtection.ipBlacklist.add': { name: 'Block', action: 'Block IP addresses or ranges', description: 'Puts addresses, ranges or CIDRs on the IP blacklist (merged into the fewest ranges; says what it blocked and refused)' },
 	'applicationProtection.ipBlacklist.get': { name: 'Get Many', action: 'Get the blocked IPs', description: 'Every entry of the IP blacklist' },
-	'applicationProtection.ipBlacklist.remove': { name: 'Remove', action: 'Unblock IP addresses or ranges', description: 'Removes entries from the IP blacklist' },
-	'applicationProtection.ipWhitelist.add': { name: 'Add', action: 'Allow an IP address or range', description: 'Adds an address, range or CIDR to the IP whitelist' },
+	'applicationProtection.ipBlacklist.remove': { name: 'Unblock', action: 'Unblock IP addresses or ranges', description: 'Removes entries from the IP blacklist' },
+	'applicationProtection.ipWhitelist.add': { name: 'Allow', action: 'Allow an IP address or range', description: 'Puts an address, range or CIDR on the IP whitelist: its traffic is always let through' },
 	'applicationProtection.ipWhitelist.get': { name: 'Get Many', action: 'Get the allowed IPs', description: 'Every entry of the IP whitelist' },
 	'applicationProtection.ipWhitelist.remove': { name: 'Remove', action: 'Remove IP addresses from the whitelist', description: 'Removes entries from the IP whitelist' },
 	'applicationProtection.xForwardedFor.set': { name: 'Update', action: 'Update the X-Forwarded-For policy', description: 'How the X-Forwarded-For header is written' },
@@ -80,13 +80,13 @@ export const OPERATIONS: Readonly<Record<string, OperationWords>> = {
 	'applicationProtection.statusCodes.delete': { name: 'Delete', action: 'Delete a status code overwrite', description: 'Removes the overwrite of one status code' },
 	'applicationProtection.switch.set': { name: 'Turn On or Off', action: 'Turn a protection on or off', description: 'Switches one protection of the domain on or off' },
 	'applicationProtection.switch.list': { name: 'Get Many', action: 'Get the protection switches', description: 'Every protection switch of the domain and its state' },
-	'applicationProtection.uaBlacklist.add': { name: 'Add', action: 'Block user agents', description: 'Adds user-agent patterns to the blacklist' },
+	'applicationProtection.uaBlacklist.add': { name: 'Block', action: 'Block user agents', description: 'Adds user-agent patterns to the blacklist' },
 	'applicationProtection.urlBypass.delete': { name: 'Delete', action: 'Delete URL bypasses', description: 'Removes URLs from the bypass list (unknown URLs are skipped)' },
 	'dashboard.eventDetail': { name: 'Get Event Detail', action: 'Get the detail of a DDoS event', description: 'Traffic, characterization, traffic patterns or threat map of one event' },
 	'dashboard.activeMitigation': { name: 'Get Active Mitigations', action: 'Get the active mitigations', description: 'Mitigations running now on the site' },
 	'dashboard.currentTraffic': { name: 'Get Current Traffic', action: 'Get the current traffic', description: 'Traffic of the site right now' },
-	'dashboard.ddosEvents': { name: 'Get Many DDoS Events', action: 'Get many DDoS events', description: 'DDoS events of the site in a time window (long windows are read in parts)' },
-	'dashboard.flowDownEvents': { name: 'Get Many Flow-Down Alerts', action: 'Get many flow-down alerts', description: 'Flow-down alerts of the site in a time window (long windows are read in parts)' },
+	'dashboard.ddosEvents': { name: 'Get Many DDoS Events', action: 'Get many DDoS events', description: 'DDoS events of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)' },
+	'dashboard.flowDownEvents': { name: 'Get Many Flow-Down Alerts', action: 'Get many flow-down alerts', description: 'Flow-down alerts of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)' },
 	'dashboard.isUnderAttack': { name: 'Check Under Attack', action: 'Check whether a site is under attack', description: 'Whether the site is under attack now and how big the attack is' },
 	'dashboard.networkSummary': { name: 'Get Network Summary', action: 'Get the network summary', description: 'Top applications, AS numbers, attack types, countries, IPs and protocols' },
 	'detection.setMode': { name: 'Set Mode', action: 'Set the detection mode', description: 'Normal or rapid detection' },
@@ -115,6 +115,15 @@ export interface FieldWords {
 	first?: boolean;
 }
 
+/**
+ * Where a site's and a domain-port's IDs come from: the API has no operation that lists sites or domain-ports
+ * (§4 "not shown"), so the hint says where a user finds them.
+ */
+export const SITE_ID_HINT =
+	"ID of the protected site: site_id of a Security Service Trigger item or DDoS event, or the site's ID in the provider's console (the API has no operation that lists sites)";
+export const DOMAIN_PORT_ID_HINT =
+	"ID of one domain and port of the site: domain_port_id of an Attack Started trigger item (given on the trigger), or the domain-port's ID in the provider's console (the API has no operation that lists them)";
+
 /** Field words by wire name (the same name means the same thing in every operation). */
 export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	app_id: { label: 'App ID', hint: 'App ID from the developer platform' },
@@ -126,8 +135,8 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	refresh_token: { label: 'Refresh Token', hint: 'The service replaces it: store the new one from the output' },
 	customer_id: { label: 'Customer', hint: 'Choose from the list, or give the customer ID' },
 	page: { label: 'Page' },
-	site_id: { label: 'Site ID', hint: 'ID of the protected site' },
-	domain_port_id: { label: 'Domain-Port ID', hint: 'ID of the protected domain and port' },
+	site_id: { label: 'Site ID', hint: SITE_ID_HINT, placeholder: 'e.g. 20001' },
+	domain_port_id: { label: 'Domain-Port ID', hint: DOMAIN_PORT_ID_HINT, placeholder: 'e.g. 30001' },
 	duration: { label: 'Duration (Seconds)', hint: 'How long auto-mitigation stays on' },
 	threshold_tps: { label: 'Threshold (Requests per Second)' },
 	host: { label: 'Host', hint: 'Host name of the requests this applies to', placeholder: 'www.example.com' },
@@ -138,7 +147,7 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	max_http_request: { label: 'Max Requests per Minute per User' },
 	mode: { label: 'Mode' },
 	p3p_enabled: { label: 'Send P3P Header' },
-	p3p_string: { label: 'P3P Header Text' },
+	p3p_string: { label: 'P3P Header Text', hint: 'Text of the P3P header sent with the answers' },
 	trust_duration: { label: 'Trust Duration (Seconds)' },
 	action: { label: 'Action' },
 	enable: { label: 'Enabled' },
@@ -172,7 +181,7 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	portal_version: { label: 'Portal Version', hint: 'Portals from 2023.2.6 on no longer offer Secure' },
 	error_code: { label: 'Status Code', hint: 'The error code to overwrite (400-417, 500-505)' },
 	error_code_rewrite: { label: 'Answer With Status Code', hint: 'Status code sent instead (100-999)' },
-	error_page_type: { label: 'Error Page' },
+	error_page_type: { label: 'Error Page', hint: 'Which page is shown with the new status code' },
 	error_page_info: { label: 'Custom Page URL', placeholder: 'https://www.example.com/error.html' },
 	ua_regex: { label: 'User-Agent Patterns', hint: 'Regular expressions matched against the User-Agent header' },
 	action_annex_page: { label: 'Page Shown' },
@@ -183,9 +192,8 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	site_ip: { label: 'Site IP' },
 	site_name: { label: 'Site Name' },
 	start: { label: 'Skip' },
-	num: { label: 'Page Size' },
-	start_time: { label: 'From (UTC)' },
-	end_time: { label: 'To (UTC)' },
+	start_time: { label: 'From (UTC)', hint: 'Start of the window; empty: 24 hours before To' },
+	end_time: { label: 'To (UTC)', hint: 'End of the window; empty: now' },
 	status: { label: 'Status' },
 	range: { label: 'Period' },
 	type: { label: 'Unit' },
@@ -203,6 +211,21 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	profile_id: { label: 'Auto-Mitigation Profile ID' },
 	is_enable: { label: 'On' },
 	switch_type: { label: 'Switch' },
+};
+
+/** The parts of an object field (IP authentication's action settings): label and what to enter. */
+export const OBJECT_PARTS: Readonly<Record<string, FieldWords>> = {
+	duration: { label: 'Duration (Seconds)', hint: 'How long the action lasts for a source, in seconds' },
+	threshold_rps: { label: 'Threshold (Requests per Second)', hint: 'Requests per second from one source that start the action' },
+	ratelimit_rps: { label: 'Rate Limit (Requests per Second)', hint: 'Requests per second a limited source may still send' },
+	blacklist_threshold_rps: { label: 'Blacklist Threshold (Requests per Second)', hint: 'Requests per second that put a source on the blacklist' },
+	ratelimit_threshold_rps: { label: 'Rate Limit Threshold (Requests per Second)', hint: 'Requests per second that start rate limiting a source' },
+};
+
+/** Words of the node's own containers. */
+export const NODE_WORDS = {
+	additionalFields: 'Optional settings of this operation; leave out what you do not need',
+	entry: 'One entry per row',
 };
 
 /** Words of one field in one operation (a few names mean something else in one operation). */
@@ -232,10 +255,12 @@ const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
 		label: 'Allow Wide Block (Reason)',
 		hint: 'Only to block more than 65,536 addresses (wider than /16): why. Recorded in the output; never lifts the special ranges, protected ranges or the site\'s own addresses. Leave empty otherwise',
 	},
-	'applicationProtection.ipBlacklist.add:site_id': { label: 'Site ID', hint: 'ID of the protected site whose blacklist gets the entry (site_id of a DDoS event or trigger item)' },
-	'applicationProtection.ipBlacklist.add:domain_port_id': { label: 'Domain-Port ID', hint: 'ID of the domain and port whose blacklist gets the entry (from the site configuration)' },
-	'applicationProtection.ipWhitelist.add:site_id': { label: 'Site ID', hint: 'ID of the protected site whose whitelist gets the entry' },
-	'applicationProtection.ipWhitelist.add:domain_port_id': { label: 'Domain-Port ID', hint: 'ID of the domain and port whose whitelist gets the entry' },
+	'applicationProtection.ipBlacklist.add:site_id': { label: 'Site ID', hint: `The site whose blacklist gets the entries. ${SITE_ID_HINT}`, placeholder: 'e.g. 20001' },
+	'applicationProtection.ipBlacklist.add:domain_port_id': { label: 'Domain-Port ID', hint: `The domain-port whose blacklist gets the entries. ${DOMAIN_PORT_ID_HINT}`, placeholder: 'e.g. 30001' },
+	'applicationProtection.ipWhitelist.add:site_id': { label: 'Site ID', hint: `The site whose whitelist gets the entry. ${SITE_ID_HINT}`, placeholder: 'e.g. 20001' },
+	'applicationProtection.ipWhitelist.add:domain_port_id': { label: 'Domain-Port ID', hint: `The domain-port whose whitelist gets the entry. ${DOMAIN_PORT_ID_HINT}`, placeholder: 'e.g. 30001' },
+	'applicationProtection.ipBlacklist.remove:ip_black_list#entry': { label: 'Blocked Entry' },
+	'applicationProtection.ipWhitelist.remove:ip_white_list#entry': { label: 'Allowed Entry' },
 	'applicationProtection.statusCodes.update:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
 	'applicationProtection.statusCodes.delete:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
 	'detection.setPolicy:name': { label: 'Traffic Type', hint: 'Choose from the detection settings, or give an item name; the group follows from it' },
@@ -376,7 +401,9 @@ export const errorText = {
 
 /** The Runbook node's words. */
 export const RUNBOOK = {
+	// Start first (what a user comes for), then alphabetical.
 	operations: [
+		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 		{ name: 'Add Expiring Block', value: 'blockAdd', action: 'Block an IP range for a while', description: 'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up' },
 		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
 		{ name: 'Decide', value: 'decide', action: 'Approve or reject a runbook', description: 'Approve or reject the planned changes of a runbook waiting for approval; returns the decision, or the refusal' },
@@ -386,7 +413,6 @@ export const RUNBOOK = {
 		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
 		{ name: 'Remove Block Now', value: 'blockRemove', action: 'Remove an expiring block now', description: 'Remove the entry now instead of at its expiry' },
 		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (Approve / Reject here are the same as Decide: the same rules, the decision comes back)' },
-		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
 	],
 	signals: [
 		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
@@ -410,7 +436,7 @@ export const RUNBOOK = {
 		site: 'Site ID',
 		domainPort: 'Domain-Port ID',
 		entry: 'IP Address, Range or CIDR',
-		seconds: 'Duration (Seconds)',
+		seconds: 'Duration',
 		taskQueue: 'Task Queue',
 	},
 	help: {
@@ -424,11 +450,59 @@ export const RUNBOOK = {
 		domainPortAdd: 'The domain-port whose IP blacklist gets the entry',
 		domainPortList: 'Leave empty for every domain-port of the site',
 		entry: 'An IPv4 address, a start-end range or a CIDR (at most a /16 unless the blocks workflow allows wider)',
-		secondsAdd: 'How long the block lasts; then exactly this entry is removed (1 s to 90 days)',
-		secondsExtend: 'The new remaining time from now: longer extends, shorter shortens (1 s to 90 days)',
+		secondsAdd: 'How long the block lasts — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); then exactly this entry is removed',
+		secondsExtend: 'The new remaining time from now — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); longer extends, shorter shortens',
+		blockOptions: 'Settings most users leave as they are',
+		query: 'What to read from the runbook',
+		binaryPropertyName: 'Name of the binary field the HTML report is put in (for a mail or chat step to attach)',
 		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration (Seconds)', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
+	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
 	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
+};
+
+/** What a write with an empty answer says it did: "IP Whitelist › Allow: IP Address or Range 198.51.100.7 (Site ID 20001, Domain-Port ID 30001)". */
+export function doneText(title: string, written: string[], where: string[]): string {
+	const w = written.length ? written.join(', ') : 'done';
+	return `${title}: ${w}${where.length ? ` (${where.join(', ')})` : ''}`;
+}
+
+/** What a token operation's output says instead of the token. */
+export const tokenText = {
+	note: 'Tokens never enter execution data: the Security Service credential gets and renews its own token for every call.',
+};
+
+export function hasOperationWords(opId: string): boolean {
+	return OPERATIONS[opId] !== undefined;
+}
+
+/** The trigger's words. */
+export const triggerText = {
+	event: 'What starts the workflow; each poll reads the last Look Back hours and emits only what was not seen before',
+	siteIds: (siteHint: string, max: number) =>
+		`The sites to watch: one site ID, or several separated by commas (at most ${max}); each item carries its site_id. ${siteHint.replace(/^ID of the protected site: /, 'From ')}`,
+	domainPortIds:
+		"The domain-ports to protect, separated by commas; each item carries them (domain_port_ids, and the first as domain_port_id). With several sites, write site:domain-port pairs (20001:30001) for the ports of one site. From the provider's console: the API has no operation that lists them",
+	siteRequired: 'Site IDs: is required (one site ID, or several separated by commas)',
+	tooManySites: (n: number, max: number) => `Site IDs: at most ${max} sites per trigger (got ${n})`,
+	badSite: (site: string, rule: string) => `Site IDs: ${site}: ${rule}`,
+	readFailed: (title: string, why: string) => `Could not read the site's events (${title}): ${why}`,
+	pastEvent: (event: string) =>
+		`Test item: no ${event === 'attackStarted' ? 'ongoing attack' : event === 'attackStopped' ? 'stopped attack' : 'DDoS event'} in the look-back window, so this is the site's most recent DDoS event of the last 31 days. An active trigger emits only new ones.`,
+	sample: (event: string) =>
+		`Sample item: the site had no ${event === 'newFlowDownAlert' ? 'flow-down alert' : 'DDoS event'} to show (documentation addresses only). Map the next nodes with it; an active trigger emits real events only.`,
+};
+
+/** IP Blacklist › Block's sentence: "IP Blacklist › Block: blocked 198.51.100.0-198.51.100.255; refused 10.0.0.1 (Site ID 20001, Domain-Port ID 30001)". */
+export function blockSummary(title: string, blocked: string[], refused: string[], at: { site_id: string; domain_port_id: string }): string {
+	const parts = [blocked.length ? `blocked ${blocked.join(', ')}` : 'blocked nothing', ...(refused.length ? [`refused ${refused.join(', ')}`] : [])];
+	return `${title}: ${parts.join('; ')} (Site ID ${at.site_id}, Domain-Port ID ${at.domain_port_id})`;
+}
+
+/** The Temporal API credential's address problems, in one line naming the field and what to enter. */
+export const temporalAddressText = {
+	invalidUrl: 'HTTP API Address: enter the full address with http:// or https:// and the HTTP port, e.g. http://127.0.0.1:7243 (a dev server started with --http-port 7243)',
+	notHttp:
+		"HTTP API Address: this port does not answer HTTP — it is probably Temporal's gRPC port (7233). Enter the HTTP API port instead (dev server: --http-port, e.g. http://127.0.0.1:7243)",
 };

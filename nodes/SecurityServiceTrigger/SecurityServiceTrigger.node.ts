@@ -10,10 +10,12 @@ import {
 	type JsonObject,
 } from 'n8n-workflow';
 import { docsUrl } from '../docs';
-import { TRIGGER_EVENTS } from '../../api/catalog/labels';
+import { SITE_ID_HINT, TRIGGER_EVENTS, triggerText } from '../../api/catalog/labels';
+import { idProblem } from '../../api/limits';
 import { formatYmdhms } from '../../api/catalog/rules';
 import { withReadableForms } from '../SecurityService/actions/readable';
-import { attackerFields } from './attackers';
+import { attackerFields, domainPortsFor } from './attackers';
+import { sampleItem, triggerError } from './sample';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
 import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
 import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
@@ -23,8 +25,13 @@ export const MAX_REMEMBERED = 2000;
 const PAGE_SIZE = 50;
 const MAX_PAGES = 200;
 const DAY = 86400;
+/** Most sites one trigger watches (each poll reads every one of them). */
+export const MAX_SITES = 50;
 
-type EventKind = 'newDdosEvent' | 'attackStarted' | 'attackStopped' | 'newFlowDownAlert';
+/** Where an entry's site rides until its item is shaped (never in an output). */
+const SITE = '__site';
+
+export type EventKind = 'newDdosEvent' | 'attackStarted' | 'attackStopped' | 'newFlowDownAlert';
 
 interface TriggerState {
 	initialized?: boolean;
@@ -95,14 +102,16 @@ export class SecurityServiceTrigger implements INodeType {
 				noDataExpression: true,
 				options: TRIGGER_EVENTS.map((e) => ({ name: e.name, value: e.value, action: e.action, description: e.description })),
 				default: 'newDdosEvent',
+				description: triggerText.event,
 			},
 			{
-				displayName: 'Site ID',
+				displayName: 'Site IDs',
 				name: 'site_id',
 				type: 'string',
 				default: '',
 				required: true,
-				description: 'ID of the protected site to watch (as in the Attack Dashboard and the customer\'s protected services)',
+				placeholder: 'e.g. 20001, 20002',
+				description: triggerText.siteIds(SITE_ID_HINT, MAX_SITES),
 			},
 			{
 				displayName: 'Top Attacking Sources',
@@ -119,10 +128,9 @@ export class SecurityServiceTrigger implements INodeType {
 				name: 'domainPortIds',
 				type: 'string',
 				default: '',
-				placeholder: 'e.g. 30001, 30002',
+				placeholder: 'e.g. 30001, 30002 (or 20001:30001, 20002:30002)',
 				displayOptions: { show: { event: ['attackStarted'] } },
-				description:
-					'The site\'s domain-ports to protect, separated by commas; each item carries them (domain_port_ids, and the first as domain_port_id). The service offers no operation that lists them, so they are given here.',
+				description: triggerText.domainPortIds,
 			},
 			{
 				displayName: 'Look Back (Hours)',
@@ -142,19 +150,35 @@ export class SecurityServiceTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const event = this.getNodeParameter('event') as EventKind;
-		const siteId = String(this.getNodeParameter('site_id') ?? '').trim();
+		const sites = [...new Set(String(this.getNodeParameter('site_id') ?? '').split(/[\s,;]+/).map((x) => x.trim()).filter(Boolean))];
 		const lookbackHours = Number(this.getNodeParameter('lookbackHours', 24)) || 24;
-		if (!siteId) throw new NodeOperationError(this.getNode(), 'site_id: is required');
+		if (!sites.length) throw new NodeOperationError(this.getNode(), triggerText.siteRequired);
+		if (sites.length > MAX_SITES) throw new NodeOperationError(this.getNode(), triggerText.tooManySites(sites.length, MAX_SITES));
+		for (const site of sites) {
+			const problem = idProblem(site);
+			if (problem) throw new NodeOperationError(this.getNode(), triggerText.badSite(site, problem));
+		}
+		const siteId = sites.join(',');
 
 		const fail = (error: unknown): never => {
-			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), error.message);
-			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message: error.message });
-			throw new NodeOperationError(this.getNode(), error as Error);
+			const { message, description } = triggerError(error);
+			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), message, { description });
+			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message, description });
+			throw new NodeOperationError(this.getNode(), message, { description });
 		};
-		const entries = await fetchEntries(this, event, siteId, lookbackHours).catch(fail);
+		const read = async (lookback: number, kind: EventKind) => {
+			const out: IDataObject[] = [];
+			// Each entry remembers its site: several sites are read one after another (one site's failure fails the poll).
+			for (const site of sites) for (const e of await fetchEntries(this, kind, site, lookback).catch(fail)) out.push({ ...e, [SITE]: site });
+			return out;
+		};
+		const entries = await read(lookbackHours, event);
 		// Each item names its site and event, and carries readable forms next to the wire values.
 		const opId = event === 'newFlowDownAlert' ? 'dashboard.flowDownEvents' : 'dashboard.ddosEvents';
-		const shape = (e: IDataObject): IDataObject => ({ site_id: siteId, event, ...withReadableForms(opId, e) });
+		const shape = (e: IDataObject): IDataObject => {
+			const { [SITE]: site, ...rest } = e;
+			return { site_id: site as string, event, ...withReadableForms(opId, rest) };
+		};
 		// Attack Started: what a responder needs next (attacking sources and ranges, domain-ports), one detail
 		// request per emitted event.
 		const emit = async (list: IDataObject[]) => {
@@ -163,7 +187,12 @@ export class SecurityServiceTrigger implements INodeType {
 			const dps = String(this.getNodeParameter('domainPortIds', '') ?? '');
 			const client = await getClient(this);
 			const out: IDataObject[] = [];
-			for (const e of list) out.push({ ...shape(e), ...(await attackerFields(client, e, { topN, domainPortIds: dps }).catch((error: unknown) => fail(error))) });
+			for (const e of list) {
+				const { top_sources: top, ...lead } = await attackerFields(client, e, { topN, domainPortIds: domainPortsFor(dps, String(e[SITE])) }).catch((error: unknown) => fail(error));
+				// What a responder maps next comes first (ranges, domain-ports), the event, then the long source list.
+				const shaped = shape(e);
+				out.push({ site_id: shaped.site_id, event, ...lead, ...shaped, top_sources: top });
+			}
 			return out;
 		};
 		// Oldest first by the time that makes an entry news: its end for Attack Stopped, its start otherwise.
@@ -171,9 +200,17 @@ export class SecurityServiceTrigger implements INodeType {
 		entries.sort((a, b) => Number(a[at] ?? 0) - Number(b[at] ?? 0));
 
 		if (this.getMode() === 'manual') {
-			// Manual test: a real sample (the newest entry), without touching the remembered ids.
-			const sample = entries[entries.length - 1];
-			return sample ? [this.helpers.returnJsonArray(await emit([sample]))] : null;
+			// Manual test: a real sample (the newest entry), without touching the remembered ids. Nothing matching now
+			// (no ongoing attack): the most recent DDoS event of the last 31 days, marked as such; none at all: a sample item
+			// of the same shape, marked `sample: true`, so the next nodes can be mapped.
+			const newest = entries[entries.length - 1];
+			if (newest) return [this.helpers.returnJsonArray(await emit([newest]))];
+			if (event !== 'newFlowDownAlert') {
+				const past = (await read(31 * 24, 'newDdosEvent')).sort((a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0));
+				const recent = past[past.length - 1];
+				if (recent) return [this.helpers.returnJsonArray((await emit([recent])).map((i) => ({ test_note: triggerText.pastEvent(event), ...i })))];
+			}
+			return [this.helpers.returnJsonArray([sampleItem(event, sites[0], domainPortsFor(String(this.getNodeParameter('domainPortIds', '') ?? ''), sites[0]))])];
 		}
 
 		const state = this.getWorkflowStaticData('node') as TriggerState;

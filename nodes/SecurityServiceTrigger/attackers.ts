@@ -9,6 +9,20 @@ import { CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
  * those sources merged into the fewest ranges as the runbooks do (api/ranges.ts) — never the site's own address —
  * and the domain-ports given on the trigger (the service has no operation that lists them, §4.3 "not shown").
  */
+/**
+ * The trigger's Domain-Port IDs that belong to one site: plain ids belong to every site, `site:dp` pairs only to
+ * their site (an id never holds ':', api/limits.ts). Returned as the comma-separated text attackerFields reads.
+ */
+export function domainPortsFor(text: string, site: string): string {
+	const out: string[] = [];
+	for (const part of text.split(/[\s,;]+/).map((s) => s.trim()).filter(Boolean)) {
+		const i = part.indexOf(':');
+		if (i < 0) out.push(part);
+		else if (part.slice(0, i) === site) out.push(part.slice(i + 1));
+	}
+	return out.join(',');
+}
+
 export async function attackerFields(client: Client, e: IDataObject, o: { topN: number; domainPortIds: string }): Promise<IDataObject> {
 	const domainPortIds = o.domainPortIds.split(/[\s,;]+/).map((s) => s.trim()).filter(Boolean);
 	for (const dp of domainPortIds) {

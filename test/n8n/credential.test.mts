@@ -150,7 +150,7 @@ test('defect 3: a node run with a wrong Secret reports the credential and the se
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.get').length, 0);
 });
 
-test('defect 4: IP Blacklist › Add without an address fails in the node and sends nothing', async () => {
+test('defect 4: IP Blacklist › Block without an address fails in the node and sends nothing', async () => {
 	await runner.setCredential('cred-ok', 'Security Service', cred());
 	const op = getOperation('applicationProtection.ipBlacklist.add');
 	assert.equal(op.fields.find((f) => f.name === 'ip_black_list')?.required, true);
@@ -160,15 +160,15 @@ test('defect 4: IP Blacklist › Add without an address fails in the node and se
 	const params = { resource: 'applicationProtection.ipBlacklist', operation: 'add', site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: '' };
 	// Left empty: n8n itself refuses to run the workflow (the field is required, the editor marks it).
 	await assert.rejects(
-		runner.run(chain('block nothing', [ssNode('Block an IP address or range', params, { credId: 'cred-ok' })])),
+		runner.run(chain('block nothing', [ssNode('Block IP addresses or ranges', params, { credId: 'cred-ok' })])),
 		/Parameter "IP Address or Range" is required/,
 	);
 	// An expression that yields nothing passes n8n's check: the node refuses it and sends nothing.
 	const empty = { ...params, ip_black_list: '={{ $json.missing ?? "" }}' };
-	const res = await runner.run(chain('block nothing', [ssNode('Block an IP address or range', empty, { credId: 'cred-ok' })]));
+	const res = await runner.run(chain('block nothing', [ssNode('Block IP addresses or ranges', empty, { credId: 'cred-ok' })]));
 	assert.equal(res.status, 'error');
-	const err = res.runData['Block an IP address or range']?.[0]?.error ?? res.error;
-	assert.match(err?.message ?? '', /^IP Blacklist › Add: IP Address or Range is required\. Nothing was sent\./);
+	const err = res.runData['Block IP addresses or ranges']?.[0]?.error ?? res.error;
+	assert.match(err?.message ?? '', /^IP Blacklist › Block: IP Address or Range is required\. Nothing was sent\./);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.add').length, 0, 'no POST left');
 	// The same through Remove.
 	const res2 = await runner.run(chain('unblock nothing', [ssNode('Unblock', { ...empty, operation: 'remove' }, { credId: 'cred-ok' })]));

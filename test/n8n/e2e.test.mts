@@ -106,7 +106,7 @@ test('app-protection change: blacklist add + switch off, read back; simulator st
 	assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
 	const run = parseRawOutput(r.stdout);
 	assert.deepEqual(nodeOutput(run, 'Add blacklist'), [
-		{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.51.100.0-198.51.100.255'], blocked: ['198.51.100.0-198.51.100.255'], refused: [], success: true },
+		{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.51.100.0-198.51.100.255'], blocked: ['198.51.100.0-198.51.100.255'], refused: [], success: true, operation: 'IP Blacklist › Block', summary: `IP Blacklist › Block: blocked 198.51.100.0-198.51.100.255 (Site ID ${ids.site_id}, Domain-Port ID ${ids.domain_port_id})` },
 	]);
 	const entries = nodeOutput(run, 'Read blacklist');
 	assert.ok(entries.some((e) => e.start_ip === '198.51.100.0' && e.end_ip === '198.51.100.255'), JSON.stringify(entries));

@@ -50,9 +50,10 @@ export class EditorUi {
 	 * `done` (optional) says when this run has finished, for a panel that already shows an earlier run.
 	 */
 	async executeStep(done?: () => boolean): Promise<Locator> {
-		const output = this.page.locator('[data-test-id="output-panel"]');
+		// The visible panel: n8n keeps an earlier node's panel in the page, hidden.
+		const output = this.page.locator('[data-test-id="output-panel"]:visible');
 		await this.ndv.locator('[data-test-id="node-execute-button"]').first().click();
-		const shown = output.locator('[data-test-id="ndv-run-data-display-mode"], [data-test-id="node-error-message"]');
+		const shown = output.locator('[data-test-id="ndv-run-data-display-mode"]:visible, [data-test-id="node-error-message"]:visible');
 		await shown.first().waitFor({ timeout: 60_000 });
 		const deadline = Date.now() + 60_000;
 		while (done && !done()) {
@@ -65,7 +66,9 @@ export class EditorUi {
 
 	/** Switches the output panel to a display mode (Schema, Table, JSON) and returns its text with spaces folded. */
 	async outputText(output: Locator, mode: 'Schema' | 'Table' | 'JSON'): Promise<string> {
-		await output.locator('[data-test-id="ndv-run-data-display-mode"]').getByText(mode, { exact: true }).click();
+		const button = output.locator('[data-test-id="ndv-run-data-display-mode"]').getByText(mode, { exact: true });
+		// Already in this mode (the panel keeps the last one): a button mid-transition need not be clicked.
+		if ((await button.getAttribute('aria-checked').catch(() => null)) !== 'true') await button.click();
 		const container = output.locator('[data-test-id="ndv-data-container"]');
 		await container.waitFor();
 		// The view switch re-renders the container: its text arrives a moment after the container (an empty read was

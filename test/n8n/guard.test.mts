@@ -47,7 +47,7 @@ test('node: 0.0.0.0/0 and a credential-protected range refused with 0 requests; 
 	const before = sim.sim.requests().length;
 	const whole = await runner.run(block('0.0.0.0/0'));
 	assert.equal(whole.status, 'error');
-	assert.match(whole.error?.message ?? '', /^IP Blacklist › Add: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/);
+	assert.match(whole.error?.message ?? '', /^IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/);
 	const prot = await runner.run(block('192.0.2.5'));
 	assert.match(prot.error?.message ?? '', /192\.0\.2\.5 overlaps the protected range 192\.0\.2\.0\/28 \(credential Protected Ranges\): never blocked/);
 	assert.equal(sim.sim.requests().length, before, 'nothing at all was sent: not even a token request');
@@ -72,6 +72,8 @@ test('node: the override lets a /15 through, recorded in the output; it never li
 			blocked: ['10.0.0.0-10.1.255.255'],
 			refused: [],
 			success: true,
+			operation: 'IP Blacklist › Block',
+			summary: `IP Blacklist › Block: blocked 10.0.0.0-10.1.255.255 (Site ID ${ids.site_id}, Domain-Port ID ${ids.domain_port_id})`,
 			wideBlockOverride: { rule: 'widest prefix (/16)', entries: ['10.0.0.0/15'], reason: 'botnet spread over a /15' },
 		},
 	]);
@@ -125,7 +127,7 @@ test('the node as an AI tool: the model\'s 0.0.0.0/0 and the site\'s own address
 	assert.equal(posts().at(-1)?.opId, 'applicationProtection.ipBlacklist.add');
 	// what the model gets back: the node's output items as the tool's JSON answer
 	assert.deepEqual(ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))), [
-		[{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.18.5.5'], blocked: ['198.18.5.5'], refused: [], success: true }],
+		[{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.18.5.5'], blocked: ['198.18.5.5'], refused: [], success: true, operation: 'IP Blacklist › Block', summary: `IP Blacklist › Block: blocked 198.18.5.5 (Site ID ${ids.site_id}, Domain-Port ID ${ids.domain_port_id})` }],
 	]);
 	assert.equal(ok.runData['Block IP'][0].executionStatus, 'success', 'the node ran as a tool (n8n records the tool run under its name)');
 });

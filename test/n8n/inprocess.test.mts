@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { catalog, getOperation, type CatalogEntry } from '../../api/catalog/index.ts';
 import { formatYmdhms } from '../../api/catalog/rules.ts';
+import { operationTitle } from '../../api/catalog/labels.ts';
+import { validateParams } from '../../api/client.ts';
 import { startSimulator, type LogEntry } from '../../simulator/index.mts';
 import { createApiClient } from '../../worker/src/service/client.mts';
 import { samples } from '../helpers/samples.mts';
@@ -102,8 +104,11 @@ function atPath(v: unknown, path: string): unknown {
 	return cur;
 }
 
-/** What the node must output for one result: list entries one item each, an object as one item, nothing as {success:true}. */
-function unwrap(op: CatalogEntry, result: unknown): unknown[] {
+/**
+ * What the node must output for one result: list entries one item each, an object as one item; a write answered with
+ * nothing says what it did: `{success, operation, <every value sent as the catalog checked it>, summary}` (`sent`).
+ */
+function unwrap(op: CatalogEntry, result: unknown, sent?: Record<string, unknown>): unknown[] {
 	const parsed = op.result.parse(result);
 	const wrap = (e: unknown) => (e !== null && typeof e === 'object' ? e : { value: e });
 	if (op.list?.itemsAt !== undefined) {
@@ -113,8 +118,26 @@ function unwrap(op: CatalogEntry, result: unknown): unknown[] {
 	}
 	if (Array.isArray(parsed)) return parsed.map(wrap);
 	if (parsed !== null && typeof parsed === 'object') return [parsed];
+	if ((parsed === undefined || parsed === null) && sent) return [{ success: true, operation: operationTitle(op.id), ...sent }];
 	if (parsed === undefined || parsed === null) return [{ success: true }];
 	return [{ value: parsed }];
+}
+
+/** The values a write sent, as the catalog checked them (secrets, constants and local-only fields left out). */
+function sentValues(op: CatalogEntry, params: Record<string, unknown>): Record<string, unknown> {
+	const valid = validateParams(op, params);
+	const out: Record<string, unknown> = {};
+	for (const f of op.fields) if (f.kind !== 'secret' && f.constant === undefined && !f.local && valid[f.name] !== undefined && valid[f.name] !== '') out[f.name] = valid[f.name];
+	return out;
+}
+
+/** A write's one-sentence summary, checked (title first, the site named) and taken out for the deep comparison. */
+function withoutSummary(opId: string, item: Record<string, any>, params: Record<string, unknown>): Record<string, any> {
+	if (typeof item.summary !== 'string') return item;
+	assert.ok(item.summary.startsWith(`${operationTitle(opId)}: `), `${opId}: summary ${item.summary}`);
+	if (params.site_id !== undefined) assert.ok(item.summary.includes(`Site ID ${String(params.site_id)}`), `${opId}: summary names the site: ${item.summary}`);
+	const { summary: _s, ...rest } = item;
+	return rest;
 }
 
 /**
@@ -228,14 +251,20 @@ async function runSteps(title: string, steps: Step[]): Promise<Record<string, Ar
 				}
 		} else {
 			assert.equal(mine.length, 1, `${s.id}: one request expected, got ${mine.length}`);
-			expected = unwrap(op, envelope(mine[0]).result);
+			// Values given as n8n expressions are what n8n resolved (the item names them; the chained tests check them).
+			const given = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('=') ? items[0]?.[k] : v]));
+			expected = unwrap(op, envelope(mine[0]).result, op.safety === 'read' ? undefined : sentValues(op, given));
 			// IP Blacklist › Add reports what it blocked (one merged range per request) instead of the empty result.
 			if (s.id === 'applicationProtection.ipBlacklist.add') {
 				const sent = String((logOf(mine[0]).body as Record<string, unknown>).ip_black_list);
-				expected = [{ site_id: s.params.site_id, domain_port_id: s.params.domain_port_id, entries: [s.params.ip_black_list], blocked: [sent], refused: [], success: true }];
+				const title = operationTitle(op.id);
+				const summary = `${title}: blocked ${sent} (Site ID ${s.params.site_id}, Domain-Port ID ${s.params.domain_port_id})`;
+				expected = [{ site_id: s.params.site_id, domain_port_id: s.params.domain_port_id, entries: [s.params.ip_black_list], blocked: [sent], refused: [], success: true, operation: title, summary }];
 			}
 		}
-		assert.deepEqual(items.map((i) => wireOnly(s.id, i)), JSON.parse(JSON.stringify(expected)), `${s.id}: node output is the unwrapped result`);
+		const summarized = s.id !== 'applicationProtection.ipBlacklist.add' && op.safety !== 'read';
+		const shown = items.map((i) => wireOnly(s.id, summarized ? withoutSummary(s.id, i, s.params) : i));
+		assert.deepEqual(shown, JSON.parse(JSON.stringify(expected)), `${s.id}: node output is the unwrapped result`);
 		assert.deepEqual(nodeRun(res, s.name).pairedItems, items.map(() => ({ item: 0 })), `${s.id}: pairedItem`);
 		executed.add(s.id);
 	}
@@ -275,6 +304,14 @@ test('authorization: connect, access token, refresh token, app token — outputs
 		executed.add(s.id);
 	}
 	assert.ok(typeof out['Exchange code'][0].expires_in === 'number' && out['App token'][0].expires_in > 0);
+	// Get an app token says what it did instead of a masked token: the kind, until when it is valid.
+	const app = out['App token'][0];
+	assert.ok(!('access_token' in app), 'no token field, not even masked');
+	assert.match(String(app.token_kind), /^app token/);
+	assert.equal(app.access_token_received, true);
+	assert.ok(Math.abs(Date.parse(String(app.valid_until)) - (Date.now() + Number(app.expires_in) * 1000)) < 120_000, String(app.valid_until));
+	assert.match(String(out['Refresh'][0].token_kind), /^user token/);
+	assert.equal(out['Refresh'][0].refresh_token_received, true);
 	// None of the secrets the simulator issued, nor the app secret, is in the execution data.
 	const text = JSON.stringify(out);
 	const secrets = [APP.secret, ...sim.sim.tokens.keys(), ...sim.sim.refreshTokens.keys(), ...sim.sim.codes.keys()];
@@ -326,7 +363,10 @@ test('application protection: HTTP filter create → get → update → delete, 
 	const pid = String(out['applicationProtection.httpFilter.create'][0].p_flag_id);
 	assert.ok(out['applicationProtection.httpFilter.list'].some((f) => String(f.p_flag_id) === pid), 'created filter listed');
 	assert.equal(out['applicationProtection.httpFilter.get'][0].p_name, 'block-admin');
-	assert.deepEqual(out['applicationProtection.httpFilter.update'], [{ success: true }]);
+	const [updated] = out['applicationProtection.httpFilter.update'];
+	assert.equal(updated.success, true);
+	assert.equal(String(updated.p_flag_id), pid, 'the output names the policy it changed');
+	assert.match(String(updated.summary), /^HTTP Filter Policy › Update: /);
 	const paths = proxy.records.filter((r) => ['applicationProtection.httpFilter.update', 'applicationProtection.httpFilter.delete'].includes((r.tag as LogEntry)?.opId ?? '')).map((r) => r.url);
 	assert.ok(paths.length === 2 && paths.every((u) => u.includes(`/${pid}`)), `expression resolved to the new id: ${paths.join(' ')}`);
 });
@@ -359,12 +399,13 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 
 test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged), event detail, traffic, flow-down over 200 days', async () => {
 	const now = sim.sim.nowSec();
-	const evParams = sample('dashboard.ddosEvents', { start_time: formatYmdhms(now - 75 * 86400), end_time: formatYmdhms(now), num: 5 });
+	const evParams = sample('dashboard.ddosEvents', { start_time: formatYmdhms(now - 75 * 86400), end_time: formatYmdhms(now) });
+	delete evParams.num; // the node pages by itself (no Page Size field): 50 per request
 	delete evParams.start;
 	const fdParams = sample('dashboard.flowDownEvents', { start_time: String(now - 200 * 86400), end_time: String(now) });
 	const mark = proxy.mark();
 	const out = await runSteps('dashboard lists', [
-		{ name: 'DDoS events', id: 'dashboard.ddosEvents', params: evParams, skipSent: ['start_time', 'end_time'] },
+		{ name: 'DDoS events', id: 'dashboard.ddosEvents', params: evParams, skipSent: ['start_time', 'end_time', 'num'] },
 		{ name: 'Flow-down events', id: 'dashboard.flowDownEvents', params: fdParams, skipSent: ['start_time', 'end_time'] },
 	]);
 	const events = out['DDoS events'];
@@ -372,6 +413,7 @@ test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged),
 	const evReqs = proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.ddosEvents');
 	const windows = new Set(evReqs.map((r) => { const q = (r.tag as LogEntry).query; return `${q.start_time}|${q.end_time}`; }));
 	assert.equal(windows.size, 3, `75 days → 3 windows: ${[...windows].join(' ')}`);
+	assert.deepEqual([...new Set(evReqs.map((r) => (r.tag as LogEntry).query.num))], ['50'], 'the node\'s own page size');
 	const fdWindows = new Set(proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.flowDownEvents').map((r) => (r.tag as LogEntry).query.start_time));
 	assert.equal(fdWindows.size, 3, '200 days → 3 windows of ≤90 days');
 
@@ -448,7 +490,7 @@ test('IP Blacklist › Add with a list in one item: merged ranges, one POST each
 	// A bad entry anywhere in the list stops the step before anything is sent.
 	const mark2 = sim.sim.log.at(-1)?.seq ?? 0;
 	const bad = await exec(chain('block a bad list', [ssNode('Block', params, { continueOnFail: true })], [{ sources: ['192.0.2.50', '192.0.2.300'] }]));
-	assert.match(nodeRun(bad, 'Block').items[0].error, /^IP Blacklist › Add: IP Address or Range must be an IPv4 address/);
+	assert.match(nodeRun(bad, 'Block').items[0].error, /^IP Blacklist › Block: IP Address or Range must be an IPv4 address/);
 	assert.equal(sim.sim.requests({ since: mark2 }).filter((r) => r.method === 'POST').length, 0, 'nothing sent');
 	executed.add('applicationProtection.ipBlacklist.add');
 });
@@ -472,8 +514,10 @@ test('continueOnFail, per item: a bad item and a service error become output ite
 	assertSuccess(res, ['Whitelist per item', 'Unknown filter', 'Is under attack']);
 	const wlRun = nodeRun(res, 'Whitelist per item');
 	assert.equal(wlRun.items.length, 2);
-	assert.deepEqual(wlRun.items[0], { success: true });
-	assert.match(wlRun.items[1].error, /^IP Whitelist › Add: IP Address or Range must be an IPv4 address/);
+	assert.equal(wlRun.items[0].success, true);
+	assert.equal(wlRun.items[0].ip_white_list, '198.51.100.77-198.51.100.77', 'the output names the entry written (as sent: start-end)');
+	assert.match(String(wlRun.items[0].summary), /^IP Whitelist › Allow: IP Address or Range 198\.51\.100\.77-198\.51\.100\.77 \(Site ID \d+, Domain-Port ID \d+\)$/);
+	assert.match(wlRun.items[1].error, /^IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
 	assert.deepEqual(wlRun.items[1].issues.map((i: { field: string }) => i.field), ['ip_white_list']);
 	assert.equal(wlRun.items[1].operation, 'applicationProtection.ipWhitelist.add');
 	assert.deepEqual(wlRun.pairedItems, [{ item: 0 }, { item: 1 }]);

@@ -115,12 +115,13 @@ before(async () => {
 			rbNode('Gate twice', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', approvalRequired: true, approvers: '' }, { continueOnFail: true }),
 		]),
 		chain('wfBlocks00001', 'Runbook: add, extend and list expiring blocks', [
-			rbNode('Add', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.0/30', durationSeconds: 600, reason: 'scanner', taskQueue: TASK_QUEUE }),
-			rbNode('Too wide', { operation: 'blockAdd', ...blockBase, entry: '10.0.0.0/8', durationSeconds: 600, reason: 'x', taskQueue: TASK_QUEUE }, { continueOnFail: true }),
-			rbNode('Too long', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.9', durationSeconds: 9_999_999, reason: 'x', taskQueue: TASK_QUEUE }, { continueOnFail: true }),
-			rbNode('No reason', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.9', durationSeconds: 60, reason: '  ', taskQueue: TASK_QUEUE }, { continueOnFail: true }),
-			rbNode('Duplicate', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.0-192.0.2.3', durationSeconds: 60, reason: 'again', taskQueue: TASK_QUEUE }, { continueOnFail: true }),
-			rbNode('Extend', { operation: 'blockExtend', ...blockBase, entry: '192.0.2.0/30', durationSeconds: 7200 }),
+			rbNode('Add', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.0/30', durationSeconds: '10m', reason: 'scanner', blockOptions: { taskQueue: TASK_QUEUE } }),
+			rbNode('Too wide', { operation: 'blockAdd', ...blockBase, entry: '10.0.0.0/8', durationSeconds: 600, reason: 'x', blockOptions: { taskQueue: TASK_QUEUE } }, { continueOnFail: true }),
+			rbNode('Too long', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.9', durationSeconds: 9_999_999, reason: 'x', blockOptions: { taskQueue: TASK_QUEUE } }, { continueOnFail: true }),
+			rbNode('No reason', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.9', durationSeconds: 60, reason: '  ', blockOptions: { taskQueue: TASK_QUEUE } }, { continueOnFail: true }),
+			rbNode('Duplicate', { operation: 'blockAdd', ...blockBase, entry: '192.0.2.0-192.0.2.3', durationSeconds: 60, reason: 'again', blockOptions: { taskQueue: TASK_QUEUE } }, { continueOnFail: true }),
+			rbNode('Extend', { operation: 'blockExtend', ...blockBase, entry: '192.0.2.0/30', durationSeconds: '2h' }),
+			rbNode('Bad duration', { operation: 'blockExtend', ...blockBase, entry: '192.0.2.0/30', durationSeconds: 'two hours' }, { continueOnFail: true }),
 			rbNode('List domain-port', { operation: 'blockList', siteId: site, domainPortId: dp }, { executeOnce: true }),
 			rbNode('List site', { operation: 'blockList', siteId: site, domainPortId: '' }, { executeOnce: true }),
 		]),
@@ -211,7 +212,8 @@ test('expiring blocks: add, refusals, extend, list, remove now — and the simul
 	assert.equal(added.via, 'n8n');
 	assert.equal(added.by, 'oncall-bob');
 	assert.match(String(nodeOutput(run, 'Too wide')[0].error), /^IP Address, Range or CIDR: 10\.0\.0\.0\/8 covers 16777216 addresses: wider than the widest block allowed/);
-	assert.match(String(nodeOutput(run, 'Too long')[0].error), /^Duration \(Seconds\): must be at most 7776000 \(90 days\)$/);
+	assert.match(String(nodeOutput(run, 'Too long')[0].error), /^Duration: must be at most 7776000 \(90 days\)$/);
+	assert.match(String(nodeOutput(run, 'Bad duration')[0].error), /^Duration: must be seconds or a number with a unit: 90s, 30m, 2h, 1d, 1h30m$/);
 	assert.match(String(nodeOutput(run, 'No reason')[0].error), /^Reason: is required$/);
 	assert.match(String(nodeOutput(run, 'Duplicate')[0].error), /^Block refused — IP Address, Range or CIDR: 192\.0\.2\.0-192\.0\.2\.3 is already blocked/);
 	const [ext] = nodeOutput(run, 'Extend');

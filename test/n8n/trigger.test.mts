@@ -365,10 +365,63 @@ test('manual mode ("Fetch Test Event") returns a real sample from the simulator 
 	assert.equal(f.items[0].router_name, newestFlow.router_name);
 });
 
-test('bad settings: an empty site_id fails the activation naming the field, and sends nothing', async () => {
-	const bad = triggerWorkflow('newDdosEvent', '');
+test('Fetch Test Event with no ongoing attack: the site\'s latest past event, marked; a site without events: a marked sample; no internal ids', async () => {
+	const ongoing = await simEvents(site.b, 'ongoing');
+	for (const e of ongoing) sim.sim.stopAttack(e.alert_id);
+	const r = await runner.manual(triggerWorkflow('attackStarted', site.b, LOOKBACK, { domainPortIds: '30001' }));
+	assert.equal(r.status, 'success', JSON.stringify(r.error));
+	assert.equal(r.items.length, 1);
+	const [item] = r.items;
+	const all = await simEvents(site.b);
+	if (all.length) {
+		const newest = all.reduce((m, e) => (e.start_time > m.start_time ? e : m));
+		assert.equal(item.alert_id, newest.alert_id, 'the most recent past event');
+		assert.match(String(item.test_note), /no ongoing attack/);
+		assert.equal(item.sample, undefined);
+	} else {
+		assert.equal(item.sample, true);
+	}
+	assert.equal(item.site_id, site.b);
+	assert.deepEqual(item.domain_port_ids, ['30001']);
+	assert.deepEqual(nodeState(r.staticData), {}, 'manual mode does not touch the remembered ids');
+
+	// A site the service knows nothing of: no event at all, so a sample item of the same shape, marked as such.
+	const none = await runner.manual(triggerWorkflow('attackStarted', '99999999', LOOKBACK, { domainPortIds: '30001' }));
+	if (none.status === 'success') {
+		assert.equal(none.items[0].sample, true);
+		assert.deepEqual(none.items[0].attacking_ranges, ['198.51.100.7', '198.51.100.9']);
+		assert.match(String(none.items[0].test_note), /^Sample item/);
+	} else {
+		// The simulator refuses an unknown site: the error names the operation in words, never its internal id.
+		const msg = JSON.stringify(none.error);
+		assert.doesNotMatch(msg.replace(/"description":"[^"]*"/g, ''), /dashboard\.ddosEvents/);
+		assert.match(msg, /Attack Dashboard › Get Many DDoS Events/);
+	}
+});
+
+test('one trigger watches several sites: each new attack is emitted once with its own site_id; site:dp pairs give each site its ports', async () => {
+	const wf = triggerWorkflow('attackStarted', `${site.a}, ${site.c}`, LOOKBACK, { domainPortIds: `${site.a}:30011, ${site.c}:30022`, topSources: 0 });
+	nothingEmitted(await runner.activate(wf), 'activation');
+	const a = sim.sim.startAttack({ site_id: site.a, duration: 0, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.31.1' }] });
+	const c = sim.sim.startAttack({ site_id: site.c, duration: 0, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.32.1' }] });
+	sim.sim.advance(10);
+	const items = onlyEmitted(await runner.tick(wf.id));
+	const by = Object.fromEntries(items.map((i) => [i.alert_id, i]));
+	assert.equal(items.length, 2, JSON.stringify(items.map((i) => [i.alert_id, i.site_id])));
+	assert.equal(by[a.id]?.site_id, site.a);
+	assert.equal(by[c.id]?.site_id, site.c);
+	assert.deepEqual(by[a.id]?.domain_port_ids, ['30011']);
+	assert.deepEqual(by[c.id]?.domain_port_ids, ['30022']);
+	nothingEmitted(await runner.tick(wf.id), 'the poll after');
+	sim.sim.stopAttack(a.id);
+	sim.sim.stopAttack(c.id);
+	await runner.deactivate(wf.id);
+});
+
+test('bad settings: an empty or malformed site ID fails the activation naming the field, and sends nothing', async () => {
 	const before = sim.sim.requests().length;
-	await assert.rejects(runner.activate(bad), /site_id/);
+	await assert.rejects(runner.activate(triggerWorkflow('newDdosEvent', '')), /Site IDs: is required/);
+	await assert.rejects(runner.activate(triggerWorkflow('newDdosEvent', `${site.a}, a/b`)), /Site IDs: a\/b: must be/);
 	assert.equal(sim.sim.requests().length, before, 'no request sent');
 });
 

@@ -8,6 +8,11 @@ import { ValidationError } from '../../api/errors.ts';
 import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
 import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
+import { SecurityServiceTrigger } from '../../nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts';
+import { operationTitle, operationWords } from '../../api/catalog/labels.ts';
+import { parseDuration } from '../../api/duration.ts';
+import { addressProblem, tlsProblem } from '../../nodes/SecurityServiceRunbook/transport/tls.ts';
+import { SecurityServiceRunbook } from '../../nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts';
 
 const node = new SecurityService();
 const props = node.description.properties;
@@ -112,4 +117,71 @@ test('words a user reads: no wire names, no ALL_CAPS options, no developer notes
 		}
 	});
 	assert.deepEqual(bad, []);
+});
+
+test('every field an AI agent fills (the node is usableAsTool) has a label and a description, the trigger\'s too', () => {
+	const missing: string[] = [];
+	const check = (list: readonly INodeProperties[]) =>
+		walk(list, (p, ops) => {
+			if (p.type === 'notice' || p.name === 'resource' || p.name === 'operation') return;
+			if (!p.displayName?.trim()) missing.push(`${p.name}: no label`);
+			if ((p.description ?? '').trim().length < 10) missing.push(`${p.name} (${ops.join(',') || 'all'}): no description`);
+		});
+	check(props);
+	check(new SecurityServiceTrigger().description.properties);
+	check(new SecurityServiceRunbook().description.properties);
+	assert.deepEqual(missing, []);
+});
+
+test('one name per action: the operation name and the node-panel action start with the same verb; IP Blacklist › Block', () => {
+	const differ: string[] = [];
+	for (const op of catalog) {
+		const w = operationWords(op.id);
+		if (w.name.split(' ')[0].toLowerCase() !== w.action.split(' ')[0].toLowerCase()) differ.push(`${op.id}: "${w.name}" vs "${w.action}"`);
+	}
+	assert.deepEqual(differ, []);
+	assert.equal(operationTitle('applicationProtection.ipBlacklist.add'), 'IP Blacklist › Block');
+	assert.equal(operationWords('applicationProtection.ipBlacklist.add').action, 'Block IP addresses or ranges');
+	assert.equal(operationTitle('applicationProtection.ipBlacklist.remove'), 'IP Blacklist › Unblock');
+});
+
+test('the unblock rows are labelled by what they hold, not "Value Name or ID"; DDoS events show Limit, not a page size', () => {
+	const labels: string[] = [];
+	walk(props, (p, ops) => {
+		if (p.name === 'value' && (ops.includes('remove') || ops.includes('add'))) labels.push(p.displayName);
+		assert.notEqual(p.name === 'num' && p.displayName, 'Page Size', 'the page size is the node\'s own business');
+	});
+	assert.ok(labels.includes('Blocked Entry') && labels.includes('Allowed Entry'), labels.join(', '));
+	assert.ok(!labels.some((l) => /Value Name or ID/.test(l)), labels.join(', '));
+	const ddos = props.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents')).map((p) => p.name);
+	assert.ok(ddos.includes('limit') && !ddos.includes('num'), ddos.join(', '));
+	const additional = props.find((p) => p.name === 'additionalFields' && ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'));
+	const names = ((additional?.options ?? []) as INodeProperties[]).map((o) => o.name);
+	assert.ok(!names.includes('num'), names.join(', '));
+});
+
+test('durations are typed as people say them: seconds, or 90s, 30m, 2h, 1d, 1h30m; anything else is not a duration', () => {
+	assert.deepEqual(['3600', 600, '90s', '30m', '2h', '1d', '1h30m', '1.5h', ' 2 h '].map(parseDuration), [3600, 600, 90, 1800, 7200, 86400, 5400, 5400, 7200]);
+	for (const bad of ['two hours', '', '2x', '-5m', 'h', null, {}]) assert.equal(parseDuration(bad), undefined, String(bad));
+});
+
+test('the Runbook node: Start first, one "By" everywhere, Task Queue of Add Expiring Block under Options, durations as text', () => {
+	const rb = new SecurityServiceRunbook().description.properties;
+	const ops = (rb.find((p) => p.name === 'operation')?.options ?? []) as Array<{ name: string; value: string }>;
+	assert.equal(ops[0].value, 'start');
+	const rest = ops.slice(1).map((o) => o.name);
+	assert.deepEqual(rest, [...rest].sort((a, b) => a.localeCompare(b)));
+	const byLabels = new Set(rb.filter((p) => p.name === 'by').map((p) => p.displayName));
+	assert.deepEqual([...byLabels], ['By']);
+	const shownFor = (p: INodeProperties) => (p.displayOptions?.show?.operation as string[] | undefined) ?? [];
+	const addFields = rb.filter((p) => shownFor(p).includes('blockAdd')).map((p) => p.name);
+	assert.ok(!addFields.includes('taskQueue') && addFields.at(-1) === 'blockOptions', addFields.join(', '));
+	for (const p of rb.filter((x) => x.name === 'durationSeconds')) assert.equal(p.type, 'string');
+});
+
+test('Temporal credential: a raw ERR_INVALID_URL or HPE_INVALID_CONSTANT becomes one line naming HTTP API Address and what to enter', () => {
+	assert.match(String(addressProblem('127.0.0.1:7243')), /^HTTP API Address: enter the full address with http:\/\/ or https:\/\//);
+	assert.equal(addressProblem('http://127.0.0.1:7243'), undefined);
+	assert.match(String(tlsProblem({ code: 'ERR_INVALID_URL', message: 'Invalid URL' })), /^HTTP API Address: enter the full address/);
+	assert.match(String(tlsProblem({ message: 'Parse Error: Expected HTTP/', cause: { code: 'HPE_INVALID_CONSTANT' } })), /^HTTP API Address: this port does not answer HTTP .*gRPC port \(7233\)/);
 });

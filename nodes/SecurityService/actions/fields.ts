@@ -1,6 +1,6 @@
 import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 import { DETECTION_GROUPS } from '../../../api/catalog/detectionGroups';
-import { fieldWords, optionLabel as catalogOptionLabel } from '../../../api/catalog/labels';
+import { NODE_WORDS, OBJECT_PARTS, fieldWords, optionLabel as catalogOptionLabel } from '../../../api/catalog/labels';
 import { formatYmdhms } from '../../../api/catalog/rules';
 import type { CatalogEntry, Field } from '../../../api/catalog/types';
 
@@ -33,7 +33,8 @@ export function isHiddenField(op: CatalogEntry, f: Field): boolean {
 	if (op.auth === 'none' && (f.name === 'app_id' || f.name === 'secret')) return true;
 	// Paged lists are driven by Return All / Limit.
 	if (op.list?.paging === 'page' && f.name === 'page') return true;
-	if (op.list?.paging === 'startNum' && f.name === 'start') return true;
+	// The page size too: the node pages by itself (Limit is the one number a user gives).
+	if (op.list?.paging === 'startNum' && (f.name === 'start' || f.name === 'num')) return true;
 	// Derived from another field (detection item → its group).
 	if (DERIVED[`${op.id}:${f.name}`]) return true;
 	return false;
@@ -91,7 +92,9 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 	const base = {
 		displayName: words.label,
 		name: f.name,
-		description: words.hint ?? (words.label === f.name ? f.description : undefined),
+		// Every field says what it takes (an AI agent filling the node as a tool reads this): the hint, else the
+		// catalog's own description of the field.
+		description: words.hint ?? f.description,
 		...(words.placeholder ? { placeholder: words.placeholder } : {}),
 	};
 	const required = !inCollection && f.required;
@@ -136,7 +139,7 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 					{
 						name: 'values',
 						displayName: 'Entry',
-						values: [entryValue(ENTRY_CHOICES[`${opId}:${f.name}`], words.placeholder)],
+						values: [entryValue(ENTRY_CHOICES[`${opId}:${f.name}`], words.placeholder, fieldWords(opId, `${f.name}#entry`), words.hint)],
 					},
 				],
 			};
@@ -149,10 +152,11 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 				placeholder: 'Add Field',
 				default: {},
 				options: Object.keys(shape).map((k) => ({
-					displayName: humanize(k),
+					displayName: OBJECT_PARTS[k]?.label ?? humanize(k),
 					name: k,
 					type: 'number',
 					default: null,
+					description: OBJECT_PARTS[k]?.hint ?? `${humanize(k)} (a number)`,
 				})),
 			};
 		}
@@ -221,6 +225,7 @@ export function operationProperties(op: CatalogEntry, resource: string): INodePr
 			displayName: 'Additional Fields',
 			name: 'additionalFields',
 			type: 'collection',
+			description: NODE_WORDS.additionalFields,
 			placeholder: 'Add Field',
 			default: {},
 			displayOptions: { show },
@@ -327,10 +332,12 @@ const ENTRY_CHOICES: Readonly<Record<string, string>> = {
 };
 
 /** One entry of a list field: typed, or picked from the service's list when `method` names one. */
-function entryValue(method: string | undefined, placeholder: string | undefined): INodeProperties {
+function entryValue(method: string | undefined, placeholder: string | undefined, entry: { label: string }, hint?: string): INodeProperties {
+	// One row's label ("Blocked Entry"), from labels.ts; a field without one keeps "Value".
+	const label = entry.label.endsWith('#entry') ? undefined : entry.label;
 	if (method) {
 		return {
-			displayName: 'Value Name or ID',
+			displayName: label ?? 'Value',
 			name: 'value',
 			type: 'options',
 			typeOptions: { loadOptionsMethod: method, loadOptionsDependsOn: ['site_id', 'domain_port_id'] },
@@ -338,7 +345,7 @@ function entryValue(method: string | undefined, placeholder: string | undefined)
 			description: 'Choose from the list, or specify one using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
 		};
 	}
-	return { displayName: 'Value', name: 'value', type: 'string', default: '', ...(placeholder ? { placeholder } : {}) };
+	return { displayName: label ?? 'Value', name: 'value', type: 'string', default: '', description: hint ?? NODE_WORDS.entry, ...(placeholder ? { placeholder } : {}) };
 }
 
 function resourceLocator(base: { displayName: string; name: string; description?: string }, l: Locator, required: boolean): INodeProperties {

@@ -1,5 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { temporalAddressText as addressText } from '../../../api/catalog/labels';
 
 /**
  * The Temporal API credential's TLS fields (PEM text pasted into n8n): checked before anything is sent, and turned
@@ -31,6 +32,13 @@ function certificate(pem: string): X509Certificate | undefined {
 }
 
 /** Agent options from the credential, or the problem with it (field: rule). No TLS fields: no options. */
+/** The address itself: a full http:// or https:// URL (what n8n's request helper needs), else one line saying so. */
+export function addressProblem(address: unknown): string | undefined {
+	const a = text(address);
+	if (!/^https?:\/\/[^\s/]+/i.test(a)) return addressText.invalidUrl;
+	return undefined;
+}
+
 export function temporalTlsOptions(c: ICredentialDataDecryptedObject): { options?: TlsAgentOptions; problem?: string } {
 	const ca = text(c.caCertificate);
 	const cert = text(c.clientCertificate);
@@ -66,6 +74,9 @@ export function tlsProblem(error: unknown, body?: unknown, address = ''): string
 	for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++)
 		parts.push(String(e.code ?? ''), String(e.message ?? ''));
 	const all = parts.join(' ');
+	// Raw Node codes a user meets with a wrong address: one line naming the field and what to enter.
+	if (/ERR_INVALID_URL|Invalid URL/i.test(all)) return addressText.invalidUrl;
+	if (/HPE_INVALID_CONSTANT|HPE_INVALID|Parse Error|Expected HTTP/i.test(all)) return addressText.notHttp;
 	if (/client sent an http request to an https server/i.test(all)) return `${TLS_FIELDS.address}: the server speaks TLS: use https://`;
 	if (/ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate's altnames/i.test(all)) return `${TLS_FIELDS.address}: the server's certificate is not for this host`;
 	if (/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT/i.test(all))

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { callIssues } from '../../../../api/blastRadius';
 import { CLIENT_AUTH_STANDIN } from '../../transport';
+import { doneItem } from './done';
 import type { OperationContext } from './types';
 
 /** Reads a dotted path (`p_info.ipv4.black_soc`; '' = the value itself). */
@@ -31,7 +32,9 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	const { client, op, params } = ctx;
 	// call() validates against the catalog before anything is sent (ValidationError names the field and the rule).
 	const result = await client.call(op.id, params, op.auth === 'access_token' ? { accessToken: CLIENT_AUTH_STANDIN } : {});
-	const items = toItems(result, op.list?.itemsAt);
+	// A write the service answers with nothing says what it did (site, domain-port, the entry or setting written).
+	const empty = result === undefined || result === null;
+	const items = empty && op.safety !== 'read' ? [doneItem(op, client.validate(op.id, params))] : toItems(result, op.list?.itemsAt);
 	const override = wideBlockOverride(op.id, params);
 	if (override && items.length === 1) items[0] = { ...items[0], wideBlockOverride: override };
 	return op.list && !ctx.returnAll && op.list.paging ? items.slice(0, ctx.limit) : items;

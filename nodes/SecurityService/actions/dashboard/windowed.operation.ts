@@ -6,8 +6,10 @@ import { atPath, toItems } from '../common/execute.operation';
 import type { OperationContext } from '../common/types';
 
 const MAX_PAGES_PER_WINDOW = 10_000;
-/** Page size when the user gives none: the spec's default num (10). */
-const DEFAULT_PAGE_SIZE = 10;
+/** Entries asked for per request (the node pages by itself; fewer when Limit is smaller). */
+const PAGE_SIZE = 50;
+/** The window when From / To are not given: the last 24 hours (the service's own default starts on the 1st of the month). */
+export const DEFAULT_WINDOW_SECONDS = 86_400;
 
 function parseTime(op: CatalogEntry, v: unknown): number | undefined {
 	if (v === undefined || v === null || v === '') return undefined;
@@ -40,6 +42,23 @@ export function splitWindows(op: CatalogEntry, params: Record<string, unknown>):
 	return out;
 }
 
+/**
+ * An explicit window: To defaults to now, From to 24 hours before To. Never the service's silent default (ddos_events
+ * would start on the first day of the month, flow_down_events 90 days back).
+ */
+export function withDefaultWindow(op: CatalogEntry, params: Record<string, unknown>, now = Math.floor(Date.now() / 1000)): Record<string, unknown> {
+	const w = op.window;
+	if (!w) return params;
+	const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+	const out = { ...params };
+	if (!given(out[w.endField])) out[w.endField] = formatTime(op, now);
+	if (!given(out[w.startField])) {
+		const end = parseTime(op, out[w.endField]);
+		if (end !== undefined) out[w.startField] = formatTime(op, end - DEFAULT_WINDOW_SECONDS);
+	}
+	return out;
+}
+
 function dedupeKey(e: IDataObject): string | undefined {
 	return typeof e.alert_id === 'string' || typeof e.alert_id === 'number' ? String(e.alert_id) : undefined;
 }
@@ -47,7 +66,7 @@ function dedupeKey(e: IDataObject): string | undefined {
 /** Time-windowed lists (ddos_events, flow_down_events): split, page, merge (deduplicated by alert_id). */
 export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	const { client, op } = ctx;
-	const windows = splitWindows(op, ctx.params);
+	const windows = splitWindows(op, withDefaultWindow(op, ctx.params));
 	const paged = op.list?.paging === 'startNum';
 	// Validate every window before any request is sent.
 	for (const p of windows) client.validate(op.id, paged ? { ...p, start: 0 } : p);
@@ -73,7 +92,7 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 			if (capped()) break;
 			continue;
 		}
-		const num = Number(p.num ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE;
+		const num = Math.max(1, Math.min(PAGE_SIZE, ctx.returnAll ? PAGE_SIZE : ctx.limit));
 		let start = 0;
 		for (let page = 0; page < MAX_PAGES_PER_WINDOW; page++) {
 			const result = await client.call(op.id, { ...p, start, num }, { accessToken: CLIENT_AUTH_STANDIN });

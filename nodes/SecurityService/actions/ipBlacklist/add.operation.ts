@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { listEntryRange, type Ipv4ListEntry } from '../../../../api/catalog/ipv4';
+import { blockSummary, operationTitle } from '../../../../api/catalog/labels';
 import { ValidationError } from '../../../../api/errors';
 import { blacklistCandidates, formatRange, type Range } from '../../../../api/ranges';
 import { CLIENT_AUTH_STANDIN } from '../../transport';
@@ -75,5 +76,7 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 		blocked.push(range);
 	}
 	const override = wideBlockOverride(op.id, params, entries);
-	return [{ site_id: params.site_id as string, domain_port_id: params.domain_port_id as string, entries, blocked, refused, success: true, ...(override ? { wideBlockOverride: override } : {}) }];
+	const title = operationTitle(op.id);
+	const summary = blockSummary(title, blocked, refused.map((r) => String(r.entry)), site);
+	return [{ site_id: site.site_id, domain_port_id: site.domain_port_id, entries, blocked, refused, success: true, operation: title, summary, ...(override ? { wideBlockOverride: override } : {}) }];
 }

@@ -24,7 +24,8 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 		via: 'n8n',
 	};
 	checked(env, () => checkBlockRequest(req));
-	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('taskQueue', i, '')).trim();
+	// Options › Task Queue (the blocks workflow's worker); a workflow saved with the older top-level field keeps it.
+	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('blockOptions.taskQueue', i, '') || ctx.getNodeParameter('taskQueue', i, 'secsvc-runbooks')).trim();
 	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
 	await requirePollers(env, F.taskQueue, taskQueue);
 	const workflowId = blocksIdFor(site, dp);

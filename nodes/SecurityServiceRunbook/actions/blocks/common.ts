@@ -1,3 +1,4 @@
+import { DURATION_RULE, parseDuration } from '../../../../api/duration';
 import { NodeOperationError } from 'n8n-workflow';
 import { BlockInputError } from '../../../../api/blockRules';
 import { RUNBOOK } from '../../../../api/catalog/labels';
@@ -34,7 +35,10 @@ export function checked<T>(env: Env, check: () => T): T {
 	}
 }
 
+/** The block's duration: seconds, or a number with a unit (30m, 2h, 1d); anything else is refused naming the field. */
 export function seconds(env: Env): number {
 	const v = env.ctx.getNodeParameter('durationSeconds', env.i, 0) as unknown;
-	return typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : (v as number);
+	const s = parseDuration(v);
+	if (s === undefined) env.fail(RUNBOOK.fields.seconds, DURATION_RULE);
+	return s;
 }

@@ -30,7 +30,7 @@ const PAYLOAD_KEY = 'Temporal API credential › Payload Key';
 /**
  * The one way this node approves or rejects: the `decide` Update, whose validator holds every rule of a decision.
  * Decide uses it, and so does Signal › Approve / Reject (kept for saved workflows; its By and Reason are the
- * signal's "Sent By" and "Reason" fields): a refusal is a node error naming the field, and nothing changes.
+ * signal's "By" and "Reason" fields): a refusal is a node error naming the field, and nothing changes.
  */
 export async function decideAs(env: Env, workflowId: string, decision: 'approve' | 'reject', fields: { by: string; reason: string; idToken?: string }): Promise<IDataObject> {
 	const { ctx, i } = env;

@@ -1,4 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
+import { RUNBOOK } from '../../../../api/catalog/labels';
 import { RUNBOOK_SIGNAL } from '../../../../api/runbook/contract';
 import { abortInputProblem, extendInputProblem } from '../../../../api/signalRules';
 import { payloads } from '../../transport/http';
@@ -8,7 +9,7 @@ import { decideAs } from './decide.operation';
 
 /**
  * Signal: abort or extend the cooldown (a signal the runbook would refuse silently is refused here, naming the field:
- * api/signalRules.ts). Approve / Reject are sent as Decide (kept for saved workflows; By and Reason are "Sent By" and
+ * api/signalRules.ts). Approve / Reject are sent as Decide (kept for saved workflows; By and Reason are "By" and
  * "Reason").
  */
 export const execute: OperationFn = async (env) => {
@@ -16,8 +17,8 @@ export const execute: OperationFn = async (env) => {
 	const workflowId = runbookIdOf(env);
 	const signal = ctx.getNodeParameter('signal', i) as string;
 	if (signal === 'approve' || signal === 'reject')
-		return [{ json: { signal, sent: true, ...(await decideAs(env, workflowId, signal, { by: 'Sent By', reason: 'Reason' })) } }];
-	const by = env.text('Sent By', ctx.getNodeParameter('by', i, 'n8n'));
+		return [{ json: { signal, sent: true, ...(await decideAs(env, workflowId, signal, { by: RUNBOOK.fields.by, reason: 'Reason' })) } }];
+	const by = env.text(RUNBOOK.fields.by, ctx.getNodeParameter('by', i, 'n8n'));
 	const reason = env.text('Reason', ctx.getNodeParameter('reason', i, '')) || undefined;
 	let name = signal;
 	let arg: IDataObject;
@@ -29,7 +30,7 @@ export const execute: OperationFn = async (env) => {
 	const problem = signal === 'extend' ? extendInputProblem(arg) : abortInputProblem(arg);
 	if (problem) {
 		const [field, ...rule] = problem.split(': ');
-		env.fail({ seconds: 'Seconds', by: 'Sent By', reason: 'Reason' }[field] ?? field, rule.join(': '));
+		env.fail({ seconds: 'Seconds', by: RUNBOOK.fields.by, reason: 'Reason' }[field] ?? field, rule.join(': '));
 	}
 	await env.send('POST', `${env.wfUrl(workflowId)}/signal/${name}`, { input: payloads([arg]), identity: 'n8n' });
 	return [{ json: { workflowId, signal, sent: true, ...arg } }];

@@ -1,0 +1,291 @@
+// A SOC engineer's first day in the real editor (issue 25 item 6): n8n 2.40.7 in server mode with the packed package
+// in ~/.n8n/nodes, Debian's chromium driven by playwright-core (executablePath), the simulator as the service, a real
+// Temporal dev server with the worker process. Everything is built through the UI (node panel, credential modal,
+// parameter inputs), never imported: the credential is created in the editor, the trigger → block workflow is built
+// from the node panel and run against an attack started through the simulator's control API, the blocked ranges are
+// read in the output panel (and on the service); a 0.0.0.0/0 is refused with its message; then Start → a form → Decide
+// with the runbook waiting at its approval gate. Screenshots go to $SECSVC_TEST_OUTPUT/first-day (test-output/).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startSimulator } from '../../simulator/index.mts';
+import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
+import { EditorUi } from './editor-ui.mts';
+import { packPackage, ROOT } from './harness.mts';
+
+const APP = { appId: 'first-day-app', secret: 'first-day-secret-42' };
+const OUT = join(process.env.SECSVC_TEST_OUTPUT || join(ROOT, 'test-output'), 'first-day');
+const ATTACKERS = ['198.51.100.10', '198.51.100.11', '203.0.113.50'];
+
+let sim: Awaited<ReturnType<typeof startSimulator>>;
+let temporal: TemporalDev;
+let worker: WorkerProcess;
+let connection: Connection;
+let client: Client;
+let server: N8nServer;
+let browser: Browser;
+let page: Page;
+let ui: EditorUi;
+let work: string;
+let ids: ReturnType<typeof sim.sim.firstIds>;
+
+const creator = () => page.locator('[data-test-id="node-creator"]');
+const blacklist = () => {
+	const dp = (sim.sim.snapshot().domainPorts as Array<{ domain_port_id: string; ipBlacklist?: unknown }>).find((d) => d.domain_port_id === ids.domain_port_id);
+	return JSON.stringify(dp ?? {});
+};
+
+before(async () => {
+	mkdirSync(OUT, { recursive: true });
+	sim = await startSimulator({ port: 0, ...APP, seed: 11 });
+	ids = sim.sim.firstIds();
+	temporal = await startTemporalDev();
+	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: 'secsvc-runbooks', simUrl: sim.url, appId: APP.appId, secret: APP.secret });
+	connection = await Connection.connect({ address: temporal.address });
+	client = new Client({ connection, namespace: 'default' });
+	const chromiumPath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	work = mkdtempSync(join(tmpdir(), 'secsvc-first-day-'));
+	server = await startN8nServer(packPackage(join(work, 'pack')));
+	browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+	page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+	page.setDefaultTimeout(30_000);
+	ui = new EditorUi(page, OUT);
+});
+
+after(async () => {
+	await browser?.close();
+	await server?.stop();
+	await connection?.close().catch(() => {});
+	await worker?.stop();
+	await temporal?.stop();
+	await sim?.close();
+	if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/**
+ * Maps a parameter with an n8n expression as a user does: typing `{{` in the field switches it to an expression editor
+ * (CodeMirror, inside the same parameter), where the whole expression replaces what the editor pre-filled.
+ */
+async function expression(param: string, expr: string): Promise<void> {
+	const box = ui.ndv.locator(`[data-test-id="parameter-input-${param}"]`);
+	await box.locator('input, textarea').first().click();
+	await page.keyboard.type('{{ ');
+	const cm = box.locator('.cm-content[contenteditable="true"]').first();
+	await cm.waitFor();
+	await cm.click();
+	await page.keyboard.press('ControlOrMeta+a');
+	await page.keyboard.insertText(`{{ ${expr} }}`);
+	assert.equal((await cm.innerText()).trim(), `{{ ${expr} }}`, `${param} holds the expression`);
+	// Leave the inline editor (its hint popup would cover the next field); the editor commits the value a moment later.
+	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
+	await page.waitForTimeout(1500);
+}
+
+async function addFromPanel(search: string, nodeLabel: string, action: string): Promise<void> {
+	await creator().locator('input').first().waitFor();
+	await page.keyboard.type(search);
+	await creator().getByText(nodeLabel, { exact: true }).first().click();
+	await creator().getByText(action, { exact: true }).first().click();
+	await ui.ndv.waitFor();
+}
+
+test('sign in; "under attack" finds the trigger; the credential is created in the UI and its Test passes', async () => {
+	await page.goto(`${server.url}/signin`, { waitUntil: 'domcontentloaded' });
+	await page.locator('input[name=emailOrLdapLoginId]').fill(OWNER.email);
+	await page.locator('input[name=password]').fill(OWNER.password);
+	await page.keyboard.press('Enter');
+	await page.waitForURL((u) => !u.pathname.includes('signin'));
+	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
+	await page.locator('[data-test-id="node-creator-plus-button"]').click();
+	await creator().locator('input').first().waitFor();
+	await page.keyboard.type('under attack');
+	// The package's trigger and action node are one entry in the panel: "Security Service", with both kinds inside.
+	await creator().getByText('Security Service', { exact: true }).first().waitFor();
+	await ui.screenshot('search-under-attack');
+	await creator().getByText('Security Service', { exact: true }).first().click();
+	await creator().getByText('On attack started', { exact: true }).click();
+	await ui.ndv.waitFor();
+	await ui.fill('site_id', ids.site_id);
+	await ui.fill('domainPortIds', ids.domain_port_id);
+
+	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]').filter({ hasText: 'Security Service' });
+	if (await empty.count()) await empty.first().click();
+	else {
+		await ui.ndv.locator('[data-test-id="node-credentials-select"]').first().click();
+		await page.getByText(/Create new credential/).first().click();
+	}
+	const modal = ui.credentialModal;
+	await modal.locator('[data-test-id="parameter-input-baseUrl"] input').fill(sim.url);
+	await modal.locator('[data-test-id="parameter-input-appId"] input').fill(APP.appId);
+	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
+	await ui.saveAndExpectSuccess('credential-created');
+	await ui.closeCredential();
+});
+
+test('Fetch Test Event with no attack going on shows a marked test item, not nothing', async () => {
+	const output = await ui.executeStep();
+	const json = await ui.outputText(output, 'JSON');
+	await ui.screenshot('test-event-no-attack');
+	assert.match(json, /"test_note": "(Test item|Sample item)/, json.slice(0, 600));
+	assert.doesNotMatch(json, /dashboard\.ddosEvents/);
+});
+
+test('an attack starts (control API); Fetch Test Event shows it with the attacking ranges', async () => {
+	const res = await fetch(`${sim.url}/__sim/attacks`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ site_id: ids.site_id, duration: 3600, attack_type: 'TCP SYN', curve: { peakBps: 8e9 }, sources: ATTACKERS.map((ip) => ({ ip })) }),
+	});
+	assert.equal(res.status, 200, await res.text());
+	// The panel still shows the earlier test item: this run is done when the attack's threat map was read.
+	const mark = sim.sim.requests().at(-1)?.seq ?? 0;
+	const output = await ui.executeStep(() => sim.sim.requests().some((e) => e.seq > mark && e.opId === 'dashboard.eventDetail'));
+	await page.waitForTimeout(500);
+	const json = await ui.outputText(output, 'JSON');
+	await ui.screenshot('test-event-attack');
+	assert.match(json, /"attacking_ranges": \[/);
+	assert.match(json, /198\.51\.100\.10-198\.51\.100\.11/);
+	assert.doesNotMatch(json, /test_note/);
+	await ui.closePanel();
+});
+
+test('trigger → block built from the node panel: the output shows the blocked ranges, and the service has them', async () => {
+	await ui.canvasNode('On attack started').hover();
+	await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
+	await addFromPanel('block ip', 'Security Service', 'Block IP addresses or ranges');
+	await expression('ip_black_list', '$json.attacking_ranges');
+	await expression('site_id', '$json.site_id');
+	await expression('domain_port_id', '$json.domain_port_id');
+	await ui.screenshot('block-mapped');
+	const output = await ui.executeStep();
+	const json = await ui.outputText(output, 'JSON');
+	await ui.screenshot('block-output');
+	assert.match(json, /"blocked": \[ "198\.51\.100\.10-198\.51\.100\.11", "203\.0\.113\.50" \]/, json.slice(0, 800));
+	assert.match(json, /"summary": "IP Blacklist › Block: blocked 198\.51\.100\.10-198\.51\.100\.11, 203\.0\.113\.50/);
+	const held = blacklist();
+	for (const ip of ['198.51.100.10', '203.0.113.50']) assert.ok(held.includes(ip), `the service holds ${ip}: ${held.slice(0, 400)}`);
+});
+
+test('a 0.0.0.0/0 is refused with its message, and nothing is written', async () => {
+	const before = blacklist();
+	// The mapped field now holds the whole Internet (text in the expression editor is taken as it is).
+	const cm = ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"] .cm-content[contenteditable="true"]').first();
+	await cm.click();
+	await page.keyboard.press('ControlOrMeta+a');
+	await page.keyboard.insertText('0.0.0.0/0');
+	assert.equal((await cm.innerText()).trim(), '0.0.0.0/0');
+	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
+	// The editor commits the value a moment later: its preview under the field shows the new value then.
+	await ui.ndv.getByText('0.0.0.0/0', { exact: true }).nth(1).waitFor({ timeout: 10_000 }).catch(() => page.waitForTimeout(2000));
+	await ui.screenshot('block-wide');
+	const output = await ui.executeStep();
+	const message = output.locator('[data-test-id="node-error-message"]');
+	await message.waitFor();
+	await ui.screenshot('block-refused');
+	const shown = (await output.innerText()).replace(/\s+/g, ' ');
+	assert.match(shown, /IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/);
+	assert.match(shown, /Nothing was sent/);
+	assert.equal(blacklist(), before);
+	await ui.closePanel();
+	await ui.screenshot('trigger-block-canvas');
+});
+
+test('Start (approval required) → a form → Decide: the runbook waits at its gate, the form\'s answer approves it', async () => {
+	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
+	await page.locator('[data-test-id="node-creator-plus-button"]').click();
+	await page.keyboard.type('manual');
+	await creator().getByText('Trigger manually', { exact: true }).first().click();
+	await ui.canvasNode('When clicking').first().waitFor();
+	await ui.canvasNode('When clicking').first().hover();
+	await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
+	await addFromPanel('runbook', 'Security Service Runbook', 'Start an attack-response runbook');
+
+	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]');
+	if (await empty.count()) await empty.click();
+	else {
+		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
+		await page.getByText(/Create new credential/).first().click();
+	}
+	await ui.credentialModal.locator('[data-test-id="parameter-input-address"] input').fill(temporal.httpUrl);
+	await ui.saveAndExpectSuccess('temporal-credential');
+	await ui.closeCredential();
+
+	const plan = { site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: [ids.domain_port_id], blacklist: { enabled: true, topN: 5, protectedRanges: [] }, cooldownSeconds: 600 };
+	const planEditor = ui.ndv.locator('[data-test-id="parameter-input-plan"] [contenteditable="true"]').first();
+	await planEditor.click();
+	await page.keyboard.press('ControlOrMeta+a');
+	await page.keyboard.insertText(JSON.stringify(plan, null, 1));
+	await ui.ndv.locator('[data-test-id="parameter-input-approvalRequired"]').click();
+	await ui.fill('approvers', 'oncall-alice');
+	await ui.screenshot('runbook-start');
+	await ui.closePanel();
+
+	await ui.canvasNode('Start an attack-response runbook').hover();
+	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
+	await page.keyboard.type('wait');
+	await creator().getByText('Wait', { exact: true }).first().click();
+	await ui.ndv.waitFor();
+	await ui.choose('resume', 'On Form Submitted');
+	await ui.fill('formTitle', 'Approve the attack response?');
+	await ui.screenshot('wait-form');
+	await ui.closePanel();
+
+	await ui.canvasNode('Wait').hover();
+	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
+	await addFromPanel('runbook', 'Security Service Runbook', 'Approve or reject a runbook');
+	await expression('runbook', "$('Security Service Runbook').item.json.workflowId");
+	await ui.choose('decision', 'Approve');
+	await ui.fill('by', 'oncall-alice');
+	await ui.screenshot('decide');
+	await ui.closePanel();
+
+	// The editor opens the form of a waiting manual run in a new tab.
+	const popup = page.context().waitForEvent('page', { timeout: 90_000 }).catch(() => undefined);
+	await page.locator('[data-test-id="execute-workflow-button"]').click();
+	// The runbook reaches its gate; the editor's execution waits at the form.
+	const handle = client.workflow.getHandle(`attack-response-${ids.site_id}`);
+	const deadline = Date.now() + 90_000;
+	for (;;) {
+		const state = await handle.query(stateQuery).catch(() => undefined);
+		if (state?.phase === 'awaiting-approval') break;
+		assert.ok(Date.now() < deadline, `the runbook reached its gate (phase ${state?.phase})`);
+		await page.waitForTimeout(500);
+	}
+	await ui.screenshot('waiting-for-form');
+	const form = await popup;
+	assert.ok(form, 'the editor opened the waiting form');
+	await form.waitForLoadState('domcontentloaded');
+	await form.screenshot({ path: join(OUT, 'first-day-form-opened.png') });
+	await form.getByText('Approve the attack response?').first().waitFor();
+	await form.screenshot({ path: join(OUT, 'first-day-form.png') });
+	await form.locator('button[type="submit"], #submit-btn').first().click();
+	await form.waitForTimeout(1000);
+	await form.close();
+
+	await ui.canvasNode('Approve or reject a runbook').waitFor();
+	const decided = Date.now() + 90_000;
+	let approval: { decision?: string; by?: string; via?: string } | undefined;
+	for (;;) {
+		approval = (await handle.query(stateQuery).catch(() => undefined))?.approval;
+		if (approval) break;
+		assert.ok(Date.now() < decided, 'the decision reached the runbook');
+		await page.waitForTimeout(500);
+	}
+	assert.equal(approval.decision, 'approved');
+	assert.equal(approval.by, 'oncall-alice');
+	assert.equal(approval.via, 'n8n');
+	await page.waitForTimeout(1500);
+	await ui.canvasNode('Approve or reject a runbook').dblclick();
+	const out = page.locator('[data-test-id="output-panel"]');
+	const json = await ui.outputText(out, 'JSON');
+	await ui.screenshot('decide-output');
+	assert.match(json, /"accepted": true/);
+	assert.match(json, /"by": "oncall-alice"/);
+});
