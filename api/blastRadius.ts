@@ -37,7 +37,10 @@ export const SPECIAL_RANGES: readonly SpecialRange[] = [
 	{ cidr: '240.0.0.0/4', name: 'reserved (RFC 1112), incl. the broadcast address 255.255.255.255 (RFC 919)' },
 ];
 
-const SPECIAL: readonly (Ipv4Range & { text: string })[] = SPECIAL_RANGES.map((s) => ({ ...(parseIpv4Entry(s.cidr) as Ipv4Range), text: `${s.cidr}, ${s.name}` }));
+const SPECIAL: readonly (Ipv4Range & { text: string })[] = SPECIAL_RANGES.map((s) => ({
+	...(parseIpv4Entry(s.cidr) as Ipv4Range),
+	text: `${s.cidr}, ${s.name}`,
+}));
 
 export interface BlastRadiusPolicy {
 	/** Widest prefix a block may have (0–32; default 16). */
@@ -59,7 +62,8 @@ export interface BlastRadiusIssue {
 	conflict: string;
 }
 
-export const rangeText = (r: Ipv4Range) => (r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`);
+export const rangeText = (r: Ipv4Range) =>
+	r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`;
 const overlaps = (a: Ipv4Range, b: Ipv4Range) => a.start <= b.end && b.start <= a.end;
 
 /** The widest-prefix rule's text (also the expiring blocks' message since they first refused wide blocks). */
@@ -77,7 +81,12 @@ export function widestPrefixOf(v: unknown): number {
  * Every rule one blocking entry breaks (empty = allowed). An entry that is not a valid IPv4 entry gives no issue
  * here: the catalog's own rule reports it.
  */
-export function blastRadiusIssues(entry: string, field: string, policy: BlastRadiusPolicy = {}, shownAs?: string): BlastRadiusIssue[] {
+export function blastRadiusIssues(
+	entry: string,
+	field: string,
+	policy: BlastRadiusPolicy = {},
+	shownAs?: string,
+): BlastRadiusIssue[] {
 	const r = parseIpv4Entry(String(entry).trim());
 	if (!r) return [];
 	const out: BlastRadiusIssue[] = [];
@@ -85,16 +94,39 @@ export function blastRadiusIssues(entry: string, field: string, policy: BlastRad
 	const prefix = widestPrefixOf(policy.widestPrefix ?? DEFAULT_WIDEST_PREFIX);
 	const width = r.end - r.start + 1;
 	if (width > 2 ** (32 - prefix) && !policy.allowWideBlock?.reason?.trim())
-		out.push({ field, kind: 'widest-prefix', conflict: shown, rule: `${widthRule(shown, width, prefix)}; an audited override (allowWideBlock with a reason) may lift this rule` });
+		out.push({
+			field,
+			kind: 'widest-prefix',
+			conflict: shown,
+			rule: `${widthRule(shown, width, prefix)}; an audited override (allowWideBlock with a reason) may lift this rule`,
+		});
 	for (const s of SPECIAL)
-		if (overlaps(r, s)) out.push({ field, kind: 'special-range', conflict: s.text, rule: `${shown} overlaps the special range ${s.text}: never blocked` });
+		if (overlaps(r, s))
+			out.push({
+				field,
+				kind: 'special-range',
+				conflict: s.text,
+				rule: `${shown} overlaps the special range ${s.text}: never blocked`,
+			});
 	for (const p of policy.protectedRanges ?? []) {
 		const pr = parseIpv4Entry(p.range);
-		if (pr && overlaps(r, pr)) out.push({ field, kind: 'protected-range', conflict: p.range, rule: `${shown} overlaps the protected range ${p.range} (${p.source}): never blocked` });
+		if (pr && overlaps(r, pr))
+			out.push({
+				field,
+				kind: 'protected-range',
+				conflict: p.range,
+				rule: `${shown} overlaps the protected range ${p.range} (${p.source}): never blocked`,
+			});
 	}
 	for (const o of policy.ownAddresses ?? []) {
 		const or = parseIpv4Entry(o.range);
-		if (or && overlaps(r, or)) out.push({ field, kind: 'own-address', conflict: o.range, rule: `${shown} overlaps the site's own address ${o.range} (${o.source}): never blocked` });
+		if (or && overlaps(r, or))
+			out.push({
+				field,
+				kind: 'own-address',
+				conflict: o.range,
+				rule: `${shown} overlaps the site's own address ${o.range} (${o.source}): never blocked`,
+			});
 	}
 	return out;
 }
@@ -107,34 +139,59 @@ export function blastRadiusIssues(entry: string, field: string, policy: BlastRad
  * - not guarded: removes, the whitelist (allows traffic), UA blacklist (regexes, no addresses), switches,
  *   thresholds and IP authentication (no address lists).
  */
-export const BLOCKING_FIELDS: Readonly<Record<string, { field: string; when?: (p: Record<string, unknown>) => boolean }>> = {
+export const BLOCKING_FIELDS: Readonly<
+	Record<string, { field: string; when?: (p: Record<string, unknown>) => boolean }>
+> = {
 	'applicationProtection.ipBlacklist.add': { field: 'ip_black_list' },
-	'applicationProtection.httpFilter.create': { field: 'other_iprange', when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)) },
-	'applicationProtection.httpFilter.update': { field: 'other_iprange', when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)) },
+	'applicationProtection.httpFilter.create': {
+		field: 'other_iprange',
+		when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)),
+	},
+	'applicationProtection.httpFilter.update': {
+		field: 'other_iprange',
+		when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)),
+	},
 };
 
 /**
  * The blocking entries of a call (field path → entry text, and the text the caller wrote when `given` holds it);
  * empty when the operation blocks nothing. `params` are the parsed parameters (the catalog's normalized entries).
  */
-export function blockingEntries(opId: string, params: Record<string, unknown>, given?: Record<string, unknown>): { field: string; entry: string; shown: string }[] {
+export function blockingEntries(
+	opId: string,
+	params: Record<string, unknown>,
+	given?: Record<string, unknown>,
+): { field: string; entry: string; shown: string }[] {
 	const b = BLOCKING_FIELDS[opId];
 	if (!b || (b.when && !b.when(params))) return [];
 	const v = params[b.field];
 	const g = given?.[b.field];
 	if (v === undefined || v === null) return [];
 	const raw = (x: unknown, e: string) => (typeof x === 'string' && parseIpv4Entry(x.trim()) ? x.trim() : e);
-	if (Array.isArray(v)) return v.map((e, i) => ({ field: `${b.field}.${i}`, entry: String(e), shown: raw(Array.isArray(g) ? g[i] : undefined, String(e)) }));
+	if (Array.isArray(v))
+		return v.map((e, i) => ({
+			field: `${b.field}.${i}`,
+			entry: String(e),
+			shown: raw(Array.isArray(g) ? g[i] : undefined, String(e)),
+		}));
 	return [{ field: b.field, entry: String(v), shown: raw(g, String(v)) }];
 }
 
 /** Every issue of a call's blocking entries under a policy (entries named as the caller wrote them, with `given`). */
-export function callIssues(opId: string, params: Record<string, unknown>, policy: BlastRadiusPolicy, given?: Record<string, unknown>): BlastRadiusIssue[] {
+export function callIssues(
+	opId: string,
+	params: Record<string, unknown>,
+	policy: BlastRadiusPolicy,
+	given?: Record<string, unknown>,
+): BlastRadiusIssue[] {
 	return blockingEntries(opId, params, given).flatMap((e) => blastRadiusIssues(e.entry, e.field, policy, e.shown));
 }
 
 /** Protected-range texts (configuration: a list or one comma/space/newline-separated text) → policy entries; invalid ones named. */
-export function parseProtectedRanges(v: unknown, source: string): { ranges: { range: string; source: string }[]; invalid: string[] } {
+export function parseProtectedRanges(
+	v: unknown,
+	source: string,
+): { ranges: { range: string; source: string }[]; invalid: string[] } {
 	const texts = Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,;]+/) : [];
 	const ranges: { range: string; source: string }[] = [];
 	const invalid: string[] = [];

@@ -32,7 +32,18 @@ export function utf8Length(s: string): number {
 /** Bytes a block of this request will weigh in its workflow's carry (its longest state, ISO times, a note's room). */
 export function blockCarryBytes(site: string, dp: string, range: string, req: BlockRequest): number {
 	const at = '2000-01-01T00:00:00.000Z';
-	const shape = { site_id: site, domain_port_id: dp, range, entry: String(req.entry).trim(), expiresAt: at, by: req.by, reason: req.reason, via: req.via ?? 'api', state: 'taken-over', addedAt: at };
+	const shape = {
+		site_id: site,
+		domain_port_id: dp,
+		range,
+		entry: String(req.entry).trim(),
+		expiresAt: at,
+		by: req.by,
+		reason: req.reason,
+		via: req.via ?? 'api',
+		state: 'taken-over',
+		addedAt: at,
+	};
 	return utf8Length(JSON.stringify(shape)) + 16;
 }
 
@@ -47,7 +58,15 @@ export const carriedBytes = (blocks: Iterable<object>) => {
  * Refuses (BlockInputError naming `field`) an add of `adding` blocks weighing `addingBytes` to a domain-port whose
  * active blocks weigh `carried` bytes, on a site holding `siteHeld` blocks (undefined: not known here).
  */
-export function checkBlockCapacity(o: { field: string; site: string; dp: string; adding: number; addingBytes: number; carried: number; siteHeld?: number }): void {
+export function checkBlockCapacity(o: {
+	field: string;
+	site: string;
+	dp: string;
+	adding: number;
+	addingBytes: number;
+	carried: number;
+	siteHeld?: number;
+}): void {
 	if (o.siteHeld !== undefined && o.siteHeld + o.adding > MAX_SITE_BLOCKS)
 		throw new BlockInputError(
 			o.field,
@@ -61,7 +80,11 @@ export function checkBlockCapacity(o: { field: string; site: string; dp: string;
 }
 
 /** The coordinator's rule: a claim by a blocks workflow may not take the site's block holds past MAX_SITE_BLOCKS. */
-export function checkSiteBlockHolds(owner: string, keys: readonly string[], holds: Iterable<{ key: string; owner: string }>): void {
+export function checkSiteBlockHolds(
+	owner: string,
+	keys: readonly string[],
+	holds: Iterable<{ key: string; owner: string }>,
+): void {
 	if (!owner.startsWith('blocks-')) return;
 	let held = 0;
 	const mine = new Set<string>();
@@ -72,5 +95,7 @@ export function checkSiteBlockHolds(owner: string, keys: readonly string[], hold
 	}
 	const adding = keys.filter((k) => !mine.has(k)).length;
 	if (adding && held + adding > MAX_SITE_BLOCKS)
-		throw new Error(`keys: ${adding} new block holds would make ${held + adding} on this site, more than ${MAX_SITE_BLOCKS} (the coordinator carries every hold across continue-as-new, within Temporal's 2 MB payload limit)`);
+		throw new Error(
+			`keys: ${adding} new block holds would make ${held + adding} on this site, more than ${MAX_SITE_BLOCKS} (the coordinator carries every hold across continue-as-new, within Temporal's 2 MB payload limit)`,
+		);
 }

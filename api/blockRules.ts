@@ -58,20 +58,31 @@ export class BlockInputError extends Error {
  * widest prefix is still refused by the guard in the client when the block is written.
  */
 export function normalizeEntry(entry: unknown, maxPrefix: number | null = DEFAULT_MAX_PREFIX, field = 'entry'): string {
-	if (typeof entry !== 'string' || !entry.trim()) throw new BlockInputError(field, 'is required (an IPv4 address, start-end range or CIDR)');
+	if (typeof entry !== 'string' || !entry.trim())
+		throw new BlockInputError(field, 'is required (an IPv4 address, start-end range or CIDR)');
 	const r = parseIpv4Entry(entry.trim());
-	if (!r) throw new BlockInputError(field, `${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`);
+	if (!r)
+		throw new BlockInputError(
+			field,
+			`${JSON.stringify(entry.slice(0, 60))} must be an IPv4 address, start-end range or CIDR`,
+		);
 	if (maxPrefix !== null) {
 		const issue = blastRadiusIssues(entry, field, { widestPrefix: maxPrefix })[0];
 		// the width rule as the expiring blocks always worded it (they have no override)
-		if (issue) throw new BlockInputError(field, issue.kind === 'widest-prefix' ? issue.rule.replace(/; an audited override.*$/, '') : issue.rule);
+		if (issue)
+			throw new BlockInputError(
+				field,
+				issue.kind === 'widest-prefix' ? issue.rule.replace(/; an audited override.*$/, '') : issue.rule,
+			);
 	}
 	return rangeText(r);
 }
 
 export function checkSeconds(seconds: unknown, field = 'seconds'): number {
-	if (typeof seconds !== 'number' || !Number.isInteger(seconds)) throw new BlockInputError(field, 'must be an integer number of seconds');
-	if (seconds < 1) throw new BlockInputError(field, 'must be at least 1 (a block that has ended is removed with remove)');
+	if (typeof seconds !== 'number' || !Number.isInteger(seconds))
+		throw new BlockInputError(field, 'must be an integer number of seconds');
+	if (seconds < 1)
+		throw new BlockInputError(field, 'must be at least 1 (a block that has ended is removed with remove)');
 	if (seconds > MAX_BLOCK_SECONDS) throw new BlockInputError(field, `must be at most ${MAX_BLOCK_SECONDS} (90 days)`);
 	return seconds;
 }
@@ -86,12 +97,14 @@ function checkText(v: unknown, field: string, max: number): void {
  * `at` prefixes the field names (a bulk add: `blocks[3].`).
  */
 export function checkBlockRequest(req: BlockRequest, maxPrefix = DEFAULT_MAX_PREFIX, at = ''): string {
-	if (!req || typeof req !== 'object') throw new BlockInputError(at ? at.replace(/\.$/, '') : 'block', 'must be an object');
+	if (!req || typeof req !== 'object')
+		throw new BlockInputError(at ? at.replace(/\.$/, '') : 'block', 'must be an object');
 	const range = normalizeEntry(req.entry, maxPrefix, `${at}entry`);
 	checkSeconds(req.seconds, `${at}seconds`);
 	checkText(req.by, `${at}by`, 200);
 	checkText(req.reason, `${at}reason`, 500);
-	if (req.via !== undefined && !VIAS.includes(req.via)) throw new BlockInputError(`${at}via`, `must be one of ${VIAS.join(', ')}`);
+	if (req.via !== undefined && !VIAS.includes(req.via))
+		throw new BlockInputError(`${at}via`, `must be one of ${VIAS.join(', ')}`);
 	return range;
 }
 
@@ -116,14 +129,20 @@ export interface BulkBlockRequest {
  * (`blocks[3].entry: …`), and no range twice. Returns the normalized ranges, in order.
  */
 export function checkBulkRequest(req: BulkBlockRequest, maxPrefix = DEFAULT_MAX_PREFIX): string[] {
-	if (!req || typeof req !== 'object' || !Array.isArray(req.blocks)) throw new BlockInputError('blocks', 'must be a list of blocks');
+	if (!req || typeof req !== 'object' || !Array.isArray(req.blocks))
+		throw new BlockInputError('blocks', 'must be a list of blocks');
 	if (!req.blocks.length) throw new BlockInputError('blocks', 'must name at least one block');
-	if (req.blocks.length > MAX_BULK_BLOCKS) throw new BlockInputError('blocks', `must name at most ${MAX_BULK_BLOCKS} blocks (send more in several adds)`);
+	if (req.blocks.length > MAX_BULK_BLOCKS)
+		throw new BlockInputError('blocks', `must name at most ${MAX_BULK_BLOCKS} blocks (send more in several adds)`);
 	const seen = new Map<string, number>();
 	return req.blocks.map((b, i) => {
 		const range = checkBlockRequest(b, maxPrefix, `blocks[${i}].`);
 		const first = seen.get(range);
-		if (first !== undefined) throw new BlockInputError(`blocks[${i}].entry`, `${b.entry} is the same range as blocks[${first}] (${range}): name each range once`);
+		if (first !== undefined)
+			throw new BlockInputError(
+				`blocks[${i}].entry`,
+				`${b.entry} is the same range as blocks[${first}] (${range}): name each range once`,
+			);
 		seen.set(range, i);
 		return range;
 	});

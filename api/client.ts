@@ -2,14 +2,28 @@ import { BLOCKING_FIELDS, blockingEntries, callIssues, type BlastRadiusPolicy } 
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
-import { ApiError, BlastRadiusError, SecurityServiceError, TransportError, ValidationError, type FieldIssue } from './errors';
+import {
+	ApiError,
+	BlastRadiusError,
+	SecurityServiceError,
+	TransportError,
+	ValidationError,
+	type FieldIssue,
+} from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, MAX_RESPONSE_BYTES, sizeIssues } from './limits';
 import { redactText } from './redact';
 import { defaultClassOf, retryAfterMs, type PriorityClass, type RateBudget } from './rateBudget';
 import { backoffMs, sleep as defaultSleep } from './time';
 import { createOwnAddressLookup, type OwnAddress } from './ownAddresses';
 import { tokenRefusal, type RenewalReason, type TokenRefusal } from './tokenRefusal';
-import { MemoryTokenStore, TokenManager, parseConnectRedirect, type Credentials, type TokenResult, type TokenStore } from './tokens';
+import {
+	MemoryTokenStore,
+	TokenManager,
+	parseConnectRedirect,
+	type Credentials,
+	type TokenResult,
+	type TokenStore,
+} from './tokens';
 import type { HttpRequest, HttpResponse, Transport, TransportThrown } from './transport/types';
 import type { OperationParams, OperationResults } from './types.generated';
 
@@ -148,7 +162,9 @@ export type ValidateArgs<Id extends OperationId> =
 export type LooseId<S extends string, P> = [S] extends [OperationId] ? (string extends keyof P ? S : never) : S;
 
 /** One derived method: validates `params` against the catalog and resolves with the parsed result. */
-export type OperationMethod<Id extends OperationId = OperationId> = (...args: CallArgs<Id>) => Promise<OperationResults[Id]>;
+export type OperationMethod<Id extends OperationId = OperationId> = (
+	...args: CallArgs<Id>
+) => Promise<OperationResults[Id]>;
 
 type Head<S extends string> = S extends `${infer H}.${string}` ? H : S;
 type Rest<S extends string, H extends string> = S extends `${H}.${infer R}` ? R : never;
@@ -168,10 +184,17 @@ export interface Client {
 	/** Any operation by id: typed parameters and result from the catalog (api/types.generated.ts). */
 	call<Id extends OperationId>(opId: Id, ...args: CallArgs<Id>): Promise<OperationResults[Id]>;
 	/** An id known only at run time: checked against the catalog when called; parameters and result untyped. */
-	call<T = unknown, S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(opId: LooseId<S, P>, params?: P, o?: CallOptions): Promise<T>;
+	call<T = unknown, S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(
+		opId: LooseId<S, P>,
+		params?: P,
+		o?: CallOptions,
+	): Promise<T>;
 	/** Validates against the catalog; returns the parsed (normalised) parameters or throws ValidationError. */
 	validate<Id extends OperationId>(opId: Id, ...args: ValidateArgs<Id>): Record<string, unknown>;
-	validate<S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(opId: LooseId<S, P>, params?: P): Record<string, unknown>;
+	validate<S extends string = string, P extends Record<string, unknown> = Record<string, unknown>>(
+		opId: LooseId<S, P>,
+		params?: P,
+	): Record<string, unknown>;
 	/**
 	 * Everything `call` checks before it sends the request: the catalog's rules and the whole blast-radius guard,
 	 * the site's own addresses included (the lookup's reads are the only requests). For a write made of several
@@ -198,18 +221,31 @@ export interface WideBlockOverride {
 }
 
 /** The override given with `params` (checked: a reason is required), and the parameters without it. */
-export function splitOverride(op: CatalogEntry, params: Record<string, unknown>): { params: Record<string, unknown>; override?: WideBlockOverride } {
+export function splitOverride(
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+): { params: Record<string, unknown>; override?: WideBlockOverride } {
 	const given = params[OVERRIDE_PARAM] as Partial<WideBlockOverride> | string | boolean | null | undefined;
 	const rest = { ...params };
 	delete rest[OVERRIDE_PARAM];
-	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim())) return { params: rest };
+	if (given === undefined || given === null || given === false || (typeof given === 'string' && !given.trim()))
+		return { params: rest };
 	const o = typeof given === 'string' ? { reason: given } : given;
 	const issues: FieldIssue[] = [];
-	if (!blockingOp(op.id)) issues.push({ field: OVERRIDE_PARAM, rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)' });
+	if (!blockingOp(op.id))
+		issues.push({
+			field: OVERRIDE_PARAM,
+			rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)',
+		});
 	else if (!o || typeof o !== 'object' || typeof o.reason !== 'string' || !o.reason.trim())
-		issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'is required: say why a block wider than the widest prefix is needed (it is recorded)' });
-	else if (o.reason.length > 500) issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'must be at most 500 characters' });
-	else if (o.by !== undefined && (typeof o.by !== 'string' || o.by.length > 200)) issues.push({ field: `${OVERRIDE_PARAM}.by`, rule: 'must be text of at most 200 characters' });
+		issues.push({
+			field: `${OVERRIDE_PARAM}.reason`,
+			rule: 'is required: say why a block wider than the widest prefix is needed (it is recorded)',
+		});
+	else if (o.reason.length > 500)
+		issues.push({ field: `${OVERRIDE_PARAM}.reason`, rule: 'must be at most 500 characters' });
+	else if (o.by !== undefined && (typeof o.by !== 'string' || o.by.length > 200))
+		issues.push({ field: `${OVERRIDE_PARAM}.by`, rule: 'must be text of at most 200 characters' });
 	if (issues.length) throw new ValidationError(op.id, issues);
 	const ok = o as WideBlockOverride;
 	return { params: rest, override: { reason: ok.reason.trim(), ...(ok.by ? { by: ok.by } : {}) } };
@@ -218,16 +254,29 @@ export function splitOverride(op: CatalogEntry, params: Record<string, unknown>)
 const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
 
 /** The guard on parsed parameters: ValidationError naming the field, the rule and the conflicting range. */
-function guard(op: CatalogEntry, parsed: Record<string, unknown>, policy: BlastRadiusPolicy, given?: Record<string, unknown>): void {
+function guard(
+	op: CatalogEntry,
+	parsed: Record<string, unknown>,
+	policy: BlastRadiusPolicy,
+	given?: Record<string, unknown>,
+): void {
 	const issues = callIssues(op.id, parsed, policy, given);
-	if (issues.length) throw new BlastRadiusError(op.id, issues.map((i) => ({ field: i.field, rule: i.rule })));
+	if (issues.length)
+		throw new BlastRadiusError(
+			op.id,
+			issues.map((i) => ({ field: i.field, rule: i.rule })),
+		);
 }
 
 /**
  * Validation shared by every host. Throws ValidationError naming each field and rule. Blocking operations also pass
  * the blast-radius guard (api/blastRadius.ts) with `policy` (default: widest prefix /16, special ranges).
  */
-export function validateParams(op: CatalogEntry, params: Record<string, unknown> = {}, policy: BlastRadiusPolicy = {}): Record<string, unknown> {
+export function validateParams(
+	op: CatalogEntry,
+	params: Record<string, unknown> = {},
+	policy: BlastRadiusPolicy = {},
+): Record<string, unknown> {
 	if (typeof params !== 'object' || params === null || Array.isArray(params))
 		throw new ValidationError(op.id, [{ field: '(request)', rule: 'must be an object of named parameters' }]);
 	const split = splitOverride(op, stripEmpty(params));
@@ -261,7 +310,14 @@ function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldI
 		}
 		const f = op.fields.find((x) => x.name === k);
 		const url = inUrl || f?.in === 'path' || f?.in === 'query';
-		out.push(...sizeIssues(v, { path: k, maxString: url ? MAX_QUERY_STRING : MAX_BODY_STRING, maxList: MAX_LIST, maxDepth: 8 }));
+		out.push(
+			...sizeIssues(v, {
+				path: k,
+				maxString: url ? MAX_QUERY_STRING : MAX_BODY_STRING,
+				maxList: MAX_LIST,
+				maxDepth: 8,
+			}),
+		);
 	}
 	return out;
 }
@@ -327,28 +383,48 @@ export function createClient(opts: ClientOptions): Client {
 	const maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
 	const budget = opts.rateBudget;
 	const budgetName = opts.budgetKey !== undefined && budget?.settings.tenant ? `tenant:${opts.budgetKey}` : 'app';
-	const tokenLimit = { retries: Math.max(0, (opts.tokenAttempts ?? 2) - 1), budgetMs: opts.tokenBudgetMs ?? 2 * timeoutMs };
+	const tokenLimit = {
+		retries: Math.max(0, (opts.tokenAttempts ?? 2) - 1),
+		budgetMs: opts.tokenBudgetMs ?? 2 * timeoutMs,
+	};
 
-	const tokens = opts.tokenManager ?? (opts.credentials
-		? new TokenManager({
-				credentials: opts.credentials,
-				store: opts.tokenStore ?? new MemoryTokenStore(),
-				storeKey: opts.tokenStoreKey ?? `${baseUrl}|${opts.credentials.appId}|${opts.credentials.tokenKind}`,
-				skewSeconds: opts.expirySkewSeconds ?? 60,
-				now,
-				onRenew: (reason) => emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason }),
-				fetchToken: (kind, refreshToken) => {
-					const c = opts.credentials as Credentials;
-					const limit = { retries: tokenLimit.retries, deadline: now() + tokenLimit.budgetMs };
-					return kind === 'app'
-						? (call('authorization.appToken', { app_id: c.appId, secret: c.secret }, {}, limit) as Promise<TokenResult>)
-						: (call('authorization.refreshToken', { app_id: c.appId, refresh_token: refreshToken }, {}, limit) as Promise<TokenResult>);
-				},
-			})
-		: undefined);
+	const tokens =
+		opts.tokenManager ??
+		(opts.credentials
+			? new TokenManager({
+					credentials: opts.credentials,
+					store: opts.tokenStore ?? new MemoryTokenStore(),
+					storeKey: opts.tokenStoreKey ?? `${baseUrl}|${opts.credentials.appId}|${opts.credentials.tokenKind}`,
+					skewSeconds: opts.expirySkewSeconds ?? 60,
+					now,
+					onRenew: (reason) => emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason }),
+					fetchToken: (kind, refreshToken) => {
+						const c = opts.credentials as Credentials;
+						const limit = { retries: tokenLimit.retries, deadline: now() + tokenLimit.budgetMs };
+						return kind === 'app'
+							? (call(
+									'authorization.appToken',
+									{ app_id: c.appId, secret: c.secret },
+									{},
+									limit,
+								) as Promise<TokenResult>)
+							: (call(
+									'authorization.refreshToken',
+									{ app_id: c.appId, refresh_token: refreshToken },
+									{},
+									limit,
+								) as Promise<TokenResult>);
+					},
+				})
+			: undefined);
 
 	/** Sends one request; `answered` (default: emit the response event) gets the answer and its round-trip time. */
-	async function send(op: CatalogEntry, req: HttpRequest, attempt: number, answered?: (res: HttpResponse, ms: number) => void): Promise<HttpResponse> {
+	async function send(
+		op: CatalogEntry,
+		req: HttpRequest,
+		attempt: number,
+		answered?: (res: HttpResponse, ms: number) => void,
+	): Promise<HttpResponse> {
 		// The redacted URL is only built for a listener (it is the client's largest per-call cost otherwise).
 		if (onEvent) onEvent({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
 		const t0 = now();
@@ -366,10 +442,15 @@ export function createClient(opts: ClientOptions): Client {
 			if (t.tooLarge) throw tooLargeError(op, req, now() - t0, failure);
 			const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
 			emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });
-			throw new TransportError(op.id, timeout ? 'timeout' : 'network', timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`, {
-				maybeApplied: t.sent !== false,
-				cause: failure,
-			});
+			throw new TransportError(
+				op.id,
+				timeout ? 'timeout' : 'network',
+				timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`,
+				{
+					maybeApplied: t.sent !== false,
+					cause: failure,
+				},
+			);
 		}
 		if (answered) answered(res, now() - t0);
 		else emit({ type: 'response', opId: op.id, status: res.status, ms: now() - t0 });
@@ -379,25 +460,47 @@ export function createClient(opts: ClientOptions): Client {
 	/** An answer past `maxResponseBytes`: the service did answer (a write may have been applied); never repeated. */
 	function tooLargeError(op: CatalogEntry, req: HttpRequest, ms: number, cause: unknown): TransportError {
 		emit({ type: 'failure', opId: op.id, kind: 'too_large', ms });
-		return new TransportError(op.id, 'too_large', `the answer is larger than ${req.maxResponseBytes ?? maxResponseBytes} bytes (maxResponseBytes): not read further`, { maybeApplied: true, cause });
+		return new TransportError(
+			op.id,
+			'too_large',
+			`the answer is larger than ${req.maxResponseBytes ?? maxResponseBytes} bytes (maxResponseBytes): not read further`,
+			{ maybeApplied: true, cause },
+		);
 	}
 
 	function decode(op: CatalogEntry, res: HttpResponse): Envelope {
-		if (res.status === 429) throw Object.assign(new TransportError(op.id, 'http', 'HTTP 429 (rate limited)', { status: 429, maybeApplied: false }), { rateLimited: true });
+		if (res.status === 429)
+			throw Object.assign(
+				new TransportError(op.id, 'http', 'HTTP 429 (rate limited)', { status: 429, maybeApplied: false }),
+				{ rateLimited: true },
+			);
 		if (res.status < 200 || res.status >= 300)
-			throw new TransportError(op.id, 'http', `HTTP ${res.status}`, { status: res.status, maybeApplied: res.status >= 500 });
+			throw new TransportError(op.id, 'http', `HTTP ${res.status}`, {
+				status: res.status,
+				maybeApplied: res.status >= 500,
+			});
 		const body = parseJson(res.body);
-		if (body === NOT_JSON) throw new TransportError(op.id, 'decode', `the answer is not JSON (HTTP ${res.status})`, { status: res.status, maybeApplied: true });
+		if (body === NOT_JSON)
+			throw new TransportError(op.id, 'decode', `the answer is not JSON (HTTP ${res.status})`, {
+				status: res.status,
+				maybeApplied: true,
+			});
 		const env = body as Partial<Envelope>;
 		if (typeof env !== 'object' || env === null || typeof env.code !== 'number')
-			throw new TransportError(op.id, 'decode', 'the answer is not the documented envelope {code, msg, result}', { status: res.status, maybeApplied: true });
+			throw new TransportError(op.id, 'decode', 'the answer is not the documented envelope {code, msg, result}', {
+				status: res.status,
+				maybeApplied: true,
+			});
 		return { code: env.code, msg: typeof env.msg === 'string' ? env.msg : '', result: env.result };
 	}
 
 	function parseResult(op: CatalogEntry, result: unknown): unknown {
 		const r = op.result.safeParse(result);
 		if (!r.success) {
-			const where = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(result)'}: ${i.message}`).join('; ');
+			const where = r.error.issues
+				.slice(0, 3)
+				.map((i) => `${i.path.join('.') || '(result)'}: ${i.message}`)
+				.join('; ');
 			throw new TransportError(op.id, 'result', `the result does not match the spec: ${where}`, { maybeApplied: true });
 		}
 		return r.data;
@@ -405,7 +508,8 @@ export function createClient(opts: ClientOptions): Client {
 
 	function retryable(op: CatalogEntry, err: unknown): string | undefined {
 		// Getting the token failed: its own attempts and budget are spent (tokenAttempts, tokenBudgetMs).
-		if (err instanceof SecurityServiceError && err.opId !== op.id && err.opId.startsWith('authorization.')) return undefined;
+		if (err instanceof SecurityServiceError && err.opId !== op.id && err.opId.startsWith('authorization.'))
+			return undefined;
 		if (err instanceof ApiError) return rateCodes.has(err.code) ? `rate limited (code ${err.code})` : undefined;
 		if (!(err instanceof TransportError)) return undefined;
 		if ((err as TransportError & { rateLimited?: boolean }).rateLimited) return 'rate limited (HTTP 429)';
@@ -424,9 +528,23 @@ export function createClient(opts: ClientOptions): Client {
 	 * A refused token (api/tokenRefusal.ts) on a call that got its token from this client: the reason to renew it
 	 * once and send again, or undefined.
 	 */
-	function refusalOf(op: CatalogEntry, status: number, env: Envelope | undefined, token: string | undefined, o: CallOptions): TokenRefusal | undefined {
+	function refusalOf(
+		op: CatalogEntry,
+		status: number,
+		env: Envelope | undefined,
+		token: string | undefined,
+		o: CallOptions,
+	): TokenRefusal | undefined {
 		if (op.auth !== 'access_token' || !tokens || o.accessToken || token === undefined) return undefined;
-		return tokenRefusal({ status, code: env?.code, msg: env?.msg, authFailureCodes: authCodes, otherCodes: rateCodes, safety: op.safety, unverified: tokens.isUnverified(token) });
+		return tokenRefusal({
+			status,
+			code: env?.code,
+			msg: env?.msg,
+			authFailureCodes: authCodes,
+			otherCodes: rateCodes,
+			safety: op.safety,
+			unverified: tokens.isUnverified(token),
+		});
 	}
 
 	/** Waits for the call's turn in the budget; BudgetDeferredError when its deadline comes first. */
@@ -442,7 +560,15 @@ export function createClient(opts: ClientOptions): Client {
 	/** A rate-limited answer: its retry hint (ms) pauses the budget, and the host hears of it. */
 	function refused(op: CatalogEntry, res: HttpResponse, env: Envelope | undefined): number | undefined {
 		const hint = retryAfterMs(res.headers, now());
-		if (onEvent) onEvent({ type: 'refused', opId: op.id, status: res.status, code: env?.code, retryAfterMs: hint, budget: budgetName });
+		if (onEvent)
+			onEvent({
+				type: 'refused',
+				opId: op.id,
+				status: res.status,
+				code: env?.code,
+				retryAfterMs: hint,
+				budget: budgetName,
+			});
 		if (budget && hint !== undefined) {
 			budget.pauseUntil(now() + hint);
 			opts.onRetryHint?.(hint);
@@ -454,13 +580,22 @@ export function createClient(opts: ClientOptions): Client {
 	type Limit = { retries: number; deadline?: number };
 
 	/** Everything checked before a request is sent: the catalog's rules and the whole blast-radius guard. */
-	async function checked(op: CatalogEntry, params: Record<string, unknown>, o: CallOptions): Promise<Record<string, unknown>> {
+	async function checked(
+		op: CatalogEntry,
+		params: Record<string, unknown>,
+		o: CallOptions,
+	): Promise<Record<string, unknown>> {
 		const valid = validateParams(op, params, policy);
 		await guardWithOwnAddresses(op, valid, params, o);
 		return valid;
 	}
 
-	async function call(opId: string, params: Record<string, unknown> = {}, o: CallOptions = {}, limit: Limit = { retries }): Promise<unknown> {
+	async function call(
+		opId: string,
+		params: Record<string, unknown> = {},
+		o: CallOptions = {},
+		limit: Limit = { retries },
+	): Promise<unknown> {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
 		const valid = await checked(op, params, o);
@@ -477,7 +612,12 @@ export function createClient(opts: ClientOptions): Client {
 					else token = await tokens.getToken();
 				}
 				if (budget) await turn(op, o);
-				const req = encodeRequest(op, valid, { baseUrl, accessToken: token, timeoutMs: timeoutWithin(limit), maxResponseBytes });
+				const req = encodeRequest(op, valid, {
+					baseUrl,
+					accessToken: token,
+					timeoutMs: timeoutWithin(limit),
+					maxResponseBytes,
+				});
 				let ms = 0;
 				const res = await send(op, req, attempt, (_r, t) => void (ms = t));
 				let env: Envelope | undefined;
@@ -520,7 +660,12 @@ export function createClient(opts: ClientOptions): Client {
 	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up), and the audit event of
 	 * an override that was needed. A failed lookup refuses the block.
 	 */
-	async function guardWithOwnAddresses(op: CatalogEntry, valid: Record<string, unknown>, params: Record<string, unknown>, o: CallOptions): Promise<void> {
+	async function guardWithOwnAddresses(
+		op: CatalogEntry,
+		valid: Record<string, unknown>,
+		params: Record<string, unknown>,
+		o: CallOptions,
+	): Promise<void> {
 		const entries = blockingEntries(op.id, valid);
 		if (!entries.length) return;
 		const { override, params: given } = splitOverride(op, stripEmpty(params));
@@ -529,15 +674,27 @@ export function createClient(opts: ClientOptions): Client {
 			try {
 				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
 				const lookupLimit: Limit = { retries, deadline: now() + timeoutMs };
-				own = await ownLookup(valid.site_id, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit));
+				own = await ownLookup(valid.site_id, (id, p) =>
+					call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit),
+				);
 			} catch (err) {
 				throw ownLookupFailed(op.id, err);
 			}
 			guard(op, valid, { ...policy, ownAddresses: own, allowWideBlock: override }, given);
 		}
 		if (override) {
-			const wide = callIssues(op.id, valid, { widestPrefix: policy.widestPrefix }, given).filter((i) => i.kind === 'widest-prefix');
-			if (wide.length) emit({ type: 'override', opId: op.id, rule: 'widest-prefix', entries: wide.map((i) => i.conflict), reason: override.reason, by: override.by });
+			const wide = callIssues(op.id, valid, { widestPrefix: policy.widestPrefix }, given).filter(
+				(i) => i.kind === 'widest-prefix',
+			);
+			if (wide.length)
+				emit({
+					type: 'override',
+					opId: op.id,
+					rule: 'widest-prefix',
+					entries: wide.map((i) => i.conflict),
+					reason: override.reason,
+					by: override.by,
+				});
 		}
 	}
 
@@ -553,15 +710,20 @@ export function createClient(opts: ClientOptions): Client {
 		const location = res.headers.location ?? res.headers.Location;
 		if (res.status < 300 || res.status >= 400 || !location) {
 			const env = parseJson(res.body) as Partial<Envelope> | typeof NOT_JSON;
-			if (env !== NOT_JSON && typeof env?.code === 'number' && env.code !== 0) throw new ApiError(op.id, env.code, env.msg ?? '');
-			throw new TransportError(op.id, 'http', `expected a redirect, got HTTP ${res.status}`, { status: res.status, maybeApplied: false });
+			if (env !== NOT_JSON && typeof env?.code === 'number' && env.code !== 0)
+				throw new ApiError(op.id, env.code, env.msg ?? '');
+			throw new TransportError(op.id, 'http', `expected a redirect, got HTTP ${res.status}`, {
+				status: res.status,
+				maybeApplied: false,
+			});
 		}
 		return parseConnectRedirect(location, String(valid.state));
 	}
 
 	const client: Client = {
 		call: call as Client['call'],
-		validate: ((opId: string, params?: Record<string, unknown>) => validateParams(getOperation(opId), params, policy)) as Client['validate'],
+		validate: ((opId: string, params?: Record<string, unknown>) =>
+			validateParams(getOperation(opId), params, policy)) as Client['validate'],
 		check: (opId, params = {}, o = {}) => checked(getOperation(opId), params, o),
 		ops: buildOpsTree(call),
 		connect,

@@ -62,30 +62,49 @@ export function decideInputProblem(req: unknown, mode: ApproverPolicy['mode'] = 
 	const r = req as Partial<DecideRequest>;
 	if (typeof r.approved !== 'boolean') return 'approved: must be true or false';
 	if (r.idToken !== undefined) {
-		if (typeof r.idToken !== 'string' || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(r.idToken) || r.idToken.length > MAX_ID_TOKEN_CHARS) return `proof: must be an ID token (a signed JWT of at most ${MAX_ID_TOKEN_CHARS} characters)`;
-		if (r.$sealed !== 1) return 'proof: must travel in a sealed request (the payload codec keeps it out of the history in plain text)';
+		if (
+			typeof r.idToken !== 'string' ||
+			!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(r.idToken) ||
+			r.idToken.length > MAX_ID_TOKEN_CHARS
+		)
+			return `proof: must be an ID token (a signed JWT of at most ${MAX_ID_TOKEN_CHARS} characters)`;
+		if (r.$sealed !== 1)
+			return 'proof: must travel in a sealed request (the payload codec keeps it out of the history in plain text)';
 		if (mode !== 'oidc') return 'proof: this worker has no identity provider configured to verify it';
-	} else if (mode === 'oidc') return 'proof: an ID token from the identity provider is required (this worker refuses unverified decisions)';
+	} else if (mode === 'oidc')
+		return 'proof: an ID token from the identity provider is required (this worker refuses unverified decisions)';
 	if (r.by !== undefined || mode !== 'oidc')
-		if (typeof r.by !== 'string' || !r.by.trim() || r.by.length > 200) return 'by: is required (the identity of the person deciding, at most 200 characters)';
+		if (typeof r.by !== 'string' || !r.by.trim() || r.by.length > 200)
+			return 'by: is required (the identity of the person deciding, at most 200 characters)';
 	if (r.via !== undefined && !DECIDE_VIAS.includes(r.via)) return `via: must be one of ${DECIDE_VIAS.join(', ')}`;
 	if (!r.approved && (typeof r.reason !== 'string' || !r.reason.trim())) return 'reason: is required to reject';
-	if (r.reason !== undefined && (typeof r.reason !== 'string' || r.reason.length > 1000)) return 'reason: must be text of at most 1000 characters';
+	if (r.reason !== undefined && (typeof r.reason !== 'string' || r.reason.length > 1000))
+		return 'reason: must be text of at most 1000 characters';
 	return undefined;
 }
 
 const sameIdentity = (a: VerifiedIdentity, b: VerifiedIdentity) =>
-	a.subject && b.subject && a.issuer === b.issuer ? a.subject === b.subject : a.name.trim().toLowerCase() === b.name.trim().toLowerCase();
+	a.subject && b.subject && a.issuer === b.issuer
+		? a.subject === b.subject
+		: a.name.trim().toLowerCase() === b.name.trim().toLowerCase();
 
-const inPolicy = (who: VerifiedIdentity, p: ApproverPolicy) => p.identities.includes(who.name) || (who.groups ?? []).some((g) => p.groups.includes(g));
-const inPlan = (who: VerifiedIdentity, approvers: string[]) => approvers.includes(who.name) || (who.groups ?? []).some((g) => approvers.includes(GROUP_PREFIX + g));
+const inPolicy = (who: VerifiedIdentity, p: ApproverPolicy) =>
+	p.identities.includes(who.name) || (who.groups ?? []).some((g) => p.groups.includes(g));
+const inPlan = (who: VerifiedIdentity, approvers: string[]) =>
+	approvers.includes(who.name) || (who.groups ?? []).some((g) => approvers.includes(GROUP_PREFIX + g));
 
 /**
  * Whether this person may take this decision, as `field: rule` or undefined: the operator's policy (oidc mode),
  * the plan's narrowing (`approval.approvers`: people, or `group:NAME`), separation of duties (the starter may not
  * approve their own runbook; rejecting, which changes nothing, stays open to them).
  */
-export function deciderProblem(who: VerifiedIdentity, approved: boolean, policy: ApproverPolicy, planApprovers: string[], starter?: VerifiedIdentity): string | undefined {
+export function deciderProblem(
+	who: VerifiedIdentity,
+	approved: boolean,
+	policy: ApproverPolicy,
+	planApprovers: string[],
+	starter?: VerifiedIdentity,
+): string | undefined {
 	if (policy.mode === 'oidc') {
 		if (who.verified !== 'oidc') return 'proof: this worker refuses unverified decisions';
 		if (!inPolicy(who, policy))
@@ -101,7 +120,12 @@ export function deciderProblem(who: VerifiedIdentity, approved: boolean, policy:
  * Start-time rule of a plan's approvers under the operator's policy (oidc mode): a plan may only narrow the
  * operator's approvers, and a plan that requires approval must leave somebody able to approve. `field: rule` or undefined.
  */
-export function planApproversProblem(planApprovers: string[], required: boolean, policy: ApproverPolicy, starter?: VerifiedIdentity): string | undefined {
+export function planApproversProblem(
+	planApprovers: string[],
+	required: boolean,
+	policy: ApproverPolicy,
+	starter?: VerifiedIdentity,
+): string | undefined {
 	if (policy.mode !== 'oidc') return undefined;
 	for (const [i, a] of planApprovers.entries()) {
 		if (a.startsWith(GROUP_PREFIX)) {
@@ -113,7 +137,13 @@ export function planApproversProblem(planApprovers: string[], required: boolean,
 	if (!required) return undefined;
 	if (!policy.groups.length && !policy.identities.length)
 		return `approval: no approver policy can approve: the worker's approver groups are empty (SECSVC_APPROVER_GROUPS / identity.approverGroups; ${policy.source} policy)`;
-	if (starter && planApprovers.length && planApprovers.every((a) => !a.startsWith(GROUP_PREFIX) && a.trim().toLowerCase() === starter.name.trim().toLowerCase()))
+	if (
+		starter &&
+		planApprovers.length &&
+		planApprovers.every(
+			(a) => !a.startsWith(GROUP_PREFIX) && a.trim().toLowerCase() === starter.name.trim().toLowerCase(),
+		)
+	)
 		return `approval.approvers: only ${starter.name}, who starts this runbook, could approve it (separation of duties)`;
 	return undefined;
 }
@@ -121,6 +151,7 @@ export function planApproversProblem(planApprovers: string[], required: boolean,
 /** How a decision's identity reads in the audit, the report and the CLI: `alice@soc (verified: oidc https://idp …, sub 123)`. */
 export function identityText(who: VerifiedIdentity | undefined): string {
 	if (!who) return 'unverified';
-	if (who.verified === 'oidc') return `verified: oidc ${who.issuer ?? ''} ${who.claim ?? 'name'}, sub ${who.subject ?? '?'}`.replace('  ', ' ');
+	if (who.verified === 'oidc')
+		return `verified: oidc ${who.issuer ?? ''} ${who.claim ?? 'name'}, sub ${who.subject ?? '?'}`.replace('  ', ' ');
 	return who.verified === 'workflow' ? 'started by a playbook' : 'unverified: typed, no identity provider';
 }

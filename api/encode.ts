@@ -36,7 +36,15 @@ export function encodeRequest(
 	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts };
 	else if (op.encoding === 'form') body = { kind: 'form', parts };
 
-	return { method: op.method, url, headers: { accept: 'application/json' }, body, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes, safety: op.safety };
+	return {
+		method: op.method,
+		url,
+		headers: { accept: 'application/json' },
+		body,
+		timeoutMs: opts.timeoutMs,
+		maxResponseBytes: opts.maxResponseBytes,
+		safety: op.safety,
+	};
 }
 
 function pushValue(target: Array<[string, string]>, f: Field, v: unknown) {

@@ -19,7 +19,8 @@ export class SecurityServiceError extends Error {
 	static [Symbol.hasInstance](v: unknown): boolean {
 		if (typeof v !== 'object' || v === null || !(BRAND in v)) return false;
 		if (this.name === 'SecurityServiceError') return true;
-		for (let p = Object.getPrototypeOf(v); p; p = Object.getPrototypeOf(p)) if (p.constructor?.name === this.name) return true;
+		for (let p = Object.getPrototypeOf(v); p; p = Object.getPrototypeOf(p))
+			if (p.constructor?.name === this.name) return true;
 		return false;
 	}
 	constructor(opId: string, message: string, options?: { cause?: unknown }) {
@@ -79,7 +80,12 @@ export class TransportError extends SecurityServiceError {
 	readonly status?: number;
 	/** True when the request may have reached the service (the outcome of a write is unknown). */
 	readonly maybeApplied: boolean;
-	constructor(opId: string, kind: TransportFailure, message: string, opts: { status?: number; maybeApplied: boolean; cause?: unknown }) {
+	constructor(
+		opId: string,
+		kind: TransportFailure,
+		message: string,
+		opts: { status?: number; maybeApplied: boolean; cause?: unknown },
+	) {
 		super(opId, `${opId}: ${message}`, { cause: opts.cause });
 		this.kind = kind;
 		this.status = opts.status;

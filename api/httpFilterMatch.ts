@@ -13,7 +13,8 @@ export function filterMatches(listed: unknown, req: Record<string, unknown>): bo
 	const uri = String(req.uri ?? '');
 	if (typeof f.url === 'string' && f.url !== '') {
 		if (f.url !== `${host}${uri}`) return false;
-	} else if ((f.host !== undefined && String(f.host) !== host) || (f.uri !== undefined && String(f.uri) !== uri)) return false;
+	} else if ((f.host !== undefined && String(f.host) !== host) || (f.uri !== undefined && String(f.uri) !== uri))
+		return false;
 	if (f.action !== undefined && f.action !== null) {
 		const actions = Array.isArray(f.action) ? f.action.map(String) : [String(f.action)];
 		if (!actions.includes(String(req.action ?? ''))) return false;

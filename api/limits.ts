@@ -91,7 +91,8 @@ export function sizeIssues(
 		if (out.length > MAX_ISSUES) return;
 		const at = path || '(input)';
 		if (typeof v === 'string') {
-			if (v.length > maxString) out.push({ field: at, rule: `must be at most ${maxString} characters (got ${v.length})` });
+			if (v.length > maxString)
+				out.push({ field: at, rule: `must be at most ${maxString} characters (got ${v.length})` });
 			return;
 		}
 		if (typeof v !== 'object' || v === null) return;
@@ -104,7 +105,8 @@ export function sizeIssues(
 				out.push({ field: at, rule: `must have at most ${maxList} entries (got ${v.length})` });
 				return;
 			}
-			for (let i = 0; i < v.length && out.length <= MAX_ISSUES; i++) walk(v[i], path ? `${path}.${i}` : String(i), depth + 1);
+			for (let i = 0; i < v.length && out.length <= MAX_ISSUES; i++)
+				walk(v[i], path ? `${path}.${i}` : String(i), depth + 1);
 			return;
 		}
 		const keys = Object.keys(v);

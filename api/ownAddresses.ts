@@ -18,7 +18,10 @@ export const OWN_ADDRESS_TTL_MS = 5 * 60_000;
 const WINDOW_SECONDS = 30 * 86_400;
 
 /** `call` reads through the caller's client with the caller's call options (n8n hands the token in per call). */
-export function createOwnAddressLookup(now: () => number, ttlMs = OWN_ADDRESS_TTL_MS): (site: string, call: Call) => Promise<OwnAddress[]> {
+export function createOwnAddressLookup(
+	now: () => number,
+	ttlMs = OWN_ADDRESS_TTL_MS,
+): (site: string, call: Call) => Promise<OwnAddress[]> {
 	const cache = new Map<string, { at: number; value: Promise<OwnAddress[]> }>();
 	return (site: string, call: Call) => {
 		const hit = cache.get(site);
@@ -33,17 +36,25 @@ export function createOwnAddressLookup(now: () => number, ttlMs = OWN_ADDRESS_TT
 async function read(call: Call, site: string, nowMs: number): Promise<OwnAddress[]> {
 	const end = Math.floor(nowMs / 1000);
 	const [events, mitigations] = await Promise.all([
-		call('dashboard.ddosEvents', { site_id: site, status: 'all', num: '100', start_time: formatYmdhms(end - WINDOW_SECONDS), end_time: formatYmdhms(end) }),
+		call('dashboard.ddosEvents', {
+			site_id: site,
+			status: 'all',
+			num: '100',
+			start_time: formatYmdhms(end - WINDOW_SECONDS),
+			end_time: formatYmdhms(end),
+		}),
 		call('dashboard.activeMitigation', { site_id: site }),
 	]);
 	const out = new Map<string, OwnAddress>();
-	for (const e of ((events as { events?: { site_ip?: unknown; alert_id?: unknown }[] })?.events ?? [])) {
+	for (const e of (events as { events?: { site_ip?: unknown; alert_id?: unknown }[] })?.events ?? []) {
 		const ip = typeof e?.site_ip === 'string' ? e.site_ip.trim() : '';
-		if (ip && parseIpv4Entry(ip) && !out.has(ip)) out.set(ip, { range: ip, source: `site_ip of DDoS event ${String(e.alert_id ?? '?')}` });
+		if (ip && parseIpv4Entry(ip) && !out.has(ip))
+			out.set(ip, { range: ip, source: `site_ip of DDoS event ${String(e.alert_id ?? '?')}` });
 	}
 	for (const m of Array.isArray(mitigations) ? (mitigations as { cidr?: unknown; name?: unknown }[]) : []) {
 		const cidr = typeof m?.cidr === 'string' ? m.cidr.trim() : '';
-		if (cidr && parseIpv4Entry(cidr) && !out.has(cidr)) out.set(cidr, { range: cidr, source: `cidr of active mitigation ${String(m.name ?? '?')}` });
+		if (cidr && parseIpv4Entry(cidr) && !out.has(cidr))
+			out.set(cidr, { range: cidr, source: `cidr of active mitigation ${String(m.name ?? '?')}` });
 	}
 	return [...out.values()];
 }

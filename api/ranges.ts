@@ -9,7 +9,14 @@
  * - `topThreatSources` picks an event's strongest attacking sources from its threat map.
  */
 
-import { formatIpv4, listEntryRange, parseIpv4, parseIpv4Entry, type Ipv4ListEntry, type Ipv4Range } from './catalog/ipv4';
+import {
+	formatIpv4,
+	listEntryRange,
+	parseIpv4,
+	parseIpv4Entry,
+	type Ipv4ListEntry,
+	type Ipv4Range,
+} from './catalog/ipv4';
 
 export type Range = Ipv4Range;
 

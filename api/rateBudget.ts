@@ -12,7 +12,8 @@ import { sleep as defaultSleep } from './time';
 export const PRIORITY_CLASSES = ['mitigate', 'revert', 'watch', 'report'] as const;
 export type PriorityClass = (typeof PRIORITY_CLASSES)[number];
 
-export const isPriorityClass = (v: unknown): v is PriorityClass => typeof v === 'string' && (PRIORITY_CLASSES as readonly string[]).includes(v);
+export const isPriorityClass = (v: unknown): v is PriorityClass =>
+	typeof v === 'string' && (PRIORITY_CLASSES as readonly string[]).includes(v);
 
 /**
  * The class of a call whose call site names none: reads serve reports and drift, every write is treated as a
@@ -43,7 +44,8 @@ export function budgetSettingIssues(v: unknown, field: string): { field: string;
 	if (!v || typeof v !== 'object' || Array.isArray(v)) return [{ field, rule: 'must be an object { rps, burst }' }];
 	const o = v as Record<string, unknown>;
 	const out: { field: string; rule: string }[] = [];
-	if (typeof o.rps !== 'number' || !Number.isFinite(o.rps) || o.rps <= 0) out.push({ field: `${field}.rps`, rule: 'must be a number of requests per second greater than 0' });
+	if (typeof o.rps !== 'number' || !Number.isFinite(o.rps) || o.rps <= 0)
+		out.push({ field: `${field}.rps`, rule: 'must be a number of requests per second greater than 0' });
 	if (o.burst !== undefined && (typeof o.burst !== 'number' || !Number.isFinite(o.burst) || o.burst < 1))
 		out.push({ field: `${field}.burst`, rule: 'must be a number of requests, at least 1' });
 	return out;
@@ -136,7 +138,10 @@ export class RateBudget {
 	constructor(o: RateBudgetOptions) {
 		const issues = [...budgetSettingIssues(o.app, 'app'), ...budgetSettingIssues(o.tenant, 'tenant')];
 		if (issues.length) throw new Error(`rate budget: ${issues.map((i) => `${i.field} ${i.rule}`).join('; ')}`);
-		this.settings = { app: { rps: o.app.rps, burst: o.app.burst ?? 1 }, ...(o.tenant ? { tenant: { rps: o.tenant.rps, burst: o.tenant.burst ?? 1 } } : {}) };
+		this.settings = {
+			app: { rps: o.app.rps, burst: o.app.burst ?? 1 },
+			...(o.tenant ? { tenant: { rps: o.tenant.rps, burst: o.tenant.burst ?? 1 } } : {}),
+		};
 		this.now = o.now ?? Date.now;
 		this.sleep = o.sleep ?? defaultSleep;
 		this.reserveOpt = o.reserve;
@@ -243,7 +248,12 @@ export class RateBudget {
 	private finish(w: Waiter, ok: boolean, now: number) {
 		const cls = PRIORITY_CLASSES[w.cls];
 		if (ok) this.granted[cls]++;
-		this.onWait?.({ cls, budget: w.key !== undefined && this.settings.tenant ? `tenant:${w.key}` : 'app', waitMs: now - w.since, granted: ok });
+		this.onWait?.({
+			cls,
+			budget: w.key !== undefined && this.settings.tenant ? `tenant:${w.key}` : 'app',
+			waitMs: now - w.since,
+			granted: ok,
+		});
 		w.done(ok);
 	}
 

@@ -5,7 +5,16 @@
  */
 
 const MASK = '***';
-const SECRET_KEYS = ['access_token', 'secret', 'refresh_token', 'code', 'app_secret', 'authorization', 'apiKey', 'api_key'];
+const SECRET_KEYS = [
+	'access_token',
+	'secret',
+	'refresh_token',
+	'code',
+	'app_secret',
+	'authorization',
+	'apiKey',
+	'api_key',
+];
 const KEY_ALT = SECRET_KEYS.join('|');
 // key=value (query/form), "key":"value" (JSON), key: value (logs)
 const PATTERNS = [

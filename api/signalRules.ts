@@ -12,7 +12,9 @@ export const MAX_SIGNAL_BY = 200;
 export const MAX_SIGNAL_REASON = 1000;
 
 const optionalText = (v: unknown, field: string, max: number): string | undefined =>
-	v === undefined || v === null || (typeof v === 'string' && v.length <= max) ? undefined : `${field}: must be text of at most ${max} characters`;
+	v === undefined || v === null || (typeof v === 'string' && v.length <= max)
+		? undefined
+		: `${field}: must be text of at most ${max} characters`;
 
 /** The first problem of an `abort` signal's input as `field: rule`, or undefined. `by` and `reason` are optional. */
 export function abortInputProblem(a: unknown): string | undefined {

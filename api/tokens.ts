@@ -121,7 +121,8 @@ export class TokenManager {
 		let refresh: string | undefined;
 		if (credentials.tokenKind === 'user') {
 			refresh = (await store.get(storeKey))?.refreshToken ?? credentials.refreshToken;
-			if (!refresh) throw new Error('No refresh token: complete the authorization-code flow first (authorization.accessToken)');
+			if (!refresh)
+				throw new Error('No refresh token: complete the authorization-code flow first (authorization.accessToken)');
 		}
 		this.requests++;
 		const r = await this.o.fetchToken(credentials.tokenKind, refresh);
@@ -170,7 +171,8 @@ export function parseConnectRedirect(location: string, expectedState: string): {
 	const u = new URL(location, 'http://redirect.invalid');
 	const code = u.searchParams.get('code');
 	const state = u.searchParams.get('state');
-	if (!state || state !== expectedState) throw new Error('OAuth state mismatch: the redirect did not carry the state we sent (possible CSRF)');
+	if (!state || state !== expectedState)
+		throw new Error('OAuth state mismatch: the redirect did not carry the state we sent (possible CSRF)');
 	if (!code) throw new Error('OAuth redirect carries no code');
 	registerSecret(code);
 	return { code, state };

@@ -18,16 +18,32 @@ import { median, round, startSimProcess, type Row, type SimProcess } from './lib
 
 const APP_ID = 'bench-attack';
 const SECRET = 'bench-attack-secret-1';
-const SOURCES = [{ ip: '203.0.113.10', weight: 3 }, { ip: '203.0.113.11', weight: 3 }, { cidr: '198.51.100.4/30' }, { country: 'CN' }];
+const SOURCES = [
+	{ ip: '203.0.113.10', weight: 3 },
+	{ ip: '203.0.113.11', weight: 3 },
+	{ cidr: '198.51.100.4/30' },
+	{ country: 'CN' },
+];
 
 export function benchPlan(ids: { site_id: string; customer_id: string; domain_port_id: string }): PlanInput {
 	return {
 		site_id: ids.site_id,
 		customer_id: ids.customer_id,
 		domain_ports: [ids.domain_port_id],
-		detection: { rapidMode: true, thresholds: [{ name: 'udp_total', factor: 0.5 }, { name: 'total_traffic', factor: 0.5 }] },
+		detection: {
+			rapidMode: true,
+			thresholds: [
+				{ name: 'udp_total', factor: 0.5 },
+				{ name: 'total_traffic', factor: 0.5 },
+			],
+		},
 		blacklist: { enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] },
-		ipAuth: { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 } },
+		ipAuth: {
+			action: 'ratelimit',
+			enable: 1,
+			mode: 2,
+			action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 },
+		},
 		switches: [{ name: 'p_auth', enable: 1 }],
 		cooldownSeconds: 0,
 		pollSeconds: 1,
@@ -64,14 +80,24 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 	for (const dp of plan.domain_ports) {
 		const p = { site_id: site, domain_port_id: dp };
 		const d = (dps[dp] = { black: [], white: [], ipAuth: undefined, switches: undefined });
-		reads.push(async () => void (d.black = (await call('applicationProtection.ipBlacklist.get', p))?.p_info?.ipv4?.black_soc ?? []));
-		reads.push(async () => void (d.white = (await call('applicationProtection.ipWhitelist.get', p))?.p_info?.ipv4?.white_soc ?? []));
+		reads.push(
+			async () =>
+				void (d.black = (await call('applicationProtection.ipBlacklist.get', p))?.p_info?.ipv4?.black_soc ?? []),
+		);
+		reads.push(
+			async () =>
+				void (d.white = (await call('applicationProtection.ipWhitelist.get', p))?.p_info?.ipv4?.white_soc ?? []),
+		);
 		reads.push(async () => void (d.ipAuth = await call('applicationProtection.authIp.get', p)));
 		reads.push(async () => void (d.switches = await call('applicationProtection.switch.list', p)));
 	}
-	reads.push(async () => void (evs = await call('dashboard.ddosEvents', { site_id: site, status: 'ongoing', num: '50' })));
+	reads.push(
+		async () => void (evs = await call('dashboard.ddosEvents', { site_id: site, status: 'ongoing', num: '50' })),
+	);
 	await all(reads);
-	const ev = (evs.events as { alert_id: string; status: number; start_time: number }[]).filter((e) => e.status === 1).sort((a, b) => b.start_time - a.start_time)[0];
+	const ev = (evs.events as { alert_id: string; status: number; start_time: number }[])
+		.filter((e) => e.status === 1)
+		.sort((a, b) => b.start_time - a.start_time)[0];
 	const detail = await call('dashboard.eventDetail', { event_id: ev.alert_id, module: 'threat_map' });
 	const tm = detail?.threat_map ?? detail;
 	const sources = ((tm?.[plan.blacklist.metric] ?? []) as { ip: string; percent: number; size: string }[])
@@ -83,12 +109,28 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 	for (const t of plan.detection.thresholds) {
 		const leaf = pol[ITEM_GROUP[t.name]][t.name] as Record<string, unknown>;
 		const body: Record<string, unknown> = {};
-		for (const f of ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'] as const) {
+		for (const f of [
+			'is_enabled',
+			'low_pps',
+			'high_pps',
+			'low_bps',
+			'high_bps',
+			'blackhole_bps',
+			'blackhole_pps',
+			'blackhole_time',
+		] as const) {
 			if (leaf[f] === undefined) continue;
-			body[f] = f === 'blackhole_time' ? Number(leaf[f]) : ['low_pps', 'high_pps', 'low_bps', 'high_bps'].includes(f) ? scaleThreshold(String(leaf[f]), t.factor ?? 1) : String(leaf[f]);
+			body[f] =
+				f === 'blackhole_time'
+					? Number(leaf[f])
+					: ['low_pps', 'high_pps', 'low_bps', 'high_bps'].includes(f)
+						? scaleThreshold(String(leaf[f]), t.factor ?? 1)
+						: String(leaf[f]);
 		}
 		body.is_enabled = '1';
-		items.push(async () => void (await call('detection.setPolicy', { ...op, name: t.name, type: ITEM_TYPE[t.name], ...body })));
+		items.push(
+			async () => void (await call('detection.setPolicy', { ...op, name: t.name, type: ITEM_TYPE[t.name], ...body })),
+		);
 	}
 	await all(items);
 	const toRanges = (l: { type: string; ip?: string; start_ip?: string; end_ip?: string }[]) =>
@@ -96,7 +138,12 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 	await all(
 		plan.domain_ports.map((dp) => async () => {
 			const p = { site_id: site, domain_port_id: dp };
-			const cand = blacklistCandidates({ sources, whitelist: toRanges(dps[dp].white), protectedRanges: parseAll(plan.blacklist.protectedRanges).ranges, alreadyListed: toRanges(dps[dp].black) });
+			const cand = blacklistCandidates({
+				sources,
+				whitelist: toRanges(dps[dp].white),
+				protectedRanges: parseAll(plan.blacklist.protectedRanges).ranges,
+				alreadyListed: toRanges(dps[dp].black),
+			});
 			const k = par ? plan.execution.blacklistConcurrency : 1;
 			for (let i = 0; i < cand.add.length; i += k) {
 				await Promise.all(
@@ -111,9 +158,26 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 	);
 	if (plan.ipAuth) {
 		const a = plan.ipAuth;
-		await all(plan.domain_ports.map((dp) => async () => void (await call('applicationProtection.authIp.set', { site_id: site, domain_port_id: dp, ...a }))));
+		await all(
+			plan.domain_ports.map(
+				(dp) => async () =>
+					void (await call('applicationProtection.authIp.set', { site_id: site, domain_port_id: dp, ...a })),
+			),
+		);
 	}
-	await all(plan.domain_ports.flatMap((dp) => plan.switches.map((sw) => async () => void (await call('applicationProtection.switch.set', { site_id: site, domain_port_id: dp, name: sw.name, enable: sw.enable })))));
+	await all(
+		plan.domain_ports.flatMap((dp) =>
+			plan.switches.map(
+				(sw) => async () =>
+					void (await call('applicationProtection.switch.set', {
+						site_id: site,
+						domain_port_id: dp,
+						name: sw.name,
+						enable: sw.enable,
+					})),
+			),
+		),
+	);
 }
 
 async function prepare(sim: SimProcess, delayMs: number) {
@@ -133,10 +197,20 @@ const opSeq = async (sim: SimProcess) =>
  * One runbook on a fresh simulator with an ongoing attack: start → last mitigation write answered (see below).
  * Returns the time, the client-side observation (upper bound) and the API operations the runbook made.
  */
-export async function timeRunbook(sim: SimProcess, tc: Client, taskQueue: string, delayMs: number, i: number): Promise<{ ms: number; observedMs: number; seq: string[] }> {
+export async function timeRunbook(
+	sim: SimProcess,
+	tc: Client,
+	taskQueue: string,
+	delayMs: number,
+	i: number,
+): Promise<{ ms: number; observedMs: number; seq: string[] }> {
 	const ids = await prepare(sim, delayMs);
 	// warm the worker's token: an attack watch on another site (not under attack) makes one API call
-	await tc.workflow.execute('attackWatch', { taskQueue, workflowId: `bench-warm-${Date.now()}`, args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }] });
+	await tc.workflow.execute('attackWatch', {
+		taskQueue,
+		workflowId: `bench-warm-${Date.now()}`,
+		args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }],
+	});
 	await sim.control('DELETE', '/requests');
 	const t0 = Date.now();
 	const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId: `bench-attack-${Date.now()}-${i}` });
@@ -169,12 +243,30 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 	const delays = o.delays ?? [0, 20, 100];
 	const sim = await startSimProcess(APP_ID, SECRET);
 	const taskQueue = `bench-attack-${process.pid}`;
-	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	const worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue,
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+	});
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
-	const api = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, connections: 4, retries: 0 });
+	const api = createApiClient({
+		baseUrl: sim.url,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		connections: 4,
+		retries: 0,
+	});
 	const call: Call = (opId, params) => api.call(opId, params);
-	const out: { delayMs: number; runbookMs: number[]; plainMs: number[]; observedMs: number[]; sameCalls: boolean; calls: number }[] = [];
+	const out: {
+		delayMs: number;
+		runbookMs: number[];
+		plainMs: number[];
+		observedMs: number[];
+		sameCalls: boolean;
+		calls: number;
+	}[] = [];
 	try {
 		for (const delayMs of delays) {
 			const runbookMs: number[] = [];
@@ -202,7 +294,9 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 				const sorted = (a: string[]) => JSON.stringify([...a].sort());
 				if (sorted(seqRunbook) !== sorted(seqPlain)) {
 					sameCalls = false;
-					process.stderr.write(`bench 3: calls differ\n runbook ${seqRunbook.join(',')}\n plain   ${seqPlain.join(',')}\n`);
+					process.stderr.write(
+						`bench 3: calls differ\n runbook ${seqRunbook.join(',')}\n plain   ${seqPlain.join(',')}\n`,
+					);
 				}
 				calls = seqPlain.length;
 			}
@@ -228,7 +322,12 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 		};
 	});
 	return {
-		result: out.map((x) => ({ ...x, runbookMedianMs: round(median(x.runbookMs), 1), plainMedianMs: round(median(x.plainMs), 1), ratio: round(median(x.runbookMs) / median(x.plainMs), 3) })),
+		result: out.map((x) => ({
+			...x,
+			runbookMedianMs: round(median(x.runbookMs), 1),
+			plainMedianMs: round(median(x.plainMs), 1),
+			ratio: round(median(x.runbookMs) / median(x.plainMs), 3),
+		})),
 		rows,
 	};
 }

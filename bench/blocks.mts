@@ -75,23 +75,45 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const windowSeconds = o.windowSeconds ?? 120;
 	const concurrency = o.concurrency ?? 50;
 	const bulk = o.bulk ?? 100;
-	if (!Number.isInteger(bulk) || bulk < 1 || bulk > MAX_BULK_BLOCKS) throw new Error(`bulk: must be an integer from 1 to ${MAX_BULK_BLOCKS}`);
-	if (!Number.isInteger(n) || n < 1 || n > MAX_BLOCKS) throw new Error(`blocks: must be an integer from 1 to ${MAX_BLOCKS}`);
-	if (!Number.isInteger(sites) || sites < 1 || sites > 1000) throw new Error('sites: must be an integer from 1 to 1000');
-	if (!Number.isInteger(dpsPerSite) || dpsPerSite < 1 || dpsPerSite > 8) throw new Error('dpsPerSite: must be an integer from 1 to 8 (the simulator fleet allows 8)');
-	if (!Number.isInteger(windowStart) || windowStart < 5) throw new Error('windowStart: must be an integer of at least 5 s');
-	if (!Number.isInteger(windowSeconds) || windowSeconds < 0 || windowSeconds > 3600) throw new Error('windowSeconds: must be an integer from 0 to 3600');
+	if (!Number.isInteger(bulk) || bulk < 1 || bulk > MAX_BULK_BLOCKS)
+		throw new Error(`bulk: must be an integer from 1 to ${MAX_BULK_BLOCKS}`);
+	if (!Number.isInteger(n) || n < 1 || n > MAX_BLOCKS)
+		throw new Error(`blocks: must be an integer from 1 to ${MAX_BLOCKS}`);
+	if (!Number.isInteger(sites) || sites < 1 || sites > 1000)
+		throw new Error('sites: must be an integer from 1 to 1000');
+	if (!Number.isInteger(dpsPerSite) || dpsPerSite < 1 || dpsPerSite > 8)
+		throw new Error('dpsPerSite: must be an integer from 1 to 8 (the simulator fleet allows 8)');
+	if (!Number.isInteger(windowStart) || windowStart < 5)
+		throw new Error('windowStart: must be an integer of at least 5 s');
+	if (!Number.isInteger(windowSeconds) || windowSeconds < 0 || windowSeconds > 3600)
+		throw new Error('windowSeconds: must be an integer from 0 to 3600');
 
 	// The fleet as a scenario: `sites` sites of one customer (ids 210001…), `dpsPerSite` domain-ports each.
 	const dir = mkdtempSync(join(tmpdir(), 'bench-blocks-'));
 	const scenarioFile = join(dir, 'scenario.json');
-	writeFileSync(scenarioFile, JSON.stringify({ fleet: { customers: 1, sitesPerCustomer: sites, domainPortsPerSite: dpsPerSite } }));
+	writeFileSync(
+		scenarioFile,
+		JSON.stringify({ fleet: { customers: 1, sitesPerCustomer: sites, domainPortsPerSite: dpsPerSite } }),
+	);
 	// Every request of the run stays in the log (adds + reads + removes ≈ 3 per block).
-	const sim = await startSimProcess(APP_ID, SECRET, ['--scenario', scenarioFile, '--log-limit', String(4 * n + 10_000)]);
+	const sim = await startSimProcess(APP_ID, SECRET, [
+		'--scenario',
+		scenarioFile,
+		'--log-limit',
+		String(4 * n + 10_000),
+	]);
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const taskQueue = `bench-blocks-${n}-${process.pid}-${Date.now()}`;
-	const worker = await startWorkerProcess({ temporalAddress: temporal.address, namespace: temporal.namespace, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv });
+	const worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		namespace: temporal.namespace,
+		taskQueue,
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+		env: o.workerEnv,
+	});
 	// Diagnostics: BENCH_WORKER_LOG=FILE copies the worker's output there (with SECSVC_WORKER_NODE_FLAGS=… --trace-gc:
 	// every GC of both isolates, heap used (committed), to split the RSS between the heaps and the rest).
 	if (process.env.BENCH_WORKER_LOG) {
@@ -106,14 +128,16 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		() =>
 			void rssOf(worker.pid).then((r) => {
 				peak = Math.max(peak, r);
-				if (process.env.BENCH_WORKER_LOG && tick++ % 50 === 0) appendFileSync(process.env.BENCH_WORKER_LOG, `bench-rss ${Date.now()} ${Math.round(r / 2 ** 20)} MB\n`);
+				if (process.env.BENCH_WORKER_LOG && tick++ % 50 === 0)
+					appendFileSync(process.env.BENCH_WORKER_LOG, `bench-rss ${Date.now()} ${Math.round(r / 2 ** 20)} MB\n`);
 			}),
 		100,
 	);
 	try {
 		const state = await sim.control<{ domainPorts: { site_id: string; domain_port_id: string }[] }>('GET', '/state');
 		const dps = state.domainPorts.filter((d) => Number(d.site_id) >= 210001);
-		if (dps.length !== sites * dpsPerSite) throw new Error(`the simulator's fleet has ${dps.length} domain-ports, expected ${sites * dpsPerSite}`);
+		if (dps.length !== sites * dpsPerSite)
+			throw new Error(`the simulator's fleet has ${dps.length} domain-ports, expected ${sites * dpsPerSite}`);
 		const idleRss = await rssOf(worker.pid);
 		await sim.control('DELETE', '/requests');
 		const cpu0 = cpuSeconds(worker.pid);
@@ -133,7 +157,13 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			for (let j = 0; j < mine.length; j += bulk) chunks.push(mine.slice(j, j + bulk));
 		}
 		chunks.sort((a, b) => a[0] - b[0]);
-		const reqOf = (i: number) => ({ entry: ipOf(i), seconds: windowStart + Math.floor((windowSeconds * i) / n), by: 'bench@soc', reason: `bench 8 block ${i}`, via: 'api' as const });
+		const reqOf = (i: number) => ({
+			entry: ipOf(i),
+			seconds: windowStart + Math.floor((windowSeconds * i) / n),
+			by: 'bench@soc',
+			reason: `bench 8 block ${i}`,
+			via: 'api' as const,
+		});
 		let next = 0;
 		const t0 = Date.now();
 		const lane = async () => {
@@ -142,7 +172,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 				const d = dps[chunk[0] % dps.length];
 				const a0 = Date.now();
 				try {
-					if (bulk === 1) blocks[chunk[0]] = await addBlock(tc, taskQueue, d.site_id, d.domain_port_id, reqOf(chunk[0]));
+					if (bulk === 1)
+						blocks[chunk[0]] = await addBlock(tc, taskQueue, d.site_id, d.domain_port_id, reqOf(chunk[0]));
 					else {
 						const r = await addBlocks(tc, taskQueue, d.site_id, d.domain_port_id, { blocks: chunk.map(reqOf) });
 						const byRange = new Map(r.blocks.map((b) => [b.range, b]));
@@ -151,14 +182,19 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 					}
 					addLatency.push(Date.now() - a0);
 				} catch (e) {
-					addErrors.push(`${chunk.map(ipOf).slice(0, 3).join(',')}…: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
+					addErrors.push(
+						`${chunk.map(ipOf).slice(0, 3).join(',')}…: ${String((e as Error)?.message ?? e).slice(0, 200)}`,
+					);
 				}
 			}
 		};
 		await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
 		const addSeconds = (Date.now() - t0) / 1000;
 		// CPU of the adds apart from the rest (the wait between costs next to nothing; the rest is the removal window).
-		const addCpu = { worker: cpuSeconds(worker.pid) - cpu0, server: cpuSeconds(temporal.child.pid as number) - serverCpu0 };
+		const addCpu = {
+			worker: cpuSeconds(worker.pid) - cpu0,
+			server: cpuSeconds(temporal.child.pid as number) - serverCpu0,
+		};
 		const added = blocks.filter(Boolean);
 		const expiryOf = new Map(added.map((b) => [asRange(b.range), Date.parse(b.expiresAt)]));
 		const lastExpiry = Math.max(...expiryOf.values());
@@ -167,9 +203,17 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			// Diagnostics: the event timeline of one blocks workflow during the adds.
 			const h = await tc.workflow.getHandle(`blocks-${dps[0].site_id}-${dps[0].domain_port_id}`).fetchHistory();
 			const ev = h.events ?? [];
-			const ms = (e: (typeof ev)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round(Number(e.eventTime?.nanos ?? 0) / 1e6);
+			const ms = (e: (typeof ev)[number]) =>
+				Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round(Number(e.eventTime?.nanos ?? 0) / 1e6);
 			const first = ms(ev[0]);
-			process.stderr.write(ev.map((e) => `${ms(e) - first}\t${e.eventType}\t${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}`).join('\n') + '\n');
+			process.stderr.write(
+				ev
+					.map(
+						(e) =>
+							`${ms(e) - first}\t${e.eventType}\t${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}`,
+					)
+					.join('\n') + '\n',
+			);
 		}
 		// Wait for the removals (the DELETEs in the simulator's log), until 60 s after the last expiry.
 		const removals: LogEntry[] = [];
@@ -181,14 +225,16 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			for (const r of got) {
 				since = Math.max(since, r.seq);
 				removals.push(r);
-				for (const e of String(r.query.ip_black_list ?? '').split(',')) if (e.trim()) removedOnce.add(asRange(e.trim()));
+				for (const e of String(r.query.ip_black_list ?? '').split(','))
+					if (e.trim()) removedOnce.add(asRange(e.trim()));
 			}
 		}
 		if (process.env.BENCH_BLOCKS_TRACE === 'removals') {
 			// Diagnostics: where a removal's time goes, from one blocks workflow's history (all runs): per timer, how late
 			// it was started (its workflow task's start → TimerStarted: the workflow's clock stands still meanwhile), how
 			// late it fired, and the firing workflow task's schedule → start → completion.
-			const ms = (t?: { seconds?: unknown; nanos?: unknown } | null) => Number(t?.seconds ?? 0) * 1000 + Math.round(Number(t?.nanos ?? 0) / 1e6);
+			const ms = (t?: { seconds?: unknown; nanos?: unknown } | null) =>
+				Number(t?.seconds ?? 0) * 1000 + Math.round(Number(t?.nanos ?? 0) / 1e6);
 			const id = `blocks-${dps[0].site_id}-${dps[0].domain_port_id}`;
 			const ev = (await tc.workflow.getHandle(id).fetchHistory()).events ?? [];
 			let wftStart = 0;
@@ -198,14 +244,22 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 				const e = ev[k];
 				if (e.workflowTaskStartedEventAttributes) wftStart = ms(e.eventTime);
 				const ts = e.timerStartedEventAttributes;
-				if (ts) started.set(String(ts.timerId), { at: ms(e.eventTime), skew: ms(e.eventTime) - wftStart, target: wftStart + ms(ts.startToFireTimeout as never) });
+				if (ts)
+					started.set(String(ts.timerId), {
+						at: ms(e.eventTime),
+						skew: ms(e.eventTime) - wftStart,
+						target: wftStart + ms(ts.startToFireTimeout as never),
+					});
 				const tf = e.timerFiredEventAttributes;
 				if (tf) {
 					const s0 = started.get(String(tf.timerId));
 					const sched = ev.slice(k).find((x) => x.workflowTaskScheduledEventAttributes);
 					const st = ev.slice(k).find((x) => x.workflowTaskStartedEventAttributes);
 					const done = ev.slice(k).find((x) => x.workflowTaskCompletedEventAttributes);
-					if (s0) rows.push(`timer ${tf.timerId}: start skew ${s0.skew} ms, fired ${ms(e.eventTime) - s0.target} ms after its target, task scheduled +${ms(sched?.eventTime) - ms(e.eventTime)} started +${ms(st?.eventTime) - ms(e.eventTime)} completed +${ms(done?.eventTime) - ms(e.eventTime)} ms`);
+					if (s0)
+						rows.push(
+							`timer ${tf.timerId}: start skew ${s0.skew} ms, fired ${ms(e.eventTime) - s0.target} ms after its target, task scheduled +${ms(sched?.eventTime) - ms(e.eventTime)} started +${ms(st?.eventTime) - ms(e.eventTime)} completed +${ms(done?.eventTime) - ms(e.eventTime)} ms`,
+						);
 				}
 			}
 			process.stderr.write(`${id}: ${ev.length} events\n${rows.join('\n')}\n`);
@@ -231,10 +285,19 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		const firstExpiry = Math.min(...expiryOf.values());
 		const bySlice = new Map<number, number[]>();
 		const byDp = new Map<number, number[]>();
-		const dpOf = new Map(added.map((b) => [asRange(b.range), dps.findIndex((d) => d.domain_port_id === b.domain_port_id && d.site_id === b.site_id)]));
+		const dpOf = new Map(
+			added.map((b) => [
+				asRange(b.range),
+				dps.findIndex((d) => d.domain_port_id === b.domain_port_id && d.site_id === b.site_id),
+			]),
+		);
 		for (const r of removals) {
 			if (r.status !== 200 || r.code !== 0) continue;
-			for (const e of String(r.query.ip_black_list ?? '').split(',').map((x) => x.trim()).filter(Boolean).map(asRange)) {
+			for (const e of String(r.query.ip_black_list ?? '')
+				.split(',')
+				.map((x) => x.trim())
+				.filter(Boolean)
+				.map(asRange)) {
 				removeCount.set(e, (removeCount.get(e) ?? 0) + 1);
 				const exp = expiryOf.get(e);
 				if (exp !== undefined && removeCount.get(e) === 1) {
@@ -262,11 +325,15 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		late.sort((a, b) => a - b);
 		// Left on the lists afterwards (should be none).
 		let leftOnLists = 0;
-		const st = await sim.control<{ domainPorts: { site_id: string; domain_port_id: string; policy?: { ipBlacklist?: { entries?: unknown[] } } }[] }>('GET', '/state');
-		for (const d of st.domainPorts) if (Number(d.site_id) >= 210001) leftOnLists += d.policy?.ipBlacklist?.entries?.length ?? 0;
+		const st = await sim.control<{
+			domainPorts: { site_id: string; domain_port_id: string; policy?: { ipBlacklist?: { entries?: unknown[] } } }[];
+		}>('GET', '/state');
+		for (const d of st.domainPorts)
+			if (Number(d.site_id) >= 210001) leftOnLists += d.policy?.ipBlacklist?.entries?.length ?? 0;
 		// Workflow runs (continue-as-new) of the blocks workflows on this task queue.
 		const runs: Record<string, number> = {};
-		for await (const w of tc.workflow.list({ query: `WorkflowType = 'blocks' AND TaskQueue = '${taskQueue}'` })) runs[w.status.name] = (runs[w.status.name] ?? 0) + 1;
+		for await (const w of tc.workflow.list({ query: `WorkflowType = 'blocks' AND TaskQueue = '${taskQueue}'` }))
+			runs[w.status.name] = (runs[w.status.name] ?? 0) + 1;
 		const maxPerDp = Math.max(...dps.map((_, k) => Math.ceil((n - k) / dps.length)));
 		const mb = (b: number) => round(b / 2 ** 20, 0);
 		const result = {
@@ -287,11 +354,24 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			/** Per add Update (a bulk add's latency covers all its blocks). */
 			addLatencyMs: addLatency.length ? { p50: pct(addLatency, 0.5), p99: pct(addLatency, 0.99) } : null,
 			removed: removeCount.size,
-			lateMs: late.length ? { p50: pct(late, 0.5), p99: pct(late, 0.99), max: late[late.length - 1], min: late[0] } : null,
+			lateMs: late.length
+				? { p50: pct(late, 0.5), p99: pct(late, 0.99), max: late[late.length - 1], min: late[0] }
+				: null,
 			lateOver2s: late.filter((x) => x > 2000).length,
 			/** p50 / p99 (ms) per 20 s of the expiry window; the domain-ports with the most removals over 2 s. */
-			lateBySlice: [...bySlice].sort((a, b) => a[0] - b[0]).map(([k, xs]) => (xs.sort((a, b) => a - b), `${k * 20}s: ${pct(xs, 0.5)} / ${pct(xs, 0.99)} (${xs.filter((x) => x > 2000).length} > 2 s)`)),
-			worstDomainPorts: [...byDp].map(([d, xs]) => [d, xs.filter((x) => x > 2000).length]).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([d, c]) => `#${d}: ${c} > 2 s`),
+			lateBySlice: [...bySlice]
+				.sort((a, b) => a[0] - b[0])
+				.map(
+					([k, xs]) => (
+						xs.sort((a, b) => a - b),
+						`${k * 20}s: ${pct(xs, 0.5)} / ${pct(xs, 0.99)} (${xs.filter((x) => x > 2000).length} > 2 s)`
+					),
+				),
+			worstDomainPorts: [...byDp]
+				.map(([d, xs]) => [d, xs.filter((x) => x > 2000).length])
+				.sort((a, b) => b[1] - a[1])
+				.slice(0, 5)
+				.map(([d, c]) => `#${d}: ${c} > 2 s`),
 			apiWrites: { adds: adds.length, removeRequests: removals.length, addTally, removeTally, blacklistReads: reads },
 			leftOnLists,
 			workflowRuns: runs,
@@ -300,14 +380,29 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 			workerCpuSeconds: round(cpu, 1),
 			devServerCpuSeconds: round(serverCpu, 1),
 			/** CPU seconds from the last add answered to the end: the removal window (worker / dev server), per DELETE sent. */
-			afterAddsCpuSeconds: { worker: round(cpu - addCpu.worker, 1), devServer: round(serverCpu - addCpu.server, 1), msPerRemoveRequest: removals.length ? round(((cpu - addCpu.worker + serverCpu - addCpu.server) * 1000) / removals.length, 1) : null },
+			afterAddsCpuSeconds: {
+				worker: round(cpu - addCpu.worker, 1),
+				devServer: round(serverCpu - addCpu.server, 1),
+				msPerRemoveRequest: removals.length
+					? round(((cpu - addCpu.worker + serverCpu - addCpu.server) * 1000) / removals.length, 1)
+					: null,
+			},
 			simulatorCpuSeconds: round(simCpu, 1),
 			runSeconds: round(runSeconds, 1),
 			loadAverage: { atStart: load0.map((x) => round(x, 1)), atEnd: load1.map((x) => round(x, 1)) },
 		};
-		const writesOk = added.length === n && addTally.missing === 0 && addTally.duplicates === 0 && removeTally.missing === 0 && removeTally.duplicates === 0 && leftOnLists === 0;
+		const writesOk =
+			added.length === n &&
+			addTally.missing === 0 &&
+			addTally.duplicates === 0 &&
+			removeTally.missing === 0 &&
+			removeTally.duplicates === 0 &&
+			leftOnLists === 0;
 		const p99 = result.lateMs?.p99 ?? Infinity;
-		const how = bulk === 1 ? 'one addBlock Update per block' : `bulk adds: ${chunks.length} addBlocks Updates of ≤ ${bulk} blocks`;
+		const how =
+			bulk === 1
+				? 'one addBlock Update per block'
+				: `bulk adds: ${chunks.length} addBlocks Updates of ≤ ${bulk} blocks`;
 		const label = `${n.toLocaleString('en')} expiring blocks, ${sites}×${dpsPerSite} domain-ports, ${windowStart}–${windowStart + windowSeconds} s, ${how}`;
 		const rows: Row[] = [
 			{
@@ -315,14 +410,16 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 				measure: `${label}: peak worker RSS · worker CPU`,
 				ours: `${result.peakRssMB} MB · ${result.workerCpuSeconds} s`,
 				baseline: `idle ${result.idleRssMB} MB`,
-				ratio: `${round(result.workerCpuSeconds / n * 1000, 2)} ms CPU per block`,
+				ratio: `${round((result.workerCpuSeconds / n) * 1000, 2)} ms CPU per block`,
 				goal: 'RSS < 300 MB',
 				met: result.peakRssMB < 300,
 			},
 			{
 				bench: '8',
 				measure: `${label}: removal lateness (simulator log − expiresAt) p50 / p99 / max`,
-				ours: result.lateMs ? `${round(result.lateMs.p50 / 1000, 2)} / ${round(result.lateMs.p99 / 1000, 2)} / ${round(result.lateMs.max / 1000, 2)} s` : 'none',
+				ours: result.lateMs
+					? `${round(result.lateMs.p50 / 1000, 2)} / ${round(result.lateMs.p99 / 1000, 2)} / ${round(result.lateMs.max / 1000, 2)} s`
+					: 'none',
 				baseline: '—',
 				ratio: `${result.lateOver2s} of ${late.length} over 2 s`,
 				goal: 'p99 ≤ 2 s',
@@ -381,7 +478,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	if (values.record !== undefined) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
-		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => round(x, 1)) };
+		const machine = {
+			cpus: cpus().length,
+			cpuModel: cpus()[0]?.model,
+			memoryGB: Math.round(totalmem() / 2 ** 30),
+			node: process.version,
+			loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
+		};
 		// The run recorded before becomes history (rows `history (…)` and results.blocksHistory): nothing measured is lost.
 		const prev = doc.results?.blocks as { note?: string; measuredAt?: string } | undefined;
 		const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
@@ -391,7 +494,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			...old8.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
 			...old8.filter((x) => x.measure.startsWith('history')),
 		];
-		doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== '8'), ...kept].sort((a, b) => a.bench.localeCompare(b.bench));
+		doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== '8'), ...kept].sort((a, b) =>
+			a.bench.localeCompare(b.bench),
+		);
 		doc.results ??= {};
 		if (prev) doc.results.blocksHistory = [prev, ...((doc.results.blocksHistory as unknown[] | undefined) ?? [])];
 		doc.results.blocks = { ...r.result, note: values.record, measuredAt: new Date().toISOString(), machine };

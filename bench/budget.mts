@@ -28,7 +28,13 @@ import { ROOT, pct, round, startSimProcess, table, type Row } from './lib.mts';
 const APP_ID = 'bench-budget';
 const SECRET = 'bench-budget-secret-1';
 const SERVICE = { rps: 60, burst: 10 };
-const TEMPLATE = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 3600, pollSeconds: 5, maxDurationSeconds: 7200 };
+const TEMPLATE = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 3600,
+	pollSeconds: 5,
+	maxDurationSeconds: 7200,
+};
 
 type Phase = 'nowatch' | 'reactive' | 'budget';
 interface Opts {
@@ -53,17 +59,51 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, phaseNo: number) {
 	const perCustomer = 10;
-	const sim = await startSimProcess(APP_ID, SECRET, ['--fleet', `${Math.ceil(o.sites / perCustomer)}x${perCustomer}`, '--log-limit', '400000', '--rate-limit', JSON.stringify(SERVICE)]);
+	const sim = await startSimProcess(APP_ID, SECRET, [
+		'--fleet',
+		`${Math.ceil(o.sites / perCustomer)}x${perCustomer}`,
+		'--log-limit',
+		'400000',
+		'--rate-limit',
+		JSON.stringify(SERVICE),
+	]);
 	const taskQueue = `bench-budget-${name}-${process.pid}`;
-	const budgetEnv = name === 'reactive' ? {} : { SECSVC_RATE_LIMIT_RPS: String(o.budgetRps), SECSVC_RATE_LIMIT_BURST: String(o.budgetBurst) };
+	const budgetEnv =
+		name === 'reactive'
+			? {}
+			: { SECSVC_RATE_LIMIT_RPS: String(o.budgetRps), SECSVC_RATE_LIMIT_BURST: String(o.budgetBurst) };
 	const workers: WorkerProcess[] = [];
 	const fleetName = `bbudget${name}${process.pid}`;
 	try {
-		for (let i = 0; i < 2; i++) workers.push(await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: budgetEnv }));
-		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>('GET', '/fleet');
-		const sites: FleetSite[] = view.sites.slice(0, o.sites).map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids }));
+		for (let i = 0; i < 2; i++)
+			workers.push(
+				await startWorkerProcess({
+					temporalAddress: temporal.address,
+					taskQueue,
+					simUrl: sim.url,
+					appId: APP_ID,
+					secret: SECRET,
+					env: budgetEnv,
+				}),
+			);
+		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
+			'GET',
+			'/fleet',
+		);
+		const sites: FleetSite[] = view.sites
+			.slice(0, o.sites)
+			.map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids }));
 		if (name !== 'nowatch') {
-			const f = parseFleet({ fleet: fleetName, intervalSeconds: o.interval, sitesPerWatcher: 250, batchSize: 50, concurrency: 8, activities: 'local', template: TEMPLATE, sites });
+			const f = parseFleet({
+				fleet: fleetName,
+				intervalSeconds: o.interval,
+				sitesPerWatcher: 250,
+				batchSize: 50,
+				concurrency: 8,
+				activities: 'local',
+				template: TEMPLATE,
+				sites,
+			});
 			await applyFleet(tc, taskQueue, f);
 		}
 		// Warm-up: two intervals.
@@ -76,25 +116,42 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 		for (let k = 0; k < o.attacks; k++) {
 			const s = sites[(Math.floor(((k + 0.5) * sites.length) / o.attacks) + 5 * phaseNo) % sites.length];
 			const at = 2 + Math.round((k * span) / o.attacks + ((k * 7) % 5) * 0.4);
-			const a = await sim.control<{ start: number }>('POST', '/attacks', { site_id: s.site_id, at, duration: 0, attack_type: 'UDP Total', curve: { peakBps: 12e9, peakPps: 2e6 }, sources: [{ ip: `198.18.${k}.10` }] });
+			const a = await sim.control<{ start: number }>('POST', '/attacks', {
+				site_id: s.site_id,
+				at,
+				duration: 0,
+				attack_type: 'UDP Total',
+				curve: { peakBps: 12e9, peakPps: 2e6 },
+				sources: [{ ip: `198.18.${k}.10` }],
+			});
 			attacked.push({ site: s, start: a.start * 1000 });
 		}
 		if (name === 'nowatch') {
 			// no watch: each runbook is started when its attack starts (what the watch would do at once)
 			for (const a of [...attacked].sort((x, y) => x.start - y.start)) {
 				await sleep(Math.max(0, a.start - Date.now()));
-				await tc.workflow.start('attackResponse', { workflowId: `attack-response-${a.site.site_id}`, taskQueue, args: [{ plan: sitePlan(TEMPLATE, a.site) }] }).catch(() => {});
+				await tc.workflow
+					.start('attackResponse', {
+						workflowId: `attack-response-${a.site.site_id}`,
+						taskQueue,
+						args: [{ plan: sitePlan(TEMPLATE, a.site) }],
+					})
+					.catch(() => {});
 			}
 		}
 		await sleep(o.window * 1000 - (Date.now() - t0));
 		const t1 = Date.now();
-		const log = (await sim.control<LogEntry[]>('GET', '/requests')).filter((r) => r.time >= t0 && r.time <= t1 && r.opId !== null);
+		const log = (await sim.control<LogEntry[]>('GET', '/requests')).filter(
+			(r) => r.time >= t0 && r.time <= t1 && r.opId !== null,
+		);
 		const refused = log.filter((r) => r.fault === 'ratelimit').length;
 		const hit = new Set(attacked.map((a) => a.site.site_id));
 		const siteOf = (r: LogEntry) => /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '';
 		const answered = log.filter((r) => r.code === 0);
 		const watchCalls = answered.filter((r) => r.opId === 'dashboard.isUnderAttack' && !hit.has(siteOf(r)));
-		const others = log.filter((r) => !(r.opId === 'dashboard.isUnderAttack' && !hit.has(siteOf(r))) && r.fault !== 'ratelimit');
+		const others = log.filter(
+			(r) => !(r.opId === 'dashboard.isUnderAttack' && !hit.has(siteOf(r))) && r.fault !== 'ratelimit',
+		);
 		const windowS = (t1 - t0) / 1000;
 		// gaps per site not attacked, the window's edges included (a site never checked has a gap of the whole window)
 		let maxGapMs = 0;
@@ -118,11 +175,27 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 				}
 			}),
 		);
-		for (const w of await listIds(tc, `WorkflowType = 'fleetWatch' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}' AND ExecutionStatus = 'Running'`))
-			await tc.workflow.getHandle(w).terminate('bench done').catch(() => {});
-		for (const a of attacked) await tc.workflow.getHandle(`attack-response-${a.site.site_id}`).terminate('bench done').catch(() => {});
-		const mit = runbooks.map((r) => r.mitigateMs).filter((x): x is number => x !== null).sort((a, b) => a - b);
-		const det = runbooks.map((r) => r.detectMs).filter((x): x is number => x !== null && x >= 0).sort((a, b) => a - b);
+		for (const w of await listIds(
+			tc,
+			`WorkflowType = 'fleetWatch' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}' AND ExecutionStatus = 'Running'`,
+		))
+			await tc.workflow
+				.getHandle(w)
+				.terminate('bench done')
+				.catch(() => {});
+		for (const a of attacked)
+			await tc.workflow
+				.getHandle(`attack-response-${a.site.site_id}`)
+				.terminate('bench done')
+				.catch(() => {});
+		const mit = runbooks
+			.map((r) => r.mitigateMs)
+			.filter((x): x is number => x !== null)
+			.sort((a, b) => a - b);
+		const det = runbooks
+			.map((r) => r.detectMs)
+			.filter((x): x is number => x !== null && x >= 0)
+			.sort((a, b) => a - b);
 		const otherRps = others.length / windowS;
 		const watchRps = watchCalls.length / windowS;
 		return {
@@ -160,7 +233,9 @@ export async function benchBudget(temporal: TemporalDev, o: Opts, phases: Phase[
 	const res: Awaited<ReturnType<typeof phase>>[] = [];
 	try {
 		for (const p of phases) {
-			process.stderr.write(`bench 9: ${p} (${o.sites} sites every ${o.interval}s, ${o.attacks} attacks, ${o.window}s window, service ${SERVICE.rps}/s)\n`);
+			process.stderr.write(
+				`bench 9: ${p} (${o.sites} sites every ${o.interval}s, ${o.attacks} attacks, ${o.window}s window, service ${SERVICE.rps}/s)\n`,
+			);
 			res.push(await phase(tc, temporal, p, o, res.length));
 		}
 	} finally {
@@ -168,13 +243,28 @@ export async function benchBudget(temporal: TemporalDev, o: Opts, phases: Phase[
 	}
 	const ref = res.find((r) => r.phase === 'nowatch');
 	const rows: Row[] = [];
-	const label: Record<Phase, string> = { nowatch: 'storm, no watch (budget on)', reactive: 'watch + storm, no budget (today)', budget: `watch + storm, budget ${o.budgetRps}/s burst ${o.budgetBurst}` };
+	const label: Record<Phase, string> = {
+		nowatch: 'storm, no watch (budget on)',
+		reactive: 'watch + storm, no budget (today)',
+		budget: `watch + storm, budget ${o.budgetRps}/s burst ${o.budgetBurst}`,
+	};
 	const intervals3 = 3 * o.interval * 1000;
 	for (const r of res) {
 		const tag = `${label[r.phase]}, ${o.sites} sites every ${o.interval}s, ${o.attacks} attacks, service ${SERVICE.rps}/s`;
 		const goals = r.phase === 'budget';
-		rows.push({ bench: '9', measure: `${tag}: refusals from the service in ${r.windowSeconds}s (requests sent)`, ours: `${r.refused} (${r.requests})`, baseline: '—', ratio: '—', goal: goals ? '0' : '—', met: goals ? r.refused === 0 : null });
-		const ratio = ref && r !== ref && ref.mitigateP99Ms && r.mitigateP99Ms !== null ? r.mitigateP99Ms / ref.mitigateP99Ms : undefined;
+		rows.push({
+			bench: '9',
+			measure: `${tag}: refusals from the service in ${r.windowSeconds}s (requests sent)`,
+			ours: `${r.refused} (${r.requests})`,
+			baseline: '—',
+			ratio: '—',
+			goal: goals ? '0' : '—',
+			met: goals ? r.refused === 0 : null,
+		});
+		const ratio =
+			ref && r !== ref && ref.mitigateP99Ms && r.mitigateP99Ms !== null
+				? r.mitigateP99Ms / ref.mitigateP99Ms
+				: undefined;
 		rows.push({
 			bench: '9',
 			measure: `${tag}: time to mitigate (runbook start → first write answered) p50 / p99 (${r.mitigated}/${o.attacks}); detection p50 / p99`,
@@ -185,7 +275,15 @@ export async function benchBudget(temporal: TemporalDev, o: Opts, phases: Phase[
 			met: goals ? ratio !== undefined && ratio <= 1.5 && r.mitigated === o.attacks : null,
 		});
 		if (r.phase !== 'nowatch') {
-			rows.push({ bench: '9', measure: `${tag}: longest time a site (not attacked) went unchecked, window edges included`, ours: `${round(r.maxGapMs / 1000, 1)} s`, baseline: '—', ratio: '—', goal: goals ? `≤ 3 intervals (${intervals3 / 1000} s)` : '—', met: goals ? r.maxGapMs <= intervals3 : null });
+			rows.push({
+				bench: '9',
+				measure: `${tag}: longest time a site (not attacked) went unchecked, window edges included`,
+				ours: `${round(r.maxGapMs / 1000, 1)} s`,
+				baseline: '—',
+				ratio: '—',
+				goal: goals ? `≤ 3 intervals (${intervals3 / 1000} s)` : '—',
+				met: goals ? r.maxGapMs <= intervals3 : null,
+			});
 			const use = r.leftForWatchRps > 0 ? r.watchRps / r.leftForWatchRps : 0;
 			rows.push({
 				bench: '9',
@@ -220,7 +318,14 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	try {
 		r = await benchBudget(
 			temporal,
-			{ sites: Number(values.sites), interval: Number(values.interval), attacks: Number(values.attacks), window: Number(values.window), budgetRps: Number(values['budget-rps']), budgetBurst: Number(values['budget-burst']) },
+			{
+				sites: Number(values.sites),
+				interval: Number(values.interval),
+				attacks: Number(values.attacks),
+				window: Number(values.window),
+				budgetRps: Number(values['budget-rps']),
+				budgetBurst: Number(values['budget-burst']),
+			},
 			String(values.phases).split(',') as Phase[],
 		);
 	} finally {

@@ -21,7 +21,12 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 	const blockSteady = o.blockSteady ?? 500;
 	const blockInterleaved = o.blockInterleaved ?? 50;
 	const sim = await startSimProcess(APP_ID, SECRET);
-	const client = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, connections: 1, retries: 0 });
+	const client = createApiClient({
+		baseUrl: sim.url,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		connections: 1,
+		retries: 0,
+	});
 	const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000 });
 	try {
 		const ids = await sim.control<{ site_id: string; domain_port_id: string }>('GET', '/ids');
@@ -40,7 +45,15 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 				opId: 'dashboard.isUnderAttack',
 				params: { site_id: ids.site_id },
 				raw: async () => {
-					const r = await request(`${sim.url}${pathFor('dashboard.isUnderAttack', ids)}?access_token=${encodeURIComponent(token)}`, { method: 'GET', headers: { accept: 'application/json' }, dispatcher: agent, signal: AbortSignal.timeout(10_000) });
+					const r = await request(
+						`${sim.url}${pathFor('dashboard.isUnderAttack', ids)}?access_token=${encodeURIComponent(token)}`,
+						{
+							method: 'GET',
+							headers: { accept: 'application/json' },
+							dispatcher: agent,
+							signal: AbortSignal.timeout(10_000),
+						},
+					);
 					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
 					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
 					return j.result;
@@ -54,7 +67,16 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 					const fd = new FormData();
 					fd.append('duration', '600');
 					fd.append('threshold_tps', '1000');
-					const r = await request(`${sim.url}${pathFor('applicationProtection.authBase.set', ids)}?access_token=${encodeURIComponent(token)}`, { method: 'POST', headers: { accept: 'application/json' }, body: fd, dispatcher: agent, signal: AbortSignal.timeout(10_000) });
+					const r = await request(
+						`${sim.url}${pathFor('applicationProtection.authBase.set', ids)}?access_token=${encodeURIComponent(token)}`,
+						{
+							method: 'POST',
+							headers: { accept: 'application/json' },
+							body: fd,
+							dispatcher: agent,
+							signal: AbortSignal.timeout(10_000),
+						},
+					);
 					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
 					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
 					return j.result;
@@ -76,7 +98,15 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 				const tc: number[] = [];
 				const trw: number[] = [];
 				for (let r = 0; r < rounds; r++) {
-					for (const [fn, into] of (r % 2 ? [[c.raw, trw], [viaClient, tc]] : [[viaClient, tc], [c.raw, trw]]) as [() => Promise<unknown>, number[]][]) {
+					for (const [fn, into] of (r % 2
+						? [
+								[c.raw, trw],
+								[viaClient, tc],
+							]
+						: [
+								[viaClient, tc],
+								[c.raw, trw],
+							]) as [() => Promise<unknown>, number[]][]) {
 						const t0 = performance.now();
 						for (let i = 0; i < block; i++) await fn();
 						into.push(((performance.now() - t0) * 1000) / block);
@@ -84,7 +114,13 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 				}
 				const clientUs = median(tc);
 				const rawUs = median(trw);
-				out.push({ name: c.name, block, clientUs: round(clientUs, 1), rawUs: round(rawUs, 1), ratio: round(clientUs / rawUs, 3) });
+				out.push({
+					name: c.name,
+					block,
+					clientUs: round(clientUs, 1),
+					rawUs: round(rawUs, 1),
+					ratio: round(clientUs / rawUs, 3),
+				});
 			}
 		}
 		const tokenCalls = (await sim.control<unknown[]>('GET', '/requests?op=authorization.appToken')).length;
@@ -99,7 +135,19 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 			goal: '≤ 1.10×',
 			met: x.block === blockSteady ? x.ratio <= 1.1 : null,
 		}));
-		return { result: { callsPerSide, blockSteady, blockInterleaved, cases: out, worstSteadyRatio: worst, tokenRequestsByClientAndRaw: tokenCalls, goal: 1.1, met: worst <= 1.1 }, rows };
+		return {
+			result: {
+				callsPerSide,
+				blockSteady,
+				blockInterleaved,
+				cases: out,
+				worstSteadyRatio: worst,
+				tokenRequestsByClientAndRaw: tokenCalls,
+				goal: 1.1,
+				met: worst <= 1.1,
+			},
+			rows,
+		};
 	} finally {
 		await client.close();
 		await agent.close();

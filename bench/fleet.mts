@@ -27,7 +27,13 @@ import { actionsOf } from './fleetActions.mts';
 
 const APP_ID = 'bench-fleet';
 const SECRET = 'bench-fleet-secret-1';
-const TEMPLATE = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 3600, pollSeconds: 5, maxDurationSeconds: 7200 };
+const TEMPLATE = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 3600,
+	pollSeconds: 5,
+	maxDurationSeconds: 7200,
+};
 
 export type Mode = 'local' | 'regular' | 'schedules';
 
@@ -57,7 +63,14 @@ interface PhaseResult {
 	/** Faulted case: kills and 429 windows injected, and the longest kill → first answered check after it. */
 	faults?: { kills: number; rateWindows: number; refusedCalls: number; maxRestartMs: number };
 	runbooksPerAttackedSite: number[];
-	actions: { executions: number; fetched: number; total: number; byKind: Record<string, number>; watchActions: number; runbookStartActions: number };
+	actions: {
+		executions: number;
+		fetched: number;
+		total: number;
+		byKind: Record<string, number>;
+		watchActions: number;
+		runbookStartActions: number;
+	};
 	/** Watching actions (all but runbook starts) per is_under_attack check made in the window. */
 	actionsPerSiteCheck: number;
 	/** actionsPerSiteCheck × checks a site is due per day (86400 / interval). */
@@ -85,14 +98,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * 60 %, 1.5 s windows of 42901 on is_under_attack at 35 %, 35 % + 1.2 intervals, 75 % and 75 % + 1.2 intervals.
  * Resolves with the kill times (ms).
  */
-async function injectFaults(sim: { control: <T>(m: string, p: string, b?: unknown) => Promise<T> }, restart: () => Promise<void>, windowMs: number, intervalMs: number): Promise<number[]> {
+async function injectFaults(
+	sim: { control: <T>(m: string, p: string, b?: unknown) => Promise<T> },
+	restart: () => Promise<void>,
+	windowMs: number,
+	intervalMs: number,
+): Promise<number[]> {
 	const t0 = Date.now();
 	const events: { at: number; run: () => Promise<unknown> }[] = [
 		...[0.25, 0.6].map((f) => ({ at: f * windowMs, run: restart })),
-		...[0.35 * windowMs, 0.35 * windowMs + 1.2 * intervalMs, 0.75 * windowMs, 0.75 * windowMs + 1.2 * intervalMs].map((at) => ({
-			at,
-			run: () => sim.control('POST', '/faults', { op: 'dashboard.isUnderAttack', kind: 'ratelimit', forMs: 1500 }),
-		})),
+		...[0.35 * windowMs, 0.35 * windowMs + 1.2 * intervalMs, 0.75 * windowMs, 0.75 * windowMs + 1.2 * intervalMs].map(
+			(at) => ({
+				at,
+				run: () => sim.control('POST', '/faults', { op: 'dashboard.isUnderAttack', kind: 'ratelimit', forMs: 1500 }),
+			}),
+		),
 	].sort((a, b) => a.at - b.at);
 	const kills: number[] = [];
 	for (const e of events) {
@@ -105,17 +125,38 @@ async function injectFaults(sim: { control: <T>(m: string, p: string, b?: unknow
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<unknown>) {
 	let i = 0;
-	await Promise.all(Array.from({ length: n }, async () => {
-		while (i < items.length) await fn(items[i++]);
-	}));
+	await Promise.all(
+		Array.from({ length: n }, async () => {
+			while (i < items.length) await fn(items[i++]);
+		}),
+	);
 }
 
-async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: number, o: Required<Omit<FleetBenchOptions, 'modes' | 'baselineSites' | 'sites'>>, phaseNo: number): Promise<PhaseResult> {
+async function phase(
+	temporal: TemporalDev,
+	tc: Client,
+	mode: Mode,
+	nSites: number,
+	o: Required<Omit<FleetBenchOptions, 'modes' | 'baselineSites' | 'sites'>>,
+	phaseNo: number,
+): Promise<PhaseResult> {
 	const perCustomer = 10;
 	const customers = Math.ceil(nSites / perCustomer);
-	const sim = await startSimProcess(APP_ID, SECRET, ['--fleet', `${customers}x${perCustomer}`, '--log-limit', '400000']);
+	const sim = await startSimProcess(APP_ID, SECRET, [
+		'--fleet',
+		`${customers}x${perCustomer}`,
+		'--log-limit',
+		'400000',
+	]);
 	const taskQueue = `bench-fleet-${mode}-${process.pid}`;
-	const startWorker = () => startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	const startWorker = () =>
+		startWorkerProcess({
+			temporalAddress: temporal.address,
+			taskQueue,
+			simUrl: sim.url,
+			appId: APP_ID,
+			secret: SECRET,
+		});
 	let worker = await startWorker();
 	const killed: { stop: () => Promise<void> }[] = [];
 	let peak = await rssOf(worker.pid);
@@ -123,16 +164,33 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 	const fleetName = `bench${mode}${process.pid}`;
 	const scheduleIds: string[] = [];
 	try {
-		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>('GET', '/fleet');
-		const sites: FleetSite[] = view.sites.slice(0, nSites).map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids }));
+		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
+			'GET',
+			'/fleet',
+		);
+		const sites: FleetSite[] = view.sites
+			.slice(0, nSites)
+			.map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids }));
 		const cpuSetup0 = cpuSeconds(worker.pid);
 		if (mode === 'schedules') {
 			await pool(sites, 16, async (s) => {
-				const h = await createSchedule(tc, taskQueue, 'watch', s.site_id, `${o.interval}s`, { plan: sitePlan(TEMPLATE, s) });
+				const h = await createSchedule(tc, taskQueue, 'watch', s.site_id, `${o.interval}s`, {
+					plan: sitePlan(TEMPLATE, s),
+				});
 				scheduleIds.push(h.scheduleId);
 			});
 		} else {
-			const f = parseFleet({ fleet: fleetName, intervalSeconds: o.interval, sitesPerWatcher: 250, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: mode, template: TEMPLATE, sites });
+			const f = parseFleet({
+				fleet: fleetName,
+				intervalSeconds: o.interval,
+				sitesPerWatcher: 250,
+				batchSize: 50,
+				concurrency: 8,
+				parallelBatches: 4,
+				activities: mode,
+				template: TEMPLATE,
+				sites,
+			});
 			await applyFleet(tc, taskQueue, f);
 		}
 		// Warm-up: two intervals, so every site has been checked and the worker's caches are filled.
@@ -148,8 +206,15 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		for (let k = 0; k < o.attacks; k++) {
 			// Other sites in every phase (runbook ids are per site and the dev server is shared by the phases).
 			const s = sites[(Math.floor(((k + 0.5) * sites.length) / o.attacks) + 3 * phaseNo) % sites.length];
-			const at = 3 + Math.round((k * span) / o.attacks + (k * 7) % 5 + k * 0.37);
-			const a = await sim.control<{ start: number }>('POST', '/attacks', { site_id: s.site_id, at, duration: 0, attack_type: 'UDP Total', curve: { peakBps: 12e9, peakPps: 2e6 }, sources: [{ ip: `198.18.${k}.10` }] });
+			const at = 3 + Math.round((k * span) / o.attacks + ((k * 7) % 5) + k * 0.37);
+			const a = await sim.control<{ start: number }>('POST', '/attacks', {
+				site_id: s.site_id,
+				at,
+				duration: 0,
+				attack_type: 'UDP Total',
+				curve: { peakBps: 12e9, peakPps: 2e6 },
+				sources: [{ ip: `198.18.${k}.10` }],
+			});
 			attacked.push({ site: s.site_id, start: a.start * 1000 });
 		}
 		const restart = async () => {
@@ -162,7 +227,10 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		const t1 = Date.now();
 		// Faulted: the worker of the window's end only (its predecessors were killed).
 		const workerCpuSeconds = o.faults ? cpuSeconds(worker.pid) : cpuSeconds(worker.pid) - cpu0;
-		const log = await sim.control<{ opId: string; path: string; time: number; code: number | null; fault?: string }[]>('GET', '/requests');
+		const log = await sim.control<{ opId: string; path: string; time: number; code: number | null; fault?: string }[]>(
+			'GET',
+			'/requests',
+		);
 		const answered = log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0);
 		const faults = o.faults
 			? {
@@ -208,22 +276,51 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		const runbooksPerAttackedSite = await Promise.all(
 			attacked.map(async (a) => {
 				let n = 0;
-				for await (const _w of tc.workflow.list({ query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'` })) n++;
+				for await (const _w of tc.workflow.list({
+					query: `WorkflowId = 'attack-response-${a.site}' AND StartTime >= '${new Date(t0 - 1000).toISOString()}'`,
+				}))
+					n++;
 				return n;
 			}),
 		);
 		// Stop watching before the histories are read (nothing more to count).
-		if (mode === 'schedules') await pool(scheduleIds, 16, (id) => tc.schedule.getHandle(id).delete().catch(() => {}));
+		if (mode === 'schedules')
+			await pool(scheduleIds, 16, (id) =>
+				tc.schedule
+					.getHandle(id)
+					.delete()
+					.catch(() => {}),
+			);
 		else
-			for await (const w of tc.workflow.list({ query: `WorkflowType = 'fleetWatch' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'` }))
-				await tc.workflow.getHandle(w.workflowId).terminate('bench done').catch(() => {});
+			for await (const w of tc.workflow.list({
+				query: `WorkflowType = 'fleetWatch' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'`,
+			}))
+				await tc.workflow
+					.getHandle(w.workflowId)
+					.terminate('bench done')
+					.catch(() => {});
 		await sleep(1000);
 		const actions =
 			mode === 'schedules'
-				? await actionsOf(tc, `WorkflowType = 'attackWatch' AND TaskQueue = '${taskQueue}'`, t0, t1, { scheduled: true, sample: 300 })
-				: await actionsOf(tc, `WorkflowType = 'fleetWatch' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'`, t0, t1);
-		for (const a of attacked) await tc.workflow.getHandle(`attack-response-${a.site}`).terminate('bench done').catch(() => {});
-		const lat = detection.map((d) => d.latencyMs).filter((x): x is number => x !== null && x >= 0).sort((a, b) => a - b);
+				? await actionsOf(tc, `WorkflowType = 'attackWatch' AND TaskQueue = '${taskQueue}'`, t0, t1, {
+						scheduled: true,
+						sample: 300,
+					})
+				: await actionsOf(
+						tc,
+						`WorkflowType = 'fleetWatch' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'`,
+						t0,
+						t1,
+					);
+		for (const a of attacked)
+			await tc.workflow
+				.getHandle(`attack-response-${a.site}`)
+				.terminate('bench done')
+				.catch(() => {});
+		const lat = detection
+			.map((d) => d.latencyMs)
+			.filter((x): x is number => x !== null && x >= 0)
+			.sort((a, b) => a - b);
 		const windowSeconds = (t1 - t0) / 1000;
 		// Watching cost: everything but the runbook starts (2 actions per attacked site in every mode), per check made.
 		const runbookStartActions = actions.byKind['child workflow (start + execution)'] ?? 0;
@@ -257,7 +354,13 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 		};
 	} finally {
 		clearInterval(sampler);
-		if (mode === 'schedules') await pool(scheduleIds, 16, (id) => tc.schedule.getHandle(id).delete().catch(() => {}));
+		if (mode === 'schedules')
+			await pool(scheduleIds, 16, (id) =>
+				tc.schedule
+					.getHandle(id)
+					.delete()
+					.catch(() => {}),
+			);
 		await worker.stop();
 		for (const w of killed) await w.stop().catch(() => {});
 		await sim.stop();
@@ -265,7 +368,12 @@ async function phase(temporal: TemporalDev, tc: Client, mode: Mode, nSites: numb
 }
 
 export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions = {}) {
-	const o = { interval: opts.interval ?? 10, attacks: opts.attacks ?? 10, window: opts.window ?? 80, faults: opts.faults ?? false };
+	const o = {
+		interval: opts.interval ?? 10,
+		attacks: opts.attacks ?? 10,
+		window: opts.window ?? 80,
+		faults: opts.faults ?? false,
+	};
 	const sites = opts.sites ?? 1000;
 	const modes = opts.modes ?? ['local', 'regular', 'schedules'];
 	const connection = await Connection.connect({ address: temporal.address });
@@ -273,15 +381,23 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 	const phases: PhaseResult[] = [];
 	try {
 		for (const m of modes) {
-			process.stderr.write(`bench 7: ${m} (${m === 'schedules' ? (opts.baselineSites ?? sites) : sites} sites, every ${o.interval}s, ${o.attacks} attacks, ${o.window}s window)\n`);
-			phases.push(await phase(temporal, tc, m, m === 'schedules' ? (opts.baselineSites ?? sites) : sites, o, phases.length));
+			process.stderr.write(
+				`bench 7: ${m} (${m === 'schedules' ? (opts.baselineSites ?? sites) : sites} sites, every ${o.interval}s, ${o.attacks} attacks, ${o.window}s window)\n`,
+			);
+			phases.push(
+				await phase(temporal, tc, m, m === 'schedules' ? (opts.baselineSites ?? sites) : sites, o, phases.length),
+			);
 		}
 	} finally {
 		await connection.close();
 	}
 	const base = phases.find((p) => p.mode === 'schedules');
 	const goalMs = (o.interval + 2) * 1000;
-	const label: Record<Mode, string> = { local: 'fleet watchers, local-activity batches', regular: 'fleet watchers, regular-activity batches', schedules: 'one schedule per site' };
+	const label: Record<Mode, string> = {
+		local: 'fleet watchers, local-activity batches',
+		regular: 'fleet watchers, regular-activity batches',
+		schedules: 'one schedule per site',
+	};
 	const rows: Row[] = [];
 	for (const p of phases) {
 		const f = p.faults;
@@ -292,8 +408,14 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 			ours: `${p.detectionP50Ms ?? '—'} / ${p.detectionP99Ms ?? '—'} ms${f ? ` (max ${p.detectionMaxMs ?? '—'} ms)` : ''}`,
 			baseline: '—',
 			ratio: '—',
-			goal: f ? `max ≤ ${goalMs} ms + restart (${f.maxRestartMs} ms), one runbook per site` : `p99 ≤ ${goalMs} ms, one runbook per site`,
-			met: p.detectionP99Ms !== null && p.detected === o.attacks && (f ? (p.detectionMaxMs ?? Infinity) <= goalMs + f.maxRestartMs : p.detectionP99Ms <= goalMs) && p.runbooksPerAttackedSite.every((n) => n === 1),
+			goal: f
+				? `max ≤ ${goalMs} ms + restart (${f.maxRestartMs} ms), one runbook per site`
+				: `p99 ≤ ${goalMs} ms, one runbook per site`,
+			met:
+				p.detectionP99Ms !== null &&
+				p.detected === o.attacks &&
+				(f ? (p.detectionMaxMs ?? Infinity) <= goalMs + f.maxRestartMs : p.detectionP99Ms <= goalMs) &&
+				p.runbooksPerAttackedSite.every((n) => n === 1),
 		});
 		const ratio = base && p !== base ? base.actionsPerSiteDay / Math.max(1, p.actionsPerSiteDay) : undefined;
 		rows.push({
@@ -311,7 +433,9 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 			ours: `${p.callsPerSitePerInterval} (${p.doneChecks}/${p.dueChecks}; ${p.callsPerSiteMinMax.join('–')}; ${p.extraCalls} extra; gap ≤ ${round(p.maxGapMs / 1000, 1)} s)`,
 			baseline: '—',
 			ratio: '—',
-			goal: f ? `0 extra, no gap > 1 interval + restart (${f.maxRestartMs} ms) + 1 s` : '1 per site per interval (0 extra, no gap > 2 intervals)',
+			goal: f
+				? `0 extra, no gap > 1 interval + restart (${f.maxRestartMs} ms) + 1 s`
+				: '1 per site per interval (0 extra, no gap > 2 intervals)',
 			met: f
 				? p.extraCalls === 0 && p.maxGapMs <= o.interval * 1000 + f.maxRestartMs + 1000
 				: Math.abs(p.callsPerSitePerInterval - 1) <= 0.05 && p.extraCalls === 0 && p.maxGapMs <= 2 * o.interval * 1000,
@@ -320,8 +444,14 @@ export async function benchFleet(temporal: TemporalDev, opts: FleetBenchOptions 
 			bench: '7',
 			measure: `${tag}: worker CPU s in ${p.windowSeconds}s (ms per check) · peak RSS`,
 			ours: `${p.workerCpuSeconds} s (${p.workerCpuMsPerSiteCheck ?? '—'} ms) · ${p.peakRssMB} MB`,
-			baseline: base && p !== base ? `${base.workerCpuSeconds} s (${base.workerCpuMsPerSiteCheck ?? '—'} ms) · ${base.peakRssMB} MB` : '—',
-			ratio: base && p !== base && p.workerCpuMsPerSiteCheck && base.workerCpuMsPerSiteCheck ? `CPU per check ${round(p.workerCpuMsPerSiteCheck / base.workerCpuMsPerSiteCheck, 2)}×` : '—',
+			baseline:
+				base && p !== base
+					? `${base.workerCpuSeconds} s (${base.workerCpuMsPerSiteCheck ?? '—'} ms) · ${base.peakRssMB} MB`
+					: '—',
+			ratio:
+				base && p !== base && p.workerCpuMsPerSiteCheck && base.workerCpuMsPerSiteCheck
+					? `CPU per check ${round(p.workerCpuMsPerSiteCheck / base.workerCpuMsPerSiteCheck, 2)}×`
+					: '—',
 			goal: 'RSS < 300 MB',
 			met: p.peakRssMB < 300,
 		});

@@ -21,7 +21,13 @@ export interface ActionCount {
 	byKind: Record<string, number>;
 }
 
-export function countActions(events: Event[], t0: number, t1: number, scheduled: boolean, into: ActionCount = { total: 0, byKind: {} }): ActionCount {
+export function countActions(
+	events: Event[],
+	t0: number,
+	t1: number,
+	scheduled: boolean,
+	into: ActionCount = { total: 0, byKind: {} },
+): ActionCount {
 	const add = (k: string, n = 1) => {
 		into.total += n;
 		into.byKind[k] = (into.byKind[k] ?? 0) + n;
@@ -71,7 +77,13 @@ export function countActions(events: Event[], t0: number, t1: number, scheduled:
  * Actions of every execution matching `query` (visibility) in [t0, t1]. With `sample`, only that many executions'
  * histories are fetched (every `step`-th of the list) and the sum is scaled by total / sampled.
  */
-export async function actionsOf(client: Client, query: string, t0: number, t1: number, o: { scheduled?: boolean; sample?: number } = {}) {
+export async function actionsOf(
+	client: Client,
+	query: string,
+	t0: number,
+	t1: number,
+	o: { scheduled?: boolean; sample?: number } = {},
+) {
 	const list: { workflowId: string; runId: string }[] = [];
 	for await (const w of client.workflow.list({ query })) list.push({ workflowId: w.workflowId, runId: w.runId });
 	const step = o.sample && list.length > o.sample ? list.length / o.sample : 1;

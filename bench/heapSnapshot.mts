@@ -58,9 +58,13 @@ export async function snapshotIsolates(wsUrl: string, prefix: string): Promise<s
 	await send('NodeWorker.enable', { waitForDebuggerOnStart: false });
 	await new Promise((r) => setTimeout(r, 500));
 	for (const [i, sid] of workers.entries()) {
-		await take(sid, `${prefix}-thread${i}.heapsnapshot`, () => sendWorker(sid, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false }));
+		await take(sid, `${prefix}-thread${i}.heapsnapshot`, () =>
+			sendWorker(sid, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false }),
+		);
 	}
-	await take('main', `${prefix}-main.heapsnapshot`, () => send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }));
+	await take('main', `${prefix}-main.heapsnapshot`, () =>
+		send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }),
+	);
 	ws.close();
 	return files;
 }
@@ -81,7 +85,12 @@ export function summarize(file: string, top = 40): string {
 	let total = 0;
 	for (let i = 0; i < nodes.length; i += N) {
 		const t = types[nodes[i + iType]];
-		const name = t === 'string' || t === 'concatenated string' || t === 'sliced string' ? '' : t === 'code' || t === 'closure' ? strings[nodes[i + iName]].slice(0, 40) : strings[nodes[i + iName]].slice(0, 60);
+		const name =
+			t === 'string' || t === 'concatenated string' || t === 'sliced string'
+				? ''
+				: t === 'code' || t === 'closure'
+					? strings[nodes[i + iName]].slice(0, 40)
+					: strings[nodes[i + iName]].slice(0, 60);
 		const k = `${t}:${name}`;
 		const e = by.get(k) ?? { n: 0, bytes: 0 };
 		e.n++;
@@ -90,7 +99,10 @@ export function summarize(file: string, top = 40): string {
 		by.set(k, e);
 	}
 	const rows = [...by.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top);
-	return [`${file}: ${(total / 2 ** 20).toFixed(1)} MB in ${nodes.length / N} nodes`, ...rows.map(([k, v]) => `${(v.bytes / 1024).toFixed(0).padStart(8)} KB ${String(v.n).padStart(8)}  ${k}`)].join('\n');
+	return [
+		`${file}: ${(total / 2 ** 20).toFixed(1)} MB in ${nodes.length / N} nodes`,
+		...rows.map(([k, v]) => `${(v.bytes / 1024).toFixed(0).padStart(8)} KB ${String(v.n).padStart(8)}  ${k}`),
+	].join('\n');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -12,9 +12,20 @@ import { parseArgs } from 'node:util';
 import { stateQuery } from '../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../worker/src/process/bundle.mts';
-import { ATTACK_SOURCES, createEnv, plan, siteIds, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../test/temporal/helpers.mts';
+import {
+	ATTACK_SOURCES,
+	createEnv,
+	plan,
+	siteIds,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+} from '../test/temporal/helpers.mts';
 
-const { values } = parseArgs({ options: { polls: { type: 'string', default: '20' }, modes: { type: 'string', default: 'all,none' } } });
+const { values } = parseArgs({
+	options: { polls: { type: 'string', default: '20' }, modes: { type: 'string', default: 'all,none' } },
+});
 const polls = Math.max(3, Math.min(200, Number(values.polls)));
 const modes = String(values.modes).split(',') as ('all' | 'reads' | 'none')[];
 
@@ -30,10 +41,18 @@ try {
 		const worker = await startInProcessWorker(env, s.url, queue);
 		try {
 			s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-			const h = await startAttackResponse(env.client, queue, plan(ids, { maxDurationSeconds: 3600, execution: { localActivities: mode, continueAsNewAfterEvents: 10_000 } }));
-			await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000).catch(async (e) => {
-				throw new Error(`${(e as Error).message}: ${JSON.stringify(await h.query(stateQuery).catch((q) => String(q)))}, ${(await h.describe()).status.name}`);
-			});
+			const h = await startAttackResponse(
+				env.client,
+				queue,
+				plan(ids, { maxDurationSeconds: 3600, execution: { localActivities: mode, continueAsNewAfterEvents: 10_000 } }),
+			);
+			await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000).catch(
+				async (e) => {
+					throw new Error(
+						`${(e as Error).message}: ${JSON.stringify(await h.query(stateQuery).catch((q) => String(q)))}, ${(await h.describe()).status.name}`,
+					);
+				},
+			);
 			const len = async () => (await h.describe()).historyLength;
 			const bytes = async () => Number((await h.describe()).raw.workflowExecutionInfo?.historySizeBytes ?? 0);
 			const pollsSoFar = () => s.sim.requests({ op: 'dashboard.isUnderAttack' }).length;

@@ -15,11 +15,15 @@ export interface SimProcess {
 }
 
 export async function startSimProcess(appId: string, secret: string, extra: string[] = []): Promise<SimProcess> {
-	const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.mts', '--port', '0', '--app-id', appId, '--secret', secret, ...extra], {
-		cwd: ROOT,
-		stdio: ['ignore', 'pipe', 'ignore'],
-		detached: true,
-	});
+	const child = spawn(
+		process.execPath,
+		['--import', 'tsx', 'simulator/main.mts', '--port', '0', '--app-id', appId, '--secret', secret, ...extra],
+		{
+			cwd: ROOT,
+			stdio: ['ignore', 'pipe', 'ignore'],
+			detached: true,
+		},
+	);
 	const url: string = await new Promise((resolve, reject) => {
 		let buf = '';
 		const t = setTimeout(() => reject(new Error('simulator did not start within 30 s')), 30_000);
@@ -82,7 +86,15 @@ export interface Row {
 
 export function table(rows: Row[]): string {
 	const head = ['#', 'measure', 'ours', 'baseline', 'ratio', 'goal', 'met'];
-	const data = rows.map((r) => [r.bench, r.measure, r.ours, r.baseline, r.ratio, r.goal, r.met === null ? '—' : r.met ? 'yes' : 'NO']);
+	const data = rows.map((r) => [
+		r.bench,
+		r.measure,
+		r.ours,
+		r.baseline,
+		r.ratio,
+		r.goal,
+		r.met === null ? '—' : r.met ? 'yes' : 'NO',
+	]);
 	const w = head.map((h, i) => Math.max(h.length, ...data.map((d) => d[i].length)));
 	const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i])).join(' | ');
 	return [line(head), w.map((n) => '-'.repeat(n)).join('-|-'), ...data.map(line)].join('\n');

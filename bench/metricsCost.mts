@@ -8,7 +8,13 @@
 import { writeFileSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { freePort, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import {
+	freePort,
+	startTemporalDev,
+	startWorkerProcess,
+	type TemporalDev,
+	type WorkerProcess,
+} from '../demo/stack.mts';
 import { timeRunbook } from './attack.mts';
 import { median, ROOT, round, startSimProcess, type Row } from './lib.mts';
 
@@ -20,13 +26,29 @@ export async function benchMetricsCost(temporal: TemporalDev, o: { runs?: number
 	const delays = o.delays ?? [0, 20];
 	const sim = await startSimProcess(APP_ID, SECRET);
 	const port = await freePort();
-	const workers: Record<'off' | 'on', { queue: string; w?: WorkerProcess }> = { off: { queue: `bench-metrics-off-${process.pid}` }, on: { queue: `bench-metrics-on-${process.pid}` } };
+	const workers: Record<'off' | 'on', { queue: string; w?: WorkerProcess }> = {
+		off: { queue: `bench-metrics-off-${process.pid}` },
+		on: { queue: `bench-metrics-on-${process.pid}` },
+	};
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const out: { delayMs: number; offMs: number[]; onMs: number[]; scrapedSeries: number }[] = [];
 	try {
-		workers.off.w = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: workers.off.queue, simUrl: sim.url, appId: APP_ID, secret: SECRET });
-		workers.on.w = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: workers.on.queue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` } });
+		workers.off.w = await startWorkerProcess({
+			temporalAddress: temporal.address,
+			taskQueue: workers.off.queue,
+			simUrl: sim.url,
+			appId: APP_ID,
+			secret: SECRET,
+		});
+		workers.on.w = await startWorkerProcess({
+			temporalAddress: temporal.address,
+			taskQueue: workers.on.queue,
+			simUrl: sim.url,
+			appId: APP_ID,
+			secret: SECRET,
+			env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
+		});
 		for (const delayMs of delays) {
 			const offMs: number[] = [];
 			const onMs: number[] = [];
@@ -35,7 +57,8 @@ export async function benchMetricsCost(temporal: TemporalDev, o: { runs?: number
 			for (let i = 0; i < runs; i++) {
 				// alternate which goes first, so a drift of the machine's load hits both sides alike
 				const order = i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const);
-				for (const k of order) (k === 'on' ? onMs : offMs).push((await timeRunbook(sim, tc, workers[k].queue, delayMs, i)).ms);
+				for (const k of order)
+					(k === 'on' ? onMs : offMs).push((await timeRunbook(sim, tc, workers[k].queue, delayMs, i)).ms);
 			}
 			const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 			out.push({ delayMs, offMs, onMs, scrapedSeries: text.split('\n').filter((l) => l && !l.startsWith('#')).length });
@@ -59,19 +82,37 @@ export async function benchMetricsCost(temporal: TemporalDev, o: { runs?: number
 			met: on / off <= 1.05,
 		};
 	});
-	return { result: out.map((x) => ({ ...x, onMedianMs: round(median(x.onMs), 1), offMedianMs: round(median(x.offMs), 1), ratio: round(median(x.onMs) / median(x.offMs), 3) })), rows };
+	return {
+		result: out.map((x) => ({
+			...x,
+			onMedianMs: round(median(x.onMs), 1),
+			offMedianMs: round(median(x.offMs), 1),
+			ratio: round(median(x.onMs) / median(x.offMs), 3),
+		})),
+		rows,
+	};
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-	const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, delays: { type: 'string', default: '0,20' } } });
+	const { values } = parseArgs({
+		options: { runs: { type: 'string', default: '7' }, delays: { type: 'string', default: '0,20' } },
+	});
 	const temporal = await startTemporalDev();
 	try {
-		const r = await benchMetricsCost(temporal, { runs: Number(values.runs), delays: values.delays.split(',').map(Number) });
-		for (const row of r.rows) process.stdout.write(`${row.measure}: ${row.ours} vs ${row.baseline} = ${row.ratio} (${row.met ? 'met' : 'NOT met'})\n`);
+		const r = await benchMetricsCost(temporal, {
+			runs: Number(values.runs),
+			delays: values.delays.split(',').map(Number),
+		});
+		for (const row of r.rows)
+			process.stdout.write(
+				`${row.measure}: ${row.ours} vs ${row.baseline} = ${row.ratio} (${row.met ? 'met' : 'NOT met'})\n`,
+			);
 		// merge into bench/results.json: replace this bench's rows, keep everything else
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8'));
-		doc.rows = [...doc.rows.filter((x: Row) => !x.measure.includes('metrics on vs off')), ...r.rows].sort((a: Row, b: Row) => a.bench.localeCompare(b.bench));
+		doc.rows = [...doc.rows.filter((x: Row) => !x.measure.includes('metrics on vs off')), ...r.rows].sort(
+			(a: Row, b: Row) => a.bench.localeCompare(b.bench),
+		);
 		doc.results = { ...doc.results, metricsCost: { at: new Date().toISOString(), ...{ runs: r.result } } };
 		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 	} finally {

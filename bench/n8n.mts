@@ -30,12 +30,35 @@ const NODE_TYPE = 'CUSTOM.securityService';
 
 const WF = { noop: 'wfBenchN8nNoop01', ours: 'wfBenchN8nOurs01', http: 'wfBenchN8nHttp01' } as const;
 
-function node(id: number, name: string, type: string, typeVersion: number, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-	return { id: `b0000000-0000-4000-8000-${String(id).padStart(12, '0')}`, name, type, typeVersion, position: [id * 220, 300], parameters, ...extra };
+function node(
+	id: number,
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Record<string, unknown>,
+	extra: Record<string, unknown> = {},
+) {
+	return {
+		id: `b0000000-0000-4000-8000-${String(id).padStart(12, '0')}`,
+		name,
+		type,
+		typeVersion,
+		position: [id * 220, 300],
+		parameters,
+		...extra,
+	};
 }
 
 function linear(id: string, name: string, nodes: ReturnType<typeof node>[]) {
-	return { id, name, active: false, nodes, connections: linearConnections(nodes), settings: { executionOrder: 'v1' }, pinData: {} };
+	return {
+		id,
+		name,
+		active: false,
+		nodes,
+		connections: linearConnections(nodes),
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+	};
 }
 
 /** The three workflows of the bench (exported for reading; the bench imports them into a temporary user folder). */
@@ -46,13 +69,24 @@ export function benchWorkflows(simUrl: string, siteId: string, items: number) {
 			mode: 'runOnceForAllItems',
 			jsCode: `const out = [];\nfor (let i = 0; i < ${items}; i++) out.push({ json: { n: i, site_id: '${siteId}' } });\nreturn out;`,
 		});
-	const noop = linear(WF.noop, 'Bench 2: no-op baseline', [trigger(), makeItems(2), node(3, 'Done', 'n8n-nodes-base.noOp', 1, {})]);
+	const noop = linear(WF.noop, 'Bench 2: no-op baseline', [
+		trigger(),
+		makeItems(2),
+		node(3, 'Done', 'n8n-nodes-base.noOp', 1, {}),
+	]);
 	const ours = linear(WF.ours, 'Bench 2: Security Service node', [
 		trigger(),
 		makeItems(2),
-		node(3, 'Under attack', NODE_TYPE, 1, { resource: 'dashboard', operation: 'isUnderAttack', site_id: '={{ $json.site_id }}' }, {
-			credentials: { securityServiceApi: CRED },
-		}),
+		node(
+			3,
+			'Under attack',
+			NODE_TYPE,
+			1,
+			{ resource: 'dashboard', operation: 'isUnderAttack', site_id: '={{ $json.site_id }}' },
+			{
+				credentials: { securityServiceApi: CRED },
+			},
+		),
 	]);
 	const http = linear(WF.http, 'Bench 2: HTTP Request node with a manual token', [
 		trigger(),
@@ -75,7 +109,9 @@ export function benchWorkflows(simUrl: string, siteId: string, items: number) {
 			method: 'GET',
 			url: `={{ '${simUrl}/api/specp/op/dashboard/site/' + encodeURIComponent($json.site_id) + '/is_under_attack' }}`,
 			sendQuery: true,
-			queryParameters: { parameters: [{ name: 'access_token', value: "={{ $('Token').first().json.result.access_token }}" }] },
+			queryParameters: {
+				parameters: [{ name: 'access_token', value: "={{ $('Token').first().json.result.access_token }}" }],
+			},
 			options: {},
 		}),
 	]);
@@ -100,7 +136,24 @@ interface Ctx {
 
 async function importCredential(c: Ctx) {
 	const file = join(c.work, 'cred.json');
-	writeFileSync(file, JSON.stringify([{ ...CRED, type: 'securityServiceApi', data: { baseUrl: c.sim.url, appId: APP_ID, secret: SECRET, grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 } }]));
+	writeFileSync(
+		file,
+		JSON.stringify([
+			{
+				...CRED,
+				type: 'securityServiceApi',
+				data: {
+					baseUrl: c.sim.url,
+					appId: APP_ID,
+					secret: SECRET,
+					grantType: 'app',
+					authFailureCodes: '40101',
+					accessToken: '',
+					expiresAt: 0,
+				},
+			},
+		]),
+	);
 	const r = await n8nCli(c.home, ['import:credentials', `--input=${file}`]);
 	if (r.code !== 0) throw new Error(`import:credentials failed:\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
 	rmSync(file);
@@ -111,10 +164,16 @@ async function execute(c: Ctx, id: string, nodes: string[], outNode: string): Pr
 	// BENCH_N8N_CPU_PROF=dir: V8 CPU profiles of every n8n process of the measured runs (one sub-folder per workflow).
 	const prof = process.env.BENCH_N8N_CPU_PROF;
 	if (prof && id !== WF.noop) c.home.env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${join(prof, id)}`;
-	const r = await n8nCli(c.home, ['execute', `--id=${id}`, '--rawOutput'], 600_000).finally(() => delete c.home.env.NODE_OPTIONS);
-	if (r.code !== 0) throw new Error(`n8n execute ${id} failed (${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+	const r = await n8nCli(c.home, ['execute', `--id=${id}`, '--rawOutput'], 600_000).finally(
+		() => delete c.home.env.NODE_OPTIONS,
+	);
+	if (r.code !== 0)
+		throw new Error(`n8n execute ${id} failed (${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
 	const run = parseRawOutput(r.stdout);
-	const runData = run.data.resultData.runData as Record<string, Array<{ executionTime: number; data?: { main?: Array<Array<{ json: any }>> } }>>;
+	const runData = run.data.resultData.runData as Record<
+		string,
+		Array<{ executionTime: number; data?: { main?: Array<Array<{ json: any }>> } }>
+	>;
 	const nodeMs = nodes.reduce((s, n) => {
 		if (!runData[n]) throw new Error(`node '${n}' did not run in ${id}`);
 		return s + runData[n].reduce((t, x) => t + x.executionTime, 0);
@@ -149,7 +208,8 @@ export async function benchN8n(o: { items?: number; runs?: number; log?: (s: str
 		mkdirSync(wfDir);
 		for (const wf of Object.values(wfs)) writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
 		const imp = await n8nCli(home, ['import:workflow', '--separate', `--input=${wfDir}`]);
-		if (imp.code !== 0) throw new Error(`import:workflow failed:\n${imp.stdout.slice(-2000)}\n${imp.stderr.slice(-2000)}`);
+		if (imp.code !== 0)
+			throw new Error(`import:workflow failed:\n${imp.stdout.slice(-2000)}\n${imp.stderr.slice(-2000)}`);
 
 		const noop: RunMeasure[] = [];
 		const ours: RunMeasure[] = [];
@@ -159,12 +219,19 @@ export async function benchN8n(o: { items?: number; runs?: number; log?: (s: str
 			await importCredential(c);
 			ours.push(await execute(c, WF.ours, ['Under attack'], 'Under attack'));
 			http.push(await execute(c, WF.http, ['Token', 'Under attack (HTTP)'], 'Under attack (HTTP)'));
-			log(`run ${k + 1}/${runs}: ours ${ours[k].nodeMs} ms (execution ${ours[k].executionMs} ms, ${ours[k].tokenRequests} token + ${ours[k].apiRequests} API requests), HTTP Request ${http[k].nodeMs} ms (execution ${http[k].executionMs} ms, ${http[k].tokenRequests} token + ${http[k].apiRequests} API requests), no-op ${noop[k].executionMs} ms`);
+			log(
+				`run ${k + 1}/${runs}: ours ${ours[k].nodeMs} ms (execution ${ours[k].executionMs} ms, ${ours[k].tokenRequests} token + ${ours[k].apiRequests} API requests), HTTP Request ${http[k].nodeMs} ms (execution ${http[k].executionMs} ms, ${http[k].tokenRequests} token + ${http[k].apiRequests} API requests), no-op ${noop[k].executionMs} ms`,
+			);
 		}
-		for (const [name, ms] of [['ours', ours], ['http', http]] as const) {
+		for (const [name, ms] of [
+			['ours', ours],
+			['http', http],
+		] as const) {
 			for (const m of ms) {
 				if (m.apiRequests !== items || m.apiOk !== items || m.outputItems !== items)
-					throw new Error(`${name}: expected ${items} successful API requests and output items, got ${m.apiRequests} requests (${m.apiOk} code 0), ${m.outputItems} items`);
+					throw new Error(
+						`${name}: expected ${items} successful API requests and output items, got ${m.apiRequests} requests (${m.apiOk} code 0), ${m.outputItems} items`,
+					);
 			}
 		}
 		const base = median(noop.map((m) => m.executionMs));
@@ -185,7 +252,10 @@ export async function benchN8n(o: { items?: number; runs?: number; log?: (s: str
 			ours: sum(ours),
 			httpRequest: sum(http),
 			ratioNodeTime: round(median(ours.map((m) => m.nodeMs)) / median(http.map((m) => m.nodeMs))),
-			ratioExecutionMinusNoop: round(Math.max(1, median(ours.map((m) => m.executionMs)) - base) / Math.max(1, median(http.map((m) => m.executionMs)) - base)),
+			ratioExecutionMinusNoop: round(
+				Math.max(1, median(ours.map((m) => m.executionMs)) - base) /
+					Math.max(1, median(http.map((m) => m.executionMs)) - base),
+			),
 		};
 		const rows: Row[] = [
 			{
@@ -213,7 +283,9 @@ export async function benchN8n(o: { items?: number; runs?: number; log?: (s: str
 				baseline: `${result.httpRequest.tokenRequestsPerRun.join(',')} / ${result.httpRequest.apiRequestsPerRun.join(',')}`,
 				ratio: '—',
 				goal: `1 token; ${items} API`,
-				met: result.ours.tokenRequestsPerRun.every((t) => t === 1) && result.ours.apiRequestsPerRun.every((a) => a === items),
+				met:
+					result.ours.tokenRequestsPerRun.every((t) => t === 1) &&
+					result.ours.apiRequestsPerRun.every((a) => a === items),
 			},
 		];
 		return { result, rows };
@@ -225,19 +297,43 @@ export async function benchN8n(o: { items?: number; runs?: number; log?: (s: str
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-	const { values } = parseArgs({ options: { items: { type: 'string', default: '1000' }, runs: { type: 'string', default: '3' } } });
+	const { values } = parseArgs({
+		options: { items: { type: 'string', default: '1000' }, runs: { type: 'string', default: '3' } },
+	});
 	const items = Math.min(5000, Math.max(1, Number(values.items) || 1000));
 	const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
 	const { result, rows } = await benchN8n({ items, runs });
 	const { table, ROOT } = await import('./lib.mts');
-	process.stdout.write(`${table(rows)}\n${JSON.stringify({ ...result, ours: { ...result.ours, runs: undefined }, httpRequest: { ...result.httpRequest, runs: undefined } }, null, 2)}\n`);
+	process.stdout.write(
+		`${table(rows)}\n${JSON.stringify({ ...result, ours: { ...result.ours, runs: undefined }, httpRequest: { ...result.httpRequest, runs: undefined } }, null, 2)}\n`,
+	);
 	// Run alone, it updates bench/results.json in place: the `n8n` key and the bench-2 rows; the other benches stay.
 	const { existsSync, readFileSync } = await import('node:fs');
 	const { cpus, loadavg } = await import('node:os');
 	const file = `${ROOT}bench/results.json`;
-	const doc = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown>; notYetMeasured?: string[] }) : {};
-	doc.results = { ...doc.results, n8n: { ...result, at: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadAverageAtEnd: loadavg().map((x) => round(x, 1)) } } };
-	doc.rows = [...(doc.rows ?? []).filter((r) => r.bench !== '2'), ...rows].sort((a, b) => a.bench.localeCompare(b.bench));
+	const doc = existsSync(file)
+		? (JSON.parse(readFileSync(file, 'utf8')) as {
+				rows?: Row[];
+				results?: Record<string, unknown>;
+				notYetMeasured?: string[];
+			})
+		: {};
+	doc.results = {
+		...doc.results,
+		n8n: {
+			...result,
+			at: new Date().toISOString(),
+			machine: {
+				cpus: cpus().length,
+				cpuModel: cpus()[0]?.model,
+				node: process.version,
+				loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
+			},
+		},
+	};
+	doc.rows = [...(doc.rows ?? []).filter((r) => r.bench !== '2'), ...rows].sort((a, b) =>
+		a.bench.localeCompare(b.bench),
+	);
 	doc.notYetMeasured = (doc.notYetMeasured ?? []).filter((t) => !t.startsWith('2'));
 	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 	process.stdout.write(`saved bench/results.json (key n8n)\n`);

@@ -33,8 +33,16 @@ const { values } = parseArgs({
 		blocks: { type: 'string', default: '10000' },
 	},
 });
-const only = new Set(String(values.only).split(',').map((s) => s.trim()));
-const sizesOf = (v: unknown, max: number) => String(v).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= max);
+const only = new Set(
+	String(values.only)
+		.split(',')
+		.map((s) => s.trim()),
+);
+const sizesOf = (v: unknown, max: number) =>
+	String(v)
+		.split(',')
+		.map(Number)
+		.filter((n) => Number.isInteger(n) && n > 0 && n <= max);
 const sizes = sizesOf(values.sizes, 1000);
 const sizes5b = sizesOf(values['sizes-5b'], MAX_RUNBOOKS);
 const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
@@ -49,10 +57,27 @@ const needTemporal = only.has('3') || only.has('5') || only.has('5b') || only.ha
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
-		execFileSync(process.execPath, ['--import', 'tsx', 'bench/simulator.mts', '--seconds', '3', '--connections', '16'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-		const s = JSON.parse(readFileSync(`${ROOT}bench/out/simulator.json`, 'utf8')) as { reqPerSec: number; latencyMs: { p50: number; p99: number }; simulatorCpuShare: number; connections: number };
+		execFileSync(
+			process.execPath,
+			['--import', 'tsx', 'bench/simulator.mts', '--seconds', '3', '--connections', '16'],
+			{ cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+		);
+		const s = JSON.parse(readFileSync(`${ROOT}bench/out/simulator.json`, 'utf8')) as {
+			reqPerSec: number;
+			latencyMs: { p50: number; p99: number };
+			simulatorCpuShare: number;
+			connections: number;
+		};
 		results.simulator = s;
-		rows.push({ bench: '6', measure: `simulator throughput, GET is_under_attack, ${s.connections} connections`, ours: `${s.reqPerSec} req/s`, baseline: '—', ratio: `p50 ${s.latencyMs.p50} ms · p99 ${s.latencyMs.p99} ms`, goal: '≫ rates of 1–5', met: s.reqPerSec >= 2000 });
+		rows.push({
+			bench: '6',
+			measure: `simulator throughput, GET is_under_attack, ${s.connections} connections`,
+			ours: `${s.reqPerSec} req/s`,
+			baseline: '—',
+			ratio: `p50 ${s.latencyMs.p50} ms · p99 ${s.latencyMs.p99} ms`,
+			goal: '≫ rates of 1–5',
+			met: s.reqPerSec >= 2000,
+		});
 	}
 	if (only.has('1')) {
 		note('1 client vs raw undici');
@@ -98,7 +123,10 @@ try {
 	}
 	if (only.has('7') && temporal) {
 		note('7 fleet watch: watchers vs one schedule per site');
-		const r = await benchFleet(temporal, { sites: Number(values['fleet-sites']), window: Number(values['fleet-window']) });
+		const r = await benchFleet(temporal, {
+			sites: Number(values['fleet-sites']),
+			window: Number(values['fleet-window']),
+		});
 		results.fleet = r.result;
 		rows.push(...r.rows);
 	}
@@ -114,7 +142,22 @@ try {
 }
 
 rows.sort((a, b) => a.bench.localeCompare(b.bench));
-const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
-const doc = { at: started.toISOString(), seconds: Math.round((Date.now() - started.getTime()) / 1000), machine, rows, results, notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (left out by --only)'] };
+const machine = {
+	cpus: cpus().length,
+	cpuModel: cpus()[0]?.model,
+	memoryGB: Math.round(totalmem() / 2 ** 30),
+	node: process.version,
+	loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
+};
+const doc = {
+	at: started.toISOString(),
+	seconds: Math.round((Date.now() - started.getTime()) / 1000),
+	machine,
+	rows,
+	results,
+	notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (left out by --only)'],
+};
 writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(doc, null, 2)}\n`);
-process.stdout.write(`\n${table(rows)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s)\n`);
+process.stdout.write(
+	`\n${table(rows)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s)\n`,
+);

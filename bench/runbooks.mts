@@ -58,10 +58,17 @@ export const MAX_RUNBOOKS = 2000;
 
 export async function benchRunbooks(
 	temporal: TemporalDev,
-	o: { sizes?: number[]; workers?: number; cooldownSeconds?: number; workerEnv?: NodeJS.ProcessEnv; workerNodeArgs?: string[] } = {},
+	o: {
+		sizes?: number[];
+		workers?: number;
+		cooldownSeconds?: number;
+		workerEnv?: NodeJS.ProcessEnv;
+		workerNodeArgs?: string[];
+	} = {},
 ) {
 	const workers = o.workers ?? 1;
-	if (!Number.isInteger(workers) || workers < 1 || workers > 4) throw new Error(`workers: must be an integer from 1 to 4 (got ${o.workers})`);
+	if (!Number.isInteger(workers) || workers < 1 || workers > 4)
+		throw new Error(`workers: must be an integer from 1 to 4 (got ${o.workers})`);
 	const sizes = o.sizes ?? (workers > 1 ? [500, 2000] : [50, 500]);
 	const cooldownSeconds = o.cooldownSeconds ?? 3;
 	const sim = await startSimProcess(APP_ID, SECRET);
@@ -83,25 +90,41 @@ export async function benchRunbooks(
 		runbooksFindingSettingsHeld: number;
 	}[] = [];
 	try {
-		const state = await sim.control<{ sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[] }>('GET', '/state');
+		const state = await sim.control<{
+			sites: {
+				site_id: string;
+				customer_id: string;
+				networks: { network_id: string; hosts: { host_id: string }[] }[];
+			}[];
+		}>('GET', '/state');
 		const levels: Level[] = [];
 		for (const s of state.sites) {
 			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
 			for (const n of s.networks) {
 				levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
-				for (const h of n.hosts) levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
+				for (const h of n.hosts)
+					levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
 			}
 		}
 		for (const n of sizes) {
 			const taskQueue = `bench-rb-${workers}w-${n}-${process.pid}`;
 			const procs = await Promise.all(
 				Array.from({ length: workers }, () =>
-					startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: o.workerEnv, nodeArgs: o.workerNodeArgs }),
+					startWorkerProcess({
+						temporalAddress: temporal.address,
+						taskQueue,
+						simUrl: sim.url,
+						appId: APP_ID,
+						secret: SECRET,
+						env: o.workerEnv,
+						nodeArgs: o.workerNodeArgs,
+					}),
 				),
 			);
 			const peaks = procs.map(() => 0);
 			const idle = Math.max(...(await Promise.all(procs.map((w) => rssOf(w.pid)))));
-			const sample = () => Promise.all(procs.map((w, i) => rssOf(w.pid).then((r) => (peaks[i] = Math.max(peaks[i], r)))));
+			const sample = () =>
+				Promise.all(procs.map((w, i) => rssOf(w.pid).then((r) => (peaks[i] = Math.max(peaks[i], r)))));
 			const sampler = setInterval(() => void sample(), 100);
 			try {
 				await sim.control('DELETE', '/requests');
@@ -122,22 +145,32 @@ export async function benchRunbooks(
 							activityTimeoutSeconds: 30,
 							maxDurationSeconds: 600,
 						};
-						return startAttackResponse(tc, taskQueue, plan, { workflowId: `bench-rb-${workers}w-${n}-${i}-${Date.now()}` });
+						return startAttackResponse(tc, taskQueue, plan, {
+							workflowId: `bench-rb-${workers}w-${n}-${i}-${Date.now()}`,
+						});
 					}),
 				);
 				// Settled, not Promise.all: one failed runbook is counted under its error, the others still finish.
 				// At most RESULT_WAITERS result long-polls at once: the dev server refuses more than ~1,200 concurrent long
 				// polls per namespace (RESOURCE_EXHAUSTED "namespace concurrent poller limit exceeded"), which the first
 				// 2,000-runbook run hit with one long poll per runbook. Later results of runbooks already done return at once.
-				const results = await settledLimited(handles.map((h) => () => h.result() as Promise<AttackResponseResult>), RESULT_WAITERS);
+				const results = await settledLimited(
+					handles.map((h) => () => h.result() as Promise<AttackResponseResult>),
+					RESULT_WAITERS,
+				);
 				const secs = (performance.now() - t0) / 1000;
 				const outcomes: Record<string, number> = {};
 				for (const r of results) {
-					const k = r.status === 'fulfilled' ? r.value.outcome : `error: ${String((r.reason as Error)?.cause ?? r.reason).slice(0, 120)}`;
+					const k =
+						r.status === 'fulfilled'
+							? r.value.outcome
+							: `error: ${String((r.reason as Error)?.cause ?? r.reason).slice(0, 120)}`;
 					outcomes[k] = (outcomes[k] ?? 0) + 1;
 				}
 				// Runbooks sharing a level (N > levels) find its settings held by the first one (one owner per setting).
-				const heldByOthers = results.filter((r) => r.status === 'fulfilled' && (r.value.heldByOthers?.length ?? 0) > 0).length;
+				const heldByOthers = results.filter(
+					(r) => r.status === 'fulfilled' && (r.value.heldByOthers?.length ?? 0) > 0,
+				).length;
 				const workerCpu = procs.reduce((a, w) => a + cpuSeconds(w.pid), 0) - cpu0;
 				const serverCpu = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
 				const apiCalls = (await sim.control<unknown[]>('GET', '/requests')).length;
@@ -174,7 +207,10 @@ export async function benchRunbooks(
 					measure: `${x.n} concurrent runbooks on one worker (cooldown ${cooldownSeconds}s): completion · peak RSS`,
 					ours: `${x.completionSeconds} s · ${x.peakRssMB} MB`,
 					baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssMB} MB`,
-					ratio: x === first ? '—' : `time ${timeRatio(x).toFixed(2)}× · RSS ${(x.peakRssMB / first.peakRssMB).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
+					ratio:
+						x === first
+							? '—'
+							: `time ${timeRatio(x).toFixed(2)}× · RSS ${(x.peakRssMB / first.peakRssMB).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
 					goal: 'RSS < 300 MB',
 					met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n,
 				}
@@ -182,23 +218,43 @@ export async function benchRunbooks(
 					bench: '5b',
 					measure: `${x.n} concurrent runbooks over ${workers} worker processes (cooldown ${cooldownSeconds}s): completion · peak RSS per worker`,
 					ours: `${x.completionSeconds} s · ${x.peakRssPerWorkerMB?.join(' / ')} MB`,
-					baseline: x === first ? '—' : `${first.n}: ${first.completionSeconds} s · ${first.peakRssPerWorkerMB?.join(' / ')} MB`,
+					baseline:
+						x === first
+							? '—'
+							: `${first.n}: ${first.completionSeconds} s · ${first.peakRssPerWorkerMB?.join(' / ')} MB`,
 					ratio: x === first ? '—' : `time ${timeRatio(x).toFixed(2)}× for ${(x.n / first.n).toFixed(0)}× runbooks`,
 					goal: x === first ? 'RSS < 300 MB per worker' : `RSS < 300 MB per worker · time ≤ 4× of ${first.n}`,
 					met: x.peakRssMB < 300 && (x.outcomes.reverted ?? 0) === x.n && (x === first || timeRatio(x) <= 4),
 				},
 	);
 	const flags = o.workerNodeArgs ?? workerNodeFlags({ ...process.env, ...o.workerEnv });
-	return { result: { workers, workerNodeFlags: flags, sizes: out, growth: { runbooks: last.n / first.n, time: round(last.completionSeconds / first.completionSeconds, 2), rss: round(last.peakRssMB / first.peakRssMB, 2) } }, rows };
+	return {
+		result: {
+			workers,
+			workerNodeFlags: flags,
+			sizes: out,
+			growth: {
+				runbooks: last.n / first.n,
+				time: round(last.completionSeconds / first.completionSeconds, 2),
+				rss: round(last.peakRssMB / first.peakRssMB, 2),
+			},
+		},
+		rows,
+	};
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-	const { values } = parseArgs({ options: { sizes: { type: 'string' }, workers: { type: 'string', default: '1' }, record: { type: 'string' } } });
+	const { values } = parseArgs({
+		options: { sizes: { type: 'string' }, workers: { type: 'string', default: '1' }, record: { type: 'string' } },
+	});
 	const workers = Number(values.workers);
 	const sizes =
 		values.sizes === undefined
 			? undefined
-			: String(values.sizes).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= MAX_RUNBOOKS);
+			: String(values.sizes)
+					.split(',')
+					.map(Number)
+					.filter((n) => Number.isInteger(n) && n > 0 && n <= MAX_RUNBOOKS);
 	const { startTemporalDev } = await import('../demo/stack.mts');
 	const temporal = await startTemporalDev();
 	let r: Awaited<ReturnType<typeof benchRunbooks>>;
@@ -211,13 +267,28 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	if (values.record !== undefined) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { updates?: unknown[] };
-		const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10) };
+		const machine = {
+			cpus: cpus().length,
+			cpuModel: cpus()[0]?.model,
+			memoryGB: Math.round(totalmem() / 2 ** 30),
+			node: process.version,
+			loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
+		};
 		const at = new Date().toISOString();
-		(doc.updates ??= []).push({ at, benches: [workers > 1 ? '5b' : '5'], note: values.record, machine, rows: r.rows, results: { [workers > 1 ? 'runbooksWorkers' : 'runbooks']: r.result } });
+		(doc.updates ??= []).push({
+			at,
+			benches: [workers > 1 ? '5b' : '5'],
+			note: values.record,
+			machine,
+			rows: r.rows,
+			results: { [workers > 1 ? 'runbooksWorkers' : 'runbooks']: r.result },
+		});
 		if (workers > 1) {
 			// Bench 5b also goes into the main table (replacing earlier 5b rows), marked with when and where it ran.
 			const d = doc as { rows?: Row[]; results?: Record<string, unknown> };
-			d.rows = [...(d.rows ?? []).filter((x) => x.bench !== '5b'), ...r.rows].sort((a, b) => a.bench.localeCompare(b.bench));
+			d.rows = [...(d.rows ?? []).filter((x) => x.bench !== '5b'), ...r.rows].sort((a, b) =>
+				a.bench.localeCompare(b.bench),
+			);
 			(d.results ??= {}).runbooksWorkers = { ...r.result, measuredAt: at, machine };
 		}
 		// UTF-8 as run.mts writes it (a record adds lines, it does not re-encode the others).

@@ -23,10 +23,14 @@ const seconds = Math.min(30, Math.max(1, Number(values.seconds)));
 const connections = Math.min(256, Math.max(1, Number(values.connections)));
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.mts', '--port', '0', '--app-id', 'bench-app', '--secret', 'bench-secret'], {
-	cwd: root,
-	stdio: ['ignore', 'pipe', 'inherit'],
-});
+const child = spawn(
+	process.execPath,
+	['--import', 'tsx', 'simulator/main.mts', '--port', '0', '--app-id', 'bench-app', '--secret', 'bench-secret'],
+	{
+		cwd: root,
+		stdio: ['ignore', 'pipe', 'inherit'],
+	},
+);
 const url: string = await new Promise((resolve, reject) => {
 	let buf = '';
 	child.stdout.on('data', (d: Buffer) => {
@@ -72,9 +76,11 @@ try {
 	};
 	// warm-up
 	const warmEnd = Date.now() + 1000;
-	await Promise.all(Array.from({ length: connections }, async () => {
-		while (Date.now() < warmEnd) await once();
-	}));
+	await Promise.all(
+		Array.from({ length: connections }, async () => {
+			while (Date.now() < warmEnd) await once();
+		}),
+	);
 
 	const lat: number[] = [];
 	let n = 0;

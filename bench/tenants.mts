@@ -20,7 +20,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { freePort, rssOf, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import {
+	freePort,
+	rssOf,
+	startTemporalDev,
+	startWorkerProcess,
+	type TemporalDev,
+	type WorkerProcess,
+} from '../demo/stack.mts';
 import type { FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
@@ -32,7 +39,13 @@ import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib
 const APP_ID = 'bench-tenants';
 const SECRET = 'bench-tenants-secret-1';
 const REDIRECT = 'https://app.example.com/installed';
-const TEMPLATE = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 3600, pollSeconds: 5, maxDurationSeconds: 7200 };
+const TEMPLATE = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 3600,
+	pollSeconds: 5,
+	maxDurationSeconds: 7200,
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface TenantBenchOptions {
@@ -45,9 +58,11 @@ export interface TenantBenchOptions {
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<unknown>) {
 	let next = 0;
-	await Promise.all(Array.from({ length: n }, async () => {
-		while (next < items.length) await fn(items[next++]);
-	}));
+	await Promise.all(
+		Array.from({ length: n }, async () => {
+			while (next < items.length) await fn(items[next++]);
+		}),
+	);
 }
 
 /** Cumulative bucket counts of one histogram (summed over every label set but `le`), filtered by a label. */
@@ -77,14 +92,30 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 	const windowS = opts.window ?? 300;
 	const interval = opts.interval ?? 10;
 	const keys = `k1:${randomBytes(32).toString('base64')}`;
-	const sim = await startSimProcess(APP_ID, SECRET, ['--fleet', `${n}x2`, '--tenancy', 'strict', '--token-ttl', String(ttl), '--log-limit', '2000000']);
+	const sim = await startSimProcess(APP_ID, SECRET, [
+		'--fleet',
+		`${n}x2`,
+		'--tenancy',
+		'strict',
+		'--token-ttl',
+		String(ttl),
+		'--log-limit',
+		'2000000',
+	]);
 	const taskQueue = `bench-tenants-${process.pid}`;
 	const connection = await Connection.connect({ address: temporal.address });
-	const tc = new Client({ connection, namespace: temporal.namespace, dataConverter: { payloadCodecs: [new SealedPayloadCodec(parseKeys(keys))] } });
+	const tc = new Client({
+		connection,
+		namespace: temporal.namespace,
+		dataConverter: { payloadCodecs: [new SealedPayloadCodec(parseKeys(keys))] },
+	});
 	const ports = [await freePort(), await freePort()];
 	const workers: WorkerProcess[] = [];
 	const peaks = [0, 0];
-	const sampler = setInterval(() => workers.forEach((w, i) => void rssOf(w.pid).then((r) => (peaks[i] = Math.max(peaks[i], r)))), 100);
+	const sampler = setInterval(
+		() => workers.forEach((w, i) => void rssOf(w.pid).then((r) => (peaks[i] = Math.max(peaks[i], r)))),
+		100,
+	);
 	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 	try {
 		for (let i = 0; i < 2; i++)
@@ -99,9 +130,16 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 				}),
 			);
 		// the fleet's customers with their 2 sites each (the seeded world's own customers are left out)
-		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>('GET', '/fleet');
+		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
+			'GET',
+			'/fleet',
+		);
 		const byCustomer = new Map<string, FleetSite[]>();
-		for (const s of view.sites) byCustomer.set(s.customer_id, [...(byCustomer.get(s.customer_id) ?? []), { customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids }]);
+		for (const s of view.sites)
+			byCustomer.set(s.customer_id, [
+				...(byCustomer.get(s.customer_id) ?? []),
+				{ customer_id: s.customer_id, site_id: s.site_id, domain_ports: s.domain_port_ids },
+			]);
 		const tenants = [...byCustomer].slice(0, n);
 		const installedAt = new Map<string, number>();
 		const tInstall = Date.now();
@@ -114,18 +152,38 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 		const installSeconds = (Date.now() - tInstall) / 1000;
 		process.stderr.write(`bench T: ${n} tenants installed in ${round(installSeconds, 1)} s\n`);
 		const sites = tenants.flatMap(([, s]) => s);
-		await applyFleet(tc, taskQueue, parseFleet({ fleet: `benchtenants${process.pid}`, intervalSeconds: interval, sitesPerWatcher: 250, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', template: TEMPLATE, sites }));
+		await applyFleet(
+			tc,
+			taskQueue,
+			parseFleet({
+				fleet: `benchtenants${process.pid}`,
+				intervalSeconds: interval,
+				sitesPerWatcher: 250,
+				batchSize: 50,
+				concurrency: 8,
+				parallelBatches: 4,
+				activities: 'local',
+				template: TEMPLATE,
+				sites,
+			}),
+		);
 		await sleep(interval * 1000);
-		const metrics0 = await Promise.all(ports.map(async (p) => await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()));
+		const metrics0 = await Promise.all(
+			ports.map(async (p) => await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()),
+		);
 		const cpu0 = workers.map((w) => cpuSeconds(w.pid));
 		const seq0 = Math.max(0, ...(await sim.control<{ seq: number }[]>('GET', '/requests')).map((r) => r.seq));
 		const t0 = Date.now();
 		peaks.fill(0);
 		await sleep(windowS * 1000);
 		const t1 = Date.now();
-		const metrics1 = await Promise.all(ports.map(async (p) => await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()));
+		const metrics1 = await Promise.all(
+			ports.map(async (p) => await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()),
+		);
 		const cpu = workers.map((w, i) => round(cpuSeconds(w.pid) - cpu0[i], 1));
-		const log = (await sim.control<{ seq: number; opId: string; code: number | null; time: number }[]>('GET', '/requests')).filter((r) => r.seq > seq0);
+		const log = (
+			await sim.control<{ seq: number; opId: string; code: number | null; time: number }[]>('GET', '/requests')
+		).filter((r) => r.seq > seq0);
 		const refreshes = log.filter((r) => r.opId === 'authorization.refreshToken');
 		const refused = refreshes.filter((r) => r.code !== 0).length;
 		const foreign = log.filter((r) => r.code === 40302).length;
@@ -141,11 +199,15 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 		// the wait histogram over the window: window counts = end − start, per bucket, both workers
 		const waits = (texts: string[]) => {
 			const all = new Map<number, number>();
-			for (const t of texts) for (const b of histogram(t, 'secsvc_tenant_token_wait', ['reason', 'due'])) all.set(b.le, (all.get(b.le) ?? 0) + b.count);
+			for (const t of texts)
+				for (const b of histogram(t, 'secsvc_tenant_token_wait', ['reason', 'due']))
+					all.set(b.le, (all.get(b.le) ?? 0) + b.count);
 			return all;
 		};
 		const w0 = waits(metrics0);
-		const buckets = [...waits(metrics1)].map(([le, c]) => ({ le, count: c - (w0.get(le) ?? 0) })).sort((a, b) => a.le - b.le);
+		const buckets = [...waits(metrics1)]
+			.map(([le, c]) => ({ le, count: c - (w0.get(le) ?? 0) }))
+			.sort((a, b) => a.le - b.le);
 		const waitCount = buckets.find((b) => b.le === Infinity)?.count ?? 0;
 		const p99 = quantileBound(buckets, 0.99);
 		const p50 = quantileBound(buckets, 0.5);
@@ -226,7 +288,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 	const temporal = await startTemporalDev();
 	let r: Awaited<ReturnType<typeof benchTenants>>;
 	try {
-		r = await benchTenants(temporal, { tenants: Number(values.tenants), ttl: Number(values.ttl), window: Number(values.window), interval: Number(values.interval) });
+		r = await benchTenants(temporal, {
+			tenants: Number(values.tenants),
+			ttl: Number(values.ttl),
+			window: Number(values.window),
+			interval: Number(values.interval),
+		});
 	} finally {
 		await temporal.stop();
 	}

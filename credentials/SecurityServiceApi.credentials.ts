@@ -48,7 +48,11 @@ export class SecurityServiceApi implements ICredentialType {
 			name: 'source',
 			type: 'options',
 			options: [
-				{ name: 'This Credential', value: 'own', description: 'n8n obtains and renews the token itself with the fields below' },
+				{
+					name: 'This Credential',
+					value: 'own',
+					description: 'n8n obtains and renews the token itself with the fields below',
+				},
 				{
 					name: "From the Cluster's Token Owner (Temporal)",
 					value: 'cluster',
@@ -76,7 +80,8 @@ export class SecurityServiceApi implements ICredentialType {
 			required: true,
 			displayOptions: { show: { source: ['cluster'] } },
 			placeholder: 'k1:BASE64',
-			description: 'What `secsvc tenants token-key <customer_id>` prints: opens this customer\'s access tokens, nothing else',
+			description:
+				"What `secsvc tenants token-key <customer_id>` prints: opens this customer's access tokens, nothing else",
 		},
 		{
 			displayName: 'App ID',
@@ -102,7 +107,11 @@ export class SecurityServiceApi implements ICredentialType {
 			name: 'grantType',
 			type: 'options',
 			options: [
-				{ name: 'App Token (Client Credential)', value: 'app', description: 'Acts for the app itself (SPE portal operations)' },
+				{
+					name: 'App Token (Client Credential)',
+					value: 'app',
+					description: 'Acts for the app itself (SPE portal operations)',
+				},
 				{ name: 'User Token (Refresh Token)', value: 'user', description: 'Acts for an installed customer' },
 			],
 			default: 'app',
@@ -134,7 +143,7 @@ export class SecurityServiceApi implements ICredentialType {
 			default: '',
 			placeholder: '198.51.100.0/24, 192.0.2.10',
 			description:
-				'Addresses, start-end ranges or CIDRs (comma-separated) that no block made with this credential may ever cover: your offices, partners, monitoring. Checked before anything is sent, together with the special ranges and the site\'s own addresses.',
+				"Addresses, start-end ranges or CIDRs (comma-separated) that no block made with this credential may ever cover: your offices, partners, monitoring. Checked before anything is sent, together with the special ranges and the site's own addresses.",
 		},
 		{
 			displayName: 'Access Token',
@@ -155,7 +164,9 @@ export class SecurityServiceApi implements ICredentialType {
 		// A credential whose token comes from the cluster never asks the service for one: the node's transport takes it
 		// from the tenant workflow (nodes/SecurityService/transport/clusterToken.ts) and never runs this step.
 		if (credentials.source === 'cluster')
-			throw new Error("Token Source: the token comes from the cluster's token owner (Temporal); this credential never requests one");
+			throw new Error(
+				"Token Source: the token comes from the cluster's token owner (Temporal); this credential never requests one",
+			);
 		const helpers = this.helpers;
 		const client = createClient({
 			baseUrl: String(credentials.baseUrl ?? ''),

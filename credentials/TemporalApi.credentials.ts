@@ -59,7 +59,7 @@ export class TemporalApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			description:
-				'For verified approvals: the newest key of the workers\' SECSVC_PAYLOAD_KEYS (id:BASE64). Runbook › Decide seals a decision that carries an ID token with it, so the token is encrypted in the runbook\'s history',
+				"For verified approvals: the newest key of the workers' SECSVC_PAYLOAD_KEYS (id:BASE64). Runbook › Decide seals a decision that carries an ID token with it, so the token is encrypted in the runbook's history",
 		},
 		{
 			displayName: 'Server CA Certificate',
@@ -68,7 +68,8 @@ export class TemporalApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			placeholder: '-----BEGIN CERTIFICATE-----',
-			description: "PEM certificate of the CA that signed the server's certificate; leave empty for a public CA (Temporal Cloud)",
+			description:
+				"PEM certificate of the CA that signed the server's certificate; leave empty for a public CA (Temporal Cloud)",
 		},
 		{
 			displayName: 'Client Certificate',
@@ -90,7 +91,10 @@ export class TemporalApi implements ICredentialType {
 	];
 
 	/** Bearer API key and TLS agent options on every request (the credential Test's too). A bad TLS field: one line naming it. */
-	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> {
 		const bad = addressProblem(credentials.address);
 		if (bad) throw new Error(bad);
 		const { options, problem } = temporalTlsOptions(credentials);

@@ -36,7 +36,10 @@ let bin: string | undefined;
 export function temporalBin(): string {
 	bin ??=
 		process.env.TEMPORAL_BIN ||
-		execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+		execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], {
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'inherit'],
+		}).trim();
 	return bin;
 }
 
@@ -77,7 +80,22 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	const port = o.port ?? (await freePort());
 	const httpPort = o.httpPort ?? (await freePort());
 	const namespace = o.namespace ?? 'default';
-	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--namespace', namespace, '--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG, ...searchAttributeArgs()];
+	const args = [
+		'server',
+		'start-dev',
+		'--ip',
+		'127.0.0.1',
+		'--port',
+		String(port),
+		'--http-port',
+		String(httpPort),
+		'--namespace',
+		namespace,
+		'--log-level',
+		'error',
+		...DEV_SERVER_DYNAMIC_CONFIG,
+		...searchAttributeArgs(),
+	];
 	if (o.dbFile) args.push('--db-filename', o.dbFile);
 	let uiPort: number | undefined;
 	if (o.ui) {
@@ -94,9 +112,12 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	const stop = () => stopChild(child);
 	const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
 	for (;;) {
-		if (child.exitCode !== null) throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+		if (child.exitCode !== null)
+			throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
 		try {
-			const r = await fetch(`${httpUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, { signal: AbortSignal.timeout(2000) });
+			const r = await fetch(`${httpUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
+				signal: AbortSignal.timeout(2000),
+			});
 			await r.arrayBuffer();
 			if (r.ok) break;
 		} catch {
@@ -104,11 +125,20 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 		}
 		if (Date.now() > deadline) {
 			await stop();
-			throw new Error(`temporal dev server did not answer on ${httpUrl} within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`);
+			throw new Error(
+				`temporal dev server did not answer on ${httpUrl} within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`,
+			);
 		}
 		await sleep(200);
 	}
-	return { address: `127.0.0.1:${port}`, httpUrl, uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : undefined, namespace, child, stop };
+	return {
+		address: `127.0.0.1:${port}`,
+		httpUrl,
+		uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : undefined,
+		namespace,
+		child,
+		stop,
+	};
 }
 
 export interface WorkerProcessOptions {

@@ -19,13 +19,26 @@ import { parseArgs } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { startSimulator, type RunningSimulator } from '../simulator/index.mts';
 import { isUnderAttack } from '../simulator/attacks.mts';
-import { workflowIdFor, type AttackResponseResult, type AuditEntry, type RunbookState } from '../api/runbook/contract.ts';
+import {
+	workflowIdFor,
+	type AttackResponseResult,
+	type AuditEntry,
+	type RunbookState,
+} from '../api/runbook/contract.ts';
 import { auditQuery, stateQuery } from '../workflows/attackResponse/messages.mts';
 import type { PlanInput } from '../api/runbook/plan.ts';
 import { createSchedule, deleteSchedule } from '../worker/src/temporal/runbooks.mts';
 import { renderReportHtml } from '../api/report/html.ts';
 import { runbookReportModel } from '../api/report/model.ts';
-import { freePort, portOr, sleep, startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import {
+	freePort,
+	portOr,
+	sleep,
+	startTemporalDev,
+	startWorkerProcess,
+	type TemporalDev,
+	type WorkerProcess,
+} from '../demo/stack.mts';
 
 const { values: args } = parseArgs({
 	options: {
@@ -101,7 +114,8 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // ------------------------------------------------------------------ formatting
-const fmtBps = (b: number) => (b >= 1e9 ? `${(b / 1e9).toFixed(1)} Gbps` : b >= 1e6 ? `${(b / 1e6).toFixed(1)} Mbps` : `${Math.round(b / 1e3)} Kbps`);
+const fmtBps = (b: number) =>
+	b >= 1e9 ? `${(b / 1e9).toFixed(1)} Gbps` : b >= 1e6 ? `${(b / 1e6).toFixed(1)} Mbps` : `${Math.round(b / 1e3)} Kbps`;
 let t0 = Date.now();
 const rel = (ms = Date.now()) => `+${((ms - t0) / 1000).toFixed(1).padStart(5)}s`;
 
@@ -112,7 +126,8 @@ function changed(before: unknown, after: unknown): string {
 		const a = after as Record<string, unknown>;
 		const parts: string[] = [];
 		for (const k of new Set([...Object.keys(b), ...Object.keys(a)])) {
-			if (JSON.stringify(b[k]) !== JSON.stringify(a[k])) parts.push(`${k} ${JSON.stringify(b[k]) ?? '—'} → ${JSON.stringify(a[k])}`);
+			if (JSON.stringify(b[k]) !== JSON.stringify(a[k]))
+				parts.push(`${k} ${JSON.stringify(b[k]) ?? '—'} → ${JSON.stringify(a[k])}`);
 		}
 		return parts.join(', ');
 	}
@@ -135,10 +150,12 @@ function auditLine(e: AuditEntry): string {
 	const label = (STEP_LABEL[e.step] ?? e.step).padEnd(8);
 	const at = Date.parse(e.at);
 	let text = e.what;
-	if (e.step === 'blacklisting' && Array.isArray(e.after)) text = `${e.what}: blacklisted ${e.after.length} range(s) ${(e.after as string[]).join(', ')}`;
+	if (e.step === 'blacklisting' && Array.isArray(e.after))
+		text = `${e.what}: blacklisted ${e.after.length} range(s) ${(e.after as string[]).join(', ')}`;
 	else if (e.step === 'reverting')
 		text = `${e.what}: ${e.result ?? ''}${Array.isArray(e.before) ? ` — removed ${e.before.join(', ')}` : e.before !== undefined && e.after !== undefined ? ` — ${changed(e.before, e.after)}` : ''}`;
-	else if (e.before !== undefined && e.after !== undefined && (e.step === 'tightening' || e.step === 'rate-limiting')) text = `${e.what}: ${changed(e.before, e.after)}`;
+	else if (e.before !== undefined && e.after !== undefined && (e.step === 'tightening' || e.step === 'rate-limiting'))
+		text = `${e.what}: ${changed(e.before, e.after)}`;
 	else if (e.step === 'waiting') text = `${e.what} — ${e.why}`;
 	const colour = e.step === 'reverting' ? green : STEP_LABEL[e.step] === 'MITIGATE' ? yellow : (s: string) => s;
 	return `${rel(at)}  ${colour(label)} ${text}`;
@@ -154,7 +171,9 @@ async function main(): Promise<number> {
 	say(dim('starting the simulator, the Temporal dev server (Web UI on) and the worker…'));
 	sim = await startSimulator({ port: args.ephemeral ? 0 : await portOr(8443), appId, secret, seed: 7 });
 	const ids = sim.sim.firstIds();
-	const [grpc, ui, http] = args.ephemeral ? [undefined, undefined, undefined] : await Promise.all([portOr(7233), portOr(8233), portOr(7243)]);
+	const [grpc, ui, http] = args.ephemeral
+		? [undefined, undefined, undefined]
+		: await Promise.all([portOr(7233), portOr(8233), portOr(7243)]);
 	temporal = await startTemporalDev({ ui: true, port: grpc, uiPort: ui, httpPort: http });
 	say(`  simulator        ${sim.url}  ${dim(`(site ${ids.site_id}, domain-port ${ids.domain_port_id})`)}`);
 	say(`  Temporal         ${temporal.address}  ${dim(`namespace ${temporal.namespace}`)}`);
@@ -164,8 +183,17 @@ async function main(): Promise<number> {
 	const taskQueue = 'secsvc-runbooks';
 	const metricsAddress = `127.0.0.1:${args.ephemeral ? await freePort() : await portOr(9464)}`;
 	metricsUrl = `http://${metricsAddress}/metrics`;
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue, simUrl: sim.url, appId, secret, env: { SECSVC_METRICS_ADDRESS: metricsAddress } });
-	say(`  worker           pid ${worker.pid}, task queue ${taskQueue}  ${dim(`(ready ${((Date.now() - wall0) / 1000).toFixed(1)} s after start)`)}`);
+	worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue,
+		simUrl: sim.url,
+		appId,
+		secret,
+		env: { SECSVC_METRICS_ADDRESS: metricsAddress },
+	});
+	say(
+		`  worker           pid ${worker.pid}, task queue ${taskQueue}  ${dim(`(ready ${((Date.now() - wall0) / 1000).toFixed(1)} s after start)`)}`,
+	);
 	say(`  metrics          ${metricsUrl}  ${dim('(Prometheus; curl it while the demo runs)')}`);
 
 	connection = await Connection.connect({ address: temporal.address });
@@ -175,9 +203,20 @@ async function main(): Promise<number> {
 		site_id: ids.site_id,
 		customer_id: ids.customer_id,
 		domain_ports: [ids.domain_port_id],
-		detection: { rapidMode: true, thresholds: [{ name: 'udp_total', factor: 0.5 }, { name: 'total_traffic', factor: 0.5 }] },
+		detection: {
+			rapidMode: true,
+			thresholds: [
+				{ name: 'udp_total', factor: 0.5 },
+				{ name: 'total_traffic', factor: 0.5 },
+			],
+		},
 		blacklist: { enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: ['198.51.100.7'] },
-		ipAuth: { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 } },
+		ipAuth: {
+			action: 'ratelimit',
+			enable: 1,
+			mode: 2,
+			action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 },
+		},
 		switches: [{ name: 'p_auth', enable: 1 }],
 		cooldownSeconds: cooldown,
 		pollSeconds: 1,
@@ -186,7 +225,9 @@ async function main(): Promise<number> {
 	};
 	const sched = await createSchedule(client, taskQueue, 'watch', ids.site_id, `${every}s`, { plan });
 	scheduleId = sched.scheduleId;
-	say(`  schedule         ${scheduleId}: attackWatch every ${every}s (is_under_attack → start attack-response-${ids.site_id})`);
+	say(
+		`  schedule         ${scheduleId}: attackWatch every ${every}s (is_under_attack → start attack-response-${ids.site_id})`,
+	);
 	say('');
 
 	// The attack: 20 Gbps UDP flood ramping over 3 s from a few hosts, a /24 and a country.
@@ -206,7 +247,9 @@ async function main(): Promise<number> {
 		],
 	});
 	t0 = Date.now();
-	say(`${rel()}  ${red('ATTACK')}   ${attack.attack_type} on site ${ids.site_id}: ramps to ${fmtBps(20e9)} over 3 s, ${attack.sources.length} sources, lasts ${attackSeconds}s (simulated)`);
+	say(
+		`${rel()}  ${red('ATTACK')}   ${attack.attack_type} on site ${ids.site_id}: ramps to ${fmtBps(20e9)} over 3 s, ${attack.sources.length} sources, lasts ${attackSeconds}s (simulated)`,
+	);
 
 	const wid = workflowIdFor(ids.site_id);
 	const handle = client.workflow.getHandle(wid);
@@ -221,7 +264,10 @@ async function main(): Promise<number> {
 	const deadline = Date.now() + timeoutSeconds * 1000;
 
 	for (;;) {
-		if (Date.now() > deadline) throw new Error(`the runbook did not finish within ${timeoutSeconds}s (see the Temporal Web UI: ${temporal.uiUrl})`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`the runbook did not finish within ${timeoutSeconds}s (see the Temporal Web UI: ${temporal.uiUrl})`,
+			);
 		const site = sim.sim.site(ids.site_id);
 		const now = sim.sim.nowSec();
 		const view = sim.sim.attackView(attack.id);
@@ -241,7 +287,9 @@ async function main(): Promise<number> {
 		}
 		if (desc && !started) {
 			started = true;
-			say(`${rel(desc.startTime.getTime())}  ${bold('DETECTED')} attack watch saw is_under_attack=1 → runbook ${wid} started (run ${desc.runId.slice(0, 8)}…)`);
+			say(
+				`${rel(desc.startTime.getTime())}  ${bold('DETECTED')} attack watch saw is_under_attack=1 → runbook ${wid} started (run ${desc.runId.slice(0, 8)}…)`,
+			);
 		}
 		if (desc) {
 			const running = desc.status.name === 'RUNNING';
@@ -273,29 +321,40 @@ async function main(): Promise<number> {
 			if (lastState?.mitigatedAt && !mitigatedShown) {
 				mitigatedShown = true;
 				reportedAtMitigation = reported;
-				say(`${rel(Date.parse(lastState.mitigatedAt))}  ${yellow('MITIGATED')} all changes applied; reported attack traffic now ${fmtBps(reported)} (peak ${fmtBps(peakReported)})`);
+				say(
+					`${rel(Date.parse(lastState.mitigatedAt))}  ${yellow('MITIGATED')} all changes applied; reported attack traffic now ${fmtBps(reported)} (peak ${fmtBps(peakReported)})`,
+				);
 			}
 			if (result) {
 				progress('');
 				return summary(result, { wall0, peakReported, reportedAtMitigation, uiUrl: temporal.uiUrl as string, wid });
 			}
-			progress(`  phase ${lastState?.phase ?? 'starting'} · reported attack ${fmtBps(reported)} · attack ${view.status}`);
+			progress(
+				`  phase ${lastState?.phase ?? 'starting'} · reported attack ${fmtBps(reported)} · attack ${view.status}`,
+			);
 		} else progress(`  waiting for the attack watch (every ${every}s) · reported attack ${fmtBps(reported)}`);
 		await sleep(300);
 	}
 }
 
-function summary(r: AttackResponseResult, o: { wall0: number; peakReported: number; reportedAtMitigation?: number; uiUrl: string; wid: string }): number {
+function summary(
+	r: AttackResponseResult,
+	o: { wall0: number; peakReported: number; reportedAtMitigation?: number; uiUrl: string; wid: string },
+): number {
 	const s = (v: number | undefined) => (v === undefined ? 'n/a' : `${v.toFixed(1)} s`);
 	const restored = r.changes.filter((x) => x.status === 'restored').length;
 	const blacklisted = r.changes.filter((x) => x.kind === 'blacklistAdd').flatMap((x) => x.after as string[]);
-	const thresholds = r.changes.filter((x) => x.kind === 'detectionPolicy').map((x) => `${x.target.name} (${changed(x.before, x.after)})`);
+	const thresholds = r.changes
+		.filter((x) => x.kind === 'detectionPolicy')
+		.map((x) => `${x.target.name} (${changed(x.before, x.after)})`);
 	say('');
 	say(bold('Summary'));
 	say(`  outcome              ${r.outcome === 'reverted' ? green(r.outcome) : red(r.outcome)}`);
 	say(`  time to detect       ${s(r.timeToDetectSeconds)}   (attack start → runbook start)`);
 	say(`  time to mitigate     ${s(r.timeToMitigateSeconds)}   (attack start → last mitigation write)`);
-	say(`  time to revert       ${s(r.timeToRevertSeconds)}   (attack no longer reported → everything restored; cooldown ${cooldown}s)`);
+	say(
+		`  time to revert       ${s(r.timeToRevertSeconds)}   (attack no longer reported → everything restored; cooldown ${cooldown}s)`,
+	);
 	say(`  changes              ${r.changes.length} applied, ${restored} restored, ${r.conflicts.length} conflict(s)`);
 	say(`  thresholds           ${thresholds.join('; ') || 'none'}`);
 	say(`  blacklisted ranges   ${blacklisted.join(', ') || 'none'}`);
@@ -307,7 +366,9 @@ function summary(r: AttackResponseResult, o: { wall0: number; peakReported: numb
 	const report = resolve(args.report ?? join(tmpdir(), `secsvc-attack-report-${r.site_id}-${Date.now()}.html`));
 	writeFileSync(report, renderReportHtml(runbookReportModel(r, new Date().toISOString())));
 	say(`  report               ${report}  ${dim('(one self-contained HTML file)')}`);
-	say(`  metrics              ${metricsUrl}  ${dim('(e.g. secsvc_changes_applied_total, secsvc_runbook_time_to_mitigate)')}`);
+	say(
+		`  metrics              ${metricsUrl}  ${dim('(e.g. secsvc_changes_applied_total, secsvc_runbook_time_to_mitigate)')}`,
+	);
 	return r.outcome === 'reverted' ? 0 : 1;
 }
 
@@ -321,9 +382,15 @@ try {
 		say(`  Temporal gRPC     ${temporal.address}   HTTP API ${temporal.httpUrl}`);
 		say(`  simulator         ${sim.url}   (control API: ${sim.url}/__sim/state)`);
 		say(`  metrics:          curl -s ${metricsUrl} | grep ^secsvc_`);
-		say(`  runbooks:         TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs list --phase mitigation --running`);
-		say(`  another attack:   curl -s -XPOST ${sim.url}/__sim/attacks -H 'content-type: application/json' -d '{"site_id":"${sim.sim.firstIds().site_id}","duration":20,"sources":[{"cidr":"203.0.113.0/24"}]}'`);
-		say(`  CLI:              TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs timeline ${sim.sim.firstIds().site_id}`);
+		say(
+			`  runbooks:         TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs list --phase mitigation --running`,
+		);
+		say(
+			`  another attack:   curl -s -XPOST ${sim.url}/__sim/attacks -H 'content-type: application/json' -d '{"site_id":"${sim.sim.firstIds().site_id}","duration":20,"sources":[{"cidr":"203.0.113.0/24"}]}'`,
+		);
+		say(
+			`  CLI:              TEMPORAL_ADDRESS=${temporal.address} node worker/bin/secsvc.mjs timeline ${sim.sim.firstIds().site_id}`,
+		);
 		await new Promise(() => {}); // until Ctrl-C (the signal handler cleans up and exits)
 	}
 } catch (e) {

@@ -51,13 +51,18 @@ export function jsonSchemaOf(schema: z.ZodType, io: Io): Json {
 		cycles: 'throw',
 		reused: 'inline',
 		override: ({ zodSchema, jsonSchema }) => {
-			const def = (zodSchema as unknown as { _zod: { def: { type: string; in?: z.ZodType; out?: z.ZodType } } })._zod.def;
+			const def = (zodSchema as unknown as { _zod: { def: { type: string; in?: z.ZodType; out?: z.ZodType } } })._zod
+				.def;
 			if (io !== 'input' || def.type !== 'pipe' || !def.in || !def.out) return;
 			if ((def.in as unknown as { _zod: { def: { type: string } } })._zod.def.type !== 'custom') return;
 			const inner = jsonSchemaOf(def.out, io);
 			delete inner.$schema;
 			for (const k of Object.keys(jsonSchema)) if (k !== 'description') delete (jsonSchema as Json)[k];
-			Object.assign(jsonSchema, inner, (jsonSchema as Json).description ? { description: (jsonSchema as Json).description } : {});
+			Object.assign(
+				jsonSchema,
+				inner,
+				(jsonSchema as Json).description ? { description: (jsonSchema as Json).description } : {},
+			);
 		},
 	}) as Json;
 	delete out.$schema;
@@ -88,7 +93,10 @@ function union(parts: string[]): string {
 const paren = (t: string) => (/[|&]/.test(t) && !/^[{(]/.test(t) ? `(${t})` : t);
 
 function jsdoc(lines: string[], tabs: string): string {
-	const text = lines.flatMap((l) => l.split('\n')).map((l) => l.replace(/\*\//g, '*\\/').trimEnd()).filter((l) => l.length > 0);
+	const text = lines
+		.flatMap((l) => l.split('\n'))
+		.map((l) => l.replace(/\*\//g, '*\\/').trimEnd())
+		.filter((l) => l.length > 0);
 	if (text.length === 0) return '';
 	if (text.length === 1) return `${tabs}/** ${text[0]} */\n`;
 	return `${tabs}/**\n${text.map((l) => `${tabs} * ${l}`).join('\n')}\n${tabs} */\n`;
@@ -145,7 +153,8 @@ function printOne(type: string, s: Json, ctx: PrintContext, depth: number, top: 
 function printObject(s: Json, ctx: PrintContext, depth: number, top: boolean): string {
 	const props = Object.entries(s.properties ?? {});
 	const extra = s.additionalProperties;
-	const extraType = extra === undefined || extra === true ? 'unknown' : extra === false ? undefined : printType(extra, ctx, depth);
+	const extraType =
+		extra === undefined || extra === true ? 'unknown' : extra === false ? undefined : printType(extra, ctx, depth);
 	if (props.length === 0) {
 		if (extraType === undefined) return 'Record<string, never>';
 		return `Record<string, ${extraType}>`;
@@ -154,8 +163,13 @@ function printObject(s: Json, ctx: PrintContext, depth: number, top: boolean): s
 	const tabs = '\t'.repeat(depth + 1);
 	const lines: string[] = [];
 	for (const [name, p] of props) {
-		const doc = [...((top && ctx.docs?.[name]) || []), ...(p.description && !(top && ctx.docs?.[name]) ? [p.description] : [])];
-		lines.push(`${jsdoc(doc, tabs)}${tabs}${key(name)}${required.has(name) ? '' : '?'}: ${printType(p, ctx, depth + 1)};`);
+		const doc = [
+			...((top && ctx.docs?.[name]) || []),
+			...(p.description && !(top && ctx.docs?.[name]) ? [p.description] : []),
+		];
+		lines.push(
+			`${jsdoc(doc, tabs)}${tabs}${key(name)}${required.has(name) ? '' : '?'}: ${printType(p, ctx, depth + 1)};`,
+		);
 	}
 	if (ctx.io === 'input' && extraType !== undefined) lines.push(`${tabs}[key: string]: unknown;`);
 	return `{\n${lines.join('\n')}\n${'\t'.repeat(depth)}}`;
@@ -170,13 +184,17 @@ function fieldDoc(f: Field): string[] {
 	if (f.options?.length) notes.push(`One of: ${f.options.map((o) => String(o)).join(', ')}.`);
 	if (f.default !== undefined && f.constant === undefined) notes.push(`UI default: ${JSON.stringify(f.default)}.`);
 	const where = f.in === 'body' ? 'body' : f.in;
-	return [`${f.description}${/[.!?]$/.test(f.description) ? '' : '.'} (${where}${f.kind === 'secret' ? ', secret' : ''})`, ...notes];
+	return [
+		`${f.description}${/[.!?]$/.test(f.description) ? '' : '.'} (${where}${f.kind === 'secret' ? ', secret' : ''})`,
+		...notes,
+	];
 }
 
 function entry(op: CatalogEntry, io: Io): string {
 	const schema = jsonSchemaOf(io === 'input' ? op.request : op.result, io);
 	const docs = io === 'input' ? Object.fromEntries(op.fields.map((f) => [f.name, fieldDoc(f)])) : undefined;
-	const head = io === 'input' ? `${op.method} ${op.path} — ${op.summary} (§${op.section})` : `Result of ${op.id}: ${op.summary}`;
+	const head =
+		io === 'input' ? `${op.method} ${op.path} — ${op.summary} (§${op.section})` : `Result of ${op.id}: ${op.summary}`;
 	return `${jsdoc([head], '\t')}\t${quote(op.id)}: ${printType(schema, { io, docs }, 1, true)};`;
 }
 
@@ -193,7 +211,7 @@ export function generateTypes(): string {
 		'}',
 		'',
 		'/**',
-		' * What `client.call` resolves with for each operation (zod output side of `op.result`, after the catalog\'s parse).',
+		" * What `client.call` resolves with for each operation (zod output side of `op.result`, after the catalog's parse).",
 		' * Objects list the fields the spec documents; the service may add others (kept at run time, not typed).',
 		' */',
 		'export interface OperationResults {',

@@ -112,11 +112,20 @@ export function effectOf(w: World, m: MitigationModel, a: Attack, now: number): 
 		if (!p) continue;
 		if (p.switches.p_wbl.enable === 1) {
 			// enable: 0 = enabled, 1 = disabled for both lists (§2.4).
-			if (p.ipBlacklist.enable === 0) for (const e of p.ipBlacklist.entries) { const r = entryRange(e); if (r) black.push(r); }
-			if (p.ipWhitelist.enable === 0) for (const e of p.ipWhitelist.entries) { const r = entryRange(e); if (r) white.push(r); }
+			if (p.ipBlacklist.enable === 0)
+				for (const e of p.ipBlacklist.entries) {
+					const r = entryRange(e);
+					if (r) black.push(r);
+				}
+			if (p.ipWhitelist.enable === 0)
+				for (const e of p.ipWhitelist.entries) {
+					const r = entryRange(e);
+					if (r) white.push(r);
+				}
 		}
 		const ip = p.authIp;
-		if (ip.enable !== 0 && ip.mode === 2 && (ip.action === 'ratelimit' || ip.action === 'ratelimit_blacklist')) rateLimit = true;
+		if (ip.enable !== 0 && ip.mode === 2 && (ip.action === 'ratelimit' || ip.action === 'ratelimit_blacklist'))
+			rateLimit = true;
 	}
 	let totalW = 0;
 	let passW = 0;
@@ -144,7 +153,8 @@ export function effectOf(w: World, m: MitigationModel, a: Attack, now: number): 
 }
 
 /** Attacks on a site that have started by `now` (scheduled future attacks stay invisible). */
-export const siteAttacks = (w: World, siteId: string, now: number) => w.attacks.filter((a) => a.site_id === siteId && a.start <= now);
+export const siteAttacks = (w: World, siteId: string, now: number) =>
+	w.attacks.filter((a) => a.site_id === siteId && a.start <= now);
 
 export function severityOf(maxBps: number): number {
 	// 0 low, 1 high, 2 medium/blackhole (§2.5). Our thresholds: ≥ 40 Gbps blackhole (2), ≥ 10 Gbps high (1).
@@ -235,7 +245,8 @@ export function networkSummary(w: World, site: Site, now: number, range: string,
 	for (const a of w.attacks) {
 		if (a.site_id !== site.site_id || a.start > now || endOf(a) < from) continue;
 		const size = maxRaw(a, now)[type];
-		const appName = a.dest_port === '443' ? 'HTTPS' : a.dest_port === '80' ? 'HTTP' : a.dest_port === '53' ? 'DNS' : 'Other';
+		const appName =
+			a.dest_port === '443' ? 'HTTPS' : a.dest_port === '80' ? 'HTTP' : a.dest_port === '53' ? 'DNS' : 'Other';
 		bump(app, appName, size);
 		bump(proto, a.protocol, size);
 		sum(atype, a.attack_type, size);
@@ -310,7 +321,13 @@ export function eventDetail(w: World, a: Attack, now: number, module: string): u
 			byCountry.set(s.country, v);
 		}
 		for (const [c, v] of byCountry)
-			out.push({ country: c, element: 'src_country', item: 'Source country', value: v.code, percent: Math.round((100 * v.w) / totalW) });
+			out.push({
+				country: c,
+				element: 'src_country',
+				item: 'Source country',
+				value: v.code,
+				percent: Math.round((100 * v.w) / totalW),
+			});
 		out.push({ country: '', element: 'protocol', item: 'Protocol', value: a.protocol, percent: 100 });
 		out.push({ country: '', element: 'dst_port', item: 'Destination port', value: a.dest_port, percent: 100 });
 		out.push({ country: '', element: 'dst_ip', item: 'Destination IP', value: site.site_ip, percent: 100 });

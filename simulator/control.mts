@@ -32,9 +32,14 @@ const LOOPBACK_ORIGIN = /^https?:\/\/(127(?:\.\d{1,3}){3}|localhost|\[::1\])(:\d
 export function controlRequestProblem(headers: ControlHeaders, bodyLength: number): Reply | undefined {
 	const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 	const origin = one(headers.origin);
-	if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin.trim())) return bad(403, `origin ${JSON.stringify(origin.slice(0, 100))} is not loopback: the control API answers local clients only`);
+	if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin.trim()))
+		return bad(
+			403,
+			`origin ${JSON.stringify(origin.slice(0, 100))} is not loopback: the control API answers local clients only`,
+		);
 	const site = one(headers['sec-fetch-site']);
-	if (site === 'cross-site' || site === 'same-site') return bad(403, `a ${site} browser request: the control API answers local clients only`);
+	if (site === 'cross-site' || site === 'same-site')
+		return bad(403, `a ${site} browser request: the control API answers local clients only`);
 	const type = (one(headers['content-type']) ?? '').split(';')[0].trim().toLowerCase();
 	// a bodiless request (DELETE /faults, POST /tokens/expire from a plain client) carries no content to type; from
 	// a browser it carries an Origin (every cross-origin POST does), checked above
@@ -43,7 +48,14 @@ export function controlRequestProblem(headers: ControlHeaders, bodyLength: numbe
 	return undefined;
 }
 
-export async function handleControl(sim: Simulator, method: string, path: string, query: Fields, raw: Buffer, headers: ControlHeaders = {}): Promise<Reply> {
+export async function handleControl(
+	sim: Simulator,
+	method: string,
+	path: string,
+	query: Fields,
+	raw: Buffer,
+	headers: ControlHeaders = {},
+): Promise<Reply> {
 	const refused = controlRequestProblem(headers, raw.length);
 	if (refused) return refused;
 	let body: Record<string, unknown> = {};
@@ -63,7 +75,8 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		if (route === 'GET /fleet') return ok(fleetView(sim.world));
 		if (route === 'POST /reset') {
 			const seed = body.seed === undefined ? undefined : Number(body.seed);
-			if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 2 ** 32)) return bad(400, 'seed must be an integer from 0 to 4294967296');
+			if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 2 ** 32))
+				return bad(400, 'seed must be an integer from 0 to 4294967296');
 			sim.reset(seed);
 			return ok({ ok: true, seed: sim.opts.seed, now: sim.nowMs(), ids: sim.firstIds() });
 		}
@@ -79,19 +92,27 @@ export async function handleControl(sim: Simulator, method: string, path: string
 		if (seg[0] === 'attacks' && seg.length >= 2) {
 			const id = decodeURIComponent(seg[1]);
 			if (!sim.world.attacks.some((a) => a.id === id)) return bad(404, `attack '${id}' does not exist`);
-			if ((method === 'DELETE' && seg.length === 2) || (method === 'POST' && seg[2] === 'stop' && seg.length === 3)) return ok(sim.stopAttack(id));
+			if ((method === 'DELETE' && seg.length === 2) || (method === 'POST' && seg[2] === 'stop' && seg.length === 3))
+				return ok(sim.stopAttack(id));
 			if (method === 'GET' && seg.length === 2) return ok(sim.attackView(id));
 		}
 		if (route === 'POST /scenario') return ok(sim.loadScenario(body as never));
 		if (route === 'POST /flow-down') return ok(sim.addFlowDown(body as never));
 		if (route === 'POST /url-bypass')
-			return ok(sim.addUrlBypass(String(body.site_id ?? sim.firstIds().site_id), String(body.domain_port_id ?? sim.firstIds().domain_port_id), String(body.url)));
+			return ok(
+				sim.addUrlBypass(
+					String(body.site_id ?? sim.firstIds().site_id),
+					String(body.domain_port_id ?? sim.firstIds().domain_port_id),
+					String(body.url),
+				),
+			);
 		if (route === 'POST /ratelimit') {
 			const p = rateLimitProblems(body);
 			if (p.length) return bad(400, p.join('; '));
 			return ok(sim.setRateLimit(body as unknown as RateLimitSpec));
 		}
-		if (route === 'GET /ratelimit') return ok({ spec: sim.rateLimiter?.spec ?? null, refused: sim.rateLimiter?.refused ?? {} });
+		if (route === 'GET /ratelimit')
+			return ok({ spec: sim.rateLimiter?.spec ?? null, refused: sim.rateLimiter?.refused ?? {} });
 		if (route === 'DELETE /ratelimit') return ok(sim.setRateLimit(undefined) ?? null);
 		if (route === 'POST /faults') return ok(sim.addFault(body as never));
 		if (route === 'GET /faults') return ok(sim.faults);

@@ -23,14 +23,16 @@ const MAX = 90_000;
 export function checkFleet(f: FleetSpec): Required<FleetSpec> {
 	const int = (v: unknown, name: string, min: number, max: number) => {
 		const n = Number(v);
-		if (!Number.isInteger(n) || n < min || n > max) throw new Error(`fleet.${name}: must be an integer from ${min} to ${max}`);
+		if (!Number.isInteger(n) || n < min || n > max)
+			throw new Error(`fleet.${name}: must be an integer from ${min} to ${max}`);
 		return n;
 	};
 	const customers = int(f.customers, 'customers', 1, MAX);
 	const sitesPerCustomer = int(f.sitesPerCustomer, 'sitesPerCustomer', 1, 1000);
 	const domainPortsPerSite = int(f.domainPortsPerSite ?? 1, 'domainPortsPerSite', 1, 8);
 	if (customers * sitesPerCustomer > MAX) throw new Error(`fleet: customers × sitesPerCustomer must be at most ${MAX}`);
-	if (customers * sitesPerCustomer * domainPortsPerSite > MAX) throw new Error(`fleet: sites × domainPortsPerSite must be at most ${MAX}`);
+	if (customers * sitesPerCustomer * domainPortsPerSite > MAX)
+		throw new Error(`fleet: sites × domainPortsPerSite must be at most ${MAX}`);
 	return { customers, sitesPerCustomer, domainPortsPerSite };
 }
 
@@ -72,11 +74,21 @@ export function addFleet(w: World, spec: FleetSpec): void {
 			w.sites.set(site.site_id, site);
 			for (let d = 0; d < f.domainPortsPerSite; d++) {
 				const domain = `www${d || ''}.s${s + 1}.${slug}.example`;
-				const dp: DomainPort = { domain_port_id: String(dpN++), site_id: site.site_id, domain, port: d % 2 ? 80 : 443, policy: defaultPolicy(domain) };
+				const dp: DomainPort = {
+					domain_port_id: String(dpN++),
+					site_id: site.site_id,
+					domain,
+					port: d % 2 ? 80 : 443,
+					policy: defaultPolicy(domain),
+				};
 				site.domain_port_ids.push(dp.domain_port_id);
 				w.domainPorts.set(dp.domain_port_id, dp);
 			}
-			site.networks.push({ network_id: String(netN++), cidr: `${intToIp(netBase + n * 16)}/28`, hosts: [{ host_id: String(hostN++), ip: intToIp(netBase + n * 16 + 2) }] });
+			site.networks.push({
+				network_id: String(netN++),
+				cidr: `${intToIp(netBase + n * 16)}/28`,
+				hosts: [{ host_id: String(hostN++), ip: intToIp(netBase + n * 16 + 2) }],
+			});
 		}
 	}
 }
@@ -85,6 +97,7 @@ export function addFleet(w: World, spec: FleetSpec): void {
 export function fleetView(w: World) {
 	const sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] = [];
 	for (const s of w.sites.values())
-		if (Number(s.site_id) >= FLEET_FIRST.site) sites.push({ customer_id: s.customer_id, site_id: s.site_id, domain_port_ids: s.domain_port_ids });
+		if (Number(s.site_id) >= FLEET_FIRST.site)
+			sites.push({ customer_id: s.customer_id, site_id: s.site_id, domain_port_ids: s.domain_port_ids });
 	return { sites };
 }

@@ -128,7 +128,22 @@ export interface SimOptions {
 	rateLimit?: RateLimitSpec;
 }
 
-type ResolvedOptions = Required<Omit<SimOptions, 'port' | 'host' | 'scenario' | 'seed' | 'startTime' | 'mitigation' | 'tokenKinds' | 'fleet' | 'tenancy' | 'droppedTokenAnswer' | 'rateLimit'>> & {
+type ResolvedOptions = Required<
+	Omit<
+		SimOptions,
+		| 'port'
+		| 'host'
+		| 'scenario'
+		| 'seed'
+		| 'startTime'
+		| 'mitigation'
+		| 'tokenKinds'
+		| 'fleet'
+		| 'tenancy'
+		| 'droppedTokenAnswer'
+		| 'rateLimit'
+	>
+> & {
 	tenancy: 'lenient' | 'strict';
 	seed: number;
 	droppedTokenAnswer?: { code: number; msg: string };
@@ -242,7 +257,9 @@ export class Simulator {
 	// ------------------------------------------------------------ clock
 
 	nowMs(): number {
-		return this.clockMode === 'manual' ? this.baseMs + this.offsetMs : this.baseMs + (Date.now() - this.realAtBase) + this.offsetMs;
+		return this.clockMode === 'manual'
+			? this.baseMs + this.offsetMs
+			: this.baseMs + (Date.now() - this.realAtBase) + this.offsetMs;
 	}
 	nowSec(): number {
 		return Math.floor(this.nowMs() / 1000);
@@ -252,7 +269,9 @@ export class Simulator {
 		if (!(Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_ADVANCE_SECONDS))
 			throw new Error(`seconds must be a number from 0 to ${MAX_ADVANCE_SECONDS} (10 years)`);
 		if (!Number.isFinite(this.nowMs() + seconds * 1000) || this.offsetMs + seconds * 1000 > MAX_OFFSET_MS)
-			throw new Error(`the clock may move at most ${MAX_OFFSET_MS / 1000} seconds (100 years) ahead in total; reset it first`);
+			throw new Error(
+				`the clock may move at most ${MAX_OFFSET_MS / 1000} seconds (100 years) ahead in total; reset it first`,
+			);
 		this.offsetMs += seconds * 1000;
 		return this.nowMs();
 	}
@@ -299,7 +318,8 @@ export class Simulator {
 	dp(params: Record<string, string>): DomainPort {
 		const site = this.site(params.site_id);
 		const dp = this.world.domainPorts.get(params.domain_port_id);
-		if (!dp || dp.site_id !== site.site_id) throw notFound(`domain_port_id: domain-port '${params.domain_port_id}' does not exist on site ${site.site_id}`);
+		if (!dp || dp.site_id !== site.site_id)
+			throw notFound(`domain_port_id: domain-port '${params.domain_port_id}' does not exist on site ${site.site_id}`);
 		return dp;
 	}
 
@@ -308,10 +328,12 @@ export class Simulator {
 		const cu = this.world.customers.get(p.customer_id);
 		if (!cu) throw notFound(`customer_id: customer '${p.customer_id}' does not exist`);
 		const site = this.world.sites.get(p.site_id);
-		if (!site || site.customer_id !== cu.customer_id) throw notFound(`site_id: site '${p.site_id}' does not exist for customer ${cu.customer_id}`);
+		if (!site || site.customer_id !== cu.customer_id)
+			throw notFound(`site_id: site '${p.site_id}' does not exist for customer ${cu.customer_id}`);
 		let level: 'site' | 'network' | 'host';
 		if (p.network_id === '0') {
-			if (p.host_id !== '0') throw validationError([{ field: 'host_id', rule: 'must be 0 when network_id is 0 (site level)' }]);
+			if (p.host_id !== '0')
+				throw validationError([{ field: 'host_id', rule: 'must be 0 when network_id is 0 (site level)' }]);
 			level = 'site';
 		} else {
 			const net = site.networks.find((n) => n.network_id === p.network_id);
@@ -330,7 +352,8 @@ export class Simulator {
 
 	checkClient(appId: string, secret: string | undefined) {
 		if (appId !== this.opts.appId) throw new SimError(CODES.INVALID_CLIENT, 'app_id: unknown app');
-		if (secret !== undefined && secret !== this.opts.secret) throw new SimError(CODES.INVALID_CLIENT, 'secret: does not match the app');
+		if (secret !== undefined && secret !== this.opts.secret)
+			throw new SimError(CODES.INVALID_CLIENT, 'secret: does not match the app');
 	}
 	issueCode(customer_id: string): string {
 		const code = `cd_${this.rng.hex(24)}`;
@@ -346,7 +369,11 @@ export class Simulator {
 		const access_token = `ut_${this.rng.hex(32)}`;
 		const refresh_token = `rt_${this.rng.hex(32)}`;
 		this.tokens.set(access_token, { kind: 'user', customer_id, expiresAt: this.nowSec() + this.opts.tokenTtl });
-		this.refreshTokens.set(refresh_token, { customer_id, expiresAt: this.nowSec() + this.opts.refreshTtl, access_token });
+		this.refreshTokens.set(refresh_token, {
+			customer_id,
+			expiresAt: this.nowSec() + this.opts.refreshTtl,
+			access_token,
+		});
 		return { access_token, refresh_token };
 	}
 	/** Expires every access token now (refresh tokens stay valid). */
@@ -382,7 +409,11 @@ export class Simulator {
 		if (!a) throw new Error(`attack '${id}' does not exist`);
 		const now = this.nowSec();
 		const end = endOf(a);
-		return { ...a, end: Number.isFinite(end) ? end : null, status: isOngoing(a, now) ? 'ongoing' : a.start > now ? 'scheduled' : 'stopped' };
+		return {
+			...a,
+			end: Number.isFinite(end) ? end : null,
+			status: isOngoing(a, now) ? 'ongoing' : a.start > now ? 'scheduled' : 'stopped',
+		};
 	}
 	loadScenario(s: Scenario, record = true) {
 		checkScenario(s);
@@ -435,12 +466,19 @@ export class Simulator {
 	addFault(f: FaultSpec) {
 		const kinds: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken', 'hang'];
 		if (!kinds.includes(f.kind)) throw new Error(`kind must be one of ${kinds.join(', ')}`);
-		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op)) throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
+		if (f.op !== '*' && !this.router.routes.some((r) => r.id === f.op))
+			throw new Error(`op must be an operation id or '*' (got '${f.op}')`);
 		const count = f.count ?? 1;
 		if (!(Number.isInteger(count) && count > 0)) throw new Error('count must be a positive integer');
-		if (f.pathContains !== undefined && (typeof f.pathContains !== 'string' || f.pathContains === '')) throw new Error('pathContains must be a non-empty string');
-		if (f.retryAfterSeconds !== undefined && !(typeof f.retryAfterSeconds === 'number' && f.retryAfterSeconds >= 0 && f.retryAfterSeconds <= 3600)) throw new Error('retryAfterSeconds must be 0–3600');
-		if (f.forMs !== undefined && !(Number.isFinite(f.forMs) && f.forMs > 0 && f.forMs <= 3_600_000)) throw new Error('forMs must be a number of ms from 1 to 3600000');
+		if (f.pathContains !== undefined && (typeof f.pathContains !== 'string' || f.pathContains === ''))
+			throw new Error('pathContains must be a non-empty string');
+		if (
+			f.retryAfterSeconds !== undefined &&
+			!(typeof f.retryAfterSeconds === 'number' && f.retryAfterSeconds >= 0 && f.retryAfterSeconds <= 3600)
+		)
+			throw new Error('retryAfterSeconds must be 0–3600');
+		if (f.forMs !== undefined && !(Number.isFinite(f.forMs) && f.forMs > 0 && f.forMs <= 3_600_000))
+			throw new Error('forMs must be a number of ms from 1 to 3600000');
 		this.faults.push({ ...f, count, ...(f.forMs !== undefined ? { until: this.nowMs() + f.forMs } : {}) });
 		return this.faults;
 	}
@@ -459,7 +497,9 @@ export class Simulator {
 		return undefined;
 	}
 	requests(filter: { op?: string; since?: number } = {}) {
-		return this.log.filter((e) => (filter.op === undefined || e.opId === filter.op) && (filter.since === undefined || e.seq > filter.since));
+		return this.log.filter(
+			(e) => (filter.op === undefined || e.opId === filter.op) && (filter.since === undefined || e.seq > filter.since),
+		);
 	}
 	clearRequests() {
 		this.log = [];
@@ -508,16 +548,36 @@ export class Simulator {
 		}
 		if ('methods' in m) {
 			drain(req);
-			return sendJson(res, 405, { code: CODES.NOT_FOUND, msg: `${method} is not allowed on ${path} (allowed: ${m.methods.join(', ')})` });
+			return sendJson(res, 405, {
+				code: CODES.NOT_FOUND,
+				msg: `${method} is not allowed on ${path} (allowed: ${m.methods.join(', ')})`,
+			});
 		}
-		const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+		const hasBody =
+			req.headers['content-length'] !== undefined
+				? req.headers['content-length'] !== '0'
+				: req.headers['transfer-encoding'] !== undefined;
 		const raw = hasBody ? await readBody(req) : (drain(req), EMPTY_BUF);
 		const query = parseUrlEncoded(qs);
-		const entry: LogEntry = { seq: ++this.seq, time: this.nowMs(), opId: m.opId, method, path, query: maskFields(query), body: undefined, status: 200, code: null };
+		const entry: LogEntry = {
+			seq: ++this.seq,
+			time: this.nowMs(),
+			opId: m.opId,
+			method,
+			path,
+			query: maskFields(query),
+			body: undefined,
+			status: 200,
+			code: null,
+		};
 		this.log.push(entry);
 		// Trim in chunks so a full log does not cost an O(n) splice per request.
 		if (this.log.length > this.opts.logLimit + 1024) this.log.splice(0, this.log.length - this.opts.logLimit);
-		const finish = (status: number, body: { code: number } & Record<string, unknown>, headers?: Record<string, string>) => {
+		const finish = (
+			status: number,
+			body: { code: number } & Record<string, unknown>,
+			headers?: Record<string, string>,
+		) => {
 			entry.status = status;
 			entry.code = body.code;
 			sendJson(res, status, body, headers);
@@ -542,7 +602,11 @@ export class Simulator {
 				return finish(fault.status ?? 503, { code: CODES.INTERNAL, msg: 'injected fault: service unavailable' });
 			else if (fault.kind === 'code') return finish(200, { code: fault.code ?? CODES.INTERNAL, msg: 'injected fault' });
 			else if (fault.kind === 'ratelimit')
-				return finish(fault.status ?? 200, { code: CODES.RATE_LIMITED, msg: 'rate limited: too many requests' }, fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : undefined);
+				return finish(
+					fault.status ?? 200,
+					{ code: CODES.RATE_LIMITED, msg: 'rate limited: too many requests' },
+					fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : undefined,
+				);
 			else if (fault.kind === 'expireToken') {
 				const t = query.get('access_token')?.[0];
 				const rec = t ? this.tokens.get(t) : undefined;
@@ -566,23 +630,36 @@ export class Simulator {
 			let json: unknown;
 			if ((method === 'POST' || method === 'PUT') && def.enc !== 'query' && def.enc !== 'redirect') {
 				const ct = String(req.headers['content-type'] ?? '');
-				const want = def.enc === 'multipart' ? 'multipart/form-data' : def.enc === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+				const want =
+					def.enc === 'multipart'
+						? 'multipart/form-data'
+						: def.enc === 'json'
+							? 'application/json'
+							: 'application/x-www-form-urlencoded';
 				if (this.opts.strictContentType && !ct.toLowerCase().startsWith(want))
-					throw new SimError(CODES.BAD_CONTENT_TYPE, `content-type: this operation takes ${want} (got '${ct || 'none'}')`);
+					throw new SimError(
+						CODES.BAD_CONTENT_TYPE,
+						`content-type: this operation takes ${want} (got '${ct || 'none'}')`,
+					);
 				if (def.enc === 'json') {
 					try {
 						json = raw.length ? parseBoundedJson(raw.toString('utf8')) : undefined;
 					} catch (e) {
-						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
+						throw validationError([
+							{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' },
+						]);
 					}
 					entry.body = maskJson(json);
 				} else if (ct.toLowerCase().startsWith('multipart/form-data')) {
 					const boundary = boundaryOf(ct);
-					if (!boundary) throw new SimError(CODES.BAD_CONTENT_TYPE, 'content-type: multipart/form-data needs a boundary');
+					if (!boundary)
+						throw new SimError(CODES.BAD_CONTENT_TYPE, 'content-type: multipart/form-data needs a boundary');
 					try {
 						b = parseMultipart(raw, boundary);
 					} catch (e) {
-						throw validationError([{ field: 'body', rule: e instanceof MultipartError ? e.message : 'malformed multipart body' }]);
+						throw validationError([
+							{ field: 'body', rule: e instanceof MultipartError ? e.message : 'malformed multipart body' },
+						]);
 					}
 					entry.body = maskFields(b);
 				} else if (ct.toLowerCase().startsWith('application/json')) {
@@ -590,9 +667,12 @@ export class Simulator {
 					try {
 						o = raw.length ? parseBoundedJson(raw.toString('utf8')) : {};
 					} catch (e) {
-						throw validationError([{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' }]);
+						throw validationError([
+							{ field: 'body', rule: e instanceof JsonBoundError ? e.message : 'must be valid JSON' },
+						]);
 					}
-					if (!o || typeof o !== 'object' || Array.isArray(o)) throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
+					if (!o || typeof o !== 'object' || Array.isArray(o))
+						throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
 					b = new Map(Object.entries(o).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : [String(v)]]));
 					entry.body = maskFields(b);
 				} else {
@@ -647,10 +727,20 @@ export class Simulator {
 		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
 		const rec = this.tokens.get(v[0]);
 		const dropped = this.opts.droppedTokenAnswer;
-		if (!rec) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
-		if (rec.expiresAt <= this.nowSec()) throw dropped ? new SimError(dropped.code, dropped.msg) : new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
+		if (!rec)
+			throw dropped
+				? new SimError(dropped.code, dropped.msg)
+				: new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
+		if (rec.expiresAt <= this.nowSec())
+			throw dropped
+				? new SimError(dropped.code, dropped.msg)
+				: new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');
 		const kinds = this.opts.tokenKinds[opId];
-		if (kinds && !kinds.includes(rec.kind)) throw new SimError(CODES.FORBIDDEN, `access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`);
+		if (kinds && !kinds.includes(rec.kind))
+			throw new SimError(
+				CODES.FORBIDDEN,
+				`access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`,
+			);
 		if (this.opts.tenancy === 'strict') this.checkTenancy(opId, rec, params);
 	}
 
@@ -658,15 +748,29 @@ export class Simulator {
 	private checkTenancy(opId: string, rec: TokenRec, params: Record<string, string>) {
 		const portal = opId.startsWith('customer.');
 		if (rec.kind === 'app') {
-			if (!portal) throw new SimError(CODES.FOREIGN_TENANT, `access_token: the app token serves only portal operations (customer list and detail), not ${opId}; use the customer's user token`);
+			if (!portal)
+				throw new SimError(
+					CODES.FOREIGN_TENANT,
+					`access_token: the app token serves only portal operations (customer list and detail), not ${opId}; use the customer's user token`,
+				);
 			return;
 		}
-		if (opId === 'customer.list') throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token (customer ${rec.customer_id}) cannot list the portal's customers; use the app token`);
+		if (opId === 'customer.list')
+			throw new SimError(
+				CODES.FOREIGN_TENANT,
+				`access_token: a user token (customer ${rec.customer_id}) cannot list the portal's customers; use the app token`,
+			);
 		if (params.customer_id !== undefined && params.customer_id !== rec.customer_id)
-			throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token of customer ${rec.customer_id} cannot reach customer ${params.customer_id}`);
+			throw new SimError(
+				CODES.FOREIGN_TENANT,
+				`access_token: a user token of customer ${rec.customer_id} cannot reach customer ${params.customer_id}`,
+			);
 		const site = params.site_id !== undefined ? this.world.sites.get(params.site_id) : undefined;
 		if (site && site.customer_id !== rec.customer_id)
-			throw new SimError(CODES.FOREIGN_TENANT, `access_token: a user token of customer ${rec.customer_id} cannot reach site ${site.site_id} (customer ${site.customer_id})`);
+			throw new SimError(
+				CODES.FOREIGN_TENANT,
+				`access_token: a user token of customer ${rec.customer_id} cannot reach site ${site.site_id} (customer ${site.customer_id})`,
+			);
 	}
 }
 
@@ -725,9 +829,14 @@ function onClientError(err: Error & { code?: string }, socket: import('node:stre
 		return;
 	}
 	const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-	const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+	const reason =
+		status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
 	const msg =
-		status === 431 ? 'request line and headers must be at most 16384 bytes' : status === 408 ? 'request not received in time' : `malformed HTTP request (${err.code ?? 'parse error'})`;
+		status === 431
+			? 'request line and headers must be at most 16384 bytes'
+			: status === 408
+				? 'request not received in time'
+				: `malformed HTTP request (${err.code ?? 'parse error'})`;
 	const body = JSON.stringify({ code: CODES.VALIDATION, msg });
 	socket.end(
 		`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -736,7 +845,11 @@ function onClientError(err: Error & { code?: string }, socket: import('node:stre
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>) {
 	const s = JSON.stringify(body);
-	res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(s), ...headers });
+	res.writeHead(status, {
+		'content-type': 'application/json; charset=utf-8',
+		'content-length': Buffer.byteLength(s),
+		...headers,
+	});
 	res.end(s);
 }
 
@@ -753,8 +866,13 @@ export async function startSimulator(opts: SimOptions): Promise<RunningSimulator
 	const server = http.createServer({ requireHostHeader: false }, (req, res) => {
 		sim.handle(req, res).catch((e) => {
 			if (res.headersSent) res.destroy();
-			else if (e instanceof BodyTooLarge) sendJson(res, 413, { code: CODES.VALIDATION, msg: e.message }, { connection: 'close' });
-			else sendJson(res, 500, { code: CODES.INTERNAL, msg: `internal error: ${String((e as Error).message).slice(0, 300)}` });
+			else if (e instanceof BodyTooLarge)
+				sendJson(res, 413, { code: CODES.VALIDATION, msg: e.message }, { connection: 'close' });
+			else
+				sendJson(res, 500, {
+					code: CODES.INTERNAL,
+					msg: `internal error: ${String((e as Error).message).slice(0, 300)}`,
+				});
 		});
 	});
 	server.on('clientError', onClientError);

@@ -58,7 +58,8 @@ if (values.scenario) {
 if (values.clock !== 'real' && values.clock !== 'manual') throw new Error('--clock must be real or manual');
 if (values.tenancy !== 'lenient' && values.tenancy !== 'strict') fail('--tenancy: must be lenient or strict');
 const tokenTtl = values['token-ttl'] === undefined ? undefined : Number(values['token-ttl']);
-if (tokenTtl !== undefined && (!Number.isInteger(tokenTtl) || tokenTtl < 1 || tokenTtl > 86400)) fail('--token-ttl: must be an integer of 1-86400 seconds');
+if (tokenTtl !== undefined && (!Number.isInteger(tokenTtl) || tokenTtl < 1 || tokenTtl > 86400))
+	fail('--token-ttl: must be an integer of 1-86400 seconds');
 let fleet: { customers: number; sitesPerCustomer: number } | undefined;
 if (values.fleet) {
 	const m = /^(\d+)x(\d+)$/.exec(values.fleet);

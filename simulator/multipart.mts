@@ -68,7 +68,7 @@ export function parseMultipart(body: Buffer, boundary: string): Fields {
 		if (next < 0) throw new MultipartError('multipart body not terminated');
 		const value = body.subarray(headEnd + 4, next).toString('utf8');
 		const disp = /content-disposition:\s*form-data;([^\r\n]*)/i.exec(head);
-		const name = disp ? /\bname="([^"]*)"/i.exec(disp[1]) ?? /\bname=([^;\s]+)/i.exec(disp[1]) : null;
+		const name = disp ? (/\bname="([^"]*)"/i.exec(disp[1]) ?? /\bname=([^;\s]+)/i.exec(disp[1])) : null;
 		if (!name) throw new MultipartError('multipart part without a form-data name');
 		add(m, name[1], value);
 		pos = next + 2;

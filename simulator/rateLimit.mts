@@ -22,20 +22,31 @@ export interface RateLimitSpec {
 
 /** Problems of a spec, `field: rule` (the control API answers 400 with them). */
 export function rateLimitProblems(s: unknown): string[] {
-	if (!s || typeof s !== 'object' || Array.isArray(s)) return ['rateLimit: must be an object {rps, burst?, tenant?, status?, code?, retryAfterSeconds?}'];
+	if (!s || typeof s !== 'object' || Array.isArray(s))
+		return ['rateLimit: must be an object {rps, burst?, tenant?, status?, code?, retryAfterSeconds?}'];
 	const o = s as Record<string, unknown>;
 	const out: string[] = [];
 	const pos = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v > 0;
 	if (!pos(o.rps)) out.push('rps: must be a number greater than 0');
-	if (o.burst !== undefined && !(pos(o.burst) && (o.burst as number) >= 1)) out.push('burst: must be a number, at least 1');
+	if (o.burst !== undefined && !(pos(o.burst) && (o.burst as number) >= 1))
+		out.push('burst: must be a number, at least 1');
 	if (o.tenant !== undefined) {
 		const t = o.tenant as Record<string, unknown>;
 		if (!t || typeof t !== 'object' || !pos(t.rps)) out.push('tenant.rps: must be a number greater than 0');
-		else if (t.burst !== undefined && !(pos(t.burst) && (t.burst as number) >= 1)) out.push('tenant.burst: must be a number, at least 1');
+		else if (t.burst !== undefined && !(pos(t.burst) && (t.burst as number) >= 1))
+			out.push('tenant.burst: must be a number, at least 1');
 	}
-	if (o.status !== undefined && !(Number.isInteger(o.status) && (o.status as number) >= 200 && (o.status as number) <= 599)) out.push('status: must be an HTTP status 200–599');
+	if (
+		o.status !== undefined &&
+		!(Number.isInteger(o.status) && (o.status as number) >= 200 && (o.status as number) <= 599)
+	)
+		out.push('status: must be an HTTP status 200–599');
 	if (o.code !== undefined && !Number.isInteger(o.code)) out.push('code: must be an integer');
-	if (o.retryAfterSeconds !== undefined && !(typeof o.retryAfterSeconds === 'number' && o.retryAfterSeconds >= 0 && o.retryAfterSeconds <= 3600)) out.push('retryAfterSeconds: must be 0–3600');
+	if (
+		o.retryAfterSeconds !== undefined &&
+		!(typeof o.retryAfterSeconds === 'number' && o.retryAfterSeconds >= 0 && o.retryAfterSeconds <= 3600)
+	)
+		out.push('retryAfterSeconds: must be 0–3600');
 	return out;
 }
 

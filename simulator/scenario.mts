@@ -28,7 +28,8 @@ function num(v: unknown, where: string, min: number, max: number, integer = fals
 }
 function text(v: unknown, where: string) {
 	if (v === undefined) return;
-	if (typeof v !== 'string' || v.length === 0 || v.length > MAX_TEXT) fail(where, `must be a non-empty string of at most ${MAX_TEXT} characters`);
+	if (typeof v !== 'string' || v.length === 0 || v.length > MAX_TEXT)
+		fail(where, `must be a non-empty string of at most ${MAX_TEXT} characters`);
 }
 function list(v: unknown, where: string, max: number): unknown[] {
 	if (v === undefined) return [];
@@ -46,7 +47,8 @@ export function checkAttackItem(a: unknown, where: string): void {
 	num(x.at, `${where}.at`, -MAX_SECONDS, MAX_SECONDS);
 	num(x.start, `${where}.start`, MIN_UNIX, MAX_UNIX);
 	num(x.duration, `${where}.duration`, 0, MAX_SECONDS);
-	if (x.autoMitigate !== undefined && typeof x.autoMitigate !== 'boolean') fail(`${where}.autoMitigate`, 'must be true or false');
+	if (x.autoMitigate !== undefined && typeof x.autoMitigate !== 'boolean')
+		fail(`${where}.autoMitigate`, 'must be true or false');
 	text(x.protocol, `${where}.protocol`);
 	if (x.dest_port !== undefined && typeof x.dest_port !== 'number') text(x.dest_port, `${where}.dest_port`);
 	if (x.curve !== undefined) {
@@ -56,7 +58,8 @@ export function checkAttackItem(a: unknown, where: string): void {
 		num(c.peakPps, `${where}.curve.peakPps`, 0, 1e13);
 		num(c.rampSeconds, `${where}.curve.rampSeconds`, 0, MAX_SECONDS);
 		for (const [i, p] of list(c.points, `${where}.curve.points`, MAX_POINTS).entries()) {
-			if (!Array.isArray(p) || p.length < 2 || p.length > 3) fail(`${where}.curve.points.${i}`, 'must be [offsetSeconds, bps, pps]');
+			if (!Array.isArray(p) || p.length < 2 || p.length > 3)
+				fail(`${where}.curve.points.${i}`, 'must be [offsetSeconds, bps, pps]');
 			const q = p as unknown[];
 			num(q[0], `${where}.curve.points.${i}.0`, 0, MAX_SECONDS);
 			num(q[1], `${where}.curve.points.${i}.1`, 0, 1e15);
@@ -86,9 +89,13 @@ export function checkFlowDownItem(f: unknown, where: string): void {
 export function checkScenario(s: unknown): void {
 	if (!isObj(s)) fail('scenario', 'must be a JSON object');
 	const x = s as Record<string, unknown>;
-	for (const k of Object.keys(x)) if (!['seed', 'fleet', 'attacks', 'flowDowns'].includes(k)) fail(`scenario.${k.slice(0, 64)}`, 'is not a scenario field (seed, fleet, attacks, flowDowns)');
+	for (const k of Object.keys(x))
+		if (!['seed', 'fleet', 'attacks', 'flowDowns'].includes(k))
+			fail(`scenario.${k.slice(0, 64)}`, 'is not a scenario field (seed, fleet, attacks, flowDowns)');
 	if (x.fleet !== undefined && !isObj(x.fleet)) fail('scenario.fleet', 'must be an object');
 	num(x.seed, 'scenario.seed', 0, 2 ** 32, true);
-	for (const [i, a] of list(x.attacks, 'scenario.attacks', MAX_ITEMS).entries()) checkAttackItem(a, `scenario.attacks.${i}`);
-	for (const [i, f] of list(x.flowDowns, 'scenario.flowDowns', MAX_ITEMS).entries()) checkFlowDownItem(f, `scenario.flowDowns.${i}`);
+	for (const [i, a] of list(x.attacks, 'scenario.attacks', MAX_ITEMS).entries())
+		checkAttackItem(a, `scenario.attacks.${i}`);
+	for (const [i, f] of list(x.flowDowns, 'scenario.flowDowns', MAX_ITEMS).entries())
+		checkFlowDownItem(f, `scenario.flowDowns.${i}`);
 }

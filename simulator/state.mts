@@ -186,9 +186,32 @@ export interface FlowDown {
 	router_name: string;
 }
 
-export const HTTP_FILTER_ACTIONS = ['ACCEPT', 'BLOCK_HTTP', 'PASS', 'BUSY_PAGE', 'URL_REDIRECTION', 'DOMAIN_REDIRECTION'] as const;
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECTION', 'OTHER'] as const;
-export const HEADER_NAMES = ['host_required', 'user_agent_required', 'accept_required', 'connection_required', 'accept_encoding_required'] as const;
+export const HTTP_FILTER_ACTIONS = [
+	'ACCEPT',
+	'BLOCK_HTTP',
+	'PASS',
+	'BUSY_PAGE',
+	'URL_REDIRECTION',
+	'DOMAIN_REDIRECTION',
+] as const;
+export const HTTP_METHODS = [
+	'GET',
+	'POST',
+	'PUT',
+	'DELETE',
+	'HEAD',
+	'OPTIONS',
+	'TRACE',
+	'CONNECTION',
+	'OTHER',
+] as const;
+export const HEADER_NAMES = [
+	'host_required',
+	'user_agent_required',
+	'accept_required',
+	'connection_required',
+	'accept_encoding_required',
+] as const;
 export const HTTP_TYPES = ['http09', 'http10', 'http11'] as const;
 export const IP_AUTH_ACTIONS = ['ratelimit', 'blacklist', 'ratelimit_blacklist'] as const;
 export const IP_AUTH_OBJECT_FIELDS: Record<string, readonly string[]> = {
@@ -197,19 +220,51 @@ export const IP_AUTH_OBJECT_FIELDS: Record<string, readonly string[]> = {
 	action_ratelimit_blacklist: ['blacklist_threshold_rps', 'duration', 'ratelimit_rps', 'ratelimit_threshold_rps'],
 };
 export const ATTACK_TYPES = [
-	'Mixed', 'TCP SYN', 'TCP ACK', 'TCP RST', 'TCP NULL', 'TCP Fragmentation', 'DNS Flood', 'DNS Amplification',
-	'NTP Amplification', 'SNMP Amplification', 'SSDP Amplification', 'UDP Fragmentation', 'UDP Total',
-	'CLDAP Reflection', 'ICMP Invalid', 'ICMP Total', 'IP Fragmentation', 'IP Bogons', 'IP Land', 'SIP Flood',
-	'HTTP Flood', 'HTTPS Flood', 'Total Traffic', 'TCP FIN-RST', 'TCP SYN-RST',
+	'Mixed',
+	'TCP SYN',
+	'TCP ACK',
+	'TCP RST',
+	'TCP NULL',
+	'TCP Fragmentation',
+	'DNS Flood',
+	'DNS Amplification',
+	'NTP Amplification',
+	'SNMP Amplification',
+	'SSDP Amplification',
+	'UDP Fragmentation',
+	'UDP Total',
+	'CLDAP Reflection',
+	'ICMP Invalid',
+	'ICMP Total',
+	'IP Fragmentation',
+	'IP Bogons',
+	'IP Land',
+	'SIP Flood',
+	'HTTP Flood',
+	'HTTPS Flood',
+	'Total Traffic',
+	'TCP FIN-RST',
+	'TCP SYN-RST',
 ] as const;
 
 export const DETECTION_GROUPS: Record<string, readonly string[]> = {
 	tcp: ['tcp_ack', 'tcp_fragmentation', 'tcp_invalid', 'tcp_rst', 'tcp_syn'],
 	udp: [
-		'chargen_amplification', 'cldap_reflection', 'dns_amplification', 'dns_flood', 'l2tp_amplification',
-		'mdns_amplification', 'memcached_amplification', 'ms_sql_rs_amplification', 'ntp_amplification',
-		'ripv1_amplification', 'rpcbind_amplification', 'snmp_amplification', 'ssdp_amplification',
-		'udp_fragmentation', 'udp_total',
+		'chargen_amplification',
+		'cldap_reflection',
+		'dns_amplification',
+		'dns_flood',
+		'l2tp_amplification',
+		'mdns_amplification',
+		'memcached_amplification',
+		'ms_sql_rs_amplification',
+		'ntp_amplification',
+		'ripv1_amplification',
+		'rpcbind_amplification',
+		'snmp_amplification',
+		'ssdp_amplification',
+		'udp_fragmentation',
+		'udp_total',
 	],
 	icmp: ['icmp_fragmentation', 'icmp_invalid', 'icmp_total'],
 	ip: ['ip_bogons', 'ip_fragmentation', 'ip_land'],
@@ -251,7 +306,14 @@ export function defaultPolicy(domain: string): ApPolicy {
 	return {
 		authBase: { duration: 600, recaptcha_per_ip_tps: 0, threshold_tps: 1000 },
 		authBypass: [],
-		authHttp: { enforce_protect: 1, max_http_request: 600, mode: 0, p3p_enabled: 0, p3p_string: '', trust_duration: 3600 },
+		authHttp: {
+			enforce_protect: 1,
+			max_http_request: 600,
+			mode: 0,
+			p3p_enabled: 0,
+			p3p_string: '',
+			trust_duration: 3600,
+		},
 		authIp: {
 			action: 'ratelimit',
 			enable: 0,
@@ -259,7 +321,12 @@ export function defaultPolicy(domain: string): ApPolicy {
 			objects: {
 				action_blacklist: { duration: 300, threshold_rps: 500 },
 				action_ratelimit: { duration: 60, ratelimit_rps: 100, threshold_rps: 200 },
-				action_ratelimit_blacklist: { blacklist_threshold_rps: 500, duration: 300, ratelimit_rps: 100, ratelimit_threshold_rps: 200 },
+				action_ratelimit_blacklist: {
+					blacklist_threshold_rps: 500,
+					duration: 300,
+					ratelimit_rps: 100,
+					ratelimit_threshold_rps: 200,
+				},
 			},
 		},
 		headerCompliance: { http09: hdr(0), http10: hdr(0), http11: hdr(1) },
@@ -311,7 +378,20 @@ export function defaultLevel(level: 'site' | 'network' | 'host'): LevelState {
 
 // ---------------------------------------------------------------- seeding
 
-const FIRST = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'Wayne', 'Tyrell', 'Cyberdyne', 'Soylent', 'Wonka', 'Vandelay'];
+const FIRST = [
+	'Acme',
+	'Globex',
+	'Initech',
+	'Umbrella',
+	'Hooli',
+	'Stark',
+	'Wayne',
+	'Tyrell',
+	'Cyberdyne',
+	'Soylent',
+	'Wonka',
+	'Vandelay',
+];
 const SECOND = ['Corp', 'Networks', 'Media', 'Games', 'Retail', 'Bank', 'Cloud', 'Labs', 'Logistics', 'Health'];
 const CITIES = ['Berlin', 'Austin', 'Osaka', 'Lyon', 'Porto', 'Leeds', 'Perth', 'Turin'];
 export const COUNTRIES: { code: string; country: string; lat: number; lon: number }[] = [
@@ -392,12 +472,18 @@ export function seedWorld(rng: Rng, nowSec: number, historyDays = 60): World {
 			w.sites.set(site.site_id, site);
 			for (const [i, port] of [443, 80].entries()) {
 				const domain = `${i === 0 ? 'www' : 'api'}.${slug}${s + 1}.example`;
-				const dp: DomainPort = { domain_port_id: String(dpN++), site_id: site.site_id, domain, port, policy: defaultPolicy(domain) };
+				const dp: DomainPort = {
+					domain_port_id: String(dpN++),
+					site_id: site.site_id,
+					domain,
+					port,
+					policy: defaultPolicy(domain),
+				};
 				site.domain_port_ids.push(dp.domain_port_id);
 				w.domainPorts.set(dp.domain_port_id, dp);
 			}
 			for (let n = 0; n < 2; n++) {
-				const base = (ipToInt('198.51.100.0') as number) + ((netN % 16) * 16);
+				const base = (ipToInt('198.51.100.0') as number) + (netN % 16) * 16;
 				const net: Network = { network_id: String(netN++), cidr: `${intToIp(base)}/28`, hosts: [] };
 				for (let h = 0; h < 2; h++) net.hosts.push({ host_id: String(hostN++), ip: intToIp(base + 1 + h) });
 				site.networks.push(net);
@@ -406,7 +492,13 @@ export function seedWorld(rng: Rng, nowSec: number, historyDays = 60): World {
 			const nHist = rng.int(2, 5);
 			for (let k = 0; k < nHist; k++) {
 				const start = nowSec - rng.int(2, historyDays * 24) * 3600;
-				const type = rng.pick(['UDP Total', 'TCP SYN', 'DNS Amplification', 'NTP Amplification', 'HTTP Flood'] as const);
+				const type = rng.pick([
+					'UDP Total',
+					'TCP SYN',
+					'DNS Amplification',
+					'NTP Amplification',
+					'HTTP Flood',
+				] as const);
 				w.attacks.push(
 					makeAttack(w, rng, {
 						site_id: site.site_id,
@@ -461,13 +553,17 @@ export interface AttackSpec {
 export function makeAttack(w: World, rng: Rng, spec: AttackSpec): Attack {
 	if (!w.sites.has(spec.site_id)) throw new Error(`site_id '${spec.site_id}' does not exist`);
 	const type = spec.attack_type ?? 'UDP Total';
-	if (!(ATTACK_TYPES as readonly string[]).includes(type)) throw new Error(`attack_type must be one of ${ATTACK_TYPES.join(', ')}`);
+	if (!(ATTACK_TYPES as readonly string[]).includes(type))
+		throw new Error(`attack_type must be one of ${ATTACK_TYPES.join(', ')}`);
 	const c = spec.curve ?? {};
 	const shape = c.shape ?? (c.points ? 'points' : 'constant');
 	if (!['constant', 'ramp', 'points'].includes(shape)) throw new Error('curve.shape must be constant, ramp or points');
 	const peakBps = Number(c.peakBps ?? (c.points ? Math.max(...c.points.map((p) => p[1])) : 2_000_000_000));
-	const peakPps = Number(c.peakPps ?? (c.points ? Math.max(...c.points.map((p) => p[2] ?? 0)) : Math.round(peakBps / 800)));
-	if (!(peakBps >= 0) || !(peakPps >= 0)) throw new Error('curve.peakBps and curve.peakPps must be non-negative numbers');
+	const peakPps = Number(
+		c.peakPps ?? (c.points ? Math.max(...c.points.map((p) => p[2] ?? 0)) : Math.round(peakBps / 800)),
+	);
+	if (!(peakBps >= 0) || !(peakPps >= 0))
+		throw new Error('curve.peakBps and curve.peakPps must be non-negative numbers');
 	if (shape === 'points' && (!Array.isArray(c.points) || c.points.length === 0))
 		throw new Error('curve.points must be a non-empty array of [offsetSeconds, bps, pps]');
 	const duration = Number(spec.duration ?? 0);
@@ -488,7 +584,9 @@ export function makeAttack(w: World, rng: Rng, spec: AttackSpec): Attack {
 		profile_name: profile.name,
 		profile_desc: profile.desc,
 		protocol: spec.protocol ?? (/TCP|HTTP/.test(type) ? 'TCP' : /ICMP/.test(type) ? 'ICMP' : 'UDP'),
-		dest_port: String(spec.dest_port ?? (/HTTPS/.test(type) ? 443 : /HTTP/.test(type) ? 80 : /DNS/.test(type) ? 53 : 0)),
+		dest_port: String(
+			spec.dest_port ?? (/HTTPS/.test(type) ? 443 : /HTTP/.test(type) ? 80 : /DNS/.test(type) ? 53 : 0),
+		),
 	};
 }
 
@@ -521,7 +619,9 @@ function expandSource(rng: Rng, s: SourceSpec): AttackSource[] {
 		const n = Math.min(4, size);
 		const g = geo();
 		const step = Math.floor(size / n);
-		out = Array.from({ length: n }, (_, i) => mk(intToIp(Math.min(start + i * step + (size > 2 ? 1 : 0), start + size - 1)), s.cidr as string, g));
+		out = Array.from({ length: n }, (_, i) =>
+			mk(intToIp(Math.min(start + i * step + (size > 2 ? 1 : 0), start + size - 1)), s.cidr as string, g),
+		);
 	} else if (s.asn !== undefined) {
 		const asn = Number(String(s.asn).replace(/^AS/i, ''));
 		if (!Number.isInteger(asn) || asn <= 0) throw new Error(`source asn '${s.asn}' is not an AS number`);

@@ -65,7 +65,10 @@ export class Rng {
 	}
 	hex(n: number): string {
 		let s = '';
-		while (s.length < n) s += Math.floor(this.next() * 0x100000000).toString(16).padStart(8, '0');
+		while (s.length < n)
+			s += Math.floor(this.next() * 0x100000000)
+				.toString(16)
+				.padStart(8, '0');
 		return s.slice(0, n);
 	}
 }

@@ -23,8 +23,19 @@ import { rateBudget } from './rateBudget/rateBudget.mts';
 import { siteCoordinator } from './coordinator/siteCoordinator.mts';
 import { tenant } from './tenant/tenant.mts';
 
-const AUTO_UPGRADING = { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant, rateBudget };
-for (const wf of Object.values(AUTO_UPGRADING)) setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
+const AUTO_UPGRADING = {
+	attackWatch,
+	driftAudit,
+	attackReport,
+	siteCoordinator,
+	durableCall,
+	fleetWatch,
+	blocks,
+	tenant,
+	rateBudget,
+};
+for (const wf of Object.values(AUTO_UPGRADING))
+	setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
 export { attackResponse } from './attackResponse/attackResponse.mts';
 export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant, rateBudget };

@@ -49,8 +49,25 @@ const intField = (name: string, description: string, required = true) =>
 
 // ---------------------------------------------------------------- shared shapes
 
-export const HTTP_FILTER_ACTIONS = ['ACCEPT', 'BLOCK_HTTP', 'PASS', 'BUSY_PAGE', 'URL_REDIRECTION', 'DOMAIN_REDIRECTION'] as const;
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECTION', 'OTHER'] as const;
+export const HTTP_FILTER_ACTIONS = [
+	'ACCEPT',
+	'BLOCK_HTTP',
+	'PASS',
+	'BUSY_PAGE',
+	'URL_REDIRECTION',
+	'DOMAIN_REDIRECTION',
+] as const;
+export const HTTP_METHODS = [
+	'GET',
+	'POST',
+	'PUT',
+	'DELETE',
+	'HEAD',
+	'OPTIONS',
+	'TRACE',
+	'CONNECTION',
+	'OTHER',
+] as const;
 export const XFF_MODES = ['secure', 'append', 'reset', 'insert'] as const;
 export const XFF_MODES_2023 = ['append', 'reset', 'insert'] as const;
 export const IP_AUTH_ACTIONS = ['ratelimit', 'blacklist', 'ratelimit_blacklist'] as const;
@@ -77,9 +94,15 @@ export const SWITCH_NAMES = [
 	'spider',
 	'ua_black_list',
 ] as const;
-export const OVERWRITABLE_CODES = [...Array.from({ length: 18 }, (_, i) => 400 + i), ...Array.from({ length: 6 }, (_, i) => 500 + i)];
+export const OVERWRITABLE_CODES = [
+	...Array.from({ length: 18 }, (_, i) => 400 + i),
+	...Array.from({ length: 6 }, (_, i) => 500 + i),
+];
 export const MAX_OTHER_IPRANGE_IPS = 256;
-const overwritableCode = intOneOf(OVERWRITABLE_CODES, 'must be an HTTP code from 400 to 417 or from 500 to 505 (§4.3.4)');
+const overwritableCode = intOneOf(
+	OVERWRITABLE_CODES,
+	'must be an HTTP code from 400 to 417 or from 500 to 505 (§4.3.4)',
+);
 
 const ipListEntry = rec({
 	type: z.string(),
@@ -106,7 +129,11 @@ const httpFilterPolicy = rec({
 	p_desc: z.string().optional(),
 	url: z.string().optional(),
 	action: z.array(z.string()),
-	action_annex: rec({ http_code: z.number().int().optional(), page: z.string().optional(), url: z.string().optional() }).optional(),
+	action_annex: rec({
+		http_code: z.number().int().optional(),
+		page: z.string().optional(),
+		url: z.string().optional(),
+	}).optional(),
 	methods: z.array(z.string()).optional(),
 	other_iprange: z.array(rec({ start_ip: z.string(), end_ip: z.string() })).optional(),
 });
@@ -125,7 +152,10 @@ interface SwitchNode {
 	name: string;
 	[k: string]: unknown;
 }
-const switchNode: z.ZodType<SwitchNode> = z.looseObject({ enable: z.number().int(), name: z.string() }) as z.ZodType<SwitchNode>;
+const switchNode: z.ZodType<SwitchNode> = z.looseObject({
+	enable: z.number().int(),
+	name: z.string(),
+}) as z.ZodType<SwitchNode>;
 
 // ---------------------------------------------------------------- rules (§4.3.1 – §4.3.4)
 
@@ -241,9 +271,16 @@ const statusCodeFields = (updating: boolean): Field[] => [
 		'0 default stock page, 1 vendor-customized page, 2 custom page by URL (declared string; sent as "0"/"1"/"2")',
 		{ required: true, options: [0, 1, 2] },
 	),
-	field('error_page_info', 'body', 'string', z.url({ error: 'must be a URL' }), 'Custom page URL (required when error_page_type is 2)', {
-		showWhen: { error_page_type: [2] },
-	}),
+	field(
+		'error_page_info',
+		'body',
+		'string',
+		z.url({ error: 'must be a URL' }),
+		'Custom page URL (required when error_page_type is 2)',
+		{
+			showWhen: { error_page_type: [2] },
+		},
+	),
 ];
 
 const ipBlacklistField = (required: boolean, inLoc: 'body' | 'query', name: string, description: string) =>
@@ -270,7 +307,10 @@ export const applicationProtection = [
 		method: 'POST',
 		suffix: '/authentication/base',
 		safety: 'idempotent',
-		fields: [intField('duration', 'Duration in seconds (end time)'), intField('threshold_tps', 'Threshold in requests/s')],
+		fields: [
+			intField('duration', 'Duration in seconds (end time)'),
+			intField('threshold_tps', 'Threshold in requests/s'),
+		],
 		result: noResult,
 	}),
 	ap({
@@ -282,7 +322,11 @@ export const applicationProtection = [
 		suffix: '/authentication/base',
 		safety: 'read',
 		fields: [],
-		result: rec({ duration: z.number().int(), recaptcha_per_ip_tps: z.number().int(), threshold_tps: z.number().int() }),
+		result: rec({
+			duration: z.number().int(),
+			recaptcha_per_ip_tps: z.number().int(),
+			threshold_tps: z.number().int(),
+		}),
 	}),
 	ap({
 		id: 'applicationProtection.authBypass.add',
@@ -294,7 +338,10 @@ export const applicationProtection = [
 		safety: 'unsafe',
 		fields: [
 			field('host', 'body', 'string', nonEmpty(), 'Host', req),
-			field('scheme', 'body', 'options', oneOf(['http', 'https']), 'http or https', { required: true, options: ['http', 'https'] }),
+			field('scheme', 'body', 'options', oneOf(['http', 'https']), 'http or https', {
+				required: true,
+				options: ['http', 'https'],
+			}),
 			field('uri', 'body', 'string', nonEmpty(), 'URI', req),
 		],
 		result: noResult,
@@ -331,9 +378,15 @@ export const applicationProtection = [
 		suffix: '/authentication/http',
 		safety: 'idempotent',
 		fields: [
-			field('enforce_protect', 'body', 'options', intOneOf([1, 2, 3]), '1 low, 2 medium, 3 high', { required: true, options: [1, 2, 3] }),
+			field('enforce_protect', 'body', 'options', intOneOf([1, 2, 3]), '1 low, 2 medium, 3 high', {
+				required: true,
+				options: [1, 2, 3],
+			}),
 			intField('max_http_request', 'Requests per minute per user'),
-			field('mode', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 on, 2 auto', { required: true, options: [0, 1, 2] }),
+			field('mode', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 on, 2 auto', {
+				required: true,
+				options: [0, 1, 2],
+			}),
 			field('p3p_enabled', 'body', 'boolean01', flag01(), '0 off, 1 on', req),
 			field(
 				'p3p_string',
@@ -378,8 +431,14 @@ export const applicationProtection = [
 				required: true,
 				options: IP_AUTH_ACTIONS,
 			}),
-			field('enable', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 on, 2 auto', { required: true, options: [0, 1, 2] }),
-			field('mode', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 monitor, 2 block', { required: true, options: [0, 1, 2] }),
+			field('enable', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 on, 2 auto', {
+				required: true,
+				options: [0, 1, 2],
+			}),
+			field('mode', 'body', 'options', intOneOf([0, 1, 2]), '0 off, 1 monitor, 2 block', {
+				required: true,
+				options: [0, 1, 2],
+			}),
 			field(
 				'action_blacklist',
 				'body',
@@ -425,7 +484,11 @@ export const applicationProtection = [
 			enable: z.number().int(),
 			mode: z.number().int(),
 			action_blacklist: rec({ duration: z.number().int(), threshold_rps: z.number().int() }).optional(),
-			action_ratelimit: rec({ duration: z.number().int(), ratelimit_rps: z.number().int(), threshold_rps: z.number().int() }).optional(),
+			action_ratelimit: rec({
+				duration: z.number().int(),
+				ratelimit_rps: z.number().int(),
+				threshold_rps: z.number().int(),
+			}).optional(),
 			action_ratelimit_blacklist: rec({
 				blacklist_threshold_rps: z.number().int(),
 				duration: z.number().int(),
@@ -443,8 +506,14 @@ export const applicationProtection = [
 		suffix: '/compliance/request-header',
 		safety: 'idempotent',
 		fields: [
-			field('http_type', 'body', 'options', oneOf(HTTP_TYPES), 'Protocol version', { required: true, options: HTTP_TYPES }),
-			field('name', 'body', 'options', oneOf(HEADER_SWITCHES), 'Required header', { required: true, options: HEADER_SWITCHES }),
+			field('http_type', 'body', 'options', oneOf(HTTP_TYPES), 'Protocol version', {
+				required: true,
+				options: HTTP_TYPES,
+			}),
+			field('name', 'body', 'options', oneOf(HEADER_SWITCHES), 'Required header', {
+				required: true,
+				options: HEADER_SWITCHES,
+			}),
 			field('value', 'body', 'boolean01', flag01(), '0 off, 1 on', req),
 		],
 		result: noResult,
@@ -531,7 +600,14 @@ export const applicationProtection = [
 		fields: [
 			ipBlacklistField(true, 'body', 'ip_black_list', 'IP address, start-end range or CIDR'),
 			// Not a wire field: the audited override of the blast-radius guard's widest-prefix rule (api/blastRadius.ts).
-			field('allowWideBlock', 'body', 'string', z.string().max(500), 'Why a block wider than the widest prefix (/16) is needed; recorded, never sent', { local: true }),
+			field(
+				'allowWideBlock',
+				'body',
+				'string',
+				z.string().max(500),
+				'Why a block wider than the widest prefix (/16) is needed; recorded, never sent',
+				{ local: true },
+			),
 		],
 		result: noResult,
 	}),
@@ -603,20 +679,35 @@ export const applicationProtection = [
 		suffix: '/request-header/x-forward-for',
 		safety: 'idempotent',
 		fields: [
-			field('mode', 'body', 'options', oneOf(XFF_MODES), 'secure, append, reset or insert', { required: true, options: XFF_MODES }),
-			field('name', 'body', 'string', z.string(), 'Header name (required when mode is secure)', { showWhen: { mode: ['secure'] } }),
-			// Not a wire field: selects the rule set of the portal version (§4.3.2). Never sent.
-			field('portal_version', 'body', 'options', oneOf(['legacy', '2023.2.6']), "Portal version: '2023.2.6' and later drop 'secure' (not sent)", {
-				options: ['legacy', '2023.2.6'],
-				default: 'legacy',
-				local: true,
+			field('mode', 'body', 'options', oneOf(XFF_MODES), 'secure, append, reset or insert', {
+				required: true,
+				options: XFF_MODES,
 			}),
+			field('name', 'body', 'string', z.string(), 'Header name (required when mode is secure)', {
+				showWhen: { mode: ['secure'] },
+			}),
+			// Not a wire field: selects the rule set of the portal version (§4.3.2). Never sent.
+			field(
+				'portal_version',
+				'body',
+				'options',
+				oneOf(['legacy', '2023.2.6']),
+				"Portal version: '2023.2.6' and later drop 'secure' (not sent)",
+				{
+					options: ['legacy', '2023.2.6'],
+					default: 'legacy',
+					local: true,
+				},
+			),
 		],
 		refine: (v, ctx) => {
 			if (v.mode === 'secure' && (v.name === undefined || v.name === ''))
 				ctx.issue('name', 'is required when mode is secure (§4.3.2)');
 			if (v.portal_version === '2023.2.6' && v.mode === 'secure')
-				ctx.issue('mode', "must be append, reset or insert from portal version 2023.2.6 on ('secure' was dropped) (§4.3.2)");
+				ctx.issue(
+					'mode',
+					"must be append, reset or insert from portal version 2023.2.6 on ('secure' was dropped) (§4.3.2)",
+				);
 		},
 		result: noResult,
 	}),
@@ -725,7 +816,16 @@ export const applicationProtection = [
 		safety: 'idempotent',
 		// Request fields are not shown in the spec; we send the fields of the UA blacklist record (§2.4).
 		fields: [
-			field('ua_regex', 'body', 'stringList', listOf(nonEmpty(), 'must be a list of user-agent regular expressions').pipe(z.array(z.string()).min(1, { error: 'must hold at least one user-agent regular expression' })), 'User-agent regular expressions', req),
+			field(
+				'ua_regex',
+				'body',
+				'stringList',
+				listOf(nonEmpty(), 'must be a list of user-agent regular expressions').pipe(
+					z.array(z.string()).min(1, { error: 'must hold at least one user-agent regular expression' }),
+				),
+				'User-agent regular expressions',
+				req,
+			),
 			field('action', 'body', 'string', z.string(), 'Action for matching user agents'),
 			field('action_annex_page', 'body', 'string', z.string(), 'Page shown for the action'),
 			field('enable', 'body', 'boolean01', flag01(), '0 off, 1 on'),
@@ -745,7 +845,9 @@ export const applicationProtection = [
 				'url_bypass',
 				'query',
 				'stringList',
-				listOf(nonEmpty(), 'must be a list of URLs').pipe(z.array(z.string()).min(1, { error: 'must hold at least one URL' })),
+				listOf(nonEmpty(), 'must be a list of URLs').pipe(
+					z.array(z.string()).min(1, { error: 'must hold at least one URL' }),
+				),
 				'URLs to delete',
 				{ required: true, arrayWire: 'repeat' },
 			),

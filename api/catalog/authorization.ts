@@ -38,9 +38,18 @@ export const authorization = [
 				req,
 			),
 			field('response_type', 'query', 'string', z.literal('code'), 'Always code', { constant: 'code' }),
-			field('scope', 'query', 'string', z.literal('install_login'), 'Always install_login', { constant: 'install_login' }),
+			field('scope', 'query', 'string', z.literal('install_login'), 'Always install_login', {
+				constant: 'install_login',
+			}),
 			field('xspe', 'query', 'string', z.string(), 'Passed by the portal to the app entrance API'),
-			field('state', 'query', 'string', nonEmpty('is required (random, for CSRF protection)'), 'Random value checked on return', req),
+			field(
+				'state',
+				'query',
+				'string',
+				nonEmpty('is required (random, for CSRF protection)'),
+				'Random value checked on return',
+				req,
+			),
 			field('customer_id', 'query', 'string', z.string(), 'Passed by the portal'),
 		],
 		result: rec({ code: z.string().min(1), state: z.string() }),
@@ -60,7 +69,9 @@ export const authorization = [
 			appId,
 			secret,
 			field('code', 'body', 'secret', nonEmpty(), 'Code received on redirect_uri', req),
-			field('grant_type', 'body', 'string', z.literal('authorization_code'), 'authorization_code', { constant: 'authorization_code' }),
+			field('grant_type', 'body', 'string', z.literal('authorization_code'), 'authorization_code', {
+				constant: 'authorization_code',
+			}),
 		],
 		result: tokenResult,
 	}),
@@ -96,7 +107,9 @@ export const authorization = [
 		fields: [
 			appId,
 			secret,
-			field('grant_type', 'body', 'string', z.literal('client_credential'), 'client_credential', { constant: 'client_credential' }),
+			field('grant_type', 'body', 'string', z.literal('client_credential'), 'client_credential', {
+				constant: 'client_credential',
+			}),
 		],
 		result: tokenResult,
 	}),

@@ -46,7 +46,15 @@ export const customer = [
 		auth: 'access_token',
 		safety: 'read',
 		// The spec does not show the page-selection parameter; we send `page` (1-based) only when asked.
-		fields: [field('page', 'query', 'integer', int('must be a positive integer').pipe(z.number().min(1, { error: 'must be a positive integer' })), 'Page to fetch (1-based; parameter name not shown in the spec)')],
+		fields: [
+			field(
+				'page',
+				'query',
+				'integer',
+				int('must be a positive integer').pipe(z.number().min(1, { error: 'must be a positive integer' })),
+				'Page to fetch (1-based; parameter name not shown in the spec)',
+			),
+		],
 		result: rec({
 			pages: z.number().int(),
 			page: z.number().int(),

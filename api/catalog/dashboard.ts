@@ -13,15 +13,38 @@ export const EVENT_STATUS = ['all', 'stopped', 'ongoing'] as const;
 export const SUMMARY_RANGES = ['hour', 'day', 'week', 'month'] as const;
 export const SUMMARY_TYPES = ['bps', 'pps'] as const;
 export const ATTACK_TYPES = [
-	'Mixed', 'TCP SYN', 'TCP ACK', 'TCP RST', 'TCP NULL', 'TCP Fragmentation', 'DNS Flood', 'DNS Amplification',
-	'NTP Amplification', 'SNMP Amplification', 'SSDP Amplification', 'UDP Fragmentation', 'UDP Total',
-	'CLDAP Reflection', 'ICMP Invalid', 'ICMP Total', 'IP Fragmentation', 'IP Bogons', 'IP Land', 'SIP Flood',
-	'HTTP Flood', 'HTTPS Flood', 'Total Traffic', 'TCP FIN-RST', 'TCP SYN-RST',
+	'Mixed',
+	'TCP SYN',
+	'TCP ACK',
+	'TCP RST',
+	'TCP NULL',
+	'TCP Fragmentation',
+	'DNS Flood',
+	'DNS Amplification',
+	'NTP Amplification',
+	'SNMP Amplification',
+	'SSDP Amplification',
+	'UDP Fragmentation',
+	'UDP Total',
+	'CLDAP Reflection',
+	'ICMP Invalid',
+	'ICMP Total',
+	'IP Fragmentation',
+	'IP Bogons',
+	'IP Land',
+	'SIP Flood',
+	'HTTP Flood',
+	'HTTPS Flood',
+	'Total Traffic',
+	'TCP FIN-RST',
+	'TCP SYN-RST',
 ] as const;
 
 const siteField = field('site_id', 'path', 'string', idString('a site id'), 'Site id', req);
 
-function dash<const Id extends string>(o: Omit<Operation, 'section' | 'resource' | 'auth' | 'encoding' | 'safety' | 'method'> & { id: Id }) {
+function dash<const Id extends string>(
+	o: Omit<Operation, 'section' | 'resource' | 'auth' | 'encoding' | 'safety' | 'method'> & { id: Id },
+) {
 	return defineOp<Id>({
 		...o,
 		section: '4.4',
@@ -33,11 +56,28 @@ function dash<const Id extends string>(o: Omit<Operation, 'section' | 'resource'
 	});
 }
 
-const siteOp = <const A extends string>(action: A, suffix: string, summary: string, result: z.ZodType, extra: Field[] = [], more: Partial<Omit<Operation, 'id'>> = {}) =>
-	dash({ id: `dashboard.${action}` as `dashboard.${A}`, action, summary, path: `${DASH}/site/{site_id}/${suffix}`, fields: [siteField, ...extra], result, ...more });
+const siteOp = <const A extends string>(
+	action: A,
+	suffix: string,
+	summary: string,
+	result: z.ZodType,
+	extra: Field[] = [],
+	more: Partial<Omit<Operation, 'id'>> = {},
+) =>
+	dash({
+		id: `dashboard.${action}` as `dashboard.${A}`,
+		action,
+		summary,
+		path: `${DASH}/site/{site_id}/${suffix}`,
+		fields: [siteField, ...extra],
+		result,
+		...more,
+	});
 
 const digits = (rule: string) =>
-	z.union([z.number().int().nonnegative().transform(String), z.string()], { error: rule }).pipe(z.string().regex(/^\d+$/, { error: rule }));
+	z
+		.union([z.number().int().nonnegative().transform(String), z.string()], { error: rule })
+		.pipe(z.string().regex(/^\d+$/, { error: rule }));
 
 export const ddosEvent = rec({
 	alert_id: z.string(),
@@ -99,35 +139,51 @@ export const dashboard = [
 		path: `${DASH}/ddos_event/{event_id}/detail`,
 		fields: [
 			field('event_id', 'path', 'string', idString('an event id'), 'DDoS event id (alert_id)', req),
-			field('module', 'query', 'options', oneOf(DETAIL_MODULES), 'Detail module', { required: true, options: DETAIL_MODULES }),
+			field('module', 'query', 'options', oneOf(DETAIL_MODULES), 'Detail module', {
+				required: true,
+				options: DETAIL_MODULES,
+			}),
 		],
 		// The spec lists each module's content under the module's name; a bare module content is also accepted
 		// and wrapped under its name, so callers always read result[module].
-		result: z.unknown().transform(wrapDetail).pipe(rec({
-			characterization: z
-				.array(rec({ country: z.string(), element: z.string(), item: z.string(), value: z.string(), percent: z.number() }))
-				.optional(),
-			threat_map: rec({ bps: z.array(threatItem), pps: z.array(threatItem) }).optional(),
-			traffic: rec({
-				bps: z.record(z.string(), z.array(z.array(z.number()))),
-				pps: z.record(z.string(), z.array(z.array(z.number()))),
-			}).optional(),
-			traffic_patterns: z
-				.array(
-					rec({
-						asn: z.number().int(),
-						cidr: z.string(),
-						dest_port: z.string(),
-						protocol: z.string(),
-						router: z.string(),
-						src_port: z.string(),
-						average: bpsPps,
-						max: bpsPps,
-						total: rec({ byte: z.number(), packet: z.number() }),
-					}),
-				)
-				.optional(),
-		})),
+		result: z
+			.unknown()
+			.transform(wrapDetail)
+			.pipe(
+				rec({
+					characterization: z
+						.array(
+							rec({
+								country: z.string(),
+								element: z.string(),
+								item: z.string(),
+								value: z.string(),
+								percent: z.number(),
+							}),
+						)
+						.optional(),
+					threat_map: rec({ bps: z.array(threatItem), pps: z.array(threatItem) }).optional(),
+					traffic: rec({
+						bps: z.record(z.string(), z.array(z.array(z.number()))),
+						pps: z.record(z.string(), z.array(z.array(z.number()))),
+					}).optional(),
+					traffic_patterns: z
+						.array(
+							rec({
+								asn: z.number().int(),
+								cidr: z.string(),
+								dest_port: z.string(),
+								protocol: z.string(),
+								router: z.string(),
+								src_port: z.string(),
+								average: bpsPps,
+								max: bpsPps,
+								total: rec({ byte: z.number(), packet: z.number() }),
+							}),
+						)
+						.optional(),
+				}),
+			),
 	}),
 	siteOp(
 		'activeMitigation',
@@ -154,9 +210,21 @@ export const dashboard = [
 			field('alert_id', 'query', 'string', z.string(), 'Filter by alert id'),
 			field('site_ip', 'query', 'string', z.string(), 'Filter by site IP'),
 			field('site_name', 'query', 'string', z.string(), 'Filter by site name'),
-			field('start', 'query', 'integer', digits('must be a non-negative integer (starting position)'), 'Starting position (default 0)'),
+			field(
+				'start',
+				'query',
+				'integer',
+				digits('must be a non-negative integer (starting position)'),
+				'Starting position (default 0)',
+			),
 			field('num', 'query', 'integer', digits('must be a non-negative integer (page size)'), 'Page size (default 10)'),
-			field('start_time', 'query', 'string', ymdhms(), "Window start 'YYYY-MM-DD HH:MM:SS' (default: first day of the month)"),
+			field(
+				'start_time',
+				'query',
+				'string',
+				ymdhms(),
+				"Window start 'YYYY-MM-DD HH:MM:SS' (default: first day of the month)",
+			),
 			field('end_time', 'query', 'string', ymdhms(), "Window end 'YYYY-MM-DD HH:MM:SS' (default: 31 days after start)"),
 			field('status', 'query', 'options', oneOf(EVENT_STATUS), 'all, stopped or ongoing', { options: EVENT_STATUS }),
 		],
@@ -169,7 +237,8 @@ export const dashboard = [
 					const b = parseYmdhms(v.end_time);
 					if (a !== undefined && b !== undefined) {
 						if (b < a) ctx.issue('end_time', 'must not be before start_time');
-						else if (b - a > DDOS_EVENTS_MAX_SPAN) ctx.issue('end_time', 'must be at most 31 days after start_time (§4.4, §8)');
+						else if (b - a > DDOS_EVENTS_MAX_SPAN)
+							ctx.issue('end_time', 'must be at most 31 days after start_time (§4.4, §8)');
 					}
 				}
 			},
@@ -181,9 +250,24 @@ export const dashboard = [
 		'List flow-down alerts of a site (window ≤ 90 days)',
 		z.array(flowDownAlert),
 		[
-			field('start_time', 'query', 'string', unixSeconds(), 'Window start, 10-digit timestamp (default: 90 days before now)'),
+			field(
+				'start_time',
+				'query',
+				'string',
+				unixSeconds(),
+				'Window start, 10-digit timestamp (default: 90 days before now)',
+			),
 			field('end_time', 'query', 'string', unixSeconds(), 'Window end, 10-digit timestamp (default: now)'),
-			field('status', 'query', 'options', z.union([z.literal(0), z.literal(1), z.literal(2), z.enum(['0', '1', '2']).transform(Number)], { error: 'must be 0 (ongoing), 1 (stopped) or 2 (all)' }), '0 ongoing, 1 stopped, 2 all (default 2)', { options: [0, 1, 2] }),
+			field(
+				'status',
+				'query',
+				'options',
+				z.union([z.literal(0), z.literal(1), z.literal(2), z.enum(['0', '1', '2']).transform(Number)], {
+					error: 'must be 0 (ongoing), 1 (stopped) or 2 (all)',
+				}),
+				'0 ongoing, 1 stopped, 2 all (default 2)',
+				{ options: [0, 1, 2] },
+			),
 		],
 		{
 			list: { itemsAt: '' },
@@ -193,7 +277,8 @@ export const dashboard = [
 					const a = Number(v.start_time);
 					const b = Number(v.end_time);
 					if (b < a) ctx.issue('end_time', 'must not be before start_time');
-					else if (b - a > FLOW_DOWN_MAX_SPAN) ctx.issue('end_time', 'must be at most 90 days after start_time (§4.4, §8)');
+					else if (b - a > FLOW_DOWN_MAX_SPAN)
+						ctx.issue('end_time', 'must be at most 90 days after start_time (§4.4, §8)');
 				}
 			},
 		},
@@ -217,7 +302,9 @@ export const dashboard = [
 			proto: z.array(rec({ proto: z.string(), count: z.number(), size: z.number() })),
 		}),
 		[
-			field('range', 'query', 'options', oneOf(SUMMARY_RANGES), 'hour, day, week or month (default hour)', { options: SUMMARY_RANGES }),
+			field('range', 'query', 'options', oneOf(SUMMARY_RANGES), 'hour, day, week or month (default hour)', {
+				options: SUMMARY_RANGES,
+			}),
 			field('type', 'query', 'options', oneOf(SUMMARY_TYPES), 'bps or pps (default bps)', { options: SUMMARY_TYPES }),
 		],
 	),

@@ -19,15 +19,13 @@ export function defineOp<const Id extends string>(op: Operation & { id: Id }): C
 				: undefined,
 	});
 	const refine = op.refine;
-	const request = (
-		refine
-			? base.superRefine((value, ctx) =>
-					refine(value as Record<string, unknown>, {
-						issue: (field, rule) => ctx.addIssue({ code: 'custom', path: [field], message: rule }),
-					}),
-				)
-			: base
-	) as unknown as z.ZodType<Record<string, unknown>>;
+	const request = (refine
+		? base.superRefine((value, ctx) =>
+				refine(value as Record<string, unknown>, {
+					issue: (field, rule) => ctx.addIssue({ code: 'custom', path: [field], message: rule }),
+				}),
+			)
+		: base) as unknown as z.ZodType<Record<string, unknown>>;
 	return Object.freeze({ ...op, request }) as CatalogEntry & { readonly id: Id };
 }
 

@@ -10,11 +10,21 @@ export const OP = '/api/spe/customer/{customer_id}/op/site/{site_id}/network/{ne
 export const opFields: Field[] = [
 	field('customer_id', 'path', 'string', idString('a customer id'), 'Customer id', req),
 	field('site_id', 'path', 'string', idString('a site id'), 'Site id', req),
-	field('network_id', 'path', 'string', idString('a network id'), "Network id ('0' = site level)", { required: true, default: '0' }),
-	field('host_id', 'path', 'string', idString('a host id'), "Host id ('0' = network level)", { required: true, default: '0' }),
+	field('network_id', 'path', 'string', idString('a network id'), "Network id ('0' = site level)", {
+		required: true,
+		default: '0',
+	}),
+	field('host_id', 'path', 'string', idString('a host id'), "Host id ('0' = network level)", {
+		required: true,
+		default: '0',
+	}),
 ];
 
-export function opOp<const Id extends string>(section: '4.5' | '4.6', resource: string, o: Omit<Operation, 'section' | 'resource' | 'auth' | 'path' | 'encoding'> & { suffix: string; id: Id }) {
+export function opOp<const Id extends string>(
+	section: '4.5' | '4.6',
+	resource: string,
+	o: Omit<Operation, 'section' | 'resource' | 'auth' | 'path' | 'encoding'> & { suffix: string; id: Id },
+) {
 	const { suffix, ...rest } = o;
 	return defineOp<Id>({
 		...rest,
@@ -29,7 +39,6 @@ export function opOp<const Id extends string>(section: '4.5' | '4.6', resource: 
 
 export { DETECTION_GROUPS, DETECTION_TYPES, TOTAL_TRAFFIC_EXTRA } from './detectionGroups';
 import { DETECTION_GROUPS, DETECTION_TYPES, TOTAL_TRAFFIC_EXTRA } from './detectionGroups';
-
 
 const leaf = rec({
 	direction_pps: z.string().optional(),
@@ -79,10 +88,17 @@ export const detection = [
 		suffix: '/detection/policy',
 		safety: 'idempotent',
 		fields: [
-			field('name', 'body', 'string', z.string().min(1, { error: 'is required (protocol item name such as tcp_syn)' }), 'Protocol item (e.g. tcp_syn)', {
-				required: true,
-				options: Object.values(DETECTION_GROUPS).flat(),
-			}),
+			field(
+				'name',
+				'body',
+				'string',
+				z.string().min(1, { error: 'is required (protocol item name such as tcp_syn)' }),
+				'Protocol item (e.g. tcp_syn)',
+				{
+					required: true,
+					options: Object.values(DETECTION_GROUPS).flat(),
+				},
+			),
 			field('type', 'body', 'options', oneOf(DETECTION_TYPES), 'tcp, udp, icmp, ip, sip, http or total_traffic', {
 				required: true,
 				options: DETECTION_TYPES,
@@ -99,18 +115,36 @@ export const detection = [
 			),
 			thresholdField('high_pps', 'Severe-alert threshold (pps): number or number with K, M, G', true),
 			thresholdField('low_pps', 'Alert threshold (pps): number or number with K, M, G', true),
-			thresholdField('high_bps', 'Severe-alert threshold (bps); required for total_traffic', false, { name: ['total_traffic'] }),
-			thresholdField('low_bps', 'Alert threshold (bps); required for total_traffic', false, { name: ['total_traffic'] }),
-			thresholdField('blackhole_bps', 'Blackhole bandwidth threshold; required for total_traffic', false, { name: ['total_traffic'] }),
-			thresholdField('blackhole_pps', 'Blackhole packet threshold; required for total_traffic', false, { name: ['total_traffic'] }),
-			field('blackhole_time', 'body', 'integer', int('must be an integer (seconds the blackhole stays active)'), 'Seconds the blackhole stays active; required for total_traffic', {
-				showWhen: { name: ['total_traffic'] },
+			thresholdField('high_bps', 'Severe-alert threshold (bps); required for total_traffic', false, {
+				name: ['total_traffic'],
 			}),
+			thresholdField('low_bps', 'Alert threshold (bps); required for total_traffic', false, {
+				name: ['total_traffic'],
+			}),
+			thresholdField('blackhole_bps', 'Blackhole bandwidth threshold; required for total_traffic', false, {
+				name: ['total_traffic'],
+			}),
+			thresholdField('blackhole_pps', 'Blackhole packet threshold; required for total_traffic', false, {
+				name: ['total_traffic'],
+			}),
+			field(
+				'blackhole_time',
+				'body',
+				'integer',
+				int('must be an integer (seconds the blackhole stays active)'),
+				'Seconds the blackhole stays active; required for total_traffic',
+				{
+					showWhen: { name: ['total_traffic'] },
+				},
+			),
 		],
 		refine: (v, ctx) => {
 			const group = Object.entries(DETECTION_GROUPS).find(([, items]) => items.includes(String(v.name)))?.[0];
 			if (group && v.type !== undefined && v.type !== group)
-				ctx.issue('type', `must be '${group}' for item ${String(v.name)} (the group that lists it in the detection policy)`);
+				ctx.issue(
+					'type',
+					`must be '${group}' for item ${String(v.name)} (the group that lists it in the detection policy)`,
+				);
 			if (v.name === 'total_traffic') {
 				for (const f of TOTAL_TRAFFIC_EXTRA)
 					if (v[f] === undefined || v[f] === '') ctx.issue(f, 'is required when name is total_traffic (§4.5)');

@@ -44,57 +44,261 @@ export interface OperationWords {
 
 /** Every operation's words, by catalog id. */
 export const OPERATIONS: Readonly<Record<string, OperationWords>> = {
-	'authorization.connect': { name: 'Start User Authorization', action: 'Start the user authorization flow', description: 'Opens the authorization page; the service redirects to your address with a code' },
-	'authorization.accessToken': { name: 'Exchange Code', action: 'Exchange an authorization code for a user token', description: 'Turns the code from the redirect into a user token and refresh token (outputs are masked)' },
-	'authorization.refreshToken': { name: 'Renew User Token', action: 'Renew a user token', description: 'Uses a refresh token you give; the service replaces it (outputs are masked)' },
-	'authorization.appToken': { name: 'Get App Token', action: 'Get an app token', description: 'Checks that the app gets a token for itself and says until when it is valid and which kind it is (never the token: the credential fetches its own)' },
-	'customer.get': { name: 'Get', action: 'Get a customer', description: 'Details and protected services of one customer' },
-	'customer.list': { name: 'Get Many', action: 'Get many customers', description: 'Customers of the SPE portal; Return All reads every page' },
-	'applicationProtection.authBase.set': { name: 'Update', action: 'Update authentication auto-mitigation', description: 'Duration and request-rate threshold of authentication auto-mitigation' },
-	'applicationProtection.authBase.get': { name: 'Get', action: 'Get authentication auto-mitigation', description: 'Current duration and thresholds' },
-	'applicationProtection.authBypass.add': { name: 'Add', action: 'Add an authentication bypass', description: 'Requests to this host and path skip authentication' },
-	'applicationProtection.authBypass.list': { name: 'Get Many', action: 'Get many authentication bypasses', description: 'Every authentication bypass of the domain' },
-	'applicationProtection.authBypass.delete': { name: 'Delete', action: 'Delete an authentication bypass', description: 'Removes one bypass record' },
-	'applicationProtection.authHttp.set': { name: 'Update', action: 'Update HTTP authentication', description: 'Mode, strength and limits of HTTP authentication' },
-	'applicationProtection.authHttp.get': { name: 'Get', action: 'Get HTTP authentication', description: 'Current HTTP authentication settings' },
-	'applicationProtection.authIp.set': { name: 'Update', action: 'Update IP authentication', description: 'Mode and action of IP authentication' },
-	'applicationProtection.authIp.get': { name: 'Get', action: 'Get IP authentication', description: 'Current IP authentication settings' },
-	'applicationProtection.headerCompliance.set': { name: 'Update', action: 'Update a required request header', description: 'Require or stop requiring one header for one HTTP version' },
-	'applicationProtection.headerCompliance.get': { name: 'Get', action: 'Get the required request headers', description: 'Which headers are required, per HTTP version' },
-	'applicationProtection.httpFilter.create': { name: 'Create', action: 'Create an HTTP filter policy', description: 'A new rule for matching requests (one create or edit at a time per domain)' },
-	'applicationProtection.httpFilter.list': { name: 'Get Many', action: 'Get many HTTP filter policies', description: 'Every HTTP filter policy of the domain' },
-	'applicationProtection.httpFilter.get': { name: 'Get', action: 'Get an HTTP filter policy', description: 'One policy with its rules' },
-	'applicationProtection.httpFilter.update': { name: 'Update', action: 'Update an HTTP filter policy', description: 'Replaces the policy with the values given (one create or edit at a time per domain)' },
-	'applicationProtection.httpFilter.delete': { name: 'Delete', action: 'Delete an HTTP filter policy', description: 'Removes one policy' },
-	'applicationProtection.ipBlacklist.add': { name: 'Block', action: 'Block IP addresses or ranges', description: 'Puts addresses, ranges or CIDRs on the IP blacklist (merged into the fewest ranges; says what it blocked and refused)' },
-	'applicationProtection.ipBlacklist.get': { name: 'Get Many', action: 'Get the blocked IPs', description: 'Every entry of the IP blacklist' },
-	'applicationProtection.ipBlacklist.remove': { name: 'Unblock', action: 'Unblock IP addresses or ranges', description: 'Removes entries from the IP blacklist' },
-	'applicationProtection.ipWhitelist.add': { name: 'Allow', action: 'Allow an IP address or range', description: 'Puts an address, range or CIDR on the IP whitelist: its traffic is always let through' },
-	'applicationProtection.ipWhitelist.get': { name: 'Get Many', action: 'Get the allowed IPs', description: 'Every entry of the IP whitelist' },
-	'applicationProtection.ipWhitelist.remove': { name: 'Remove', action: 'Remove IP addresses from the whitelist', description: 'Removes entries from the IP whitelist' },
-	'applicationProtection.xForwardedFor.set': { name: 'Update', action: 'Update the X-Forwarded-For policy', description: 'How the X-Forwarded-For header is written' },
-	'applicationProtection.xForwardedFor.get': { name: 'Get', action: 'Get the X-Forwarded-For policy', description: 'Current X-Forwarded-For mode' },
-	'applicationProtection.statusCodes.create': { name: 'Create', action: 'Create a status code overwrite', description: 'Answer another status code or page instead of an error code' },
-	'applicationProtection.statusCodes.list': { name: 'Get Many', action: 'Get many status code overwrites', description: 'Every status code overwrite of the domain' },
-	'applicationProtection.statusCodes.update': { name: 'Update', action: 'Update a status code overwrite', description: 'Changes the overwrite of one status code' },
-	'applicationProtection.statusCodes.delete': { name: 'Delete', action: 'Delete a status code overwrite', description: 'Removes the overwrite of one status code' },
-	'applicationProtection.switch.set': { name: 'Turn On or Off', action: 'Turn a protection on or off', description: 'Switches one protection of the domain on or off' },
-	'applicationProtection.switch.list': { name: 'Get Many', action: 'Get the protection switches', description: 'Every protection switch of the domain and its state' },
-	'applicationProtection.uaBlacklist.add': { name: 'Block', action: 'Block user agents', description: 'Adds user-agent patterns to the blacklist' },
-	'applicationProtection.urlBypass.delete': { name: 'Delete', action: 'Delete URL bypasses', description: 'Removes URLs from the bypass list (unknown URLs are skipped)' },
-	'dashboard.eventDetail': { name: 'Get Event Detail', action: 'Get the detail of a DDoS event', description: 'Traffic, characterization, traffic patterns or threat map of one event' },
-	'dashboard.activeMitigation': { name: 'Get Active Mitigations', action: 'Get the active mitigations', description: 'Mitigations running now on the site' },
-	'dashboard.currentTraffic': { name: 'Get Current Traffic', action: 'Get the current traffic', description: 'Traffic of the site right now' },
-	'dashboard.ddosEvents': { name: 'Get Many DDoS Events', action: 'Get many DDoS events', description: 'DDoS events of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)' },
-	'dashboard.flowDownEvents': { name: 'Get Many Flow-Down Alerts', action: 'Get many flow-down alerts', description: 'Flow-down alerts of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)' },
-	'dashboard.isUnderAttack': { name: 'Check Under Attack', action: 'Check whether a site is under attack', description: 'Whether the site is under attack now and how big the attack is' },
-	'dashboard.networkSummary': { name: 'Get Network Summary', action: 'Get the network summary', description: 'Top applications, AS numbers, attack types, countries, IPs and protocols' },
+	'authorization.connect': {
+		name: 'Start User Authorization',
+		action: 'Start the user authorization flow',
+		description: 'Opens the authorization page; the service redirects to your address with a code',
+	},
+	'authorization.accessToken': {
+		name: 'Exchange Code',
+		action: 'Exchange an authorization code for a user token',
+		description: 'Turns the code from the redirect into a user token and refresh token (outputs are masked)',
+	},
+	'authorization.refreshToken': {
+		name: 'Renew User Token',
+		action: 'Renew a user token',
+		description: 'Uses a refresh token you give; the service replaces it (outputs are masked)',
+	},
+	'authorization.appToken': {
+		name: 'Get App Token',
+		action: 'Get an app token',
+		description:
+			'Checks that the app gets a token for itself and says until when it is valid and which kind it is (never the token: the credential fetches its own)',
+	},
+	'customer.get': {
+		name: 'Get',
+		action: 'Get a customer',
+		description: 'Details and protected services of one customer',
+	},
+	'customer.list': {
+		name: 'Get Many',
+		action: 'Get many customers',
+		description: 'Customers of the SPE portal; Return All reads every page',
+	},
+	'applicationProtection.authBase.set': {
+		name: 'Update',
+		action: 'Update authentication auto-mitigation',
+		description: 'Duration and request-rate threshold of authentication auto-mitigation',
+	},
+	'applicationProtection.authBase.get': {
+		name: 'Get',
+		action: 'Get authentication auto-mitigation',
+		description: 'Current duration and thresholds',
+	},
+	'applicationProtection.authBypass.add': {
+		name: 'Add',
+		action: 'Add an authentication bypass',
+		description: 'Requests to this host and path skip authentication',
+	},
+	'applicationProtection.authBypass.list': {
+		name: 'Get Many',
+		action: 'Get many authentication bypasses',
+		description: 'Every authentication bypass of the domain',
+	},
+	'applicationProtection.authBypass.delete': {
+		name: 'Delete',
+		action: 'Delete an authentication bypass',
+		description: 'Removes one bypass record',
+	},
+	'applicationProtection.authHttp.set': {
+		name: 'Update',
+		action: 'Update HTTP authentication',
+		description: 'Mode, strength and limits of HTTP authentication',
+	},
+	'applicationProtection.authHttp.get': {
+		name: 'Get',
+		action: 'Get HTTP authentication',
+		description: 'Current HTTP authentication settings',
+	},
+	'applicationProtection.authIp.set': {
+		name: 'Update',
+		action: 'Update IP authentication',
+		description: 'Mode and action of IP authentication',
+	},
+	'applicationProtection.authIp.get': {
+		name: 'Get',
+		action: 'Get IP authentication',
+		description: 'Current IP authentication settings',
+	},
+	'applicationProtection.headerCompliance.set': {
+		name: 'Update',
+		action: 'Update a required request header',
+		description: 'Require or stop requiring one header for one HTTP version',
+	},
+	'applicationProtection.headerCompliance.get': {
+		name: 'Get',
+		action: 'Get the required request headers',
+		description: 'Which headers are required, per HTTP version',
+	},
+	'applicationProtection.httpFilter.create': {
+		name: 'Create',
+		action: 'Create an HTTP filter policy',
+		description: 'A new rule for matching requests (one create or edit at a time per domain)',
+	},
+	'applicationProtection.httpFilter.list': {
+		name: 'Get Many',
+		action: 'Get many HTTP filter policies',
+		description: 'Every HTTP filter policy of the domain',
+	},
+	'applicationProtection.httpFilter.get': {
+		name: 'Get',
+		action: 'Get an HTTP filter policy',
+		description: 'One policy with its rules',
+	},
+	'applicationProtection.httpFilter.update': {
+		name: 'Update',
+		action: 'Update an HTTP filter policy',
+		description: 'Replaces the policy with the values given (one create or edit at a time per domain)',
+	},
+	'applicationProtection.httpFilter.delete': {
+		name: 'Delete',
+		action: 'Delete an HTTP filter policy',
+		description: 'Removes one policy',
+	},
+	'applicationProtection.ipBlacklist.add': {
+		name: 'Block',
+		action: 'Block IP addresses or ranges',
+		description:
+			'Puts addresses, ranges or CIDRs on the IP blacklist (merged into the fewest ranges; says what it blocked and refused)',
+	},
+	'applicationProtection.ipBlacklist.get': {
+		name: 'Get Many',
+		action: 'Get the blocked IPs',
+		description: 'Every entry of the IP blacklist',
+	},
+	'applicationProtection.ipBlacklist.remove': {
+		name: 'Unblock',
+		action: 'Unblock IP addresses or ranges',
+		description: 'Removes entries from the IP blacklist',
+	},
+	'applicationProtection.ipWhitelist.add': {
+		name: 'Allow',
+		action: 'Allow an IP address or range',
+		description: 'Puts an address, range or CIDR on the IP whitelist: its traffic is always let through',
+	},
+	'applicationProtection.ipWhitelist.get': {
+		name: 'Get Many',
+		action: 'Get the allowed IPs',
+		description: 'Every entry of the IP whitelist',
+	},
+	'applicationProtection.ipWhitelist.remove': {
+		name: 'Remove',
+		action: 'Remove IP addresses from the whitelist',
+		description: 'Removes entries from the IP whitelist',
+	},
+	'applicationProtection.xForwardedFor.set': {
+		name: 'Update',
+		action: 'Update the X-Forwarded-For policy',
+		description: 'How the X-Forwarded-For header is written',
+	},
+	'applicationProtection.xForwardedFor.get': {
+		name: 'Get',
+		action: 'Get the X-Forwarded-For policy',
+		description: 'Current X-Forwarded-For mode',
+	},
+	'applicationProtection.statusCodes.create': {
+		name: 'Create',
+		action: 'Create a status code overwrite',
+		description: 'Answer another status code or page instead of an error code',
+	},
+	'applicationProtection.statusCodes.list': {
+		name: 'Get Many',
+		action: 'Get many status code overwrites',
+		description: 'Every status code overwrite of the domain',
+	},
+	'applicationProtection.statusCodes.update': {
+		name: 'Update',
+		action: 'Update a status code overwrite',
+		description: 'Changes the overwrite of one status code',
+	},
+	'applicationProtection.statusCodes.delete': {
+		name: 'Delete',
+		action: 'Delete a status code overwrite',
+		description: 'Removes the overwrite of one status code',
+	},
+	'applicationProtection.switch.set': {
+		name: 'Turn On or Off',
+		action: 'Turn a protection on or off',
+		description: 'Switches one protection of the domain on or off',
+	},
+	'applicationProtection.switch.list': {
+		name: 'Get Many',
+		action: 'Get the protection switches',
+		description: 'Every protection switch of the domain and its state',
+	},
+	'applicationProtection.uaBlacklist.add': {
+		name: 'Block',
+		action: 'Block user agents',
+		description: 'Adds user-agent patterns to the blacklist',
+	},
+	'applicationProtection.urlBypass.delete': {
+		name: 'Delete',
+		action: 'Delete URL bypasses',
+		description: 'Removes URLs from the bypass list (unknown URLs are skipped)',
+	},
+	'dashboard.eventDetail': {
+		name: 'Get Event Detail',
+		action: 'Get the detail of a DDoS event',
+		description: 'Traffic, characterization, traffic patterns or threat map of one event',
+	},
+	'dashboard.activeMitigation': {
+		name: 'Get Active Mitigations',
+		action: 'Get the active mitigations',
+		description: 'Mitigations running now on the site',
+	},
+	'dashboard.currentTraffic': {
+		name: 'Get Current Traffic',
+		action: 'Get the current traffic',
+		description: 'Traffic of the site right now',
+	},
+	'dashboard.ddosEvents': {
+		name: 'Get Many DDoS Events',
+		action: 'Get many DDoS events',
+		description:
+			'DDoS events of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)',
+	},
+	'dashboard.flowDownEvents': {
+		name: 'Get Many Flow-Down Alerts',
+		action: 'Get many flow-down alerts',
+		description:
+			'Flow-down alerts of the site in a time window: the last 24 hours unless From / To are given (long windows are read in parts)',
+	},
+	'dashboard.isUnderAttack': {
+		name: 'Check Under Attack',
+		action: 'Check whether a site is under attack',
+		description: 'Whether the site is under attack now and how big the attack is',
+	},
+	'dashboard.networkSummary': {
+		name: 'Get Network Summary',
+		action: 'Get the network summary',
+		description: 'Top applications, AS numbers, attack types, countries, IPs and protocols',
+	},
 	'detection.setMode': { name: 'Set Mode', action: 'Set the detection mode', description: 'Normal or rapid detection' },
-	'detection.setPolicy': { name: 'Update Threshold', action: 'Update a detection threshold', description: 'Alert thresholds of one traffic type' },
-	'detection.getPolicy': { name: 'Get', action: 'Get the detection settings', description: 'Detection mode and the thresholds of every traffic type' },
-	'overview.setProfile': { name: 'Set Profile', action: 'Set the auto-mitigation profile', description: 'Needed when detection runs in auto mode' },
-	'overview.setSwitch': { name: 'Turn On or Off', action: 'Turn detection or mitigation on or off', description: 'Detection (site level), custom or mitigation (network and host level)' },
-	'overview.getSwitch': { name: 'Get', action: 'Get the detection and mitigation switches', description: 'Switches and auto-mitigation profile' },
+	'detection.setPolicy': {
+		name: 'Update Threshold',
+		action: 'Update a detection threshold',
+		description: 'Alert thresholds of one traffic type',
+	},
+	'detection.getPolicy': {
+		name: 'Get',
+		action: 'Get the detection settings',
+		description: 'Detection mode and the thresholds of every traffic type',
+	},
+	'overview.setProfile': {
+		name: 'Set Profile',
+		action: 'Set the auto-mitigation profile',
+		description: 'Needed when detection runs in auto mode',
+	},
+	'overview.setSwitch': {
+		name: 'Turn On or Off',
+		action: 'Turn detection or mitigation on or off',
+		description: 'Detection (site level), custom or mitigation (network and host level)',
+	},
+	'overview.getSwitch': {
+		name: 'Get',
+		action: 'Get the detection and mitigation switches',
+		description: 'Switches and auto-mitigation profile',
+	},
 };
 
 export function operationWords(opId: string): OperationWords {
@@ -128,7 +332,10 @@ export const DOMAIN_PORT_ID_HINT =
 export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	app_id: { label: 'App ID', hint: 'App ID from the developer platform' },
 	secret: { label: 'App Secret' },
-	redirect_uri: { label: 'Redirect Address', hint: 'Where the service sends the user back with a code (same domain as registered)' },
+	redirect_uri: {
+		label: 'Redirect Address',
+		hint: 'Where the service sends the user back with a code (same domain as registered)',
+	},
 	xspe: { label: 'Portal Value (xspe)', hint: 'Passed by the portal to the app entrance' },
 	state: { label: 'State', hint: 'Random value checked when the user comes back' },
 	code: { label: 'Authorization Code', hint: 'Code from the redirect' },
@@ -160,7 +367,11 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	p_name: { label: 'Policy Name' },
 	p_desc: { label: 'Policy Description' },
 	methods: { label: 'Request Methods', hint: 'Match only these methods (none: all)' },
-	other_iprange: { label: 'Source IP Ranges', hint: 'Match only these sources (at most 256 addresses in total)', placeholder: '203.0.113.1-203.0.113.20' },
+	other_iprange: {
+		label: 'Source IP Ranges',
+		hint: 'Match only these sources (at most 256 addresses in total)',
+		placeholder: '203.0.113.1-203.0.113.20',
+	},
 	page_http: { label: 'Busy Page' },
 	redirect_host: { label: 'Redirect Host', placeholder: 'www.example.com' },
 	redirect_url: { label: 'Redirect Path', placeholder: '/maintenance.html' },
@@ -201,7 +412,11 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	host_id: { label: 'Host ID', hint: '0 for the whole network' },
 	model: { label: 'Detection Mode' },
 	is_enabled: { label: 'Enabled' },
-	high_pps: { label: 'Severe Alert Threshold (Packets/s)', hint: 'A number, or a number with K, M or G', placeholder: '10K' },
+	high_pps: {
+		label: 'Severe Alert Threshold (Packets/s)',
+		hint: 'A number, or a number with K, M or G',
+		placeholder: '10K',
+	},
 	low_pps: { label: 'Alert Threshold (Packets/s)', hint: 'A number, or a number with K, M or G', placeholder: '5K' },
 	high_bps: { label: 'Severe Alert Threshold (Bits/s)', placeholder: '1G' },
 	low_bps: { label: 'Alert Threshold (Bits/s)', placeholder: '500M' },
@@ -216,10 +431,22 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 /** The parts of an object field (IP authentication's action settings): label and what to enter. */
 export const OBJECT_PARTS: Readonly<Record<string, FieldWords>> = {
 	duration: { label: 'Duration (Seconds)', hint: 'How long the action lasts for a source, in seconds' },
-	threshold_rps: { label: 'Threshold (Requests per Second)', hint: 'Requests per second from one source that start the action' },
-	ratelimit_rps: { label: 'Rate Limit (Requests per Second)', hint: 'Requests per second a limited source may still send' },
-	blacklist_threshold_rps: { label: 'Blacklist Threshold (Requests per Second)', hint: 'Requests per second that put a source on the blacklist' },
-	ratelimit_threshold_rps: { label: 'Rate Limit Threshold (Requests per Second)', hint: 'Requests per second that start rate limiting a source' },
+	threshold_rps: {
+		label: 'Threshold (Requests per Second)',
+		hint: 'Requests per second from one source that start the action',
+	},
+	ratelimit_rps: {
+		label: 'Rate Limit (Requests per Second)',
+		hint: 'Requests per second a limited source may still send',
+	},
+	blacklist_threshold_rps: {
+		label: 'Blacklist Threshold (Requests per Second)',
+		hint: 'Requests per second that put a source on the blacklist',
+	},
+	ratelimit_threshold_rps: {
+		label: 'Rate Limit Threshold (Requests per Second)',
+		hint: 'Requests per second that start rate limiting a source',
+	},
 };
 
 /** Words of the node's own containers. */
@@ -235,10 +462,22 @@ export function fieldWords(opId: string, name: string): FieldWords {
 }
 
 const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
-	'applicationProtection.httpFilter.create:page': { label: 'Busy Page', hint: 'Busy page configured by the administrator' },
-	'applicationProtection.httpFilter.update:page': { label: 'Busy Page', hint: 'Busy page configured by the administrator' },
-	'applicationProtection.switch.set:name': { label: 'Protection', hint: 'Choose from the switch tree, or give a switch name' },
-	'applicationProtection.switch.set:enable': { label: 'Turn', hint: 'Turning a protection off leaves the domain without it' },
+	'applicationProtection.httpFilter.create:page': {
+		label: 'Busy Page',
+		hint: 'Busy page configured by the administrator',
+	},
+	'applicationProtection.httpFilter.update:page': {
+		label: 'Busy Page',
+		hint: 'Busy page configured by the administrator',
+	},
+	'applicationProtection.switch.set:name': {
+		label: 'Protection',
+		hint: 'Choose from the switch tree, or give a switch name',
+	},
+	'applicationProtection.switch.set:enable': {
+		label: 'Turn',
+		hint: 'Turning a protection off leaves the domain without it',
+	},
 	'applicationProtection.headerCompliance.set:name': { label: 'Header' },
 	'applicationProtection.xForwardedFor.set:name': { label: 'Header Name', hint: 'Required when the mode is Secure' },
 	'applicationProtection.uaBlacklist.add:action': { label: 'Action', hint: 'Action for matching user agents' },
@@ -249,21 +488,54 @@ const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
 		hint: 'One or many: addresses, start-end ranges or CIDRs separated by commas, or a list from an expression (e.g. {{ $json.attacking_ranges }} of the trigger). Merged into the fewest ranges; one request per range; entries already blocked or whitelisted are skipped and reported',
 		placeholder: '203.0.113.7, 198.51.100.0/28',
 	},
-	'applicationProtection.ipBlacklist.remove:ip_black_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Blacklist entries to unblock, comma-separated, written as IP Blacklist › Get shows them (start_ip-end_ip, or ip)' },
-	'applicationProtection.ipWhitelist.remove:ip_white_list': { first: true, label: 'IP Addresses or Ranges', hint: 'Whitelist entries to remove, comma-separated, written as IP Whitelist › Get shows them (start_ip-end_ip, or ip)' },
+	'applicationProtection.ipBlacklist.remove:ip_black_list': {
+		first: true,
+		label: 'IP Addresses or Ranges',
+		hint: 'Blacklist entries to unblock, comma-separated, written as IP Blacklist › Get shows them (start_ip-end_ip, or ip)',
+	},
+	'applicationProtection.ipWhitelist.remove:ip_white_list': {
+		first: true,
+		label: 'IP Addresses or Ranges',
+		hint: 'Whitelist entries to remove, comma-separated, written as IP Whitelist › Get shows them (start_ip-end_ip, or ip)',
+	},
 	'applicationProtection.ipBlacklist.add:allowWideBlock': {
 		label: 'Allow Wide Block (Reason)',
-		hint: 'Only to block more than 65,536 addresses (wider than /16): why. Recorded in the output; never lifts the special ranges, protected ranges or the site\'s own addresses. Leave empty otherwise',
+		hint: "Only to block more than 65,536 addresses (wider than /16): why. Recorded in the output; never lifts the special ranges, protected ranges or the site's own addresses. Leave empty otherwise",
 	},
-	'applicationProtection.ipBlacklist.add:site_id': { label: 'Site ID', hint: `The site whose blacklist gets the entries. ${SITE_ID_HINT}`, placeholder: 'e.g. 20001' },
-	'applicationProtection.ipBlacklist.add:domain_port_id': { label: 'Domain-Port ID', hint: `The domain-port whose blacklist gets the entries. ${DOMAIN_PORT_ID_HINT}`, placeholder: 'e.g. 30001' },
-	'applicationProtection.ipWhitelist.add:site_id': { label: 'Site ID', hint: `The site whose whitelist gets the entry. ${SITE_ID_HINT}`, placeholder: 'e.g. 20001' },
-	'applicationProtection.ipWhitelist.add:domain_port_id': { label: 'Domain-Port ID', hint: `The domain-port whose whitelist gets the entry. ${DOMAIN_PORT_ID_HINT}`, placeholder: 'e.g. 30001' },
+	'applicationProtection.ipBlacklist.add:site_id': {
+		label: 'Site ID',
+		hint: `The site whose blacklist gets the entries. ${SITE_ID_HINT}`,
+		placeholder: 'e.g. 20001',
+	},
+	'applicationProtection.ipBlacklist.add:domain_port_id': {
+		label: 'Domain-Port ID',
+		hint: `The domain-port whose blacklist gets the entries. ${DOMAIN_PORT_ID_HINT}`,
+		placeholder: 'e.g. 30001',
+	},
+	'applicationProtection.ipWhitelist.add:site_id': {
+		label: 'Site ID',
+		hint: `The site whose whitelist gets the entry. ${SITE_ID_HINT}`,
+		placeholder: 'e.g. 20001',
+	},
+	'applicationProtection.ipWhitelist.add:domain_port_id': {
+		label: 'Domain-Port ID',
+		hint: `The domain-port whose whitelist gets the entry. ${DOMAIN_PORT_ID_HINT}`,
+		placeholder: 'e.g. 30001',
+	},
 	'applicationProtection.ipBlacklist.remove:ip_black_list#entry': { label: 'Blocked Entry' },
 	'applicationProtection.ipWhitelist.remove:ip_white_list#entry': { label: 'Allowed Entry' },
-	'applicationProtection.statusCodes.update:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
-	'applicationProtection.statusCodes.delete:error_code': { label: 'Status Code', hint: 'The overwritten status code (selects the entry)' },
-	'detection.setPolicy:name': { label: 'Traffic Type', hint: 'Choose from the detection settings, or give an item name; the group follows from it' },
+	'applicationProtection.statusCodes.update:error_code': {
+		label: 'Status Code',
+		hint: 'The overwritten status code (selects the entry)',
+	},
+	'applicationProtection.statusCodes.delete:error_code': {
+		label: 'Status Code',
+		hint: 'The overwritten status code (selects the entry)',
+	},
+	'detection.setPolicy:name': {
+		label: 'Traffic Type',
+		hint: 'Choose from the detection settings, or give an item name; the group follows from it',
+	},
 	'detection.setPolicy:type': { label: 'Traffic Group', hint: 'Follows from the traffic type' },
 	'dashboard.ddosEvents:status': { label: 'Status' },
 	'dashboard.flowDownEvents:start_time': { label: 'From (UTC)' },
@@ -276,7 +548,15 @@ const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
 export const OPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
 	scheme: { http: 'HTTP', https: 'HTTPS' },
 	enforce_protect: { 1: 'Low', 2: 'Medium', 3: 'High' },
-	mode: { 0: 'Off', 1: 'On', 2: 'Auto', secure: 'Secure (Replace With a Trusted Header)', append: 'Append Client IP', reset: 'Reset to Client IP', insert: 'Insert Client IP' },
+	mode: {
+		0: 'Off',
+		1: 'On',
+		2: 'Auto',
+		secure: 'Secure (Replace With a Trusted Header)',
+		append: 'Append Client IP',
+		reset: 'Reset to Client IP',
+		insert: 'Insert Client IP',
+	},
 	enable: { 0: 'Off', 1: 'On', 2: 'Auto' },
 	action: {
 		ratelimit: 'Rate Limit',
@@ -343,12 +623,31 @@ export const OPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>>
 	rp_code: { 301: 'Moved Permanently (301)', 302: 'Found (302)' },
 	portal_version: { legacy: 'Before 2023.2.6', '2023.2.6': '2023.2.6 or Later' },
 	error_page_type: { 0: 'Default Page', 1: 'Provider Page', 2: 'Custom Page (URL)' },
-	module: { traffic: 'Traffic', characterization: 'Characterization', traffic_patterns: 'Traffic Patterns', threat_map: 'Threat Map' },
+	module: {
+		traffic: 'Traffic',
+		characterization: 'Characterization',
+		traffic_patterns: 'Traffic Patterns',
+		threat_map: 'Threat Map',
+	},
 	status: { all: 'All', stopped: 'Stopped', ongoing: 'Ongoing', 0: 'Ongoing', 1: 'Stopped', 2: 'All' },
 	range: { hour: 'Last Hour', day: 'Last Day', week: 'Last Week', month: 'Last Month' },
-	type: { bps: 'Bits per Second', pps: 'Packets per Second', tcp: 'TCP', udp: 'UDP', icmp: 'ICMP', ip: 'IP', sip: 'SIP', http: 'HTTP', total_traffic: 'Total Traffic' },
+	type: {
+		bps: 'Bits per Second',
+		pps: 'Packets per Second',
+		tcp: 'TCP',
+		udp: 'UDP',
+		icmp: 'ICMP',
+		ip: 'IP',
+		sip: 'SIP',
+		http: 'HTTP',
+		total_traffic: 'Total Traffic',
+	},
 	model: { 0: 'Normal', 1: 'Rapid' },
-	switch_type: { detection: 'Detection (Site Level)', custom: 'Custom Protection (Network or Host Level)', mitigation: 'Mitigation (Network or Host Level)' },
+	switch_type: {
+		detection: 'Detection (Site Level)',
+		custom: 'Custom Protection (Network or Host Level)',
+		mitigation: 'Mitigation (Network or Host Level)',
+	},
 };
 
 export function optionLabel(fieldName: string, value: string | number): string | undefined {
@@ -357,10 +656,30 @@ export function optionLabel(fieldName: string, value: string | number): string |
 
 /** Trigger events: the option name, n8n's `action` label and the description. */
 export const TRIGGER_EVENTS: ReadonlyArray<{ value: string; name: string; action: string; description: string }> = [
-	{ value: 'newDdosEvent', name: 'New DDoS Event', action: 'On new DDoS event', description: 'A DDoS event of the site not seen before (any status)' },
-	{ value: 'attackStarted', name: 'Attack Started', action: 'On attack started', description: 'A DDoS event of the site that is ongoing and was not seen as ongoing before' },
-	{ value: 'attackStopped', name: 'Attack Stopped', action: 'On attack stopped', description: 'A DDoS event of the site that has stopped and was not seen as stopped before' },
-	{ value: 'newFlowDownAlert', name: 'New Flow-Down Alert', action: 'On new flow-down alert', description: 'A flow-down alert of the site not seen before' },
+	{
+		value: 'newDdosEvent',
+		name: 'New DDoS Event',
+		action: 'On new DDoS event',
+		description: 'A DDoS event of the site not seen before (any status)',
+	},
+	{
+		value: 'attackStarted',
+		name: 'Attack Started',
+		action: 'On attack started',
+		description: 'A DDoS event of the site that is ongoing and was not seen as ongoing before',
+	},
+	{
+		value: 'attackStopped',
+		name: 'Attack Stopped',
+		action: 'On attack stopped',
+		description: 'A DDoS event of the site that has stopped and was not seen as stopped before',
+	},
+	{
+		value: 'newFlowDownAlert',
+		name: 'New Flow-Down Alert',
+		action: 'On new flow-down alert',
+		description: 'A flow-down alert of the site not seen before',
+	},
 ];
 
 /** Readable forms added next to wire values in outputs. */
@@ -393,7 +712,8 @@ export const credentialTestText = {
 export const errorText = {
 	invalidInput: (title: string, issues: string) => `${title}: ${issues}. Nothing was sent.`,
 	issue: (label: string, rule: string) => `${label} ${rule}`,
-	refused: (title: string, msg: string, code: number) => `${title}: the service refused the request: ${msg || 'no reason given'} (code ${code})`,
+	refused: (title: string, msg: string, code: number) =>
+		`${title}: the service refused the request: ${msg || 'no reason given'} (code ${code})`,
 	credentialRefused: (msg: string, code: number) =>
 		`The service refused the credential: ${msg || 'no reason given'} (code ${code}). Check the App ID and Secret (or refresh token) of the Security Service credential.`,
 	credentialRefusedHint: (title: string) => `Nothing was sent for ${title}: no access token could be obtained.`,
@@ -403,26 +723,93 @@ export const errorText = {
 export const RUNBOOK = {
 	// Start first (what a user comes for), then alphabetical.
 	operations: [
-		{ name: 'Start', value: 'start', action: 'Start an attack-response runbook', description: 'Start an attack-response runbook from a plan' },
-		{ name: 'Add Expiring Block', value: 'blockAdd', action: 'Block an IP range for a while', description: 'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up' },
-		{ name: 'Cancel', value: 'cancel', action: 'Cancel a runbook', description: 'Request cancellation: the runbook reverts its changes, then stops' },
-		{ name: 'Decide', value: 'decide', action: 'Approve or reject a runbook', description: 'Approve or reject the planned changes of a runbook waiting for approval; returns the decision, or the refusal' },
-		{ name: 'Describe', value: 'describe', action: 'Describe a runbook', description: 'Status, run ID, start and close time' },
-		{ name: 'Extend or Shorten Block', value: 'blockExtend', action: 'Change when an expiring block ends', description: 'Set a new remaining time for an expiring block (longer or shorter)' },
-		{ name: 'List Blocks', value: 'blockList', action: 'List expiring blocks', description: 'Expiring blocks of one domain-port, or of every domain-port of a site' },
-		{ name: 'Query', value: 'query', action: 'Query a runbook', description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)' },
-		{ name: 'Remove Block Now', value: 'blockRemove', action: 'Remove an expiring block now', description: 'Remove the entry now instead of at its expiry' },
-		{ name: 'Signal', value: 'signal', action: 'Signal a runbook', description: 'Abort or extend the cooldown (Approve / Reject here are the same as Decide: the same rules, the decision comes back)' },
+		{
+			name: 'Start',
+			value: 'start',
+			action: 'Start an attack-response runbook',
+			description: 'Start an attack-response runbook from a plan',
+		},
+		{
+			name: 'Add Expiring Block',
+			value: 'blockAdd',
+			action: 'Block an IP range for a while',
+			description:
+				'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up',
+		},
+		{
+			name: 'Cancel',
+			value: 'cancel',
+			action: 'Cancel a runbook',
+			description: 'Request cancellation: the runbook reverts its changes, then stops',
+		},
+		{
+			name: 'Decide',
+			value: 'decide',
+			action: 'Approve or reject a runbook',
+			description:
+				'Approve or reject the planned changes of a runbook waiting for approval; returns the decision, or the refusal',
+		},
+		{
+			name: 'Describe',
+			value: 'describe',
+			action: 'Describe a runbook',
+			description: 'Status, run ID, start and close time',
+		},
+		{
+			name: 'Extend or Shorten Block',
+			value: 'blockExtend',
+			action: 'Change when an expiring block ends',
+			description: 'Set a new remaining time for an expiring block (longer or shorter)',
+		},
+		{
+			name: 'List Blocks',
+			value: 'blockList',
+			action: 'List expiring blocks',
+			description: 'Expiring blocks of one domain-port, or of every domain-port of a site',
+		},
+		{
+			name: 'Query',
+			value: 'query',
+			action: 'Query a runbook',
+			description: 'Read state, changes, audit trail, plan or result, or create the attack report (HTML file)',
+		},
+		{
+			name: 'Remove Block Now',
+			value: 'blockRemove',
+			action: 'Remove an expiring block now',
+			description: 'Remove the entry now instead of at its expiry',
+		},
+		{
+			name: 'Signal',
+			value: 'signal',
+			action: 'Signal a runbook',
+			description:
+				'Abort or extend the cooldown (Approve / Reject here are the same as Decide: the same rules, the decision comes back)',
+		},
 	],
 	signals: [
 		{ name: 'Abort', value: 'abort', description: 'Stop mitigating and revert now' },
-		{ name: 'Approve (Same as Decide)', value: 'approve', description: 'Sent as the Decide operation (the runbook checks the approver; a refusal is an error). Kept for saved workflows: use Decide' },
+		{
+			name: 'Approve (Same as Decide)',
+			value: 'approve',
+			description:
+				'Sent as the Decide operation (the runbook checks the approver; a refusal is an error). Kept for saved workflows: use Decide',
+		},
 		{ name: 'Extend Cooldown', value: 'extend', description: 'Wait longer before reverting' },
-		{ name: 'Reject (Same as Decide)', value: 'reject', description: 'Sent as the Decide operation (a reason is required; a refusal is an error). Kept for saved workflows: use Decide' },
+		{
+			name: 'Reject (Same as Decide)',
+			value: 'reject',
+			description:
+				'Sent as the Decide operation (a reason is required; a refusal is an error). Kept for saved workflows: use Decide',
+		},
 	],
 	decisions: [
 		{ name: 'Approve', value: 'approve', description: 'Apply the planned changes' },
-		{ name: 'Reject', value: 'reject', description: 'Reject the planned changes: nothing is applied (a reason is required)' },
+		{
+			name: 'Reject',
+			value: 'reject',
+			description: 'Reject the planned changes: nothing is applied (a reason is required)',
+		},
 	],
 	subtitle:
 		'={{ {"blockAdd":"Block an IP range for a while","blockExtend":"Change when an expiring block ends","blockList":"List expiring blocks","blockRemove":"Remove an expiring block now","cancel":"Cancel a runbook","decide":"Approve or reject a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
@@ -440,9 +827,10 @@ export const RUNBOOK = {
 		taskQueue: 'Task Queue',
 	},
 	help: {
-		decideBy: 'Identity of the person deciding (checked against the plan\'s approval.approvers and recorded in the audit trail, marked unverified); with an ID Token the token names the person',
+		decideBy:
+			"Identity of the person deciding (checked against the plan's approval.approvers and recorded in the audit trail, marked unverified); with an ID Token the token names the person",
 		decideIdToken:
-			'The deciding person\'s OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook\'s gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential\'s Payload Key. On Start: the starter\'s token (they cannot approve this runbook)',
+			"The deciding person's OpenID Connect ID token, e.g. {{ $json.id_token }} from the step that logged them in with the runbook's gate nonce (Query › State: gate.nonce). Required when the worker verifies approvers; sent sealed with the Temporal API credential's Payload Key. On Start: the starter's token (they cannot approve this runbook)",
 		blockBy: 'Who asks for it (recorded with the block)',
 		decideReason: 'Why (required to reject; recorded in the audit trail)',
 		blockReason: 'Why the block is needed (recorded with the block)',
@@ -450,16 +838,34 @@ export const RUNBOOK = {
 		domainPortAdd: 'The domain-port whose IP blacklist gets the entry',
 		domainPortList: 'Leave empty for every domain-port of the site',
 		entry: 'An IPv4 address, a start-end range or a CIDR (at most a /16 unless the blocks workflow allows wider)',
-		secondsAdd: 'How long the block lasts — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); then exactly this entry is removed',
-		secondsExtend: 'The new remaining time from now — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); longer extends, shorter shortens',
+		secondsAdd:
+			'How long the block lasts — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); then exactly this entry is removed',
+		secondsExtend:
+			'The new remaining time from now — seconds or with a unit: 30m, 2h, 1d (1 s to 90 days); longer extends, shorter shortens',
 		blockOptions: 'Settings most users leave as they are',
 		query: 'What to read from the runbook',
 		binaryPropertyName: 'Name of the binary field the HTML report is put in (for a mail or chat step to attach)',
-		blockTaskQueue: 'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
+		blockTaskQueue:
+			'Task queue of the worker that runs the blocks workflow (started on the first block of a domain-port)',
 	},
 	/** The workflow's field names → the labels above (refusals from Temporal name the field as the user sees it). */
-	refusalFields: { approved: 'Decision', by: 'By', reason: 'Reason', entry: 'IP Address, Range or CIDR', seconds: 'Duration', approval: 'Runbook', via: 'Via', proof: 'ID Token', approver: 'Approver' } as Record<string, string>,
-	refused: { decide: 'Decision refused', block: 'Block refused', nothingChanged: 'Nothing changed in the runbook.', nothingWritten: 'Nothing was written to the blacklist.' },
+	refusalFields: {
+		approved: 'Decision',
+		by: 'By',
+		reason: 'Reason',
+		entry: 'IP Address, Range or CIDR',
+		seconds: 'Duration',
+		approval: 'Runbook',
+		via: 'Via',
+		proof: 'ID Token',
+		approver: 'Approver',
+	} as Record<string, string>,
+	refused: {
+		decide: 'Decision refused',
+		block: 'Block refused',
+		nothingChanged: 'Nothing changed in the runbook.',
+		nothingWritten: 'Nothing was written to the blacklist.',
+	},
 };
 
 /** What a write with an empty answer says it did: "IP Whitelist › Allow: IP Address or Range 198.51.100.7 (Site ID 20001, Domain-Port ID 30001)". */
@@ -495,14 +901,23 @@ export const triggerText = {
 };
 
 /** IP Blacklist › Block's sentence: "IP Blacklist › Block: blocked 198.51.100.0-198.51.100.255; refused 10.0.0.1 (Site ID 20001, Domain-Port ID 30001)". */
-export function blockSummary(title: string, blocked: string[], refused: string[], at: { site_id: string; domain_port_id: string }): string {
-	const parts = [blocked.length ? `blocked ${blocked.join(', ')}` : 'blocked nothing', ...(refused.length ? [`refused ${refused.join(', ')}`] : [])];
+export function blockSummary(
+	title: string,
+	blocked: string[],
+	refused: string[],
+	at: { site_id: string; domain_port_id: string },
+): string {
+	const parts = [
+		blocked.length ? `blocked ${blocked.join(', ')}` : 'blocked nothing',
+		...(refused.length ? [`refused ${refused.join(', ')}`] : []),
+	];
 	return `${title}: ${parts.join('; ')} (Site ID ${at.site_id}, Domain-Port ID ${at.domain_port_id})`;
 }
 
 /** The Temporal API credential's address problems, in one line naming the field and what to enter. */
 export const temporalAddressText = {
-	invalidUrl: 'HTTP API Address: enter the full address with http:// or https:// and the HTTP port, e.g. http://127.0.0.1:7243 (a dev server started with --http-port 7243)',
+	invalidUrl:
+		'HTTP API Address: enter the full address with http:// or https:// and the HTTP port, e.g. http://127.0.0.1:7243 (a dev server started with --http-port 7243)',
 	notHttp:
 		"HTTP API Address: this port does not answer HTTP — it is probably Temporal's gRPC port (7233). Enter the HTTP API port instead (dev server: --http-port, e.g. http://127.0.0.1:7243)",
 };

@@ -34,10 +34,17 @@ export const overview = [
 		safety: 'idempotent',
 		fields: [
 			field('is_enable', 'body', 'boolean01', flag01(), '1 on, 0 off', req),
-			field('switch_type', 'body', 'options', oneOf(SWITCH_TYPES), 'detection (site level); custom or mitigation (network/host level)', {
-				required: true,
-				options: SWITCH_TYPES,
-			}),
+			field(
+				'switch_type',
+				'body',
+				'options',
+				oneOf(SWITCH_TYPES),
+				'detection (site level); custom or mitigation (network/host level)',
+				{
+					required: true,
+					options: SWITCH_TYPES,
+				},
+			),
 		],
 		refine: (v, ctx) => {
 			const level = levelOf(v.network_id, v.host_id);

@@ -11,7 +11,16 @@ import { ID_ALPHABET, ID_MAX, ID_RE } from '../limits';
 export const int = (rule = 'must be an integer') => {
 	const unsafe = `${rule} (a safe integer: at most ${Number.MAX_SAFE_INTEGER} in absolute value)`;
 	return z
-		.union([z.number({ error: rule }), z.string().regex(/^-?\d+$/, { error: rule }).transform(Number)], { error: rule })
+		.union(
+			[
+				z.number({ error: rule }),
+				z
+					.string()
+					.regex(/^-?\d+$/, { error: rule })
+					.transform(Number),
+			],
+			{ error: rule },
+		)
 		.pipe(
 			z
 				// a digit string too long for a double arrives here as Infinity
@@ -22,7 +31,12 @@ export const int = (rule = 'must be an integer') => {
 };
 
 export const intIn = (min: number, max: number, what = `an integer from ${min} to ${max}`) =>
-	int(`must be ${what}`).pipe(z.number().min(min, { error: `must be ${what}` }).max(max, { error: `must be ${what}` }));
+	int(`must be ${what}`).pipe(
+		z
+			.number()
+			.min(min, { error: `must be ${what}` })
+			.max(max, { error: `must be ${what}` }),
+	);
 
 export const intOneOf = (values: readonly number[], rule = `must be one of ${values.join(', ')}`) => {
 	return int(rule).pipe(z.number().refine((v) => values.includes(v), { error: rule }));
@@ -42,15 +56,13 @@ export const oneOf = <T extends string>(values: readonly T[]) =>
  * from A–Z a–z 0–9 . _ ~ -, starting with a letter or a digit), so an id can never change which path is called.
  */
 export const idString = (what = 'an identifier') =>
-	z
-		.union([z.string(), z.number().int().nonnegative().transform(String)], { error: `must be ${what} (string)` })
-		.pipe(
-			z
-				.string()
-				.min(1, { error: `must be ${what} (non-empty)` })
-				.max(ID_MAX, { error: `must be ${what} of at most ${ID_MAX} characters` })
-				.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` }),
-		);
+	z.union([z.string(), z.number().int().nonnegative().transform(String)], { error: `must be ${what} (string)` }).pipe(
+		z
+			.string()
+			.min(1, { error: `must be ${what} (non-empty)` })
+			.max(ID_MAX, { error: `must be ${what} of at most ${ID_MAX} characters` })
+			.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` }),
+	);
 
 // ---------------------------------------------------------------- IPv4
 
@@ -58,8 +70,9 @@ export { formatIpv4, parseIpv4, parseIpv4Entry, rangeSize, toRangeText, type Ipv
 import { parseIpv4Entry } from './ipv4';
 
 /** A `start-end` IPv4 range (a single address is accepted as `a-a` would be). */
-export const ipv4RangeText = (rule = 'must be an IPv4 range written start-end (e.g. 1.2.3.0-1.2.3.255) with start ≤ end') =>
-	z.string({ error: rule }).refine((s) => parseIpv4Entry(s, false) !== undefined, { error: rule });
+export const ipv4RangeText = (
+	rule = 'must be an IPv4 range written start-end (e.g. 1.2.3.0-1.2.3.255) with start ≤ end',
+) => z.string({ error: rule }).refine((s) => parseIpv4Entry(s, false) !== undefined, { error: rule });
 
 /** An IP-list entry: address, start-end range or CIDR. */
 export const ipv4EntryText = (
@@ -70,22 +83,14 @@ export const ipv4EntryText = (
 export const listOf = <T extends z.ZodType<unknown, string>>(item: T, rule: string) =>
 	z
 		.union([z.array(z.string()), z.string()], { error: rule })
-		.transform((v) =>
-			(Array.isArray(v) ? v : v.split(/[,\n]/))
-				.map((s) => s.trim())
-				.filter((s) => s.length > 0),
-		)
+		.transform((v) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter((s) => s.length > 0))
 		.pipe(z.array(item));
-
-
 
 // ---------------------------------------------------------------- thresholds and times
 
 /** Detection threshold: a number, or a number with suffix K, M or G (§4.5, §8). */
 export const THRESHOLD_RE = /^\d+(\.\d+)?[KMG]?$/;
-export const threshold = (
-	rule = 'must be a number, or a number with suffix K, M or G (e.g. 500, 1.5K, 20M, 1G)',
-) =>
+export const threshold = (rule = 'must be a number, or a number with suffix K, M or G (e.g. 500, 1.5K, 20M, 1G)') =>
 	z
 		.union([z.number().nonnegative().transform(String), z.string()], { error: rule })
 		.pipe(z.string().trim().regex(THRESHOLD_RE, { error: rule }));

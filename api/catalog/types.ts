@@ -24,14 +24,7 @@ export type BodyEncoding = 'multipart' | 'json' | 'form' | 'query' | 'redirect';
 export type FieldLocation = 'path' | 'query' | 'body';
 
 /** The kind of a field, used by UIs (n8n) to choose a widget. */
-export type FieldKind =
-	| 'string'
-	| 'integer'
-	| 'boolean01'
-	| 'options'
-	| 'stringList'
-	| 'object'
-	| 'secret';
+export type FieldKind = 'string' | 'integer' | 'boolean01' | 'options' | 'stringList' | 'object' | 'secret';
 
 /**
  * How an array travels in a multipart body or query string.

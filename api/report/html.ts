@@ -8,17 +8,31 @@ import type { ReportModel, SeriesKind } from './model';
  */
 
 const esc = (s: unknown) =>
-	String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+	String(s ?? '').replace(
+		/[&<>"']/g,
+		(c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+	);
 
 export function formatBps(b: number): string {
 	if (!Number.isFinite(b) || b <= 0) return '0';
-	const units: [number, string][] = [[1e12, 'Tbps'], [1e9, 'Gbps'], [1e6, 'Mbps'], [1e3, 'Kbps']];
+	const units: [number, string][] = [
+		[1e12, 'Tbps'],
+		[1e9, 'Gbps'],
+		[1e6, 'Mbps'],
+		[1e3, 'Kbps'],
+	];
 	for (const [d, u] of units) if (b >= d) return `${trim(b / d)} ${u}`;
 	return `${Math.round(b)} bps`;
 }
-const trim = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1).replace(/\.0$/, '') : n.toFixed(2).replace(/\.?0+$/, ''));
+const trim = (n: number) =>
+	n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1).replace(/\.0$/, '') : n.toFixed(2).replace(/\.?0+$/, '');
 
-const seconds = (s: number | undefined) => (s === undefined || !Number.isFinite(s) ? 'n/a' : s < 120 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`);
+const seconds = (s: number | undefined) =>
+	s === undefined || !Number.isFinite(s)
+		? 'n/a'
+		: s < 120
+			? `${s.toFixed(1)} s`
+			: `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 
 const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
@@ -35,7 +49,11 @@ function niceTicks(max: number, n = 4): number[] {
 
 const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
 
-const COLOR: Record<SeriesKind, string> = { attack: 'var(--attack)', clean: 'var(--clean)', reported: 'var(--reported)' };
+const COLOR: Record<SeriesKind, string> = {
+	attack: 'var(--attack)',
+	clean: 'var(--clean)',
+	reported: 'var(--reported)',
+};
 
 interface ChartSize {
 	cls: 'wide' | 'narrow';
@@ -54,7 +72,10 @@ function chart(m: ReportModel): string {
 	const all0 = m.series.flatMap((s) => s.points);
 	if (!all0.length && !m.markers.length) return '<p class="empty">No traffic data was recorded for this report.</p>';
 	const legend = m.series
-		.map((s) => `<span class="key"><i style="background:${COLOR[s.kind]}"></i>${esc(s.label)} <small>(${s.points.length})</small></span>`)
+		.map(
+			(s) =>
+				`<span class="key"><i style="background:${COLOR[s.kind]}"></i>${esc(s.label)} <small>(${s.points.length})</small></span>`,
+		)
 		.join('');
 	return `${svgChart(m, WIDE)}${svgChart(m, NARROW)}<div class="legend">${legend}<span class="key"><i class="dash"></i>markers (UTC)</span></div>`;
 }
@@ -84,13 +105,22 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 	const overAt = m.markers.find((k) => k.kind === 'over')?.at;
 
 	const grid = ticksY
-		.map((v) => `<line class="grid" x1="${L}" x2="${W - R}" y1="${f(Y(v))}" y2="${f(Y(v))}"/><text class="tick" x="${L - 8}" y="${f(Y(v) + 4)}" text-anchor="end">${esc(formatBps(v))}</text>`)
+		.map(
+			(v) =>
+				`<line class="grid" x1="${L}" x2="${W - R}" y1="${f(Y(v))}" y2="${f(Y(v))}"/><text class="tick" x="${L - 8}" y="${f(Y(v) + 4)}" text-anchor="end">${esc(formatBps(v))}</text>`,
+		)
 		.join('');
 	// Time ticks on round seconds/minutes/hours, about z.xTicks of them.
-	const stepMs = (TIME_STEPS.find((s) => (x1 - x0) / (s * 1000) <= z.xTicks) ?? TIME_STEPS[TIME_STEPS.length - 1]) * 1000;
+	const stepMs =
+		(TIME_STEPS.find((s) => (x1 - x0) / (s * 1000) <= z.xTicks) ?? TIME_STEPS[TIME_STEPS.length - 1]) * 1000;
 	const ticks: number[] = [];
 	for (let t = Math.ceil(x0 / stepMs) * stepMs; t <= x1; t += stepMs) ticks.push(t);
-	const xt = ticks.map((t) => `<line class="grid" x1="${f(X(t))}" x2="${f(X(t))}" y1="${H - B}" y2="${H - B + 5}"/><text class="tick" x="${f(X(t))}" y="${H - B + 22}" text-anchor="middle">${hhmmss(t)}</text>`).join('');
+	const xt = ticks
+		.map(
+			(t) =>
+				`<line class="grid" x1="${f(X(t))}" x2="${f(X(t))}" y1="${H - B}" y2="${H - B + 5}"/><text class="tick" x="${f(X(t))}" y="${H - B + 22}" text-anchor="middle">${hhmmss(t)}</text>`,
+		)
+		.join('');
 
 	const order: SeriesKind[] = ['clean', 'attack', 'reported'];
 	const series = [...m.series]
@@ -101,10 +131,18 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 			const stepped = s.kind !== 'reported';
 			const end = stepped ? Math.max(pts[pts.length - 1][0], overAt ?? pts[pts.length - 1][0]) : pts[pts.length - 1][0];
 			const line =
-				pts.map((p, i) => `${i ? (stepped ? `H${f(X(p[0]))}V` : `L${f(X(p[0]))},`) : `M${f(X(p[0]))},`}${f(Y(p[1]))}`).join('') + (stepped && end > pts[pts.length - 1][0] ? `H${f(X(end))}` : '');
-			const area = s.kind === 'attack' && X(end) - X(pts[0][0]) > 1 ? `<path class="area" fill="${COLOR.attack}" d="${line}V${f(Y(0))}H${f(X(pts[0][0]))}Z"/>` : '';
+				pts
+					.map((p, i) => `${i ? (stepped ? `H${f(X(p[0]))}V` : `L${f(X(p[0]))},`) : `M${f(X(p[0]))},`}${f(Y(p[1]))}`)
+					.join('') + (stepped && end > pts[pts.length - 1][0] ? `H${f(X(end))}` : '');
+			const area =
+				s.kind === 'attack' && X(end) - X(pts[0][0]) > 1
+					? `<path class="area" fill="${COLOR.attack}" d="${line}V${f(Y(0))}H${f(X(pts[0][0]))}Z"/>`
+					: '';
 			const dots = pts
-				.map((p) => `<circle data-kind="${s.kind}" cx="${f(X(p[0]))}" cy="${f(Y(p[1]))}" r="${s.kind === 'reported' ? 3.5 : 2.5}" fill="${COLOR[s.kind]}"><title>${esc(`${hhmmss(p[0])} UTC — ${formatBps(p[1])}`)}</title></circle>`)
+				.map(
+					(p) =>
+						`<circle data-kind="${s.kind}" cx="${f(X(p[0]))}" cy="${f(Y(p[1]))}" r="${s.kind === 'reported' ? 3.5 : 2.5}" fill="${COLOR[s.kind]}"><title>${esc(`${hhmmss(p[0])} UTC — ${formatBps(p[1])}`)}</title></circle>`,
+				)
 				.join('');
 			return `<g class="series ${s.kind}" data-points="${pts.length}">${area}${pts.length > 1 || end > pts[0][0] ? `<path class="line" stroke="${COLOR[s.kind]}" d="${line}"/>` : ''}${dots}</g>`;
 		})
@@ -129,7 +167,15 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 <title>Traffic over time (UTC)</title>${grid}<line class="axis" x1="${L}" x2="${W - R}" y1="${f(Y(0))}" y2="${f(Y(0))}"/>${xt}${series}${markers}</svg>`;
 }
 
-const STATUS_CLASS: Record<string, string> = { restored: 'ok', applied: 'warn', unchanged: 'muted', conflict: 'bad', 'revert-failed': 'bad', planned: 'muted', pending: 'warn' };
+const STATUS_CLASS: Record<string, string> = {
+	restored: 'ok',
+	applied: 'warn',
+	unchanged: 'muted',
+	conflict: 'bad',
+	'revert-failed': 'bad',
+	planned: 'muted',
+	pending: 'warn',
+};
 
 /** A table; on phones each row becomes a card whose cells carry their column's name (data-label). */
 function table(head: string[], rows: string[][], cls = ''): string {
@@ -138,9 +184,18 @@ function table(head: string[], rows: string[][], cls = ''): string {
 }
 
 export function renderReportHtml(m: ReportModel): string {
-	const outcomeClass = !m.outcome ? 'muted' : m.outcome === 'reverted' ? 'ok' : /failed|cancel/.test(m.outcome) ? 'bad' : 'warn';
+	const outcomeClass = !m.outcome
+		? 'muted'
+		: m.outcome === 'reverted'
+			? 'ok'
+			: /failed|cancel/.test(m.outcome)
+				? 'bad'
+				: 'warn';
 	const kpis = [
-		...m.times.map((t) => `<div class="kpi"><div class="label">${esc(t.label)}</div><div class="value">${esc(seconds(t.seconds))}</div><div class="hint">${esc(t.hint)}</div></div>`),
+		...m.times.map(
+			(t) =>
+				`<div class="kpi"><div class="label">${esc(t.label)}</div><div class="value">${esc(seconds(t.seconds))}</div><div class="hint">${esc(t.hint)}</div></div>`,
+		),
 		m.approval
 			? `<div class="kpi"><div class="label">Approval</div><div class="value small">${esc(m.approval.decision)}</div><div class="hint">${esc([m.approval.by ? `by ${m.approval.by}` : '', m.approval.at ? `at ${m.approval.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '', m.approval.reason ?? ''].filter(Boolean).join(' · ') || '—')}</div></div>`
 			: '',
@@ -164,9 +219,16 @@ export function renderReportHtml(m: ReportModel): string {
 	if (m.blacklisted.length || m.skipped.length || m.changes.length)
 		sections.push(
 			`<section class="grid2"><div class="card"><h2>Blacklisted ranges <small>${m.blacklisted.length}</small></h2>${
-				m.blacklisted.length ? `<ul class="chips">${m.blacklisted.map((b) => `<li class="mono">${esc(b)}</li>`).join('')}</ul>` : '<p class="empty">none</p>'
+				m.blacklisted.length
+					? `<ul class="chips">${m.blacklisted.map((b) => `<li class="mono">${esc(b)}</li>`).join('')}</ul>`
+					: '<p class="empty">none</p>'
 			}</div><div class="card"><h2>Sources left alone <small>${m.skipped.length}</small></h2>${
-				m.skipped.length ? table(['Source', 'Why'], m.skipped.map((s) => [`<td class="mono">${esc(s.source)}</td>`, `<td>${esc(s.reason)}</td>`])) : '<p class="empty">none</p>'
+				m.skipped.length
+					? table(
+							['Source', 'Why'],
+							m.skipped.map((s) => [`<td class="mono">${esc(s.source)}</td>`, `<td>${esc(s.reason)}</td>`]),
+						)
+					: '<p class="empty">none</p>'
 			}</div></section>`,
 		);
 	if (m.events)
@@ -175,7 +237,14 @@ export function renderReportHtml(m: ReportModel): string {
 				m.events.length
 					? table(
 							['Event', 'Type', 'Start (UTC)', 'End (UTC)', 'Peak', 'Status'],
-							m.events.map((e) => [`<td class="mono">${esc(e.id)}</td>`, `<td>${esc(e.type)}</td>`, `<td class="mono">${esc(e.start)}</td>`, `<td class="mono">${esc(e.end)}</td>`, `<td>${esc(formatBps(e.maxBps))}</td>`, `<td><span class="badge ${e.status === 'ongoing' ? 'bad' : 'muted'}">${esc(e.status)}</span></td>`]),
+							m.events.map((e) => [
+								`<td class="mono">${esc(e.id)}</td>`,
+								`<td>${esc(e.type)}</td>`,
+								`<td class="mono">${esc(e.start)}</td>`,
+								`<td class="mono">${esc(e.end)}</td>`,
+								`<td>${esc(formatBps(e.maxBps))}</td>`,
+								`<td><span class="badge ${e.status === 'ongoing' ? 'bad' : 'muted'}">${esc(e.status)}</span></td>`,
+							]),
 						)
 					: '<p class="empty">no events in this period</p>'
 			}</section>`,

@@ -12,10 +12,28 @@ export interface RunbookResultLike {
 	timeToDetectSeconds?: number;
 	timeToMitigateSeconds?: number;
 	timeToRevertSeconds?: number;
-	changes: { id: string; kind: string; what: string; before: unknown; after: unknown; status: string; live?: unknown; note?: string; appliedAt?: string; revertedAt?: string }[];
+	changes: {
+		id: string;
+		kind: string;
+		what: string;
+		before: unknown;
+		after: unknown;
+		status: string;
+		live?: unknown;
+		note?: string;
+		appliedAt?: string;
+		revertedAt?: string;
+	}[];
 	skipped: { source: string; reason: string }[];
 	audit: { at: string; step: string; what: string; why: string; result?: string }[];
-	marks?: { startedAt?: string; eventStart?: number; mitigatedAt?: string; attackEndedAt?: string; revertedAt?: string; decision?: string };
+	marks?: {
+		startedAt?: string;
+		eventStart?: number;
+		mitigatedAt?: string;
+		attackEndedAt?: string;
+		revertedAt?: string;
+		decision?: string;
+	};
 	traffic?: { at: string; underAttack: boolean; bps?: number }[];
 	eventTraffic?: { bps?: Record<string, number[][]> };
 	error?: string;
@@ -68,12 +86,22 @@ const text = (v: unknown): string => {
 
 /** Only the fields that differ between before and after (thresholds, IP authentication), both sides. */
 function diff(before: unknown, after: unknown): [string, string] {
-	if (before && after && typeof before === 'object' && typeof after === 'object' && !Array.isArray(before) && !Array.isArray(after)) {
+	if (
+		before &&
+		after &&
+		typeof before === 'object' &&
+		typeof after === 'object' &&
+		!Array.isArray(before) &&
+		!Array.isArray(after)
+	) {
 		const b = before as Record<string, unknown>;
 		const a = after as Record<string, unknown>;
-		const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]));
+		const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].filter(
+			(k) => JSON.stringify(b[k]) !== JSON.stringify(a[k]),
+		);
 		if (keys.length) {
-			const pick = (o: Record<string, unknown>) => Object.fromEntries(keys.map((k) => [k, o[k] === undefined ? '—' : o[k]]));
+			const pick = (o: Record<string, unknown>) =>
+				Object.fromEntries(keys.map((k) => [k, o[k] === undefined ? '—' : o[k]]));
 			return [text(pick(b)), text(pick(a))];
 		}
 	}
@@ -81,7 +109,9 @@ function diff(before: unknown, after: unknown): [string, string] {
 }
 
 const seriesPoints = (rows: number[][] | null | undefined): [number, number][] =>
-	(rows ?? []).filter((r) => Array.isArray(r) && Number.isFinite(r[0]) && Number.isFinite(r[1])).map((r) => [r[0] * 1000, r[1]]);
+	(rows ?? [])
+		.filter((r) => Array.isArray(r) && Number.isFinite(r[0]) && Number.isFinite(r[1]))
+		.map((r) => [r[0] * 1000, r[1]]);
 
 /**
  * The report of one attack response. Tolerates nulls where the result has empty lists or absent fields (Temporal's
@@ -101,7 +131,12 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	if (ev.attack?.length) series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(ev.attack) });
 	if (ev.clean?.length) series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(ev.clean) });
 	const samples = (r.traffic ?? []).filter((s) => s && Number.isFinite(Date.parse(s.at)));
-	if (samples.length) series.push({ kind: 'reported', label: SERIES_LABEL.reported, points: samples.map((s) => [Date.parse(s.at), s.underAttack ? Math.max(0, s.bps ?? 0) : 0]) });
+	if (samples.length)
+		series.push({
+			kind: 'reported',
+			label: SERIES_LABEL.reported,
+			points: samples.map((s) => [Date.parse(s.at), s.underAttack ? Math.max(0, s.bps ?? 0) : 0]),
+		});
 
 	const markers: ReportModel['markers'] = [];
 	const mark = (kind: MarkerKind, at: number | undefined) => {
@@ -116,15 +151,33 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	const changes: ReportModel['changes'] = r.changes.map((c) => {
 		const [before, applied] = diff(c.before, c.after);
 		const restored =
-			c.status === 'restored' ? (c.kind === 'blacklistAdd' ? 'removed' : before) : c.status === 'conflict' ? `kept operator value ${diff(c.after, c.live)[1]}` : c.status === 'unchanged' ? 'nothing to restore' : '—';
-		return { setting: c.what, before: c.kind === 'blacklistAdd' ? '—' : before, applied, restored, status: c.status, note: c.note };
+			c.status === 'restored'
+				? c.kind === 'blacklistAdd'
+					? 'removed'
+					: before
+				: c.status === 'conflict'
+					? `kept operator value ${diff(c.after, c.live)[1]}`
+					: c.status === 'unchanged'
+						? 'nothing to restore'
+						: '—';
+		return {
+			setting: c.what,
+			before: c.kind === 'blacklistAdd' ? '—' : before,
+			applied,
+			restored,
+			status: c.status,
+			note: c.note,
+		};
 	});
 
 	let approval: ReportModel['approval'];
 	if (m.decision && m.decision !== 'not-required') {
-		const sig = [...(r.audit ?? [])].reverse().find((a) => a.step === 'signal' && (a.what === 'approve' || a.what === 'reject'));
+		const sig = [...(r.audit ?? [])]
+			.reverse()
+			.find((a) => a.step === 'signal' && (a.what === 'approve' || a.what === 'reject'));
 		approval = { decision: m.decision, by: sig?.result, at: sig?.at, reason: sig?.why };
-	} else if (m.decision === 'not-required') approval = { decision: 'not required', reason: 'the plan asks for no approval' };
+	} else if (m.decision === 'not-required')
+		approval = { decision: 'not required', reason: 'the plan asks for no approval' };
 
 	return {
 		title: `Attack report — site ${r.site_id}`,
@@ -139,7 +192,9 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 			{ label: 'Time to revert', seconds: r.timeToRevertSeconds, hint: 'attack over → everything restored' },
 		],
 		changes,
-		blacklisted: r.changes.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt).flatMap((c) => (Array.isArray(c.after) ? (c.after as string[]) : [])),
+		blacklisted: r.changes
+			.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt)
+			.flatMap((c) => (Array.isArray(c.after) ? (c.after as string[]) : [])),
 		skipped: r.skipped,
 		approval,
 		error: r.error,
@@ -152,18 +207,31 @@ export interface PeriodReportLike {
 	period: { start_time: string; end_time: string };
 	generatedAt: string;
 	totals: { events: number; ongoing: number; maxBps: number };
-	events: { alert_id: string; attack_type: string; start_time: number; end_time: number; max_bps: number; status: number }[];
+	events: {
+		alert_id: string;
+		attack_type: string;
+		start_time: number;
+		end_time: number;
+		max_bps: number;
+		status: number;
+	}[];
 }
 
 /** The attack report playbook's period report: events of the period; traffic of the newest event when given. */
-export function periodReportModel(r: PeriodReportLike, traffic?: { bps?: Record<string, number[][] | null> } | null): ReportModel {
+export function periodReportModel(
+	r: PeriodReportLike,
+	traffic?: { bps?: Record<string, number[][] | null> } | null,
+): ReportModel {
 	const series: ReportModel['series'] = [];
-	if (traffic?.bps?.attack?.length) series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(traffic.bps.attack) });
-	if (traffic?.bps?.clean?.length) series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(traffic.bps.clean) });
+	if (traffic?.bps?.attack?.length)
+		series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(traffic.bps.attack) });
+	if (traffic?.bps?.clean?.length)
+		series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(traffic.bps.clean) });
 	const markers: ReportModel['markers'] = [];
 	for (const e of r.events ?? []) {
 		markers.push({ kind: 'start', label: `${MARKER_LABEL.start} ${e.alert_id}`, at: e.start_time * 1000 });
-		if (e.status !== 1 && e.end_time) markers.push({ kind: 'over', label: `${MARKER_LABEL.over} ${e.alert_id}`, at: e.end_time * 1000 });
+		if (e.status !== 1 && e.end_time)
+			markers.push({ kind: 'over', label: `${MARKER_LABEL.over} ${e.alert_id}`, at: e.end_time * 1000 });
 	}
 	const iso = (s: number) => (s ? new Date(s * 1000).toISOString().replace('.000Z', 'Z') : '—');
 	return {
@@ -176,6 +244,13 @@ export function periodReportModel(r: PeriodReportLike, traffic?: { bps?: Record<
 		changes: [],
 		blacklisted: [],
 		skipped: [],
-		events: (r.events ?? []).map((e) => ({ id: e.alert_id, type: e.attack_type, start: iso(e.start_time), end: e.status === 1 ? 'ongoing' : iso(e.end_time), maxBps: e.max_bps, status: e.status === 1 ? 'ongoing' : 'stopped' })),
+		events: (r.events ?? []).map((e) => ({
+			id: e.alert_id,
+			type: e.attack_type,
+			start: iso(e.start_time),
+			end: e.status === 1 ? 'ongoing' : iso(e.end_time),
+			maxBps: e.max_bps,
+			status: e.status === 1 ? 'ongoing' : 'stopped',
+		})),
 	};
 }

@@ -37,7 +37,13 @@ export const scheduleIdFor = (kind: 'watch' | 'drift' | 'report', site: string) 
 
 /** The attack response's signals (approve: older builds; Decide is the `decide` Update). */
 export const RUNBOOK_SIGNAL = { approve: 'approve', abort: 'abort', extendCooldown: 'extendCooldown' } as const;
-export const RUNBOOK_QUERY = { state: 'state', plan: 'plan', changes: 'changes', audit: 'audit', result: 'result' } as const;
+export const RUNBOOK_QUERY = {
+	state: 'state',
+	plan: 'plan',
+	changes: 'changes',
+	audit: 'audit',
+	result: 'result',
+} as const;
 export const RUNBOOK_UPDATE = { decide: 'decide' } as const;
 export type RunbookQuery = keyof typeof RUNBOOK_QUERY;
 
@@ -59,16 +65,33 @@ export type { DecideRequest };
 export type DecideResult = ApprovalRecord & { accepted: true };
 
 /** The expiring blocks' messages (workflow `blocks-<site>-<dp>`, api/blockRules.ts blocksIdFor). */
-export const BLOCKS_UPDATE = { add: 'addBlock', addMany: 'addBlocks', extend: 'extendBlock', remove: 'removeBlock' } as const;
+export const BLOCKS_UPDATE = {
+	add: 'addBlock',
+	addMany: 'addBlocks',
+	extend: 'extendBlock',
+	remove: 'removeBlock',
+} as const;
 export const BLOCKS_QUERY = { blocks: 'blocks' } as const;
 export const BLOCKS_SIGNAL = { removalIntent: 'blocksRemovalIntent', stop: 'stopBlocks' } as const;
 
 /** Phases of a runbook, in order. */
-export const PHASES = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting', 'done'] as const;
+export const PHASES = [
+	'validating',
+	'snapshot',
+	'planning',
+	'awaiting-approval',
+	'tightening',
+	'blacklisting',
+	'rate-limiting',
+	'waiting',
+	'reverting',
+	'done',
+] as const;
 /** Phases before the approval gate: a decision sent then is refused with notWaitingMessage (Decide waits through them). */
 export const BEFORE_GATE: readonly Phase[] = ['validating', 'snapshot', 'planning'];
 /** The `decide` validator's refusal when the runbook does not wait for a decision, and how to read its phase. */
-export const notWaitingMessage = (phase: Phase) => `approval: the runbook is not waiting for a decision (phase ${phase}); nothing changed`;
+export const notWaitingMessage = (phase: Phase) =>
+	`approval: the runbook is not waiting for a decision (phase ${phase}); nothing changed`;
 export const NOT_WAITING_RE = /not waiting for a decision \(phase ([a-z-]+)\)/;
 
 /** A setting held at a site's coordinator (workflows/coordinator/coordination.mts): who holds it, until when, why. */
@@ -160,7 +183,14 @@ export interface RunbookState {
 
 export interface AttackResponseResult {
 	/** max-duration-reverted: the mitigation was reverted because maxDurationSeconds ended it (the attack may not be over). */
-	outcome: 'reverted' | 'dry-run' | 'rejected' | 'aborted-reverted' | 'max-duration-reverted' | 'failed-reverted' | 'cancelled-reverted';
+	outcome:
+		| 'reverted'
+		| 'dry-run'
+		| 'rejected'
+		| 'aborted-reverted'
+		| 'max-duration-reverted'
+		| 'failed-reverted'
+		| 'cancelled-reverted';
 	site_id: string;
 	eventId?: string;
 	/** Seconds from the event's start_time to the runbook's start (undefined when no event was found). */
@@ -230,7 +260,14 @@ export interface RunbookCarry {
 	skipped: { source: string; reason: string }[];
 	heldByOthers: Hold[];
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
+	approval?: {
+		approved: boolean;
+		by?: string;
+		reason?: string;
+		via?: string;
+		at?: string;
+		identity?: VerifiedIdentity;
+	};
 	approvers?: string[];
 	samples: TrafficSample[];
 	/** The wait's clock: when the mitigation was in place (maxDurationSeconds counts from it), when the cooldown began. */

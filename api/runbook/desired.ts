@@ -20,20 +20,34 @@ const item = z.strictObject({
 	high_bps: threshold.optional(),
 	blackhole_bps: threshold.optional(),
 	blackhole_pps: threshold.optional(),
-	blackhole_time: z.number({ error: 'must be an integer number of seconds' }).int({ error: 'must be an integer number of seconds' }).min(0).max(86400 * 30).optional(),
+	blackhole_time: z
+		.number({ error: 'must be an integer number of seconds' })
+		.int({ error: 'must be an integer number of seconds' })
+		.min(0)
+		.max(86400 * 30)
+		.optional(),
 });
 
 const domainPort = z.strictObject({
 	ipAuth: ipAuthSchema.optional(),
 	switches: z
-		.record(z.string().min(1).max(64, { error: 'must be a switch name of at most 64 characters' }), z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }))
+		.record(
+			z.string().min(1).max(64, { error: 'must be a switch name of at most 64 characters' }),
+			z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+		)
 		.optional(),
 	blacklistIncludes: list(rangeText, PLAN_LIMITS.protectedRanges).optional(),
 	whitelistIncludes: list(rangeText, PLAN_LIMITS.protectedRanges).optional(),
 	xForwardedFor: z
 		.strictObject({
-			mode: z.string({ error: 'must be a string (an X-Forwarded-For mode)' }).min(1).max(32, { error: 'must be at most 32 characters' }),
-			name: z.string({ error: 'must be a string (a header name)' }).max(128, { error: 'must be at most 128 characters' }).optional(),
+			mode: z
+				.string({ error: 'must be a string (an X-Forwarded-For mode)' })
+				.min(1)
+				.max(32, { error: 'must be at most 32 characters' }),
+			name: z
+				.string({ error: 'must be a string (a header name)' })
+				.max(128, { error: 'must be at most 128 characters' })
+				.optional(),
 		})
 		.optional(),
 });
@@ -46,18 +60,31 @@ export const desiredSchema = z
 		host_id: id('a host id', false).optional(),
 		detection: z
 			.strictObject({
-				model: z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: "must be 0 (normal) or 1 (rapid), as a number or a string" }).optional(),
+				model: z
+					.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], {
+						error: 'must be 0 (normal) or 1 (rapid), as a number or a string',
+					})
+					.optional(),
 				items: z
-					.partialRecord(z.enum(ITEMS as [string, ...string[]], { error: `must be a detection item (${ITEMS.join(', ')})` }), item)
+					.partialRecord(
+						z.enum(ITEMS as [string, ...string[]], { error: `must be a detection item (${ITEMS.join(', ')})` }),
+						item,
+					)
 					.optional(),
 			})
 			.optional(),
 		domain_ports: z.record(id('a domain-port id'), domainPort).optional(),
 	})
 	.superRefine((d, ctx) => {
-		if (d.detection && !d.customer_id) ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'is required when detection is given' });
+		if (d.detection && !d.customer_id)
+			ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'is required when detection is given' });
 		const dps = Object.keys(d.domain_ports ?? {}).length;
-		if (dps > PLAN_LIMITS.domainPorts) ctx.addIssue({ code: 'custom', path: ['domain_ports'], message: `must have at most ${PLAN_LIMITS.domainPorts} domain-ports` });
+		if (dps > PLAN_LIMITS.domainPorts)
+			ctx.addIssue({
+				code: 'custom',
+				path: ['domain_ports'],
+				message: `must have at most ${PLAN_LIMITS.domainPorts} domain-ports`,
+			});
 	});
 
 export type DesiredStateInput = z.input<typeof desiredSchema>;
@@ -76,10 +103,13 @@ export class DesiredStateError extends Error {
 
 /** Checks a desired state; returns it unchanged (the workflow reads the document as given). */
 export function checkDesiredState(input: unknown): DesiredStateInput {
-	if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new DesiredStateError([{ field: '(desired)', rule: 'must be a JSON object' }]);
+	if (typeof input !== 'object' || input === null || Array.isArray(input))
+		throw new DesiredStateError([{ field: '(desired)', rule: 'must be a JSON object' }]);
 	const sized = sizeIssues(input, { maxString: PLAN_LIMITS.string, maxList: PLAN_LIMITS.protectedRanges, maxDepth: 8 });
 	if (sized.length) throw new DesiredStateError(sized);
 	const r = desiredSchema.safeParse(input);
 	if (r.success) return input as DesiredStateInput;
-	throw new DesiredStateError(r.error.issues.map((i) => ({ field: where(i.path).replace(/^\(plan\)$/, '(desired)'), rule: i.message })));
+	throw new DesiredStateError(
+		r.error.issues.map((i) => ({ field: where(i.path).replace(/^\(plan\)$/, '(desired)'), rule: i.message })),
+	);
 }

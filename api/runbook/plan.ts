@@ -29,18 +29,32 @@ export const rangeText = z
 /** Ids that end up in API paths: the safe alphabet of api/limits.ts. A number is not an id ("must be a string"). */
 export const id = (what: string, required = true, hint = what) =>
 	z
-		.string({ error: (iss) => (iss.input === undefined && required ? `is required (${hint})` : `must be a string (${what})`) })
+		.string({
+			error: (iss) => (iss.input === undefined && required ? `is required (${hint})` : `must be a string (${what})`),
+		})
 		.max(ID_MAX, { error: `must be at most ${ID_MAX} characters (${what})` })
 		.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` });
 /** Most entries of the plan's lists (a runbook acts on a handful; these bounds keep errors and history small). */
-export const PLAN_LIMITS = { domainPorts: 100, thresholds: 64, protectedRanges: 1000, switches: 64, string: 1024 } as const;
+export const PLAN_LIMITS = {
+	domainPorts: 100,
+	thresholds: 64,
+	protectedRanges: 1000,
+	switches: 64,
+	string: 1024,
+} as const;
 export const list = <T extends z.ZodType>(item: T, max: number) =>
 	z.array(item, { error: 'must be an array' }).max(max, { error: `must have at most ${max} entries` });
 
 const thresholdItem = z.strictObject({
-	name: z.enum(SETTABLE_ITEMS as [string, ...string[]], { error: `must be a settable protocol item (${SETTABLE_ITEMS.join(', ')}); icmp items have no settable type (§4.5)` }),
+	name: z.enum(SETTABLE_ITEMS as [string, ...string[]], {
+		error: `must be a settable protocol item (${SETTABLE_ITEMS.join(', ')}); icmp items have no settable type (§4.5)`,
+	}),
 	/** Multiply the current low/high thresholds by this factor (0 < factor ≤ 1 lowers them). */
-	factor: z.number().gt(0, { error: 'must be greater than 0' }).max(1, { error: 'must be at most 1 (the runbook only lowers thresholds)' }).optional(),
+	factor: z
+		.number()
+		.gt(0, { error: 'must be greater than 0' })
+		.max(1, { error: 'must be at most 1 (the runbook only lowers thresholds)' })
+		.optional(),
 	low_pps: threshold.optional(),
 	high_pps: threshold.optional(),
 	low_bps: threshold.optional(),
@@ -48,13 +62,22 @@ const thresholdItem = z.strictObject({
 });
 
 export const ipAuthSchema = z.strictObject({
-	action: z.enum(['ratelimit', 'blacklist', 'ratelimit_blacklist'], { error: 'must be ratelimit, blacklist or ratelimit_blacklist' }),
+	action: z.enum(['ratelimit', 'blacklist', 'ratelimit_blacklist'], {
+		error: 'must be ratelimit, blacklist or ratelimit_blacklist',
+	}),
 	enable: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: 'must be 0, 1 or 2' }),
 	mode: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: 'must be 0, 1 or 2' }),
-	action_ratelimit: z.strictObject({ duration: z.number().int(), ratelimit_rps: z.number().int(), threshold_rps: z.number().int() }).optional(),
+	action_ratelimit: z
+		.strictObject({ duration: z.number().int(), ratelimit_rps: z.number().int(), threshold_rps: z.number().int() })
+		.optional(),
 	action_blacklist: z.strictObject({ duration: z.number().int(), threshold_rps: z.number().int() }).optional(),
 	action_ratelimit_blacklist: z
-		.strictObject({ blacklist_threshold_rps: z.number().int(), duration: z.number().int(), ratelimit_rps: z.number().int(), ratelimit_threshold_rps: z.number().int() })
+		.strictObject({
+			blacklist_threshold_rps: z.number().int(),
+			duration: z.number().int(),
+			ratelimit_rps: z.number().int(),
+			ratelimit_threshold_rps: z.number().int(),
+		})
 		.optional(),
 });
 
@@ -76,7 +99,9 @@ export const planSchema = z
 				onTimeout: z.enum(['approve', 'reject']).default('reject'),
 				/** Identities allowed to approve or reject (the `by` of the decision). Empty: anyone who can reach the runbook. */
 				approvers: z
-					.array(z.string({ error: 'must be an identity (text)' }).min(1, { error: 'must not be empty' }).max(200), { error: 'must be a list of identities' })
+					.array(z.string({ error: 'must be an identity (text)' }).min(1, { error: 'must not be empty' }).max(200), {
+						error: 'must be a list of identities',
+					})
 					.max(100, { error: 'must list at most 100 identities' })
 					.default([]),
 			})
@@ -140,7 +165,12 @@ export const planSchema = z
 				 */
 				localActivities: z.enum(['none', 'reads', 'all']).default('all'),
 				/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
-				blacklistConcurrency: z.number().int().min(1, { error: 'must be at least 1' }).max(16, { error: 'must be at most 16' }).default(1),
+				blacklistConcurrency: z
+					.number()
+					.int()
+					.min(1, { error: 'must be at least 1' })
+					.max(16, { error: 'must be at most 16' })
+					.default(1),
 				/**
 				 * During the wait the runbook continues as new (same workflow id, its whole state carried over) once its run's
 				 * history has this many events, or when Temporal suggests it: a long attack never reaches Temporal's history
@@ -150,23 +180,42 @@ export const planSchema = z
 					.number({ error: 'must be an integer number of history events' })
 					.int({ error: 'must be an integer number of history events' })
 					.min(CONTINUE_AS_NEW_EVENTS.min, { error: `must be at least ${CONTINUE_AS_NEW_EVENTS.min}` })
-					.max(CONTINUE_AS_NEW_EVENTS.max, { error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)` })
+					.max(CONTINUE_AS_NEW_EVENTS.max, {
+						error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)`,
+					})
 					.default(CONTINUE_AS_NEW_EVENTS.default),
 			})
-			.default({ parallel: true, localActivities: 'all', blacklistConcurrency: 1, continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default }),
+			.default({
+				parallel: true,
+				localActivities: 'all',
+				blacklistConcurrency: 1,
+				continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default,
+			}),
 	})
 	.superRefine((p, ctx) => {
 		if (p.ipAuth) {
 			for (const a of ['ratelimit', 'blacklist', 'ratelimit_blacklist'] as const) {
 				if (a !== p.ipAuth.action && p.ipAuth[`action_${a}`] !== undefined)
-					ctx.addIssue({ code: 'custom', path: ['ipAuth', `action_${a}`], message: `must not be set when action is ${p.ipAuth.action} (§4.3.3)` });
+					ctx.addIssue({
+						code: 'custom',
+						path: ['ipAuth', `action_${a}`],
+						message: `must not be set when action is ${p.ipAuth.action} (§4.3.3)`,
+					});
 			}
 		}
 		if ((p.ipAuth || p.switches.length > 0) && p.domain_ports.length === 0)
-			ctx.addIssue({ code: 'custom', path: ['domain_ports'], message: 'must list at least one domain-port when ipAuth or switches are set' });
+			ctx.addIssue({
+				code: 'custom',
+				path: ['domain_ports'],
+				message: 'must list at least one domain-port when ipAuth or switches are set',
+			});
 		for (const [i, t] of p.detection.thresholds.entries()) {
 			if (t.factor === undefined && !t.low_pps && !t.high_pps && !t.low_bps && !t.high_bps)
-				ctx.addIssue({ code: 'custom', path: ['detection', 'thresholds', i], message: 'must give factor or at least one of low_pps, high_pps, low_bps, high_bps' });
+				ctx.addIssue({
+					code: 'custom',
+					path: ['detection', 'thresholds', i],
+					message: 'must give factor or at least one of low_pps, high_pps, low_bps, high_bps',
+				});
 		}
 	});
 
@@ -194,10 +243,17 @@ export class PlanError extends Error {
 export const where = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(plan)');
 
 export function parsePlan(input: unknown): Plan {
-	if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlanError([{ field: '(plan)', rule: 'must be a JSON object' }]);
+	if (typeof input !== 'object' || input === null || Array.isArray(input))
+		throw new PlanError([{ field: '(plan)', rule: 'must be a JSON object' }]);
 	// Sizes first: a 10⁶-entry list or a megabyte string gets one short issue instead of a slow parse.
-	const sized = sizeIssues(input, { maxString: PLAN_LIMITS.string, maxList: PLAN_LIMITS.protectedRanges, maxDepth: 8, path: '' });
-	if (sized.length) throw new PlanError(sized.map((i) => ({ field: i.field === '(input)' ? '(plan)' : i.field, rule: i.rule })));
+	const sized = sizeIssues(input, {
+		maxString: PLAN_LIMITS.string,
+		maxList: PLAN_LIMITS.protectedRanges,
+		maxDepth: 8,
+		path: '',
+	});
+	if (sized.length)
+		throw new PlanError(sized.map((i) => ({ field: i.field === '(input)' ? '(plan)' : i.field, rule: i.rule })));
 	const r = planSchema.safeParse(input);
 	if (r.success) return r.data;
 	throw new PlanError(r.error.issues.map((i) => ({ field: where(i.path), rule: i.message })));

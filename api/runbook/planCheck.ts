@@ -16,7 +16,8 @@ export type StartPlanCheck = { plan: Record<string, unknown> } | { issue: { fiel
 export function startPlanIssue(raw: unknown): StartPlanCheck {
 	const issue = (field: string, rule: string): StartPlanCheck => ({ issue: { field, rule } });
 	let plan: unknown = raw;
-	if (typeof raw === 'string' && raw.length > MAX_PLAN_CHARS) return issue('Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`);
+	if (typeof raw === 'string' && raw.length > MAX_PLAN_CHARS)
+		return issue('Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`);
 	if (typeof raw === 'string') {
 		try {
 			plan = JSON.parse(raw);
@@ -47,6 +48,7 @@ export function startPlanIssue(raw: unknown): StartPlanCheck {
 	}
 	// Sizes: long strings and lists are refused here; every other rule is checked by the worker before any call.
 	const sized = sizeIssues(p, { maxString: 1024, maxList: 1000, maxDepth: 8 });
-	if (sized.length) return issue(`Plan.${sized[0].field}`, sized[0].rule + (sized.length > 1 ? ` (and ${sized.length - 1} more)` : ''));
+	if (sized.length)
+		return issue(`Plan.${sized[0].field}`, sized[0].rule + (sized.length > 1 ? ` (and ${sized.length - 1} more)` : ''));
 	return { plan: p };
 }

@@ -21,7 +21,8 @@ export class SecurityService implements INodeType {
 		version: 1,
 		documentationUrl: docsUrl('nodes-and-operations'),
 		subtitle: SUBTITLE,
-		description: 'Block IPs, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API',
+		description:
+			'Block IPs, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API',
 		defaults: { name: 'Security Service' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

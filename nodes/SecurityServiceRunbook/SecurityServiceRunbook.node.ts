@@ -27,7 +27,8 @@ export class SecurityServiceRunbook implements INodeType {
 		version: 1,
 		documentationUrl: docsUrl('runbook-plans'),
 		subtitle: RUNBOOK.subtitle,
-		description: 'Start, approve, signal, query and cancel durable attack-response runbooks, and add expiring blocks, on Temporal',
+		description:
+			'Start, approve, signal, query and cancel durable attack-response runbooks, and add expiring blocks, on Temporal',
 		defaults: { name: 'Security Service Runbook' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

@@ -40,7 +40,12 @@ interface TriggerState {
 	seen?: string[];
 }
 
-async function fetchEntries(ctx: IPollFunctions, event: EventKind, siteId: string, lookbackHours: number): Promise<IDataObject[]> {
+async function fetchEntries(
+	ctx: IPollFunctions,
+	event: EventKind,
+	siteId: string,
+	lookbackHours: number,
+): Promise<IDataObject[]> {
 	const client = await getClient(ctx);
 	const now = Math.floor(Date.now() / 1000);
 	const opts = { accessToken: CLIENT_AUTH_STANDIN };
@@ -100,7 +105,12 @@ export class SecurityServiceTrigger implements INodeType {
 				name: 'event',
 				type: 'options',
 				noDataExpression: true,
-				options: TRIGGER_EVENTS.map((e) => ({ name: e.name, value: e.value, action: e.action, description: e.description })),
+				options: TRIGGER_EVENTS.map((e) => ({
+					name: e.name,
+					value: e.value,
+					action: e.action,
+					description: e.description,
+				})),
 				default: 'newDdosEvent',
 				description: triggerText.event,
 			},
@@ -121,7 +131,7 @@ export class SecurityServiceTrigger implements INodeType {
 				default: 10,
 				displayOptions: { show: { event: ['attackStarted'] } },
 				description:
-					'How many of the event\'s strongest sources (its threat map, by bps) each item carries, also merged into ranges ready for IP Blacklist › Add. 0: none (no extra request).',
+					"How many of the event's strongest sources (its threat map, by bps) each item carries, also merged into ranges ready for IP Blacklist › Add. 0: none (no extra request).",
 			},
 			{
 				displayName: 'Domain-Port IDs',
@@ -150,10 +160,18 @@ export class SecurityServiceTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const event = this.getNodeParameter('event') as EventKind;
-		const sites = [...new Set(String(this.getNodeParameter('site_id') ?? '').split(/[\s,;]+/).map((x) => x.trim()).filter(Boolean))];
+		const sites = [
+			...new Set(
+				String(this.getNodeParameter('site_id') ?? '')
+					.split(/[\s,;]+/)
+					.map((x) => x.trim())
+					.filter(Boolean),
+			),
+		];
 		const lookbackHours = Number(this.getNodeParameter('lookbackHours', 24)) || 24;
 		if (!sites.length) throw new NodeOperationError(this.getNode(), triggerText.siteRequired);
-		if (sites.length > MAX_SITES) throw new NodeOperationError(this.getNode(), triggerText.tooManySites(sites.length, MAX_SITES));
+		if (sites.length > MAX_SITES)
+			throw new NodeOperationError(this.getNode(), triggerText.tooManySites(sites.length, MAX_SITES));
 		for (const site of sites) {
 			const problem = idProblem(site);
 			if (problem) throw new NodeOperationError(this.getNode(), triggerText.badSite(site, problem));
@@ -163,13 +181,15 @@ export class SecurityServiceTrigger implements INodeType {
 		const fail = (error: unknown): never => {
 			const { message, description } = triggerError(error);
 			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), message, { description });
-			if (error instanceof SecurityServiceError) throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message, description });
+			if (error instanceof SecurityServiceError)
+				throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message, description });
 			throw new NodeOperationError(this.getNode(), message, { description });
 		};
 		const read = async (lookback: number, kind: EventKind) => {
 			const out: IDataObject[] = [];
 			// Each entry remembers its site: several sites are read one after another (one site's failure fails the poll).
-			for (const site of sites) for (const e of await fetchEntries(this, kind, site, lookback).catch(fail)) out.push({ ...e, [SITE]: site });
+			for (const site of sites)
+				for (const e of await fetchEntries(this, kind, site, lookback).catch(fail)) out.push({ ...e, [SITE]: site });
 			return out;
 		};
 		const entries = await read(lookbackHours, event);
@@ -188,7 +208,10 @@ export class SecurityServiceTrigger implements INodeType {
 			const client = await getClient(this);
 			const out: IDataObject[] = [];
 			for (const e of list) {
-				const { top_sources: top, ...lead } = await attackerFields(client, e, { topN, domainPortIds: domainPortsFor(dps, String(e[SITE])) }).catch((error: unknown) => fail(error));
+				const { top_sources: top, ...lead } = await attackerFields(client, e, {
+					topN,
+					domainPortIds: domainPortsFor(dps, String(e[SITE])),
+				}).catch((error: unknown) => fail(error));
 				// What a responder maps next comes first (ranges, domain-ports), the event, then the long source list.
 				const shaped = shape(e);
 				out.push({ site_id: shaped.site_id, event, ...lead, ...shaped, top_sources: top });
@@ -206,11 +229,26 @@ export class SecurityServiceTrigger implements INodeType {
 			const newest = entries[entries.length - 1];
 			if (newest) return [this.helpers.returnJsonArray(await emit([newest]))];
 			if (event !== 'newFlowDownAlert') {
-				const past = (await read(31 * 24, 'newDdosEvent')).sort((a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0));
+				const past = (await read(31 * 24, 'newDdosEvent')).sort(
+					(a, b) => Number(a.start_time ?? 0) - Number(b.start_time ?? 0),
+				);
 				const recent = past[past.length - 1];
-				if (recent) return [this.helpers.returnJsonArray((await emit([recent])).map((i) => ({ test_note: triggerText.pastEvent(event), ...i })))];
+				if (recent)
+					return [
+						this.helpers.returnJsonArray(
+							(await emit([recent])).map((i) => ({ test_note: triggerText.pastEvent(event), ...i })),
+						),
+					];
 			}
-			return [this.helpers.returnJsonArray([sampleItem(event, sites[0], domainPortsFor(String(this.getNodeParameter('domainPortIds', '') ?? ''), sites[0]))])];
+			return [
+				this.helpers.returnJsonArray([
+					sampleItem(
+						event,
+						sites[0],
+						domainPortsFor(String(this.getNodeParameter('domainPortIds', '') ?? ''), sites[0]),
+					),
+				]),
+			];
 		}
 
 		const state = this.getWorkflowStaticData('node') as TriggerState;

@@ -15,7 +15,10 @@ import { CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
  */
 export function domainPortsFor(text: string, site: string): string {
 	const out: string[] = [];
-	for (const part of text.split(/[\s,;]+/).map((s) => s.trim()).filter(Boolean)) {
+	for (const part of text
+		.split(/[\s,;]+/)
+		.map((s) => s.trim())
+		.filter(Boolean)) {
 		const i = part.indexOf(':');
 		if (i < 0) out.push(part);
 		else if (part.slice(0, i) === site) out.push(part.slice(i + 1));
@@ -23,16 +26,30 @@ export function domainPortsFor(text: string, site: string): string {
 	return out.join(',');
 }
 
-export async function attackerFields(client: Client, e: IDataObject, o: { topN: number; domainPortIds: string }): Promise<IDataObject> {
-	const domainPortIds = o.domainPortIds.split(/[\s,;]+/).map((s) => s.trim()).filter(Boolean);
+export async function attackerFields(
+	client: Client,
+	e: IDataObject,
+	o: { topN: number; domainPortIds: string },
+): Promise<IDataObject> {
+	const domainPortIds = o.domainPortIds
+		.split(/[\s,;]+/)
+		.map((s) => s.trim())
+		.filter(Boolean);
 	for (const dp of domainPortIds) {
 		const p = idProblem(dp);
 		if (p) throw new Error(`Domain-Port IDs: ${dp}: ${p}`);
 	}
-	const out: IDataObject = { domain_port_ids: domainPortIds, ...(domainPortIds.length ? { domain_port_id: domainPortIds[0] } : {}) };
+	const out: IDataObject = {
+		domain_port_ids: domainPortIds,
+		...(domainPortIds.length ? { domain_port_id: domainPortIds[0] } : {}),
+	};
 	const topN = Number.isInteger(o.topN) && o.topN > 0 ? Math.min(o.topN, 100) : 0;
 	if (!topN || !e.alert_id) return { ...out, top_sources: [], attacking_sources: [], attacking_ranges: [] };
-	const detail = await client.call('dashboard.eventDetail', { event_id: String(e.alert_id), module: 'threat_map' }, { accessToken: CLIENT_AUTH_STANDIN });
+	const detail = await client.call(
+		'dashboard.eventDetail',
+		{ event_id: String(e.alert_id), module: 'threat_map' },
+		{ accessToken: CLIENT_AUTH_STANDIN },
+	);
 	const top = topThreatSources(detail, 'bps', topN);
 	const own = parseEntry(String(e.site_ip ?? ''));
 	const ranges = subtract(aggregate(parseAll(top.map((t) => t.ip)).ranges), own ? [own] : []);

@@ -11,7 +11,15 @@ export function sampleItem(event: EventKind, site: string, domainPorts: string):
 	const now = Math.floor(Date.now() / 1000);
 	const iso = (t: number) => new Date(t * 1000).toISOString();
 	const base: IDataObject = { sample: true, test_note: triggerText.sample(event), site_id: site, event };
-	if (event === 'newFlowDownAlert') return { ...base, alert_id: 'sample', start_time: now - 600, start_time_iso: iso(now - 600), end_time: 0, status: 0 };
+	if (event === 'newFlowDownAlert')
+		return {
+			...base,
+			alert_id: 'sample',
+			start_time: now - 600,
+			start_time_iso: iso(now - 600),
+			end_time: 0,
+			status: 0,
+		};
 	const dps = domainPorts.split(',').filter(Boolean);
 	const item: IDataObject = {
 		...base,
@@ -48,13 +56,21 @@ export function sampleItem(event: EventKind, site: string, domainPorts: string):
 export function triggerError(error: unknown): { message: string; description?: string } {
 	if (error instanceof ValidationError) {
 		const opId = error.opId;
-		const issues = error.issues.map((i) => errorText.issue(i.field === 'site_id' ? 'Site IDs' : fieldWords(opId, i.field).label, i.rule)).join('; ');
-		return { message: triggerText.readFailed(hasOperationWords(opId) ? operationTitle(opId) : 'Security Service', issues), description: error.message };
+		const issues = error.issues
+			.map((i) => errorText.issue(i.field === 'site_id' ? 'Site IDs' : fieldWords(opId, i.field).label, i.rule))
+			.join('; ');
+		return {
+			message: triggerText.readFailed(hasOperationWords(opId) ? operationTitle(opId) : 'Security Service', issues),
+			description: error.message,
+		};
 	}
 	if (error instanceof SecurityServiceError) {
 		const opId = error.opId;
 		const title = hasOperationWords(opId) ? operationTitle(opId) : 'Security Service';
-		return { message: triggerText.readFailed(title, error.message.replace(/^[\w.]+: /, '')), description: `${opId}: ${error.message.replace(/^[\w.]+: /, '')}` };
+		return {
+			message: triggerText.readFailed(title, error.message.replace(/^[\w.]+: /, '')),
+			description: `${opId}: ${error.message.replace(/^[\w.]+: /, '')}`,
+		};
 	}
 	return { message: error instanceof Error ? error.message : String(error) };
 }

@@ -30,12 +30,18 @@ export const applicationProtection: Record<string, HandlerDef> = {
 		const uri = c.b.str('uri', true);
 		c.done();
 		if (!p.authBypass.some((r) => r.host === host && r.scheme === scheme && r.uri === uri))
-			p.authBypass.push({ host: host as string, scheme: scheme as string, uri: uri as string, url_id: ++sim.world.counters.urlId });
+			p.authBypass.push({
+				host: host as string,
+				scheme: scheme as string,
+				uri: uri as string,
+				url_id: ++sim.world.counters.urlId,
+			});
 		return undefined;
 	}, 'multipart'),
 	'applicationProtection.authBypass.list': apGet((p) => p.authBypass.map((r) => ({ ...r }))),
 	'applicationProtection.authBypass.delete': ap((_s, c, p) => {
-		if (!INT_RE.test(c.params.url_id)) throw validationError([{ field: 'url_id', rule: 'must be an integer (bypass record id)' }]);
+		if (!INT_RE.test(c.params.url_id))
+			throw validationError([{ field: 'url_id', rule: 'must be an integer (bypass record id)' }]);
 		c.done();
 		const id = Number(c.params.url_id);
 		const i = p.authBypass.findIndex((r) => r.url_id === id);
@@ -65,22 +71,31 @@ export const applicationProtection: Record<string, HandlerDef> = {
 	'applicationProtection.authIp.set': ap((sim, c, p) => {
 		c.done();
 		const body = c.json;
-		if (!body || typeof body !== 'object' || Array.isArray(body)) throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
+		if (!body || typeof body !== 'object' || Array.isArray(body))
+			throw validationError([{ field: 'body', rule: 'must be a JSON object' }]);
 		const v = body as Record<string, unknown>;
 		const issues: Issue[] = [];
 		const isInt = (x: unknown) => typeof x === 'number' && Number.isInteger(x);
 		const action = v.action;
 		if (action === undefined || action === '') issues.push({ field: 'action', rule: 'is required' });
-		else if (!(IP_AUTH_ACTIONS as readonly unknown[]).includes(action)) issues.push({ field: 'action', rule: `must be one of ${IP_AUTH_ACTIONS.join(', ')}` });
-		for (const [f, allowed] of [['enable', [0, 1, 2]], ['mode', [0, 1, 2]]] as const) {
+		else if (!(IP_AUTH_ACTIONS as readonly unknown[]).includes(action))
+			issues.push({ field: 'action', rule: `must be one of ${IP_AUTH_ACTIONS.join(', ')}` });
+		for (const [f, allowed] of [
+			['enable', [0, 1, 2]],
+			['mode', [0, 1, 2]],
+		] as const) {
 			if (v[f] === undefined) issues.push({ field: f, rule: 'is required' });
-			else if (!isInt(v[f]) || !(allowed as readonly number[]).includes(v[f] as number)) issues.push({ field: f, rule: `must be one of ${allowed.join(', ')} (a JSON integer)` });
+			else if (!isInt(v[f]) || !(allowed as readonly number[]).includes(v[f] as number))
+				issues.push({ field: f, rule: `must be one of ${allowed.join(', ')} (a JSON integer)` });
 		}
 		for (const [key, fields] of Object.entries(IP_AUTH_OBJECT_FIELDS)) {
 			const o = v[key];
 			if (o === undefined) continue;
 			if (typeof action === 'string' && key !== `action_${action}`) {
-				issues.push({ field: key, rule: `must not be set when action is ${action}: only action_${action} may be set (§4.3.3)` });
+				issues.push({
+					field: key,
+					rule: `must not be set when action is ${action}: only action_${action} may be set (§4.3.3)`,
+				});
 				continue;
 			}
 			if (!o || typeof o !== 'object' || Array.isArray(o)) {
@@ -90,13 +105,17 @@ export const applicationProtection: Record<string, HandlerDef> = {
 			for (const f of fields) {
 				const x = (o as Record<string, unknown>)[f];
 				if (x === undefined) issues.push({ field: `${key}.${f}`, rule: 'is required' });
-				else if (!isInt(x) || (x as number) < 0) issues.push({ field: `${key}.${f}`, rule: 'must be a non-negative integer' });
+				else if (!isInt(x) || (x as number) < 0)
+					issues.push({ field: `${key}.${f}`, rule: 'must be a non-negative integer' });
 			}
-			for (const k of Object.keys(o)) if (!fields.includes(k)) issues.push({ field: `${key}.${k}`, rule: `is not a field of ${key} (${fields.join(', ')})` });
+			for (const k of Object.keys(o))
+				if (!fields.includes(k))
+					issues.push({ field: `${key}.${k}`, rule: `is not a field of ${key} (${fields.join(', ')})` });
 		}
 		if (sim.opts.unknownFields === 'reject')
 			for (const k of Object.keys(v))
-				if (!['action', 'enable', 'mode', ...Object.keys(IP_AUTH_OBJECT_FIELDS)].includes(k)) issues.push({ field: k, rule: 'is not a field of this operation' });
+				if (!['action', 'enable', 'mode', ...Object.keys(IP_AUTH_OBJECT_FIELDS)].includes(k))
+					issues.push({ field: k, rule: 'is not a field of this operation' });
 		if (issues.length) throw validationError(issues);
 		p.authIp.action = action as string;
 		p.authIp.enable = v.enable as number;
@@ -107,7 +126,12 @@ export const applicationProtection: Record<string, HandlerDef> = {
 	}, 'json'),
 	'applicationProtection.authIp.get': apGet((p) => {
 		const key = `action_${p.authIp.action}`;
-		return { action: p.authIp.action, enable: p.authIp.enable, mode: p.authIp.mode, [key]: { ...p.authIp.objects[key] } };
+		return {
+			action: p.authIp.action,
+			enable: p.authIp.enable,
+			mode: p.authIp.mode,
+			[key]: { ...p.authIp.objects[key] },
+		};
 	}),
 	'applicationProtection.headerCompliance.set': ap((_s, c, p) => {
 		const http_type = c.b.oneOf('http_type', HTTP_TYPES, true);
@@ -119,7 +143,10 @@ export const applicationProtection: Record<string, HandlerDef> = {
 	}, 'multipart'),
 	'applicationProtection.headerCompliance.get': apGet((p) => deep(p.headerCompliance)),
 	'applicationProtection.xForwardedFor.set': ap((sim, c, p) => {
-		const modes = sim.opts.portalVersion === '2023.2.6' ? (['append', 'reset', 'insert'] as const) : (['secure', 'append', 'reset', 'insert'] as const);
+		const modes =
+			sim.opts.portalVersion === '2023.2.6'
+				? (['append', 'reset', 'insert'] as const)
+				: (['secure', 'append', 'reset', 'insert'] as const);
 		const mode = c.b.oneOf('mode', modes, true);
 		const name = c.b.str('name');
 		if (mode === 'secure' && name === undefined) c.b.issue('name', 'is required when mode is secure');
@@ -139,7 +166,8 @@ export const applicationProtection: Record<string, HandlerDef> = {
 	'applicationProtection.switch.list': apGet((p) => deep(p.switches)),
 	'applicationProtection.uaBlacklist.add': ap((_s, c, p) => {
 		const regs = c.b.list('ua_regex', true) ?? [];
-		for (const r of regs) if (!isRegex(r)) c.b.issue('ua_regex', `each value must be a valid regular expression (got '${r}')`);
+		for (const r of regs)
+			if (!isRegex(r)) c.b.issue('ua_regex', `each value must be a valid regular expression (got '${r}')`);
 		const action = c.b.str('action');
 		const page = c.b.str('action_annex_page');
 		const enable = c.b.intOneOf('enable', [0, 1]);

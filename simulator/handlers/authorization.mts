@@ -8,7 +8,6 @@ function registrableDomain(host: string): string {
 	return parts.slice(-2).join('.');
 }
 
-
 export const authorization: Record<string, HandlerDef> = {
 	// ------------------------------------------------------------ §4.1 authorization
 	'authorization.connect': {
@@ -34,7 +33,10 @@ export const authorization: Record<string, HandlerDef> = {
 			if (app_id !== sim.opts.appId) throw new SimError(CODES.INVALID_CLIENT, 'app_id: unknown app');
 			const reg = new URL(sim.opts.registeredHost);
 			if (registrableDomain((target as URL).hostname) !== registrableDomain(reg.hostname))
-				throw new SimError(CODES.INVALID_REDIRECT, `redirect_uri: must share the domain of the registered host (${registrableDomain(reg.hostname)})`);
+				throw new SimError(
+					CODES.INVALID_REDIRECT,
+					`redirect_uri: must share the domain of the registered host (${registrableDomain(reg.hostname)})`,
+				);
 			const cust = customer_id ?? sim.firstIds().customer_id;
 			if (!sim.world.customers.has(cust)) throw notFound(`customer_id: customer '${cust}' does not exist`);
 			const code = sim.issueCode(cust);
@@ -55,10 +57,19 @@ export const authorization: Record<string, HandlerDef> = {
 			sim.checkClient(app_id as string, secret);
 			const rec = sim.codes.get(code as string);
 			if (!rec || rec.used || rec.expiresAt <= sim.nowSec())
-				throw new SimError(CODES.INVALID_GRANT, `code: ${!rec ? 'unknown' : rec.used ? 'already used (codes are single-use)' : 'expired'} authorization code`);
+				throw new SimError(
+					CODES.INVALID_GRANT,
+					`code: ${!rec ? 'unknown' : rec.used ? 'already used (codes are single-use)' : 'expired'} authorization code`,
+				);
 			rec.used = true;
 			const t = sim.issueUserTokens(rec.customer_id);
-			return { access_token: t.access_token, expires_in: sim.opts.tokenTtl, refresh_token: t.refresh_token, scope: 'install_login', svc_account: `svc-${rec.customer_id}` };
+			return {
+				access_token: t.access_token,
+				expires_in: sim.opts.tokenTtl,
+				refresh_token: t.refresh_token,
+				scope: 'install_login',
+				svc_account: `svc-${rec.customer_id}`,
+			};
 		},
 	},
 	'authorization.refreshToken': {
@@ -71,11 +82,19 @@ export const authorization: Record<string, HandlerDef> = {
 			sim.checkClient(app_id as string, undefined);
 			const rec = sim.refreshTokens.get(refresh_token as string);
 			if (!rec || rec.expiresAt <= sim.nowSec())
-				throw new SimError(CODES.INVALID_GRANT, `refresh_token: ${rec ? 'expired' : 'unknown or already rotated'} refresh token`);
+				throw new SimError(
+					CODES.INVALID_GRANT,
+					`refresh_token: ${rec ? 'expired' : 'unknown or already rotated'} refresh token`,
+				);
 			sim.refreshTokens.delete(refresh_token as string);
 			if (sim.opts.revokeAccessOnRefresh) sim.tokens.delete(rec.access_token);
 			const t = sim.issueUserTokens(rec.customer_id);
-			return { access_token: t.access_token, expires_in: sim.opts.tokenTtl, refresh_token: t.refresh_token, scope: 'install_login' };
+			return {
+				access_token: t.access_token,
+				expires_in: sim.opts.tokenTtl,
+				refresh_token: t.refresh_token,
+				scope: 'install_login',
+			};
 		},
 	},
 	'authorization.appToken': {
@@ -89,5 +108,4 @@ export const authorization: Record<string, HandlerDef> = {
 			return { access_token: sim.issueAppToken(), expires_in: sim.opts.tokenTtl };
 		},
 	},
-
 };

@@ -24,7 +24,11 @@ export const customers: Record<string, HandlerDef> = {
 			return {
 				pages: Math.max(1, Math.ceil(all.length / size)),
 				page,
-				customer: all.slice((page - 1) * size, page * size).map((x) => ({ customer_name: x.customer_name, customer_id: x.customer_id, protect_services: { ...x.protect_services } })),
+				customer: all.slice((page - 1) * size, page * size).map((x) => ({
+					customer_name: x.customer_name,
+					customer_id: x.customer_id,
+					protect_services: { ...x.protect_services },
+				})),
 			};
 		},
 	},

@@ -8,7 +8,11 @@ export const dashboard: Record<string, HandlerDef> = {
 	'dashboard.eventDetail': {
 		enc: 'query',
 		fn: (sim, c) => {
-			const module = c.q.oneOf('module', ['traffic', 'characterization', 'traffic_patterns', 'threat_map'] as const, true);
+			const module = c.q.oneOf(
+				'module',
+				['traffic', 'characterization', 'traffic_patterns', 'threat_map'] as const,
+				true,
+			);
 			c.done();
 			const now = sim.nowSec();
 			const a = sim.world.attacks.find((x) => x.id === c.params.event_id && x.start <= now);
@@ -105,7 +109,13 @@ export const dashboard: Record<string, HandlerDef> = {
 			else if (to - from > 90 * 86400) c.q.issue('start_time', 'must be at most 90 days before end_time (§8)');
 			c.done();
 			return sim.world.flowDowns
-				.filter((f) => f.site_id === site.site_id && f.start_time <= now && f.start_time <= to && (f.end_time === 0 || f.end_time > now ? now : f.end_time) >= from)
+				.filter(
+					(f) =>
+						f.site_id === site.site_id &&
+						f.start_time <= now &&
+						f.start_time <= to &&
+						(f.end_time === 0 || f.end_time > now ? now : f.end_time) >= from,
+				)
 				.map((f) => {
 					const ongoing = f.end_time === 0 || f.end_time > now;
 					return {

@@ -8,17 +8,24 @@ import { type HandlerDef, deep } from './shared.mts';
 
 function readDetectionPolicy(sim: Simulator, b: Input) {
 	const name = b.str('name', true);
-	const types = sim.opts.acceptIcmpType ? ['tcp', 'udp', 'icmp', 'ip', 'sip', 'http', 'total_traffic'] : ['tcp', 'udp', 'ip', 'sip', 'http', 'total_traffic'];
+	const types = sim.opts.acceptIcmpType
+		? ['tcp', 'udp', 'icmp', 'ip', 'sip', 'http', 'total_traffic']
+		: ['tcp', 'udp', 'ip', 'sip', 'http', 'total_traffic'];
 	const type = b.oneOf('type', types, true);
 	if (name !== undefined) {
 		const group = Object.keys(DETECTION_GROUPS).find((g) => DETECTION_GROUPS[g].includes(name));
-		if (!group) b.issue('name', 'must be a protocol item name listed by GET detection/policy (e.g. tcp_syn, udp_total, total_traffic)');
+		if (!group)
+			b.issue(
+				'name',
+				'must be a protocol item name listed by GET detection/policy (e.g. tcp_syn, udp_total, total_traffic)',
+			);
 		else if (type !== undefined && group !== type) b.issue('type', `must be '${group}' for item ${name}`);
 	}
 	const is_enabled = b.intOneOf('is_enabled', [0, 1], true);
 	const thr = (f: string, required: boolean) => {
 		const v = b.str(f, required);
-		if (v !== undefined && !THRESHOLD.test(v.trim())) b.issue(f, 'must be a number, or a number with suffix K, M or G (e.g. 500, 1.5K, 20M, 1G)');
+		if (v !== undefined && !THRESHOLD.test(v.trim()))
+			b.issue(f, 'must be a number, or a number with suffix K, M or G (e.g. 500, 1.5K, 20M, 1G)');
 		return v?.trim();
 	};
 	const total = name === 'total_traffic';
@@ -33,14 +40,30 @@ function readDetectionPolicy(sim: Simulator, b: Input) {
 		for (const f of ['high_bps', 'low_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'])
 			if (b.has(f)) b.issue(f, 'may only be given when name is total_traffic');
 	const cmp = (lowF: string, low?: string, high?: string) => {
-		if (low && high && THRESHOLD.test(low) && THRESHOLD.test(high) && (thresholdValue(low) as number) > (thresholdValue(high) as number))
+		if (
+			low &&
+			high &&
+			THRESHOLD.test(low) &&
+			THRESHOLD.test(high) &&
+			(thresholdValue(low) as number) > (thresholdValue(high) as number)
+		)
 			b.issue(lowF, `must not exceed the high threshold (${high})`);
 	};
 	cmp('low_pps', low_pps, high_pps);
 	cmp('low_bps', low_bps, high_bps);
-	return { name: name as string, type: type as string, is_enabled: is_enabled as number, high_pps, low_pps, high_bps, low_bps, blackhole_bps, blackhole_pps, blackhole_time };
+	return {
+		name: name as string,
+		type: type as string,
+		is_enabled: is_enabled as number,
+		high_pps,
+		low_pps,
+		high_bps,
+		low_bps,
+		blackhole_bps,
+		blackhole_pps,
+		blackhole_time,
+	};
 }
-
 
 export const detection: Record<string, HandlerDef> = {
 	// ------------------------------------------------------------ §4.5 detection

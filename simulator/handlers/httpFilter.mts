@@ -16,13 +16,18 @@ function readHttpFilter(sim: Simulator, b: Input): Omit<HttpFilterPolicy, 'p_fla
 	const p_desc = b.str('p_desc') ?? '';
 	const methods = b.list('methods') ?? [];
 	for (const m of methods)
-		if (!(HTTP_METHODS as readonly string[]).includes(m)) b.issue('methods', `each value must be one of ${HTTP_METHODS.join(', ')} (got '${m}')`);
+		if (!(HTTP_METHODS as readonly string[]).includes(m))
+			b.issue('methods', `each value must be one of ${HTTP_METHODS.join(', ')} (got '${m}')`);
 	const ranges = b.list('other_iprange') ?? [];
 	const other: { start_ip: string; end_ip: string }[] = [];
 	let total = 0;
 	for (const r of ranges) {
 		const t = r.trim();
-		const p = t.includes('-') ? parseRange(t) : ipToInt(t) !== undefined ? { start: ipToInt(t) as number, end: ipToInt(t) as number } : undefined;
+		const p = t.includes('-')
+			? parseRange(t)
+			: ipToInt(t) !== undefined
+				? { start: ipToInt(t) as number, end: ipToInt(t) as number }
+				: undefined;
 		if (!p) {
 			b.issue('other_iprange', `each value must be an IPv4 range written start-end with start ≤ end (got '${r}')`);
 			continue;
@@ -30,7 +35,8 @@ function readHttpFilter(sim: Simulator, b: Input): Omit<HttpFilterPolicy, 'p_fla
 		total += p.end - p.start + 1;
 		other.push({ start_ip: intToIp(p.start), end_ip: intToIp(p.end) });
 	}
-	if (total > sim.opts.maxOtherIpRange) b.issue('other_iprange', `must cover at most ${sim.opts.maxOtherIpRange} IPs in total (§8); got ${total}`);
+	if (total > sim.opts.maxOtherIpRange)
+		b.issue('other_iprange', `must cover at most ${sim.opts.maxOtherIpRange} IPs in total (§8); got ${total}`);
 	const page = b.str('page');
 	const redirect_host = b.str('redirect_host');
 	const redirect_url = b.str('redirect_url');
@@ -43,7 +49,8 @@ function readHttpFilter(sim: Simulator, b: Input): Omit<HttpFilterPolicy, 'p_fla
 		if (!b.has('rp_code')) b.issue('rp_code', `is required when action is ${action} (301 or 302)`);
 		if (!b.has('scheme')) b.issue('scheme', `is required when action is ${action} (http or https)`);
 	}
-	if (action === 'URL_REDIRECTION' && redirect_url === undefined) b.issue('redirect_url', 'is required when action is URL_REDIRECTION');
+	if (action === 'URL_REDIRECTION' && redirect_url === undefined)
+		b.issue('redirect_url', 'is required when action is URL_REDIRECTION');
 	return {
 		p_name: p_name ?? '',
 		p_desc,
@@ -52,7 +59,12 @@ function readHttpFilter(sim: Simulator, b: Input): Omit<HttpFilterPolicy, 'p_fla
 		action_annex: {
 			http_code: redirect ? (rp_code ?? 0) : 0,
 			page: page ?? '',
-			url: action === 'URL_REDIRECTION' ? `${scheme}://${redirect_host}${redirect_url}` : action === 'DOMAIN_REDIRECTION' ? `${scheme}://${redirect_host}` : '',
+			url:
+				action === 'URL_REDIRECTION'
+					? `${scheme}://${redirect_host}${redirect_url}`
+					: action === 'DOMAIN_REDIRECTION'
+						? `${scheme}://${redirect_host}`
+						: '',
 		},
 		methods,
 		other_iprange: other,
@@ -71,7 +83,10 @@ async function withFilterLock<T>(sim: Simulator, dpId: string, fn: () => T): Pro
 	const now = Date.now();
 	const until = sim.filterBusy.get(dpId);
 	if (until !== undefined && until > now)
-		throw new SimError(CODES.CONFLICT_BUSY, 'another HTTP filter policy create/edit is in progress on this domain-port; concurrent requests are not supported (§4.3.1)');
+		throw new SimError(
+			CODES.CONFLICT_BUSY,
+			'another HTTP filter policy create/edit is in progress on this domain-port; concurrent requests are not supported (§4.3.1)',
+		);
 	const delay = sim.opts.httpFilterProcessingMs;
 	sim.filterBusy.set(dpId, now + delay + 1);
 	try {
@@ -118,7 +133,8 @@ export const httpFilter: Record<string, HandlerDef> = {
 			const id = pFlagParam(c);
 			const rec = readHttpFilter(sim, c.b);
 			c.done();
-			if (!dp.policy.httpFilters.some((x) => x.p_flag_id === id)) throw notFound(`p_flag_id: HTTP filter policy ${id} does not exist`);
+			if (!dp.policy.httpFilters.some((x) => x.p_flag_id === id))
+				throw notFound(`p_flag_id: HTTP filter policy ${id} does not exist`);
 			return withFilterLock(sim, dp.domain_port_id, () => {
 				const i = dp.policy.httpFilters.findIndex((x) => x.p_flag_id === id);
 				if (i < 0) throw notFound(`p_flag_id: HTTP filter policy ${id} does not exist`);

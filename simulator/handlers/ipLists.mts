@@ -18,7 +18,8 @@ function ipEntry(s: string): IpEntry | undefined {
 	return ipToInt(t) === undefined ? undefined : { type: 'network', ip: t };
 }
 
-const sameEntry = (a: IpEntry, b: IpEntry) => a.type === b.type && a.ip === b.ip && a.start_ip === b.start_ip && a.end_ip === b.end_ip;
+const sameEntry = (a: IpEntry, b: IpEntry) =>
+	a.type === b.type && a.ip === b.ip && a.start_ip === b.start_ip && a.end_ip === b.end_ip;
 
 const IP_ENTRY_RULE = 'must be an IPv4 range written start-end (start ≤ end), an IPv4 address or a CIDR a.b.c.d/n';
 
@@ -61,12 +62,27 @@ function ipListRemove(sim: Simulator, c: Ctx, which: 'ipBlacklist' | 'ipWhitelis
 	return undefined;
 }
 
-
 export const ipLists: Record<string, HandlerDef> = {
-	'applicationProtection.ipBlacklist.add': { enc: 'multipart', fn: (sim, c) => ipListAdd(sim, c, 'ipBlacklist', 'ip_black_list') },
-	'applicationProtection.ipBlacklist.get': apGet((p) => ({ p_info: { enable: p.ipBlacklist.enable, ipv4: { black_soc: deep(p.ipBlacklist.entries) } } })),
-	'applicationProtection.ipBlacklist.remove': { enc: 'query', fn: (sim, c) => ipListRemove(sim, c, 'ipBlacklist', 'ip_black_list') },
-	'applicationProtection.ipWhitelist.add': { enc: 'multipart', fn: (sim, c) => ipListAdd(sim, c, 'ipWhitelist', 'ip_white_list') },
-	'applicationProtection.ipWhitelist.get': apGet((p) => ({ p_info: { enable: p.ipWhitelist.enable, ipv4: { white_soc: deep(p.ipWhitelist.entries) } } })),
-	'applicationProtection.ipWhitelist.remove': { enc: 'query', fn: (sim, c) => ipListRemove(sim, c, 'ipWhitelist', 'ip_white_list') },
+	'applicationProtection.ipBlacklist.add': {
+		enc: 'multipart',
+		fn: (sim, c) => ipListAdd(sim, c, 'ipBlacklist', 'ip_black_list'),
+	},
+	'applicationProtection.ipBlacklist.get': apGet((p) => ({
+		p_info: { enable: p.ipBlacklist.enable, ipv4: { black_soc: deep(p.ipBlacklist.entries) } },
+	})),
+	'applicationProtection.ipBlacklist.remove': {
+		enc: 'query',
+		fn: (sim, c) => ipListRemove(sim, c, 'ipBlacklist', 'ip_black_list'),
+	},
+	'applicationProtection.ipWhitelist.add': {
+		enc: 'multipart',
+		fn: (sim, c) => ipListAdd(sim, c, 'ipWhitelist', 'ip_white_list'),
+	},
+	'applicationProtection.ipWhitelist.get': apGet((p) => ({
+		p_info: { enable: p.ipWhitelist.enable, ipv4: { white_soc: deep(p.ipWhitelist.entries) } },
+	})),
+	'applicationProtection.ipWhitelist.remove': {
+		enc: 'query',
+		fn: (sim, c) => ipListRemove(sim, c, 'ipWhitelist', 'ip_white_list'),
+	},
 };

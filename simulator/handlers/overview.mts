@@ -12,7 +12,9 @@ export const overview: Record<string, HandlerDef> = {
 			const profile_id = c.b.str('profile_id', true);
 			c.done();
 			if (!PROFILES.some((p) => p.id === profile_id))
-				throw notFound(`profile_id: auto-mitigation template '${profile_id}' does not exist (known: ${PROFILES.map((p) => p.id).join(', ')})`);
+				throw notFound(
+					`profile_id: auto-mitigation template '${profile_id}' does not exist (known: ${PROFILES.map((p) => p.id).join(', ')})`,
+				);
 			const o = lv.state.overview;
 			o.auto_profile = profile_id as string;
 			if (o.detection_mode !== 0) o.detection_mode = 2;

@@ -37,7 +37,6 @@ export function isRegex(s: string): boolean {
 	}
 }
 
-
 export const ap = (fn: (sim: Simulator, c: Ctx, p: ApPolicy) => unknown, enc: Encoding = 'query'): HandlerDef => ({
 	enc,
 	fn: (sim, c) => fn(sim, c, sim.dp(c.params).policy),

@@ -10,8 +10,29 @@ import { after, before, test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { ATTACK_SOURCES, killChild, liveSettings, operatorClient, plan, siteIds, startSim, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
-import { BASE_PORT, SCRIPT, clusterClient, clusterPids, clusterWorker, ensureCluster, freeSites, serviceLog, type ClusterEnv } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	killChild,
+	liveSettings,
+	operatorClient,
+	plan,
+	siteIds,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from '../temporal/helpers.mts';
+import {
+	BASE_PORT,
+	SCRIPT,
+	clusterClient,
+	clusterPids,
+	clusterWorker,
+	ensureCluster,
+	freeSites,
+	serviceLog,
+	type ClusterEnv,
+} from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -31,7 +52,12 @@ before(async () => {
 	await freeSites(client, sites);
 	queue = uniqueQueue('cluster-chaos');
 	worker = clusterWorker(env, sim.url, queue);
-	await waitFor('worker ready', async () => /is now the current version|polling/.test(worker.log()) || worker.exitCode !== null, 120_000, 250);
+	await waitFor(
+		'worker ready',
+		async () => /is now the current version|polling/.test(worker.log()) || worker.exitCode !== null,
+		120_000,
+		250,
+	);
 	assert.equal(worker.exitCode, null, worker.log());
 });
 after(async () => {
@@ -42,21 +68,31 @@ after(async () => {
 	await client?.close();
 });
 
-const crash = (name: string) => execFileSync('bash', [SCRIPT, 'kill', name, '--base-port', BASE_PORT], { stdio: ['ignore', 'ignore', 'inherit'] });
+const crash = (name: string) =>
+	execFileSync('bash', [SCRIPT, 'kill', name, '--base-port', BASE_PORT], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 /** n runbooks under attack, each waiting; `during` breaks something; then the attacks stop and all must revert exactly. */
 async function survive(n: number, during: () => Promise<void>) {
 	const mine = sites.slice(next, next + n);
 	next += n;
 	const snapshots = await Promise.all(mine.map((ids) => liveSettings(op, ids)));
-	const attacks = mine.map((ids) => sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
-	const handles = await Promise.all(mine.map((ids) => startAttackResponse(client, queue, plan(ids, { maxDurationSeconds: 900 }))));
-	for (const h of handles) await waitFor(`${h.workflowId} waiting`, async () => (await h.query(stateQuery)).phase === 'waiting', 120_000, 500);
+	const attacks = mine.map((ids) =>
+		sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }),
+	);
+	const handles = await Promise.all(
+		mine.map((ids) => startAttackResponse(client, queue, plan(ids, { maxDurationSeconds: 900 }))),
+	);
+	for (const h of handles)
+		await waitFor(`${h.workflowId} waiting`, async () => (await h.query(stateQuery)).phase === 'waiting', 120_000, 500);
 	await during();
 	for (const a of attacks) sim.sim.stopAttack(a.id);
 	const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
-	assert.deepEqual(results.map((r) => r.outcome), mine.map(() => 'reverted'));
-	for (let i = 0; i < mine.length; i++) assert.deepEqual(await liveSettings(op, mine[i]), snapshots[i], `site ${mine[i].site_id} equals its snapshot`);
+	assert.deepEqual(
+		results.map((r) => r.outcome),
+		mine.map(() => 'reverted'),
+	);
+	for (let i = 0; i < mine.length; i++)
+		assert.deepEqual(await liveSettings(op, mine[i]), snapshots[i], `site ${mine[i].site_id} equals its snapshot`);
 	assert.equal(worker.exitCode, null, 'the worker rode it out');
 }
 

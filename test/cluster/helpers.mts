@@ -30,7 +30,10 @@ export function parseEnv(text: string): ClusterEnv {
 
 /** Starts (or completes) the cluster; returns the client env. Slow the first time (builds, initdb, schemas). */
 export async function ensureCluster(): Promise<ClusterEnv> {
-	const r = await run('bash', [SCRIPT, 'start', '--base-port', BASE_PORT], { maxBuffer: 1 << 20, timeout: 20 * 60_000 }).catch((e) => {
+	const r = await run('bash', [SCRIPT, 'start', '--base-port', BASE_PORT], {
+		maxBuffer: 1 << 20,
+		timeout: 20 * 60_000,
+	}).catch((e) => {
 		throw new Error(`temporal-cluster.sh start failed: ${e.stderr ?? e.message}`);
 	});
 	const env = parseEnv(r.stdout);
@@ -41,7 +44,15 @@ export async function ensureCluster(): Promise<ClusterEnv> {
 /** PIDs of the cluster's processes (`status`). */
 export function clusterPids(): Record<string, number | undefined> {
 	const out = execFileSync('bash', [SCRIPT, 'status', '--base-port', BASE_PORT], { encoding: 'utf8' });
-	return Object.fromEntries(out.trim().split('\n').map((l) => { const [n, p] = l.split(' '); return [n, p === '-' ? undefined : Number(p)]; }));
+	return Object.fromEntries(
+		out
+			.trim()
+			.split('\n')
+			.map((l) => {
+				const [n, p] = l.split(' ');
+				return [n, p === '-' ? undefined : Number(p)];
+			}),
+	);
 }
 
 export async function clusterClient(env: ClusterEnv): Promise<Client & { close(): Promise<void> }> {
@@ -55,7 +66,11 @@ let deployN = 0;
 /** A worker process on the cluster: its own deployment name, so its build becomes current whatever ran before. */
 export function clusterWorker(env: ClusterEnv, simUrl: string, queue: string, extra: NodeJS.ProcessEnv = {}) {
 	const deployment = `cluster-${process.pid}-${++deployN}`;
-	const child = spawnWorker({ address: env.TEMPORAL_ADDRESS }, simUrl, queue, { ...env, SECSVC_DEPLOYMENT_NAME: deployment, ...extra });
+	const child = spawnWorker({ address: env.TEMPORAL_ADDRESS }, simUrl, queue, {
+		...env,
+		SECSVC_DEPLOYMENT_NAME: deployment,
+		...extra,
+	});
 	let log = '';
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
@@ -64,25 +79,36 @@ export function clusterWorker(env: ClusterEnv, simUrl: string, queue: string, ex
 
 /** `secsvc …` as a child process with the given env (nothing inherited that could point elsewhere). */
 export function secsvc(env: NodeJS.ProcessEnv, args: string[]) {
-	return run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 120_000 }).then(
+	return run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), ...args], {
+		env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+		timeout: 120_000,
+	}).then(
 		(r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
 		(e) => ({ code: Number(e.code ?? 1), stdout: String(e.stdout ?? ''), stderr: String(e.stderr ?? '') }),
 	);
 }
 
 /** A cluster service's log (for failure messages). */
-export const serviceLog = (env: ClusterEnv, s: string) => readFileSync(join(env.SECSVC_CLUSTER_DIR, 'log', `${s}.log`), 'utf8').slice(-2000);
+export const serviceLog = (env: ClusterEnv, s: string) =>
+	readFileSync(join(env.SECSVC_CLUSTER_DIR, 'log', `${s}.log`), 'utf8').slice(-2000);
 
 /**
  * The cluster outlives test runs, and the simulator's site ids repeat: a site's runbook, coordinator or blocks
  * workflow left running by an earlier run (its worker and task queue gone) would hold up this run's. Terminates them.
  */
 export async function freeSites(client: Client, sites: { site_id: string; domain_port_id?: string }[]): Promise<void> {
-	const ids = sites.flatMap((x) => [workflowIdFor(x.site_id), coordinatorIdFor(x.site_id), ...(x.domain_port_id ? [blocksIdFor(x.site_id, x.domain_port_id)] : [])]);
+	const ids = sites.flatMap((x) => [
+		workflowIdFor(x.site_id),
+		coordinatorIdFor(x.site_id),
+		...(x.domain_port_id ? [blocksIdFor(x.site_id, x.domain_port_id)] : []),
+	]);
 	await Promise.all(
 		ids.map(async (id) => {
 			const h = client.workflow.getHandle(id);
-			const running = await h.describe().then((d) => d.status.name === 'RUNNING', () => false);
+			const running = await h.describe().then(
+				(d) => d.status.name === 'RUNNING',
+				() => false,
+			);
 			if (running) await h.terminate('left running by an earlier test run on the shared cluster');
 		}),
 	);

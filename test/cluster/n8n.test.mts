@@ -13,7 +13,15 @@ import { after, before, test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { ATTACK_SOURCES, killChild, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from '../n8n/harness.mts';
+import {
+	freePort,
+	makeN8nHome,
+	n8nCli,
+	nodeOutput,
+	packPackage,
+	parseRawOutput,
+	type N8nHome,
+} from '../n8n/harness.mts';
 import { runbookNodes } from '../n8n/runbook-stack.mts';
 import { chain } from '../n8n/workflows.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, type ClusterEnv } from './helpers.mts';
@@ -33,7 +41,10 @@ const CREDS = {
 	plain: cred('tempTls000004', 'Temporal cluster (http://)'),
 	noCa: cred('tempTls000005', 'Temporal cluster (no CA)'),
 };
-const using = (node: ReturnType<typeof rb>, c: { id: string; name: string }) => ({ ...node, credentials: { temporalApi: c } });
+const using = (node: ReturnType<typeof rb>, c: { id: string; name: string }) => ({
+	...node,
+	credentials: { temporalApi: c },
+});
 
 async function execute(id: string) {
 	const r = await n8nCli(home, ['execute', `--id=${id}`, '--rawOutput']);
@@ -51,11 +62,19 @@ before(async () => {
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	const pem = (p: string) => readFileSync(p, 'utf8');
 	const base = { address: env.SECSVC_TEMPORAL_HTTP_URL, namespace: env.TEMPORAL_NAMESPACE, apiKey: '' };
-	const full = { ...base, caCertificate: pem(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH), clientCertificate: pem(env.TEMPORAL_TLS_CLIENT_CERT_PATH), clientPrivateKey: pem(env.TEMPORAL_TLS_CLIENT_KEY_PATH) };
+	const full = {
+		...base,
+		caCertificate: pem(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
+		clientCertificate: pem(env.TEMPORAL_TLS_CLIENT_CERT_PATH),
+		clientPrivateKey: pem(env.TEMPORAL_TLS_CLIENT_KEY_PATH),
+	};
 	const creds = [
 		{ ...CREDS.tls, data: full },
 		{ ...CREDS.noCert, data: { ...base, caCertificate: full.caCertificate } },
-		{ ...CREDS.wrongKey, data: { ...full, clientPrivateKey: pem(`${env.SECSVC_CLUSTER_DIR}/certs/system-worker.key`) } },
+		{
+			...CREDS.wrongKey,
+			data: { ...full, clientPrivateKey: pem(`${env.SECSVC_CLUSTER_DIR}/certs/system-worker.key`) },
+		},
 		{ ...CREDS.plain, data: { ...base, address: env.SECSVC_TEMPORAL_HTTP_URL.replace('https://', 'http://') } },
 		{ ...CREDS.noCa, data: { ...full, caCertificate: '' } },
 	].map((c) => ({ ...c, type: 'temporalApi' }));
@@ -77,10 +96,29 @@ before(async () => {
 	};
 	const wfDir = join(work, 'wf');
 	mkdirSync(wfDir);
-	const start = (c: { id: string; name: string }, name: string) => using(rb(name, { operation: 'start', plan: JSON.stringify(plan), taskQueue: queue, dryRun: false, workflowId: '' }, { continueOnFail: c !== CREDS.tls }), c);
+	const start = (c: { id: string; name: string }, name: string) =>
+		using(
+			rb(
+				name,
+				{ operation: 'start', plan: JSON.stringify(plan), taskQueue: queue, dryRun: false, workflowId: '' },
+				{ continueOnFail: c !== CREDS.tls },
+			),
+			c,
+		);
 	const wfs = [
 		chain('wfClusterTls01', 'Runbook over mTLS: start', [start(CREDS.tls, 'Start runbook')]),
-		chain('wfClusterTls02', 'Runbook over mTLS: decide', [using(rb('Alice approves', { operation: 'decide', runbook: ids.site_id, decision: 'approve', by: 'oncall-alice', reason: 'confirmed' }), CREDS.tls)]),
+		chain('wfClusterTls02', 'Runbook over mTLS: decide', [
+			using(
+				rb('Alice approves', {
+					operation: 'decide',
+					runbook: ids.site_id,
+					decision: 'approve',
+					by: 'oncall-alice',
+					reason: 'confirmed',
+				}),
+				CREDS.tls,
+			),
+		]),
 		chain('wfClusterTls03', 'Runbook over mTLS: bad credentials', [
 			start(CREDS.noCert, 'No client certificate'),
 			start(CREDS.wrongKey, 'Wrong key'),
@@ -93,7 +131,12 @@ before(async () => {
 	assert.equal(r2.code, 0, r2.stderr);
 	// The worker after the synchronous npm steps above: they block this process, which serves the simulator.
 	worker = clusterWorker(env, sim.url, queue);
-	await waitFor('worker ready', async () => /is now the current version|polling/.test(worker.log()) || worker.exitCode !== null, 120_000, 250);
+	await waitFor(
+		'worker ready',
+		async () => /is now the current version|polling/.test(worker.log()) || worker.exitCode !== null,
+		120_000,
+		250,
+	);
 	assert.equal(worker.exitCode, null, worker.log());
 });
 
@@ -110,7 +153,12 @@ test('the Runbook node starts and decides a runbook through the TLS HTTP API; th
 	const started = nodeOutput(await execute('wfClusterTls01'), 'Start runbook')[0];
 	assert.equal(started.workflowId, `attack-response-${ids.site_id}`);
 	const h = client.workflow.getHandle(String(started.workflowId));
-	await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval', 60_000, 500);
+	await waitFor(
+		'awaiting approval',
+		async () => (await h.query(stateQuery)).phase === 'awaiting-approval',
+		60_000,
+		500,
+	);
 	const [ok] = nodeOutput(await execute('wfClusterTls02'), 'Alice approves');
 	assert.deepEqual([ok.accepted, ok.decision, ok.by, ok.via], [true, 'approved', 'oncall-alice', 'n8n']);
 	await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000, 500);
@@ -122,8 +170,20 @@ test('the Runbook node starts and decides a runbook through the TLS HTTP API; th
 test('bad Temporal credentials: one line naming the credential field', async () => {
 	const run = await execute('wfClusterTls03');
 	const err = (name: string) => String(nodeOutput(run, name)[0].error);
-	assert.equal(err('No client certificate'), 'Temporal API credential › Client Certificate: the server requires a client certificate (mutual TLS)');
-	assert.equal(err('Wrong key'), 'Temporal API credential › Client Private Key: is not the key of the Client Certificate');
-	assert.match(err('Plain http'), /^Temporal API credential › HTTP API Address: the server (speaks TLS: use https:\/\/|closed the connection — a TLS port\? then use https:\/\/)$/);
-	assert.match(err('No CA'), /^Temporal API credential › Server CA Certificate: the server's certificate is not signed by this CA/);
+	assert.equal(
+		err('No client certificate'),
+		'Temporal API credential › Client Certificate: the server requires a client certificate (mutual TLS)',
+	);
+	assert.equal(
+		err('Wrong key'),
+		'Temporal API credential › Client Private Key: is not the key of the Client Certificate',
+	);
+	assert.match(
+		err('Plain http'),
+		/^Temporal API credential › HTTP API Address: the server (speaks TLS: use https:\/\/|closed the connection — a TLS port\? then use https:\/\/)$/,
+	);
+	assert.match(
+		err('No CA'),
+		/^Temporal API credential › Server CA Certificate: the server's certificate is not signed by this CA/,
+	);
 });

@@ -49,7 +49,10 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 	{ weight: 1, arbitrary: fc.constantFrom(MB, THREE_MB) },
 	{ weight: 1, arbitrary: fc.constantFrom(TEN_K_BAD_IPS, TEN_K_GOOD_IPS) },
 	{ weight: 1, arbitrary: fc.constantFrom(deep(40), [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]) },
-	{ weight: 2, arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constantFrom(1e308, -1, 0, 3.5, 2 ** 53)) },
+	{
+		weight: 2,
+		arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constantFrom(1e308, -1, 0, 3.5, 2 ** 53)),
+	},
 	{ weight: 1, arbitrary: fc.constantFrom(true, false, null, {}, [], [null], { toString: 'x' }) },
 	{ weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
 	{ weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
@@ -112,12 +115,16 @@ export class Tally {
 	}
 	report(log: (s: string) => void = (s) => process.stdout.write(`${s}\n`)) {
 		const per = [...this.counts.entries()].map(([k, v]) => `${k} ${v}`).join(', ');
-		log(`fuzz ${this.suite}: ${this.cases} cases tried, ${this.counts.size} entry points, ${this.failures.length} failures (${per})`);
+		log(
+			`fuzz ${this.suite}: ${this.cases} cases tried, ${this.counts.size} entry points, ${this.failures.length} failures (${per})`,
+		);
 	}
 }
 
 /** Runs `fn` and returns its outcome and duration (ms). */
-export async function timed<T>(fn: () => T | Promise<T>): Promise<{ ok: true; value: T; ms: number } | { ok: false; error: unknown; ms: number }> {
+export async function timed<T>(
+	fn: () => T | Promise<T>,
+): Promise<{ ok: true; value: T; ms: number } | { ok: false; error: unknown; ms: number }> {
 	const t0 = performance.now();
 	try {
 		const value = await fn();
@@ -128,12 +135,19 @@ export async function timed<T>(fn: () => T | Promise<T>): Promise<{ ok: true; va
 }
 
 /** fc.assert with a compact failure report (counterexamples hold megabyte strings and zod schemas). */
-export async function check<Ts extends unknown[]>(prop: fc.IAsyncProperty<Ts> | fc.IProperty<Ts>, opts: fc.Parameters<Ts>): Promise<number> {
+export async function check<Ts extends unknown[]>(
+	prop: fc.IAsyncProperty<Ts> | fc.IProperty<Ts>,
+	opts: fc.Parameters<Ts>,
+): Promise<number> {
 	const d = await fc.check(prop as fc.IAsyncProperty<Ts>, opts);
 	if (d.failed) {
-		const ce = (d.counterexample ?? []).map((v) => (v && typeof v === 'object' && 'id' in (v as object) ? `op ${(v as { id: string }).id}` : describeCase(v)));
+		const ce = (d.counterexample ?? []).map((v) =>
+			v && typeof v === 'object' && 'id' in (v as object) ? `op ${(v as { id: string }).id}` : describeCase(v),
+		);
 		const err = d.errorInstance as Error | undefined;
-		throw new Error(`property failed after ${d.numRuns} runs (seed ${d.seed}, path ${d.counterexamplePath}): ${ce.join(' | ')}\n${String(err?.message ?? (d as { error?: unknown }).error).slice(0, 1500)}`);
+		throw new Error(
+			`property failed after ${d.numRuns} runs (seed ${d.seed}, path ${d.counterexamplePath}): ${ce.join(' | ')}\n${String(err?.message ?? (d as { error?: unknown }).error).slice(0, 1500)}`,
+		);
 	}
 	return d.numRuns;
 }
@@ -141,7 +155,10 @@ export async function check<Ts extends unknown[]>(prop: fc.IAsyncProperty<Ts> | 
 function describeCase(v: unknown): string {
 	if (v && typeof v === 'object' && !Array.isArray(v))
 		return `{${Object.entries(v as Record<string, unknown>)
-			.map(([k, x]) => `${k}: ${x && typeof x === 'object' && 'id' in (x as object) ? (x as { id: string }).id : describeValue(x)}`)
+			.map(
+				([k, x]) =>
+					`${k}: ${x && typeof x === 'object' && 'id' in (x as object) ? (x as { id: string }).id : describeValue(x)}`,
+			)
 			.join(', ')}}`;
 	return describeValue(v);
 }

@@ -10,7 +10,16 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
-import { createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, ATTACK_SOURCES, type Ids } from '../temporal/helpers.mts';
+import {
+	createEnv,
+	plan,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	ATTACK_SOURCES,
+	type Ids,
+} from '../temporal/helpers.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { addBlock } from '../../worker/src/temporal/blocks.mts';
@@ -21,7 +30,16 @@ import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import { blocksIdFor } from '../../api/blockRules.ts';
 import { setAt } from './hostile.mts';
 import { problems } from '../../workflows/input/inputChecks.mts';
-import { blocksRules, coordinatorRules, driftRules, durableCallRules, reportRules, runbookStartRules, watcherConfigRules, watcherInputRules } from '../../workflows/input/inputRules.mts';
+import {
+	blocksRules,
+	coordinatorRules,
+	driftRules,
+	durableCallRules,
+	reportRules,
+	runbookStartRules,
+	watcherConfigRules,
+	watcherInputRules,
+} from '../../workflows/input/inputRules.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { checkBlockRequest, checkChangeRequest } from '../../api/blockRules.ts';
@@ -53,31 +71,101 @@ const FIVE_MB = 'z'.repeat(5 << 20);
 const BIG = 'b'.repeat(1_500_000);
 const deep = (n: number): unknown => (n === 0 ? 1 : { a: deep(n - 1) });
 /** Bad values: wrong types, empty, huge, negative, zero, NaN (JSON: null), 1e308, deeply nested, path tricks, 5 MB. */
-const BAD: unknown[] = [null, '', 0, -1, Number.NaN, 1e308, '1e308', 3.5, true, [], {}, [null], deep(60), '..', 'a/b', 'x?y', 'a\nb', 'k'.repeat(10_240), BIG];
+const BAD: unknown[] = [
+	null,
+	'',
+	0,
+	-1,
+	Number.NaN,
+	1e308,
+	'1e308',
+	3.5,
+	true,
+	[],
+	{},
+	[null],
+	deep(60),
+	'..',
+	'a/b',
+	'x?y',
+	'a\nb',
+	'k'.repeat(10_240),
+	BIG,
+];
 const badValue = fc.constantFrom(...BAD);
 
 const site = () => ids.site_id;
 const dp = () => ids.domain_port_id;
 /** A valid input per workflow type (each field path below is then set to a bad value). */
 const BASES: Record<string, { input: () => unknown; paths: string[] }> = {
-	attackResponse: { input: () => ({ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()] }, dryRun: true }), paths: ['plan', 'plan.site_id', 'plan.domain_ports', 'plan.cooldownSeconds', 'dryRun'] },
-	attackWatch: { input: () => ({ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()] } }), paths: ['plan', 'plan.site_id', 'plan.pollSeconds', 'dryRun'] },
-	driftAudit: { input: () => ({ desired: { site_id: site(), domain_ports: { [dp()]: { switches: { p_filt: 1 } } } } }), paths: ['desired', 'desired.site_id', 'desired.domain_ports', `desired.domain_ports.x`, 'desired.detection', 'enforce'] },
-	durableCall: { input: () => ({ op: 'dashboard.isUnderAttack', params: { site_id: site() } }), paths: ['op', 'params'] },
-	attackReport: { input: () => ({ site_id: site(), periodHours: 1 }), paths: ['site_id', 'periodHours', 'range', 'html'] },
-	blocks: { input: () => ({ site_id: site(), domain_port_id: `fz${Date.now()}` }), paths: ['site_id', 'domain_port_id', 'maxPrefix', 'blocks', 'ended'] },
+	attackResponse: {
+		input: () => ({ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()] }, dryRun: true }),
+		paths: ['plan', 'plan.site_id', 'plan.domain_ports', 'plan.cooldownSeconds', 'dryRun'],
+	},
+	attackWatch: {
+		input: () => ({ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()] } }),
+		paths: ['plan', 'plan.site_id', 'plan.pollSeconds', 'dryRun'],
+	},
+	driftAudit: {
+		input: () => ({ desired: { site_id: site(), domain_ports: { [dp()]: { switches: { p_filt: 1 } } } } }),
+		paths: [
+			'desired',
+			'desired.site_id',
+			'desired.domain_ports',
+			`desired.domain_ports.x`,
+			'desired.detection',
+			'enforce',
+		],
+	},
+	durableCall: {
+		input: () => ({ op: 'dashboard.isUnderAttack', params: { site_id: site() } }),
+		paths: ['op', 'params'],
+	},
+	attackReport: {
+		input: () => ({ site_id: site(), periodHours: 1 }),
+		paths: ['site_id', 'periodHours', 'range', 'html'],
+	},
+	blocks: {
+		input: () => ({ site_id: site(), domain_port_id: `fz${Date.now()}` }),
+		paths: ['site_id', 'domain_port_id', 'maxPrefix', 'blocks', 'ended'],
+	},
 	siteCoordinator: { input: () => ({ site_id: `fz${Date.now()}` }), paths: ['site_id', 'holds', 'successors'] },
 	fleetWatch: {
 		input: () => ({
-			config: { fleet: 'fz', index: 0, revision: 'r1', settings: { intervalSeconds: 3600, batchSize: 10, concurrency: 2, activities: 'local', ticksPerRun: 10 }, template: {}, sites: [{ site_id: 'fuzz-nosite', customer_id: ids.customer_id, domain_ports: [dp()] }] },
+			config: {
+				fleet: 'fz',
+				index: 0,
+				revision: 'r1',
+				settings: { intervalSeconds: 3600, batchSize: 10, concurrency: 2, activities: 'local', ticksPerRun: 10 },
+				template: {},
+				sites: [{ site_id: 'fuzz-nosite', customer_id: ids.customer_id, domain_ports: [dp()] }],
+			},
 		}),
-		paths: ['config', 'config.settings.batchSize', 'config.settings.intervalSeconds', 'config.settings.concurrency', 'config.sites', 'config.sites.0.site_id', 'carry'],
+		paths: [
+			'config',
+			'config.settings.batchSize',
+			'config.settings.intervalSeconds',
+			'config.settings.concurrency',
+			'config.sites',
+			'config.sites.0.site_id',
+			'carry',
+		],
 	},
 };
 /** The oracle: the workflow's own pure rules, and the CLI's schemas for plans and desired states. A valid input is skipped. */
-const RULES: Record<string, Parameters<typeof problems>[1]> = { attackResponse: runbookStartRules, attackWatch: runbookStartRules, driftAudit: driftRules, durableCall: durableCallRules, attackReport: reportRules, blocks: blocksRules, siteCoordinator: coordinatorRules, fleetWatch: watcherInputRules };
+const RULES: Record<string, Parameters<typeof problems>[1]> = {
+	attackResponse: runbookStartRules,
+	attackWatch: runbookStartRules,
+	driftAudit: driftRules,
+	durableCall: durableCallRules,
+	attackReport: reportRules,
+	blocks: blocksRules,
+	siteCoordinator: coordinatorRules,
+	fleetWatch: watcherInputRules,
+};
 function valid(type: string, input: unknown): boolean {
-	if (problems(input, RULES[type], type === 'driftAudit' ? { maxString: 1024, maxList: 1000, maxDepth: 8 } : {}).length) return false;
+	if (problems(input, RULES[type], type === 'driftAudit' ? { maxString: 1024, maxList: 1000, maxDepth: 8 } : {}).length)
+		return false;
 	try {
 		if (type === 'attackResponse' || type === 'attackWatch') parsePlan((input as { plan: unknown }).plan);
 		if (type === 'driftAudit') checkDesiredState((input as { desired: unknown }).desired);
@@ -96,18 +184,35 @@ async function taskFailures(h: WorkflowHandle): Promise<number> {
 let n = 0;
 test('every workflow type started with bad input fails the run naming a field, within seconds, without a task retry', async () => {
 	const cases = Object.entries(BASES).flatMap(([type, b]) =>
-		fc.sample(fc.tuple(fc.constantFrom(...b.paths), badValue), { numRuns: 9, seed: 2600 + type.length }).map(([path, v]) => ({ type, path, v, input: setAt(b.input() as Record<string, unknown>, path, v) })),
+		fc
+			.sample(fc.tuple(fc.constantFrom(...b.paths), badValue), { numRuns: 9, seed: 2600 + type.length })
+			.map(([path, v]) => ({ type, path, v, input: setAt(b.input() as Record<string, unknown>, path, v) })),
 	);
 	// The 1.5 MB string on every type at least once, and batchSize 0 (which once blew up the heap).
-	for (const type of Object.keys(BASES)) cases.push({ type, path: BASES[type].paths[0], v: BIG, input: setAt(BASES[type].input() as Record<string, unknown>, BASES[type].paths[0], BIG) });
-	cases.push({ type: 'fleetWatch', path: 'config.settings.batchSize', v: 0, input: setAt(BASES.fleetWatch.input() as Record<string, unknown>, 'config.settings.batchSize', 0) });
+	for (const type of Object.keys(BASES))
+		cases.push({
+			type,
+			path: BASES[type].paths[0],
+			v: BIG,
+			input: setAt(BASES[type].input() as Record<string, unknown>, BASES[type].paths[0], BIG),
+		});
+	cases.push({
+		type: 'fleetWatch',
+		path: 'config.settings.batchSize',
+		v: 0,
+		input: setAt(BASES.fleetWatch.input() as Record<string, unknown>, 'config.settings.batchSize', 0),
+	});
 	const started: { what: string; field: string; h: WorkflowHandle; t0: number }[] = [];
 	let refusedAtCall = 0;
 	for (const c of cases) {
 		if (valid(c.type, c.input)) continue;
 		const what = `${c.type} ${c.path} = ${typeof c.v === 'string' && c.v.length > 40 ? `<${c.v.length} chars>` : JSON.stringify(c.v)?.slice(0, 40)}`;
 		try {
-			const h = await env.client.workflow.start(c.type, { taskQueue: c.type === 'siteCoordinator' ? `${queue}-coordinators` : queue, workflowId: `fuzz-${c.type}-${++n}-${Date.now()}`, args: [c.input] });
+			const h = await env.client.workflow.start(c.type, {
+				taskQueue: c.type === 'siteCoordinator' ? `${queue}-coordinators` : queue,
+				workflowId: `fuzz-${c.type}-${++n}-${Date.now()}`,
+				args: [c.input],
+			});
 			started.push({ what, field: c.path.split('.').pop() as string, h, t0: performance.now() });
 		} catch (e) {
 			// The server (or gRPC) refuses a payload over its limit (2 MB / 4 MB): nothing runs.
@@ -116,7 +221,13 @@ test('every workflow type started with bad input fails the run naming a field, w
 		}
 	}
 	for (const s of started) {
-		const r = await Promise.race([s.h.result().then(() => ({ ok: true as const }), (error: unknown) => ({ ok: false as const, error })), new Promise<{ ok: 'timeout' }>((res) => setTimeout(() => res({ ok: 'timeout' }), 20_000))]);
+		const r = await Promise.race([
+			s.h.result().then(
+				() => ({ ok: true as const }),
+				(error: unknown) => ({ ok: false as const, error }),
+			),
+			new Promise<{ ok: 'timeout' }>((res) => setTimeout(() => res({ ok: 'timeout' }), 20_000)),
+		]);
 		assert.equal(r.ok, false, `${s.what}: must fail (${JSON.stringify(r).slice(0, 100)})`);
 		const text = failureText((r as { error: unknown }).error);
 		assert.ok(performance.now() - s.t0 < 20_000, `${s.what}: ended after ${Math.round(performance.now() - s.t0)} ms`);
@@ -131,25 +242,53 @@ test('every workflow type started with bad input fails the run naming a field, w
 	const ac = new AbortController();
 	const stop = setTimeout(() => ac.abort(), 10_000); // the SDK retries RESOURCE_EXHAUSTED: stop it (no run exists)
 	const huge = await env.client
-		.withAbortSignal(ac.signal, () => env.client.workflow.start('attackResponse', { taskQueue: queue, workflowId: hugeId, args: [{ plan: { site_id: FIVE_MB } }] }))
-		.then(() => 'started', (e: Error) => `refused: ${e.message}`);
+		.withAbortSignal(ac.signal, () =>
+			env.client.workflow.start('attackResponse', {
+				taskQueue: queue,
+				workflowId: hugeId,
+				args: [{ plan: { site_id: FIVE_MB } }],
+			}),
+		)
+		.then(
+			() => 'started',
+			(e: Error) => `refused: ${e.message}`,
+		);
 	clearTimeout(stop);
 	assert.match(huge, /^refused/, huge);
 	await assert.rejects(env.client.workflow.getHandle(hugeId).describe(), /not found/i, `5 MB start: ${huge}`);
-	console.log(`# workflow starts: ${started.length} runs failed naming a field, ${refusedAtCall} refused by the server at the call`);
+	console.log(
+		`# workflow starts: ${started.length} runs failed naming a field, ${refusedAtCall} refused by the server at the call`,
+	);
 });
 
 test('Updates and signals with bad input are refused and change nothing; a normal runbook completes alongside', async () => {
 	const t0 = performance.now();
 	// A normal runbook, awaiting approval (the signals and Updates below go to it), then approved and completed.
 	const attack = sim.sim.startAttack({ site_id: site(), duration: 0, sources: ATTACK_SOURCES });
-	const rb = await startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 1, pollSeconds: 1, ipAuth: undefined, switches: [], blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval: { required: true, timeoutSeconds: 600, approvers: ['alice'] } }), { workflowId: `attack-response-${site()}-fuzz-${Date.now()}` });
+	const rb = await startAttackResponse(
+		env.client,
+		queue,
+		plan(ids, {
+			cooldownSeconds: 1,
+			pollSeconds: 1,
+			ipAuth: undefined,
+			switches: [],
+			blacklist: { enabled: false },
+			detection: { rapidMode: true, thresholds: [] },
+			approval: { required: true, timeoutSeconds: 600, approvers: ['alice'] },
+		}),
+		{ workflowId: `attack-response-${site()}-fuzz-${Date.now()}` },
+	);
 	await waitFor('awaiting approval', async () => (await rb.query(stateQuery)).phase === 'awaiting-approval');
 	// A block (its workflow and the site's coordinator stay up while it lives).
 	await addBlock(env.client, queue, site(), dp(), { entry: '192.0.2.77', seconds: 3600, by: 'fuzz', reason: 'fuzz' });
 	const blocks = env.client.workflow.getHandle(blocksIdFor(site(), dp()));
 	const coord = env.client.workflow.getHandle(coordinatorIdFor(site()));
-	const watcher = await env.client.workflow.start('fleetWatch', { taskQueue: queue, workflowId: `fleet-watch-fz-0-${Date.now()}`, args: [BASES.fleetWatch.input()] });
+	const watcher = await env.client.workflow.start('fleetWatch', {
+		taskQueue: queue,
+		workflowId: `fleet-watch-fz-0-${Date.now()}`,
+		args: [BASES.fleetWatch.input()],
+	});
 	const validCfg = (BASES.fleetWatch.input() as { config: Record<string, unknown> }).config;
 
 	const updates: [WorkflowHandle, string, (v: unknown) => unknown, string[]][] = [
@@ -195,7 +334,8 @@ test('Updates and signals with bad input are refused and change nothing; a norma
 				assert.fail(`${name} ${JSON.stringify(arg)?.slice(0, 80)}: accepted`);
 			} catch (e) {
 				const msg = String((e as { cause?: Error }).cause?.message ?? (e as Error).message);
-				if (typeof v === 'string' && v.length > 2e6) atCall++; // over the server's payload limit: refused at the call
+				if (typeof v === 'string' && v.length > 2e6)
+					atCall++; // over the server's payload limit: refused at the call
 				else {
 					assert.match(msg, /^[\w.[\]()]+: /, `${name} ${JSON.stringify(arg)?.slice(0, 80)}: ${msg.slice(0, 200)}`);
 					refused++;
@@ -207,7 +347,11 @@ test('Updates and signals with bad input are refused and change nothing; a norma
 		[rb, 'approve', (v) => ({ approved: true, by: v })],
 		[rb, 'extendCooldown', (v) => ({ seconds: v })],
 		// an abort without a reason is a valid abort: every reason sent here breaks the rule (not text, or too long)
-		[rb, 'abort', (v) => ({ reason: v === null || Number.isNaN(v) ? 3 : typeof v === 'string' && v.length <= 1000 ? { v } : v })],
+		[
+			rb,
+			'abort',
+			(v) => ({ reason: v === null || Number.isNaN(v) ? 3 : typeof v === 'string' && v.length <= 1000 ? { v } : v }),
+		],
 		[blocks, 'handedOver', (v) => ({ site_id: site(), keys: v })],
 		[coord, 'releaseKeys', (v) => ({ owner: v, keys: ['k'] })],
 	];
@@ -222,13 +366,21 @@ test('Updates and signals with bad input are refused and change nothing; a norma
 			}
 		}
 	const st = await rb.query(stateQuery);
-	assert.equal(st.phase, 'awaiting-approval', `the runbook still waits: no bad signal decided, aborted or extended: ${JSON.stringify(await rb.query('audit')).slice(-1500)}`);
+	assert.equal(
+		st.phase,
+		'awaiting-approval',
+		`the runbook still waits: no bad signal decided, aborted or extended: ${JSON.stringify(await rb.query('audit')).slice(-1500)}`,
+	);
 	assert.equal(st.aborted, false);
 	assert.equal(st.extraCooldownSeconds, 0);
 	assert.ok((st.refusedSignals ?? 0) >= 3 * (BAD.length - 1), `refused signals: ${st.refusedSignals}`);
 	for (const h of [blocks, coord, watcher]) assert.equal((await h.describe()).status.name, 'RUNNING', h.workflowId);
 	const bl = (await blocks.query('blocks')) as { range: string; state: string }[];
-	assert.deepEqual(bl.map((b) => [b.range, b.state]), [['192.0.2.77', 'active']], 'the block is as it was');
+	assert.deepEqual(
+		bl.map((b) => [b.range, b.state]),
+		[['192.0.2.77', 'active']],
+		'the block is as it was',
+	);
 
 	// The normal runbook completes.
 	await decide(env.client, rb.workflowId, { approved: true, by: 'alice', via: 'api' });
@@ -236,32 +388,68 @@ test('Updates and signals with bad input are refused and change nothing; a norma
 	sim.sim.stopAttack(attack.id);
 	const r = (await rb.result()) as AttackResponseResult;
 	assert.equal(r.outcome, 'reverted');
-	for (const h of [rb, blocks, coord, watcher]) assert.equal(await taskFailures(h), 0, `${h.workflowId}: a workflow task failed`);
+	for (const h of [rb, blocks, coord, watcher])
+		assert.equal(await taskFailures(h), 0, `${h.workflowId}: a workflow task failed`);
 	await watcher.terminate('fuzz done');
-	await env.client.workflow.getHandle(blocks.workflowId).executeUpdate('removeBlock', { args: [{ entry: '192.0.2.77', by: 'fuzz' }] });
-	console.log(`# updates refused: ${refused} (+${atCall} over the payload limit), bad signals sent: ${sent}, ${Math.round(performance.now() - t0)} ms`);
+	await env.client.workflow
+		.getHandle(blocks.workflowId)
+		.executeUpdate('removeBlock', { args: [{ entry: '192.0.2.77', by: 'fuzz' }] });
+	console.log(
+		`# updates refused: ${refused} (+${atCall} over the payload limit), bad signals sent: ${sent}, ${Math.round(performance.now() - t0)} ms`,
+	);
 });
 
 test("the issues' named cases: a 10 KB site fails (not TERMINATED), drift '..' is refused, a threshold raise is refused", async () => {
-	const bigSite = await env.client.workflow.start('attackResponse', { taskQueue: queue, workflowId: `fuzz-10k-${Date.now()}`, args: [{ plan: { site_id: 'k'.repeat(10_240), customer_id: ids.customer_id, domain_ports: [dp()] } }] });
-	const drift = await env.client.workflow.start('driftAudit', { taskQueue: queue, workflowId: `fuzz-drift-${Date.now()}`, args: [{ desired: { site_id: '..' } }] });
+	const bigSite = await env.client.workflow.start('attackResponse', {
+		taskQueue: queue,
+		workflowId: `fuzz-10k-${Date.now()}`,
+		args: [{ plan: { site_id: 'k'.repeat(10_240), customer_id: ids.customer_id, domain_ports: [dp()] } }],
+	});
+	const drift = await env.client.workflow.start('driftAudit', {
+		taskQueue: queue,
+		workflowId: `fuzz-drift-${Date.now()}`,
+		args: [{ desired: { site_id: '..' } }],
+	});
 	const raise = await env.client.workflow.start('attackResponse', {
 		taskQueue: queue,
 		workflowId: `fuzz-raise-${Date.now()}`,
-		args: [{ plan: { site_id: site(), customer_id: ids.customer_id, domain_ports: [dp()], detection: { rapidMode: false, thresholds: [{ name: 'tcp_syn', high_pps: '999999999999G' }] }, blacklist: { enabled: false } }, dryRun: true }],
+		args: [
+			{
+				plan: {
+					site_id: site(),
+					customer_id: ids.customer_id,
+					domain_ports: [dp()],
+					detection: { rapidMode: false, thresholds: [{ name: 'tcp_syn', high_pps: '999999999999G' }] },
+					blacklist: { enabled: false },
+				},
+				dryRun: true,
+			},
+		],
 	});
-	const writesBefore = sim.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length;
+	const writesBefore = sim.sim
+		.requests()
+		.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length;
 	for (const [h, re] of [
 		[bigSite, /invalid plan — site_id: must be at most 128 characters/],
 		[drift, /invalid desired state — desired\.site_id: must be 1–128 characters/],
-		[raise, /invalid plan — detection\.thresholds\.0\.high_pps: 999999999999G is above the live \S+; a runbook only lowers thresholds/],
+		[
+			raise,
+			/invalid plan — detection\.thresholds\.0\.high_pps: 999999999999G is above the live \S+; a runbook only lowers thresholds/,
+		],
 	] as const) {
-		const err = await h.result().then(() => undefined, (e: unknown) => e);
+		const err = await h.result().then(
+			() => undefined,
+			(e: unknown) => e,
+		);
 		assert.match(failureText(err), re, h.workflowId);
 		assert.equal((await h.describe()).status.name, 'FAILED', h.workflowId);
 		assert.equal(await taskFailures(h), 0, h.workflowId);
 	}
-	assert.equal(sim.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length, writesBefore, 'nothing written');
+	assert.equal(
+		sim.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).length,
+		writesBefore,
+		'nothing written',
+	);
 });
 
 test("the worker's RSS stayed bounded", () => {

@@ -49,7 +49,12 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 		const mode = o.api ?? 'ok';
 		if (mode === 'endless' || mode === 'huge') {
 			const total = mode === 'huge' ? 200 * 1024 * 1024 : Infinity;
-			res.writeHead(200, mode === 'huge' ? { 'content-type': 'application/json', 'content-length': String(total) } : { 'content-type': 'application/json' });
+			res.writeHead(
+				200,
+				mode === 'huge'
+					? { 'content-type': 'application/json', 'content-length': String(total) }
+					: { 'content-type': 'application/json' },
+			);
 			const chunk = Buffer.alloc(64 * 1024, 0x20);
 			const pump = () => {
 				while (!res.destroyed && state.bytesSent < total) {

@@ -22,10 +22,17 @@ export async function startLoopback(handler: Handler) {
 		const chunks: Buffer[] = [];
 		for await (const c of req) chunks.push(c as Buffer);
 		const body = Buffer.concat(chunks);
-		const rec: Recorded = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body, fields: [] };
+		const rec: Recorded = {
+			method: req.method ?? '',
+			url: new URL(req.url ?? '/', 'http://x'),
+			headers: req.headers,
+			body,
+			fields: [],
+		};
 		const ct = String(req.headers['content-type'] ?? '');
 		if (ct.startsWith('application/json')) rec.json = JSON.parse(body.toString('utf8'));
-		else if (ct.startsWith('application/x-www-form-urlencoded')) rec.fields = [...new URLSearchParams(body.toString('utf8'))];
+		else if (ct.startsWith('application/x-www-form-urlencoded'))
+			rec.fields = [...new URLSearchParams(body.toString('utf8'))];
 		else if (ct.startsWith('multipart/form-data')) {
 			const fd = await new Response(body, { headers: { 'content-type': ct } }).formData();
 			for (const [k, v] of fd.entries()) rec.fields.push([k, String(v)]);
@@ -55,7 +62,10 @@ export function envelope(res: ServerResponse, code: number, msg = 'ok', result?:
 }
 
 /** Answers token calls with fresh tokens and API calls with `apiResult(rec)`. Counts token requests. */
-export function tokenAwareHandler(apiResult: (r: Recorded) => { code: number; msg?: string; result?: unknown }, opts: { expiresIn?: number } = {}) {
+export function tokenAwareHandler(
+	apiResult: (r: Recorded) => { code: number; msg?: string; result?: unknown },
+	opts: { expiresIn?: number } = {},
+) {
 	let n = 0;
 	const state = { tokenRequests: 0, issued: [] as string[] };
 	const handler: Handler = (r, res) => {
@@ -63,7 +73,8 @@ export function tokenAwareHandler(apiResult: (r: Recorded) => { code: number; ms
 			state.tokenRequests++;
 			const tok = `tok-${++n}-${'x'.repeat(8)}`;
 			state.issued.push(tok);
-			const refresh = r.url.pathname === '/oauth/refresh_token' ? { refresh_token: `rt-${n}-rotated`, scope: 'install_login' } : {};
+			const refresh =
+				r.url.pathname === '/oauth/refresh_token' ? { refresh_token: `rt-${n}-rotated`, scope: 'install_login' } : {};
 			return envelope(res, 0, 'ok', { access_token: tok, expires_in: opts.expiresIn ?? 7200, ...refresh });
 		}
 		const a = apiResult(r);

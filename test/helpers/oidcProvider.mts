@@ -43,7 +43,10 @@ export interface TestProvider {
 	close(): Promise<void>;
 }
 
-export async function startProvider(people: Record<string, Person>, clients: string[] = ['secsvc', 'other-app']): Promise<TestProvider> {
+export async function startProvider(
+	people: Record<string, Person>,
+	clients: string[] = ['secsvc', 'other-app'],
+): Promise<TestProvider> {
 	let deviceAccount = '';
 	const server = createServer();
 	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -73,7 +76,12 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		scopes: ['openid', 'email', 'groups', 'profile'],
 		conformIdTokenClaims: false, // the scopes' claims in the ID token itself (the worker reads only the ID token)
 		findAccount: (_ctx: unknown, id: string) =>
-			people[id] ? { accountId: id, claims: () => ({ sub: id, email: people[id].email, email_verified: true, groups: people[id].groups }) } : undefined,
+			people[id]
+				? {
+						accountId: id,
+						claims: () => ({ sub: id, email: people[id].email, email_verified: true, groups: people[id].groups }),
+					}
+				: undefined,
 		features: {
 			devInteractions: { enabled: false },
 			// the device flow's pages reduced to their forms (the test's "browser" submits them)
@@ -84,7 +92,14 @@ export async function startProvider(people: Record<string, Person>, clients: str
 			},
 		},
 		pkce: { required: () => false },
-		ttl: { IdToken: () => ttl.idToken, AccessToken: 600, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
+		ttl: {
+			IdToken: () => ttl.idToken,
+			AccessToken: 600,
+			AuthorizationCode: 60,
+			Interaction: 600,
+			Session: 600,
+			Grant: 600,
+		},
 		interactions: { url: (_ctx: unknown, i: { uid: string }) => `/interaction/${i.uid}` },
 		cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
 	});
@@ -99,7 +114,12 @@ export async function startProvider(people: Record<string, Person>, clients: str
 				const grant = new provider.Grant({ accountId, clientId: d.params.client_id });
 				grant.addOIDCScope(d.params.scope);
 				const grantId = await grant.save();
-				await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+				await provider.interactionFinished(
+					req,
+					res,
+					{ login: { accountId }, consent: { grantId } },
+					{ mergeWithLastSubmission: false },
+				);
 			} catch (e) {
 				res.statusCode = 500;
 				res.end(String(e));
@@ -111,7 +131,10 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		const clientId = opts.clientId ?? 'secsvc';
 		const jar = new Map<string, string>();
 		const get = async (url: string) => {
-			const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+			const res = await fetch(url, {
+				redirect: 'manual',
+				headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+			});
 			for (const c of res.headers.getSetCookie()) {
 				const [kv] = c.split(';');
 				const at = kv.indexOf('=');
@@ -120,7 +143,15 @@ export async function startProvider(people: Record<string, Person>, clients: str
 			await res.arrayBuffer();
 			return res;
 		};
-		const q = new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid email groups', redirect_uri: REDIRECT_URI, state: 'st', login_hint: accountId, ...(opts.nonce ? { nonce: opts.nonce } : {}) });
+		const q = new URLSearchParams({
+			client_id: clientId,
+			response_type: 'code',
+			scope: 'openid email groups',
+			redirect_uri: REDIRECT_URI,
+			state: 'st',
+			login_hint: accountId,
+			...(opts.nonce ? { nonce: opts.nonce } : {}),
+		});
 		let url = `${issuer}/auth?${q}`;
 		let code: string | null = null;
 		for (let hop = 0; hop < 8 && !code; hop++) {
@@ -133,7 +164,13 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		if (!code) throw new Error(`oidc test login: no code (${url})`);
 		const res = await fetch(`${issuer}/token`, {
 			method: 'POST',
-			body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: clientId, client_secret: `${clientId}-secret-for-tests-only-0123456789` }),
+			body: new URLSearchParams({
+				grant_type: 'authorization_code',
+				code,
+				redirect_uri: REDIRECT_URI,
+				client_id: clientId,
+				client_secret: `${clientId}-secret-for-tests-only-0123456789`,
+			}),
 		});
 		const t = (await res.json()) as { id_token?: string; error?: string; error_description?: string };
 		if (!t.id_token) throw new Error(`oidc test login: token endpoint said ${t.error}: ${t.error_description}`);
@@ -144,7 +181,12 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		deviceAccount = accountId;
 		const jar = new Map<string, string>();
 		const go = async (url: string, body?: URLSearchParams) => {
-			const res = await fetch(url, { method: body ? 'POST' : 'GET', body, redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+			const res = await fetch(url, {
+				method: body ? 'POST' : 'GET',
+				body,
+				redirect: 'manual',
+				headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+			});
 			for (const c of res.headers.getSetCookie()) {
 				const [kv] = c.split(';');
 				const at = kv.indexOf('=');
@@ -153,13 +195,20 @@ export async function startProvider(people: Record<string, Person>, clients: str
 			return { res, text: await res.text() };
 		};
 		const page = await go(uri);
-		const fields = new URLSearchParams([...page.text.matchAll(/<input type="hidden" name="([\w]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]] as [string, string]));
+		const fields = new URLSearchParams(
+			[...page.text.matchAll(/<input type="hidden" name="([\w]+)" value="([^"]*)"/g)].map(
+				(m) => [m[1], m[2]] as [string, string],
+			),
+		);
 		const action = /<form[^>]*action="([^"]+)"/.exec(page.text)?.[1] ?? '/device';
-		if (!fields.has('xsrf')) throw new Error(`oidc test device login: no confirmation form at ${uri}: ${page.text.slice(0, 300)}`);
+		if (!fields.has('xsrf'))
+			throw new Error(`oidc test device login: no confirmation form at ${uri}: ${page.text.slice(0, 300)}`);
 		if (!fields.has('confirm')) fields.set('confirm', 'yes');
 		let step = await go(new URL(action, issuer).toString(), fields);
-		for (let hop = 0; hop < 8 && step.res.headers.get('location'); hop++) step = await go(new URL(step.res.headers.get('location')!, issuer).toString());
-		if (!/device login done/.test(step.text)) throw new Error(`oidc test device login: not confirmed (HTTP ${step.res.status}: ${step.text.slice(0, 300)})`);
+		for (let hop = 0; hop < 8 && step.res.headers.get('location'); hop++)
+			step = await go(new URL(step.res.headers.get('location')!, issuer).toString());
+		if (!/device login done/.test(step.text))
+			throw new Error(`oidc test device login: not confirmed (HTTP ${step.res.status}: ${step.text.slice(0, 300)})`);
 	}
 
 	async function browse(loginUrl: string, accountId: string): Promise<void> {
@@ -167,7 +216,10 @@ export async function startProvider(people: Record<string, Person>, clients: str
 		const jar = new Map<string, string>();
 		let url = loginUrl;
 		for (let hop = 0; hop < 10; hop++) {
-			const res = await fetch(url, { redirect: 'manual', headers: url.startsWith(issuer) ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {} });
+			const res = await fetch(url, {
+				redirect: 'manual',
+				headers: url.startsWith(issuer) ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {},
+			});
 			for (const c of res.headers.getSetCookie()) {
 				const [kv] = c.split(';');
 				const at = kv.indexOf('=');

@@ -12,7 +12,8 @@ const NAME = 'security-service-open-api.md';
 export function specFile(): string {
 	const places = [process.env.SECSVC_SPEC, join(ROOT, '..', 'shared', 'spec', NAME)];
 	const found = places.find((p): p is string => !!p && existsSync(p));
-	if (!found) throw new Error(`the spec is not found: set SECSVC_SPEC or put it at ${places.filter(Boolean).join(' or ')}`);
+	if (!found)
+		throw new Error(`the spec is not found: set SECSVC_SPEC or put it at ${places.filter(Boolean).join(' or ')}`);
 	return found;
 }
 

@@ -37,7 +37,9 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
 	const deadline = Date.now() + ms;
 	for (;;) {
 		// a request that fails or hangs (n8n still starting, a closed keep-alive socket) is tried again
-		const v = await f().catch((e: Error) => (log(`${what}: ${e.message} ${(e.cause as Error)?.message ?? ''}`), undefined));
+		const v = await f().catch(
+			(e: Error) => (log(`${what}: ${e.message} ${(e.cause as Error)?.message ?? ''}`), undefined),
+		);
 		if (v !== undefined) return v;
 		if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}\n${n8n?.log().slice(-3000)}`);
 		await sleep(250);
@@ -47,7 +49,13 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
 before(async () => {
 	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
 	temporal = await startTemporalDev();
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: 'secsvc-runbooks', simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue: 'secsvc-runbooks',
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+	});
 	connection = await Connection.connect({ address: temporal.address });
 	client = new Client({ connection, namespace: 'default' });
 	notify = createServer((req, res) => {
@@ -67,9 +75,23 @@ before(async () => {
 	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-approval-form.json'), 'utf8'));
 	for (const n of wf.nodes) if (n.type === 'n8n-nodes-base.httpRequest') n.parameters.url = notifyUrl;
 	writeFileSync(join(work, 'wf.json'), JSON.stringify([{ ...wf, id: WF_ID, active: false }]));
-	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ id: 'temporalCred001', name: 'Temporal API', type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } }]));
+	writeFileSync(
+		join(work, 'creds.json'),
+		JSON.stringify([
+			{
+				id: 'temporalCred001',
+				name: 'Temporal API',
+				type: 'temporalApi',
+				data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' },
+			},
+		]),
+	);
 	n8n = await startN8nServer(packPackage(join(work, 'pack')), async (home) => {
-		for (const args of [['import:credentials', `--input=${join(work, 'creds.json')}`], ['import:workflow', `--input=${join(work, 'wf.json')}`], ['publish:workflow', `--id=${WF_ID}`]]) {
+		for (const args of [
+			['import:credentials', `--input=${join(work, 'creds.json')}`],
+			['import:workflow', `--input=${join(work, 'wf.json')}`],
+			['publish:workflow', `--id=${WF_ID}`],
+		]) {
 			const r = await n8nCli(home, args);
 			assert.equal(r.code, 0, `n8n ${args[0]} failed:\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
 		}
@@ -119,7 +141,10 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 
 	const notice = await until('the on-call notice', 60_000, async () => notices[0]);
 	assert.equal(notice.runbook, wid);
-	assert.ok(Array.isArray(notice.changes) && notice.changes.length > 0, `planned changes in the notice: ${JSON.stringify(notice)}`);
+	assert.ok(
+		Array.isArray(notice.changes) && notice.changes.length > 0,
+		`planned changes in the notice: ${JSON.stringify(notice)}`,
+	);
 	const formUrl = String(notice.formUrl);
 	assert.match(formUrl, /^http:\/\/127\.0\.0\.1:\d+\/form-waiting\/\d+/);
 
@@ -131,7 +156,10 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 	});
 	assert.ok(page.includes('Approve the attack response?'), 'form title');
 	assert.ok(page.includes(wid), 'the runbook is named');
-	assert.ok(page.includes(String(notice.changes[0]).slice(0, 20)), `the planned changes are shown (${notice.changes[0]})`);
+	assert.ok(
+		page.includes(String(notice.changes[0]).slice(0, 20)),
+		`the planned changes are shown (${notice.changes[0]})`,
+	);
 	const h = client.workflow.getHandle(wid);
 	assert.equal((await h.query(stateQuery)).phase, 'awaiting-approval');
 
@@ -143,7 +171,10 @@ test('attack → runbook → on-call form: a non-approver is refused (runbook st
 		const html = await r.text();
 		return r.status === 200 && html.includes('mallory is not in approval.approvers') ? html : undefined;
 	});
-	assert.match(again, /The last answer was refused: Decision refused — By: mallory is not in approval\.approvers; nothing changed/);
+	assert.match(
+		again,
+		/The last answer was refused: Decision refused — By: mallory is not in approval\.approvers; nothing changed/,
+	);
 	const st = await h.query(stateQuery);
 	assert.equal(st.phase, 'awaiting-approval', 'the runbook still waits');
 	assert.equal(st.approval, undefined, 'no decision recorded');

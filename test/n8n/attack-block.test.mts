@@ -27,15 +27,34 @@ before(async () => {
 	const work = mkdtempSync(join(tmpdir(), 'secsvc-attack-block-'));
 	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-started-block.json'), 'utf8'));
 	const trigger = wf.nodes.find((n: { type: string }) => n.type.endsWith('.securityServiceTrigger'));
-	assert.equal(trigger.parameters.site_id, ids.site_id, 'the example names the simulator\'s seeded site');
+	assert.equal(trigger.parameters.site_id, ids.site_id, "the example names the simulator's seeded site");
 	assert.equal(trigger.parameters.domainPortIds, ids.domain_port_id);
 	writeFileSync(join(work, 'wf.json'), JSON.stringify([{ ...wf, id: WF_ID, active: false }]));
 	writeFileSync(
 		join(work, 'creds.json'),
-		JSON.stringify([{ id: 'secsvcCred001', name: 'Security Service', type: 'securityServiceApi', data: { baseUrl: sim.url, appId: APP_ID, secret: SECRET, grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 } }]),
+		JSON.stringify([
+			{
+				id: 'secsvcCred001',
+				name: 'Security Service',
+				type: 'securityServiceApi',
+				data: {
+					baseUrl: sim.url,
+					appId: APP_ID,
+					secret: SECRET,
+					grantType: 'app',
+					authFailureCodes: '40101',
+					accessToken: '',
+					expiresAt: 0,
+				},
+			},
+		]),
 	);
 	n8n = await startN8nServer(packPackage(join(work, 'pack')), async (home) => {
-		for (const args of [['import:credentials', `--input=${join(work, 'creds.json')}`], ['import:workflow', `--input=${join(work, 'wf.json')}`], ['publish:workflow', `--id=${WF_ID}`]]) {
+		for (const args of [
+			['import:credentials', `--input=${join(work, 'creds.json')}`],
+			['import:workflow', `--input=${join(work, 'wf.json')}`],
+			['publish:workflow', `--id=${WF_ID}`],
+		]) {
 			const r = await n8nCli(home, args);
 			assert.equal(r.code, 0, `n8n ${args[0]} failed:\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
 		}
@@ -48,7 +67,9 @@ after(async () => {
 });
 
 function blockPosts(): { ip_black_list?: string }[] {
-	return sim.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).map((r) => (r.body ?? {}) as { ip_black_list?: string });
+	return sim.sim
+		.requests({ op: 'applicationProtection.ipBlacklist.add' })
+		.map((r) => (r.body ?? {}) as { ip_black_list?: string });
 }
 
 test('attack started → the trigger item carries the attacking ranges → Block adds them on the domain-port', async () => {
@@ -64,19 +85,35 @@ test('attack started → the trigger item carries the attacking ranges → Block
 	assert.ok(posts.length > 0, `no block within 80 s of the attack:\n${n8n.log().slice(-3000)}`);
 	const op = operatorClient(sim.url);
 	try {
-		const list = (await op.call('applicationProtection.ipBlacklist.get', { site_id: ids.site_id, domain_port_id: ids.domain_port_id })) as {
+		const list = (await op.call('applicationProtection.ipBlacklist.get', {
+			site_id: ids.site_id,
+			domain_port_id: ids.domain_port_id,
+		})) as {
 			p_info: { ipv4: { black_soc: { ip?: string; start_ip?: string; end_ip?: string }[] } };
 		};
-		const listed = list.p_info.ipv4.black_soc.map((e) => (e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip)));
+		const listed = list.p_info.ipv4.black_soc.map((e) =>
+			e.start_ip && e.end_ip ? `${e.start_ip}-${e.end_ip}` : String(e.ip),
+		);
 		log(`blocked: ${posts.map((p) => p.ip_black_list).join(', ')}`);
 		// Each POST is one merged start-end range, and every one of them is now on the domain-port's blacklist.
 		const sent = posts.map((p) => String(p.ip_black_list));
 		const merged = aggregate(parseAll(sent).ranges).map(formatRange);
 		assert.equal(merged.length, sent.length, `the ranges sent are already merged: ${sent.join(', ')}`);
-		for (const s of sent) assert.ok(listed.some((l) => aggregate(parseAll([l]).ranges).map(formatRange)[0] === aggregate(parseAll([s]).ranges).map(formatRange)[0]), `${s} is on the blacklist (${listed.join(', ')})`);
+		for (const s of sent)
+			assert.ok(
+				listed.some(
+					(l) =>
+						aggregate(parseAll([l]).ranges).map(formatRange)[0] === aggregate(parseAll([s]).ranges).map(formatRange)[0],
+				),
+				`${s} is on the blacklist (${listed.join(', ')})`,
+			);
 		// The sources blocked are the attack's own (the simulator's attack sources), never the site's address.
 		const attack = aggregate(parseAll(ATTACK_SOURCES.map((a) => ('ip' in a ? a.ip : a.cidr) as string)).ranges);
-		for (const r of parseAll(sent).ranges) assert.ok(attack.some((a) => a.start <= r.start && r.end <= a.end), `${formatRange(r)} is an attacking source`);
+		for (const r of parseAll(sent).ranges)
+			assert.ok(
+				attack.some((a) => a.start <= r.start && r.end <= a.end),
+				`${formatRange(r)} is an attacking source`,
+			);
 	} finally {
 		await op.close();
 	}

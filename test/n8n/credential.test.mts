@@ -68,7 +68,7 @@ test('defect 1: a wrong Secret fails even when the credential holds a valid cach
 	const mark = lastSeq();
 	const r = await runner.testCredential(cred({ secret: WRONG, accessToken: token, expiresAt: Date.now() + 3_600_000 }));
 	assert.equal(r.status, 'Error');
-	assert.match(r.message, /secret: does not match the app/, 'the service\'s own message');
+	assert.match(r.message, /secret: does not match the app/, "the service's own message");
 	assert.match(r.message, /code 40102/);
 	assert.match(r.message, /Check the App ID and Secret/);
 	assert.doesNotMatch(r.message, new RegExp(WRONG));
@@ -89,7 +89,7 @@ test('defect 2: a correct credential whose stored token has expired still passes
 	assert.equal(r2.status, 'OK', r2.message);
 });
 
-test('defect 3: a new credential with a wrong Secret shows the service\'s message, not a bare code', async () => {
+test("defect 3: a new credential with a wrong Secret shows the service's message, not a bare code", async () => {
 	const r = await runner.testCredential(cred({ secret: WRONG }));
 	assert.equal(r.status, 'Error');
 	assert.notEqual(r.message.trim(), '40102');
@@ -112,7 +112,9 @@ test('user tokens: the refresh token is never used by the test, and the message 
 	const { access_token, refresh_token } = sim.sim.issueUserTokens(ids.customer_id);
 	const user = { grantType: 'user', refreshToken: refresh_token, secret: '' };
 	let mark = lastSeq();
-	const withToken = await runner.testCredential(cred({ ...user, accessToken: access_token, expiresAt: Date.now() + 3_600_000 }));
+	const withToken = await runner.testCredential(
+		cred({ ...user, accessToken: access_token, expiresAt: Date.now() + 3_600_000 }),
+	);
 	assert.equal(withToken.status, 'OK', withToken.message);
 	assert.match(withToken.message, /stored user access token works/);
 	assert.match(withToken.message, /refresh token was not used/);
@@ -125,7 +127,10 @@ test('user tokens: the refresh token is never used by the test, and the message 
 	assert.match(noToken.message, /refresh token was not tried/);
 	assert.equal(calls(mark, 'authorization.refreshToken').length, 0, 'never rotate the refresh token in a test');
 	// The refresh token still works afterwards (it was not burnt).
-	const direct = createApiClient({ baseUrl: sim.url, credentials: { appId: APP.appId, secret: APP.secret, tokenKind: 'app' } });
+	const direct = createApiClient({
+		baseUrl: sim.url,
+		credentials: { appId: APP.appId, secret: APP.secret, tokenKind: 'app' },
+	});
 	try {
 		const renewed = await direct.call('authorization.refreshToken', { app_id: APP.appId, refresh_token });
 		assert.ok(renewed.access_token);
@@ -134,19 +139,29 @@ test('user tokens: the refresh token is never used by the test, and the message 
 	}
 });
 
-test('defect 3: a node run with a wrong Secret reports the credential and the service\'s message, with one token call', async () => {
+test("defect 3: a node run with a wrong Secret reports the credential and the service's message, with one token call", async () => {
 	await runner.setCredential('cred-wrong', 'Security Service (wrong secret)', cred({ secret: WRONG }));
 	const op = getOperation('applicationProtection.ipBlacklist.get');
 	const mark = lastSeq();
 	const res = await runner.run(
-		chain('wrong secret', [ssNode('Get the blocked IPs', toNodeParameters(op, { site_id: ids.site_id, domain_port_id: ids.domain_port_id }), { credId: 'cred-wrong' })]),
+		chain('wrong secret', [
+			ssNode(
+				'Get the blocked IPs',
+				toNodeParameters(op, { site_id: ids.site_id, domain_port_id: ids.domain_port_id }),
+				{ credId: 'cred-wrong' },
+			),
+		]),
 	);
 	assert.equal(res.status, 'error');
 	const err = res.runData['Get the blocked IPs']?.[0]?.error ?? res.error;
 	assert.ok(err, 'the node reports an error');
 	assert.doesNotMatch(err.message, /network failure|invalid or could not be processed/i);
 	assert.match(err.message, /refused the credential: secret: does not match the app \(code 40102\)/);
-	assert.equal(calls(mark, 'authorization.appToken').length, 1, 'exactly one token call, no retries of a refused secret');
+	assert.equal(
+		calls(mark, 'authorization.appToken').length,
+		1,
+		'exactly one token call, no retries of a refused secret',
+	);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.get').length, 0);
 });
 
@@ -157,7 +172,13 @@ test('defect 4: IP Blacklist › Block without an address fails in the node and 
 	const remove = getOperation('applicationProtection.ipBlacklist.remove');
 	assert.equal(remove.fields.find((f) => f.name === 'ip_black_list')?.required, true);
 	const mark = lastSeq();
-	const params = { resource: 'applicationProtection.ipBlacklist', operation: 'add', site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: '' };
+	const params = {
+		resource: 'applicationProtection.ipBlacklist',
+		operation: 'add',
+		site_id: ids.site_id,
+		domain_port_id: ids.domain_port_id,
+		ip_black_list: '',
+	};
 	// Left empty: n8n itself refuses to run the workflow (the field is required, the editor marks it).
 	await assert.rejects(
 		runner.run(chain('block nothing', [ssNode('Block IP addresses or ranges', params, { credId: 'cred-ok' })])),
@@ -165,17 +186,23 @@ test('defect 4: IP Blacklist › Block without an address fails in the node and 
 	);
 	// An expression that yields nothing passes n8n's check: the node refuses it and sends nothing.
 	const empty = { ...params, ip_black_list: '={{ $json.missing ?? "" }}' };
-	const res = await runner.run(chain('block nothing', [ssNode('Block IP addresses or ranges', empty, { credId: 'cred-ok' })]));
+	const res = await runner.run(
+		chain('block nothing', [ssNode('Block IP addresses or ranges', empty, { credId: 'cred-ok' })]),
+	);
 	assert.equal(res.status, 'error');
 	const err = res.runData['Block IP addresses or ranges']?.[0]?.error ?? res.error;
 	assert.match(err?.message ?? '', /^IP Blacklist › Block: IP Address or Range is required\. Nothing was sent\./);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.add').length, 0, 'no POST left');
 	// The same through Remove.
-	const res2 = await runner.run(chain('unblock nothing', [ssNode('Unblock', { ...empty, operation: 'remove' }, { credId: 'cred-ok' })]));
+	const res2 = await runner.run(
+		chain('unblock nothing', [ssNode('Unblock', { ...empty, operation: 'remove' }, { credId: 'cred-ok' })]),
+	);
 	assert.match(res2.runData.Unblock?.[0]?.error?.message ?? '', /IP Addresses or Ranges is required/);
 	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.remove').length, 0);
 	// With an address the block goes through (the field is the first, required one of the operation).
-	const ok = await runner.run(chain('block one', [ssNode('Block', { ...params, ip_black_list: '203.0.113.7' }, { credId: 'cred-ok' })]));
+	const ok = await runner.run(
+		chain('block one', [ssNode('Block', { ...params, ip_black_list: '203.0.113.7' }, { credId: 'cred-ok' })]),
+	);
 	assert.equal(ok.status, 'success', JSON.stringify(ok.error));
 	const sent = calls(mark, 'applicationProtection.ipBlacklist.add');
 	assert.equal(sent.length, 1);

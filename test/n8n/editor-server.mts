@@ -3,7 +3,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, makeN8nHome, n8nRuntime, type N8nHome } from './harness.mts';
 
-export const OWNER = { email: 'soc@example.com', firstName: 'Sam', lastName: 'Analyst', password: 'Editor-Test-Pass-1' };
+export const OWNER = {
+	email: 'soc@example.com',
+	firstName: 'Sam',
+	lastName: 'Analyst',
+	password: 'Editor-Test-Pass-1',
+};
 
 export interface N8nServer {
 	url: string;
@@ -34,7 +39,11 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 	});
 	if (prepare) await prepare(home);
 	let log = '';
-	const child: ChildProcess = spawn(rt.node, [rt.n8n, 'start'], { env: home.env, cwd: home.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child: ChildProcess = spawn(rt.node, [rt.n8n, 'start'], {
+		env: home.env,
+		cwd: home.dir,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
 	const url = `http://127.0.0.1:${port}`;

@@ -53,7 +53,9 @@ export class EditorUi {
 		// The visible panel: n8n keeps an earlier node's panel in the page, hidden.
 		const output = this.page.locator('[data-test-id="output-panel"]:visible');
 		await this.ndv.locator('[data-test-id="node-execute-button"]').first().click();
-		const shown = output.locator('[data-test-id="ndv-run-data-display-mode"]:visible, [data-test-id="node-error-message"]:visible');
+		const shown = output.locator(
+			'[data-test-id="ndv-run-data-display-mode"]:visible, [data-test-id="node-error-message"]:visible',
+		);
 		await shown.first().waitFor({ timeout: 60_000 });
 		const deadline = Date.now() + 60_000;
 		while (done && !done()) {
@@ -83,7 +85,10 @@ export class EditorUi {
 
 	/** Opens the credential of the open node panel in its modal. */
 	async openCredential(): Promise<Locator> {
-		await this.ndv.locator('[data-test-id="credential-edit-button"] svg, [data-test-id="credential-edit-button"]').first().click();
+		await this.ndv
+			.locator('[data-test-id="credential-edit-button"] svg, [data-test-id="credential-edit-button"]')
+			.first()
+			.click();
 		await this.credentialModal.waitFor();
 		return this.credentialModal;
 	}

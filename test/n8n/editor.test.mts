@@ -37,8 +37,12 @@ const lastSeq = () => sim.sim.requests().at(-1)?.seq ?? 0;
 /** is_under_attack read straight from the simulator over raw HTTP (not through n8n, the node or the client). */
 async function underAttackFromService(): Promise<{ status: number; bps_size: number }> {
 	const form = new URLSearchParams({ app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' });
-	const tok = (await (await fetch(`${sim.url}/oauth/credit/token`, { method: 'POST', body: form })).json()) as { result: { access_token: string } };
-	const res = await fetch(`${sim.url}/api/specp/op/dashboard/site/${ids.site_id}/is_under_attack?access_token=${tok.result.access_token}`);
+	const tok = (await (await fetch(`${sim.url}/oauth/credit/token`, { method: 'POST', body: form })).json()) as {
+		result: { access_token: string };
+	};
+	const res = await fetch(
+		`${sim.url}/api/specp/op/dashboard/site/${ids.site_id}/is_under_attack?access_token=${tok.result.access_token}`,
+	);
 	return ((await res.json()) as { result: { status: number; bps_size: number } }).result;
 }
 
@@ -47,7 +51,10 @@ before(async () => {
 	sim = await startSimulator({ port: 0, ...APP, seed: 9 });
 	ids = sim.sim.firstIds();
 	sim.sim.startAttack({ site_id: ids.site_id, duration: 3600, sources: [{ ip: '198.18.0.1' }] });
-	const chromiumPath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	const chromiumPath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], {
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'inherit'],
+	}).trim();
 	if (process.env.SECSVC_EDITOR_URL) {
 		url = process.env.SECSVC_EDITOR_URL; // development only: a running server started the same way
 	} else {
@@ -55,7 +62,10 @@ before(async () => {
 		server = await startN8nServer(packPackage(join(work, 'pack')));
 		url = server.url;
 	}
-	browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+	browser = await chromium.launch({
+		executablePath: chromiumPath,
+		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+	});
 	page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 	page.setDefaultTimeout(45_000);
 	ui = new EditorUi(page, OUT);
@@ -65,7 +75,8 @@ before(async () => {
 		if (/security.?service|securityService|secsvc/i.test(text)) ourConsoleErrors.push(text);
 	});
 	page.on('pageerror', (e) => {
-		if (/security.?service|securityService|secsvc/i.test(`${e.message}\n${e.stack ?? ''}`)) ourConsoleErrors.push(e.message);
+		if (/security.?service|securityService|secsvc/i.test(`${e.message}\n${e.stack ?? ''}`))
+			ourConsoleErrors.push(e.message);
 	});
 });
 
@@ -108,8 +119,12 @@ test('add the action from the panel: the address to block is the first field', a
 	// An installed community package opens on its "Node details" (Installed, via npm) with every action listed.
 	await creator.getByText('Block an IP address or range', { exact: true }).click();
 	await ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"]').waitFor();
-	const order = await ui.ndv.locator('[data-test-id^="parameter-input-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id')));
-	const fields = order.filter((t) => t && !/resource|operation|alwaysOutputData|executeOnce|retryOnFail|onError|notes|field|mode|item/.test(t));
+	const order = await ui.ndv
+		.locator('[data-test-id^="parameter-input-"]')
+		.evaluateAll((els) => els.map((e) => e.getAttribute('data-test-id')));
+	const fields = order.filter(
+		(t) => t && !/resource|operation|alwaysOutputData|executeOnce|retryOnFail|onError|notes|field|mode|item/.test(t),
+	);
 	assert.equal(fields[0], 'parameter-input-ip_black_list', `first field: ${fields.join(', ')}`);
 	await ui.screenshot('block-ip-panel');
 });
@@ -119,7 +134,10 @@ test('create the credential in the UI: Save runs the credential test, which succ
 	if (await empty.count()) await empty.click();
 	else {
 		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
-		await page.getByText(/Create new credential/).first().click();
+		await page
+			.getByText(/Create new credential/)
+			.first()
+			.click();
 	}
 	const modal = ui.credentialModal;
 	await modal.locator('[data-test-id="parameter-input-baseUrl"] input').fill(sim.url);
@@ -127,7 +145,13 @@ test('create the credential in the UI: Save runs the credential test, which succ
 	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
 	const mark = lastSeq();
 	await ui.saveAndExpectSuccess('credential-ok');
-	assert.deepEqual(since(mark).map((e) => [e.opId, e.code]), [['authorization.appToken', 0], ['customer.list', 0]]);
+	assert.deepEqual(
+		since(mark).map((e) => [e.opId, e.code]),
+		[
+			['authorization.appToken', 0],
+			['customer.list', 0],
+		],
+	);
 	await ui.closeCredential();
 });
 
@@ -162,11 +186,17 @@ test('conditional fields appear with the action; a customer is picked from the l
  * What the editor asks n8n for when a user opens a list: the same REST call, sent from the signed-in page with the
  * `browser-id` header the editor sends (n8n ends a session whose requests come without it).
  */
-async function editorList(kind: 'resource-locator-results' | 'options', methodName: string, currentNodeParameters: Record<string, unknown>): Promise<Array<{ name: string; value: unknown }>> {
+async function editorList(
+	kind: 'resource-locator-results' | 'options',
+	methodName: string,
+	currentNodeParameters: Record<string, unknown>,
+): Promise<Array<{ name: string; value: unknown }>> {
 	const out = await page.evaluate(
 		async ({ kind, methodName, currentNodeParameters }) => {
 			const headers = { 'content-type': 'application/json', 'browser-id': localStorage.getItem('n8n-browserId') ?? '' };
-			const creds = (await (await fetch('/rest/credentials', { headers })).json()) as { data: Array<{ id: string; name: string; type: string }> };
+			const creds = (await (await fetch('/rest/credentials', { headers })).json()) as {
+				data: Array<{ id: string; name: string; type: string }>;
+			};
 			const cred = creds.data.find((c) => c.type === 'securityServiceApi');
 			if (!cred) return { status: 0, text: 'no stored securityServiceApi credential' };
 			const res = await fetch(`/rest/dynamic-node-parameters/${kind}`, {
@@ -185,7 +215,9 @@ async function editorList(kind: 'resource-locator-results' | 'options', methodNa
 		{ kind, methodName, currentNodeParameters },
 	);
 	assert.equal(out.status, 200, out.text);
-	const body = JSON.parse(out.text) as { data: { results?: Array<{ name: string; value: unknown }> } | Array<{ name: string; value: unknown }> };
+	const body = JSON.parse(out.text) as {
+		data: { results?: Array<{ name: string; value: unknown }> } | Array<{ name: string; value: unknown }>;
+	};
 	return Array.isArray(body.data) ? body.data : (body.data.results ?? []);
 }
 
@@ -194,23 +226,53 @@ test('entries to update or delete are picked from what the service holds: status
 	const api = createClient({ baseUrl: sim.url, transport, credentials: { ...APP, tokenKind: 'app' }, retries: 0 });
 	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	try {
-		await api.call('applicationProtection.statusCodes.create', { ...at, error_code: 404, error_code_rewrite: 200, error_page_type: 0 });
-		await api.call('applicationProtection.authBypass.add', { ...at, host: 'health.example.net', scheme: 'https', uri: '/ping' });
+		await api.call('applicationProtection.statusCodes.create', {
+			...at,
+			error_code: 404,
+			error_code_rewrite: 200,
+			error_page_type: 0,
+		});
+		await api.call('applicationProtection.authBypass.add', {
+			...at,
+			host: 'health.example.net',
+			scheme: 'https',
+			uri: '/ping',
+		});
 		await api.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '192.0.2.0/30' });
 	} finally {
 		await transport.close();
 	}
 	const params = { resource: 'applicationProtection.statusCodes', operation: 'update', ...at };
 	const codes = await editorList('resource-locator-results', 'searchStatusCodes', params);
-	assert.ok(codes.some((c) => c.value === '404' && /404.*200/.test(c.name)), JSON.stringify(codes));
-	const bypasses = await editorList('resource-locator-results', 'searchBypassRecords', { ...params, resource: 'applicationProtection.authBypass', operation: 'delete' });
+	assert.ok(
+		codes.some((c) => c.value === '404' && /404.*200/.test(c.name)),
+		JSON.stringify(codes),
+	);
+	const bypasses = await editorList('resource-locator-results', 'searchBypassRecords', {
+		...params,
+		resource: 'applicationProtection.authBypass',
+		operation: 'delete',
+	});
 	const bypass = bypasses.find((b) => b.name.startsWith('https://health.example.net/ping'));
 	assert.ok(bypass && /^\d+$/.test(String(bypass.value)), JSON.stringify(bypasses));
-	const entries = await editorList('options', 'blacklistEntries', { ...params, resource: 'applicationProtection.ipBlacklist', operation: 'remove' });
-	assert.ok(entries.some((e) => e.value === '192.0.2.0-192.0.2.3'), JSON.stringify(entries));
+	const entries = await editorList('options', 'blacklistEntries', {
+		...params,
+		resource: 'applicationProtection.ipBlacklist',
+		operation: 'remove',
+	});
+	assert.ok(
+		entries.some((e) => e.value === '192.0.2.0-192.0.2.3'),
+		JSON.stringify(entries),
+	);
 	// Without the domain the lists are empty (the user types the value): nothing is asked of the service.
 	const mark = lastSeq();
-	assert.deepEqual(await editorList('resource-locator-results', 'searchStatusCodes', { resource: 'applicationProtection.statusCodes', operation: 'update' }), []);
+	assert.deepEqual(
+		await editorList('resource-locator-results', 'searchStatusCodes', {
+			resource: 'applicationProtection.statusCodes',
+			operation: 'update',
+		}),
+		[],
+	);
 	assert.equal(since(mark).length, 0);
 });
 
@@ -229,7 +291,7 @@ test('the Runbook node opens on a read and asks which signal to send', async () 
 	await ui.screenshot('canvas');
 });
 
-test('Execute step: the output panel shows the service\'s data, with readable forms next to wire values', async () => {
+test("Execute step: the output panel shows the service's data, with readable forms next to wire values", async () => {
 	// The step runs on its own: the trigger before it is removed (its poll is not what this test is about).
 	await ui.canvasNode('Security Service Trigger').click();
 	await page.keyboard.press('Delete');
@@ -267,10 +329,14 @@ async function until(ok: () => boolean, what: string): Promise<void> {
 function assertFreshTokenTests(mark: number): void {
 	const seen = since(mark).map((e) => `${e.opId}:${e.code}`);
 	assert.ok(seen.length >= 2, 'at least one test ran');
-	assert.deepEqual(seen, seen.map((_, i) => (i % 2 === 0 ? 'authorization.appToken:0' : 'customer.list:0')), 'a fresh token each time');
+	assert.deepEqual(
+		seen,
+		seen.map((_, i) => (i % 2 === 0 ? 'authorization.appToken:0' : 'customer.list:0')),
+		'a fresh token each time',
+	);
 }
 
-test('credential Test: a stored token that expired does not matter; a wrong Secret shows the service\'s message', async () => {
+test("credential Test: a stored token that expired does not matter; a wrong Secret shows the service's message", async () => {
 	// The step above stored an access token in the credential. The service now expires it.
 	sim.sim.expireTokens();
 	let mark = lastSeq();
@@ -290,7 +356,11 @@ test('credential Test: a stored token that expired does not matter; a wrong Secr
 	await ui.executeStep(() => since(mark).length >= 3);
 	assert.deepEqual(
 		since(mark).map((e) => [e.opId, e.code]),
-		[['dashboard.isUnderAttack', 40101], ['authorization.appToken', 0], ['dashboard.isUnderAttack', 0]],
+		[
+			['dashboard.isUnderAttack', 40101],
+			['authorization.appToken', 0],
+			['dashboard.isUnderAttack', 0],
+		],
 	);
 
 	// A wrong Secret while the credential holds a valid token: the Test asks for a new token and shows why it failed.
@@ -300,15 +370,25 @@ test('credential Test: a stored token that expired does not matter; a wrong Secr
 	mark = lastSeq();
 	await modal.locator('[data-test-id="credential-save-button"]').click();
 	await until(() => since(mark).length > 0, 'the test of the wrong Secret');
-	await modal.getByText(/Couldn.t connect with these settings/).first().waitFor();
+	await modal
+		.getByText(/Couldn.t connect with these settings/)
+		.first()
+		.waitFor();
 	await modal.getByText('More details', { exact: true }).click(); // n8n folds the test's message under this link
-	await modal.getByText(/secret: does not match the app \(code 40102\)/).first().waitFor();
+	await modal
+		.getByText(/secret: does not match the app \(code 40102\)/)
+		.first()
+		.waitFor();
 	await ui.screenshot('credential-wrong-secret');
 	assert.doesNotMatch(await modal.innerText(), new RegExp(WRONG_SECRET));
 	assert.equal(await ok.isVisible(), false);
 	const refused = since(mark).map((e) => `${e.opId}:${e.code}`);
 	assert.ok(refused.length >= 1);
-	assert.deepEqual(refused, refused.map(() => 'authorization.appToken:40102'), 'the stored token was never used');
+	assert.deepEqual(
+		refused,
+		refused.map(() => 'authorization.appToken:40102'),
+		'the stored token was never used',
+	);
 
 	// Putting the right Secret back makes the Test pass again.
 	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
@@ -341,7 +421,11 @@ test('bad input in the editor: the error names the field and the rule, and nothi
 	await ui.choose('resource', 'Status Code Overwrite');
 	await ui.choose('operation', 'Create');
 	for (const name of ['error_code', 'error_code_rewrite'])
-		assert.equal(await ui.ndv.locator(`[data-test-id="parameter-input-${name}"] input`).inputValue(), '', `${name} starts empty`);
+		assert.equal(
+			await ui.ndv.locator(`[data-test-id="parameter-input-${name}"] input`).inputValue(),
+			'',
+			`${name} starts empty`,
+		);
 	await ui.screenshot('required-number-empty');
 	await ui.closePanel();
 });

@@ -18,7 +18,16 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
 import { createApiClient } from '../../worker/src/service/client.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, ROOT, type N8nHome } from './harness.mts';
+import {
+	freePort,
+	makeN8nHome,
+	n8nCli,
+	nodeOutput,
+	packPackage,
+	parseRawOutput,
+	ROOT,
+	type N8nHome,
+} from './harness.mts';
 
 const APP_ID = 'examples-e2e-app';
 const SECRET = 'examples-e2e-secret-value-4';
@@ -40,22 +49,29 @@ const clearLog = () => fetch(`${sim.url}/__sim/requests`, { method: 'DELETE' });
 function loadExample(file: string, id: string) {
 	const text = readFileSync(join(EXAMPLES, file), 'utf8').replaceAll('"n8n-nodes-security-service.', '"CUSTOM.');
 	const wf = JSON.parse(text);
-	for (const n of wf.nodes) if (n.type === 'n8n-nodes-base.httpRequest' && String(n.parameters.url).includes('/webhook/')) n.parameters.url = notifyUrl;
+	for (const n of wf.nodes)
+		if (n.type === 'n8n-nodes-base.httpRequest' && String(n.parameters.url).includes('/webhook/'))
+			n.parameters.url = notifyUrl;
 	return { ...wf, id, active: false };
 }
 
 async function execute(id: string) {
 	const r = await n8nCli(home, ['execute', `--id=${id}`, '--rawOutput']);
-	if (r.code !== 0) assert.fail(`n8n execute ${id} failed (${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+	if (r.code !== 0)
+		assert.fail(`n8n execute ${id} failed (${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
 	const run = parseRawOutput(r.stdout);
-	if (process.env.EXAMPLES_DUMP) writeFileSync(join(process.env.EXAMPLES_DUMP, `${id}.json`), JSON.stringify(run.data.resultData.runData, null, 1));
+	if (process.env.EXAMPLES_DUMP)
+		writeFileSync(join(process.env.EXAMPLES_DUMP, `${id}.json`), JSON.stringify(run.data.resultData.runData, null, 1));
 	return run;
 }
 
 before(async () => {
 	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
 	// The examples name the simulator's seeded ids.
-	assert.deepEqual({ ...sim.sim.firstIds() }, { customer_id: '10001', site_id: '20001', domain_port_id: '30001', network_id: '40001', host_id: '50001' });
+	assert.deepEqual(
+		{ ...sim.sim.firstIds() },
+		{ customer_id: '10001', site_id: '20001', domain_port_id: '30001', network_id: '40001', host_id: '50001' },
+	);
 	notify = createServer((req, res) => {
 		let body = '';
 		req.on('data', (d) => (body += d));
@@ -71,12 +87,36 @@ before(async () => {
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	temporal = await startTemporalDev();
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: 'secsvc-runbooks', simUrl: sim.url, appId: APP_ID, secret: SECRET });
+	worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue: 'secsvc-runbooks',
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+	});
 	connection = await Connection.connect({ address: temporal.address });
 
 	const creds = [
-		{ id: 'secsvcCred001', name: 'Security Service', type: 'securityServiceApi', data: { baseUrl: sim.url, appId: APP_ID, secret: SECRET, grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 } },
-		{ id: 'temporalCred001', name: 'Temporal', type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } },
+		{
+			id: 'secsvcCred001',
+			name: 'Security Service',
+			type: 'securityServiceApi',
+			data: {
+				baseUrl: sim.url,
+				appId: APP_ID,
+				secret: SECRET,
+				grantType: 'app',
+				authFailureCodes: '40101',
+				accessToken: '',
+				expiresAt: 0,
+			},
+		},
+		{
+			id: 'temporalCred001',
+			name: 'Temporal',
+			type: 'temporalApi',
+			data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' },
+		},
 	];
 	writeFileSync(join(work, 'creds.json'), JSON.stringify(creds));
 	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
@@ -96,7 +136,10 @@ before(async () => {
 after(async () => {
 	if (connection) {
 		const client = new Client({ connection, namespace: 'default' });
-		await client.workflow.getHandle('attack-response-20001').terminate('examples test done').catch(() => {});
+		await client.workflow
+			.getHandle('attack-response-20001')
+			.terminate('examples test done')
+			.catch(() => {});
 		await connection.close().catch(() => {});
 	}
 	await worker?.stop();
@@ -111,7 +154,11 @@ test('SPE customer inventory: Return All pages, one customer get per customer, s
 	await clearLog();
 	const run = await execute('exCustomerInv1');
 	const state = await simGet('/state');
-	const customers = state.customers as Array<{ customer_id: string; customer_name: string; protect_services: Record<string, number> }>;
+	const customers = state.customers as Array<{
+		customer_id: string;
+		customer_name: string;
+		protect_services: Record<string, number>;
+	}>;
 	assert.ok(customers.length > 10, 'the seeded portal has several pages of customers');
 	const listed = nodeOutput(run, 'All customers');
 	assert.equal(listed.length, customers.length);
@@ -120,13 +167,25 @@ test('SPE customer inventory: Return All pages, one customer get per customer, s
 	assert.deepEqual(details.map((c) => c.customer_name).sort(), customers.map((c) => c.customer_name).sort());
 	const [inv] = nodeOutput(run, 'Inventory');
 	assert.equal(inv.customers, customers.length);
-	assert.equal(inv.with_service.application_protection, customers.filter((c) => Number(c.protect_services.application_protection) === 1).length);
-	assert.equal(inv.with_service.dns_protection, customers.filter((c) => Number(c.protect_services.dns_protection) === 1).length);
+	assert.equal(
+		inv.with_service.application_protection,
+		customers.filter((c) => Number(c.protect_services.application_protection) === 1).length,
+	);
+	assert.equal(
+		inv.with_service.dns_protection,
+		customers.filter((c) => Number(c.protect_services.dns_protection) === 1).length,
+	);
 	assert.deepEqual(inv.names.slice().sort(), customers.map((c) => c.customer_name).sort());
 	assert.deepEqual(inv.customer_ids.slice().sort(), customers.map((c) => c.customer_id).sort());
-	const none = customers.filter((c) => Object.values(c.protect_services).every((v) => Number(v) !== 1)).map((c) => c.customer_id);
+	const none = customers
+		.filter((c) => Object.values(c.protect_services).every((v) => Number(v) !== 1))
+		.map((c) => c.customer_id);
 	assert.deepEqual(inv.without_any_service.slice().sort(), none.sort());
-	assert.deepEqual(new Set((await simGet('/requests?op=customer.get')).map((q: any) => q.path)).size, customers.length, 'each customer fetched by its own id');
+	assert.deepEqual(
+		new Set((await simGet('/requests?op=customer.get')).map((q: any) => q.path)).size,
+		customers.length,
+		'each customer fetched by its own id',
+	);
 	const gets = await simGet('/requests?op=customer.get');
 	assert.equal(gets.length, customers.length, 'one GET customer per customer');
 	assert.ok(gets.every((q: any) => q.code === 0));
@@ -145,7 +204,10 @@ test('daily blacklist review: one item per entry, broad ranges filtered, summary
 	const entries = nodeOutput(run, 'Blacklist');
 	assert.equal(entries.length, 3, JSON.stringify(entries));
 	const broad = nodeOutput(run, 'Broader than /24');
-	assert.deepEqual(broad.map((e) => `${e.start_ip}-${e.end_ip}`), ['100.64.0.0-100.64.1.255']);
+	assert.deepEqual(
+		broad.map((e) => `${e.start_ip}-${e.end_ip}`),
+		['100.64.0.0-100.64.1.255'],
+	);
 	const [sum] = nodeOutput(run, 'Summary');
 	assert.equal(sum.site_id, '20001');
 	assert.equal(sum.entries, 3);
@@ -155,11 +217,19 @@ test('daily blacklist review: one item per entry, broad ranges filtered, summary
 	assert.deepEqual(sum.broad_ranges, ['100.64.0.0-100.64.1.255']);
 	const reads = await simGet('/requests?op=applicationProtection.ipBlacklist.get');
 	assert.equal(reads.length, 1);
-	assert.equal((await simGet('/requests?op=applicationProtection.ipBlacklist.add')).length, 0, 'a review changes nothing');
+	assert.equal(
+		(await simGet('/requests?op=applicationProtection.ipBlacklist.add')).length,
+		0,
+		'a review changes nothing',
+	);
 });
 
 test('attack → runbook → notify: the runbook is running on Temporal for the site of the attack, the notice names it', async () => {
-	const attack = sim.sim.startAttack({ site_id: '20001', duration: 0, sources: [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }] }) as { id: string };
+	const attack = sim.sim.startAttack({
+		site_id: '20001',
+		duration: 0,
+		sources: [{ ip: '203.0.113.5' }, { ip: '203.0.113.6' }],
+	}) as { id: string };
 	await clearLog();
 	const run = await execute('exAttackRunbk1');
 	const [sample] = nodeOutput(run, 'Newest ongoing attack');
@@ -177,7 +247,10 @@ test('attack → runbook → notify: the runbook is running on Temporal for the 
 	const history = await handle.fetchHistory();
 	const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
 	assert.ok(input, 'start event carries the plan');
-	const { plan, dryRun } = defaultPayloadConverter.fromPayload(input as never) as { plan: { site_id: string; event_id: string; approval: { required: boolean } }; dryRun: boolean };
+	const { plan, dryRun } = defaultPayloadConverter.fromPayload(input as never) as {
+		plan: { site_id: string; event_id: string; approval: { required: boolean } };
+		dryRun: boolean;
+	};
 	assert.equal(dryRun, false);
 	assert.equal(plan.site_id, '20001', 'the site of the sample');
 	assert.equal(plan.event_id, sample.alert_id, 'the attack of the sample');
@@ -191,6 +264,11 @@ test('attack → runbook → notify: the runbook is running on Temporal for the 
 	assert.equal(notified[0].body.workflowId, 'attack-response-20001');
 	assert.match(notified[0].body.text, /waiting for approval/);
 	// Nothing was changed on the service yet (approval pending).
-	const writes = (await simGet('/requests')).filter((q: any) => q.method !== 'GET' && !String(q.opId).startsWith('authorization.'));
-	assert.deepEqual(writes.map((q: any) => q.opId), []);
+	const writes = (await simGet('/requests')).filter(
+		(q: any) => q.method !== 'GET' && !String(q.opId).startsWith('authorization.'),
+	);
+	assert.deepEqual(
+		writes.map((q: any) => q.opId),
+		[],
+	);
 });

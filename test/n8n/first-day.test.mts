@@ -38,7 +38,9 @@ let ids: ReturnType<typeof sim.sim.firstIds>;
 
 const creator = () => page.locator('[data-test-id="node-creator"]');
 const blacklist = () => {
-	const dp = (sim.sim.snapshot().domainPorts as Array<{ domain_port_id: string; ipBlacklist?: unknown }>).find((d) => d.domain_port_id === ids.domain_port_id);
+	const dp = (sim.sim.snapshot().domainPorts as Array<{ domain_port_id: string; ipBlacklist?: unknown }>).find(
+		(d) => d.domain_port_id === ids.domain_port_id,
+	);
 	return JSON.stringify(dp ?? {});
 };
 
@@ -47,13 +49,25 @@ before(async () => {
 	sim = await startSimulator({ port: 0, ...APP, seed: 11 });
 	ids = sim.sim.firstIds();
 	temporal = await startTemporalDev();
-	worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: 'secsvc-runbooks', simUrl: sim.url, appId: APP.appId, secret: APP.secret });
+	worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue: 'secsvc-runbooks',
+		simUrl: sim.url,
+		appId: APP.appId,
+		secret: APP.secret,
+	});
 	connection = await Connection.connect({ address: temporal.address });
 	client = new Client({ connection, namespace: 'default' });
-	const chromiumPath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	const chromiumPath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], {
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'inherit'],
+	}).trim();
 	work = mkdtempSync(join(tmpdir(), 'secsvc-first-day-'));
 	server = await startN8nServer(packPackage(join(work, 'pack')));
-	browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+	browser = await chromium.launch({
+		executablePath: chromiumPath,
+		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+	});
 	page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 	page.setDefaultTimeout(30_000);
 	ui = new EditorUi(page, OUT);
@@ -119,7 +133,10 @@ test('sign in; "under attack" finds the trigger; the credential is created in th
 	if (await empty.count()) await empty.first().click();
 	else {
 		await ui.ndv.locator('[data-test-id="node-credentials-select"]').first().click();
-		await page.getByText(/Create new credential/).first().click();
+		await page
+			.getByText(/Create new credential/)
+			.first()
+			.click();
 	}
 	const modal = ui.credentialModal;
 	await modal.locator('[data-test-id="parameter-input-baseUrl"] input').fill(sim.url);
@@ -141,12 +158,20 @@ test('an attack starts (control API); Fetch Test Event shows it with the attacki
 	const res = await fetch(`${sim.url}/__sim/attacks`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ site_id: ids.site_id, duration: 3600, attack_type: 'TCP SYN', curve: { peakBps: 8e9 }, sources: ATTACKERS.map((ip) => ({ ip })) }),
+		body: JSON.stringify({
+			site_id: ids.site_id,
+			duration: 3600,
+			attack_type: 'TCP SYN',
+			curve: { peakBps: 8e9 },
+			sources: ATTACKERS.map((ip) => ({ ip })),
+		}),
 	});
 	assert.equal(res.status, 200, await res.text());
 	// The panel still shows the earlier test item: this run is done when the attack's threat map was read.
 	const mark = sim.sim.requests().at(-1)?.seq ?? 0;
-	const output = await ui.executeStep(() => sim.sim.requests().some((e) => e.seq > mark && e.opId === 'dashboard.eventDetail'));
+	const output = await ui.executeStep(() =>
+		sim.sim.requests().some((e) => e.seq > mark && e.opId === 'dashboard.eventDetail'),
+	);
 	await page.waitForTimeout(500);
 	const json = await ui.outputText(output, 'JSON');
 	await ui.screenshot('test-event-attack');
@@ -170,34 +195,44 @@ test('trigger → block built from the node panel: the output shows the blocked 
 	assert.match(json, /"blocked": \[ "198\.51\.100\.10-198\.51\.100\.11", "203\.0\.113\.50" \]/, json.slice(0, 800));
 	assert.match(json, /"summary": "IP Blacklist › Block: blocked 198\.51\.100\.10-198\.51\.100\.11, 203\.0\.113\.50/);
 	const held = blacklist();
-	for (const ip of ['198.51.100.10', '203.0.113.50']) assert.ok(held.includes(ip), `the service holds ${ip}: ${held.slice(0, 400)}`);
+	for (const ip of ['198.51.100.10', '203.0.113.50'])
+		assert.ok(held.includes(ip), `the service holds ${ip}: ${held.slice(0, 400)}`);
 });
 
 test('a 0.0.0.0/0 is refused with its message, and nothing is written', async () => {
 	const before = blacklist();
 	// The mapped field now holds the whole Internet (text in the expression editor is taken as it is).
-	const cm = ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"] .cm-content[contenteditable="true"]').first();
+	const cm = ui.ndv
+		.locator('[data-test-id="parameter-input-ip_black_list"] .cm-content[contenteditable="true"]')
+		.first();
 	await cm.click();
 	await page.keyboard.press('ControlOrMeta+a');
 	await page.keyboard.insertText('0.0.0.0/0');
 	assert.equal((await cm.innerText()).trim(), '0.0.0.0/0');
 	await ui.ndv.getByText('Parameters', { exact: true }).first().click();
 	// The editor commits the value a moment later: its preview under the field shows the new value then.
-	await ui.ndv.getByText('0.0.0.0/0', { exact: true }).nth(1).waitFor({ timeout: 10_000 }).catch(() => page.waitForTimeout(2000));
+	await ui.ndv
+		.getByText('0.0.0.0/0', { exact: true })
+		.nth(1)
+		.waitFor({ timeout: 10_000 })
+		.catch(() => page.waitForTimeout(2000));
 	await ui.screenshot('block-wide');
 	const output = await ui.executeStep();
 	const message = output.locator('[data-test-id="node-error-message"]');
 	await message.waitFor();
 	await ui.screenshot('block-refused');
 	const shown = (await output.innerText()).replace(/\s+/g, ' ');
-	assert.match(shown, /IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/);
+	assert.match(
+		shown,
+		/IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/,
+	);
 	assert.match(shown, /Nothing was sent/);
 	assert.equal(blacklist(), before);
 	await ui.closePanel();
 	await ui.screenshot('trigger-block-canvas');
 });
 
-test('Start (approval required) → a form → Decide: the runbook waits at its gate, the form\'s answer approves it', async () => {
+test("Start (approval required) → a form → Decide: the runbook waits at its gate, the form's answer approves it", async () => {
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
 	await page.keyboard.type('manual');
@@ -211,13 +246,22 @@ test('Start (approval required) → a form → Decide: the runbook waits at its 
 	if (await empty.count()) await empty.click();
 	else {
 		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
-		await page.getByText(/Create new credential/).first().click();
+		await page
+			.getByText(/Create new credential/)
+			.first()
+			.click();
 	}
 	await ui.credentialModal.locator('[data-test-id="parameter-input-address"] input').fill(temporal.httpUrl);
 	await ui.saveAndExpectSuccess('temporal-credential');
 	await ui.closeCredential();
 
-	const plan = { site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: [ids.domain_port_id], blacklist: { enabled: true, topN: 5, protectedRanges: [] }, cooldownSeconds: 600 };
+	const plan = {
+		site_id: ids.site_id,
+		customer_id: ids.customer_id,
+		domain_ports: [ids.domain_port_id],
+		blacklist: { enabled: true, topN: 5, protectedRanges: [] },
+		cooldownSeconds: 600,
+	};
 	const planEditor = ui.ndv.locator('[data-test-id="parameter-input-plan"] [contenteditable="true"]').first();
 	await planEditor.click();
 	await page.keyboard.press('ControlOrMeta+a');
@@ -247,7 +291,10 @@ test('Start (approval required) → a form → Decide: the runbook waits at its 
 	await ui.closePanel();
 
 	// The editor opens the form of a waiting manual run in a new tab.
-	const popup = page.context().waitForEvent('page', { timeout: 90_000 }).catch(() => undefined);
+	const popup = page
+		.context()
+		.waitForEvent('page', { timeout: 90_000 })
+		.catch(() => undefined);
 	await page.locator('[data-test-id="execute-workflow-button"]').click();
 	// The runbook reaches its gate; the editor's execution waits at the form.
 	const handle = client.workflow.getHandle(`attack-response-${ids.site_id}`);

@@ -39,23 +39,50 @@ after(async () => {
 	await sim?.close();
 });
 
-const posts = () => sim.sim.requests().filter((r) => r.method === 'POST' && r.opId === 'applicationProtection.ipBlacklist.add');
+const posts = () =>
+	sim.sim.requests().filter((r) => r.method === 'POST' && r.opId === 'applicationProtection.ipBlacklist.add');
 const block = (entry: string, extra: Record<string, unknown> = {}) =>
-	chain('block', [ssNode('Block', toNodeParameters(ADD, { site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: entry, ...extra }))]);
+	chain('block', [
+		ssNode(
+			'Block',
+			toNodeParameters(ADD, {
+				site_id: ids.site_id,
+				domain_port_id: ids.domain_port_id,
+				ip_black_list: entry,
+				...extra,
+			}),
+		),
+	]);
 
-test('node: 0.0.0.0/0 and a credential-protected range refused with 0 requests; the site\'s own address refused after reading it (no write)', async () => {
+test("node: 0.0.0.0/0 and a credential-protected range refused with 0 requests; the site's own address refused after reading it (no write)", async () => {
 	const before = sim.sim.requests().length;
 	const whole = await runner.run(block('0.0.0.0/0'));
 	assert.equal(whole.status, 'error');
-	assert.match(whole.error?.message ?? '', /^IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/);
+	assert.match(
+		whole.error?.message ?? '',
+		/^IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/,
+	);
 	const prot = await runner.run(block('192.0.2.5'));
-	assert.match(prot.error?.message ?? '', /192\.0\.2\.5 overlaps the protected range 192\.0\.2\.0\/28 \(credential Protected Ranges\): never blocked/);
+	assert.match(
+		prot.error?.message ?? '',
+		/192\.0\.2\.5 overlaps the protected range 192\.0\.2\.0\/28 \(credential Protected Ranges\): never blocked/,
+	);
 	assert.equal(sim.sim.requests().length, before, 'nothing at all was sent: not even a token request');
 
 	const own = await runner.run(block(`${siteIp.split('.').slice(0, 3).join('.')}.0/24`));
-	assert.match(own.error?.message ?? '', new RegExp(`overlaps the site's own address ${siteIp.replace(/\./g, '\\.')} \\(site_ip of DDoS event`));
-	const sent = sim.sim.requests().slice(before).map((r) => `${r.method} ${r.opId}`);
-	assert.deepEqual(sent.filter((x) => !x.includes('authorization.')).sort(), ['GET dashboard.activeMitigation', 'GET dashboard.ddosEvents'], 'only the own-address lookup');
+	assert.match(
+		own.error?.message ?? '',
+		new RegExp(`overlaps the site's own address ${siteIp.replace(/\./g, '\\.')} \\(site_ip of DDoS event`),
+	);
+	const sent = sim.sim
+		.requests()
+		.slice(before)
+		.map((r) => `${r.method} ${r.opId}`);
+	assert.deepEqual(
+		sent.filter((x) => !x.includes('authorization.')).sort(),
+		['GET dashboard.activeMitigation', 'GET dashboard.ddosEvents'],
+		'only the own-address lookup',
+	);
 	assert.equal(posts().length, 0);
 });
 
@@ -113,11 +140,14 @@ function asTool(args: Record<string, unknown>) {
 	};
 }
 
-test('the node as an AI tool: the model\'s 0.0.0.0/0 and the site\'s own address are refused by the same guard; an attacker is blocked', async () => {
+test("the node as an AI tool: the model's 0.0.0.0/0 and the site's own address are refused by the same guard; an attacker is blocked", async () => {
 	const n = posts().length;
 	const whole = await runner.run(asTool({ ip_black_list: '0.0.0.0/0' }));
 	assert.equal(whole.status, 'error');
-	assert.match(whole.error?.message ?? '', /Error executing tool: .*0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/);
+	assert.match(
+		whole.error?.message ?? '',
+		/Error executing tool: .*0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/,
+	);
 	const own = await runner.run(asTool({ ip_black_list: siteIp }));
 	assert.match(own.error?.message ?? '', /overlaps the site's own address/);
 	assert.equal(posts().length, n, 'nothing written');
@@ -126,8 +156,26 @@ test('the node as an AI tool: the model\'s 0.0.0.0/0 and the site\'s own address
 	assert.equal(posts().length, n + 1);
 	assert.equal(posts().at(-1)?.opId, 'applicationProtection.ipBlacklist.add');
 	// what the model gets back: the node's output items as the tool's JSON answer
-	assert.deepEqual(ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))), [
-		[{ site_id: ids.site_id, domain_port_id: ids.domain_port_id, entries: ['198.18.5.5'], blocked: ['198.18.5.5'], refused: [], success: true, operation: 'IP Blacklist › Block', summary: `IP Blacklist › Block: blocked 198.18.5.5 (Site ID ${ids.site_id}, Domain-Port ID ${ids.domain_port_id})` }],
-	]);
-	assert.equal(ok.runData['Block IP'][0].executionStatus, 'success', 'the node ran as a tool (n8n records the tool run under its name)');
+	assert.deepEqual(
+		ok.runData['Tool Executor'][0].items.map((i) => JSON.parse(String(i))),
+		[
+			[
+				{
+					site_id: ids.site_id,
+					domain_port_id: ids.domain_port_id,
+					entries: ['198.18.5.5'],
+					blocked: ['198.18.5.5'],
+					refused: [],
+					success: true,
+					operation: 'IP Blacklist › Block',
+					summary: `IP Blacklist › Block: blocked 198.18.5.5 (Site ID ${ids.site_id}, Domain-Port ID ${ids.domain_port_id})`,
+				},
+			],
+		],
+	);
+	assert.equal(
+		ok.runData['Block IP'][0].executionStatus,
+		'success',
+		'the node ran as a tool (n8n records the tool run under its name)',
+	);
 });

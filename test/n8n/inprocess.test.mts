@@ -68,7 +68,11 @@ before(async () => {
 	});
 	direct = createApiClient({ baseUrl: sim.url, credentials: { ...APP, tokenKind: 'app' } });
 	ids = sim.sim.firstIds();
-	sim.sim.startAttack({ site_id: ids.site_id, duration: 600, sources: [{ ip: '198.18.0.1' }, { cidr: '198.18.1.0/28' }] });
+	sim.sim.startAttack({
+		site_id: ids.site_id,
+		duration: 600,
+		sources: [{ ip: '198.18.0.1' }, { cidr: '198.18.1.0/28' }],
+	});
 	sim.sim.advance(120);
 });
 
@@ -82,7 +86,11 @@ after(async () => {
 /** The sample of an operation with the simulator's ids. */
 function sample(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
 	const p: Record<string, unknown> = { ...samples[id] };
-	const at: Record<string, string> = { site_id: ids.site_id, domain_port_id: ids.domain_port_id, customer_id: ids.customer_id };
+	const at: Record<string, string> = {
+		site_id: ids.site_id,
+		domain_port_id: ids.domain_port_id,
+		customer_id: ids.customer_id,
+	};
 	for (const k of Object.keys(at)) if (k in p) p[k] = at[k];
 	return { ...p, ...extra };
 }
@@ -100,7 +108,8 @@ function logOf(rec: ProxyRecord): LogEntry {
 function atPath(v: unknown, path: string): unknown {
 	if (!path) return v;
 	let cur = v;
-	for (const k of path.split('.')) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
+	for (const k of path.split('.'))
+		cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
 	return cur;
 }
 
@@ -118,7 +127,8 @@ function unwrap(op: CatalogEntry, result: unknown, sent?: Record<string, unknown
 	}
 	if (Array.isArray(parsed)) return parsed.map(wrap);
 	if (parsed !== null && typeof parsed === 'object') return [parsed];
-	if ((parsed === undefined || parsed === null) && sent) return [{ success: true, operation: operationTitle(op.id), ...sent }];
+	if ((parsed === undefined || parsed === null) && sent)
+		return [{ success: true, operation: operationTitle(op.id), ...sent }];
 	if (parsed === undefined || parsed === null) return [{ success: true }];
 	return [{ value: parsed }];
 }
@@ -127,7 +137,15 @@ function unwrap(op: CatalogEntry, result: unknown, sent?: Record<string, unknown
 function sentValues(op: CatalogEntry, params: Record<string, unknown>): Record<string, unknown> {
 	const valid = validateParams(op, params);
 	const out: Record<string, unknown> = {};
-	for (const f of op.fields) if (f.kind !== 'secret' && f.constant === undefined && !f.local && valid[f.name] !== undefined && valid[f.name] !== '') out[f.name] = valid[f.name];
+	for (const f of op.fields)
+		if (
+			f.kind !== 'secret' &&
+			f.constant === undefined &&
+			!f.local &&
+			valid[f.name] !== undefined &&
+			valid[f.name] !== ''
+		)
+			out[f.name] = valid[f.name];
 	return out;
 }
 
@@ -135,7 +153,11 @@ function sentValues(op: CatalogEntry, params: Record<string, unknown>): Record<s
 function withoutSummary(opId: string, item: Record<string, any>, params: Record<string, unknown>): Record<string, any> {
 	if (typeof item.summary !== 'string') return item;
 	assert.ok(item.summary.startsWith(`${operationTitle(opId)}: `), `${opId}: summary ${item.summary}`);
-	if (params.site_id !== undefined) assert.ok(item.summary.includes(`Site ID ${String(params.site_id)}`), `${opId}: summary names the site: ${item.summary}`);
+	if (params.site_id !== undefined)
+		assert.ok(
+			item.summary.includes(`Site ID ${String(params.site_id)}`),
+			`${opId}: summary names the site: ${item.summary}`,
+		);
 	const { summary: _s, ...rest } = item;
 	return rest;
 }
@@ -165,7 +187,11 @@ function wireOnly(opId: string, item: Record<string, any>): Record<string, any> 
 }
 
 const norm = (v: unknown): string =>
-	Array.isArray(v) ? v.map(norm).join(',') : v !== null && typeof v === 'object' ? JSON.stringify(Object.entries(v).sort()) : String(v);
+	Array.isArray(v)
+		? v.map(norm).join(',')
+		: v !== null && typeof v === 'object'
+			? JSON.stringify(Object.entries(v).sort())
+			: String(v);
 
 /** The simulator received every parameter the test gave (path, query or body), as the catalog encodes it. */
 function assertSent(op: CatalogEntry, params: Record<string, unknown>, entry: LogEntry, skip: string[] = []): void {
@@ -174,23 +200,39 @@ function assertSent(op: CatalogEntry, params: Record<string, unknown>, entry: Lo
 		if (v === undefined || MASKED.has(f.name) || skip.includes(f.name) || f.local) continue;
 		if (typeof v === 'string' && v.startsWith('=')) continue; // an n8n expression, resolved by n8n
 		if (f.in === 'path') {
-			assert.ok(decodeURIComponent(entry.path).includes(`/${String(v)}`), `${op.id}: path ${entry.path} lacks ${f.name}=${String(v)}`);
+			assert.ok(
+				decodeURIComponent(entry.path).includes(`/${String(v)}`),
+				`${op.id}: path ${entry.path} lacks ${f.name}=${String(v)}`,
+			);
 			continue;
 		}
 		const got = entry.query?.[f.name] ?? (entry.body as Record<string, unknown> | null)?.[f.name];
-		assert.equal(norm(got), norm(v), `${op.id}: ${f.name} sent as ${JSON.stringify(got)}, expected ${JSON.stringify(v)}`);
+		assert.equal(
+			norm(got),
+			norm(v),
+			`${op.id}: ${f.name} sent as ${JSON.stringify(got)}, expected ${JSON.stringify(v)}`,
+		);
 	}
 }
 
 function nodeRun(res: RunResult, name: string) {
 	const tasks = res.runData[name];
-	assert.ok(tasks?.length, `node '${name}' did not run; ran: ${Object.keys(res.runData).join(', ')}; error: ${res.error?.message}`);
+	assert.ok(
+		tasks?.length,
+		`node '${name}' did not run; ran: ${Object.keys(res.runData).join(', ')}; error: ${res.error?.message}`,
+	);
 	return tasks[tasks.length - 1];
 }
 
 function assertSuccess(res: RunResult, names: string[]): void {
-	const errors = Object.entries(res.runData).flatMap(([n, t]) => t.filter((x) => x.error).map((x) => `${n}: ${x.error?.message} ${x.error?.description ?? ''}`));
-	assert.equal(res.status, 'success', `workflow ${res.status}: ${res.error?.message ?? ''} ${res.error?.description ?? ''}\n${errors.join("\n")}\nproxy: ${proxy.errors.slice(-3).join("\n")}`);
+	const errors = Object.entries(res.runData).flatMap(([n, t]) =>
+		t.filter((x) => x.error).map((x) => `${n}: ${x.error?.message} ${x.error?.description ?? ''}`),
+	);
+	assert.equal(
+		res.status,
+		'success',
+		`workflow ${res.status}: ${res.error?.message ?? ''} ${res.error?.description ?? ''}\n${errors.join('\n')}\nproxy: ${proxy.errors.slice(-3).join('\n')}`,
+	);
 	assert.deepEqual(errors, []);
 	for (const n of names) assert.equal(nodeRun(res, n).executionStatus, 'success', `${n} status`);
 }
@@ -216,10 +258,16 @@ interface Step {
 async function runSteps(title: string, steps: Step[]): Promise<Record<string, Array<Record<string, any>>>> {
 	const mark = proxy.mark();
 	// Each node runs once (n8n's Execute Once), so a list output upstream does not multiply the calls downstream.
-	const wfDoc = chain(title, steps.map((s) => ssNode(s.name, toNodeParameters(getOperation(s.id), s.params, s.extra), { executeOnce: true })));
+	const wfDoc = chain(
+		title,
+		steps.map((s) => ssNode(s.name, toNodeParameters(getOperation(s.id), s.params, s.extra), { executeOnce: true })),
+	);
 	const res = await exec(wfDoc);
 	timings[title] = res.ms;
-	assertSuccess(res, steps.map((s) => s.name));
+	assertSuccess(
+		res,
+		steps.map((s) => s.name),
+	);
 	const recs = proxy.since(mark);
 	const out: Record<string, Array<Record<string, any>>> = {};
 	for (const s of steps) {
@@ -252,20 +300,37 @@ async function runSteps(title: string, steps: Step[]): Promise<Record<string, Ar
 		} else {
 			assert.equal(mine.length, 1, `${s.id}: one request expected, got ${mine.length}`);
 			// Values given as n8n expressions are what n8n resolved (the item names them; the chained tests check them).
-			const given = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('=') ? items[0]?.[k] : v]));
+			const given = Object.fromEntries(
+				Object.entries(s.params).map(([k, v]) => [k, typeof v === 'string' && v.startsWith('=') ? items[0]?.[k] : v]),
+			);
 			expected = unwrap(op, envelope(mine[0]).result, op.safety === 'read' ? undefined : sentValues(op, given));
 			// IP Blacklist › Add reports what it blocked (one merged range per request) instead of the empty result.
 			if (s.id === 'applicationProtection.ipBlacklist.add') {
 				const sent = String((logOf(mine[0]).body as Record<string, unknown>).ip_black_list);
 				const title = operationTitle(op.id);
 				const summary = `${title}: blocked ${sent} (Site ID ${s.params.site_id}, Domain-Port ID ${s.params.domain_port_id})`;
-				expected = [{ site_id: s.params.site_id, domain_port_id: s.params.domain_port_id, entries: [s.params.ip_black_list], blocked: [sent], refused: [], success: true, operation: title, summary }];
+				expected = [
+					{
+						site_id: s.params.site_id,
+						domain_port_id: s.params.domain_port_id,
+						entries: [s.params.ip_black_list],
+						blocked: [sent],
+						refused: [],
+						success: true,
+						operation: title,
+						summary,
+					},
+				];
 			}
 		}
 		const summarized = s.id !== 'applicationProtection.ipBlacklist.add' && op.safety !== 'read';
 		const shown = items.map((i) => wireOnly(s.id, summarized ? withoutSummary(s.id, i, s.params) : i));
 		assert.deepEqual(shown, JSON.parse(JSON.stringify(expected)), `${s.id}: node output is the unwrapped result`);
-		assert.deepEqual(nodeRun(res, s.name).pairedItems, items.map(() => ({ item: 0 })), `${s.id}: pairedItem`);
+		assert.deepEqual(
+			nodeRun(res, s.name).pairedItems,
+			items.map(() => ({ item: 0 })),
+			`${s.id}: pairedItem`,
+		);
 		executed.add(s.id);
 	}
 	return out;
@@ -285,11 +350,29 @@ test('the runner is the real n8n 2.x engine on Node 24', () => {
 });
 
 test('authorization: connect, access token, refresh token, app token — outputs redacted, no secret in execution data', async () => {
-	const conn = await direct.connect({ app_id: APP.appId, redirect_uri: 'https://app.example.com/cb', state: 'inproc-state-1', customer_id: ids.customer_id });
-	const conn2 = await direct.connect({ app_id: APP.appId, redirect_uri: 'https://app.example.com/cb', state: 'inproc-state-2', customer_id: ids.customer_id });
-	const user = (await direct.call('authorization.accessToken', { app_id: APP.appId, secret: APP.secret, code: conn2.code })) as { refresh_token: string };
+	const conn = await direct.connect({
+		app_id: APP.appId,
+		redirect_uri: 'https://app.example.com/cb',
+		state: 'inproc-state-1',
+		customer_id: ids.customer_id,
+	});
+	const conn2 = await direct.connect({
+		app_id: APP.appId,
+		redirect_uri: 'https://app.example.com/cb',
+		state: 'inproc-state-2',
+		customer_id: ids.customer_id,
+	});
+	const user = (await direct.call('authorization.accessToken', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		code: conn2.code,
+	})) as { refresh_token: string };
 	const steps: Step[] = [
-		{ name: 'Connect', id: 'authorization.connect', params: { redirect_uri: 'https://app.example.com/cb', state: 'inproc-state-3', customer_id: ids.customer_id } },
+		{
+			name: 'Connect',
+			id: 'authorization.connect',
+			params: { redirect_uri: 'https://app.example.com/cb', state: 'inproc-state-3', customer_id: ids.customer_id },
+		},
 		{ name: 'Exchange code', id: 'authorization.accessToken', params: { code: conn.code } },
 		{ name: 'Refresh', id: 'authorization.refreshToken', params: { refresh_token: user.refresh_token } },
 		{ name: 'App token', id: 'authorization.appToken', params: {} },
@@ -300,7 +383,8 @@ test('authorization: connect, access token, refresh token, app token — outputs
 		const [item] = out[s.name];
 		assert.equal(out[s.name].length, 1);
 		assert.equal(item.redacted, true, s.name);
-		for (const k of ['code', 'access_token', 'refresh_token']) if (k in item) assert.equal(item[k], '***', `${s.name}.${k}`);
+		for (const k of ['code', 'access_token', 'refresh_token'])
+			if (k in item) assert.equal(item[k], '***', `${s.name}.${k}`);
 		executed.add(s.id);
 	}
 	assert.ok(typeof out['Exchange code'][0].expires_in === 'number' && out['App token'][0].expires_in > 0);
@@ -309,7 +393,10 @@ test('authorization: connect, access token, refresh token, app token — outputs
 	assert.ok(!('access_token' in app), 'no token field, not even masked');
 	assert.match(String(app.token_kind), /^app token/);
 	assert.equal(app.access_token_received, true);
-	assert.ok(Math.abs(Date.parse(String(app.valid_until)) - (Date.now() + Number(app.expires_in) * 1000)) < 120_000, String(app.valid_until));
+	assert.ok(
+		Math.abs(Date.parse(String(app.valid_until)) - (Date.now() + Number(app.expires_in) * 1000)) < 120_000,
+		String(app.valid_until),
+	);
 	assert.match(String(out['Refresh'][0].token_kind), /^user token/);
 	assert.equal(out['Refresh'][0].refresh_token_received, true);
 	// None of the secrets the simulator issued, nor the app secret, is in the execution data.
@@ -323,7 +410,10 @@ test('customer: get, and list with Return All walking every page', async () => {
 	const all = sim.sim.snapshot().customers as Array<{ customer_id: string; customer_name: string }>;
 	assert.equal(out['customer.get'][0].customer_name, all.find((c) => c.customer_id === ids.customer_id)?.customer_name);
 	assert.deepEqual(out['customer.list'].map((c) => c.customer_id).sort(), all.map((c) => c.customer_id).sort());
-	assert.ok(proxy.records.filter((r) => (r.tag as LogEntry)?.opId === 'customer.list').length >= 2, 'several pages fetched');
+	assert.ok(
+		proxy.records.filter((r) => (r.tag as LogEntry)?.opId === 'customer.list').length >= 2,
+		'several pages fetched',
+	);
 });
 
 test('application protection: auth base / bypass / http / ip, header compliance', async () => {
@@ -336,7 +426,10 @@ test('application protection: auth base / bypass / http / ip, header compliance'
 		const rec = out['applicationProtection.authBypass.list'].find((b) => b.uri === '/health');
 		assert.ok(rec, 'the bypass added through n8n is listed');
 		await runSteps('auth bypass delete', [step('applicationProtection.authBypass.delete', { url_id: rec.url_id })]);
-		const left = (await direct.call('applicationProtection.authBypass.list', sample('applicationProtection.authBypass.list'))) as Array<{ url_id: number }>;
+		const left = (await direct.call(
+			'applicationProtection.authBypass.list',
+			sample('applicationProtection.authBypass.list'),
+		)) as Array<{ url_id: number }>;
 		assert.ok(!left.some((b) => b.url_id === rec.url_id), 'deleted in the simulator');
 	});
 	const out = await runSteps('auth http/ip, header compliance', [
@@ -348,7 +441,11 @@ test('application protection: auth base / bypass / http / ip, header compliance'
 		step('applicationProtection.headerCompliance.get'),
 	]);
 	assert.equal(out['applicationProtection.authHttp.get'][0].max_http_request, 120);
-	assert.deepEqual(out['applicationProtection.authIp.get'][0].action_ratelimit, { duration: 300, ratelimit_rps: 50, threshold_rps: 100 });
+	assert.deepEqual(out['applicationProtection.authIp.get'][0].action_ratelimit, {
+		duration: 300,
+		ratelimit_rps: 50,
+		threshold_rps: 100,
+	});
 });
 
 test('application protection: HTTP filter create → get → update → delete, chained with n8n expressions', async () => {
@@ -361,14 +458,26 @@ test('application protection: HTTP filter create → get → update → delete, 
 		{ ...step('applicationProtection.httpFilter.delete', { p_flag_id: ref }), extra: { p_flag_id: ref } },
 	]);
 	const pid = String(out['applicationProtection.httpFilter.create'][0].p_flag_id);
-	assert.ok(out['applicationProtection.httpFilter.list'].some((f) => String(f.p_flag_id) === pid), 'created filter listed');
+	assert.ok(
+		out['applicationProtection.httpFilter.list'].some((f) => String(f.p_flag_id) === pid),
+		'created filter listed',
+	);
 	assert.equal(out['applicationProtection.httpFilter.get'][0].p_name, 'block-admin');
 	const [updated] = out['applicationProtection.httpFilter.update'];
 	assert.equal(updated.success, true);
 	assert.equal(String(updated.p_flag_id), pid, 'the output names the policy it changed');
 	assert.match(String(updated.summary), /^HTTP Filter Policy › Update: /);
-	const paths = proxy.records.filter((r) => ['applicationProtection.httpFilter.update', 'applicationProtection.httpFilter.delete'].includes((r.tag as LogEntry)?.opId ?? '')).map((r) => r.url);
-	assert.ok(paths.length === 2 && paths.every((u) => u.includes(`/${pid}`)), `expression resolved to the new id: ${paths.join(' ')}`);
+	const paths = proxy.records
+		.filter((r) =>
+			['applicationProtection.httpFilter.update', 'applicationProtection.httpFilter.delete'].includes(
+				(r.tag as LogEntry)?.opId ?? '',
+			),
+		)
+		.map((r) => r.url);
+	assert.ok(
+		paths.length === 2 && paths.every((u) => u.includes(`/${pid}`)),
+		`expression resolved to the new id: ${paths.join(' ')}`,
+	);
 });
 
 test('application protection: IP lists, X-Forwarded-For, status codes, switches, UA blacklist, URL bypass', async () => {
@@ -391,7 +500,10 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 		step('applicationProtection.uaBlacklist.add'),
 		step('applicationProtection.urlBypass.delete'),
 	]);
-	assert.ok(out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '198.51.100.0'), 'blacklist entry, one item per entry');
+	assert.ok(
+		out['applicationProtection.ipBlacklist.get'].some((e) => e.start_ip === '198.51.100.0'),
+		'blacklist entry, one item per entry',
+	);
 	assert.ok(out['applicationProtection.ipWhitelist.get'].some((e) => e.start_ip === '198.51.100.0'));
 	assert.ok(out['applicationProtection.statusCodes.list'].some((e) => e.error_code === 404));
 	assert.deepEqual(added['applicationProtection.ipBlacklist.add'][0].blocked, ['198.51.100.0-198.51.100.255']);
@@ -399,22 +511,40 @@ test('application protection: IP lists, X-Forwarded-For, status codes, switches,
 
 test('dashboard: DDoS events over 75 days (split into ≤31-day windows, paged), event detail, traffic, flow-down over 200 days', async () => {
 	const now = sim.sim.nowSec();
-	const evParams = sample('dashboard.ddosEvents', { start_time: formatYmdhms(now - 75 * 86400), end_time: formatYmdhms(now) });
+	const evParams = sample('dashboard.ddosEvents', {
+		start_time: formatYmdhms(now - 75 * 86400),
+		end_time: formatYmdhms(now),
+	});
 	delete evParams.num; // the node pages by itself (no Page Size field): 50 per request
 	delete evParams.start;
 	const fdParams = sample('dashboard.flowDownEvents', { start_time: String(now - 200 * 86400), end_time: String(now) });
 	const mark = proxy.mark();
 	const out = await runSteps('dashboard lists', [
 		{ name: 'DDoS events', id: 'dashboard.ddosEvents', params: evParams, skipSent: ['start_time', 'end_time', 'num'] },
-		{ name: 'Flow-down events', id: 'dashboard.flowDownEvents', params: fdParams, skipSent: ['start_time', 'end_time'] },
+		{
+			name: 'Flow-down events',
+			id: 'dashboard.flowDownEvents',
+			params: fdParams,
+			skipSent: ['start_time', 'end_time'],
+		},
 	]);
 	const events = out['DDoS events'];
 	assert.ok(events.length >= 1, 'the running attack is listed');
 	const evReqs = proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.ddosEvents');
-	const windows = new Set(evReqs.map((r) => { const q = (r.tag as LogEntry).query; return `${q.start_time}|${q.end_time}`; }));
+	const windows = new Set(
+		evReqs.map((r) => {
+			const q = (r.tag as LogEntry).query;
+			return `${q.start_time}|${q.end_time}`;
+		}),
+	);
 	assert.equal(windows.size, 3, `75 days → 3 windows: ${[...windows].join(' ')}`);
-	assert.deepEqual([...new Set(evReqs.map((r) => (r.tag as LogEntry).query.num))], ['50'], 'the node\'s own page size');
-	const fdWindows = new Set(proxy.since(mark).filter((r) => (r.tag as LogEntry).opId === 'dashboard.flowDownEvents').map((r) => (r.tag as LogEntry).query.start_time));
+	assert.deepEqual([...new Set(evReqs.map((r) => (r.tag as LogEntry).query.num))], ['50'], "the node's own page size");
+	const fdWindows = new Set(
+		proxy
+			.since(mark)
+			.filter((r) => (r.tag as LogEntry).opId === 'dashboard.flowDownEvents')
+			.map((r) => (r.tag as LogEntry).query.start_time),
+	);
 	assert.equal(fdWindows.size, 3, '200 days → 3 windows of ≤90 days');
 
 	const detail = await runSteps('dashboard reads', [
@@ -448,7 +578,10 @@ test('operations no test above names (a newly added one) run through n8n with th
 
 test('all operations ran through n8n and the simulator logged each one', () => {
 	assert.equal(catalog.length, specOperationCount());
-	assert.deepEqual(catalog.map((o) => o.id).filter((id) => !executed.has(id)), []);
+	assert.deepEqual(
+		catalog.map((o) => o.id).filter((id) => !executed.has(id)),
+		[],
+	);
 	const fromN8n = new Set(proxy.records.map((r) => (r.tag as LogEntry | undefined)?.opId));
 	for (const op of catalog) assert.ok(fromN8n.has(op.id), `n8n sent ${op.id}`);
 });
@@ -456,13 +589,23 @@ test('all operations ran through n8n and the simulator logged each one', () => {
 test('invalid input: NodeOperationError names the field and the rule; nothing is sent', async () => {
 	const before = sim.sim.requests().length;
 	const mark = proxy.mark();
-	const params = toNodeParameters(getOperation('applicationProtection.statusCodes.create'), sample('applicationProtection.statusCodes.create', { error_code: 302, error_page_type: 0, error_page_info: undefined }));
+	const params = toNodeParameters(
+		getOperation('applicationProtection.statusCodes.create'),
+		sample('applicationProtection.statusCodes.create', {
+			error_code: 302,
+			error_page_type: 0,
+			error_page_info: undefined,
+		}),
+	);
 	const res = await exec(chain('invalid', [ssNode('Bad status code', params)]));
 	assert.equal(res.status, 'error');
 	const err = nodeRun(res, 'Bad status code').error;
 	assert.ok(err);
 	assert.equal(err.name, 'NodeOperationError');
-	assert.match(err.message, /^Status Code Overwrite › Create: Status Code must be an HTTP code from 400 to 417.*Nothing was sent\.$/);
+	assert.match(
+		err.message,
+		/^Status Code Overwrite › Create: Status Code must be an HTTP code from 400 to 417.*Nothing was sent\.$/,
+	);
 	assert.match(err.description ?? '', /^error_code: /);
 	assert.equal(res.error?.message, err.message, 'the execution fails with that error');
 	assert.equal(sim.sim.requests().length, before, 'no request reached the service');
@@ -474,8 +617,22 @@ test('IP Blacklist › Add with a list in one item: merged ranges, one POST each
 	await direct.call('applicationProtection.ipWhitelist.add', { ...at, ip_white_list: '192.0.2.200' });
 	await direct.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '192.0.2.100' });
 	const mark = sim.sim.log.at(-1)?.seq ?? 0;
-	const params = { resource: 'applicationProtection.ipBlacklist', operation: 'add', ...at, ip_black_list: '={{ $json.sources }}' };
-	const sources = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.0/30', '192.0.2.8-192.0.2.9', '192.0.2.100', '192.0.2.200', '192.0.2.1'];
+	const params = {
+		resource: 'applicationProtection.ipBlacklist',
+		operation: 'add',
+		...at,
+		ip_black_list: '={{ $json.sources }}',
+	};
+	const sources = [
+		'192.0.2.1',
+		'192.0.2.2',
+		'192.0.2.3',
+		'192.0.2.0/30',
+		'192.0.2.8-192.0.2.9',
+		'192.0.2.100',
+		'192.0.2.200',
+		'192.0.2.1',
+	];
 	const res = await exec(chain('block a list', [ssNode('Block', params)], [{ sources }]));
 	assertSuccess(res, ['Block']);
 	const [item] = nodeRun(res, 'Block').items;
@@ -486,11 +643,23 @@ test('IP Blacklist › Add with a list in one item: merged ranges, one POST each
 	]);
 	assert.equal(item.entries.length, sources.length);
 	const posts = sim.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: mark });
-	assert.deepEqual(posts.map((p) => (p.body as Record<string, string>).ip_black_list), ['192.0.2.0-192.0.2.3', '192.0.2.8-192.0.2.9']);
+	assert.deepEqual(
+		posts.map((p) => (p.body as Record<string, string>).ip_black_list),
+		['192.0.2.0-192.0.2.3', '192.0.2.8-192.0.2.9'],
+	);
 	// A bad entry anywhere in the list stops the step before anything is sent.
 	const mark2 = sim.sim.log.at(-1)?.seq ?? 0;
-	const bad = await exec(chain('block a bad list', [ssNode('Block', params, { continueOnFail: true })], [{ sources: ['192.0.2.50', '192.0.2.300'] }]));
-	assert.match(nodeRun(bad, 'Block').items[0].error, /^IP Blacklist › Block: IP Address or Range must be an IPv4 address/);
+	const bad = await exec(
+		chain(
+			'block a bad list',
+			[ssNode('Block', params, { continueOnFail: true })],
+			[{ sources: ['192.0.2.50', '192.0.2.300'] }],
+		),
+	);
+	assert.match(
+		nodeRun(bad, 'Block').items[0].error,
+		/^IP Blacklist › Block: IP Address or Range must be an IPv4 address/,
+	);
 	assert.equal(sim.sim.requests({ since: mark2 }).filter((r) => r.method === 'POST').length, 0, 'nothing sent');
 	executed.add('applicationProtection.ipBlacklist.add');
 });
@@ -498,15 +667,26 @@ test('IP Blacklist › Add with a list in one item: merged ranges, one POST each
 test('continueOnFail, per item: a bad item and a service error become output items paired with their input; the workflow goes on', async () => {
 	const mark = proxy.mark();
 	// Two input items (pinned on the trigger); the node reads the address per item through an n8n expression.
-	const wl = toNodeParameters(getOperation('applicationProtection.ipWhitelist.add'), sample('applicationProtection.ipWhitelist.add'), { ip_white_list: '={{ $json.ip }}' });
-	const missing = toNodeParameters(getOperation('applicationProtection.httpFilter.get'), sample('applicationProtection.httpFilter.get', { p_flag_id: '987654' }));
+	const wl = toNodeParameters(
+		getOperation('applicationProtection.ipWhitelist.add'),
+		sample('applicationProtection.ipWhitelist.add'),
+		{ ip_white_list: '={{ $json.ip }}' },
+	);
+	const missing = toNodeParameters(
+		getOperation('applicationProtection.httpFilter.get'),
+		sample('applicationProtection.httpFilter.get', { p_flag_id: '987654' }),
+	);
 	const res = await exec(
 		chain(
 			'continue on fail',
 			[
 				ssNode('Whitelist per item', wl, { continueOnFail: true }),
 				ssNode('Unknown filter', missing, { continueOnFail: true, executeOnce: true }),
-				ssNode('Is under attack', toNodeParameters(getOperation('dashboard.isUnderAttack'), sample('dashboard.isUnderAttack')), { executeOnce: true }),
+				ssNode(
+					'Is under attack',
+					toNodeParameters(getOperation('dashboard.isUnderAttack'), sample('dashboard.isUnderAttack')),
+					{ executeOnce: true },
+				),
 			],
 			[{ ip: '198.51.100.77' }, { ip: '10.0.0.300' }],
 		),
@@ -515,10 +695,20 @@ test('continueOnFail, per item: a bad item and a service error become output ite
 	const wlRun = nodeRun(res, 'Whitelist per item');
 	assert.equal(wlRun.items.length, 2);
 	assert.equal(wlRun.items[0].success, true);
-	assert.equal(wlRun.items[0].ip_white_list, '198.51.100.77-198.51.100.77', 'the output names the entry written (as sent: start-end)');
-	assert.match(String(wlRun.items[0].summary), /^IP Whitelist › Allow: IP Address or Range 198\.51\.100\.77-198\.51\.100\.77 \(Site ID \d+, Domain-Port ID \d+\)$/);
+	assert.equal(
+		wlRun.items[0].ip_white_list,
+		'198.51.100.77-198.51.100.77',
+		'the output names the entry written (as sent: start-end)',
+	);
+	assert.match(
+		String(wlRun.items[0].summary),
+		/^IP Whitelist › Allow: IP Address or Range 198\.51\.100\.77-198\.51\.100\.77 \(Site ID \d+, Domain-Port ID \d+\)$/,
+	);
 	assert.match(wlRun.items[1].error, /^IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
-	assert.deepEqual(wlRun.items[1].issues.map((i: { field: string }) => i.field), ['ip_white_list']);
+	assert.deepEqual(
+		wlRun.items[1].issues.map((i: { field: string }) => i.field),
+		['ip_white_list'],
+	);
 	assert.equal(wlRun.items[1].operation, 'applicationProtection.ipWhitelist.add');
 	assert.deepEqual(wlRun.pairedItems, [{ item: 0 }, { item: 1 }]);
 	const [a] = nodeRun(res, 'Unknown filter').items;
@@ -529,11 +719,14 @@ test('continueOnFail, per item: a bad item and a service error become output ite
 	const adds = recs.filter((r) => (r.tag as LogEntry).opId === 'applicationProtection.ipWhitelist.add');
 	assert.equal(adds.length, 1, 'only the valid item was sent');
 	// The item's address, sent as the one-address range the catalog normalizes entries to.
-	assert.equal(((adds[0].tag as LogEntry).body as Record<string, unknown>).ip_white_list, '198.51.100.77-198.51.100.77');
+	assert.equal(
+		((adds[0].tag as LogEntry).body as Record<string, unknown>).ip_white_list,
+		'198.51.100.77-198.51.100.77',
+	);
 	assert.equal(recs.filter((r) => (r.tag as LogEntry).opId === 'applicationProtection.httpFilter.get').length, 1);
 });
 
-test('mapped parameters ({{ $json.path }}) read straight from each item give exactly what n8n\'s evaluator gives', async () => {
+test("mapped parameters ({{ $json.path }}) read straight from each item give exactly what n8n's evaluator gives", async () => {
 	// The node reads `={{ $json.a.b }}` / `={{ $json["a"][0] }}` from the item itself (nodes/SecurityService/actions/
 	// params.ts); the same expressions wrapped in parentheses are not that form, so n8n evaluates them. Both must
 	// yield the same requests and the same output items, for present, numeric, nested, missing and unknown values.
@@ -547,10 +740,19 @@ test('mapped parameters ({{ $json.path }}) read straight from each item give exa
 	const op = getOperation('dashboard.isUnderAttack');
 	const runWith = async (label: string, expression: string) => {
 		const mark = proxy.mark();
-		const res = await exec(chain(`mapped ${label}`, [ssNode(label, toNodeParameters(op, sample(op.id), { site_id: expression }), { continueOnFail: true })], items));
+		const res = await exec(
+			chain(
+				`mapped ${label}`,
+				[ssNode(label, toNodeParameters(op, sample(op.id), { site_id: expression }), { continueOnFail: true })],
+				items,
+			),
+		);
 		assertSuccess(res, [label]);
 		const run = nodeRun(res, label);
-		const urls = proxy.since(mark).map((r) => r.url.replace(/access_token=[^&]*/, 'access_token=…')).sort();
+		const urls = proxy
+			.since(mark)
+			.map((r) => r.url.replace(/access_token=[^&]*/, 'access_token=…'))
+			.sort();
 		return { out: run.items, paired: run.pairedItems, urls };
 	};
 	for (const [fast, evaluated] of [
@@ -572,16 +774,28 @@ test('mapped parameters ({{ $json.path }}) read straight from each item give exa
 
 test('token expired mid-run: rejected once, renewed through preAuthentication, retried; the new token is persisted by n8n', async () => {
 	const beforeCred = await runner.getCredential('cred-app');
-	assert.ok(beforeCred && typeof beforeCred.accessToken === 'string' && beforeCred.accessToken !== '', 'a token was stored by the first run');
+	assert.ok(
+		beforeCred && typeof beforeCred.accessToken === 'string' && beforeCred.accessToken !== '',
+		'a token was stored by the first run',
+	);
 	sim.sim.expireTokens();
 	const mark = proxy.mark();
-	await runSteps('after expiry', [{ ...step('applicationProtection.authBase.set', { threshold_tps: 321 }), renewal: true }]);
+	await runSteps('after expiry', [
+		{ ...step('applicationProtection.authBase.set', { threshold_tps: 321 }), renewal: true },
+	]);
 	const seen = proxy.since(mark).map((r) => `${(r.tag as LogEntry).opId}:${envelope(r).code}`);
-	assert.deepEqual(seen, ['applicationProtection.authBase.set:40101', 'authorization.appToken:0', 'applicationProtection.authBase.set:0']);
+	assert.deepEqual(seen, [
+		'applicationProtection.authBase.set:40101',
+		'authorization.appToken:0',
+		'applicationProtection.authBase.set:0',
+	]);
 	const afterCred = await runner.getCredential('cred-app');
 	assert.notEqual(afterCred?.accessToken, beforeCred.accessToken, 'n8n saved the renewed token in the credential');
 	assert.ok(Number(afterCred?.expiresAt) > Date.now());
-	const got = (await direct.call('applicationProtection.authBase.get', sample('applicationProtection.authBase.get'))) as { threshold_tps: number };
+	const got = (await direct.call(
+		'applicationProtection.authBase.get',
+		sample('applicationProtection.authBase.get'),
+	)) as { threshold_tps: number };
 	assert.equal(got.threshold_tps, 321);
 });
 
@@ -596,6 +810,8 @@ test('no secret in any execution data; every exchange went through the proxy', (
 
 test('timings', () => {
 	const total = Object.values(timings).reduce((a, b) => a + b, 0);
-	console.log(`in-process n8n: ${Object.keys(timings).length} workflows, ${total} ms executing (${JSON.stringify(timings)})`);
+	console.log(
+		`in-process n8n: ${Object.keys(timings).length} workflows, ${total} ms executing (${JSON.stringify(timings)})`,
+	);
 	assert.ok(total > 0);
 });

@@ -41,10 +41,19 @@ before(async () => {
 		secret: SECRET,
 		taskQueue: TASK_QUEUE,
 		label: 'identity',
-		workerEnv: { SECSVC_OIDC_ISSUER: idp.issuer, SECSVC_OIDC_AUDIENCE: 'secsvc', SECSVC_APPROVER_GROUPS: 'soc-oncall', SECSVC_PAYLOAD_KEYS: KEYS },
+		workerEnv: {
+			SECSVC_OIDC_ISSUER: idp.issuer,
+			SECSVC_OIDC_AUDIENCE: 'secsvc',
+			SECSVC_APPROVER_GROUPS: 'soc-oncall',
+			SECSVC_PAYLOAD_KEYS: KEYS,
+		},
 		credential: { payloadSecretKey: KEYS },
 	});
-	sealing = new Client({ connection: stack.connection, namespace: 'default', dataConverter: dataConverterFor(parseKeys(KEYS)) });
+	sealing = new Client({
+		connection: stack.connection,
+		namespace: 'default',
+		dataConverter: dataConverterFor(parseKeys(KEYS)),
+	});
 });
 after(async () => {
 	await stack?.stop();
@@ -60,9 +69,28 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 		return t;
 	};
 	sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-	const plan = { site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: [ids.domain_port_id], cooldownSeconds: 1, blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval: { required: true, timeoutSeconds: 600, approvers: ['group:soc-oncall'] } };
+	const plan = {
+		site_id: ids.site_id,
+		customer_id: ids.customer_id,
+		domain_ports: [ids.domain_port_id],
+		cooldownSeconds: 1,
+		blacklist: { enabled: false },
+		detection: { rapidMode: true, thresholds: [] },
+		approval: { required: true, timeoutSeconds: 600, approvers: ['group:soc-oncall'] },
+	};
 	// Start in n8n with alice's ID token (sealed second argument): the verified starter.
-	await stack.importWorkflows([chain('wfIdentity000', 'Runbook: start with an ID token', [rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '', idToken: await login('alice') })])]);
+	await stack.importWorkflows([
+		chain('wfIdentity000', 'Runbook: start with an ID token', [
+			rbNode('Start runbook', {
+				operation: 'start',
+				plan: JSON.stringify(plan),
+				taskQueue: TASK_QUEUE,
+				dryRun: false,
+				workflowId: '',
+				idToken: await login('alice'),
+			}),
+		]),
+	]);
 	const r0 = await n8nCli(stack.home, ['execute', '--id=wfIdentity000', '--rawOutput']);
 	assert.equal(r0.code, 0, `n8n execute failed:\n${r0.stdout.slice(-3000)}\n${r0.stderr.slice(-3000)}`);
 	const [started] = nodeOutput(parseRawOutput(r0.stdout), 'Start runbook');
@@ -81,7 +109,12 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 	);
 	assert.deepEqual([st.startedBy?.name, st.startedBy?.verified], ['alice@soc.example', 'oidc']);
 	const nonce = String(st.gate?.nonce);
-	const decideNode = (name: string, p: Record<string, unknown>) => rbNode(name, { operation: 'decide', runbook: ids.site_id, decision: 'approve', by: '', reason: '', gateWaitSeconds: 0, ...p }, { continueOnFail: true });
+	const decideNode = (name: string, p: Record<string, unknown>) =>
+		rbNode(
+			name,
+			{ operation: 'decide', runbook: ids.site_id, decision: 'approve', by: '', reason: '', gateWaitSeconds: 0, ...p },
+			{ continueOnFail: true },
+		);
 	await stack.importWorkflows([
 		chain('wfIdentity001', 'Runbook: decide with an ID token', [
 			decideNode('Mallory', { idToken: await login('mallory', nonce) }),
@@ -93,21 +126,37 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 	const r = await n8nCli(stack.home, ['execute', '--id=wfIdentity001', '--rawOutput']);
 	assert.equal(r.code, 0, `n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
 	const run = parseRawOutput(r.stdout);
-	assert.match(String(nodeOutput(run, 'Mallory')[0].error), /^Decision refused — Approver: mallory@soc\.example is in none of the operator's approver groups \(soc-oncall; worker policy\)/);
-	assert.match(String(nodeOutput(run, 'Typed only')[0].error), /^Decision refused — ID Token: an ID token from the identity provider is required \(this worker refuses unverified decisions\)/);
+	assert.match(
+		String(nodeOutput(run, 'Mallory')[0].error),
+		/^Decision refused — Approver: mallory@soc\.example is in none of the operator's approver groups \(soc-oncall; worker policy\)/,
+	);
+	assert.match(
+		String(nodeOutput(run, 'Typed only')[0].error),
+		/^Decision refused — ID Token: an ID token from the identity provider is required \(this worker refuses unverified decisions\)/,
+	);
 	const [ok] = nodeOutput(run, 'Bob');
 	assert.equal(ok.accepted, true, JSON.stringify(ok));
-	assert.deepEqual([ok.by, ok.via, ok.identity?.verified, ok.identity?.subject, ok.identity?.issuer], ['bob@soc.example', 'n8n', 'oidc', 'bob', idp.issuer]);
+	assert.deepEqual(
+		[ok.by, ok.via, ok.identity?.verified, ok.identity?.subject, ok.identity?.issuer],
+		['bob@soc.example', 'n8n', 'oidc', 'bob', idp.issuer],
+	);
 
-	await within((async () => {
-		for (;;) {
-			if ((await h.query(stateQuery)).phase === 'waiting') return;
-			await new Promise((res) => setTimeout(res, 200));
-		}
-	})(), 60_000, 'mitigating');
+	await within(
+		(async () => {
+			for (;;) {
+				if ((await h.query(stateQuery)).phase === 'waiting') return;
+				await new Promise((res) => setTimeout(res, 200));
+			}
+		})(),
+		60_000,
+		'mitigating',
+	);
 	await h.signal('abort', { by: 'test', reason: 'done' });
 	const res = (await within(h.result(), 120_000, 'runbook result')) as AttackResponseResult;
-	assert.deepEqual([res.approval?.by, res.approval?.via, res.approval?.identity?.verified], ['bob@soc.example', 'n8n', 'oidc']);
+	assert.deepEqual(
+		[res.approval?.by, res.approval?.via, res.approval?.identity?.verified],
+		['bob@soc.example', 'n8n', 'oidc'],
+	);
 	// What anyone with read access to the namespace sees: the decision's payload is ciphertext.
 	const history = JSON.stringify(bytesAsText(await stack.client.workflow.getHandle(h.workflowId).fetchHistory()));
 	assert.ok(history.includes('binary/encrypted'));
@@ -115,4 +164,10 @@ test('Decide with an ID Token: sealed, verified by the worker, recorded with the
 });
 
 const bytesAsText = (v: unknown): unknown =>
-	v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : Array.isArray(v) ? v.map(bytesAsText) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bytesAsText(x)])) : v;
+	v instanceof Uint8Array
+		? Buffer.from(v).toString('latin1')
+		: Array.isArray(v)
+			? v.map(bytesAsText)
+			: v && typeof v === 'object'
+				? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bytesAsText(x)]))
+				: v;

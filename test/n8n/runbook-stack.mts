@@ -26,17 +26,40 @@ export interface RunbookStack {
 }
 
 /** `workerEnv`: more settings for the worker process; `credential`: more fields of the Temporal credential. */
-export async function startRunbookStack(o: { appId: string; secret: string; taskQueue: string; label: string; workerEnv?: Record<string, string>; credential?: Record<string, string> }): Promise<RunbookStack> {
+export async function startRunbookStack(o: {
+	appId: string;
+	secret: string;
+	taskQueue: string;
+	label: string;
+	workerEnv?: Record<string, string>;
+	credential?: Record<string, string>;
+}): Promise<RunbookStack> {
 	const sim = await startSimulator({ port: 0, appId: o.appId, secret: o.secret, seed: 7 });
 	const temporal = await startTemporalDev();
-	const worker = await startWorkerProcess({ temporalAddress: temporal.address, taskQueue: o.taskQueue, simUrl: sim.url, appId: o.appId, secret: o.secret, ...(o.workerEnv ? { env: o.workerEnv } : {}) });
+	const worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue: o.taskQueue,
+		simUrl: sim.url,
+		appId: o.appId,
+		secret: o.secret,
+		...(o.workerEnv ? { env: o.workerEnv } : {}),
+	});
 	const connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: 'default' });
 
 	const work = mkdtempSync(join(tmpdir(), `secsvc-${o.label}-`));
 	const home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
-	writeFileSync(join(work, 'creds.json'), JSON.stringify([{ ...TEMPORAL_CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '', ...o.credential } }]));
+	writeFileSync(
+		join(work, 'creds.json'),
+		JSON.stringify([
+			{
+				...TEMPORAL_CRED,
+				type: 'temporalApi',
+				data: { address: temporal.httpUrl, namespace: 'default', apiKey: '', ...o.credential },
+			},
+		]),
+	);
 	const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
 	assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
 
@@ -68,7 +91,11 @@ export async function startRunbookStack(o: { appId: string; secret: string; task
 /** Runbook node JSON for `chain()`; node ids start with `idPrefix` (8 hex digits) so each test file's ids are its own. */
 export function runbookNodes(idPrefix: string) {
 	let n = 0;
-	return (name: string, parameters: Record<string, unknown>, o: { continueOnFail?: boolean; executeOnce?: boolean } = {}) => {
+	return (
+		name: string,
+		parameters: Record<string, unknown>,
+		o: { continueOnFail?: boolean; executeOnce?: boolean } = {},
+	) => {
 		n++;
 		return {
 			id: `${idPrefix}-0000-4000-8000-${String(n).padStart(12, '0')}`,
@@ -85,5 +112,8 @@ export function runbookNodes(idPrefix: string) {
 }
 
 export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-	return Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref())]);
+	return Promise.race([
+		p,
+		new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref()),
+	]);
 }

@@ -41,30 +41,97 @@ before(async () => {
 	};
 	const workflows = [
 		chain('wfRunbook00001', 'Runbook: start, describe', [
-			rbNode('Start runbook', { operation: 'start', plan: JSON.stringify(plan), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }),
+			rbNode('Start runbook', {
+				operation: 'start',
+				plan: JSON.stringify(plan),
+				taskQueue: TASK_QUEUE,
+				dryRun: false,
+				workflowId: '',
+			}),
 			rbNode('Describe', { operation: 'describe', runbook: ids.site_id }),
 		]),
 		// Signal › Approve is the decide Update: refused before the runbook waits for a decision (no pre-approval).
 		chain('wfRunbook00005', 'Runbook: approve, extend, query', [
-			rbNode('Approve', { operation: 'signal', runbook: ids.site_id, signal: 'approve', by: 'oncall-n8n', reason: 'confirmed attack' }),
-			rbNode('Extend', { operation: 'signal', runbook: `attack-response-${ids.site_id}`, signal: 'extend', seconds: 120, by: 'oncall-n8n' }),
+			rbNode('Approve', {
+				operation: 'signal',
+				runbook: ids.site_id,
+				signal: 'approve',
+				by: 'oncall-n8n',
+				reason: 'confirmed attack',
+			}),
+			rbNode('Extend', {
+				operation: 'signal',
+				runbook: `attack-response-${ids.site_id}`,
+				signal: 'extend',
+				seconds: 120,
+				by: 'oncall-n8n',
+			}),
 			rbNode('State', { operation: 'query', runbook: ids.site_id, query: 'state' }),
 		]),
 		chain('wfRunbook00003', 'Runbook: changes, abort', [
 			rbNode('Changes', { operation: 'query', runbook: ids.site_id, query: 'changes' }),
-			rbNode('Abort', { operation: 'signal', runbook: ids.site_id, signal: 'abort', by: 'oncall-n8n', reason: 'attack handled upstream' }),
+			rbNode('Abort', {
+				operation: 'signal',
+				runbook: ids.site_id,
+				signal: 'abort',
+				by: 'oncall-n8n',
+				reason: 'attack handled upstream',
+			}),
 		]),
 		chain('wfRunbook00004', 'Runbook: attack report', [
 			rbNode('Report', { operation: 'query', runbook: ids.site_id, query: 'report', binaryPropertyName: 'report' }),
 		]),
 		chain('wfRunbook00002', 'Runbook: bad plan, then cancel', [
 			rbNode('Describe first', { operation: 'describe', runbook: ids.site_id }),
-			rbNode('Bad plan', { operation: 'start', plan: JSON.stringify({ site_id: 'a/b' }), taskQueue: TASK_QUEUE, dryRun: false, workflowId: '' }, { continueOnFail: true }),
-			rbNode('Dry run', { operation: 'start', plan: JSON.stringify({ ...plan, approval: { required: false } }), taskQueue: TASK_QUEUE, dryRun: true, workflowId: 'runbook-e2e-dry-run' }),
+			rbNode(
+				'Bad plan',
+				{
+					operation: 'start',
+					plan: JSON.stringify({ site_id: 'a/b' }),
+					taskQueue: TASK_QUEUE,
+					dryRun: false,
+					workflowId: '',
+				},
+				{ continueOnFail: true },
+			),
+			rbNode('Dry run', {
+				operation: 'start',
+				plan: JSON.stringify({ ...plan, approval: { required: false } }),
+				taskQueue: TASK_QUEUE,
+				dryRun: true,
+				workflowId: 'runbook-e2e-dry-run',
+			}),
 			// a Task Queue typo: nobody polls it, so nothing may start there (issue 29)
-			rbNode('Queue typo', { operation: 'start', plan: JSON.stringify(plan), taskQueue: `${TASK_QUEUE}-typo`, dryRun: false, workflowId: 'runbook-e2e-typo' }, { continueOnFail: true }),
-			rbNode('Block queue typo', { operation: 'blockAdd', siteId: ids.site_id, domainPortId: ids.domain_port_id, by: 'oncall-bob', entry: '192.0.2.0/30', durationSeconds: 600, reason: 'scanner', taskQueue: `${TASK_QUEUE}-typo` }, { continueOnFail: true }),
-			rbNode('Cancel unknown', { operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' }, { continueOnFail: true }),
+			rbNode(
+				'Queue typo',
+				{
+					operation: 'start',
+					plan: JSON.stringify(plan),
+					taskQueue: `${TASK_QUEUE}-typo`,
+					dryRun: false,
+					workflowId: 'runbook-e2e-typo',
+				},
+				{ continueOnFail: true },
+			),
+			rbNode(
+				'Block queue typo',
+				{
+					operation: 'blockAdd',
+					siteId: ids.site_id,
+					domainPortId: ids.domain_port_id,
+					by: 'oncall-bob',
+					entry: '192.0.2.0/30',
+					durationSeconds: 600,
+					reason: 'scanner',
+					taskQueue: `${TASK_QUEUE}-typo`,
+				},
+				{ continueOnFail: true },
+			),
+			rbNode(
+				'Cancel unknown',
+				{ operation: 'cancel', runbook: 'no-such-runbook-xyz', by: 'n8n', reason: '' },
+				{ continueOnFail: true },
+			),
 		]),
 	];
 	await stack.importWorkflows(workflows);
@@ -93,7 +160,10 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	log('executing workflow 1 (start, describe)');
 	const r = await n8nCli(home, ['execute', '--id=wfRunbook00001', '--rawOutput']);
 	const wid = `attack-response-${ids.site_id}`;
-	if (r.code !== 0) assert.fail(`n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`);
+	if (r.code !== 0)
+		assert.fail(
+			`n8n execute failed:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`,
+		);
 	const run0 = parseRawOutput(r.stdout);
 	const [started] = nodeOutput(run0, 'Start runbook');
 	assert.equal(started.workflowId, wid);
@@ -102,10 +172,18 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	assert.equal(desc.status, 'RUNNING');
 	assert.equal(desc.type, 'attackResponse');
 	assert.equal(desc.runId, started.runId);
-	await waitFor('awaiting approval', async () => (await client.workflow.getHandle(wid).query(stateQuery)).phase === 'awaiting-approval', 60_000, 300);
+	await waitFor(
+		'awaiting approval',
+		async () => (await client.workflow.getHandle(wid).query(stateQuery)).phase === 'awaiting-approval',
+		60_000,
+		300,
+	);
 	log('executing workflow 5 (approve, extend, query)');
 	const r5 = await n8nCli(home, ['execute', '--id=wfRunbook00005', '--rawOutput']);
-	if (r5.code !== 0) assert.fail(`n8n execute failed:\n${r5.stdout.slice(-3000)}\n${r5.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`);
+	if (r5.code !== 0)
+		assert.fail(
+			`n8n execute failed:\n${r5.stdout.slice(-3000)}\n${r5.stderr.slice(-3000)}\nrunbook: ${await whyFailed(wid)}`,
+		);
 	const run = parseRawOutput(r5.stdout);
 	assert.deepEqual(nodeOutput(run, 'Approve')[0].sent, true);
 	const [state] = nodeOutput(run, 'State');
@@ -131,12 +209,26 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 
 	// Temporal's own record: approved by the n8n user, cooldown extended, aborted, everything reverted.
 	log('waiting for the runbook result');
-	const res = (await within(client.workflow.getHandle(wid).result(), 120_000, 'runbook result')) as AttackResponseResult;
+	const res = (await within(
+		client.workflow.getHandle(wid).result(),
+		120_000,
+		'runbook result',
+	)) as AttackResponseResult;
 	assert.equal(res.outcome, 'aborted-reverted');
 	const signals = res.audit.filter((a) => a.step === 'signal').map((a) => `${a.what}|${a.result}`);
-	assert.deepEqual(signals.map((x) => x.replace(/ at \S+( \(unverified: typed, no identity provider\))?$/, '$1')), ['approve|by oncall-n8n via n8n (unverified: typed, no identity provider)', 'extend cooldown by 120s|oncall-n8n', 'abort|oncall-n8n']);
+	assert.deepEqual(
+		signals.map((x) => x.replace(/ at \S+( \(unverified: typed, no identity provider\))?$/, '$1')),
+		[
+			'approve|by oncall-n8n via n8n (unverified: typed, no identity provider)',
+			'extend cooldown by 120s|oncall-n8n',
+			'abort|oncall-n8n',
+		],
+	);
 	assert.deepEqual([res.approval?.by, res.approval?.via], ['oncall-n8n', 'n8n']);
-	assert.ok(res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'), JSON.stringify(res.changes.map((c) => [c.id, c.status])));
+	assert.ok(
+		res.changes.length > 0 && res.changes.every((c) => c.status === 'restored'),
+		JSON.stringify(res.changes.map((c) => [c.id, c.status])),
+	);
 	const hist = JSON.stringify(await client.workflow.getHandle(wid).fetchHistory());
 	assert.ok(!hist.includes(SECRET), 'no secret in the history');
 
@@ -166,11 +258,19 @@ test('a bad plan fails naming the field and starts nothing; dry run via n8n; can
 	assert.match(String(bad.error), /Plan\.site_id: must be 1–128 characters from A–Z a–z 0–9 \. _ ~ - .*without '\/'/);
 	const [dry] = nodeOutput(run, 'Dry run');
 	assert.equal(dry.workflowId, 'runbook-e2e-dry-run');
-	const dr = (await within(client.workflow.getHandle('runbook-e2e-dry-run').result(), 60_000, 'dry-run result')) as AttackResponseResult;
+	const dr = (await within(
+		client.workflow.getHandle('runbook-e2e-dry-run').result(),
+		60_000,
+		'dry-run result',
+	)) as AttackResponseResult;
 	assert.equal(dr.outcome, 'dry-run');
 	for (const node of ['Queue typo', 'Block queue typo']) {
 		const [typo] = nodeOutput(run, node);
-		assert.match(String(typo.error), new RegExp(`^Task Queue: no worker polls task queue "${TASK_QUEUE}-typo"`), `${node}: ${JSON.stringify(typo)}`);
+		assert.match(
+			String(typo.error),
+			new RegExp(`^Task Queue: no worker polls task queue "${TASK_QUEUE}-typo"`),
+			`${node}: ${JSON.stringify(typo)}`,
+		);
 		assert.notEqual(typo.started, true);
 	}
 	const [cancel] = nodeOutput(run, 'Cancel unknown');

@@ -20,7 +20,17 @@ import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, type TemporalDev } from '../../demo/stack.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
-import { APP_ID, ATTACK_SOURCES, killChild, plan, SECRET, spawnWorker, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	killChild,
+	plan,
+	SECRET,
+	spawnWorker,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from '../temporal/helpers.mts';
 import { toNodeParameters } from './inprocess-driver.mts';
 import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
 import { linearConnections, manualTrigger } from './workflows.mts';
@@ -42,10 +52,22 @@ let home: N8nHome;
 let work: string;
 
 before(async () => {
-	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 11, tenancy: 'strict', tokenTtl: TTL, registeredHost: 'https://app.example.com' });
+	sim = await startSimulator({
+		port: 0,
+		appId: APP_ID,
+		secret: SECRET,
+		seed: 11,
+		tenancy: 'strict',
+		tokenTtl: TTL,
+		registeredHost: 'https://app.example.com',
+	});
 	temporal = await startTemporalDev();
 	connection = await Connection.connect({ address: temporal.address });
-	client = new Client({ connection, namespace: 'default', dataConverter: { payloadCodecs: [new SealedPayloadCodec(parseKeys(KEYS))] } });
+	client = new Client({
+		connection,
+		namespace: 'default',
+		dataConverter: { payloadCodecs: [new SealedPayloadCodec(parseKeys(KEYS))] },
+	});
 	work = mkdtempSync(join(tmpdir(), 'secsvc-tenant-token-'));
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
@@ -59,7 +81,13 @@ after(async () => {
 });
 
 let nodeN = 0;
-const node = (name: string, type: string, typeVersion: number, parameters: Record<string, unknown>, credentials?: Record<string, unknown>) => ({
+const node = (
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Record<string, unknown>,
+	credentials?: Record<string, unknown>,
+) => ({
 	id: `24000000-0000-4000-8000-${String(++nodeN).padStart(12, '0')}`,
 	name,
 	type,
@@ -73,12 +101,20 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 	const queue = uniqueQueue('n8n-tenant');
 	const [c1, c2] = (() => {
 		const by = new Map<string, Ids[]>();
-		for (const s of sim.sim.snapshot().sites) by.set(s.customer_id, [...(by.get(s.customer_id) ?? []), { customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }]);
+		for (const s of sim.sim.snapshot().sites)
+			by.set(s.customer_id, [
+				...(by.get(s.customer_id) ?? []),
+				{ customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] },
+			]);
 		return [...by].slice(0, 2).map(([customerId, sites]) => ({ customerId, sites }));
 	})();
 	const ids = c1.sites[0];
 	let wlog = '';
-	const worker = spawnWorker({ address: temporal.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS, SECSVC_TOKEN_STORE: join(work, 'host-1', 'tokens.json') });
+	const worker = spawnWorker({ address: temporal.address }, sim.url, queue, {
+		SECSVC_TENANTS: '1',
+		SECSVC_PAYLOAD_KEYS: KEYS,
+		SECSVC_TOKEN_STORE: join(work, 'host-1', 'tokens.json'),
+	});
 	worker.stdout?.on('data', (d) => (wlog += d));
 	worker.stderr?.on('data', (d) => (wlog += d));
 	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
@@ -86,18 +122,33 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 		await waitFor('the tenant worker polling', async () => /task queue/.test(wlog), 180_000);
 		const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
 		const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
-		await installTenant(client, queue, { customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) }, token);
+		await installTenant(
+			client,
+			queue,
+			{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
+			token,
+		);
 
 		// the credentials as an operator makes them: the Token Key printed by `secsvc tenants token-key` (same derivation)
 		const [k1] = parseKeys(KEYS);
 		const keyFor = (customerId: string) => `k1:${tenantTokenKey(k1.key, customerId).toString('base64')}`;
-		const cluster = (customerId: string, tokenKey: string) => ({ baseUrl: sim.url, source: 'cluster', customerId, tokenKey, authFailureCodes: '40101' });
+		const cluster = (customerId: string, tokenKey: string) => ({
+			baseUrl: sim.url,
+			source: 'cluster',
+			customerId,
+			tokenKey,
+			authFailureCodes: '40101',
+		});
 		writeFileSync(
 			join(work, 'creds.json'),
 			JSON.stringify([
 				{ ...SS_CRED, type: 'securityServiceApi', data: cluster(c1.customerId, keyFor(c1.customerId)) },
 				{ ...SS_CRED_OTHER, type: 'securityServiceApi', data: cluster(c1.customerId, keyFor(c2.customerId)) },
-				{ ...TEMPORAL_CRED, type: 'temporalApi', data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' } },
+				{
+					...TEMPORAL_CRED,
+					type: 'temporalApi',
+					data: { address: temporal.httpUrl, namespace: 'default', apiKey: '' },
+				},
 			]),
 		);
 		const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
@@ -105,7 +156,8 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 
 		const read = toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: ids.site_id });
 		const creds = (ss: typeof SS_CRED) => ({ securityServiceApi: ss, temporalApi: TEMPORAL_CRED });
-		const wait = (name: string) => node(name, 'n8n-nodes-base.wait', 1.1, { resume: 'timeInterval', amount: 12, unit: 'seconds' });
+		const wait = (name: string) =>
+			node(name, 'n8n-nodes-base.wait', 1.1, { resume: 'timeInterval', amount: 12, unit: 'seconds' });
 		const nodes = [
 			manualTrigger('24000000-0000-4000-8000-100000000000'),
 			node('Read 1', 'CUSTOM.securityService', 1, read, creds(SS_CRED)),
@@ -114,17 +166,47 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 			wait('Wait 2'),
 			node('Read 3', 'CUSTOM.securityService', 1, read, creds(SS_CRED)),
 		];
-		const other = [manualTrigger('24000000-0000-4000-8000-200000000000'), { ...node('Other key', 'CUSTOM.securityService', 1, read, creds(SS_CRED_OTHER)), onError: 'continueRegularOutput' }];
+		const other = [
+			manualTrigger('24000000-0000-4000-8000-200000000000'),
+			{
+				...node('Other key', 'CUSTOM.securityService', 1, read, creds(SS_CRED_OTHER)),
+				onError: 'continueRegularOutput',
+			},
+		];
 		mkdirSync(join(work, 'wf'), { recursive: true });
-		writeFileSync(join(work, 'wf', 'tenantToken.json'), JSON.stringify({ id: 'tenantToken001', name: 'cluster token across expiries', nodes, connections: linearConnections(nodes), active: false, settings: {} }));
-		writeFileSync(join(work, 'wf', 'tenantOther.json'), JSON.stringify({ id: 'tenantOther001', name: 'another customer’s key', nodes: other, connections: linearConnections(other), active: false, settings: {} }));
+		writeFileSync(
+			join(work, 'wf', 'tenantToken.json'),
+			JSON.stringify({
+				id: 'tenantToken001',
+				name: 'cluster token across expiries',
+				nodes,
+				connections: linearConnections(nodes),
+				active: false,
+				settings: {},
+			}),
+		);
+		writeFileSync(
+			join(work, 'wf', 'tenantOther.json'),
+			JSON.stringify({
+				id: 'tenantOther001',
+				name: 'another customer’s key',
+				nodes: other,
+				connections: linearConnections(other),
+				active: false,
+				settings: {},
+			}),
+		);
 		const r2 = await n8nCli(home, ['import:workflow', '--separate', `--input=${join(work, 'wf')}`]);
 		assert.equal(r2.code, 0, `import:workflow failed:\n${r2.stdout}\n${r2.stderr}`);
 
 		// the worker's own calls for the same customer: an attack-response runbook polling the site every second
 		const attack = sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 		const t0 = Date.now();
-		const handle = await startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 3, pollSeconds: 1, maxDurationSeconds: 600, activityTimeoutSeconds: 10 }));
+		const handle = await startAttackResponse(
+			client,
+			queue,
+			plan(ids, { cooldownSeconds: 3, pollSeconds: 1, maxDurationSeconds: 600, activityTimeoutSeconds: 10 }),
+		);
 
 		const run = await n8nCli(home, ['execute', '--id=tenantToken001', '--rawOutput'], 300_000);
 		assert.equal(run.code, 0, `n8n execute failed:\n${run.stdout.slice(-3000)}\n${run.stderr.slice(-3000)}`);
@@ -145,31 +227,53 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 		const bad = await n8nCli(home, ['execute', '--id=tenantOther001', '--rawOutput'], 300_000);
 		const badOut = nodeOutput(parseRawOutput(bad.stdout), 'Other key')[0];
 		assert.match(String(badOut?.error ?? ''), /Token Key: does not open customer/, JSON.stringify(badOut));
-		assert.equal(sim.sim.requests({ op: 'dashboard.isUnderAttack' }).length, callsBefore, 'nothing sent without a token that opens');
+		assert.equal(
+			sim.sim.requests({ op: 'dashboard.isUnderAttack' }).length,
+			callsBefore,
+			'nothing sent without a token that opens',
+		);
 
 		// 0 refused refreshes, 0 refused tokens (expired or foreign), renewals = expiries
 		const log = sim.sim.requests();
 		const refreshes = log.filter((r) => r.opId === 'authorization.refreshToken');
 		assert.equal(refreshes.filter((r) => r.code !== 0).length, 0, 'no refused refresh token (lock-out)');
-		assert.equal(log.filter((r) => r.code === 40101 || r.code === 40302).length, 0, 'no call refused for an expired or foreign token');
+		assert.equal(
+			log.filter((r) => r.code === 40101 || r.code === 40302).length,
+			0,
+			'no call refused for an expired or foreign token',
+		);
 		const view = await showTenant(client, c1.customerId);
 		assert.equal(view.status, 'ok');
 		const lifetime = (TTL - 2) * 1000; // renewed 2 s before expiry (a fifth of 10 s)
 		const due = Math.floor((tEnd - token.issuedAt) / lifetime);
 		assert.ok(view.renewals >= 2, `the token was renewed through expiries (${view.renewals})`);
 		assert.ok(view.renewals <= due, `${view.renewals} renewals for ${due} expiries`);
-		assert.equal(refreshes.length, view.renewals, 'every refresh POST is a renewal of the tenant workflow (n8n renewed nothing)');
-		t.diagnostic(`${Math.round((tEnd - t0) / 1000)} s, ${view.renewals} renewals (${due} token lifetimes), ${log.filter((r) => r.opId === 'dashboard.isUnderAttack').length} site reads`);
+		assert.equal(
+			refreshes.length,
+			view.renewals,
+			'every refresh POST is a renewal of the tenant workflow (n8n renewed nothing)',
+		);
+		t.diagnostic(
+			`${Math.round((tEnd - t0) / 1000)} s, ${view.renewals} renewals (${due} token lifetimes), ${log.filter((r) => r.opId === 'dashboard.isUnderAttack').length} site reads`,
+		);
 
 		// no token in n8n's execution data, output or credential
 		assert.doesNotMatch(run.stdout + run.stderr + bad.stdout + bad.stderr, SECRET_RE);
-		const exported = await n8nCli(home, ['export:credentials', '--all', '--decrypted', `--output=${join(work, 'out.json')}`]);
+		const exported = await n8nCli(home, [
+			'export:credentials',
+			'--all',
+			'--decrypted',
+			`--output=${join(work, 'out.json')}`,
+		]);
 		assert.equal(exported.code, 0, exported.stderr);
 		const saved = readFileSync(join(work, 'out.json'), 'utf8');
 		assert.doesNotMatch(saved, SECRET_RE, 'the credential holds no token');
 		assert.doesNotMatch(wlog, SECRET_RE);
 	} finally {
-		await client.workflow.getHandle(`tenant-${c1.customerId}`).terminate('test over').catch(() => {});
+		await client.workflow
+			.getHandle(`tenant-${c1.customerId}`)
+			.terminate('test over')
+			.catch(() => {});
 		await killChild(worker, 'SIGKILL');
 		await app.close();
 	}

@@ -24,15 +24,33 @@ async function vendorWithCredential(o: HostileOptions) {
 	const v = await startHostileVendor({ api: 'tokenRefusal', ...o });
 	vendors.push(v);
 	const credId = `cred-vendor-${++n}`;
-	await runner.setCredential(credId, 'Vendor', { baseUrl: v.url, appId: 'vendor-app', secret: 'vendor-secret-value-1', grantType: 'app', authFailureCodes: '40101', accessToken: '', expiresAt: 0 });
+	await runner.setCredential(credId, 'Vendor', {
+		baseUrl: v.url,
+		appId: 'vendor-app',
+		secret: 'vendor-secret-value-1',
+		grantType: 'app',
+		authFailureCodes: '40101',
+		accessToken: '',
+		expiresAt: 0,
+	});
 	const run = () =>
-		runner.run(chain('is under attack', [ssNode('Is under attack', toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: 'site-1' }), { credId, continueOnFail: true })]));
+		runner.run(
+			chain('is under attack', [
+				ssNode('Is under attack', toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: 'site-1' }), {
+					credId,
+					continueOnFail: true,
+				}),
+			]),
+		);
 	return { v, credId, run };
 }
 
 const output = (res: Awaited<ReturnType<Runner['run']>>) => res.runData['Is under attack']?.[0]?.items?.[0] ?? {};
 
-for (const refusal of [{ code: 40001, msg: 'invalid access_token' }, { code: 10086, msg: 'Token has expired' }])
+for (const refusal of [
+	{ code: 40001, msg: 'invalid access_token' },
+	{ code: 10086, msg: 'Token has expired' },
+])
 	test(`the service drops the token and answers ${refusal.code} "${refusal.msg}": the run renews once and succeeds`, async () => {
 		const { v, credId, run } = await vendorWithCredential({ refusal });
 		const first = await run();

@@ -58,7 +58,8 @@ async function startTriggerRunner() {
 		getCredential: (credId: string): Promise<Json | null> => c.send({ cmd: 'getCredential', credId }),
 		activate: async (workflow: Json): Promise<PollReport> => track(await c.send({ cmd: 'activate', workflow })),
 		tick: async (workflowId: string): Promise<PollReport> => track(await c.send({ cmd: 'tick', workflowId })),
-		deactivate: async (workflowId: string): Promise<{ saved: Json }> => track(await c.send({ cmd: 'deactivate', workflowId })),
+		deactivate: async (workflowId: string): Promise<{ saved: Json }> =>
+			track(await c.send({ cmd: 'deactivate', workflowId })),
 		manual: async (workflow: Json): Promise<{ status: string; error?: Json; items: Json[]; staticData: Json }> =>
 			track(await c.send({ cmd: 'manual', workflow })),
 		close: c.close,
@@ -184,12 +185,26 @@ function wire(item: Record<string, any>, event: string): Record<string, any> {
 test('first activation (mode trigger) emits nothing and does not replay the events that existed before', async () => {
 	wfA.nodes[0].parameters.site_id = site.a;
 	// An attack that started and ended before activation, besides the seeded history.
-	const old = sim.sim.startAttack({ site_id: site.a, duration: 120, curve: { peakBps: 2e9 }, sources: [{ ip: '198.18.0.1' }] });
+	const old = sim.sim.startAttack({
+		site_id: site.a,
+		duration: 120,
+		curve: { peakBps: 2e9 },
+		sources: [{ ip: '198.18.0.1' }],
+	});
 	sim.sim.advance(600);
-	const ongoing = sim.sim.startAttack({ site_id: site.a, duration: 0, curve: { peakBps: 1e9 }, sources: [{ ip: '198.18.0.2' }] });
+	const ongoing = sim.sim.startAttack({
+		site_id: site.a,
+		duration: 0,
+		curve: { peakBps: 1e9 },
+		sources: [{ ip: '198.18.0.2' }],
+	});
 	sim.sim.advance(60);
 	history = await simEvents(site.a);
-	for (const a of [old, ongoing]) assert.ok(history.some((e) => e.alert_id === a.id), `the pre-existing attack ${a.id} is listed by the service`);
+	for (const a of [old, ongoing])
+		assert.ok(
+			history.some((e) => e.alert_id === a.id),
+			`the pre-existing attack ${a.id} is listed by the service`,
+		);
 
 	const r = await runner.activate(wfA);
 	assert.deepEqual(r.errors, []);
@@ -204,7 +219,13 @@ test('first activation (mode trigger) emits nothing and does not replay the even
 });
 
 test('New DDoS Event: a new attack → the next poll emits exactly that event; the poll after emits nothing', async () => {
-	const atk = sim.sim.startAttack({ site_id: site.a, duration: 0, attack_type: 'UDP Total', curve: { peakBps: 12e9, peakPps: 2e6 }, sources: [{ ip: '198.18.0.7' }] });
+	const atk = sim.sim.startAttack({
+		site_id: site.a,
+		duration: 0,
+		attack_type: 'UDP Total',
+		curve: { peakBps: 12e9, peakPps: 2e6 },
+		sources: [{ ip: '198.18.0.7' }],
+	});
 	sim.sim.advance(30);
 	const r = await runner.tick(wfA.id);
 	const items = onlyEmitted(r);
@@ -231,11 +252,20 @@ test('New DDoS Event: a new attack → the next poll emits exactly that event; t
 test('static data survives deactivate/activate through the saved JSON: seen events are not replayed, new ones are', async () => {
 	const d = await runner.deactivate(wfA.id);
 	assert.ok(nodeState(d.saved).seen!.length >= history.length + 1);
-	const atk = sim.sim.startAttack({ site_id: site.a, duration: 300, curve: { peakBps: 3e9 }, sources: [{ cidr: '198.18.4.0/30' }] });
+	const atk = sim.sim.startAttack({
+		site_id: site.a,
+		duration: 300,
+		curve: { peakBps: 3e9 },
+		sources: [{ cidr: '198.18.4.0/30' }],
+	});
 	sim.sim.advance(20);
 	const r = await runner.activate(wfA);
 	const items = onlyEmitted(r);
-	assert.deepEqual(items.map((i) => i.alert_id), [atk.id], 'only the attack that started while inactive');
+	assert.deepEqual(
+		items.map((i) => i.alert_id),
+		[atk.id],
+		'only the attack that started while inactive',
+	);
 	nothingEmitted(await runner.tick(wfA.id), 'tick after re-activation');
 	await runner.deactivate(wfA.id);
 });
@@ -244,7 +274,12 @@ test('Attack Started / Attack Stopped: emitted when the attack starts and when i
 	const started = triggerWorkflow('attackStarted', site.b, LOOKBACK, { domainPortIds: '30001, 30002', topSources: 10 });
 	const stopped = triggerWorkflow('attackStopped', site.b);
 	// An attack ongoing before activation: not replayed as started, but its stop is news.
-	const pre = sim.sim.startAttack({ site_id: site.b, duration: 0, curve: { peakBps: 1e9 }, sources: [{ ip: '198.18.9.9' }] });
+	const pre = sim.sim.startAttack({
+		site_id: site.b,
+		duration: 0,
+		curve: { peakBps: 1e9 },
+		sources: [{ ip: '198.18.9.9' }],
+	});
 	sim.sim.advance(10);
 	const a1 = await runner.activate(started);
 	const a2 = await runner.activate(stopped);
@@ -252,16 +287,32 @@ test('Attack Started / Attack Stopped: emitted when the attack starts and when i
 	assert.ok(nodeState(a1.saved).seen?.includes(`attackStarted:${pre.id}`));
 
 	// A 300-second attack scheduled 60 s ahead: nothing until the clock reaches its start.
-	const atk = sim.sim.startAttack({ site_id: site.b, at: 60, duration: 300, curve: { peakBps: 45e9 }, sources: [{ asn: 64500 }] });
+	const atk = sim.sim.startAttack({
+		site_id: site.b,
+		at: 60,
+		duration: 300,
+		curve: { peakBps: 45e9 },
+		sources: [{ asn: 64500 }],
+	});
 	nothingEmitted(await runner.tick(started.id), 'started: attack still scheduled');
 	sim.sim.advance(90);
 	let items = onlyEmitted(await runner.tick(started.id));
-	assert.deepEqual(items.map((i) => [i.alert_id, i.status, i.end_time]), [[atk.id, 1, 0]]);
+	assert.deepEqual(
+		items.map((i) => [i.alert_id, i.status, i.end_time]),
+		[[atk.id, 1, 0]],
+	);
 	// What a responder needs next: the event's strongest sources (its threat map), merged into ranges, and the
 	// domain-ports given on the trigger.
-	const detail = (await direct.call('dashboard.eventDetail', { event_id: atk.id, module: 'threat_map' })) as { threat_map: { bps: { ip: string }[] } };
-	assert.deepEqual(items[0].attacking_sources, detail.threat_map.bps.slice(0, 10).map((t) => t.ip));
-	assert.ok(items[0].attacking_sources.length >= 1 && items[0].top_sources.length === items[0].attacking_sources.length);
+	const detail = (await direct.call('dashboard.eventDetail', { event_id: atk.id, module: 'threat_map' })) as {
+		threat_map: { bps: { ip: string }[] };
+	};
+	assert.deepEqual(
+		items[0].attacking_sources,
+		detail.threat_map.bps.slice(0, 10).map((t) => t.ip),
+	);
+	assert.ok(
+		items[0].attacking_sources.length >= 1 && items[0].top_sources.length === items[0].attacking_sources.length,
+	);
 	assert.deepEqual(items[0].attacking_ranges, aggregate(parseAll(items[0].attacking_sources).ranges).map(formatRange));
 	assert.deepEqual([items[0].domain_port_ids, items[0].domain_port_id], [['30001', '30002'], '30001']);
 	nothingEmitted(await runner.tick(stopped.id), 'stopped: the new attack is ongoing');
@@ -270,7 +321,10 @@ test('Attack Started / Attack Stopped: emitted when the attack starts and when i
 	// The clock passes the attack's end: Attack Stopped fires once, Attack Started stays quiet.
 	sim.sim.advance(400);
 	items = onlyEmitted(await runner.tick(stopped.id));
-	assert.deepEqual(items.map((i) => i.alert_id), [atk.id]);
+	assert.deepEqual(
+		items.map((i) => i.alert_id),
+		[atk.id],
+	);
 	assert.equal(items[0].status, 0);
 	assert.equal(items[0].end_time, atk.start + 300);
 	assert.equal(items[0].severity, 2, '45 Gbps → severity 2');
@@ -281,7 +335,10 @@ test('Attack Started / Attack Stopped: emitted when the attack starts and when i
 	sim.sim.stopAttack(pre.id);
 	sim.sim.advance(5);
 	items = onlyEmitted(await runner.tick(stopped.id));
-	assert.deepEqual(items.map((i) => [i.alert_id, i.status]), [[pre.id, 0]]);
+	assert.deepEqual(
+		items.map((i) => [i.alert_id, i.status]),
+		[[pre.id, 0]],
+	);
 	nothingEmitted(await runner.tick(started.id), 'started: a stop is not a start');
 	await runner.deactivate(started.id);
 	await runner.deactivate(stopped.id);
@@ -317,7 +374,13 @@ test(`bounded memory: more than ${BOUND} events in the window → at most ${BOUN
 	const total = BOUND + 150;
 	for (let i = 0; i < total; i++) {
 		// Short attacks spread over the last 29 days (all inside the 31-day window, all stopped).
-		sim.sim.startAttack({ site_id: site.c, start: now - 29 * 86400 + i * 1000, duration: 30, curve: { peakBps: 1e8 }, sources: [{ ip: '198.18.20.1' }] });
+		sim.sim.startAttack({
+			site_id: site.c,
+			start: now - 29 * 86400 + i * 1000,
+			duration: 30,
+			curve: { peakBps: 1e8 },
+			sources: [{ ip: '198.18.20.1' }],
+		});
 	}
 	sim.sim.advance(60);
 	const inWindow = await simEvents(site.c);
@@ -334,10 +397,18 @@ test(`bounded memory: more than ${BOUND} events in the window → at most ${BOUN
 		nothingEmitted(r, `tick ${i + 1} with nothing new (ids beyond the bound must not be replayed)`);
 		assert.ok((nodeState(r.memory).seen ?? []).length <= BOUND);
 	}
-	const atk = sim.sim.startAttack({ site_id: site.c, duration: 0, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.21.1' }] });
+	const atk = sim.sim.startAttack({
+		site_id: site.c,
+		duration: 0,
+		curve: { peakBps: 5e9 },
+		sources: [{ ip: '198.18.21.1' }],
+	});
 	sim.sim.advance(10);
 	const r = await runner.tick(wfB.id);
-	assert.deepEqual(onlyEmitted(r).map((i) => i.alert_id), [atk.id]);
+	assert.deepEqual(
+		onlyEmitted(r).map((i) => i.alert_id),
+		[atk.id],
+	);
 	const seen = nodeState(r.saved).seen ?? [];
 	assert.ok(seen.length <= BOUND, `stored ${seen.length} ids after the new event (bound ${BOUND})`);
 	assert.ok(seen.includes(`newDdosEvent:${atk.id}`));
@@ -365,7 +436,7 @@ test('manual mode ("Fetch Test Event") returns a real sample from the simulator 
 	assert.equal(f.items[0].router_name, newestFlow.router_name);
 });
 
-test('Fetch Test Event with no ongoing attack: the site\'s latest past event, marked; a site without events: a marked sample; no internal ids', async () => {
+test("Fetch Test Event with no ongoing attack: the site's latest past event, marked; a site without events: a marked sample; no internal ids", async () => {
 	const ongoing = await simEvents(site.b, 'ongoing');
 	for (const e of ongoing) sim.sim.stopAttack(e.alert_id);
 	const r = await runner.manual(triggerWorkflow('attackStarted', site.b, LOOKBACK, { domainPortIds: '30001' }));
@@ -400,10 +471,23 @@ test('Fetch Test Event with no ongoing attack: the site\'s latest past event, ma
 });
 
 test('one trigger watches several sites: each new attack is emitted once with its own site_id; site:dp pairs give each site its ports', async () => {
-	const wf = triggerWorkflow('attackStarted', `${site.a}, ${site.c}`, LOOKBACK, { domainPortIds: `${site.a}:30011, ${site.c}:30022`, topSources: 0 });
+	const wf = triggerWorkflow('attackStarted', `${site.a}, ${site.c}`, LOOKBACK, {
+		domainPortIds: `${site.a}:30011, ${site.c}:30022`,
+		topSources: 0,
+	});
 	nothingEmitted(await runner.activate(wf), 'activation');
-	const a = sim.sim.startAttack({ site_id: site.a, duration: 0, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.31.1' }] });
-	const c = sim.sim.startAttack({ site_id: site.c, duration: 0, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.32.1' }] });
+	const a = sim.sim.startAttack({
+		site_id: site.a,
+		duration: 0,
+		curve: { peakBps: 5e9 },
+		sources: [{ ip: '198.18.31.1' }],
+	});
+	const c = sim.sim.startAttack({
+		site_id: site.c,
+		duration: 0,
+		curve: { peakBps: 5e9 },
+		sources: [{ ip: '198.18.32.1' }],
+	});
 	sim.sim.advance(10);
 	const items = onlyEmitted(await runner.tick(wf.id));
 	const by = Object.fromEntries(items.map((i) => [i.alert_id, i]));

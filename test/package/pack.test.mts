@@ -14,7 +14,11 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
 function packedFiles(): string[] {
 	ensureBuilt();
-	const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+	const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+		cwd: ROOT,
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'ignore'],
+	});
 	const [entry] = JSON.parse(out) as Array<{ files: Array<{ path: string }> }>;
 	return entry.files.map((f) => f.path).sort();
 }
@@ -26,8 +30,22 @@ test('the tarball holds dist/, the icons, the README and nothing else', () => {
 	assert.deepEqual(stray, [], 'files outside dist/ besides package.json, README and license');
 	assert.ok(files.includes('README.md'));
 	assert.ok(files.includes('package.json'));
-	for (const bad of [/^dist\/test\//, /^dist\/simulator\//, /^dist\/worker\//, /^dist\/workflows\//, /^dist\/bench\//, /^dist\/scripts\//, /\.mts$/, /\.test\./, /tsbuildinfo$/]) {
-		assert.deepEqual(files.filter((f) => bad.test(f)), [], `no ${bad} in the package`);
+	for (const bad of [
+		/^dist\/test\//,
+		/^dist\/simulator\//,
+		/^dist\/worker\//,
+		/^dist\/workflows\//,
+		/^dist\/bench\//,
+		/^dist\/scripts\//,
+		/\.mts$/,
+		/\.test\./,
+		/tsbuildinfo$/,
+	]) {
+		assert.deepEqual(
+			files.filter((f) => bad.test(f)),
+			[],
+			`no ${bad} in the package`,
+		);
 	}
 	// Every node and credential package.json names is in the tarball, with its icons and codex file.
 	for (const p of [...pkg.n8n.nodes, ...pkg.n8n.credentials]) assert.ok(files.includes(p), `${p} missing`);
@@ -54,15 +72,29 @@ test('the README is the page a user reads: install, credentials, every resource,
 	const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 	const userPart = readme.slice(0, readme.indexOf('*The rest of this page is for developers'));
 	assert.ok(userPart.length > 1000, 'the user part comes first');
-	for (const h of ['## Installation', '## Credentials', '## Nodes and operations', '## Compatibility', '## Usage', '## Runbook plans', '## Resources'])
+	for (const h of [
+		'## Installation',
+		'## Credentials',
+		'## Nodes and operations',
+		'## Compatibility',
+		'## Usage',
+		'## Runbook plans',
+		'## Resources',
+	])
 		assert.ok(userPart.includes(h), `README lacks ${h}`);
-	for (const r of RESOURCES) assert.ok(userPart.includes(`**${r.label}**`), `README does not list the resource ${r.label}`);
+	for (const r of RESOURCES)
+		assert.ok(userPart.includes(`**${r.label}**`), `README does not list the resource ${r.label}`);
 	assert.ok(userPart.includes(pkg.name));
 	// Documentation links of the nodes and credentials point at the package's homepage.
 	const home = String(pkg.homepage).replace(/#.*$/, '');
-	for (const f of ['nodes/SecurityService/SecurityService.node.json', 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.json', 'nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.json']) {
+	for (const f of [
+		'nodes/SecurityService/SecurityService.node.json',
+		'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.json',
+		'nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.json',
+	]) {
 		const codex = JSON.parse(readFileSync(join(ROOT, f), 'utf8'));
-		for (const d of [...codex.resources.primaryDocumentation, ...codex.resources.credentialDocumentation]) assert.ok(String(d.url).startsWith(home), `${f}: ${d.url}`);
+		for (const d of [...codex.resources.primaryDocumentation, ...codex.resources.credentialDocumentation])
+			assert.ok(String(d.url).startsWith(home), `${f}: ${d.url}`);
 	}
 	for (const f of ['credentials/SecurityServiceApi.credentials.ts', 'credentials/TemporalApi.credentials.ts']) {
 		const url = /documentationUrl = '([^']+)'/.exec(readFileSync(join(ROOT, f), 'utf8'))?.[1];
@@ -71,7 +103,10 @@ test('the README is the page a user reads: install, credentials, every resource,
 });
 
 test('the CI and publish workflows pass actionlint, and publishing uses npm provenance', () => {
-	const bin = execFileSync('bash', [join(ROOT, 'scripts/actionlint.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	const bin = execFileSync('bash', [join(ROOT, 'scripts/actionlint.sh'), 'path'], {
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'inherit'],
+	}).trim();
 	assert.ok(existsSync(bin));
 	const wf = ['.github/workflows/ci.yml', '.github/workflows/publish.yml'];
 	for (const f of wf) assert.ok(existsSync(join(ROOT, f)), `${f} missing`);
@@ -88,12 +123,23 @@ test('`npm install` of the packed tarball in ~/.n8n/nodes adds only this package
 	ensureBuilt();
 	const tmp = mkdtempSync(join(tmpdir(), 'secsvc-nodes-'));
 	try {
-		const tgz = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', tmp], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').pop()!;
+		const tgz = execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', tmp], {
+			cwd: ROOT,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'ignore'],
+		})
+			.trim()
+			.split('\n')
+			.pop()!;
 		const nodes = join(tmp, '.n8n', 'nodes');
 		mkdirSync(nodes, { recursive: true });
 		// As the README says: a plain `npm install` (npm ≥ 7 installs peers unless they are optional). --offline: a
 		// package it would have to fetch fails the install instead of passing unnoticed.
-		execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tmp, tgz)], { cwd: nodes, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+		execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tmp, tgz)], {
+			cwd: nodes,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		const installed = readdirSync(join(nodes, 'node_modules')).filter((n) => !n.startsWith('.'));
 		assert.deepEqual(installed, [pkg.name]);
 	} finally {
@@ -104,8 +150,19 @@ test('`npm install` of the packed tarball in ~/.n8n/nodes adds only this package
 test('docs links: the nodes set an absolute documentationUrl at a README section (n8n opens it as it is)', async () => {
 	const { docsUrl, README_URL } = await import('../../nodes/docs.ts');
 	const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-	const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
-	for (const f of ['nodes/SecurityService/SecurityService.node.ts', 'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts', 'nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts']) {
+	const anchors = new Set(
+		[...readme.matchAll(/^#+ (.+)$/gm)].map((m) =>
+			m[1]
+				.toLowerCase()
+				.replace(/[^\w\- ]/g, '')
+				.replace(/ /g, '-'),
+		),
+	);
+	for (const f of [
+		'nodes/SecurityService/SecurityService.node.ts',
+		'nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts',
+		'nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts',
+	]) {
 		const section = /documentationUrl: docsUrl\('([^']+)'\)/.exec(readFileSync(join(ROOT, f), 'utf8'))?.[1];
 		assert.ok(section && anchors.has(section), `${f}: documentationUrl names no README section (${section})`);
 		assert.ok(docsUrl(section).startsWith(README_URL));

@@ -18,7 +18,9 @@ test('authentication base: POST then GET returns it; recaptcha_per_ip_tps kept; 
 	assert.deepEqual(g.result, { duration: 900, recaptcha_per_ip_tps: 0, threshold_tps: 250 });
 	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/base`, { duration: 900 }), 'threshold_tps'));
 	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/base`, { duration: 'x', threshold_tps: 1 }), 'duration'));
-	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/base`, { duration: 1, threshold_tps: 1, extra: 1 }), 'extra'));
+	assert.ok(
+		isInvalid(await post(e, `${e.ap}/authentication/base`, { duration: 1, threshold_tps: 1, extra: 1 }), 'extra'),
+	);
 	// nothing changed by the rejected requests
 	assert.deepEqual((await get(e, `${e.ap}/authentication/base`)).result.duration, 900);
 });
@@ -36,12 +38,21 @@ test('authentication bypass: add, list with url_id, no duplicate, delete, unknow
 	assert.deepEqual(l2.result, [l.result[1]]);
 	assert.equal((await del(e, `${e.ap}/authentication/bypass/${l.result[0].url_id}`)).code, CODES.NOT_FOUND);
 	assert.ok(isInvalid(await del(e, `${e.ap}/authentication/bypass/abc`), 'url_id'));
-	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/bypass`, { host: 'h', scheme: 'ftp', uri: '/' }), 'scheme'));
+	assert.ok(
+		isInvalid(await post(e, `${e.ap}/authentication/bypass`, { host: 'h', scheme: 'ftp', uri: '/' }), 'scheme'),
+	);
 	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/bypass`, { scheme: 'http', uri: '/' }), 'host'));
 });
 
 test('HTTP authentication: round trip and enumerated fields', async () => {
-	const rec = { enforce_protect: 3, max_http_request: 120, mode: 2, p3p_enabled: 1, p3p_string: 'CP="NOI DSP"', trust_duration: 600 };
+	const rec = {
+		enforce_protect: 3,
+		max_http_request: 120,
+		mode: 2,
+		p3p_enabled: 1,
+		p3p_string: 'CP="NOI DSP"',
+		trust_duration: 600,
+	};
 	ok(await post(e, `${e.ap}/authentication/http`, rec));
 	assert.deepEqual((await get(e, `${e.ap}/authentication/http`)).result, rec);
 	assert.ok(isInvalid(await post(e, `${e.ap}/authentication/http`, { ...rec, enforce_protect: 4 }), 'enforce_protect'));
@@ -60,7 +71,9 @@ test('IP authentication (JSON body): round trip and §4.3.3 exclusive objects', 
 	});
 	assert.ok(isInvalid(r, 'action_blacklist'));
 	assert.match(r.msg, /only action_ratelimit may be set/);
-	r = await call(e, 'POST', `${e.ap}/authentication/ip`, { json: { action: 'ratelimit', enable: 1, mode: 1, action_ratelimit: { duration: 1, ratelimit_rps: 1 } } });
+	r = await call(e, 'POST', `${e.ap}/authentication/ip`, {
+		json: { action: 'ratelimit', enable: 1, mode: 1, action_ratelimit: { duration: 1, ratelimit_rps: 1 } },
+	});
 	assert.ok(isInvalid(r, 'action_ratelimit.threshold_rps'));
 	r = await call(e, 'POST', `${e.ap}/authentication/ip`, { json: { action: 'drop', enable: 5, mode: 1 } });
 	assert.ok(isInvalid(r, 'action') && isInvalid(r, 'enable'));
@@ -71,15 +84,38 @@ test('IP authentication (JSON body): round trip and §4.3.3 exclusive objects', 
 });
 
 test('request-header compliance: one switch at a time', async () => {
-	ok(await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http10', name: 'user_agent_required', value: 1 }));
+	ok(
+		await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http10', name: 'user_agent_required', value: 1 }),
+	);
 	const g = (await get(e, `${e.ap}/compliance/request-header`)).result;
 	assert.deepEqual(Object.keys(g).sort(), ['http09', 'http10', 'http11']);
 	assert.equal(g.http10.user_agent_required, 1);
 	assert.equal(g.http09.user_agent_required, 0);
-	assert.deepEqual(Object.keys(g.http11).sort(), ['accept_encoding_required', 'accept_required', 'connection_required', 'host_required', 'user_agent_required']);
-	assert.ok(isInvalid(await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http2', name: 'host_required', value: 1 }), 'http_type'));
-	assert.ok(isInvalid(await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http11', name: 'cookie_required', value: 1 }), 'name'));
-	assert.ok(isInvalid(await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http11', name: 'host_required', value: 2 }), 'value'));
+	assert.deepEqual(Object.keys(g.http11).sort(), [
+		'accept_encoding_required',
+		'accept_required',
+		'connection_required',
+		'host_required',
+		'user_agent_required',
+	]);
+	assert.ok(
+		isInvalid(
+			await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http2', name: 'host_required', value: 1 }),
+			'http_type',
+		),
+	);
+	assert.ok(
+		isInvalid(
+			await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http11', name: 'cookie_required', value: 1 }),
+			'name',
+		),
+	);
+	assert.ok(
+		isInvalid(
+			await post(e, `${e.ap}/compliance/request-header`, { http_type: 'http11', name: 'host_required', value: 2 }),
+			'value',
+		),
+	);
 });
 
 const filter = {
@@ -117,7 +153,15 @@ test('HTTP filter: create, list, get (without p_flag_id), update, delete', async
 	assert.equal(one.p_flag_id, undefined);
 	const { p_flag_id: _x, ...rest } = mine;
 	assert.deepEqual(one, rest);
-	ok(await put(e, `${e.ap}/http-filter/${id}`, { action: 'BUSY_PAGE', host: 'www.a.example', uri: '/busy', p_name: 'busy', page: 'maintenance' }));
+	ok(
+		await put(e, `${e.ap}/http-filter/${id}`, {
+			action: 'BUSY_PAGE',
+			host: 'www.a.example',
+			uri: '/busy',
+			p_name: 'busy',
+			page: 'maintenance',
+		}),
+	);
 	const after = (await get(e, `${e.ap}/http-filter/${id}`)).result;
 	assert.deepEqual(after.action, ['BUSY_PAGE']);
 	assert.equal(after.action_annex.page, 'maintenance');
@@ -125,7 +169,10 @@ test('HTTP filter: create, list, get (without p_flag_id), update, delete', async
 	ok(await del(e, `${e.ap}/http-filter/${id}`));
 	assert.equal((await get(e, `${e.ap}/http-filter/${id}`)).code, CODES.NOT_FOUND);
 	assert.equal((await del(e, `${e.ap}/http-filter/${id}`)).code, CODES.NOT_FOUND);
-	assert.equal((await put(e, `${e.ap}/http-filter/${id}`, { action: 'PASS', host: 'h', uri: '/', p_name: 'n' })).code, CODES.NOT_FOUND);
+	assert.equal(
+		(await put(e, `${e.ap}/http-filter/${id}`, { action: 'PASS', host: 'h', uri: '/', p_name: 'n' })).code,
+		CODES.NOT_FOUND,
+	);
 	assert.ok(isInvalid(await get(e, `${e.ap}/http-filter/abc`), 'p_flag_id'));
 });
 
@@ -150,19 +197,33 @@ test('HTTP filter rules (§4.3.1, §8)', async () => {
 	// 256 IPs are allowed, 257 are not
 	ok(await post(e, `${e.ap}/http-filter`, { ...base, action: 'PASS', other_iprange: ['10.1.0.0-10.1.0.255'] }));
 	await bad({ ...base, action: 'PASS', other_iprange: ['10.1.0.0-10.1.0.255', '10.2.0.1-10.2.0.1'] }, 'other_iprange');
-	ok(await post(e, `${e.ap}/http-filter`, { ...base, action: 'DOMAIN_REDIRECTION', redirect_host: 'x.example', rp_code: 302, scheme: 'http' }));
+	ok(
+		await post(e, `${e.ap}/http-filter`, {
+			...base,
+			action: 'DOMAIN_REDIRECTION',
+			redirect_host: 'x.example',
+			rp_code: 302,
+			scheme: 'http',
+		}),
+	);
 });
 
 test('HTTP filter: concurrent create/edit on one domain-port is rejected with the conflict code', async () => {
 	const base = { host: 'h.example', uri: '/', p_name: 'n', action: 'PASS' };
-	const [a, b] = await Promise.all([post(e, `${e.ap}/http-filter`, base), post(e, `${e.ap}/http-filter`, { ...base, p_name: 'm' })]);
+	const [a, b] = await Promise.all([
+		post(e, `${e.ap}/http-filter`, base),
+		post(e, `${e.ap}/http-filter`, { ...base, p_name: 'm' }),
+	]);
 	const codes = [a.code, b.code].sort();
 	assert.deepEqual(codes, [0, CODES.CONFLICT_BUSY]);
 	// sequential requests both succeed
 	ok(await post(e, `${e.ap}/http-filter`, base));
 	ok(await post(e, `${e.ap}/http-filter`, base));
 	// another domain-port of the same site is independent
-	const other = e.ap.replace(`/domain-port/${e.ids.domain_port_id}`, `/domain-port/${Number(e.ids.domain_port_id) + 1}`);
+	const other = e.ap.replace(
+		`/domain-port/${e.ids.domain_port_id}`,
+		`/domain-port/${Number(e.ids.domain_port_id) + 1}`,
+	);
 	const [c, d] = await Promise.all([post(e, `${e.ap}/http-filter`, base), post(e, `${other}/http-filter`, base)]);
 	assert.deepEqual([c.code, d.code], [0, 0]);
 });
@@ -202,7 +263,10 @@ test('IP whitelist: required field, round trip, delete', async () => {
 
 test('X-Forwarded-For (§4.3.2): modes, name required for secure; portal 2023.2.6 drops secure', async () => {
 	ok(await post(e, `${e.ap}/request-header/x-forward-for`, { mode: 'secure', name: 'X-Real-IP' }));
-	assert.deepEqual((await get(e, `${e.ap}/request-header/x-forward-for`)).result, { mode: 'secure', name: 'X-Real-IP' });
+	assert.deepEqual((await get(e, `${e.ap}/request-header/x-forward-for`)).result, {
+		mode: 'secure',
+		name: 'X-Real-IP',
+	});
 	ok(await post(e, `${e.ap}/request-header/x-forward-for`, { mode: 'append' }));
 	assert.deepEqual((await get(e, `${e.ap}/request-header/x-forward-for`)).result, { mode: 'append', name: '' });
 	assert.ok(isInvalid(await post(e, `${e.ap}/request-header/x-forward-for`, { mode: 'secure' }), 'name'));
@@ -210,7 +274,9 @@ test('X-Forwarded-For (§4.3.2): modes, name required for secure; portal 2023.2.
 	const e2 = await boot({ portalVersion: '2023.2.6' });
 	try {
 		assert.equal((await get(e2, `${e2.ap}/request-header/x-forward-for`)).result.mode, 'insert');
-		assert.ok(isInvalid(await post(e2, `${e2.ap}/request-header/x-forward-for`, { mode: 'secure', name: 'X' }), 'mode'));
+		assert.ok(
+			isInvalid(await post(e2, `${e2.ap}/request-header/x-forward-for`, { mode: 'secure', name: 'X' }), 'mode'),
+		);
 		assert.equal((await post(e2, `${e2.ap}/request-header/x-forward-for`, { mode: 'reset' })).code, 0);
 	} finally {
 		await e2.close();
@@ -219,27 +285,68 @@ test('X-Forwarded-For (§4.3.2): modes, name required for secure; portal 2023.2.
 
 test('status code overwrite (§4.3.4): create, list, update, delete and every rule', async () => {
 	ok(await post(e, `${e.ap}/status-codes`, { error_code: 404, error_code_rewrite: 200, error_page_type: 0 }));
-	ok(await post(e, `${e.ap}/status-codes`, { error_code: 503, error_code_rewrite: 503, error_page_type: 2, error_page_info: 'https://x.example/503.html' }));
+	ok(
+		await post(e, `${e.ap}/status-codes`, {
+			error_code: 503,
+			error_code_rewrite: 503,
+			error_page_type: 2,
+			error_page_info: 'https://x.example/503.html',
+		}),
+	);
 	let g = (await get(e, `${e.ap}/status-codes`)).result;
 	assert.equal(g.enable, 1);
 	assert.deepEqual(g.error_page, [
 		{ error_code: 404, error_code_rewrite: 200, error_page_type: 0, error_page_info: '' },
 		{ error_code: 503, error_code_rewrite: 503, error_page_type: 2, error_page_info: 'https://x.example/503.html' },
 	]);
-	assert.equal((await post(e, `${e.ap}/status-codes`, { error_code: 404, error_code_rewrite: 200, error_page_type: 0 })).code, CODES.CONFLICT_EXISTS);
+	assert.equal(
+		(await post(e, `${e.ap}/status-codes`, { error_code: 404, error_code_rewrite: 200, error_page_type: 0 })).code,
+		CODES.CONFLICT_EXISTS,
+	);
 	ok(await put(e, `${e.ap}/status-codes`, { error_code: 404, error_code_rewrite: 410, error_page_type: 1 }));
 	g = (await get(e, `${e.ap}/status-codes`)).result;
-	assert.deepEqual(g.error_page[0], { error_code: 404, error_code_rewrite: 410, error_page_type: 1, error_page_info: '' });
-	assert.equal((await put(e, `${e.ap}/status-codes`, { error_code: 400, error_code_rewrite: 410, error_page_type: 1 })).code, CODES.NOT_FOUND);
+	assert.deepEqual(g.error_page[0], {
+		error_code: 404,
+		error_code_rewrite: 410,
+		error_page_type: 1,
+		error_page_info: '',
+	});
+	assert.equal(
+		(await put(e, `${e.ap}/status-codes`, { error_code: 400, error_code_rewrite: 410, error_page_type: 1 })).code,
+		CODES.NOT_FOUND,
+	);
 	ok(await del(e, `${e.ap}/status-codes`, { error_code: 404 }));
 	assert.equal((await del(e, `${e.ap}/status-codes`, { error_code: 404 })).code, CODES.NOT_FOUND);
-	for (const code of [399, 418, 499, 506]) assert.ok(isInvalid(await post(e, `${e.ap}/status-codes`, { error_code: code, error_code_rewrite: 200, error_page_type: 0 }), 'error_code'));
-	for (const code of [400, 417, 500, 505]) ok(await post(e, `${e.ap}/status-codes`, { error_code: code, error_code_rewrite: 200, error_page_type: 0 }));
-	for (const rw of [99, 1000]) assert.ok(isInvalid(await post(e, `${e.ap}/status-codes`, { error_code: 401, error_code_rewrite: rw, error_page_type: 0 }), 'error_code_rewrite'));
+	for (const code of [399, 418, 499, 506])
+		assert.ok(
+			isInvalid(
+				await post(e, `${e.ap}/status-codes`, { error_code: code, error_code_rewrite: 200, error_page_type: 0 }),
+				'error_code',
+			),
+		);
+	for (const code of [400, 417, 500, 505])
+		ok(await post(e, `${e.ap}/status-codes`, { error_code: code, error_code_rewrite: 200, error_page_type: 0 }));
+	for (const rw of [99, 1000])
+		assert.ok(
+			isInvalid(
+				await post(e, `${e.ap}/status-codes`, { error_code: 401, error_code_rewrite: rw, error_page_type: 0 }),
+				'error_code_rewrite',
+			),
+		);
 	ok(await post(e, `${e.ap}/status-codes`, { error_code: 401, error_code_rewrite: 999, error_page_type: 0 }));
 	ok(await post(e, `${e.ap}/status-codes`, { error_code: 402, error_code_rewrite: 100, error_page_type: 0 }));
-	assert.ok(isInvalid(await post(e, `${e.ap}/status-codes`, { error_code: 403, error_code_rewrite: 200, error_page_type: 2 }), 'error_page_info'));
-	assert.ok(isInvalid(await post(e, `${e.ap}/status-codes`, { error_code: 403, error_code_rewrite: 200, error_page_type: 3 }), 'error_page_type'));
+	assert.ok(
+		isInvalid(
+			await post(e, `${e.ap}/status-codes`, { error_code: 403, error_code_rewrite: 200, error_page_type: 2 }),
+			'error_page_info',
+		),
+	);
+	assert.ok(
+		isInvalid(
+			await post(e, `${e.ap}/status-codes`, { error_code: 403, error_code_rewrite: 200, error_page_type: 3 }),
+			'error_page_type',
+		),
+	);
 	assert.ok(isInvalid(await del(e, `${e.ap}/status-codes`), 'error_code'));
 	assert.ok(isInvalid(await del(e, `${e.ap}/status-codes`, { error_code: 200 }), 'error_code'));
 });
@@ -273,8 +380,14 @@ test('UA blacklist add (repeated ua_regex) and URL bypass delete (unknown skippe
 });
 
 test('unknown site / domain-port answer not found; a domain-port of another site is not found', async () => {
-	assert.equal((await get(e, `/api/specp/policy/appshield/site/1/domain-port/${e.ids.domain_port_id}/switches`)).code, CODES.NOT_FOUND);
-	assert.equal((await get(e, `/api/specp/policy/appshield/site/${e.ids.site_id}/domain-port/1/switches`)).code, CODES.NOT_FOUND);
+	assert.equal(
+		(await get(e, `/api/specp/policy/appshield/site/1/domain-port/${e.ids.domain_port_id}/switches`)).code,
+		CODES.NOT_FOUND,
+	);
+	assert.equal(
+		(await get(e, `/api/specp/policy/appshield/site/${e.ids.site_id}/domain-port/1/switches`)).code,
+		CODES.NOT_FOUND,
+	);
 	const otherSite = String(Number(e.ids.site_id) + 1);
 	const r = await get(e, `/api/specp/policy/appshield/site/${otherSite}/domain-port/${e.ids.domain_port_id}/switches`);
 	assert.equal(r.code, CODES.NOT_FOUND);

@@ -28,15 +28,36 @@ test('every operation succeeds once with valid input (request log proves it)', a
 	const a = await ctl(e, 'POST', '/attacks', { site_id: e.ids.site_id, sources: [{ ip: '198.18.1.1' }] });
 	const ap = e.ap;
 	// authorization
-	const res = await fetch(`${e.url}/oauth/connect?${new URLSearchParams({ app_id: 'test-app', redirect_uri: 'https://x.example.com/cb', state: 's', response_type: 'code', scope: 'install_login' })}`, { redirect: 'manual' });
+	const res = await fetch(
+		`${e.url}/oauth/connect?${new URLSearchParams({ app_id: 'test-app', redirect_uri: 'https://x.example.com/cb', state: 's', response_type: 'code', scope: 'install_login' })}`,
+		{ redirect: 'manual' },
+	);
 	assert.equal(res.status, 302);
 	const code = new URL(res.headers.get('location') as string).searchParams.get('code') as string;
-	const tokenRes = await fetch(`${e.url}/oauth/access_token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', code, grant_type: 'authorization_code' }) });
+	const tokenRes = await fetch(`${e.url}/oauth/access_token`, {
+		method: 'POST',
+		body: new URLSearchParams({
+			app_id: 'test-app',
+			secret: 'test-secret-value',
+			code,
+			grant_type: 'authorization_code',
+		}),
+	});
 	const user = (await tokenRes.json()) as { code: number; result: { refresh_token: string } };
 	assert.equal(user.code, 0);
-	const rr = await fetch(`${e.url}/oauth/refresh_token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', refresh_token: user.result.refresh_token, grant_type: 'refresh_code' }) });
+	const rr = await fetch(`${e.url}/oauth/refresh_token`, {
+		method: 'POST',
+		body: new URLSearchParams({
+			app_id: 'test-app',
+			refresh_token: user.result.refresh_token,
+			grant_type: 'refresh_code',
+		}),
+	});
 	assert.equal(((await rr.json()) as { code: number }).code, 0);
-	const at = await fetch(`${e.url}/oauth/credit/token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }) });
+	const at = await fetch(`${e.url}/oauth/credit/token`, {
+		method: 'POST',
+		body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }),
+	});
 	assert.equal(((await at.json()) as { code: number }).code, 0);
 	const calls = [
 		() => get(e, `/api/spe/customer/${e.ids.customer_id}`),
@@ -48,7 +69,14 @@ test('every operation succeeds once with valid input (request log proves it)', a
 			const l = await get(e, `${ap}/authentication/bypass`);
 			return del(e, `${ap}/authentication/bypass/${l.result[0].url_id}`);
 		},
-		() => post(e, `${ap}/authentication/http`, { enforce_protect: 1, max_http_request: 1, mode: 0, p3p_enabled: 0, trust_duration: 1 }),
+		() =>
+			post(e, `${ap}/authentication/http`, {
+				enforce_protect: 1,
+				max_http_request: 1,
+				mode: 0,
+				p3p_enabled: 0,
+				trust_duration: 1,
+			}),
 		() => get(e, `${ap}/authentication/http`),
 		() => call(e, 'POST', `${ap}/authentication/ip`, { json: { action: 'ratelimit', enable: 0, mode: 0 } }),
 		() => get(e, `${ap}/authentication/ip`),
@@ -57,7 +85,11 @@ test('every operation succeeds once with valid input (request log proves it)', a
 		async () => {
 			const c = await post(e, `${ap}/http-filter`, { action: 'ACCEPT', host: 'h', uri: '/', p_name: 'p' });
 			const id = c.result.p_flag_id;
-			for (const r of [await get(e, `${ap}/http-filter`), await get(e, `${ap}/http-filter/${id}`), await put(e, `${ap}/http-filter/${id}`, { action: 'PASS', host: 'h', uri: '/', p_name: 'p' })])
+			for (const r of [
+				await get(e, `${ap}/http-filter`),
+				await get(e, `${ap}/http-filter/${id}`),
+				await put(e, `${ap}/http-filter/${id}`, { action: 'PASS', host: 'h', uri: '/', p_name: 'p' }),
+			])
 				assert.equal(r.code, 0, r.msg);
 			return del(e, `${ap}/http-filter/${id}`);
 		},
@@ -85,7 +117,14 @@ test('every operation succeeds once with valid input (request log proves it)', a
 		() => get(e, `${e.siteDash}/is_under_attack`),
 		() => get(e, `${e.siteDash}/network_summary`),
 		() => post(e, `${e.op}/detection/mode`, { model: '0' }),
-		() => post(e, `${e.op}/detection/policy`, { name: 'sip_flood', type: 'sip', is_enabled: '1', high_pps: '2K', low_pps: '1K' }),
+		() =>
+			post(e, `${e.op}/detection/policy`, {
+				name: 'sip_flood',
+				type: 'sip',
+				is_enabled: '1',
+				high_pps: '2K',
+				low_pps: '1K',
+			}),
 		() => get(e, `${e.op}/detection/policy`),
 		() => post(e, `${e.op}/policy/profile`, { profile_id: 'auto-dns' }),
 		() => post(e, `${e.op}/policy/switch`, { is_enable: 1, switch_type: 'detection' }),
@@ -151,7 +190,12 @@ test('faults: code, http5xx, ratelimit, delay, reset, expireToken — for N call
 	await assert.rejects(fetch(`${e.url}${path}?access_token=${e.token}`));
 	assert.equal((await get(e, path)).code, 0);
 
-	const tok = (await (await fetch(`${e.url}/oauth/credit/token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }) })).json()) as { result: { access_token: string } };
+	const tok = (await (
+		await fetch(`${e.url}/oauth/credit/token`, {
+			method: 'POST',
+			body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }),
+		})
+	).json()) as { result: { access_token: string } };
 	await ctl(e, 'POST', '/faults', { op: 'customer.list', kind: 'expireToken' });
 	assert.equal((await get(e, '/api/spe/customers', {}, tok.result.access_token)).code, CODES.INVALID_TOKEN);
 	assert.equal((await get(e, '/api/spe/customers', {}, tok.result.access_token)).code, CODES.INVALID_TOKEN);
@@ -159,7 +203,10 @@ test('faults: code, http5xx, ratelimit, delay, reset, expireToken — for N call
 
 	// a fault on an oauth operation
 	await ctl(e, 'POST', '/faults', { op: 'authorization.appToken', kind: 'code' });
-	const f = await fetch(`${e.url}/oauth/credit/token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }) });
+	const f = await fetch(`${e.url}/oauth/credit/token`, {
+		method: 'POST',
+		body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }),
+	});
 	assert.equal(((await f.json()) as { code: number }).code, CODES.INTERNAL);
 
 	const log = await ctl(e, 'GET', '/requests?op=dashboard.isUnderAttack');
@@ -171,7 +218,8 @@ test('faults: code, http5xx, ratelimit, delay, reset, expireToken — for N call
 
 test('control: state, clock, reset; unknown routes and methods', async () => {
 	const s = await ctl(e, 'GET', '/state');
-	for (const k of ['now', 'ids', 'customers', 'sites', 'domainPorts', 'attacks', 'flowDowns', 'tokens', 'profiles']) assert.ok(k in s, k);
+	for (const k of ['now', 'ids', 'customers', 'sites', 'domainPorts', 'attacks', 'flowDowns', 'tokens', 'profiles'])
+		assert.ok(k in s, k);
 	assert.equal(s.customers.length, 23);
 	const c0 = (await ctl(e, 'GET', '/clock')).now;
 	const c1 = (await ctl(e, 'POST', '/clock/advance', { seconds: 90 })).now;
@@ -181,7 +229,12 @@ test('control: state, clock, reset; unknown routes and methods', async () => {
 	await ctl(e, 'POST', '/reset', {});
 	// reset drops tokens and policy changes
 	assert.equal((await get(e, `${e.ap}/ip-black-list`)).code, CODES.INVALID_TOKEN);
-	const tok = (await (await fetch(`${e.url}/oauth/credit/token`, { method: 'POST', body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }) })).json()) as { result: { access_token: string } };
+	const tok = (await (
+		await fetch(`${e.url}/oauth/credit/token`, {
+			method: 'POST',
+			body: new URLSearchParams({ app_id: 'test-app', secret: 'test-secret-value', grant_type: 'client_credential' }),
+		})
+	).json()) as { result: { access_token: string } };
 	e.token = tok.result.access_token;
 	assert.deepEqual((await get(e, `${e.ap}/ip-black-list`)).result.p_info.ipv4.black_soc, []);
 	// vendor API: unknown path 404, wrong method 405, both with an envelope
@@ -205,7 +258,14 @@ test('content types: multipart ops refuse urlencoded; malformed multipart is a v
 	assert.equal(((await bad.json()) as { code: number }).code, CODES.VALIDATION);
 	const lenient = await boot({ strictContentType: false });
 	try {
-		assert.equal((await call(lenient, 'POST', `${lenient.ap}/authentication/base`, { urlencoded: { duration: 1, threshold_tps: 1 } })).code, 0);
+		assert.equal(
+			(
+				await call(lenient, 'POST', `${lenient.ap}/authentication/base`, {
+					urlencoded: { duration: 1, threshold_tps: 1 },
+				})
+			).code,
+			0,
+		);
 	} finally {
 		await lenient.close();
 	}
@@ -214,14 +274,35 @@ test('content types: multipart ops refuse urlencoded; malformed multipart is a v
 test('multipart parser: repeated names, quoted boundary, empty values, CRLF inside values', () => {
 	const b = 'b0undary';
 	const body = Buffer.from(
-		[`--${b}`, 'Content-Disposition: form-data; name="m"', '', 'GET', `--${b}`, 'Content-Disposition: form-data; name="m"', '', 'POST',
-			`--${b}`, 'Content-Disposition: form-data; name="e"', '', '', `--${b}`, 'Content-Disposition: form-data; name="t"', 'Content-Type: text/plain', '', 'a\r\nb', `--${b}--`, ''].join('\r\n'),
+		[
+			`--${b}`,
+			'Content-Disposition: form-data; name="m"',
+			'',
+			'GET',
+			`--${b}`,
+			'Content-Disposition: form-data; name="m"',
+			'',
+			'POST',
+			`--${b}`,
+			'Content-Disposition: form-data; name="e"',
+			'',
+			'',
+			`--${b}`,
+			'Content-Disposition: form-data; name="t"',
+			'Content-Type: text/plain',
+			'',
+			'a\r\nb',
+			`--${b}--`,
+			'',
+		].join('\r\n'),
 	);
 	const m = parseMultipart(body, b);
 	assert.deepEqual(m.get('m'), ['GET', 'POST']);
 	assert.deepEqual(m.get('e'), ['']);
 	assert.deepEqual(m.get('t'), ['a\r\nb']);
-	assert.throws(() => parseMultipart(Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="x"\r\n\r\nunterminated`), b));
+	assert.throws(() =>
+		parseMultipart(Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="x"\r\n\r\nunterminated`), b),
+	);
 });
 
 test('control API: a web page cannot reach it — a non-loopback Origin is refused (403), a body must be JSON (415); state unchanged', async () => {
@@ -229,7 +310,8 @@ test('control API: a web page cannot reach it — a non-loopback Origin is refus
 	const faultsBefore = e.sim.faults.length;
 	const attacksBefore = e.sim.world.attacks.length;
 	const evil = { origin: 'http://evil.example', 'content-type': 'text/plain' };
-	const send = (path: string, headers: Record<string, string>, body = '{}') => fetch(`${e.url}/__sim${path}`, { method: 'POST', headers, body });
+	const send = (path: string, headers: Record<string, string>, body = '{}') =>
+		fetch(`${e.url}/__sim${path}`, { method: 'POST', headers, body });
 	for (const [path, body] of [
 		['/faults', JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 5 })],
 		['/reset', '{}'],
@@ -239,18 +321,55 @@ test('control API: a web page cannot reach it — a non-loopback Origin is refus
 		const r = await send(path, evil, body);
 		assert.equal(r.status, 403, `${path}: cross-origin text/plain`);
 		assert.match(((await r.json()) as { error: string }).error, /origin "http:\/\/evil\.example" is not loopback/);
-		assert.equal((await send(path, { origin: 'http://evil.example', 'content-type': 'application/json' }, body)).status, 403, `${path}: cross-origin JSON`);
-		assert.equal((await send(path, { 'content-type': 'text/plain' }, body)).status, 415, `${path}: text/plain without Origin`);
-		assert.equal((await send(path, { 'content-type': 'application/x-www-form-urlencoded' }, body)).status, 415, `${path}: form without Origin`);
-		assert.equal((await send(path, { origin: 'null', 'content-type': 'application/json' }, body)).status, 403, `${path}: Origin null (sandboxed page, file://)`);
-		assert.equal((await send(path, { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body)).status, 403, `${path}: marked cross-site by the browser`);
+		assert.equal(
+			(await send(path, { origin: 'http://evil.example', 'content-type': 'application/json' }, body)).status,
+			403,
+			`${path}: cross-origin JSON`,
+		);
+		assert.equal(
+			(await send(path, { 'content-type': 'text/plain' }, body)).status,
+			415,
+			`${path}: text/plain without Origin`,
+		);
+		assert.equal(
+			(await send(path, { 'content-type': 'application/x-www-form-urlencoded' }, body)).status,
+			415,
+			`${path}: form without Origin`,
+		);
+		assert.equal(
+			(await send(path, { origin: 'null', 'content-type': 'application/json' }, body)).status,
+			403,
+			`${path}: Origin null (sandboxed page, file://)`,
+		);
+		assert.equal(
+			(await send(path, { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body)).status,
+			403,
+			`${path}: marked cross-site by the browser`,
+		);
 	}
 	assert.equal(e.sim.faults.length, faultsBefore, 'no fault added');
 	assert.equal(e.sim.world.attacks.length, attacksBefore, 'no attack started');
 	assert.equal(e.sim.tokens.size, tokensBefore);
 	// loopback pages and plain clients keep working
-	const local = await send('/faults', { origin: 'http://127.0.0.1:5678', 'content-type': 'application/json' }, JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }));
+	const local = await send(
+		'/faults',
+		{ origin: 'http://127.0.0.1:5678', 'content-type': 'application/json' },
+		JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }),
+	);
 	assert.equal(local.status, 200);
-	assert.equal((await send('/faults', { origin: 'http://localhost:5678', 'content-type': 'application/json; charset=utf-8' }, JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }))).status, 200);
-	assert.equal((await fetch(`${e.url}/__sim/faults`, { method: 'DELETE' })).status, 200, 'a bodiless DELETE from a plain client');
+	assert.equal(
+		(
+			await send(
+				'/faults',
+				{ origin: 'http://localhost:5678', 'content-type': 'application/json; charset=utf-8' },
+				JSON.stringify({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', count: 1 }),
+			)
+		).status,
+		200,
+	);
+	assert.equal(
+		(await fetch(`${e.url}/__sim/faults`, { method: 'DELETE' })).status,
+		200,
+		'a bodiless DELETE from a plain client',
+	);
 });

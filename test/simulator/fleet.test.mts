@@ -24,7 +24,10 @@ test('fleet: 1,200 sites with their own ids; the seeded world is unchanged', asy
 	assert.deepEqual(f.sites[1199], { customer_id: '110120', site_id: '211200', domain_port_ids: ['312399', '312400'] });
 	const a = await ctl(e, 'GET', '/state');
 	const b = await ctl(plain, 'GET', '/state');
-	assert.deepEqual(a.sites.filter((s: { site_id: string }) => Number(s.site_id) < 210001), b.sites);
+	assert.deepEqual(
+		a.sites.filter((s: { site_id: string }) => Number(s.site_id) < 210001),
+		b.sites,
+	);
 	assert.equal(a.customers.length, b.customers.length + 120);
 	// A fleet customer answers like any other.
 	const c = await get(e, '/api/spe/customer/110002');
@@ -42,13 +45,23 @@ test('fleet: an attack on a chosen fleet site; the others stay quiet', async () 
 });
 
 test('fleet: bad specs are refused naming the field; the scenario file loads', async () => {
-	await assert.rejects(startSimulator({ appId: 'a', secret: 's', fleet: { customers: 0, sitesPerCustomer: 10 } }), /fleet\.customers: must be an integer from 1/);
-	await assert.rejects(startSimulator({ appId: 'a', secret: 's', fleet: { customers: 1000, sitesPerCustomer: 100 } }), /customers × sitesPerCustomer must be at most 90000/);
-	const scenario = JSON.parse(readFileSync(new URL('../../simulator/scenarios/fleet-1000.json', import.meta.url), 'utf8'));
+	await assert.rejects(
+		startSimulator({ appId: 'a', secret: 's', fleet: { customers: 0, sitesPerCustomer: 10 } }),
+		/fleet\.customers: must be an integer from 1/,
+	);
+	await assert.rejects(
+		startSimulator({ appId: 'a', secret: 's', fleet: { customers: 1000, sitesPerCustomer: 100 } }),
+		/customers × sitesPerCustomer must be at most 90000/,
+	);
+	const scenario = JSON.parse(
+		readFileSync(new URL('../../simulator/scenarios/fleet-1000.json', import.meta.url), 'utf8'),
+	);
 	const s = await startSimulator({ appId: 'a', secret: 's', clock: 'manual', scenario });
 	try {
 		assert.equal(s.sim.world.sites.has('211000'), true);
-		const attacked = s.sim.snapshot().attacks.filter((x: { status: string; site_id: string }) => Number(x.site_id) >= 210001);
+		const attacked = s.sim
+			.snapshot()
+			.attacks.filter((x: { status: string; site_id: string }) => Number(x.site_id) >= 210001);
 		assert.equal(attacked.length, 10);
 		assert.ok(attacked.every((x: { status: string }) => x.status === 'scheduled'));
 	} finally {

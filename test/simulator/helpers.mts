@@ -88,7 +88,8 @@ export async function call(
 	return (await res.json()) as Envelope;
 }
 
-export const get = (e: Env, path: string, query?: Params, token?: string | null) => call(e, 'GET', path, { query, token });
+export const get = (e: Env, path: string, query?: Params, token?: string | null) =>
+	call(e, 'GET', path, { query, token });
 export const post = (e: Env, path: string, f: Params, query?: Params) => call(e, 'POST', path, { form: f, query });
 export const put = (e: Env, path: string, f: Params) => call(e, 'PUT', path, { form: f });
 export const del = (e: Env, path: string, query?: Params) => call(e, 'DELETE', path, { query });

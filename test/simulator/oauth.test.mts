@@ -36,13 +36,22 @@ async function userTokens() {
 	assert.equal(loc.searchParams.get('state'), 'st-123');
 	const code = loc.searchParams.get('code') as string;
 	assert.ok(code.length > 10);
-	const r = await oauth('/oauth/access_token', { app_id: APP.appId, secret: APP.secret, code, grant_type: 'authorization_code' });
+	const r = await oauth('/oauth/access_token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		code,
+		grant_type: 'authorization_code',
+	});
 	assert.equal(r.code, 0, r.msg);
 	return { code, ...r.result };
 }
 
 test('client-credential token: access_token and expires_in 7200, usable on /api', async () => {
-	const r = await oauth('/oauth/credit/token', { app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' });
+	const r = await oauth('/oauth/credit/token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		grant_type: 'client_credential',
+	});
 	assert.equal(r.code, 0);
 	assert.deepEqual(Object.keys(r.result).sort(), ['access_token', 'expires_in']);
 	assert.equal(r.result.expires_in, 7200);
@@ -77,12 +86,27 @@ test('authorization code flow: token record fields, code single-use', async () =
 	assert.equal(typeof t.refresh_token, 'string');
 	assert.equal(typeof t.svc_account, 'string');
 	assert.equal((await get(e, '/api/spe/customers', {}, t.access_token)).code, 0);
-	const again = await oauth('/oauth/access_token', { app_id: APP.appId, secret: APP.secret, code: t.code, grant_type: 'authorization_code' });
+	const again = await oauth('/oauth/access_token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		code: t.code,
+		grant_type: 'authorization_code',
+	});
 	assert.equal(again.code, CODES.INVALID_GRANT);
 	assert.match(again.msg, /code: already used/);
-	const bogus = await oauth('/oauth/access_token', { app_id: APP.appId, secret: APP.secret, code: 'nope', grant_type: 'authorization_code' });
+	const bogus = await oauth('/oauth/access_token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		code: 'nope',
+		grant_type: 'authorization_code',
+	});
 	assert.equal(bogus.code, CODES.INVALID_GRANT);
-	const wrongSecret = await oauth('/oauth/access_token', { app_id: APP.appId, secret: 'x', code: 'nope', grant_type: 'authorization_code' });
+	const wrongSecret = await oauth('/oauth/access_token', {
+		app_id: APP.appId,
+		secret: 'x',
+		code: 'nope',
+		grant_type: 'authorization_code',
+	});
 	assert.equal(wrongSecret.code, CODES.INVALID_CLIENT);
 });
 
@@ -98,7 +122,12 @@ test('connect: redirect_uri must share the registered domain; bad app; missing s
 	r = (await res.json()) as Envelope;
 	assert.equal(r.code, CODES.VALIDATION);
 	assert.match(r.msg, /state: is required/);
-	res = await connect({ app_id: APP.appId, redirect_uri: 'https://a.example.com/cb', state: 's', response_type: 'token' });
+	res = await connect({
+		app_id: APP.appId,
+		redirect_uri: 'https://a.example.com/cb',
+		state: 's',
+		response_type: 'token',
+	});
 	assert.match(((await res.json()) as Envelope).msg, /response_type: must be one of code/);
 	res = await connect({ app_id: APP.appId, redirect_uri: 'https://a.example.com/cb', state: 's', customer_id: '999' });
 	assert.equal(((await res.json()) as Envelope).code, CODES.NOT_FOUND);
@@ -106,17 +135,33 @@ test('connect: redirect_uri must share the registered domain; bad app; missing s
 
 test('refresh rotates: new pair works, the old refresh token stops working', async () => {
 	const t = await userTokens();
-	const r1 = await oauth('/oauth/refresh_token', { app_id: APP.appId, refresh_token: t.refresh_token, grant_type: 'refresh_code' });
+	const r1 = await oauth('/oauth/refresh_token', {
+		app_id: APP.appId,
+		refresh_token: t.refresh_token,
+		grant_type: 'refresh_code',
+	});
 	assert.equal(r1.code, 0, r1.msg);
 	assert.deepEqual(Object.keys(r1.result).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope']);
 	assert.notEqual(r1.result.refresh_token, t.refresh_token);
 	assert.notEqual(r1.result.access_token, t.access_token);
-	const old = await oauth('/oauth/refresh_token', { app_id: APP.appId, refresh_token: t.refresh_token, grant_type: 'refresh_code' });
+	const old = await oauth('/oauth/refresh_token', {
+		app_id: APP.appId,
+		refresh_token: t.refresh_token,
+		grant_type: 'refresh_code',
+	});
 	assert.equal(old.code, CODES.INVALID_GRANT);
 	assert.match(old.msg, /refresh_token:/);
-	const r2 = await oauth('/oauth/refresh_token', { app_id: APP.appId, refresh_token: r1.result.refresh_token, grant_type: 'refresh_code' });
+	const r2 = await oauth('/oauth/refresh_token', {
+		app_id: APP.appId,
+		refresh_token: r1.result.refresh_token,
+		grant_type: 'refresh_code',
+	});
 	assert.equal(r2.code, 0);
-	const badGrant = await oauth('/oauth/refresh_token', { app_id: APP.appId, refresh_token: r2.result.refresh_token, grant_type: 'refresh_token' });
+	const badGrant = await oauth('/oauth/refresh_token', {
+		app_id: APP.appId,
+		refresh_token: r2.result.refresh_token,
+		grant_type: 'refresh_token',
+	});
 	assert.equal(badGrant.code, CODES.VALIDATION);
 });
 
@@ -126,7 +171,11 @@ test('access token: missing, bogus, expired after 7200 s of simulator time', asy
 	assert.match(r.msg, /access_token: is required/);
 	r = await get(e, '/api/spe/customers', {}, 'bogus');
 	assert.equal(r.code, CODES.INVALID_TOKEN);
-	const fresh = await oauth('/oauth/credit/token', { app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' });
+	const fresh = await oauth('/oauth/credit/token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		grant_type: 'client_credential',
+	});
 	const tok = fresh.result.access_token as string;
 	await ctl(e, 'POST', '/clock/advance', { seconds: 7199 });
 	assert.equal((await get(e, '/api/spe/customers', {}, tok)).code, 0);
@@ -137,7 +186,11 @@ test('access token: missing, bogus, expired after 7200 s of simulator time', asy
 });
 
 test('POST /__sim/tokens/expire expires every access token now', async () => {
-	const fresh = await oauth('/oauth/credit/token', { app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' });
+	const fresh = await oauth('/oauth/credit/token', {
+		app_id: APP.appId,
+		secret: APP.secret,
+		grant_type: 'client_credential',
+	});
 	const tok = fresh.result.access_token as string;
 	assert.equal((await get(e, '/api/spe/customers', {}, tok)).code, 0);
 	const x = await ctl(e, 'POST', '/tokens/expire');

@@ -11,7 +11,10 @@ test('a burst over the limit is refused with the status, code and Retry-After as
 	try {
 		const url = `${e.url}${e.siteDash}/is_under_attack?access_token=${e.token}`;
 		const free = await Promise.all(Array.from({ length: 6 }, () => fetch(url)));
-		assert.ok(free.every((r) => r.status === 200), 'no limit unless asked');
+		assert.ok(
+			free.every((r) => r.status === 200),
+			'no limit unless asked',
+		);
 		await ctl(e, 'POST', '/ratelimit', { rps: 0.5, burst: 2, retryAfterSeconds: 3 });
 		const rs = await Promise.all(Array.from({ length: 6 }, () => fetch(url)));
 		const bodies = (await Promise.all(rs.map((r) => r.json()))) as { code: number }[];
@@ -47,7 +50,11 @@ test('a bad limit is refused naming the field; nothing changes', async () => {
 			[{ rps: 5, tenant: { rps: 0 } }, 'tenant.rps'],
 			[{ rps: 5, status: 99 }, 'status'],
 		] as const) {
-			const r = await fetch(`${e.url}/__sim/ratelimit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+			const r = await fetch(`${e.url}/__sim/ratelimit`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify(spec),
+			});
 			assert.equal(r.status, 400, JSON.stringify(spec));
 			assert.match(((await r.json()) as { error: string }).error, new RegExp(`^${field.replace('.', '\\.')}: `));
 		}

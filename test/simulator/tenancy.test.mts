@@ -15,7 +15,10 @@ async function userToken(e: Env, customer_id: string): Promise<string> {
 	);
 	const code = new URL(res.headers.get('location') as string).searchParams.get('code') as string;
 	const r = (await (
-		await fetch(`${e.url}/oauth/access_token`, { method: 'POST', body: new URLSearchParams({ app_id: APP.appId, secret: APP.secret, code, grant_type: 'authorization_code' }) })
+		await fetch(`${e.url}/oauth/access_token`, {
+			method: 'POST',
+			body: new URLSearchParams({ app_id: APP.appId, secret: APP.secret, code, grant_type: 'authorization_code' }),
+		})
 	).json()) as Envelope;
 	assert.equal(r.code, 0, r.msg);
 	return r.result.access_token;
@@ -38,11 +41,23 @@ test('strict: a user token reaches its own sites and customer paths only; the ap
 	assert.equal(own.code, 0, own.msg);
 	const foreign = await get(e, `/api/specp/op/dashboard/site/${b.site_id}/is_under_attack`, {}, ta);
 	assert.equal(foreign.code, CODES.FOREIGN_TENANT);
-	assert.match(foreign.msg, new RegExp(`customer ${a.customer_id} cannot reach site ${b.site_id} \\(customer ${b.customer_id}\\)`));
-	const foreignOp = await get(e, `/api/spe/customer/${b.customer_id}/op/site/${a.site_id}/network/0/host/0/detection/policy`, {}, ta);
+	assert.match(
+		foreign.msg,
+		new RegExp(`customer ${a.customer_id} cannot reach site ${b.site_id} \\(customer ${b.customer_id}\\)`),
+	);
+	const foreignOp = await get(
+		e,
+		`/api/spe/customer/${b.customer_id}/op/site/${a.site_id}/network/0/host/0/detection/policy`,
+		{},
+		ta,
+	);
 	assert.equal(foreignOp.code, CODES.FOREIGN_TENANT);
 	assert.equal((await get(e, `/api/spe/customer/${a.customer_id}`, {}, ta)).code, 0, 'own customer detail');
-	assert.equal((await get(e, '/api/spe/customers', {}, ta)).code, CODES.FOREIGN_TENANT, 'no customer list with a user token');
+	assert.equal(
+		(await get(e, '/api/spe/customers', {}, ta)).code,
+		CODES.FOREIGN_TENANT,
+		'no customer list with a user token',
+	);
 	// the app token: portal operations only
 	assert.equal((await get(e, '/api/spe/customers', {}, e.token)).code, 0);
 	assert.equal((await get(e, `/api/spe/customer/${b.customer_id}`, {}, e.token)).code, 0);

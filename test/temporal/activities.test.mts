@@ -36,12 +36,27 @@ test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
 	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
 	// workflow sandbox)
-	assert.deepEqual(Object.keys(acts).sort(), [...catalog.map((o) => o.id), 'runbook.parsePlan', 'input.check', 'httpFilter.matchingBefore', 'httpFilter.createOnce'].sort());
+	assert.deepEqual(
+		Object.keys(acts).sort(),
+		[
+			...catalog.map((o) => o.id),
+			'runbook.parsePlan',
+			'input.check',
+			'httpFilter.matchingBefore',
+			'httpFilter.createOnce',
+		].sort(),
+	);
 });
 
 test('ValidationError → non-retryable, names field and rule, nothing sent', async () => {
 	const n = s.sim.requests().length;
-	const f = await failure(acts['applicationProtection.ipBlacklist.add']({ site_id: ids.site_id, domain_port_id: ids.domain_port_id, ip_black_list: '10.0.0.9-10.0.0.1' }));
+	const f = await failure(
+		acts['applicationProtection.ipBlacklist.add']({
+			site_id: ids.site_id,
+			domain_port_id: ids.domain_port_id,
+			ip_black_list: '10.0.0.9-10.0.0.1',
+		}),
+	);
 	assert.equal(f.type, 'ValidationError');
 	assert.equal(f.nonRetryable, true);
 	assert.match(f.message, /ip_black_list: must be/);
@@ -71,16 +86,25 @@ test('ApiError → non-retryable ApiError; rate limit and internal error → ret
 
 test('IP lists: adding a listed entry and removing an absent one succeed without a write; no duplicates', async () => {
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	const posts = () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST').length;
+	const posts = () =>
+		s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST').length;
 	const dels = () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).length;
 	await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7' });
-	assert.deepEqual(await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7-192.0.2.7' }), { alreadyPresent: true, entry: '192.0.2.7-192.0.2.7' });
+	assert.deepEqual(
+		await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7-192.0.2.7' }),
+		{ alreadyPresent: true, entry: '192.0.2.7-192.0.2.7' },
+	);
 	assert.equal(posts(), 1);
-	const list = (await client.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } };
+	const list = (await client.call('applicationProtection.ipBlacklist.get', dp)) as {
+		p_info: { ipv4: { black_soc: unknown[] } };
+	};
 	assert.equal(list.p_info.ipv4.black_soc.length, 1);
 	await acts['applicationProtection.ipBlacklist.remove']({ ...dp, ip_black_list: ['192.0.2.7'] });
 	assert.equal(dels(), 1);
-	assert.deepEqual(await acts['applicationProtection.ipBlacklist.remove']({ ...dp, ip_black_list: ['192.0.2.7'] }), { removed: [], absent: ['192.0.2.7'] });
+	assert.deepEqual(await acts['applicationProtection.ipBlacklist.remove']({ ...dp, ip_black_list: ['192.0.2.7'] }), {
+		removed: [],
+		absent: ['192.0.2.7'],
+	});
 	assert.equal(dels(), 1, 'absent entry: no DELETE');
 });
 
@@ -96,8 +120,18 @@ test('authorization activities refuse secrets as input, take them from the confi
 
 test('HTTP filter create/update are serialized per domain-port (the simulator rejects concurrent edits)', async () => {
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	const mk = (i: number) => acts['applicationProtection.httpFilter.create']({ ...dp, action: 'BLOCK_HTTP', host: 'www.example.com', uri: `/p${i}`, p_name: `p${i}` });
+	const mk = (i: number) =>
+		acts['applicationProtection.httpFilter.create']({
+			...dp,
+			action: 'BLOCK_HTTP',
+			host: 'www.example.com',
+			uri: `/p${i}`,
+			p_name: `p${i}`,
+		});
 	const results = await Promise.all([1, 2, 3, 4].map(mk));
 	assert.equal(new Set(results.map((r) => (r as { p_flag_id: string }).p_flag_id)).size, 4);
-	assert.ok(s.sim.requests({ op: 'applicationProtection.httpFilter.create' }).every((r) => r.code === 0), 'no busy answers');
+	assert.ok(
+		s.sim.requests({ op: 'applicationProtection.httpFilter.create' }).every((r) => r.code === 0),
+		'no busy answers',
+	);
 });

@@ -12,7 +12,16 @@ import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { createEnv, liveSettings, operatorClient, plan, siteIds, startInProcessWorker, startSim, uniqueQueue } from './helpers.mts';
+import {
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	siteIds,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -41,12 +50,30 @@ test('a worker at its admission limit leaves new runbooks on the server; all com
 	try {
 		const sites = siteIds(s.sim, 12);
 		const before = await Promise.all(sites.map((ids) => liveSettings(op, ids)));
-		const hs = await Promise.all(sites.map((ids) => startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 1, blacklist: { enabled: false, topN: 1, metric: 'bps', minPercent: 0, protectedRanges: [] } }))));
+		const hs = await Promise.all(
+			sites.map((ids) =>
+				startAttackResponse(
+					env.client,
+					queue,
+					plan(ids, {
+						cooldownSeconds: 1,
+						blacklist: { enabled: false, topN: 1, metric: 'bps', minPercent: 0, protectedRanges: [] },
+					}),
+				),
+			),
+		);
 		const results = (await Promise.all(hs.map((h) => h.result()))) as AttackResponseResult[];
 		clearInterval(sample);
-		assert.deepEqual(results.map((r) => r.outcome), sites.map(() => 'reverted'));
-		assert.ok(results.every((r) => r.changes.some((c) => c.status === 'restored')), 'every runbook changed and restored something');
-		for (const [i, ids] of sites.entries()) assert.deepEqual(await liveSettings(op, ids), before[i], `site ${ids.site_id} back at its snapshot`);
+		assert.deepEqual(
+			results.map((r) => r.outcome),
+			sites.map(() => 'reverted'),
+		);
+		assert.ok(
+			results.every((r) => r.changes.some((c) => c.status === 'restored')),
+			'every runbook changed and restored something',
+		);
+		for (const [i, ids] of sites.entries())
+			assert.deepEqual(await liveSettings(op, ids), before[i], `site ${ids.site_id} back at its snapshot`);
 		assert.ok(maxCached <= 4, `the worker cached at most 4 workflows (saw ${maxCached})`);
 		assert.ok(maxCached >= 3, `the limit was reached (saw ${maxCached})`);
 		assert.ok(w.admission!.stats.held > 0, 'normal-queue polls were held back');

@@ -12,7 +12,16 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { ATTACK_SOURCES, createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	createEnv,
+	plan,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -24,7 +33,14 @@ after(async () => {
 });
 
 const small = (ids: Ids, approval: Record<string, unknown>) =>
-	plan(ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], blacklist: { enabled: false }, detection: { rapidMode: true, thresholds: [] }, approval });
+	plan(ids, {
+		cooldownSeconds: 1,
+		ipAuth: undefined,
+		switches: [],
+		blacklist: { enabled: false },
+		detection: { rapidMode: true, thresholds: [] },
+		approval,
+	});
 
 async function setup(seed: number) {
 	const s = await startSim(seed);
@@ -33,19 +49,32 @@ async function setup(seed: number) {
 	const worker = await startInProcessWorker(env, s.url, queue);
 	return { s, ids, queue, close: async () => (await worker.shutdown(), await s.close()) };
 }
-const refused = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => (assert.match(e.message, re), true));
+const refused = (p: Promise<unknown>, re: RegExp) =>
+	assert.rejects(p, (e: Error) => (assert.match(e.message, re), true));
 let n = 0;
 const wid = (site: string) => `attack-response-${site}-approvals-${process.pid}-${++n}`;
-const writes = (s: Awaited<ReturnType<typeof startSim>>) => s.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
+const writes = (s: Awaited<ReturnType<typeof startSim>>) =>
+	s.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
 
 test('decide: refusals change nothing; the approver gets the decision back; result and audit say who, when, via', async () => {
 	const t = await setup(31);
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['alice@soc', 'bob@soc'] }), { workflowId: wid(t.ids.site_id) });
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['alice@soc', 'bob@soc'] }),
+			{ workflowId: wid(t.ids.site_id) },
+		);
 		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
-		await refused(decide(env.client, h.workflowId, { approved: true, by: 'mallory', via: 'cli' }), /^by: mallory is not in approval\.approvers/);
-		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', via: 'cli' }), /^reason: is required to reject/);
+		await refused(
+			decide(env.client, h.workflowId, { approved: true, by: 'mallory', via: 'cli' }),
+			/^by: mallory is not in approval\.approvers/,
+		);
+		await refused(
+			decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', via: 'cli' }),
+			/^reason: is required to reject/,
+		);
 		await refused(decide(env.client, h.workflowId, { approved: true, by: '', via: 'cli' }), /^by: is required/);
 		const st = await h.query(stateQuery);
 		assert.equal(st.phase, 'awaiting-approval', 'still waiting');
@@ -55,17 +84,33 @@ test('decide: refusals change nothing; the approver gets the decision back; resu
 		const d = await decide(env.client, h.workflowId, { approved: true, by: 'alice@soc', via: 'cli' });
 		assert.deepEqual([d.accepted, d.decision, d.by, d.via], [true, 'approved', 'alice@soc', 'cli']);
 		assert.ok(Math.abs(Date.parse(d.at) - Date.now()) < 60_000);
-		await refused(decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', reason: 'too late', via: 'cli' }), /^approval: already decided/);
+		await refused(
+			decide(env.client, h.workflowId, { approved: false, by: 'bob@soc', reason: 'too late', via: 'cli' }),
+			/^approval: already decided/,
+		);
 
 		await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting');
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via, r.approval?.at], ['approved', 'alice@soc', 'cli', d.at]);
+		assert.deepEqual(
+			[r.approval?.decision, r.approval?.by, r.approval?.via, r.approval?.at],
+			['approved', 'alice@soc', 'cli', d.at],
+		);
 		// Compatibility mode (no identity provider): the typed name, marked unverified in the audit and the result.
-		assert.ok(r.audit.some((e) => e.what === 'approve' && e.result === `by alice@soc via cli at ${d.at} (unverified: typed, no identity provider)`), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
+		assert.ok(
+			r.audit.some(
+				(e) =>
+					e.what === 'approve' &&
+					e.result === `by alice@soc via cli at ${d.at} (unverified: typed, no identity provider)`,
+			),
+			JSON.stringify(r.audit.filter((e) => e.step === 'signal')),
+		);
 		assert.deepEqual(r.approval?.identity, { verified: 'unverified', name: 'alice@soc' });
-		assert.ok(!r.audit.some((e) => /mallory/.test(JSON.stringify(e))), 'a refused decision leaves no trace in the runbook');
+		assert.ok(
+			!r.audit.some((e) => /mallory/.test(JSON.stringify(e))),
+			'a refused decision leaves no trace in the runbook',
+		);
 	} finally {
 		await t.close();
 	}
@@ -75,19 +120,32 @@ test('after the timeout a decision is refused (default decision kept); the old a
 	const t = await setup(32);
 	try {
 		t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 1, onTimeout: 'reject' }), { workflowId: wid(t.ids.site_id) });
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			small(t.ids, { required: true, timeoutSeconds: 1, onTimeout: 'reject' }),
+			{ workflowId: wid(t.ids.site_id) },
+		);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'rejected');
 		assert.deepEqual([r.approval?.decision, r.approval?.via], ['timeout-rejected', 'timeout']);
-		await refused(decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'cli' }), /completed|not waiting|already decided/);
+		await refused(
+			decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'cli' }),
+			/completed|not waiting|already decided/,
+		);
 
-		const h2 = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600 }), { workflowId: wid(t.ids.site_id) });
+		const h2 = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600 }), {
+			workflowId: wid(t.ids.site_id),
+		});
 		await waitFor('awaiting approval', async () => (await h2.query(stateQuery)).phase === 'awaiting-approval');
 		await h2.signal('approve', { approved: true, by: 'old-script' });
 		await waitFor('mitigating', async () => (await h2.query(stateQuery)).phase === 'waiting');
 		const st = await h2.query(stateQuery);
 		assert.deepEqual([st.approval?.decision, st.approval?.by, st.approval?.via], ['approved', 'old-script', 'signal']);
-		await refused(decide(env.client, h2.workflowId, { approved: true, by: 'alice', via: 'cli' }), /^approval: already decided/);
+		await refused(
+			decide(env.client, h2.workflowId, { approved: true, by: 'alice', via: 'cli' }),
+			/^approval: already decided/,
+		);
 		await h2.signal('abort', { by: 'test', reason: 'done' });
 		await h2.result();
 	} finally {
@@ -99,7 +157,12 @@ test('the approve signal obeys the decide rules: early, unlisted, anonymous and 
 	const t = await setup(33);
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['oncall-alice'] }), { workflowId: wid(t.ids.site_id) });
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['oncall-alice'] }),
+			{ workflowId: wid(t.ids.site_id) },
+		);
 		// Sent at once: it reaches the runbook before its gate (validating / snapshot): no pre-approval.
 		await h.signal('approve', { approved: true, by: 'oncall-alice' });
 		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
@@ -120,25 +183,34 @@ test('the approve signal obeys the decide rules: early, unlisted, anonymous and 
 		assert.equal(st.aborted, false);
 		assert.equal(st.extraCooldownSeconds, 0);
 		assert.deepEqual(writes(t.s), [], 'nothing written');
-		const audit = await h.query('audit') as { what: string; result?: string }[];
+		const audit = (await h.query('audit')) as { what: string; result?: string }[];
 		const refusals = audit.filter((e) => /signal refused/.test(e.what)).map((e) => e.result);
-		assert.deepEqual(refusals, [
-			'refused: approval: the runbook is not waiting for a decision (phase validating); nothing changed',
-			'refused: by: mallory is not in approval.approvers; nothing changed',
-			'refused: by: is required (the identity of the person deciding, at most 200 characters)',
-			'refused: approved: must be true or false',
-			'refused: reason: is required to reject',
-			'refused: seconds: must be an integer from 1 to 604800 (7 days)',
-			'refused: seconds: must be an integer from 1 to 604800 (7 days)',
-			'refused: reason: must be text of at most 1000 characters',
-		].map((r, i) => (i === 0 ? refusals[0] : r)));
-		assert.match(String(refusals[0]), /^refused: approval: the runbook is not waiting for a decision \(phase (validating|snapshot|planning)\)/);
+		assert.deepEqual(
+			refusals,
+			[
+				'refused: approval: the runbook is not waiting for a decision (phase validating); nothing changed',
+				'refused: by: mallory is not in approval.approvers; nothing changed',
+				'refused: by: is required (the identity of the person deciding, at most 200 characters)',
+				'refused: approved: must be true or false',
+				'refused: reason: is required to reject',
+				'refused: seconds: must be an integer from 1 to 604800 (7 days)',
+				'refused: seconds: must be an integer from 1 to 604800 (7 days)',
+				'refused: reason: must be text of at most 1000 characters',
+			].map((r, i) => (i === 0 ? refusals[0] : r)),
+		);
+		assert.match(
+			String(refusals[0]),
+			/^refused: approval: the runbook is not waiting for a decision \(phase (validating|snapshot|planning)\)/,
+		);
 		assert.ok(!audit.some((e) => e.what === 'approve' || e.what === 'reject'), 'no decision in the audit');
 
 		await h.signal('approve', { approved: true, by: ' oncall-alice ', reason: 'confirmed' });
 		await waitFor('mitigating', async () => (await h.query(stateQuery)).phase === 'waiting');
 		st = await h.query(stateQuery);
-		assert.deepEqual([st.approval?.decision, st.approval?.by, st.approval?.via], ['approved', 'oncall-alice', 'signal']);
+		assert.deepEqual(
+			[st.approval?.decision, st.approval?.by, st.approval?.via],
+			['approved', 'oncall-alice', 'signal'],
+		);
 		// A reject after the decision changes nothing and does not pose as one in the timeline.
 		await h.signal('approve', { approved: false, by: 'mallory', reason: 'late' });
 		await waitFor('late refusal', async () => ((await h.query(stateQuery)).refusedSignals ?? 0) === 9);
@@ -147,7 +219,10 @@ test('the approve signal obeys the decide rules: early, unlisted, anonymous and 
 		assert.equal(r.outcome, 'reverted');
 		assert.deepEqual([r.approval?.decision, r.approval?.by, r.approval?.via], ['approved', 'oncall-alice', 'signal']);
 		assert.ok(!r.audit.some((e) => e.what === 'reject'), JSON.stringify(r.audit.filter((e) => e.step === 'signal')));
-		assert.match(String(r.audit.filter((e) => /signal refused/.test(e.what)).at(-1)?.result), /^refused: approval: already decided \(approved by oncall-alice/);
+		assert.match(
+			String(r.audit.filter((e) => /signal refused/.test(e.what)).at(-1)?.result),
+			/^refused: approval: already decided \(approved by oncall-alice/,
+		);
 	} finally {
 		await t.close();
 	}
@@ -155,6 +230,12 @@ test('the approve signal obeys the decide rules: early, unlisted, anonymous and 
 
 test('a bad approvers list is refused naming the field', () => {
 	const ids = { customer_id: 'c', site_id: 's', domain_port_id: 'd' };
-	assert.throws(() => parsePlan(small(ids, { required: true, approvers: 'alice' })), /approval\.approvers: must be a list of identities/);
-	assert.throws(() => parsePlan(small(ids, { required: true, approvers: ['alice', ''] })), /approval\.approvers\.1: must not be empty/);
+	assert.throws(
+		() => parsePlan(small(ids, { required: true, approvers: 'alice' })),
+		/approval\.approvers: must be a list of identities/,
+	);
+	assert.throws(
+		() => parsePlan(small(ids, { required: true, approvers: ['alice', ''] })),
+		/approval\.approvers\.1: must not be empty/,
+	);
 });

@@ -11,7 +11,17 @@ import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, startInProcessWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 const FREEZE_S = 40;
 
@@ -34,29 +44,51 @@ test(`a ${FREEZE_S} s freeze during the wait is reported as about ${FREEZE_S} s 
 		const before = await liveSettings(op, ids);
 		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 		// activityTimeoutSeconds 5: each poll attempt ends at 5 s, a poll (3 attempts) fails ~17 s after it started
-		const h = await startAttackResponse(env.client, queue, plan(ids, { cooldownSeconds: 2, pollSeconds: 1, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }));
+		const h = await startAttackResponse(
+			env.client,
+			queue,
+			plan(ids, { cooldownSeconds: 2, pollSeconds: 1, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }),
+		);
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting', 90_000);
 		const during = await liveSettings(op, ids);
 		// wait for one answered poll after the mitigation, so the freeze starts while polls are answered
 		const seq = s.sim.requests().at(-1)?.seq ?? 0;
-		await waitFor('an answered poll', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: seq }).some((r) => r.status === 200), 30_000, 100);
+		await waitFor(
+			'an answered poll',
+			async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: seq }).some((r) => r.status === 200),
+			30_000,
+			100,
+		);
 		const frozenAt = Date.now();
 		s.sim.addFault({ op: '*', kind: 'hang', forMs: FREEZE_S * 1000 });
 		s.sim.stopAttack(attack.id); // the attack ends while the runbook cannot see
-		const st = await waitFor('blind', async () => {
-			const q = await h.query(stateQuery);
-			return q.blindSince !== undefined ? q : undefined;
-		}, 60_000, 250);
+		const st = await waitFor(
+			'blind',
+			async () => {
+				const q = await h.query(stateQuery);
+				return q.blindSince !== undefined ? q : undefined;
+			},
+			60_000,
+			250,
+		);
 		const since = Date.parse(String(st.blindSince));
-		assert.ok(since - frozenAt <= 2_500, `blind since the start of the first unanswered poll: ${since - frozenAt} ms after the freeze`);
+		assert.ok(
+			since - frozenAt <= 2_500,
+			`blind since the start of the first unanswered poll: ${since - frozenAt} ms after the freeze`,
+		);
 		const hung = s.sim.requests({ since: seq }).filter((r) => r.fault === 'hang').length;
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		process.stderr.write(`[blind freeze] ${FREEZE_S} s freeze → blind ${r.blindSeconds} s, blind since +${since - frozenAt} ms, ${hung} requests held\n`);
+		process.stderr.write(
+			`[blind freeze] ${FREEZE_S} s freeze → blind ${r.blindSeconds} s, blind since +${since - frozenAt} ms, ${hung} requests held\n`,
+		);
 		assert.ok(hung >= 1, `requests were held without an answer (${hung})`);
 		// lower bound: the freeze less one poll interval and rounding; upper: one attempt's timeout plus its backoff
 		// and one poll interval after the freeze ends (the poll in flight at the end is answered by its next attempt)
-		assert.ok(r.blindSeconds >= FREEZE_S - 2 && r.blindSeconds <= FREEZE_S + 8, `blind ${r.blindSeconds} s for a ${FREEZE_S} s freeze`);
+		assert.ok(
+			r.blindSeconds >= FREEZE_S - 2 && r.blindSeconds <= FREEZE_S + 8,
+			`blind ${r.blindSeconds} s for a ${FREEZE_S} s freeze`,
+		);
 		assert.ok(r.audit.some((a) => a.what.startsWith('sight regained')));
 		assert.deepEqual(await liveSettings(op, ids), before, 'reverted exactly');
 		assert.notDeepEqual(during, before, 'the runbook had mitigated');

@@ -16,7 +16,15 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
 import { addBlocks, listBlocks } from '../../worker/src/temporal/blocks.mts';
-import { createEnv, operatorClient, runCli as cliIn, startInProcessWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	createEnv,
+	operatorClient,
+	runCli as cliIn,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -45,15 +53,37 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 	try {
 		const big = join(dir, 'big.txt');
 		writeFileSync(big, feed(12_000).join('\n'));
-		const r1 = await runCli(['block', 'add', ids.site_id, dpA, '--file', big, '--seconds', '120', '--by', 'x', '--reason', 'y'], queue);
+		const r1 = await runCli(
+			['block', 'add', ids.site_id, dpA, '--file', big, '--seconds', '120', '--by', 'x', '--reason', 'y'],
+			queue,
+		);
 		assert.notEqual(r1.code, 0);
-		assert.match(r1.err, /--file: 12000 new blocks: site \S+ would hold 12000 expiring blocks at once, more than 2000 .*Nothing was sent/);
+		assert.match(
+			r1.err,
+			/--file: 12000 new blocks: site \S+ would hold 12000 expiring blocks at once, more than 2000 .*Nothing was sent/,
+		);
 		assert.equal(posts(), 0, 'nothing sent');
 
 		const fits = join(dir, 'fits.txt');
 		writeFileSync(fits, feed(MAX_SITE_BLOCKS).join('\n'));
 		const t0 = Date.now();
-		const r2 = await runCli(['block', 'add', ids.site_id, dpA, '--file', fits, '--seconds', '25', '--by', 'feed@soc', '--reason', 'threat feed'], queue);
+		const r2 = await runCli(
+			[
+				'block',
+				'add',
+				ids.site_id,
+				dpA,
+				'--file',
+				fits,
+				'--seconds',
+				'25',
+				'--by',
+				'feed@soc',
+				'--reason',
+				'threat feed',
+			],
+			queue,
+		);
 		assert.equal(r2.code, 0, r2.err);
 		assert.equal(posts(), MAX_SITE_BLOCKS, 'one POST per entry');
 		const added = Date.now() - t0;
@@ -62,22 +92,40 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 		assert.doesNotMatch(h.out + h.err, /Blob data size exceeds limit/);
 		// The site is full: one more block (another domain-port, so not caught by dpA's workflow) is refused by the
 		// coordinator's rule, naming it, and nothing is sent.
-		const r3 = await addBlocks(env.client, queue, ids.site_id, dpB, { blocks: [{ entry: '198.18.9.9', seconds: 60, by: 'x', reason: 'y', via: 'cli' }] });
+		const r3 = await addBlocks(env.client, queue, ids.site_id, dpB, {
+			blocks: [{ entry: '198.18.9.9', seconds: 60, by: 'x', reason: 'y', via: 'cli' }],
+		});
 		assert.equal(r3.blocks.length, 0);
 		assert.match(r3.refused[0]?.rule ?? '', /2001 on this site, more than 2000/);
 		assert.equal(posts(), MAX_SITE_BLOCKS, 'nothing sent for the refused block');
 		// At the expiry every entry is removed: the workflow ends with nothing left, each entry named once by a DELETE.
 		const id = `blocks-${ids.site_id}-${dpA}`;
-		await waitFor(`${id} completed`, async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED', 120_000 + added, 1000);
+		await waitFor(
+			`${id} completed`,
+			async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED',
+			120_000 + added,
+			1000,
+		);
 		const named = s.sim
 			.requests({ op: 'applicationProtection.ipBlacklist.remove' })
 			.filter((x) => x.method === 'DELETE' && x.code === 0)
-			.flatMap((x) => String(x.query.ip_black_list ?? '').split(',').filter(Boolean));
+			.flatMap((x) =>
+				String(x.query.ip_black_list ?? '')
+					.split(',')
+					.filter(Boolean),
+			);
 		assert.equal(named.length, MAX_SITE_BLOCKS, 'one DELETE naming per entry');
 		assert.equal(new Set(named).size, MAX_SITE_BLOCKS);
 		assert.ok((await listBlocks(env.client, ids.site_id, dpA)).every((b) => b.state === 'removed'));
-		const live = (await op.call('applicationProtection.ipBlacklist.get', { site_id: ids.site_id, domain_port_id: dpA })) as { p_info: { ipv4: { black_soc: { start_ip?: string }[] } } };
-		assert.equal(live.p_info.ipv4.black_soc.filter((e) => String(e.start_ip).startsWith('100.64.')).length, 0, 'none left on the service');
+		const live = (await op.call('applicationProtection.ipBlacklist.get', {
+			site_id: ids.site_id,
+			domain_port_id: dpA,
+		})) as { p_info: { ipv4: { black_soc: { start_ip?: string }[] } } };
+		assert.equal(
+			live.p_info.ipv4.black_soc.filter((e) => String(e.start_ip).startsWith('100.64.')).length,
+			0,
+			'none left on the service',
+		);
 	} finally {
 		await worker.shutdown();
 		await op.close();

@@ -6,8 +6,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { BUILD_MARK, ROOT, StaleBuildError, assertFreshBuild, hashInputs, readBuildInfo } from '../../worker/src/process/buildInfo.mts';
-import { DEFAULT_WORKER_NODE_FLAGS, WORKER_ENTRY, ensureWorkerBuild, isFresh, workerCommand, workerNodeFlags } from '../../worker/src/process/build.mts';
+import {
+	BUILD_MARK,
+	ROOT,
+	StaleBuildError,
+	assertFreshBuild,
+	hashInputs,
+	readBuildInfo,
+} from '../../worker/src/process/buildInfo.mts';
+import {
+	DEFAULT_WORKER_NODE_FLAGS,
+	WORKER_ENTRY,
+	ensureWorkerBuild,
+	isFresh,
+	workerCommand,
+	workerNodeFlags,
+} from '../../worker/src/process/build.mts';
 
 test('the build records every repository source it contains, and their hash', () => {
 	const entry = ensureWorkerBuild();
@@ -15,7 +29,14 @@ test('the build records every repository source it contains, and their hash', ()
 	assert.ok(isFresh());
 	const info = readBuildInfo(entry);
 	assert.ok(info, 'first line carries the build record');
-	for (const f of ['worker/src/process/main.mts', 'worker/src/activities/operations.mts', 'worker/src/process/bundle.mts', 'api/client.ts', 'api/catalog/index.ts', 'api/runbook/plan.ts'])
+	for (const f of [
+		'worker/src/process/main.mts',
+		'worker/src/activities/operations.mts',
+		'worker/src/process/bundle.mts',
+		'api/client.ts',
+		'api/catalog/index.ts',
+		'api/runbook/plan.ts',
+	])
 		assert.ok(info.inputs.includes(f), `${f} is an input`);
 	assert.ok(!info.inputs.some((f) => f.includes('node_modules')), 'packages stay external');
 	assert.equal(hashInputs(info.inputs, info.salt), info.hash);
@@ -36,7 +57,12 @@ test('a build whose sources changed is stale: not fresh for the launcher, refuse
 	try {
 		assert.equal(isFresh(stale), false);
 		assert.throws(() => assertFreshBuild(stale), StaleBuildError);
-		const r = spawnSync(process.execPath, [stale], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH }, timeout: 30_000 });
+		const r = spawnSync(process.execPath, [stale], {
+			cwd: ROOT,
+			encoding: 'utf8',
+			env: { PATH: process.env.PATH },
+			timeout: 30_000,
+		});
 		assert.equal(r.status, 1);
 		assert.match(r.stderr, /older than its sources/);
 		assert.match(r.stderr, /npm run -w worker build/);
@@ -51,7 +77,10 @@ test('worker node flags and environment: default memory flags, none, custom, and
 	assert.deepEqual(workerNodeFlags({}), DEFAULT_WORKER_NODE_FLAGS);
 	assert.ok(DEFAULT_WORKER_NODE_FLAGS.some((f) => f.startsWith('--max-old-space-size=')));
 	assert.deepEqual(workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: 'none' }), []);
-	assert.deepEqual(workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: ' --optimize-for-size  --max-semi-space-size=1 ' }), ['--optimize-for-size', '--max-semi-space-size=1']);
+	assert.deepEqual(workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: ' --optimize-for-size  --max-semi-space-size=1 ' }), [
+		'--optimize-for-size',
+		'--max-semi-space-size=1',
+	]);
 	assert.throws(() => workerNodeFlags({ SECSVC_WORKER_NODE_FLAGS: '--ok rm -rf' }), /SECSVC_WORKER_NODE_FLAGS: .*"rm"/);
 	const cmd = workerCommand({});
 	assert.deepEqual(cmd.args, [...DEFAULT_WORKER_NODE_FLAGS, WORKER_ENTRY]);
@@ -64,7 +93,12 @@ test('worker node flags and environment: default memory flags, none, custom, and
 test('the compiled worker fails on bad configuration with a clear message and without tsx', () => {
 	const cmd = workerCommand({});
 	const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, SECSVC_APP_ID: 'a', SECSVC_SECRET: 'top-secret-value-1' };
-	const r = spawnSync(cmd.command, cmd.args, { cwd: '/', encoding: 'utf8', env: { ...env, ...cmd.env }, timeout: 30_000 });
+	const r = spawnSync(cmd.command, cmd.args, {
+		cwd: '/',
+		encoding: 'utf8',
+		env: { ...env, ...cmd.env },
+		timeout: 30_000,
+	});
 	assert.equal(r.status, 1);
 	assert.match(r.stderr, /secsvc worker: .*SECSVC_BASE_URL/);
 	assert.doesNotMatch(r.stderr + r.stdout, /top-secret-value-1/);

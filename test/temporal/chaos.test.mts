@@ -26,7 +26,20 @@ import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.
 import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import type { DesiredState, DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
-import { ATTACK_SOURCES, devServerWithDb, liveSettings, operatorClient, plan, seededRandom, siteIds, startSim, supervisedWorker, uniqueQueue, waitFor, type DbDevServer } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	devServerWithDb,
+	liveSettings,
+	operatorClient,
+	plan,
+	seededRandom,
+	siteIds,
+	startSim,
+	supervisedWorker,
+	uniqueQueue,
+	waitFor,
+	type DbDevServer,
+} from './helpers.mts';
 
 let tmp: string;
 let server: DbDevServer;
@@ -48,7 +61,8 @@ after(async () => {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const siteOf = (path: string) => /\/site\/(\d+)\//.exec(path)?.[1];
 /** Sites whose runbook has reached the wait (the first is_under_attack poll is the wait's). */
-const waitingSites = (sim: { requests(f: { op: string }): { path: string }[] }) => new Set(sim.requests({ op: 'dashboard.isUnderAttack' }).map((r) => siteOf(r.path)));
+const waitingSites = (sim: { requests(f: { op: string }): { path: string }[] }) =>
+	new Set(sim.requests({ op: 'dashboard.isUnderAttack' }).map((r) => siteOf(r.path)));
 
 /** What a stuck workflow is waiting for (diagnostics): its pending activities with attempt and last failure. */
 async function pendingOf(handles: WorkflowHandle[]) {
@@ -57,7 +71,12 @@ async function pendingOf(handles: WorkflowHandle[]) {
 			const d = await h.describe();
 			return {
 				id: h.workflowId,
-				pending: d.raw.pendingActivities?.map((a) => ({ type: a.activityType?.name, attempt: a.attempt, state: a.state, failure: a.lastFailure?.message })),
+				pending: d.raw.pendingActivities?.map((a) => ({
+					type: a.activityType?.name,
+					attempt: a.attempt,
+					state: a.state,
+					failure: a.lastFailure?.message,
+				})),
 				historyLength: d.historyLength,
 			};
 		}),
@@ -105,7 +124,9 @@ test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same 
 		assert.equal(r.outcome, 'reverted', JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note])));
 		assert.deepEqual(r.conflicts, []);
 		assert.deepEqual(await liveSettings(op, ids), snapshot, 'every touched setting equals the snapshot');
-		t.diagnostic(`worker exited on its own and was started again ${worker.respawns.length} time(s) while the server was down`);
+		t.diagnostic(
+			`worker exited on its own and was started again ${worker.respawns.length} time(s) while the server was down`,
+		);
 	} finally {
 		if (h) await terminateRunning([h]);
 		await worker.stop();
@@ -126,9 +147,19 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 	let handles: WorkflowHandle[] = [];
 	try {
 		const snapshots = await Promise.all(sites.map((ids) => liveSettings(op, ids)));
-		const attacks = sites.map((ids) => s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
+		const attacks = sites.map((ids) =>
+			s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }),
+		);
 		const t0 = Date.now();
-		handles = await Promise.all(sites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 2, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }))));
+		handles = await Promise.all(
+			sites.map((ids) =>
+				startAttackResponse(
+					client,
+					queue,
+					plan(ids, { cooldownSeconds: 2, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }),
+				),
+			),
+		);
 
 		// Four kills at seeded moments: the first 0.1–0.4 s after the start (claims at the site coordinators, snapshots),
 		// the others 0.3–2.3 s apart; the attacks stop at a seeded moment after the second kill once every runbook
@@ -140,10 +171,20 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 		const claimOnVictim = async () =>
 			(await Promise.all(handles.map((h) => h.describe()))).some((d) =>
 				// state 2 = PENDING_ACTIVITY_STATE_STARTED; worker identities are `<pid>@<host>`
-				d.raw.pendingActivities?.some((a) => a.activityType?.name === 'coordination.claim' && Number(a.state) === 2 && a.lastWorkerIdentity?.startsWith(`${victim.pid}@`)),
+				d.raw.pendingActivities?.some(
+					(a) =>
+						a.activityType?.name === 'coordination.claim' &&
+						Number(a.state) === 2 &&
+						a.lastWorkerIdentity?.startsWith(`${victim.pid}@`),
+				),
 			);
 		const claimInFlight = await waitFor('a claim running on the victim', claimOnVictim, 10_000, 0).catch(() => false);
-		kills.push({ atMs: Date.now() - t0, waiting: waitingSites(s.sim).size, requests: s.sim.requests().length, claimInFlight });
+		kills.push({
+			atMs: Date.now() - t0,
+			waiting: waitingSites(s.sim).size,
+			requests: s.sim.requests().length,
+			claimInFlight,
+		});
 		await victim.kill();
 		steady = supervisedWorker(server, s.url, queue);
 		let stopped = false;
@@ -152,9 +193,13 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 			kills.push({ atMs: Date.now() - t0, waiting: waitingSites(s.sim).size, requests: s.sim.requests().length });
 			await victim.kill();
 			if (i === 1) {
-				await waitFor('every runbook waits', async () => waitingSites(s.sim).size === sites.length, 120_000, 100).catch(async (e) => {
-					throw new Error(`${(e as Error).message}; not waiting: ${JSON.stringify(await pendingOf(handles.filter((_, j) => !waitingSites(s.sim).has(sites[j].site_id))))}`);
-				});
+				await waitFor('every runbook waits', async () => waitingSites(s.sim).size === sites.length, 120_000, 100).catch(
+					async (e) => {
+						throw new Error(
+							`${(e as Error).message}; not waiting: ${JSON.stringify(await pendingOf(handles.filter((_, j) => !waitingSites(s.sim).has(sites[j].site_id))))}`,
+						);
+					},
+				);
 				await sleep(Math.floor(rand() * 1500));
 				for (const a of attacks) s.sim.stopAttack(a.id);
 				stopped = true;
@@ -165,14 +210,21 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 		const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
 		const diag = JSON.stringify({ kills, respawns: victim.respawns.length + (steady?.respawns.length ?? 0) });
 		for (const r of results) {
-			assert.equal(r.outcome, 'reverted', `${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))} ${diag}`);
+			assert.equal(
+				r.outcome,
+				'reverted',
+				`${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))} ${diag}`,
+			);
 			assert.deepEqual(r.conflicts, [], r.site_id);
 		}
 		const finals = await Promise.all(sites.map((ids) => liveSettings(op, ids)));
-		for (let i = 0; i < sites.length; i++) assert.deepEqual(finals[i], snapshots[i], `site ${sites[i].site_id} equals its snapshot ${diag}`);
+		for (let i = 0; i < sites.length; i++)
+			assert.deepEqual(finals[i], snapshots[i], `site ${sites[i].site_id} equals its snapshot ${diag}`);
 
 		// No entry added twice: every successful add names a distinct (site, domain-port, entry).
-		const adds = s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((q) => q.method === 'POST' && q.code === 0);
+		const adds = s.sim
+			.requests({ op: 'applicationProtection.ipBlacklist.add' })
+			.filter((q) => q.method === 'POST' && q.code === 0);
 		const keys = adds.map((q) => `${q.path} ${JSON.stringify(q.body)}`);
 		assert.equal(new Set(keys).size, keys.length, `no IP-list entry added twice ${diag}`);
 		assert.ok(adds.length >= sites.length, `every site got its blacklist entries (${adds.length} adds)`);
@@ -186,96 +238,145 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 	}
 });
 
-test('c. the vendor API down for 60 s during one runbook\'s revert and another\'s wait: the revert waits it out, the wait keeps the mitigation', { timeout: 200_000 }, async () => {
-	const s = await startSim(41);
-	const all = siteIds(s.sim, 23);
-	const R = all[21]; // reverting when the outage starts
-	const W = all[22]; // waiting (attack still on) when the outage starts
-	const op = operatorClient(s.url);
-	const queue = uniqueQueue('chaos-c');
-	const worker = supervisedWorker(server, s.url, queue);
-	const control = (method: string, path: string, body?: unknown) =>
-		fetch(`${s.url}/__sim${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined }).then(async (r) => {
-			assert.ok(r.ok, `control ${method} ${path}: HTTP ${r.status}`);
-			return r.json();
-		});
-	const cooldownSeconds = 3;
-	let hR: WorkflowHandle | undefined;
-	let hW: WorkflowHandle | undefined;
-	try {
-		const snapR = await liveSettings(op, R);
-		const snapW = await liveSettings(op, W);
-		const attackR = s.sim.startAttack({ site_id: R.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const attackW = s.sim.startAttack({ site_id: W.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const opts = { cooldownSeconds, pollSeconds: 1, activityTimeoutSeconds: 5, maxDurationSeconds: 1800 };
-		hR = await startAttackResponse(client, queue, plan(R, opts));
-		hW = await startAttackResponse(client, queue, plan(W, opts));
-		await waitFor('both runbooks wait', async () => waitingSites(s.sim).has(R.site_id) && waitingSites(s.sim).has(W.site_id), 90_000, 100);
-		const mitigatedW = await liveSettings(op, W);
-		assert.notDeepEqual(mitigatedW, snapW);
+test(
+	"c. the vendor API down for 60 s during one runbook's revert and another's wait: the revert waits it out, the wait keeps the mitigation",
+	{ timeout: 200_000 },
+	async () => {
+		const s = await startSim(41);
+		const all = siteIds(s.sim, 23);
+		const R = all[21]; // reverting when the outage starts
+		const W = all[22]; // waiting (attack still on) when the outage starts
+		const op = operatorClient(s.url);
+		const queue = uniqueQueue('chaos-c');
+		const worker = supervisedWorker(server, s.url, queue);
+		const control = (method: string, path: string, body?: unknown) =>
+			fetch(`${s.url}/__sim${path}`, {
+				method,
+				headers: body ? { 'content-type': 'application/json' } : {},
+				body: body ? JSON.stringify(body) : undefined,
+			}).then(async (r) => {
+				assert.ok(r.ok, `control ${method} ${path}: HTTP ${r.status}`);
+				return r.json();
+			});
+		const cooldownSeconds = 3;
+		let hR: WorkflowHandle | undefined;
+		let hW: WorkflowHandle | undefined;
+		try {
+			const snapR = await liveSettings(op, R);
+			const snapW = await liveSettings(op, W);
+			const attackR = s.sim.startAttack({ site_id: R.site_id, duration: 0, sources: ATTACK_SOURCES });
+			const attackW = s.sim.startAttack({ site_id: W.site_id, duration: 0, sources: ATTACK_SOURCES });
+			const opts = { cooldownSeconds, pollSeconds: 1, activityTimeoutSeconds: 5, maxDurationSeconds: 1800 };
+			hR = await startAttackResponse(client, queue, plan(R, opts));
+			hW = await startAttackResponse(client, queue, plan(W, opts));
+			await waitFor(
+				'both runbooks wait',
+				async () => waitingSites(s.sim).has(R.site_id) && waitingSites(s.sim).has(W.site_id),
+				90_000,
+				100,
+			);
+			const mitigatedW = await liveSettings(op, W);
+			assert.notDeepEqual(mitigatedW, snapW);
 
-		// R's revert: its blacklist removal (a write only the revert sends) is held for 3 s; the outage starts while
-		// it is in flight, so the rest of the revert meets a dead API.
-		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.remove', kind: 'delay', delayMs: 3000, count: 1 });
-		s.sim.stopAttack(attackR.id);
-		await waitFor('R reverting (blacklist removal in flight)', async () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).some((q) => siteOf(q.path) === R.site_id), 60_000, 20);
-		await control('POST', '/faults', { op: '*', kind: 'http5xx', count: 1_000_000_000 });
-		const outageStart = Date.now();
-		const seqAtOutage = s.sim.requests().at(-1)?.seq ?? 0;
+			// R's revert: its blacklist removal (a write only the revert sends) is held for 3 s; the outage starts while
+			// it is in flight, so the rest of the revert meets a dead API.
+			s.sim.addFault({ op: 'applicationProtection.ipBlacklist.remove', kind: 'delay', delayMs: 3000, count: 1 });
+			s.sim.stopAttack(attackR.id);
+			await waitFor(
+				'R reverting (blacklist removal in flight)',
+				async () =>
+					s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).some((q) => siteOf(q.path) === R.site_id),
+				60_000,
+				20,
+			);
+			await control('POST', '/faults', { op: '*', kind: 'http5xx', count: 1_000_000_000 });
+			const outageStart = Date.now();
+			const seqAtOutage = s.sim.requests().at(-1)?.seq ?? 0;
 
-		await sleep(30_000);
-		const midW = await hW.query(stateQuery);
-		assert.equal(midW.phase, 'waiting', 'W keeps waiting while blind');
-		assert.ok(midW.blindSince && Date.now() - Date.parse(midW.blindSince) >= 20_000, `W's state says since when it is blind: ${JSON.stringify(midW)}`);
-		assert.equal((await hR.query(stateQuery)).phase, 'reverting', 'R is still reverting, not given up');
-		await sleep(Math.max(0, 60_000 - (Date.now() - outageStart)));
-		await control('DELETE', '/faults');
-		const outageEnd = Date.now();
+			await sleep(30_000);
+			const midW = await hW.query(stateQuery);
+			assert.equal(midW.phase, 'waiting', 'W keeps waiting while blind');
+			assert.ok(
+				midW.blindSince && Date.now() - Date.parse(midW.blindSince) >= 20_000,
+				`W's state says since when it is blind: ${JSON.stringify(midW)}`,
+			);
+			assert.equal((await hR.query(stateQuery)).phase, 'reverting', 'R is still reverting, not given up');
+			await sleep(Math.max(0, 60_000 - (Date.now() - outageStart)));
+			await control('DELETE', '/faults');
+			const outageEnd = Date.now();
 
-		// W sent no write during the outage: it never tried to disarm while blind.
-		const wWrites = s.sim.requests({ since: seqAtOutage }).filter((q) => q.method !== 'GET' && siteOf(q.path) === W.site_id);
-		assert.deepEqual(wWrites.map((q) => q.opId), [], 'no revert attempted while blind');
+			// W sent no write during the outage: it never tried to disarm while blind.
+			const wWrites = s.sim
+				.requests({ since: seqAtOutage })
+				.filter((q) => q.method !== 'GET' && siteOf(q.path) === W.site_id);
+			assert.deepEqual(
+				wWrites.map((q) => q.opId),
+				[],
+				'no revert attempted while blind',
+			);
 
-		// R completes once the API answers; it says how long it waited; nothing stays tightened.
-		const rR = (await hR.result()) as AttackResponseResult;
-		assert.equal(rR.outcome, 'reverted', JSON.stringify(rR.changes.map((c: Change) => [c.what, c.status, c.note])));
-		assert.ok(rR.changes.every((c) => c.status === 'restored' || c.status === 'unchanged'), JSON.stringify(rR.changes.map((c) => [c.what, c.status])));
-		assert.ok(
-			typeof rR.waitedForApiSeconds === 'number' && rR.waitedForApiSeconds >= 50 && rR.waitedForApiSeconds <= (Date.now() - outageStart) / 1000 + 5,
-			`waitedForApiSeconds ${rR.waitedForApiSeconds} (outage ${((outageEnd - outageStart) / 1000).toFixed(0)} s)`,
-		);
-		const waitedEntry = rR.audit.find((e) => e.step === 'reverting' && /waited \d+s for the API/.test(e.why));
-		assert.ok(waitedEntry, `the revert's audit says it waited for the API: ${JSON.stringify(rR.audit.filter((e) => e.step === 'reverting'))}`);
-		assert.deepEqual(await liveSettings(op, R), snapR, 'R: every setting equals the snapshot');
+			// R completes once the API answers; it says how long it waited; nothing stays tightened.
+			const rR = (await hR.result()) as AttackResponseResult;
+			assert.equal(rR.outcome, 'reverted', JSON.stringify(rR.changes.map((c: Change) => [c.what, c.status, c.note])));
+			assert.ok(
+				rR.changes.every((c) => c.status === 'restored' || c.status === 'unchanged'),
+				JSON.stringify(rR.changes.map((c) => [c.what, c.status])),
+			);
+			assert.ok(
+				typeof rR.waitedForApiSeconds === 'number' &&
+					rR.waitedForApiSeconds >= 50 &&
+					rR.waitedForApiSeconds <= (Date.now() - outageStart) / 1000 + 5,
+				`waitedForApiSeconds ${rR.waitedForApiSeconds} (outage ${((outageEnd - outageStart) / 1000).toFixed(0)} s)`,
+			);
+			const waitedEntry = rR.audit.find((e) => e.step === 'reverting' && /waited \d+s for the API/.test(e.why));
+			assert.ok(
+				waitedEntry,
+				`the revert's audit says it waited for the API: ${JSON.stringify(rR.audit.filter((e) => e.step === 'reverting'))}`,
+			);
+			assert.deepEqual(await liveSettings(op, R), snapR, 'R: every setting equals the snapshot');
 
-		// W: answering again, still waiting, the mitigation exactly as it was; its audit says how long it was blind.
-		const afterW = await waitFor('W sees the API again', async () => {
-			const st = await hW!.query(stateQuery);
-			return st.blindSince === undefined ? st : undefined;
-		}, 30_000, 500);
-		assert.equal(afterW.phase, 'waiting');
-		assert.ok(afterW.blindSeconds >= 50, `W's state says how long it was blind: ${afterW.blindSeconds}s`);
-		assert.deepEqual(await liveSettings(op, W), mitigatedW, 'W: the mitigation stayed in place through the outage');
-		const wAudit = await hW.query(auditQuery);
-		assert.ok(wAudit.some((e) => e.step === 'waiting' && /blind/.test(e.what)), `W: the blind period is in the audit: ${JSON.stringify(wAudit.map((e) => e.what))}`);
+			// W: answering again, still waiting, the mitigation exactly as it was; its audit says how long it was blind.
+			const afterW = await waitFor(
+				'W sees the API again',
+				async () => {
+					const st = await hW!.query(stateQuery);
+					return st.blindSince === undefined ? st : undefined;
+				},
+				30_000,
+				500,
+			);
+			assert.equal(afterW.phase, 'waiting');
+			assert.ok(afterW.blindSeconds >= 50, `W's state says how long it was blind: ${afterW.blindSeconds}s`);
+			assert.deepEqual(await liveSettings(op, W), mitigatedW, 'W: the mitigation stayed in place through the outage');
+			const wAudit = await hW.query(auditQuery);
+			assert.ok(
+				wAudit.some((e) => e.step === 'waiting' && /blind/.test(e.what)),
+				`W: the blind period is in the audit: ${JSON.stringify(wAudit.map((e) => e.what))}`,
+			);
 
-		// W reverts only after a cooldown observed attack-free.
-		const stopAt = s.sim.nowMs();
-		s.sim.stopAttack(attackW.id);
-		const rW = (await hW.result()) as AttackResponseResult;
-		assert.equal(rW.outcome, 'reverted');
-		assert.ok(rW.blindSeconds >= 50, `W's result says how long it was blind: ${rW.blindSeconds}s`);
-		const firstRevertWrite = s.sim.requests({ since: seqAtOutage }).find((q) => q.method !== 'GET' && siteOf(q.path) === W.site_id && q.code === 0);
-		assert.ok(firstRevertWrite && firstRevertWrite.time >= stopAt + cooldownSeconds * 1000, `W's first revert write ${firstRevertWrite?.time} vs attack stop ${stopAt} + cooldown`);
-		assert.deepEqual(await liveSettings(op, W), snapW, 'W: every setting equals the snapshot');
-	} finally {
-		s.sim.faults = [];
-		await terminateRunning([hR, hW].filter((h): h is WorkflowHandle => h !== undefined));
-		await worker.stop();
-		await op.close();
-		await s.close();
-	}
-});
+			// W reverts only after a cooldown observed attack-free.
+			const stopAt = s.sim.nowMs();
+			s.sim.stopAttack(attackW.id);
+			const rW = (await hW.result()) as AttackResponseResult;
+			assert.equal(rW.outcome, 'reverted');
+			assert.ok(rW.blindSeconds >= 50, `W's result says how long it was blind: ${rW.blindSeconds}s`);
+			const firstRevertWrite = s.sim
+				.requests({ since: seqAtOutage })
+				.find((q) => q.method !== 'GET' && siteOf(q.path) === W.site_id && q.code === 0);
+			assert.ok(
+				firstRevertWrite && firstRevertWrite.time >= stopAt + cooldownSeconds * 1000,
+				`W's first revert write ${firstRevertWrite?.time} vs attack stop ${stopAt} + cooldown`,
+			);
+			assert.deepEqual(await liveSettings(op, W), snapW, 'W: every setting equals the snapshot');
+		} finally {
+			s.sim.faults = [];
+			await terminateRunning([hR, hW].filter((h): h is WorkflowHandle => h !== undefined));
+			await worker.stop();
+			await op.close();
+			await s.close();
+		}
+	},
+);
 
 test('d. drift enforce during an attack: the runbook\'s settings are held, not "fixed"; the runbook reverts exactly afterwards', async () => {
 	const s = await startSim(43);
@@ -293,8 +394,13 @@ test('d. drift enforce during an attack: the runbook\'s settings are held, not "
 		const desired: DesiredState = {
 			site_id: ids.site_id,
 			customer_id: ids.customer_id,
-			detection: { model: Number(snapshot.model), items: { tcp_syn: pick(snapshot.tcp_syn, ['is_enabled', 'low_pps', 'high_pps']) } },
-			domain_ports: { [ids.domain_port_id]: { switches: { p_auth: Number(pAuth.enable) }, whitelistIncludes: ['192.0.2.10'] } },
+			detection: {
+				model: Number(snapshot.model),
+				items: { tcp_syn: pick(snapshot.tcp_syn, ['is_enabled', 'low_pps', 'high_pps']) },
+			},
+			domain_ports: {
+				[ids.domain_port_id]: { switches: { p_auth: Number(pAuth.enable) }, whitelistIncludes: ['192.0.2.10'] },
+			},
 		};
 		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 		h = await startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 2 }));
@@ -303,7 +409,11 @@ test('d. drift enforce during an attack: the runbook\'s settings are held, not "
 		const mitigated = await liveSettings(op, ids);
 
 		const drift = (enforce: boolean) =>
-			client.workflow.execute('driftAudit', { taskQueue: queue, workflowId: `drift-audit-${ids.site_id}-${Date.now()}`, args: [{ desired, enforce }] }) as Promise<DriftAuditResult>;
+			client.workflow.execute('driftAudit', {
+				taskQueue: queue,
+				workflowId: `drift-audit-${ids.site_id}-${Date.now()}`,
+				args: [{ desired, enforce }],
+			}) as Promise<DriftAuditResult>;
 		const enforced = await drift(true);
 		const by = workflowIdFor(ids.site_id);
 		for (const setting of ['detection.model', 'detection.tcp_syn', 'switch.p_auth']) {
@@ -314,7 +424,11 @@ test('d. drift enforce during an attack: the runbook\'s settings are held, not "
 			assert.equal(d.enforced, undefined, `${setting} is left alone`);
 			assert.ok(!enforced.drifts.some((x) => x.setting === setting), `${setting} is not drift`);
 		}
-		assert.deepEqual(enforced.drifts.map((x) => [x.setting, x.enforced]), [['whitelistIncludes', 'fixed']], 'a setting nobody holds is still enforced');
+		assert.deepEqual(
+			enforced.drifts.map((x) => [x.setting, x.enforced]),
+			[['whitelistIncludes', 'fixed']],
+			'a setting nobody holds is still enforced',
+		);
 
 		assert.deepEqual(await liveSettings(op, ids), mitigated, 'the mitigation stays');
 		const st = await h.query(stateQuery);
@@ -325,7 +439,10 @@ test('d. drift enforce during an attack: the runbook\'s settings are held, not "
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		assert.deepEqual(r.conflicts, [], 'drift wrote nothing the runbook holds');
-		assert.ok(r.changes.every((c) => c.status === 'restored' || c.status === 'unchanged'), JSON.stringify(r.changes.map((c) => [c.what, c.status])));
+		assert.ok(
+			r.changes.every((c) => c.status === 'restored' || c.status === 'unchanged'),
+			JSON.stringify(r.changes.map((c) => [c.what, c.status])),
+		);
 		assert.deepEqual(await liveSettings(op, ids), snapshot, 'reverted exactly');
 
 		// Once the runbook is done nothing is held, and the site is at its desired state.
@@ -363,15 +480,30 @@ test('e. Temporal server SIGKILLed while expiring blocks are active, restarted: 
 	const worker = supervisedWorker(server, s.url, queue);
 	const entries = ['198.51.100.7', '198.51.100.8'];
 	const blacklist = async () => {
-		const r = (await op.call('applicationProtection.ipBlacklist.get', { site_id: ids.site_id, domain_port_id: ids.domain_port_id })) as {
+		const r = (await op.call('applicationProtection.ipBlacklist.get', {
+			site_id: ids.site_id,
+			domain_port_id: ids.domain_port_id,
+		})) as {
 			p_info: { ipv4: { black_soc: { ip?: string; start_ip?: string }[] } };
 		};
 		return r.p_info.ipv4.black_soc.map((e) => String(e.ip ?? e.start_ip));
 	};
 	try {
 		// 6 s and 14 s: the first expires while the server is down, the second after it is back.
-		await addBlock(client, queue, ids.site_id, ids.domain_port_id, { entry: entries[0], seconds: 6, by: 'alice@soc', reason: 'chaos', via: 'cli' });
-		await addBlock(client, queue, ids.site_id, ids.domain_port_id, { entry: entries[1], seconds: 14, by: 'alice@soc', reason: 'chaos', via: 'cli' });
+		await addBlock(client, queue, ids.site_id, ids.domain_port_id, {
+			entry: entries[0],
+			seconds: 6,
+			by: 'alice@soc',
+			reason: 'chaos',
+			via: 'cli',
+		});
+		await addBlock(client, queue, ids.site_id, ids.domain_port_id, {
+			entry: entries[1],
+			seconds: 14,
+			by: 'alice@soc',
+			reason: 'chaos',
+			via: 'cli',
+		});
 		assert.deepEqual((await blacklist()).sort(), entries);
 
 		await server.kill();
@@ -379,17 +511,32 @@ test('e. Temporal server SIGKILLed while expiring blocks are active, restarted: 
 		await server.start();
 
 		await waitFor('both blocks removed after the restart', async () => (await blacklist()).length === 0, 90_000, 250);
-		const posts = s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST' && r.status === 200);
-		const deletes = s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).filter((r) => r.method === 'DELETE' && r.status === 200);
+		const posts = s.sim
+			.requests({ op: 'applicationProtection.ipBlacklist.add' })
+			.filter((r) => r.method === 'POST' && r.status === 200);
+		const deletes = s.sim
+			.requests({ op: 'applicationProtection.ipBlacklist.remove' })
+			.filter((r) => r.method === 'DELETE' && r.status === 200);
 		assert.equal(posts.length, 2, 'one add per block');
-		const named = deletes.flatMap((r) => String(r.query.ip_black_list ?? '').split(',').filter(Boolean)).map((e) => e.split('-')[0]);
+		const named = deletes
+			.flatMap((r) =>
+				String(r.query.ip_black_list ?? '')
+					.split(',')
+					.filter(Boolean),
+			)
+			.map((e) => e.split('-')[0]);
 		assert.deepEqual(named.sort(), entries, 'each entry named by exactly one successful DELETE');
 		const ended = await listBlocks(client, ids.site_id, ids.domain_port_id).catch(() => []);
-		assert.ok(ended.every((b) => b.state !== 'active'), JSON.stringify(ended.map((b) => [b.range, b.state])));
+		assert.ok(
+			ended.every((b) => b.state !== 'active'),
+			JSON.stringify(ended.map((b) => [b.range, b.state])),
+		);
 	} finally {
 		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`]) {
 			const h = client.workflow.getHandle(id);
-			await waitFor(`${id} closed`, async () => (await h.describe()).status.name !== 'RUNNING', 30_000, 250).catch(() => terminateRunning([h]));
+			await waitFor(`${id} closed`, async () => (await h.describe()).status.name !== 'RUNNING', 30_000, 250).catch(() =>
+				terminateRunning([h]),
+			);
 		}
 		await worker.stop();
 		await op.close();

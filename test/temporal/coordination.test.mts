@@ -20,7 +20,21 @@ import { claim, holds, release } from '../../worker/src/temporal/coordination.mt
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
-import { APP_ID, ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, SECRET, spawnWorker, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	SECRET,
+	spawnWorker,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 
@@ -61,7 +75,7 @@ const desiredFor = (ids: Ids) => ({
 const writesOf = (s: Awaited<ReturnType<typeof startSim>>, since = 0) =>
 	s.sim.requests({ since }).filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
 
-test('drift enforce during an attack leaves the runbook\'s settings alone and reports them as held; the revert is exact', async () => {
+test("drift enforce during an attack leaves the runbook's settings alone and reports them as held; the revert is exact", async () => {
 	const t = await setup();
 	try {
 		const beforeSettings = await liveSettings(t.op, t.ids);
@@ -73,9 +87,17 @@ test('drift enforce during an attack leaves the runbook\'s settings alone and re
 		// What the coordinator holds, and for whom.
 		const held = await holds(env.client, t.ids.site_id);
 		const keys = held.map((x) => x.key).sort();
-		for (const k of [settingKey.detectionMode(), settingKey.detectionItem('tcp_syn'), settingKey.ipAuth(t.ids.domain_port_id), settingKey.switch(t.ids.domain_port_id, 'p_auth')])
+		for (const k of [
+			settingKey.detectionMode(),
+			settingKey.detectionItem('tcp_syn'),
+			settingKey.ipAuth(t.ids.domain_port_id),
+			settingKey.switch(t.ids.domain_port_id, 'p_auth'),
+		])
 			assert.ok(keys.includes(k), `${k} held (${keys.join(', ')})`);
-		assert.ok(keys.some((k) => k.startsWith(`${t.ids.domain_port_id}/blacklist/`)), 'blacklisted entries held');
+		assert.ok(
+			keys.some((k) => k.startsWith(`${t.ids.domain_port_id}/blacklist/`)),
+			'blacklisted entries held',
+		);
 		assert.ok(held.every((x) => x.owner === workflowIdFor(t.ids.site_id) && x.mode === 'hold' && x.since));
 
 		const seq = t.s.sim.requests().at(-1)?.seq ?? 0;
@@ -85,18 +107,30 @@ test('drift enforce during an attack leaves the runbook\'s settings alone and re
 				workflowId: `drift-audit-${t.ids.site_id}-${enforce}-${Date.now()}`,
 				args: [{ desired: desiredFor(t.ids), enforce }],
 			})) as DriftAuditResult;
-			assert.deepEqual(r.drifts.map((d) => d.setting), [], `no drift reported while held (${JSON.stringify(r.drifts)})`);
+			assert.deepEqual(
+				r.drifts.map((d) => d.setting),
+				[],
+				`no drift reported while held (${JSON.stringify(r.drifts)})`,
+			);
 			assert.deepEqual(r.held.map((d) => d.setting).sort(), ['detection.model', 'detection.tcp_syn', 'switch.p_auth']);
 			for (const d of r.held) assert.equal(d.held.by, `attack-response-${t.ids.site_id}`);
 		}
-		assert.deepEqual(writesOf(t.s, seq).map((r) => r.opId), [], 'drift enforce wrote nothing');
+		assert.deepEqual(
+			writesOf(t.s, seq).map((r) => r.opId),
+			[],
+			'drift enforce wrote nothing',
+		);
 		assert.deepEqual(await liveSettings(t.op, t.ids), during, 'the mitigation stays');
 		assert.equal((await h.query(stateQuery)).phase, 'waiting');
 
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.deepEqual(JSON.parse(JSON.stringify(await liveSettings(t.op, t.ids))), JSON.parse(JSON.stringify(beforeSettings)), 'exact revert');
+		assert.deepEqual(
+			JSON.parse(JSON.stringify(await liveSettings(t.op, t.ids))),
+			JSON.parse(JSON.stringify(beforeSettings)),
+			'exact revert',
+		);
 		await waitFor('holds released', async () => (await holds(env.client, t.ids.site_id)).length === 0);
 
 		// Once the runbook is gone, the same enforce fixes the drift.
@@ -106,7 +140,10 @@ test('drift enforce during an attack leaves the runbook\'s settings alone and re
 			args: [{ desired: { ...desiredFor(t.ids), detection: { model: 1 } }, enforce: true }],
 		})) as DriftAuditResult;
 		assert.deepEqual(after.held, []);
-		assert.deepEqual(after.drifts.map((d) => [d.setting, d.enforced]), [['detection.model', 'fixed']]);
+		assert.deepEqual(
+			after.drifts.map((d) => [d.setting, d.enforced]),
+			[['detection.model', 'fixed']],
+		);
 	} finally {
 		await t.close();
 	}
@@ -118,25 +155,50 @@ test('a drift lease taken just before the runbook: the runbook waits, snapshots 
 		// "drift" holds a lease on the tcp_syn thresholds (as an enforce does while it writes them).
 		const owner = `drift-audit-${t.ids.site_id}-race`;
 		const key = settingKey.detectionItem('tcp_syn');
-		const lease = await claim(env.client, { site_id: t.ids.site_id, owner, keys: [key], mode: 'lease', reason: 'test lease' }, t.queue);
+		const lease = await claim(
+			env.client,
+			{ site_id: t.ids.site_id, owner, keys: [key], mode: 'lease', reason: 'test lease' },
+			t.queue,
+		);
 		assert.deepEqual(lease.granted, [key]);
 		t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const onlyTcpSyn = plan(t.ids, { cooldownSeconds: 1, detection: { rapidMode: false, thresholds: [{ name: 'tcp_syn', factor: 0.5 }] }, blacklist: { enabled: false }, ipAuth: undefined, switches: [] });
+		const onlyTcpSyn = plan(t.ids, {
+			cooldownSeconds: 1,
+			detection: { rapidMode: false, thresholds: [{ name: 'tcp_syn', factor: 0.5 }] },
+			blacklist: { enabled: false },
+			ipAuth: undefined,
+			switches: [],
+		});
 		const h = await startAttackResponse(env.client, t.queue, onlyTcpSyn);
 		await new Promise((r) => setTimeout(r, 1500));
 		assert.equal((await h.query(stateQuery)).phase, 'snapshot', 'the runbook waits for the lease');
 		assert.equal(writesOf(t.s).length, 0, 'nothing written while the lease is held');
 		// The lease holder writes its desired value, then releases.
 		const op = { customer_id: t.ids.customer_id, site_id: t.ids.site_id, network_id: '0', host_id: '0' };
-		await t.op.call('detection.setPolicy', { ...op, name: 'tcp_syn', type: 'tcp', is_enabled: 1, low_pps: '40K', high_pps: '160K' });
+		await t.op.call('detection.setPolicy', {
+			...op,
+			name: 'tcp_syn',
+			type: 'tcp',
+			is_enabled: 1,
+			low_pps: '40K',
+			high_pps: '160K',
+		});
 		await release(env.client, t.ids.site_id, owner);
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 		await h.signal('abort', { by: 'test', reason: 'done' });
 		const r = (await h.result()) as AttackResponseResult;
 		const change = r.changes.find((c) => c.kind === 'detectionPolicy');
-		assert.deepEqual([(change?.before as Record<string, string>).low_pps, (change?.after as Record<string, string>).low_pps], ['40K', '20K'], 'the snapshot was taken after the other writer');
+		assert.deepEqual(
+			[(change?.before as Record<string, string>).low_pps, (change?.after as Record<string, string>).low_pps],
+			['40K', '20K'],
+			'the snapshot was taken after the other writer',
+		);
 		const pol = await t.op.call('detection.getPolicy', op);
-		assert.deepEqual([pol.tcp.tcp_syn.low_pps, pol.tcp.tcp_syn.high_pps], ['40K', '160K'], 'the revert restores the value the other writer set');
+		assert.deepEqual(
+			[pol.tcp.tcp_syn.low_pps, pol.tcp.tcp_syn.high_pps],
+			['40K', '160K'],
+			'the revert restores the value the other writer set',
+		);
 	} finally {
 		await t.close();
 	}
@@ -152,10 +214,22 @@ test('the runbook holds the line: a setting back at its snapshot value is re-app
 		const dp = { site_id: t.ids.site_id, domain_port_id: t.ids.domain_port_id };
 		// Undo two mitigations (as a script resetting the site would), and set a third value by hand on a third.
 		await t.op.call('detection.setMode', { ...op, model: '0' });
-		const listed = ((await t.op.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: { start_ip: string; end_ip: string }[] } } }).p_info.ipv4.black_soc;
-		await t.op.call('applicationProtection.ipBlacklist.remove', { ...dp, ip_black_list: [`${listed[0].start_ip}-${listed[0].end_ip}`] });
+		const listed = (
+			(await t.op.call('applicationProtection.ipBlacklist.get', dp)) as {
+				p_info: { ipv4: { black_soc: { start_ip: string; end_ip: string }[] } };
+			}
+		).p_info.ipv4.black_soc;
+		await t.op.call('applicationProtection.ipBlacklist.remove', {
+			...dp,
+			ip_black_list: [`${listed[0].start_ip}-${listed[0].end_ip}`],
+		});
 		await t.op.call('applicationProtection.switch.set', { ...dp, name: 'p_auth', enable: 0 });
-		const operatorAuth = { action: 'blacklist' as const, enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
+		const operatorAuth = {
+			action: 'blacklist' as const,
+			enable: 1,
+			mode: 1,
+			action_blacklist: { duration: 600, threshold_rps: 77 },
+		};
 		await t.op.call('applicationProtection.authIp.set', { ...dp, ...operatorAuth });
 
 		await waitFor('re-applied', async () => (await h.query(stateQuery)).reapplied >= 3, 20_000);
@@ -163,17 +237,35 @@ test('the runbook holds the line: a setting back at its snapshot value is re-app
 		assert.equal(Number(pol.model), 1, 'rapid mode re-applied');
 		const sw = (await t.op.call('applicationProtection.switch.list', dp)) as Record<string, { enable: number }>;
 		assert.equal(sw.p_auth.enable, 1, 'switch re-applied');
-		const again = ((await t.op.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } }).p_info.ipv4.black_soc;
+		const again = (
+			(await t.op.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } }
+		).p_info.ipv4.black_soc;
 		assert.equal(again.length, listed.length, 'the removed range is listed again');
-		assert.deepEqual(await t.op.call('applicationProtection.authIp.get', dp), operatorAuth, 'the operator value is not overwritten');
+		assert.deepEqual(
+			await t.op.call('applicationProtection.authIp.get', dp),
+			operatorAuth,
+			'the operator value is not overwritten',
+		);
 
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.deepEqual(r.conflicts.map((c) => c.kind), ['ipAuth']);
-		assert.deepEqual(await t.op.call('applicationProtection.authIp.get', dp), operatorAuth, 'the operator value survives the revert');
+		assert.deepEqual(
+			r.conflicts.map((c) => c.kind),
+			['ipAuth'],
+		);
+		assert.deepEqual(
+			await t.op.call('applicationProtection.authIp.get', dp),
+			operatorAuth,
+			'the operator value survives the revert',
+		);
 		const audit = r.audit.filter((a) => a.result === 're-applied').map((a) => a.what);
-		assert.ok(audit.includes('detection mode') && audit.includes(`switch p_auth of ${t.ids.domain_port_id}`) && audit.includes(`IP blacklist of ${t.ids.domain_port_id}`), audit.join(' | '));
+		assert.ok(
+			audit.includes('detection mode') &&
+				audit.includes(`switch p_auth of ${t.ids.domain_port_id}`) &&
+				audit.includes(`IP blacklist of ${t.ids.domain_port_id}`),
+			audit.join(' | '),
+		);
 		assert.equal(Number((await t.op.call('detection.getPolicy', op)).model), 0, 'reverted to the snapshot afterwards');
 	} finally {
 		await t.close();
@@ -195,19 +287,30 @@ test('never disarm on doubt: a 20-poll API outage during the wait keeps the miti
 		await new Promise((r) => setTimeout(r, 20_000));
 		const st = await h.query(stateQuery);
 		assert.equal(st.phase, 'waiting', 'still mitigating while blind');
-		assert.equal(writesOf(t.s, seq).filter((r) => r.code === 0 || r.status === 200).length, 0, 'no write reached the service while blind');
+		assert.equal(
+			writesOf(t.s, seq).filter((r) => r.code === 0 || r.status === 200).length,
+			0,
+			'no write reached the service while blind',
+		);
 		t.s.sim.faults = [];
 		const cleared = t.s.sim.nowMs();
 		assert.deepEqual(await liveSettings(t.op, t.ids), during, 'the mitigation is intact');
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		assert.ok(r.blindSeconds >= 19, `blind time recorded (${r.blindSeconds}s)`);
-		const blindPolls = t.s.sim.requests({ op: 'dashboard.isUnderAttack', since: seq }).filter((x) => x.status !== 200).length;
+		const blindPolls = t.s.sim
+			.requests({ op: 'dashboard.isUnderAttack', since: seq })
+			.filter((x) => x.status !== 200).length;
 		assert.ok(blindPolls >= 18, `the runbook kept polling while blind (${blindPolls} failed polls)`);
 		const firstRevert = writesOf(t.s, seq).find((w) => w.status === 200 && w.code === 0);
 		assert.ok(firstRevert, 'the revert wrote');
-		assert.ok(firstRevert.time - cleared >= 2000 - 250, `the cooldown (2 s) was observed after sight returned (${firstRevert.time - cleared} ms)`);
-		assert.ok(r.audit.some((a) => a.what.startsWith('blind')) && r.audit.some((a) => a.what.startsWith('sight regained')));
+		assert.ok(
+			firstRevert.time - cleared >= 2000 - 250,
+			`the cooldown (2 s) was observed after sight returned (${firstRevert.time - cleared} ms)`,
+		);
+		assert.ok(
+			r.audit.some((a) => a.what.startsWith('blind')) && r.audit.some((a) => a.what.startsWith('sight regained')),
+		);
 	} finally {
 		await t.close();
 	}
@@ -217,7 +320,11 @@ test('HTTP-filter create/edit of one domain-port never overlap across three work
 	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 11, httpFilterProcessingMs: 150 });
 	const ids = s.sim.firstIds();
 	const queue = uniqueQueue('filters');
-	const workers: ChildProcess[] = [spawnWorker(env, s.url, queue), spawnWorker(env, s.url, queue), spawnWorker(env, s.url, queue)];
+	const workers: ChildProcess[] = [
+		spawnWorker(env, s.url, queue),
+		spawnWorker(env, s.url, queue),
+		spawnWorker(env, s.url, queue),
+	];
 	try {
 		const n = 9;
 		const handles = await Promise.all(
@@ -225,17 +332,37 @@ test('HTTP-filter create/edit of one domain-port never overlap across three work
 				env.client.workflow.start('durableCall', {
 					taskQueue: queue,
 					workflowId: `filter-${process.pid}-${i}-${Date.now()}`,
-					args: [{ op: 'applicationProtection.httpFilter.create', params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, action: 'BLOCK_HTTP', host: `h${i}.example.com`, uri: `/p${i}`, p_name: `rule-${i}` } }],
+					args: [
+						{
+							op: 'applicationProtection.httpFilter.create',
+							params: {
+								site_id: ids.site_id,
+								domain_port_id: ids.domain_port_id,
+								action: 'BLOCK_HTTP',
+								host: `h${i}.example.com`,
+								uri: `/p${i}`,
+								p_name: `rule-${i}`,
+							},
+						},
+					],
 				}),
 			),
 		);
 		await Promise.all(handles.map((h) => h.result()));
 		const creates = s.sim.requests({ op: 'applicationProtection.httpFilter.create' });
 		assert.equal(creates.length, n, 'one request per create (none refused and retried)');
-		assert.deepEqual(creates.filter((r) => r.code !== 0).map((r) => r.code), [], 'no 40901 (busy) from the service');
+		assert.deepEqual(
+			creates.filter((r) => r.code !== 0).map((r) => r.code),
+			[],
+			'no 40901 (busy) from the service',
+		);
 		// Each create holds the domain-port for 150 ms at the service: consecutive creates start at least that far apart.
 		const times = creates.map((r) => r.time).sort((a, b) => a - b);
-		for (let i = 1; i < times.length; i++) assert.ok(times[i] - times[i - 1] >= 140, `create ${i} started ${times[i] - times[i - 1]} ms after the previous one`);
+		for (let i = 1; i < times.length; i++)
+			assert.ok(
+				times[i] - times[i - 1] >= 140,
+				`create ${i} started ${times[i] - times[i - 1]} ms after the previous one`,
+			);
 		await waitFor('lease released', async () => (await holds(env.client, ids.site_id)).length === 0);
 	} finally {
 		for (const w of workers) w.kill('SIGTERM');
@@ -248,19 +375,45 @@ test('the coordinator refuses a malformed claim with the field named, and answer
 	const t = await setup();
 	try {
 		await assert.rejects(
-			claim(env.client, { site_id: t.ids.site_id, owner: 'x', keys: 'detection.mode' as unknown as string[], mode: 'lease' }, t.queue),
+			claim(
+				env.client,
+				{ site_id: t.ids.site_id, owner: 'x', keys: 'detection.mode' as unknown as string[], mode: 'lease' },
+				t.queue,
+			),
 			/keys: must be a list/,
 		);
-		const r = await claim(env.client, { site_id: t.ids.site_id, owner: 'owner-a', keys: ['detection.mode'], mode: 'lease', ttlSeconds: 60, reason: 'a' }, t.queue);
+		const r = await claim(
+			env.client,
+			{
+				site_id: t.ids.site_id,
+				owner: 'owner-a',
+				keys: ['detection.mode'],
+				mode: 'lease',
+				ttlSeconds: 60,
+				reason: 'a',
+			},
+			t.queue,
+		);
 		assert.deepEqual(r.granted, ['detection.mode']);
-		const refused = await claim(env.client, { site_id: t.ids.site_id, owner: 'owner-b', keys: ['detection.mode', 'x/ipAuth'], mode: 'lease', reason: 'b' }, t.queue);
+		const refused = await claim(
+			env.client,
+			{ site_id: t.ids.site_id, owner: 'owner-b', keys: ['detection.mode', 'x/ipAuth'], mode: 'lease', reason: 'b' },
+			t.queue,
+		);
 		assert.deepEqual(refused.granted, ['x/ipAuth']);
-		assert.deepEqual(refused.held.map((h) => [h.key, h.owner, h.reason]), [['detection.mode', 'owner-a', 'a']]);
+		assert.deepEqual(
+			refused.held.map((h) => [h.key, h.owner, h.reason]),
+			[['detection.mode', 'owner-a', 'a']],
+		);
 		const q = await env.client.workflow.getHandle(coordinatorIdFor(t.ids.site_id)).query(holdsQuery);
 		assert.deepEqual(q.map((h) => h.key).sort(), ['detection.mode', 'x/ipAuth']);
 		await release(env.client, t.ids.site_id, 'owner-a');
 		await release(env.client, t.ids.site_id, 'owner-b');
-		await waitFor('coordinator completes when idle', async () => (await env.client.workflow.getHandle(coordinatorIdFor(t.ids.site_id)).describe()).status.name === 'COMPLETED');
+		await waitFor(
+			'coordinator completes when idle',
+			async () =>
+				(await env.client.workflow.getHandle(coordinatorIdFor(t.ids.site_id)).describe()).status.name === 'COMPLETED',
+		);
 	} finally {
 		await t.close();
 	}

@@ -55,9 +55,22 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 	const o = r.out;
 	assert.match(o, /Temporal Web UI\s+http:\/\/127\.0\.0\.1:\d+/);
 	// timeline order
-	const order = [/ATTACK\s+UDP Total on site 20001/, /DETECTED .*attack-response-20001 started/, /MITIGATE detection mode: 0 → 1/, /MITIGATE IP blacklist of 30001: blacklisted \d+ range\(s\) .*203\.0\.113\.10-203\.0\.113\.13/, /MITIGATED all changes applied/, /OVER\s+attack stopped/, /COOLDOWN 2s/, /REVERT\s+detection mode: restored/];
+	const order = [
+		/ATTACK\s+UDP Total on site 20001/,
+		/DETECTED .*attack-response-20001 started/,
+		/MITIGATE detection mode: 0 → 1/,
+		/MITIGATE IP blacklist of 30001: blacklisted \d+ range\(s\) .*203\.0\.113\.10-203\.0\.113\.13/,
+		/MITIGATED all changes applied/,
+		/OVER\s+attack stopped/,
+		/COOLDOWN 2s/,
+		/REVERT\s+detection mode: restored/,
+	];
 	const at = order.map((re) => idx(o, re));
-	assert.deepEqual([...at].sort((a, b) => a - b), at, 'timeline lines in order');
+	assert.deepEqual(
+		[...at].sort((a, b) => a - b),
+		at,
+		'timeline lines in order',
+	);
 	// summary
 	const num = (label: string) => Number(new RegExp(`${label}\\s+([\\d.]+) s`).exec(o)?.[1]);
 	assert.match(o, /outcome\s+reverted/);

@@ -37,7 +37,19 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 				env.client.workflow.start('durableCall', {
 					taskQueue: queue,
 					workflowId: `storm-filter-${process.pid}-${i}-${Date.now()}`,
-					args: [{ op: 'applicationProtection.httpFilter.create', params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, action: 'BLOCK_HTTP', host: `h${i}.example.com`, uri: `/p${i}`, p_name: `storm-${i}` } }],
+					args: [
+						{
+							op: 'applicationProtection.httpFilter.create',
+							params: {
+								site_id: ids.site_id,
+								domain_port_id: ids.domain_port_id,
+								action: 'BLOCK_HTTP',
+								host: `h${i}.example.com`,
+								uri: `/p${i}`,
+								p_name: `storm-${i}`,
+							},
+						},
+					],
 				}),
 			),
 		);
@@ -46,14 +58,25 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 		for (let k = 0; k < KILL_ROUNDS; k++) {
 			const seen = creates();
 			// a few creates between kills, then SIGKILL every worker (by PID) while a create is held at the service
-			await waitFor(`round ${k}: a create in flight`, async () => creates() >= seen + 3 && busy(), 120_000, 20).catch(async (e) => {
-				const d = await handles[N - 1].describe();
-				const raw = d.raw.pendingActivities?.map((a) => [a.activityType?.name, a.attempt, a.state, a.lastFailure?.message]);
-				throw new Error(`${(e as Error).message}; holds ${JSON.stringify(await holds(env.client, ids.site_id))}; last call ${d.status.name} ${JSON.stringify(raw)}; workers exit ${workers.map((w) => w.exitCode)}`);
-			});
+			await waitFor(`round ${k}: a create in flight`, async () => creates() >= seen + 3 && busy(), 120_000, 20).catch(
+				async (e) => {
+					const d = await handles[N - 1].describe();
+					const raw = d.raw.pendingActivities?.map((a) => [
+						a.activityType?.name,
+						a.attempt,
+						a.state,
+						a.lastFailure?.message,
+					]);
+					throw new Error(
+						`${(e as Error).message}; holds ${JSON.stringify(await holds(env.client, ids.site_id))}; last call ${d.status.name} ${JSON.stringify(raw)}; workers exit ${workers.map((w) => w.exitCode)}`,
+					);
+				},
+			);
 			const pids = workers.map((w) => w.pid);
 			await Promise.all(workers.map((w) => killChild(w)));
-			process.stderr.write(`[filter storm] round ${k}: SIGKILLed ${pids.join(', ')} with a create in flight (${creates()} creates sent)\n`);
+			process.stderr.write(
+				`[filter storm] round ${k}: SIGKILLed ${pids.join(', ')} with a create in flight (${creates()} creates sent)\n`,
+			);
 			workers = spawn3();
 		}
 		const results = (await Promise.race([
@@ -64,7 +87,9 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 		const names = list.map((f) => f.p_name).sort();
 		const asked = Array.from({ length: N }, (_, i) => `storm-${i}`).sort();
 		const found = results.filter((r) => r.alreadyCreated).length;
-		process.stderr.write(`[filter storm] ${creates()} create requests, ${list.length} policies, ${found} retries found their own create\n`);
+		process.stderr.write(
+			`[filter storm] ${creates()} create requests, ${list.length} policies, ${found} retries found their own create\n`,
+		);
 		assert.deepEqual(names, asked, `exactly one policy per create asked (${list.length} present for ${N} asked)`);
 		assert.ok(found >= 1, 'a killed create was applied and its retry found it (the storm hit a create in flight)');
 		assert.equal(new Set(results.map((r) => r.p_flag_id)).size, N, 'each durable call answers its own policy id');
@@ -74,9 +99,17 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 	}
 });
 
-async function listFilters(s: Awaited<ReturnType<typeof startSimulator>>, ids: { site_id: string; domain_port_id: string }): Promise<{ p_name: string }[]> {
-	const tok = await fetch(`${s.url}/oauth/credit/token`, { method: 'POST', body: new URLSearchParams({ app_id: APP_ID, secret: SECRET, grant_type: 'client_credential' }) });
+async function listFilters(
+	s: Awaited<ReturnType<typeof startSimulator>>,
+	ids: { site_id: string; domain_port_id: string },
+): Promise<{ p_name: string }[]> {
+	const tok = await fetch(`${s.url}/oauth/credit/token`, {
+		method: 'POST',
+		body: new URLSearchParams({ app_id: APP_ID, secret: SECRET, grant_type: 'client_credential' }),
+	});
 	const token = ((await tok.json()) as { result: { access_token: string } }).result.access_token;
-	const r = await fetch(`${s.url}/api/specp/policy/appshield/site/${ids.site_id}/domain-port/${ids.domain_port_id}/http-filter?access_token=${token}`);
+	const r = await fetch(
+		`${s.url}/api/specp/policy/appshield/site/${ids.site_id}/domain-port/${ids.domain_port_id}/http-filter?access_token=${token}`,
+	);
 	return ((await r.json()) as { result: { p_name: string }[] }).result;
 }

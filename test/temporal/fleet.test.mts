@@ -28,7 +28,13 @@ const dir = mkdtempSync(join(tmpdir(), 'secsvc-fleet-'));
 
 const site = (n: number) => String(210000 + n);
 const cust = (n: number) => String(110001 + Math.floor((n - 1) / 4));
-const template = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 600, pollSeconds: 2, maxDurationSeconds: 600 };
+const template = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 600,
+	pollSeconds: 2,
+	maxDurationSeconds: 600,
+};
 
 function fleetFile(name: string, sites: number[], over: Record<number, object> = {}, extra: object = {}): string {
 	const doc = {
@@ -40,7 +46,12 @@ function fleetFile(name: string, sites: number[], over: Record<number, object> =
 		// Continue-as-new every 3 ticks, so every test below also runs across new runs of the watchers.
 		ticksPerRun: 3,
 		template,
-		sites: sites.map((n) => ({ customer_id: cust(n), site_id: site(n), domain_ports: [String(310000 + n)], ...(over[n] ? { overrides: over[n] } : {}) })),
+		sites: sites.map((n) => ({
+			customer_id: cust(n),
+			site_id: site(n),
+			domain_ports: [String(310000 + n)],
+			...(over[n] ? { overrides: over[n] } : {}),
+		})),
 		...extra,
 	};
 	const f = join(dir, `${name}.json`);
@@ -52,9 +63,16 @@ function fleetFile(name: string, sites: number[], over: Record<number, object> =
 async function fleet(...args: string[]): Promise<string> {
 	const pos = args.filter((a) => !a.startsWith('--'));
 	const o: Record<string, string | boolean> = {};
-	for (let i = 0; i < args.length; i++) if (args[i].startsWith('--')) o[args[i].slice(2)] = args[i + 1] && !args[i + 1].startsWith('--') ? args[++i] : true;
+	for (let i = 0; i < args.length; i++)
+		if (args[i].startsWith('--')) o[args[i].slice(2)] = args[i + 1] && !args[i + 1].startsWith('--') ? args[++i] : true;
 	let text = '';
-	const code = await runFleet(pos, o, async () => env.client, queue, (v) => (text += typeof v === 'string' ? v + '\n' : JSON.stringify(v) + '\n'));
+	const code = await runFleet(
+		pos,
+		o,
+		async () => env.client,
+		queue,
+		(v) => (text += typeof v === 'string' ? v + '\n' : JSON.stringify(v) + '\n'),
+	);
 	assert.equal(code, 0);
 	return text;
 }
@@ -83,7 +101,8 @@ function kill(c: ChildProcess): Promise<void> {
 
 const runbooksOf = async (siteId: string) => {
 	const ids: string[] = [];
-	for await (const w of env.client.workflow.list({ query: `WorkflowId = 'attack-response-${siteId}'` })) ids.push(w.runId);
+	for await (const w of env.client.workflow.list({ query: `WorkflowId = 'attack-response-${siteId}'` }))
+		ids.push(w.runId);
 	return ids;
 };
 
@@ -91,7 +110,13 @@ const checksBySite = (since = 0) => checks(s.sim, since);
 
 before(async () => {
 	env = await createEnv();
-	s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 12, fleet: { customers: 3, sitesPerCustomer: 4 } });
+	s = await startSimulator({
+		port: 0,
+		appId: APP_ID,
+		secret: SECRET,
+		seed: 12,
+		fleet: { customers: 3, sitesPerCustomer: 4 },
+	});
 	queue = uniqueQueue('fleet');
 	child = spawnWorker(env, s.url, queue);
 });
@@ -102,7 +127,9 @@ after(async () => {
 });
 
 test('fleet apply: adds, is idempotent, changes, removes; a bad file changes nothing; status output', async () => {
-	const example = parseFleet(JSON.parse(readFileSync(new URL('../../examples/fleet/fleet.json', import.meta.url), 'utf8')));
+	const example = parseFleet(
+		JSON.parse(readFileSync(new URL('../../examples/fleet/fleet.json', import.meta.url), 'utf8')),
+	);
 	assert.equal(example.sites.length, 12, 'examples/fleet/fleet.json is a valid fleet file');
 	const out1 = await fleet('apply', fleetFile('a', [1, 2, 3, 4, 5, 6, 7, 8]));
 	assert.match(out1, /^\+ site 210001 \(customer 110001\) on fleet-watch-tfleet-0$/m);
@@ -111,16 +138,29 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 	assert.match(out1, /start fleet-watch-tfleet-1 \(3 sites\)/);
 	assert.match(out1, /fleet tfleet: 8 added, 0 changed, 0 removed, 0 unchanged; 2 watcher\(s\)/);
 	// Every site checked (the worker child may still be starting).
-	await waitFor('every site checked', async () => (await allSites()).length === 8 && (await allSites()).every((x) => x.state === 'quiet'), 60_000, 300);
+	await waitFor(
+		'every site checked',
+		async () => (await allSites()).length === 8 && (await allSites()).every((x) => x.state === 'quiet'),
+		60_000,
+		300,
+	);
 
 	const rev0 = (await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).revision;
 	const again = await fleet('apply', fleetFile('a2', [1, 2, 3, 4, 5, 6, 7, 8]));
 	assert.match(again, /fleet tfleet: 0 added, 0 changed, 0 removed, 8 unchanged; 2 watcher\(s\)/);
-	assert.equal((await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).revision, rev0, 'nothing sent when nothing changed');
+	assert.equal(
+		(await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).revision,
+		rev0,
+		'nothing sent when nothing changed',
+	);
 
 	const dry = await fleet('apply', fleetFile('b', [1, 2, 3, 5, 6, 7, 9], { 2: { cooldownSeconds: 30 } }), '--dry-run');
 	assert.match(dry, /^dry run, nothing sent: fleet tfleet: 1 added, 1 changed, 2 removed, 5 unchanged/m);
-	assert.equal((await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).revision, rev0, 'dry run sends nothing');
+	assert.equal(
+		(await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).revision,
+		rev0,
+		'dry run sends nothing',
+	);
 
 	const out2 = await fleet('apply', join(dir, 'b.json'));
 	assert.match(out2, /^- site 210004 \(customer 110001\) from fleet-watch-tfleet-0$/m);
@@ -128,12 +168,24 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 	assert.match(out2, /^~ site 210002 \(customer 110001\) on fleet-watch-tfleet-0: cooldownSeconds - → 30$/m);
 	assert.match(out2, /^\+ site 210009 \(customer 110003\) on fleet-watch-tfleet-1$/m);
 	const cfg0 = await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery);
-	assert.deepEqual(cfg0.sites.map((x) => x.site_id), ['210001', '210002', '210003', '210005']);
+	assert.deepEqual(
+		cfg0.sites.map((x) => x.site_id),
+		['210001', '210002', '210003', '210005'],
+	);
 	assert.deepEqual(cfg0.sites[1].overrides, { cooldownSeconds: 30 });
-	await waitFor('removed sites gone, new site checked', async () => {
-		const all = await allSites();
-		return all.length === 7 && !all.some((x) => x.site_id === '210004' || x.site_id === '210008') && all.find((x) => x.site_id === '210009')?.state === 'quiet';
-	}, 30_000, 300);
+	await waitFor(
+		'removed sites gone, new site checked',
+		async () => {
+			const all = await allSites();
+			return (
+				all.length === 7 &&
+				!all.some((x) => x.site_id === '210004' || x.site_id === '210008') &&
+				all.find((x) => x.site_id === '210009')?.state === 'quiet'
+			);
+		},
+		30_000,
+		300,
+	);
 
 	// A bad file: errors name the site and the field; nothing changes (exit code 2 through the real CLI entry).
 	const bad = fleetFile('bad', [1, 2, 3, 3], { 2: { cooldownSeconds: -5, protectedRanges: ['not-an-ip'] } });
@@ -150,15 +202,28 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 	assert.match(err, /site 210002 \(sites\[1\]\): overrides\.cooldownSeconds: must be at least 0/);
 	assert.match(err, /site 210002 \(sites\[1\]\): overrides\.protectedRanges\.0: must be an IPv4 address/);
 	const bad2 = fleetFile('bad2', [1, 2, 3, 3]);
-	await assert.rejects(fleet('apply', bad2), /site 210003 \(sites\[3\]\): site_id: is listed twice \(also sites\[2\]\)/);
+	await assert.rejects(
+		fleet('apply', bad2),
+		/site 210003 \(sites\[3\]\): site_id: is listed twice \(also sites\[2\]\)/,
+	);
 	const bad3 = fleetFile('bad3', [1], {}, { template: { ...template, cooldownSeconds: 'soon' }, intervalSeconds: 0 });
 	await assert.rejects(fleet('apply', bad3), /\(fleet\): intervalSeconds: must be at least 1/);
-	assert.deepEqual((await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).sites.length, 4, 'bad files changed nothing');
+	assert.deepEqual(
+		(await env.client.workflow.getHandle(watcherId(FLEET, 0)).query(configQuery)).sites.length,
+		4,
+		'bad files changed nothing',
+	);
 
 	// Status: one header, one line per watcher, one line per site with its last check, state and runbook.
 	const st = await fleet('status', '--fleet', FLEET);
-	assert.match(st, /^fleet tfleet: 2 watcher\(s\), 7 sites — 0 under attack, 7 quiet, 0 deferred, 0 error, 0 unchecked$/m);
-	assert.match(st, /^fleet-watch-tfleet-0: 4 sites, every 2s, local batches of 3, concurrency 2\/2, tick \d+ of run \d+, last tick \d\d:\d\d:\d\d \(\d+ ms\)/m);
+	assert.match(
+		st,
+		/^fleet tfleet: 2 watcher\(s\), 7 sites — 0 under attack, 7 quiet, 0 deferred, 0 error, 0 unchecked$/m,
+	);
+	assert.match(
+		st,
+		/^fleet-watch-tfleet-0: 4 sites, every 2s, local batches of 3, concurrency 2\/2, tick \d+ of run \d+, last tick \d\d:\d\d:\d\d \(\d+ ms\)/m,
+	);
 	assert.match(st, /^ {2}210009 +110003 +quiet +\d\d:\d\d:\d\d \(\d+s ago\) +-$/m);
 	const json = JSON.parse(await fleet('status', '--fleet', FLEET, '--json'));
 	assert.equal(json.watchers.length, 2);
@@ -171,12 +236,18 @@ test('attacked sites get exactly one runbook each', async () => {
 	const a1 = s.sim.startAttack({ site_id: '210003', duration: 0, sources: [{ ip: '198.18.0.3' }] });
 	const a2 = s.sim.startAttack({ site_id: '210009', duration: 0, sources: [{ ip: '198.18.0.9' }] });
 	try {
-		await waitFor('both runbooks started', async () => (await runbooksOf('210003')).length === 1 && (await runbooksOf('210009')).length === 1, 30_000, 300);
+		await waitFor(
+			'both runbooks started',
+			async () => (await runbooksOf('210003')).length === 1 && (await runbooksOf('210009')).length === 1,
+			30_000,
+			300,
+		);
 		// Several more ticks while both attacks go on: still one runbook each.
 		await new Promise((r) => setTimeout(r, 3.5 * INTERVAL * 1000));
 		assert.equal((await runbooksOf('210003')).length, 1);
 		assert.equal((await runbooksOf('210009')).length, 1);
-		for (const id of ['210001', '210002', '210005']) assert.equal((await runbooksOf(id)).length, 0, `no runbook for quiet site ${id}`);
+		for (const id of ['210001', '210002', '210005'])
+			assert.equal((await runbooksOf(id)).length, 0, `no runbook for quiet site ${id}`);
 		const st = await fleet('status', '--fleet', FLEET);
 		assert.match(st, /^ {2}210003 +110001 +attack .* attack-response-210003 RUNNING \((started|already-running) /m);
 		assert.match(st, / 2 under attack, 5 quiet/);
@@ -185,7 +256,11 @@ test('attacked sites get exactly one runbook each', async () => {
 	} finally {
 		s.sim.stopAttack(a1.id);
 		s.sim.stopAttack(a2.id);
-		for (const id of ['attack-response-210003', 'attack-response-210009']) await env.client.workflow.getHandle(id).terminate('test done').catch(() => {});
+		for (const id of ['attack-response-210003', 'attack-response-210009'])
+			await env.client.workflow
+				.getHandle(id)
+				.terminate('test done')
+				.catch(() => {});
 	}
 });
 
@@ -193,22 +268,40 @@ test('worker SIGKILLed in the middle of a batch: nothing is lost, one runbook', 
 	// Slow one check down so the kill lands inside a batch, and attack a site of that watcher.
 	const since = s.sim.requests().at(-1)?.seq ?? 0;
 	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 4000, count: 1 });
-	await waitFor('a delayed check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'), 20_000, 50);
+	await waitFor(
+		'a delayed check in flight',
+		async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'),
+		20_000,
+		50,
+	);
 	const attack = s.sim.startAttack({ site_id: '210005', duration: 0, sources: [{ ip: '198.18.0.5' }] });
 	await kill(child);
 	const killedAt = s.sim.nowMs();
 	child = spawnWorker(env, s.url, queue);
 	try {
-		await waitFor('runbook for the attacked site after the restart', async () => (await runbooksOf('210005')).length === 1, 60_000, 300);
-		await waitFor('every site checked again after the kill', async () => {
-			const all = await allSites();
-			return all.length === 7 && all.every((x) => (x.at ?? 0) > killedAt);
-		}, 30_000, 300);
+		await waitFor(
+			'runbook for the attacked site after the restart',
+			async () => (await runbooksOf('210005')).length === 1,
+			60_000,
+			300,
+		);
+		await waitFor(
+			'every site checked again after the kill',
+			async () => {
+				const all = await allSites();
+				return all.length === 7 && all.every((x) => (x.at ?? 0) > killedAt);
+			},
+			30_000,
+			300,
+		);
 		await new Promise((r) => setTimeout(r, 2 * INTERVAL * 1000));
 		assert.equal((await runbooksOf('210005')).length, 1, 'exactly one runbook');
 	} finally {
 		s.sim.stopAttack(attack.id);
-		await env.client.workflow.getHandle('attack-response-210005').terminate('test done').catch(() => {});
+		await env.client.workflow
+			.getHandle('attack-response-210005')
+			.terminate('test done')
+			.catch(() => {});
 	}
 });
 
@@ -223,7 +316,9 @@ test('a rate-limited API slows the poll; no site waits more than one extra inter
 	await new Promise((r) => setTimeout(r, 3 * INTERVAL * 1000));
 	const st = await statuses();
 	assert.ok(st.reduce((n, w) => n + w.rateLimitedTicks, 0) >= 1, 'a tick was cut short by rate limiting');
-	const limited = s.sim.requests({ op: 'dashboard.isUnderAttack', since }).filter((r) => r.fault === 'ratelimit').length;
+	const limited = s.sim
+		.requests({ op: 'dashboard.isUnderAttack', since })
+		.filter((r) => r.fault === 'ratelimit').length;
 	assert.equal(limited, 6);
 	// Every site: successive successful checks at most 2 intervals apart (+1 s for timing), before, during, after.
 	const checks = checksBySite(since);
@@ -232,29 +327,58 @@ test('a rate-limited API slows the poll; no site waits more than one extra inter
 	for (const [id, times] of checks) {
 		const all = [t0, ...times, end];
 		const gap = Math.max(...all.slice(1).map((t, i) => t - all[i]));
-		assert.ok(gap <= 2 * INTERVAL * 1000 + 1000, `site ${id}: ${gap} ms between checks (limit ${2 * INTERVAL * 1000 + 1000}); limited at ${limitedAt - t0} ms`);
+		assert.ok(
+			gap <= 2 * INTERVAL * 1000 + 1000,
+			`site ${id}: ${gap} ms between checks (limit ${2 * INTERVAL * 1000 + 1000}); limited at ${limitedAt - t0} ms`,
+		);
 	}
 	// Normal again: one call per site per interval (no extra calls from the watcher).
 	const since2 = s.sim.requests().at(-1)?.seq ?? 0;
 	await new Promise((r) => setTimeout(r, 3 * INTERVAL * 1000 + 200));
 	const per = [...checksBySite(since2).values()].map((t) => t.length);
-	assert.ok(per.every((n) => n >= 2 && n <= 4), `checks per site in 3 intervals: ${per.join(',')}`);
+	assert.ok(
+		per.every((n) => n >= 2 && n <= 4),
+		`checks per site in 3 intervals: ${per.join(',')}`,
+	);
 });
 
 test('regular batches: a batch retried after a worker SIGKILL does not call again the sites it had checked', async () => {
 	// Regular batch activities, one call at a time, watcher 0's four sites (210001 210002 210003 210005) in one batch.
-	const regularFile = fleetFile('regular', [1, 2, 3, 5, 6, 7, 9], {}, { activities: 'regular', concurrency: 1, batchSize: 4 });
+	const regularFile = fleetFile(
+		'regular',
+		[1, 2, 3, 5, 6, 7, 9],
+		{},
+		{ activities: 'regular', concurrency: 1, batchSize: 4 },
+	);
 	assert.match(await fleet('apply', regularFile), /settings\.activities "local" → "regular" \(every site\)/);
 	const h = env.client.workflow.getHandle(watcherId(FLEET, 0));
-	await waitFor('a regular tick', async () => {
-		const st = await h.query(statusQuery);
-		return st.settings.activities === 'regular' && st.sites.every((x) => x.state === 'quiet');
-	}, 30_000, 200);
+	await waitFor(
+		'a regular tick',
+		async () => {
+			const st = await h.query(statusQuery);
+			return st.settings.activities === 'regular' && st.sites.every((x) => x.state === 'quiet');
+		},
+		30_000,
+		200,
+	);
 	// The third site's check hangs 10 s: sites 210001 and 210002 are checked (and heartbeated) before the kill.
 	const since = s.sim.requests().at(-1)?.seq ?? 0;
-	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 10_000, count: 1, pathContains: '/site/210003/' });
-	await waitFor('the hanging check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'), 20_000, 50);
-	const hungSeq = (s.sim.requests({ op: 'dashboard.isUnderAttack', since }).find((r) => r.fault === 'delay') as { seq: number }).seq;
+	s.sim.addFault({
+		op: 'dashboard.isUnderAttack',
+		kind: 'delay',
+		delayMs: 10_000,
+		count: 1,
+		pathContains: '/site/210003/',
+	});
+	await waitFor(
+		'the hanging check in flight',
+		async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since }).some((r) => r.fault === 'delay'),
+		20_000,
+		50,
+	);
+	const hungSeq = (
+		s.sim.requests({ op: 'dashboard.isUnderAttack', since }).find((r) => r.fault === 'delay') as { seq: number }
+	).seq;
 	// Past the heartbeat throttle (0.8 × the 3 s heartbeat timeout, with margin), so the progress has reached the server.
 	await new Promise((r) => setTimeout(r, 4000));
 	const runId = (await h.describe()).runId;
@@ -263,15 +387,27 @@ test('regular batches: a batch retried after a worker SIGKILL does not call agai
 	child = spawnWorker(env, s.url, queue);
 	// The batch is retried (heartbeat timeout) on the new worker; find when that retried attempt completed.
 	let retriedDoneAt = 0;
-	await waitFor('the retried batch completed', async () => {
-		const events = (await env.client.workflow.getHandle(watcherId(FLEET, 0), runId).fetchHistory()).events ?? [];
-		const started = events.find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
-		const done = started && events.find((e) => e.activityTaskCompletedEventAttributes?.startedEventId?.toString() === started.eventId?.toString());
-		if (done?.eventTime) retriedDoneAt = Number(done.eventTime.seconds) * 1000 + Math.floor((done.eventTime.nanos ?? 0) / 1e6);
-		return retriedDoneAt > 0;
-	}, 60_000, 300);
+	await waitFor(
+		'the retried batch completed',
+		async () => {
+			const events = (await env.client.workflow.getHandle(watcherId(FLEET, 0), runId).fetchHistory()).events ?? [];
+			const started = events.find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
+			const done =
+				started &&
+				events.find(
+					(e) => e.activityTaskCompletedEventAttributes?.startedEventId?.toString() === started.eventId?.toString(),
+				);
+			if (done?.eventTime)
+				retriedDoneAt = Number(done.eventTime.seconds) * 1000 + Math.floor((done.eventTime.nanos ?? 0) / 1e6);
+			return retriedDoneAt > 0;
+		},
+		60_000,
+		300,
+	);
 	const before = s.sim.requests({ op: 'dashboard.isUnderAttack', since }).filter((r) => r.seq < hungSeq);
-	const checkedBefore = new Set(before.map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]).filter((x) => x === '210001' || x === '210002'));
+	const checkedBefore = new Set(
+		before.map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]).filter((x) => x === '210001' || x === '210002'),
+	);
 	assert.equal(checkedBefore.size, 2, 'sites 210001 and 210002 were checked before the hanging one');
 	const retried = s.sim
 		.requests({ op: 'dashboard.isUnderAttack', since: hungSeq })
@@ -280,5 +416,10 @@ test('regular batches: a batch retried after a worker SIGKILL does not call agai
 		.filter((x) => ['210001', '210002', '210003', '210005'].includes(x));
 	// The retried attempt calls only what the killed one had not finished: the hanging site (its answer was lost) and the last.
 	assert.deepEqual(retried.sort(), ['210003', '210005'], `calls of the retried batch: ${retried.join(', ')}`);
-	await waitFor('every site checked again after the kill', async () => (await h.query(statusQuery)).sites.every((x) => (x.at ?? 0) > killedAt && x.state === 'quiet'), 30_000, 300);
+	await waitFor(
+		'every site checked again after the kill',
+		async () => (await h.query(statusQuery)).sites.every((x) => (x.at ?? 0) > killedAt && x.state === 'quiet'),
+		30_000,
+		300,
+	);
 });

@@ -18,7 +18,16 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { statusQuery, watcherId } from '../../workflows/fleet/shared.mts';
 import { runFleet } from '../../worker/src/commands/fleet.mts';
-import { APP_ID, SECRET, checksBySite as checks, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	APP_ID,
+	SECRET,
+	checksBySite as checks,
+	createEnv,
+	killChild,
+	spawnWorker,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 const INTERVAL_MS = 4000;
 const FLEET = 'ffault';
@@ -31,18 +40,67 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
 	env = await createEnv();
-	s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 31, fleet: { customers: 3, sitesPerCustomer: 10 } });
+	s = await startSimulator({
+		port: 0,
+		appId: APP_ID,
+		secret: SECRET,
+		seed: 31,
+		fleet: { customers: 3, sitesPerCustomer: 10 },
+	});
 	queue = uniqueQueue('fleet-faults');
 	child = spawnWorker(env, s.url, queue);
 	const f = join(mkdtempSync(join(tmpdir(), 'secsvc-fleet-faults-')), 'fleet.json');
-	const sites = Array.from({ length: SITES }, (_, i) => ({ customer_id: String(110001 + Math.floor(i / 10)), site_id: String(210001 + i), domain_ports: [String(310001 + i)] }));
-	const template = { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 600, pollSeconds: 2, maxDurationSeconds: 600 };
-	writeFileSync(f, JSON.stringify({ fleet: FLEET, intervalSeconds: INTERVAL_MS / 1000, sitesPerWatcher: 15, batchSize: 5, concurrency: 4, ticksPerRun: 5, template, sites }));
-	assert.equal(await runFleet(['apply', f], {}, async () => env.client, queue, () => {}), 0);
-	await waitFor('every site checked', async () => {
-		const st = await Promise.all([0, 1].map((i) => env.client.workflow.getHandle(watcherId(FLEET, i)).query(statusQuery).catch(() => undefined)));
-		return st.every((w) => w && w.sites.every((x) => x.state === 'quiet'));
-	}, 60_000, 300);
+	const sites = Array.from({ length: SITES }, (_, i) => ({
+		customer_id: String(110001 + Math.floor(i / 10)),
+		site_id: String(210001 + i),
+		domain_ports: [String(310001 + i)],
+	}));
+	const template = {
+		detection: { rapidMode: true, thresholds: [] },
+		blacklist: { enabled: false },
+		cooldownSeconds: 600,
+		pollSeconds: 2,
+		maxDurationSeconds: 600,
+	};
+	writeFileSync(
+		f,
+		JSON.stringify({
+			fleet: FLEET,
+			intervalSeconds: INTERVAL_MS / 1000,
+			sitesPerWatcher: 15,
+			batchSize: 5,
+			concurrency: 4,
+			ticksPerRun: 5,
+			template,
+			sites,
+		}),
+	);
+	assert.equal(
+		await runFleet(
+			['apply', f],
+			{},
+			async () => env.client,
+			queue,
+			() => {},
+		),
+		0,
+	);
+	await waitFor(
+		'every site checked',
+		async () => {
+			const st = await Promise.all(
+				[0, 1].map((i) =>
+					env.client.workflow
+						.getHandle(watcherId(FLEET, i))
+						.query(statusQuery)
+						.catch(() => undefined),
+				),
+			);
+			return st.every((w) => w && w.sites.every((x) => x.state === 'quiet'));
+		},
+		60_000,
+		300,
+	);
 });
 after(async () => {
 	if (child) await killChild(child);
@@ -57,7 +115,11 @@ function gaps(since: number, t0: number, end: number) {
 	for (const [site, times] of checksBySite(since)) {
 		const all = [t0, ...times, end];
 		const d = all.slice(1).map((t, i) => t - all[i]);
-		out.push({ site, max: Math.max(...d), min: times.length > 1 ? Math.min(...times.slice(1).map((t, i) => t - times[i])) : Infinity });
+		out.push({
+			site,
+			max: Math.max(...d),
+			min: times.length > 1 ? Math.min(...times.slice(1).map((t, i) => t - times[i])) : Infinity,
+		});
 	}
 	return out;
 }
@@ -74,12 +136,17 @@ test('429 windows slow the tick, they do not end it: no site waits more than one
 	}
 	await sleep(INTERVAL_MS);
 	const end = s.sim.nowMs();
-	const refused = s.sim.requests({ op: 'dashboard.isUnderAttack', since }).filter((r) => r.fault === 'ratelimit').length;
+	const refused = s.sim
+		.requests({ op: 'dashboard.isUnderAttack', since })
+		.filter((r) => r.fault === 'ratelimit').length;
 	assert.ok(refused >= 6, `the windows refused checks (${refused})`);
 	const g = gaps(since, t0, end);
 	assert.equal(g.length, SITES, 'every site checked');
 	const worst = g.reduce((a, b) => (b.max > a.max ? b : a));
-	assert.ok(worst.max <= 2 * INTERVAL_MS + 500, `site ${worst.site}: ${worst.max} ms between checks (limit ${2 * INTERVAL_MS + 500}: one extra interval)`);
+	assert.ok(
+		worst.max <= 2 * INTERVAL_MS + 500,
+		`site ${worst.site}: ${worst.max} ms between checks (limit ${2 * INTERVAL_MS + 500}: one extra interval)`,
+	);
 	// Not more checks than one per site per interval meanwhile (a refused call is asked again, not the site twice).
 	const per = [...checksBySite(since).values()].map((t) => t.length);
 	assert.ok(Math.max(...per) <= Math.ceil((end - t0) / INTERVAL_MS) + 1, `checks per site: ${Math.max(...per)}`);
@@ -94,22 +161,45 @@ test('worker SIGKILLed twice mid-batch: no site checked twice within half an int
 		const mark = seqNow();
 		// One check hangs 3 s: a batch (and its local-activity workflow task) is in flight when the worker dies.
 		s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 3000, count: 1 });
-		await waitFor('a hanging check in flight', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: mark }).some((r) => r.fault === 'delay'), 20_000, 20);
+		await waitFor(
+			'a hanging check in flight',
+			async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: mark }).some((r) => r.fault === 'delay'),
+			20_000,
+			20,
+		);
 		await sleep(300);
 		await killChild(child);
 		const killedAt = s.sim.nowMs();
 		const killSeq = seqNow();
 		child = spawnWorker(env, s.url, queue);
-		await waitFor('checks again after the restart', async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).some((r) => r.code === 0 && r.time > killedAt), 60_000, 100);
-		restarts.push((s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).find((r) => r.code === 0) as { time: number }).time - killedAt);
+		await waitFor(
+			'checks again after the restart',
+			async () =>
+				s.sim
+					.requests({ op: 'dashboard.isUnderAttack', since: killSeq })
+					.some((r) => r.code === 0 && r.time > killedAt),
+			60_000,
+			100,
+		);
+		restarts.push(
+			(s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).find((r) => r.code === 0) as { time: number })
+				.time - killedAt,
+		);
 		await sleep(3 * INTERVAL_MS);
 	}
 	const end = s.sim.nowMs();
 	const g = gaps(since, t0, end);
 	assert.equal(g.length, SITES, 'every site checked');
 	const twice = g.filter((x) => x.min < INTERVAL_MS / 2);
-	assert.deepEqual(twice.map((x) => `${x.site}: ${x.min} ms`), [], 'no site checked twice within half an interval');
+	assert.deepEqual(
+		twice.map((x) => `${x.site}: ${x.min} ms`),
+		[],
+		'no site checked twice within half an interval',
+	);
 	const limit = INTERVAL_MS + Math.max(...restarts) + 1000;
 	const worst = g.reduce((a, b) => (b.max > a.max ? b : a));
-	assert.ok(worst.max <= limit, `site ${worst.site}: ${worst.max} ms between checks (limit ${limit}: one interval + restart ${restarts.join(', ')} ms + 1 s)`);
+	assert.ok(
+		worst.max <= limit,
+		`site ${worst.site}: ${worst.max} ms between checks (limit ${limit}: one interval + restart ${restarts.join(', ')} ms + 1 s)`,
+	);
 });

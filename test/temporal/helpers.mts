@@ -23,7 +23,12 @@ export const SECRET = 'S3cret-temporal-0f9e8d7c6b5a';
 
 let bin: string | undefined;
 export function temporalBin(): string {
-	bin ??= process.env.TEMPORAL_BIN ?? execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	bin ??=
+		process.env.TEMPORAL_BIN ??
+		execFileSync('bash', [`${ROOT}scripts/temporal.sh`, 'path'], {
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'inherit'],
+		}).trim();
 	return bin;
 }
 
@@ -55,12 +60,21 @@ export function workerConfig(env: TestWorkflowEnvironment, simUrl: string, taskQ
 let queueN = 0;
 export const uniqueQueue = (name: string) => `${name}-${process.pid}-${++queueN}`;
 
-export function startInProcessWorker(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): Promise<RunningWorker> {
+export function startInProcessWorker(
+	env: TestWorkflowEnvironment,
+	simUrl: string,
+	taskQueue: string,
+): Promise<RunningWorker> {
 	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
 }
 
 /** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/process/build.mts), configured through its environment. */
-export function spawnWorker(env: { address: string }, simUrl: string, taskQueue: string, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess {
+export function spawnWorker(
+	env: { address: string },
+	simUrl: string,
+	taskQueue: string,
+	extraEnv: NodeJS.ProcessEnv = {},
+): ChildProcess {
 	const cmd = workerCommand();
 	const child = spawn(cmd.command, cmd.args, {
 		cwd: ROOT,
@@ -88,7 +102,12 @@ export function spawnWorker(env: { address: string }, simUrl: string, taskQueue:
 /** An API client of its own (the "operator"), to read and change settings behind the runbook's back. */
 export function operatorClient(simUrl: string): Client & { close: () => Promise<void> } {
 	const transport = createUndiciTransport({ connections: 2 });
-	const c = createClient({ baseUrl: simUrl, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, retries: 0 });
+	const c = createClient({
+		baseUrl: simUrl,
+		transport,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		retries: 0,
+	});
 	return Object.assign(c, { close: () => transport.close() });
 }
 
@@ -103,9 +122,20 @@ export function plan(ids: Ids, over: Partial<PlanInput> = {}): PlanInput {
 		site_id: ids.site_id,
 		customer_id: ids.customer_id,
 		domain_ports: [ids.domain_port_id],
-		detection: { rapidMode: true, thresholds: [{ name: 'tcp_syn', factor: 0.5 }, { name: 'total_traffic', factor: 0.5 }] },
+		detection: {
+			rapidMode: true,
+			thresholds: [
+				{ name: 'tcp_syn', factor: 0.5 },
+				{ name: 'total_traffic', factor: 0.5 },
+			],
+		},
 		blacklist: { enabled: true, topN: 10, metric: 'bps', minPercent: 0, protectedRanges: ['198.51.100.2'] },
-		ipAuth: { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 } },
+		ipAuth: {
+			action: 'ratelimit',
+			enable: 1,
+			mode: 2,
+			action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 },
+		},
 		switches: [{ name: 'p_auth', enable: 1 }],
 		cooldownSeconds: 2,
 		pollSeconds: 1,
@@ -126,13 +156,20 @@ export async function liveSettings(c: Client, ids: Ids) {
 		model: pol.model,
 		tcp_syn: pol.tcp.tcp_syn,
 		total_traffic: pol.total_traffic.total_traffic,
-		blacklist: ((await c.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } }).p_info.ipv4.black_soc,
+		blacklist: (
+			(await c.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } }
+		).p_info.ipv4.black_soc,
 		ipAuth: await c.call('applicationProtection.authIp.get', dp),
 		switches: await c.call('applicationProtection.switch.list', dp),
 	};
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+	what: string,
+	fn: () => Promise<T | undefined | false>,
+	timeoutMs = 30_000,
+	everyMs = 200,
+): Promise<T> {
 	const end = Date.now() + timeoutMs;
 	let last: unknown;
 	while (Date.now() < end) {
@@ -187,18 +224,39 @@ export interface DbDevServer {
 	stop(): Promise<void>;
 }
 
-export async function devServerWithDb(dbFile: string, o: { namespace?: string; readyTimeoutMs?: number } = {}): Promise<DbDevServer> {
+export async function devServerWithDb(
+	dbFile: string,
+	o: { namespace?: string; readyTimeoutMs?: number } = {},
+): Promise<DbDevServer> {
 	const port = await freePort();
 	const httpPort = await freePort();
 	const namespace = o.namespace ?? 'default';
-	const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--headless', '--namespace', namespace,
-		'--log-level', 'error', '--db-filename', dbFile, '--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+	const args = [
+		'server',
+		'start-dev',
+		'--ip',
+		'127.0.0.1',
+		'--port',
+		String(port),
+		'--http-port',
+		String(httpPort),
+		'--headless',
+		'--namespace',
+		namespace,
+		'--log-level',
+		'error',
+		'--db-filename',
+		dbFile,
+		'--dynamic-config-value',
+		'system.enableActivityEagerExecution=true',
+	];
 	const srv: DbDevServer = {
 		address: `127.0.0.1:${port}`,
 		dbFile,
 		child: undefined,
 		async start() {
-			if (srv.child && srv.child.exitCode === null && srv.child.signalCode === null) throw new Error('dev server already running');
+			if (srv.child && srv.child.exitCode === null && srv.child.signalCode === null)
+				throw new Error('dev server already running');
 			const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
 			srv.child = child;
 			let stderr = '';
@@ -207,9 +265,12 @@ export async function devServerWithDb(dbFile: string, o: { namespace?: string; r
 			});
 			const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
 			for (;;) {
-				if (child.exitCode !== null) throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+				if (child.exitCode !== null)
+					throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
 				try {
-					const r = await fetch(`http://127.0.0.1:${httpPort}/api/v1/namespaces/${encodeURIComponent(namespace)}`, { signal: AbortSignal.timeout(2000) });
+					const r = await fetch(`http://127.0.0.1:${httpPort}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
+						signal: AbortSignal.timeout(2000),
+					});
 					await r.arrayBuffer();
 					if (r.ok) return;
 				} catch {
@@ -217,7 +278,9 @@ export async function devServerWithDb(dbFile: string, o: { namespace?: string; r
 				}
 				if (Date.now() > deadline) {
 					await killChild(child);
-					throw new Error(`temporal dev server (${dbFile}) not ready within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`);
+					throw new Error(
+						`temporal dev server (${dbFile}) not ready within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`,
+					);
 				}
 				await new Promise((r) => setTimeout(r, 200));
 			}
@@ -271,10 +334,15 @@ export function supervisedWorker(server: { address: string }, simUrl: string, ta
 }
 
 /** The ids of the first `n` sites of the simulator's seeded world (customer, site, its first domain-port). */
-export function siteIds(sim: { snapshot(): { sites: { site_id: string; customer_id: string; domain_port_ids: string[] }[] } }, n: number): Ids[] {
+export function siteIds(
+	sim: { snapshot(): { sites: { site_id: string; customer_id: string; domain_port_ids: string[] }[] } },
+	n: number,
+): Ids[] {
 	const sites = sim.snapshot().sites;
 	if (sites.length < n) throw new Error(`the simulator has ${sites.length} sites, ${n} wanted`);
-	return sites.slice(0, n).map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }));
+	return sites
+		.slice(0, n)
+		.map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }));
 }
 
 /** A small seeded PRNG (mulberry32) for reproducible "random" moments in tests. */
@@ -304,7 +372,12 @@ export function checksBySite(sim: RunningSimulator['sim'], since = 0): Map<strin
  * Runs the CLI in-process against a dev server (`address`) and task queue, with extra environment for the call;
  * returns the exit code and what it printed. The environment is restored afterwards.
  */
-export async function runCli(server: string | { address: string }, args: string[], queue: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+export async function runCli(
+	server: string | { address: string },
+	args: string[],
+	queue: string,
+	extraEnv: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
 	const address = typeof server === 'string' ? server : server.address;
 	const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: queue, ...extraEnv };
 	const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));

@@ -10,7 +10,17 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { ATTACK_SOURCES, createEnv, liveSettings, operatorClient, plan, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	spawnWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {

@@ -22,9 +22,22 @@ import { freePort, startWorkerProcess, type WorkerProcess } from '../../demo/sta
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { createClient } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
-import { APP_ID, ATTACK_SOURCES, createEnv, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	createEnv,
+	plan,
+	ROOT,
+	SECRET,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
 
-const OUT = process.env.SECSVC_TEST_OUTPUT ? join(process.env.SECSVC_TEST_OUTPUT, 'observability') : join(ROOT, 'test-output', 'observability');
+const OUT = process.env.SECSVC_TEST_OUTPUT
+	? join(process.env.SECSVC_TEST_OUTPUT, 'observability')
+	: join(ROOT, 'test-output', 'observability');
 const run = promisify(execFile);
 
 let env: TestWorkflowEnvironment;
@@ -45,8 +58,11 @@ const scrape = async (name: string) => {
 	return parsePrometheus(text);
 };
 const sum = (rows: Row[], name: string, where: Record<string, string> = {}) =>
-	rows.filter((r) => r.name === name && Object.entries(where).every(([k, v]) => r.labels[k] === v)).reduce((s, r) => s + r.value, 0);
-const countBy = <T,>(xs: T[], key: (x: T) => string) => xs.reduce<Record<string, number>>((m, x) => ((m[key(x)] = (m[key(x)] ?? 0) + 1), m), {});
+	rows
+		.filter((r) => r.name === name && Object.entries(where).every(([k, v]) => r.labels[k] === v))
+		.reduce((s, r) => s + r.value, 0);
+const countBy = <T,>(xs: T[], key: (x: T) => string) =>
+	xs.reduce<Record<string, number>>((m, x) => ((m[key(x)] = (m[key(x)] ?? 0) + 1), m), {});
 
 before(async () => {
 	rmSync(OUT, { recursive: true, force: true });
@@ -56,7 +72,14 @@ before(async () => {
 	queue = uniqueQueue('observe');
 	const port = await freePort();
 	metricsUrl = `http://127.0.0.1:${port}/metrics`;
-	worker = await startWorkerProcess({ temporalAddress: env.address, taskQueue: queue, simUrl: sim.url, appId: APP_ID, secret: SECRET, env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` } });
+	worker = await startWorkerProcess({
+		temporalAddress: env.address,
+		taskQueue: queue,
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+		env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
+	});
 	assert.match(worker.output(), new RegExp(`metrics on ${metricsUrl.replace(/[.]/g, '\\.')}`));
 });
 after(async () => {
@@ -75,9 +98,13 @@ test('metrics and search attributes during and after a runbook', async () => {
 
 	// during: applied changes by kind = the runbook's; one runbook waiting; the API counters moved
 	const changes = await h.query(changesQuery);
-	const applied = countBy(changes.filter((c) => c.status === 'applied'), (c) => c.kind);
+	const applied = countBy(
+		changes.filter((c) => c.status === 'applied'),
+		(c) => c.kind,
+	);
 	const during = await scrape('metrics-during');
-	for (const [kind, n] of Object.entries(applied)) assert.equal(sum(during, 'secsvc_changes_applied_total', { kind }), n, `applied ${kind}`);
+	for (const [kind, n] of Object.entries(applied))
+		assert.equal(sum(during, 'secsvc_changes_applied_total', { kind }), n, `applied ${kind}`);
 	assert.equal(sum(during, 'secsvc_changes_applied_total'), changes.length);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'waiting' }), 1);
 	assert.equal(sum(during, 'secsvc_runbooks_in_phase', { phase: 'tightening' }), 0);
@@ -101,8 +128,21 @@ test('metrics and search attributes during and after a runbook', async () => {
 	let operatorRequests = 0;
 	const opSeq = [sim.sim.requests().at(-1)?.seq ?? 0, 0];
 	const transport = createUndiciTransport({ connections: 1 });
-	const operator = createClient({ baseUrl: sim.url, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' }, retries: 0, onEvent: (e) => void (e.type === 'response' && operatorRequests++) });
-	await operator.call('applicationProtection.authIp.set', { site_id: ids.site_id, domain_port_id: ids.domain_port_id, action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 60, ratelimit_rps: 20, threshold_rps: 40 } });
+	const operator = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		retries: 0,
+		onEvent: (e) => void (e.type === 'response' && operatorRequests++),
+	});
+	await operator.call('applicationProtection.authIp.set', {
+		site_id: ids.site_id,
+		domain_port_id: ids.domain_port_id,
+		action: 'ratelimit',
+		enable: 1,
+		mode: 2,
+		action_ratelimit: { duration: 60, ratelimit_rps: 20, threshold_rps: 40 },
+	});
 	await transport.close();
 	opSeq[1] = sim.sim.requests().at(-1)?.seq ?? 0;
 
@@ -117,24 +157,44 @@ test('metrics and search attributes during and after a runbook', async () => {
 	// after: restored by kind, one of each time histogram with the result's value, nobody in any phase
 	const fin = await scrape('metrics-after');
 	finalScrape = fin;
-	for (const [kind, n] of Object.entries(countBy(result.changes.filter((c) => c.status === 'restored'), (c) => c.kind)))
+	for (const [kind, n] of Object.entries(
+		countBy(
+			result.changes.filter((c) => c.status === 'restored'),
+			(c) => c.kind,
+		),
+	))
 		assert.equal(sum(fin, 'secsvc_changes_restored_total', { kind }), n, `restored ${kind}`);
 	assert.equal(sum(fin, 'secsvc_change_conflicts_total', { kind: 'ipAuth' }), 1);
 	assert.equal(sum(fin, 'secsvc_change_conflicts_total'), 1);
-	assert.deepEqual(result.conflicts.map((c) => c.kind), ['ipAuth']);
+	assert.deepEqual(
+		result.conflicts.map((c) => c.kind),
+		['ipAuth'],
+	);
 	for (const [name, v] of [
 		['secsvc_runbook_time_to_detect', result.timeToDetectSeconds],
 		['secsvc_runbook_time_to_mitigate', result.timeToMitigateSeconds],
 		['secsvc_runbook_time_to_revert', result.timeToRevertSeconds],
 	] as const) {
 		assert.equal(sum(fin, `${name}_count`), 1, name);
-		assert.ok(Math.abs(sum(fin, `${name}_sum`) - (v as number)) < 0.01, `${name}_sum ${sum(fin, `${name}_sum`)} vs ${v}`);
+		assert.ok(
+			Math.abs(sum(fin, `${name}_sum`) - (v as number)) < 0.01,
+			`${name}_sum ${sum(fin, `${name}_sum`)} vs ${v}`,
+		);
 	}
 	assert.equal(sum(fin, 'secsvc_runbooks_finished_total', { outcome: 'reverted' }), 1);
 	assert.equal(sum(fin, 'secsvc_runbooks_in_phase'), 0);
 
 	// every API request of the worker in the simulator's log (all but the operator's two) was counted once, and timed once
-	const logged = sim.sim.requests().filter((r) => !(r.seq > opSeq[0] && r.seq <= opSeq[1] && ['authorization.appToken', 'applicationProtection.authIp.set'].includes(r.opId ?? '')));
+	const logged = sim.sim
+		.requests()
+		.filter(
+			(r) =>
+				!(
+					r.seq > opSeq[0] &&
+					r.seq <= opSeq[1] &&
+					['authorization.appToken', 'applicationProtection.authIp.set'].includes(r.opId ?? '')
+				),
+		);
 	assert.equal(logged.length, sim.sim.requests().length - 2);
 	assert.equal(sum(fin, 'secsvc_api_requests_total'), logged.length);
 	assert.equal(sum(fin, 'secsvc_api_request_latency_count'), logged.length);
@@ -144,15 +204,30 @@ test('metrics and search attributes during and after a runbook', async () => {
 		assert.equal(sum(fin, 'secsvc_api_requests_total', { operation, outcome }), n, k);
 	}
 	assert.equal(sum(fin, 'secsvc_api_requests_total', { operation: 'dashboard.isUnderAttack', outcome: '42901' }), 1);
-	assert.equal(sum(fin, 'secsvc_api_retries_total', { operation: 'dashboard.isUnderAttack', reason: 'rate_limited' }), 1);
+	assert.equal(
+		sum(fin, 'secsvc_api_retries_total', { operation: 'dashboard.isUnderAttack', reason: 'rate_limited' }),
+		1,
+	);
 	assert.equal(sum(fin, 'secsvc_api_rate_limit_waits_total'), 1);
 	assert.equal(sum(fin, 'secsvc_api_rate_limit_wait_time_count'), 1);
 	assert.equal(sum(fin, 'secsvc_api_token_renewals_total', { reason: 'refused_code' }), 1);
-	assert.equal(sum(fin, 'secsvc_api_requests_total', { operation: 'applicationProtection.switch.set', outcome: '40101' }), 1);
+	assert.equal(
+		sum(fin, 'secsvc_api_requests_total', { operation: 'applicationProtection.switch.set', outcome: '40101' }),
+		1,
+	);
 
 	// the SDK's own runtime metrics are there too
-	for (const n of ['temporal_workflow_completed', 'temporal_activity_execution_latency_count', 'temporal_sticky_cache_size', 'temporal_num_pollers', 'temporal_workflow_task_execution_latency_count'])
-		assert.ok(fin.some((r) => r.name === n || r.name === `${n}_total`), `SDK metric ${n}`);
+	for (const n of [
+		'temporal_workflow_completed',
+		'temporal_activity_execution_latency_count',
+		'temporal_sticky_cache_size',
+		'temporal_num_pollers',
+		'temporal_workflow_task_execution_latency_count',
+	])
+		assert.ok(
+			fin.some((r) => r.name === n || r.name === `${n}_total`),
+			`SDK metric ${n}`,
+		);
 
 	// labels never carry an IP address, the secret or a token
 	const issued = [...sim.sim.tokens.keys(), ...sim.sim.refreshTokens.keys()];
@@ -163,11 +238,20 @@ test('metrics and search attributes during and after a runbook', async () => {
 		}
 
 	// once done: the outcome is searchable, and `secsvc list` shows it
-	await waitFor('visibility: outcome', async () => (await listRunbooks(env.client, { site: ids.site_id }))[0]?.outcome === 'reverted');
-	const cli = await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--site', ids.site_id, '--phase', 'done'], { env: { ...process.env, TEMPORAL_ADDRESS: env.address } });
+	await waitFor(
+		'visibility: outcome',
+		async () => (await listRunbooks(env.client, { site: ids.site_id }))[0]?.outcome === 'reverted',
+	);
+	const cli = await run(
+		process.execPath,
+		[join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--site', ids.site_id, '--phase', 'done'],
+		{ env: { ...process.env, TEMPORAL_ADDRESS: env.address } },
+	);
 	assert.match(cli.stdout, /WORKFLOW ID\s+STATUS\s+SITE\s+PHASE\s+OUTCOME/);
 	assert.match(cli.stdout, new RegExp(`${h.workflowId}\\s+COMPLETED\\s+${ids.site_id}\\s+done\\s+reverted`));
-	const bad = await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--phase', 'mitigating'], { env: { ...process.env, TEMPORAL_ADDRESS: env.address } }).catch((e) => e);
+	const bad = await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--phase', 'mitigating'], {
+		env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+	}).catch((e) => e);
 	assert.equal(bad.code, 2);
 	assert.match(bad.stderr, /--phase: must be one of .* or mitigation/);
 });
@@ -178,8 +262,12 @@ test('the Grafana dashboard queries only metrics the worker exported', () => {
 	const files = readdirSync(join(ROOT, 'examples/grafana')).filter((f) => f.endsWith('.json'));
 	assert.ok(files.length >= 1);
 	for (const f of files) {
-		const dash = JSON.parse(readFileSync(join(ROOT, 'examples/grafana', f), 'utf8')) as { panels: { title: string; targets?: { expr: string }[]; panels?: unknown[] }[] };
-		const panels = dash.panels.flatMap((p) => [p, ...((p.panels ?? []) as typeof dash.panels)]).filter((p) => p.targets?.length);
+		const dash = JSON.parse(readFileSync(join(ROOT, 'examples/grafana', f), 'utf8')) as {
+			panels: { title: string; targets?: { expr: string }[]; panels?: unknown[] }[];
+		};
+		const panels = dash.panels
+			.flatMap((p) => [p, ...((p.panels ?? []) as typeof dash.panels)])
+			.filter((p) => p.targets?.length);
 		assert.ok(panels.length >= 6, `${f}: panels`);
 		for (const p of panels)
 			for (const t of p.targets ?? []) {
@@ -194,20 +282,36 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 	assert.ok(result, 'needs the runbook test');
 	mkdirSync(OUT, { recursive: true });
 	const file = join(OUT, 'attack-report.html');
-	await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'report', ids.site_id, '--html', file], { env: { ...process.env, TEMPORAL_ADDRESS: env.address } });
+	await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'report', ids.site_id, '--html', file], {
+		env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+	});
 	const html = readFileSync(file, 'utf8');
-	assert.doesNotMatch(html, /<script|<link|<img|<iframe|@import|url\(|<[^>]+\s(src|href)=/i, 'self-contained: no script, no external resource');
+	assert.doesNotMatch(
+		html,
+		/<script|<link|<img|<iframe|@import|url\(|<[^>]+\s(src|href)=/i,
+		'self-contained: no script, no external resource',
+	);
 
 	const { chromium } = await import('playwright-core');
-	const executablePath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+	const executablePath = execFileSync('bash', [join(ROOT, 'scripts/chromium.sh'), 'path'], {
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'inherit'],
+	}).trim();
 	const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 	try {
 		const ev = result.eventTraffic?.bps ?? {};
 		const points = (result.traffic?.length ?? 0) + (ev.attack?.length ?? 0) + (ev.clean?.length ?? 0);
 		const m: Record<string, unknown> = result.marks ?? {};
-		const markers = [m.eventStart, m.startedAt, m.mitigatedAt, m.attackEndedAt, m.revertedAt].filter((x) => x !== undefined).length;
+		const markers = [m.eventStart, m.startedAt, m.mitigatedAt, m.attackEndedAt, m.revertedAt].filter(
+			(x) => x !== undefined,
+		).length;
 		assert.equal(markers, 5);
-		for (const [name, width, colorScheme] of [['desktop-light', 1280, 'light'], ['desktop-dark', 1280, 'dark'], ['phone-light', 390, 'light'], ['phone-dark', 390, 'dark']] as const) {
+		for (const [name, width, colorScheme] of [
+			['desktop-light', 1280, 'light'],
+			['desktop-dark', 1280, 'dark'],
+			['phone-light', 390, 'light'],
+			['phone-dark', 390, 'dark'],
+		] as const) {
 			const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme });
 			const problems: string[] = [];
 			page.on('console', (msg) => msg.type() === 'error' && problems.push(msg.text()));
@@ -219,10 +323,16 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 			assert.equal(await chart.locator('circle[data-kind]').count(), points, `${name}: chart points`);
 			assert.equal(await chart.locator('circle[data-kind="reported"]').count(), result.traffic?.length);
 			assert.equal(await chart.locator('g.marker').count(), markers, `${name}: markers`);
-			assert.deepEqual(await chart.locator('g.marker').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-kind'))), ['start', 'detected', 'mitigated', 'over', 'reverted']);
+			assert.deepEqual(
+				await chart.locator('g.marker').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-kind'))),
+				['start', 'detected', 'mitigated', 'over', 'reverted'],
+			);
 			assert.equal(await page.locator('table.changes tbody tr').count(), result.changes.length);
 			// nothing wider than the viewport (phone: no sideways scrolling of the page)
-			assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= width, `${name}: fits ${width} px`);
+			assert.ok(
+				(await page.evaluate(() => document.documentElement.scrollWidth)) <= width,
+				`${name}: fits ${width} px`,
+			);
 			await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 			assert.deepEqual(problems, [], `${name}: no console errors or requests`);
 			await page.close();
@@ -234,7 +344,11 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 
 	// the attack report playbook's period report (the attackReport workflow renders it): the event and its markers
 	const period = join(OUT, 'period-report.html');
-	await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'report', '--site', ids.site_id, '--hours', '1', '--html', period], { env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue } });
+	await run(
+		process.execPath,
+		[join(ROOT, 'worker/bin/secsvc.mjs'), 'report', '--site', ids.site_id, '--hours', '1', '--html', period],
+		{ env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue } },
+	);
 	const p = readFileSync(period, 'utf8');
 	assert.match(p, /<h2>Events <small>1<\/small><\/h2>/);
 	assert.match(p, new RegExp(`attack start ${result.eventId}`));

@@ -31,11 +31,19 @@ const workers: ChildProcess[] = [];
 const logs: string[] = [];
 const metricPorts: number[] = [];
 
-const budgetEnv = { SECSVC_RATE_LIMIT_RPS: String(RPS), SECSVC_RATE_LIMIT_BURST: String(BURST), SECSVC_RATE_LIMIT_REFRESH: '1' };
-const polls = (from: number, to: number) => s.sim.requests({ op: 'dashboard.isUnderAttack' }).filter((e) => e.time >= from && e.time < to);
+const budgetEnv = {
+	SECSVC_RATE_LIMIT_RPS: String(RPS),
+	SECSVC_RATE_LIMIT_BURST: String(BURST),
+	SECSVC_RATE_LIMIT_REFRESH: '1',
+};
+const polls = (from: number, to: number) =>
+	s.sim.requests({ op: 'dashboard.isUnderAttack' }).filter((e) => e.time >= from && e.time < to);
 
 before(async () => {
-	[env, s] = await Promise.all([createEnv(), startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, fleet: { customers: 3, sitesPerCustomer: 20 } })]);
+	[env, s] = await Promise.all([
+		createEnv(),
+		startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, fleet: { customers: 3, sitesPerCustomer: 20 } }),
+	]);
 	queue = uniqueQueue('budget');
 	for (let i = 0; i < 3; i++) {
 		metricPorts.push(await freePort());
@@ -46,17 +54,37 @@ before(async () => {
 		workers.push(w);
 	}
 	// every worker sees the 3 of them (DescribeTaskQueue pollers) before anything is measured
-	await waitFor('3 workers sharing the budget', async () => [0, 1, 2].every((i) => /shared by 3:/.test(logs[i] ?? '')), 60_000);
+	await waitFor(
+		'3 workers sharing the budget',
+		async () => [0, 1, 2].every((i) => /shared by 3:/.test(logs[i] ?? '')),
+		60_000,
+	);
 	const config: WatcherConfig = {
 		fleet: 'budget',
 		index: 0,
 		revision: 'r1',
 		taskQueue: queue,
-		settings: { intervalSeconds: 2, batchSize: 10, concurrency: 8, parallelBatches: 6, activities: 'regular', ticksPerRun: 50, maxIntervalStretch: 3 },
+		settings: {
+			intervalSeconds: 2,
+			batchSize: 10,
+			concurrency: 8,
+			parallelBatches: 6,
+			activities: 'regular',
+			ticksPerRun: 50,
+			maxIntervalStretch: 3,
+		},
 		template: { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false } },
-		sites: Array.from({ length: SITES }, (_, i) => ({ site_id: String(210001 + i), customer_id: String(110001 + Math.floor(i / 20)), domain_ports: [String(310001 + i)] })),
+		sites: Array.from({ length: SITES }, (_, i) => ({
+			site_id: String(210001 + i),
+			customer_id: String(110001 + Math.floor(i / 20)),
+			domain_ports: [String(310001 + i)],
+		})),
 	};
-	await env.client.workflow.start('fleetWatch', { workflowId: `fleet-watch-budget-0-${queue}`, taskQueue: queue, args: [{ config }] });
+	await env.client.workflow.start('fleetWatch', {
+		workflowId: `fleet-watch-budget-0-${queue}`,
+		taskQueue: queue,
+		args: [{ config }],
+	});
 	await waitFor('the watch polling', async () => polls(0, Infinity).length > 40, 30_000);
 });
 
@@ -71,12 +99,18 @@ test('a) 3 workers share one budget: the cluster sends within budget + burst', a
 	await new Promise((r) => setTimeout(r, 6000));
 	const n = polls(t0, t0 + 6000).length;
 	const perHalfSecond = Array.from({ length: 12 }, (_, k) => polls(t0 + k * 500, t0 + (k + 1) * 500).length).join(' ');
-	assert.ok(n <= RPS * 6 + BURST, `cluster sent ${n} polls in 6 s; budget ${RPS}/s + burst ${BURST} allows ${RPS * 6 + BURST} (demand is ${(SITES / 2) * 6})`);
+	assert.ok(
+		n <= RPS * 6 + BURST,
+		`cluster sent ${n} polls in 6 s; budget ${RPS}/s + burst ${BURST} allows ${RPS * 6 + BURST} (demand is ${(SITES / 2) * 6})`,
+	);
 	// the budget is used (demand is 3× the budget), not all of it: at a 2 s interval each tick's start and end (batches
 	// scheduled, deferred at the deadline) leave the budget idle for a moment (measured 34–42 of 60; bench 9 measures
 	// the watch's use of the budget at 10 s)
 	const shares = logs.map((l, i) => `worker ${i}: ${(l ?? '').match(/request budget .*/g)?.join(' | ')}`).join('\n');
-	assert.ok(n >= RPS * 6 * 0.4, `only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it (per 0.5 s: ${perHalfSecond})\n${shares}`);
+	assert.ok(
+		n >= RPS * 6 * 0.4,
+		`only ${n} polls in 6 s with a budget of ${RPS}/s and a demand above it (per 0.5 s: ${perHalfSecond})\n${shares}`,
+	);
 });
 
 test('b) a mitigation write is not delayed by the queue of polls', async () => {
@@ -84,25 +118,55 @@ test('b) a mitigation write is not delayed by the queue of polls', async () => {
 	const h = await env.client.workflow.start('durableCall', {
 		workflowId: `budget-write-${queue}`,
 		taskQueue: queue,
-		args: [{ op: 'overview.setSwitch', params: { customer_id: '110001', site_id: '210001', network_id: '0', host_id: '0', switch_type: 'detection', is_enable: 1 } }],
+		args: [
+			{
+				op: 'overview.setSwitch',
+				params: {
+					customer_id: '110001',
+					site_id: '210001',
+					network_id: '0',
+					host_id: '0',
+					switch_type: 'detection',
+					is_enable: 1,
+				},
+			},
+		],
 	});
 	await h.result();
 	const write = s.sim.requests({ op: 'overview.setSwitch' }).find((e) => e.time >= sent);
 	assert.ok(write, 'the write reached the service');
 	const delay = write.time - sent;
 	// the polls waiting meanwhile: 6 batches × 8 lanes over 3 workers at 10/s would hold a write ~4 s in FIFO order
-	assert.ok(delay < 1500, `the write reached the service ${delay} ms after it was asked for (polls queued ahead of it would take seconds)`);
+	assert.ok(
+		delay < 1500,
+		`the write reached the service ${delay} ms after it was asked for (polls queued ahead of it would take seconds)`,
+	);
 });
 
 test('c) a retry hint received by one worker pauses the cluster', async () => {
 	// one site's poll is refused with Retry-After: 6 — only the worker that polls it receives the hint
-	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'ratelimit', status: 429, retryAfterSeconds: 6, pathContains: '210007', count: 1 });
-	const refused = await waitFor('the refusal', async () => s.sim.requests({ op: 'dashboard.isUnderAttack' }).find((e) => e.fault === 'ratelimit'), 20_000);
+	s.sim.addFault({
+		op: 'dashboard.isUnderAttack',
+		kind: 'ratelimit',
+		status: 429,
+		retryAfterSeconds: 6,
+		pathContains: '210007',
+		count: 1,
+	});
+	const refused = await waitFor(
+		'the refusal',
+		async () => s.sim.requests({ op: 'dashboard.isUnderAttack' }).find((e) => e.fault === 'ratelimit'),
+		20_000,
+	);
 	const T = refused.time;
 	await new Promise((r) => setTimeout(r, Math.max(0, T + 6500 - Date.now())));
 	// within 2.5 s every worker has read the pause (refresh 1 s); until 6 s nobody sends
 	const during = s.sim.requests().filter((e) => e.opId !== null && e.time >= T + 2500 && e.time < T + 5800);
-	assert.equal(during.length, 0, `requests sent during the cluster's pause: ${during.map((e) => `${e.opId}@+${e.time - T}ms`).join(', ')}`);
+	assert.equal(
+		during.length,
+		0,
+		`requests sent during the cluster's pause: ${during.map((e) => `${e.opId}@+${e.time - T}ms`).join(', ')}`,
+	);
 	await waitFor('polls again after the pause', async () => polls(T + 6000, Infinity).length > 5, 10_000);
 });
 
@@ -111,7 +175,10 @@ test('d) bad budget settings are refused at start naming the setting', async () 
 		[{ SECSVC_RATE_LIMIT_RPS: '0' }, /api\.rateLimit\.rps \(SECSVC_RATE_LIMIT_RPS\)/],
 		[{ SECSVC_RATE_LIMIT_RPS: '-5' }, /api\.rateLimit\.rps \(SECSVC_RATE_LIMIT_RPS\)/],
 		[{ SECSVC_RATE_LIMIT_RPS: 'fast' }, /api\.rateLimit\.rps \(SECSVC_RATE_LIMIT_RPS\): must be a number/],
-		[{ SECSVC_RATE_LIMIT_RPS: '10', SECSVC_RATE_LIMIT_BURST: '0.5' }, /api\.rateLimit\.burst \(SECSVC_RATE_LIMIT_BURST\): must be a number of requests, at least 1/],
+		[
+			{ SECSVC_RATE_LIMIT_RPS: '10', SECSVC_RATE_LIMIT_BURST: '0.5' },
+			/api\.rateLimit\.burst \(SECSVC_RATE_LIMIT_BURST\): must be a number of requests, at least 1/,
+		],
 	];
 	for (const [extra, want] of cases) {
 		const w = spawnWorker(env, s.url, uniqueQueue('bad-budget'), extra);
@@ -125,11 +192,17 @@ test('d) bad budget settings are refused at start naming the setting', async () 
 
 test('e) the budget dashboard queries only metrics the workers exported', async () => {
 	const exported = new Set<string>();
-	for (const port of metricPorts) for (const r of parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())) exported.add(r.name);
+	for (const port of metricPorts)
+		for (const r of parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()))
+			exported.add(r.name);
 	const f = join(ROOT, 'examples/grafana/rate-budget/secsvc-rate-budget.json');
 	const dash = JSON.parse(readFileSync(f, 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
 	for (const p of dash.panels)
 		for (const t of p.targets)
-			for (const [, n] of t.expr.matchAll(/\b(secsvc_[a-z0-9_]+)/g)) assert.ok(exported.has(n), `${p.title}: ${n} was not exported`);
-	assert.ok([...exported].some((n) => n.startsWith('secsvc_api_budget_granted')), 'budget in use is exported');
+			for (const [, n] of t.expr.matchAll(/\b(secsvc_[a-z0-9_]+)/g))
+				assert.ok(exported.has(n), `${p.title}: ${n} was not exported`);
+	assert.ok(
+		[...exported].some((n) => n.startsWith('secsvc_api_budget_granted')),
+		'budget in use is exported',
+	);
 });

@@ -66,7 +66,10 @@ async function setup(seed = 7) {
 }
 
 const writes = (s: Awaited<ReturnType<typeof startSim>>) =>
-	s.sim.requests().filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.')).map((r) => r.opId as string);
+	s.sim
+		.requests()
+		.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'))
+		.map((r) => r.opId as string);
 
 const withoutEnabledKey = (v: unknown) => JSON.parse(JSON.stringify(v));
 
@@ -84,17 +87,35 @@ test('full attack response: tightens, blacklists, rate-limits, waits out the att
 		assert.equal(during.model, 1, 'rapid mode on');
 		assert.equal((during.tcp_syn as { low_pps: string }).low_pps, '25K');
 		assert.equal((during.tcp_syn as { high_pps: string }).high_pps, '100K');
-		const listed = (during.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
-		assert.deepEqual(listed, ['198.51.100.1-198.51.100.1', '198.51.100.3-198.51.100.3', '203.0.113.5-203.0.113.6'], 'aggregated, protected 198.51.100.2 untouched');
-		assert.deepEqual(during.ipAuth, { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 } });
+		const listed = (during.blacklist as { start_ip: string; end_ip: string }[])
+			.map((e) => `${e.start_ip}-${e.end_ip}`)
+			.sort();
+		assert.deepEqual(
+			listed,
+			['198.51.100.1-198.51.100.1', '198.51.100.3-198.51.100.3', '203.0.113.5-203.0.113.6'],
+			'aggregated, protected 198.51.100.2 untouched',
+		);
+		assert.deepEqual(during.ipAuth, {
+			action: 'ratelimit',
+			enable: 1,
+			mode: 2,
+			action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 },
+		});
 		assert.equal((during.switches as Record<string, { enable: number }>).p_auth.enable, 1);
 
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
 		assert.equal(r.conflicts.length, 0);
-		assert.ok(r.changes.every((c) => c.status === 'restored'), JSON.stringify(r.changes.map((c) => [c.id, c.status])));
-		assert.deepEqual(withoutEnabledKey(await liveSettings(t.op, t.ids)), withoutEnabledKey(beforeSettings), 'every touched policy equals the snapshot');
+		assert.ok(
+			r.changes.every((c) => c.status === 'restored'),
+			JSON.stringify(r.changes.map((c) => [c.id, c.status])),
+		);
+		assert.deepEqual(
+			withoutEnabledKey(await liveSettings(t.op, t.ids)),
+			withoutEnabledKey(beforeSettings),
+			'every touched policy equals the snapshot',
+		);
 
 		// The request log shows the expected writes, in order: tighten → blacklist → rate limit → switch, then the reverse.
 		assert.deepEqual(writes(t.s), [
@@ -115,7 +136,10 @@ test('full attack response: tightens, blacklists, rate-limits, waits out the att
 		]);
 		assert.ok(r.timeToDetectSeconds !== undefined && r.timeToDetectSeconds >= 0);
 		assert.ok(r.timeToMitigateSeconds !== undefined && r.timeToMitigateSeconds >= 0);
-		assert.ok(r.timeToRevertSeconds !== undefined && r.timeToRevertSeconds >= 2, `cooldown respected (${r.timeToRevertSeconds})`);
+		assert.ok(
+			r.timeToRevertSeconds !== undefined && r.timeToRevertSeconds >= 2,
+			`cooldown respected (${r.timeToRevertSeconds})`,
+		);
 		assert.ok(r.audit.some((a) => a.step === 'blacklisting' && Array.isArray(a.after)));
 		for (const a of r.audit) assert.ok(a.at && a.what && a.why, 'audit entries carry when, what and why');
 	} finally {
@@ -132,12 +156,20 @@ test('operator edit during the attack survives the revert and is reported as a c
 		recorded.push({ workflowId: h.workflowId, runId: h.firstExecutionRunId });
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 		const dp = { site_id: t.ids.site_id, domain_port_id: t.ids.domain_port_id };
-		const operatorValue = { action: 'blacklist' as const, enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
+		const operatorValue = {
+			action: 'blacklist' as const,
+			enable: 1,
+			mode: 1,
+			action_blacklist: { duration: 600, threshold_rps: 77 },
+		};
 		await t.op.call('applicationProtection.authIp.set', { ...dp, ...operatorValue });
 		t.s.sim.stopAttack(attack.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.deepEqual(r.conflicts.map((c) => c.id), [`ipAuth.${t.ids.domain_port_id}`]);
+		assert.deepEqual(
+			r.conflicts.map((c) => c.id),
+			[`ipAuth.${t.ids.domain_port_id}`],
+		);
 		assert.deepEqual(r.conflicts[0].live, operatorValue);
 		const now = await liveSettings(t.op, t.ids);
 		assert.deepEqual(now.ipAuth, operatorValue, "operator's value kept");
@@ -159,7 +191,17 @@ test('abort signal and cancellation both revert; dry run changes nothing', async
 		recorded.push({ workflowId: dry.workflowId, runId: dry.firstExecutionRunId });
 		const dr = (await dry.result()) as AttackResponseResult;
 		assert.equal(dr.outcome, 'dry-run');
-		assert.deepEqual(dr.diff?.map((d) => d.what), ['detection mode', 'detection thresholds of tcp_syn', 'detection thresholds of total_traffic', `IP blacklist of ${t.ids.domain_port_id}`, `IP authentication of ${t.ids.domain_port_id}`, `switch p_auth of ${t.ids.domain_port_id}`]);
+		assert.deepEqual(
+			dr.diff?.map((d) => d.what),
+			[
+				'detection mode',
+				'detection thresholds of tcp_syn',
+				'detection thresholds of total_traffic',
+				`IP blacklist of ${t.ids.domain_port_id}`,
+				`IP authentication of ${t.ids.domain_port_id}`,
+				`switch p_auth of ${t.ids.domain_port_id}`,
+			],
+		);
 		assert.deepEqual(writes(t.s), [], 'dry run sends no write');
 		assert.deepEqual(await liveSettings(t.op, t.ids), beforeSettings);
 
@@ -192,13 +234,21 @@ test('approval gate: no answer → default decision (reject) changes nothing; ap
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 		t.s.sim.clearRequests();
-		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { approval: { required: true, timeoutSeconds: 1, onTimeout: 'reject' } }));
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			plan(t.ids, { approval: { required: true, timeoutSeconds: 1, onTimeout: 'reject' } }),
+		);
 		recorded.push({ workflowId: h.workflowId, runId: h.firstExecutionRunId });
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'rejected');
 		assert.deepEqual(writes(t.s), []);
 
-		const h2 = await startAttackResponse(env.client, t.queue, plan(t.ids, { approval: { required: true, timeoutSeconds: 60, onTimeout: 'reject' } }));
+		const h2 = await startAttackResponse(
+			env.client,
+			t.queue,
+			plan(t.ids, { approval: { required: true, timeoutSeconds: 60, onTimeout: 'reject' } }),
+		);
 		recorded.push({ workflowId: h2.workflowId, runId: h2.firstExecutionRunId });
 		await waitFor('awaiting approval', async () => (await h2.query(stateQuery)).phase === 'awaiting-approval');
 		await h2.signal(approveSignal, { approved: true, by: 'oncall' });
@@ -279,7 +329,11 @@ test('attack watch schedule starts at most one runbook per site during an attack
 				await wf.result();
 				recorded.push({ workflowId: wf.workflowId, runId: a.action.workflow.firstExecutionRunId });
 			}
-			const results = await Promise.all(runs.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId, a.action.workflow.firstExecutionRunId).result()));
+			const results = await Promise.all(
+				runs.map((a) =>
+					env.client.workflow.getHandle(a.action.workflow.workflowId, a.action.workflow.firstExecutionRunId).result(),
+				),
+			);
 			assert.equal(results.filter((r) => r.started).length, 1, JSON.stringify(results));
 			assert.ok(results.every((r) => r.underAttack));
 			const rb = env.client.workflow.getHandle(workflowIdFor(t.ids.site_id));
@@ -304,23 +358,51 @@ test('drift audit reports differences and enforces; attack report gives JSON and
 			site_id: t.ids.site_id,
 			customer_id: t.ids.customer_id,
 			detection: { model: 1, items: { tcp_syn: { low_pps: '10K' } } },
-			domain_ports: { [t.ids.domain_port_id]: { switches: { p_auth: 1, p_filt: 1 }, blacklistIncludes: ['192.0.2.0/30'] } },
+			domain_ports: {
+				[t.ids.domain_port_id]: { switches: { p_auth: 1, p_filt: 1 }, blacklistIncludes: ['192.0.2.0/30'] },
+			},
 		};
-		const audit = await env.client.workflow.execute('driftAudit', { taskQueue: t.queue, workflowId: `drift-${t.queue}`, args: [{ desired }] });
+		const audit = await env.client.workflow.execute('driftAudit', {
+			taskQueue: t.queue,
+			workflowId: `drift-${t.queue}`,
+			args: [{ desired }],
+		});
 		recorded.push({ workflowId: `drift-${t.queue}` });
-		assert.deepEqual(audit.drifts.map((d: { setting: string }) => d.setting).sort(), ['blacklistIncludes', 'detection.model', 'detection.tcp_syn', 'switch.p_auth']);
+		assert.deepEqual(audit.drifts.map((d: { setting: string }) => d.setting).sort(), [
+			'blacklistIncludes',
+			'detection.model',
+			'detection.tcp_syn',
+			'switch.p_auth',
+		]);
 		t.s.sim.clearRequests();
 		assert.deepEqual(writes(t.s), []);
-		const enforced = await env.client.workflow.execute('driftAudit', { taskQueue: t.queue, workflowId: `drift-enf-${t.queue}`, args: [{ desired, enforce: true }] });
+		const enforced = await env.client.workflow.execute('driftAudit', {
+			taskQueue: t.queue,
+			workflowId: `drift-enf-${t.queue}`,
+			args: [{ desired, enforce: true }],
+		});
 		recorded.push({ workflowId: `drift-enf-${t.queue}` });
-		assert.ok(enforced.drifts.every((d: { enforced: string }) => d.enforced === 'fixed'), JSON.stringify(enforced.drifts));
-		const again = await env.client.workflow.execute('driftAudit', { taskQueue: t.queue, workflowId: `drift-again-${t.queue}`, args: [{ desired }] });
+		assert.ok(
+			enforced.drifts.every((d: { enforced: string }) => d.enforced === 'fixed'),
+			JSON.stringify(enforced.drifts),
+		);
+		const again = await env.client.workflow.execute('driftAudit', {
+			taskQueue: t.queue,
+			workflowId: `drift-again-${t.queue}`,
+			args: [{ desired }],
+		});
 		assert.deepEqual(again.drifts, []);
-		const bl = (await t.op.call('applicationProtection.ipBlacklist.get', dp)) as { p_info: { ipv4: { black_soc: unknown[] } } };
+		const bl = (await t.op.call('applicationProtection.ipBlacklist.get', dp)) as {
+			p_info: { ipv4: { black_soc: unknown[] } };
+		};
 		assert.equal(bl.p_info.ipv4.black_soc.length, 1);
 
 		const a = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const rep = await env.client.workflow.execute('attackReport', { taskQueue: t.queue, workflowId: `report-${t.queue}`, args: [{ site_id: t.ids.site_id, periodHours: 24 }] });
+		const rep = await env.client.workflow.execute('attackReport', {
+			taskQueue: t.queue,
+			workflowId: `report-${t.queue}`,
+			args: [{ site_id: t.ids.site_id, periodHours: 24 }],
+		});
 		recorded.push({ workflowId: `report-${t.queue}` });
 		assert.ok(rep.report.events.some((e: { alert_id: string }) => e.alert_id === a.id));
 		assert.ok(rep.report.totals.ongoing >= 1);
@@ -339,7 +421,10 @@ test('the secret and tokens appear nowhere in the recorded histories; every hist
 		const text = await historyJson(env.client, r.workflowId, r.runId);
 		assert.ok(!text.includes(SECRET), `secret in history of ${r.workflowId}`);
 		for (const tok of issuedTokens) assert.ok(!text.includes(tok), `token in history of ${r.workflowId}`);
-		histories.push({ workflowId: r.workflowId, history: await env.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() });
+		histories.push({
+			workflowId: r.workflowId,
+			history: await env.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory(),
+		});
 	}
 	const replay = await Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories);
 	let n = 0;

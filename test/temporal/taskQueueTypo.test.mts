@@ -34,10 +34,22 @@ test('a task queue nobody polls: start, call, drift, report and block add refuse
 		const planFile = join(dir, 'plan.json');
 		writeFileSync(planFile, JSON.stringify(plan(ids, { approval: { required: false } })));
 		const desiredFile = join(dir, 'desired.json');
-		writeFileSync(desiredFile, JSON.stringify({ site_id: ids.site_id, customer_id: ids.customer_id, domain_ports: { [ids.domain_port_id]: { switches: { p_auth: 0 } } } }));
+		writeFileSync(
+			desiredFile,
+			JSON.stringify({
+				site_id: ids.site_id,
+				customer_id: ids.customer_id,
+				domain_ports: { [ids.domain_port_id]: { switches: { p_auth: 0 } } },
+			}),
+		);
 		const commands = [
 			['start', '--plan', planFile, '--dry-run'],
-			['call', 'applicationProtection.switch.list', '--params', JSON.stringify({ site_id: ids.site_id, domain_port_id: ids.domain_port_id })],
+			[
+				'call',
+				'applicationProtection.switch.list',
+				'--params',
+				JSON.stringify({ site_id: ids.site_id, domain_port_id: ids.domain_port_id }),
+			],
 			['drift', '--desired', desiredFile],
 			['report', '--site', ids.site_id],
 			['block', 'add', ids.site_id, ids.domain_port_id, '192.0.2.7', '--seconds', '60', '--by', 'x', '--reason', 'y'],
@@ -45,7 +57,11 @@ test('a task queue nobody polls: start, call, drift, report and block add refuse
 		for (const argv of commands) {
 			const r = await runCli(env, argv, typo);
 			assert.equal(r.code, 2, `${argv[0]}: ${r.err}`);
-			assert.match(r.err, new RegExp(`TEMPORAL_TASK_QUEUE: no worker polls task queue "${typo}".*nothing was started`), argv[0]);
+			assert.match(
+				r.err,
+				new RegExp(`TEMPORAL_TASK_QUEUE: no worker polls task queue "${typo}".*nothing was started`),
+				argv[0],
+			);
 		}
 		const started: string[] = [];
 		for await (const w of env.client.workflow.list({ query: `TaskQueue = '${typo}'` })) started.push(w.workflowId);

@@ -29,12 +29,32 @@ import { MemoryTokenStore } from '../../api/tokens.ts';
 import { createClient } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
-import { connectForCode, exchangeCode, installTenant, listTenants, TenantInputError } from '../../worker/src/temporal/tenants.mts';
+import {
+	connectForCode,
+	exchangeCode,
+	installTenant,
+	listTenants,
+	TenantInputError,
+} from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { tenantWorkflowId, tokenUpdate, type RenewResult } from '../../workflows/tenant/shared.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
-import { APP_ID, ATTACK_SOURCES, createEnv, killChild, liveSettings, plan, ROOT, SECRET, spawnWorker, temporalBin, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	createEnv,
+	killChild,
+	liveSettings,
+	plan,
+	ROOT,
+	SECRET,
+	spawnWorker,
+	temporalBin,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;
 const REDIRECT = 'https://install.app.example.com/installed';
@@ -99,7 +119,11 @@ function customers(sim: RunningSimulator, n: number): { customerId: string; site
 /** The CLI as a child process (tsx), output collected. */
 function cli(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
 	return new Promise((resolve) => {
-		const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), ...args], { cwd: ROOT, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+		const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), ...args], {
+			cwd: ROOT,
+			env: e,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let out = '';
 		let err = '';
 		c.stdout.on('data', (d) => (out += d));
@@ -109,7 +133,11 @@ function cli(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: number; out:
 }
 
 async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), 'entrance', '--listen', '127.0.0.1:0'], { cwd: ROOT, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(
+		process.execPath,
+		['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), 'entrance', '--listen', '127.0.0.1:0'],
+		{ cwd: ROOT, env: e, stdio: ['ignore', 'pipe', 'pipe'] },
+	);
 	let log = '';
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
@@ -119,7 +147,11 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 
 /** Tenant workflow ids are per namespace (one per customer): each test ends its tenants so the next one starts afresh. */
 async function endTenants(ids: string[]) {
-	for (const id of ids) await client.workflow.getHandle(tenantWorkflowId(id)).terminate('test over').catch(() => {});
+	for (const id of ids)
+		await client.workflow
+			.getHandle(tenantWorkflowId(id))
+			.terminate('test over')
+			.catch(() => {});
 }
 
 const tenantExists = async (customerId: string) =>
@@ -133,7 +165,10 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 	const sim = await strictSim();
 	const queue = uniqueQueue('tenants-a');
 	const e = tenantEnv(sim, queue);
-	const worker = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS });
+	const worker = spawnWorker({ address: env.address }, sim.url, queue, {
+		SECSVC_TENANTS: '1',
+		SECSVC_PAYLOAD_KEYS: KEYS,
+	});
 	let wlog = '';
 	worker.stdout?.on('data', (d) => (wlog += d));
 	worker.stderr?.on('data', (d) => (wlog += d));
@@ -146,7 +181,9 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 			return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 		};
 		// the happy path: the portal calls the entrance with xspe and customer_id
-		const ok = await get(`?customer_id=${c1.customerId}&xspe=portal-7&sites=${c1.sites.map((s) => s.site_id).join(',')}`);
+		const ok = await get(
+			`?customer_id=${c1.customerId}&xspe=portal-7&sites=${c1.sites.map((s) => s.site_id).join(',')}`,
+		);
 		assert.equal(ok.status, 200, JSON.stringify(ok.body));
 		assert.equal(ok.body.status, 'ok');
 		assert.equal(ok.body.customerId, c1.customerId);
@@ -182,7 +219,19 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 		// secsvc tenants add --code: a code used once works, used again is refused naming the code
 		const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 		const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c2.customerId });
-		const added = await cli(['tenants', 'add', '--customer', c2.customerId, '--code', code, '--sites', c2.sites.map((s) => s.site_id).join(',')], e);
+		const added = await cli(
+			[
+				'tenants',
+				'add',
+				'--customer',
+				c2.customerId,
+				'--code',
+				code,
+				'--sites',
+				c2.sites.map((s) => s.site_id).join(','),
+			],
+			e,
+		);
 		assert.equal(added.code, 0, added.err);
 		assert.doesNotMatch(added.out + added.err, SECRET_RE);
 		const reused = await cli(['tenants', 'add', '--customer', c3.customerId, '--code', code], e);
@@ -203,11 +252,19 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 		// a service that redirects with another state: refused naming the state, no exchange made
 		const evil = createServer((req, res) => {
 			const u = new URL(req.url ?? '/', 'http://x');
-			res.writeHead(302, { location: `${u.searchParams.get('redirect_uri')}?code=cd_${'0'.repeat(48)}&state=forged` }).end();
+			res
+				.writeHead(302, { location: `${u.searchParams.get('redirect_uri')}?code=cd_${'0'.repeat(48)}&state=forged` })
+				.end();
 		});
 		await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
-		const evilApp = createApiClient({ baseUrl: `http://127.0.0.1:${(evil.address() as { port: number }).port}`, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
-		await assert.rejects(connectForCode(evilApp, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c3.customerId }), (err: Error) => err instanceof TenantInputError && err.field === 'state');
+		const evilApp = createApiClient({
+			baseUrl: `http://127.0.0.1:${(evil.address() as { port: number }).port}`,
+			credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		});
+		await assert.rejects(
+			connectForCode(evilApp, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c3.customerId }),
+			(err: Error) => err instanceof TenantInputError && err.field === 'state',
+		);
 		await evilApp.close();
 		evil.close();
 		await app.close();
@@ -220,7 +277,10 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 		assert.doesNotMatch(list.out, SECRET_RE);
 
 		// a worker in tenant mode without the key: one line naming the setting, non-zero exit
-		const keyless = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: '' });
+		const keyless = spawnWorker({ address: env.address }, sim.url, queue, {
+			SECSVC_TENANTS: '1',
+			SECSVC_PAYLOAD_KEYS: '',
+		});
 		let err = '';
 		keyless.stderr?.on('data', (d) => (err += d));
 		const code2 = await new Promise<number>((r) => keyless.on('exit', (c) => r(c ?? -1)));
@@ -265,7 +325,12 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c.customerId });
 			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
 			installedAt.set(c.customerId, token.issuedAt);
-			await installTenant(client, queue, { customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) }, token);
+			await installTenant(
+				client,
+				queue,
+				{ customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) },
+				token,
+			);
 		}
 		// settings read with a user token of the test's own per customer (strict tenancy refuses the app token there)
 		const settings = async (ids: Ids) => {
@@ -278,9 +343,19 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 		};
 		const sites = tenants.map((c) => c.sites[0]);
 		const snapshots = await Promise.all(sites.map(settings));
-		const attacks = sites.map((ids) => sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
+		const attacks = sites.map((ids) =>
+			sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }),
+		);
 		const t0 = Date.now();
-		const handles = await Promise.all(sites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 3, pollSeconds: 1, maxDurationSeconds: 600, activityTimeoutSeconds: 10 }))));
+		const handles = await Promise.all(
+			sites.map((ids) =>
+				startAttackResponse(
+					client,
+					queue,
+					plan(ids, { cooldownSeconds: 3, pollSeconds: 1, maxDurationSeconds: 600, activityTimeoutSeconds: 10 }),
+				),
+			),
+		);
 		// the attacks last 75 s (two and a half token lifetimes); a worker is SIGKILLed at 35 s and started again
 		await sleep(35_000);
 		await killChild(workers[1], 'SIGKILL');
@@ -290,7 +365,12 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 		for (const a of attacks) sim.sim.stopAttack(a.id);
 		const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
 		const tEnd = Date.now();
-		for (const r of results) assert.equal(r.outcome, 'reverted', `${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`);
+		for (const r of results)
+			assert.equal(
+				r.outcome,
+				'reverted',
+				`${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`,
+			);
 		const finals = await Promise.all(sites.map(settings));
 		sites.forEach((ids, i) => assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`));
 
@@ -310,24 +390,41 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 			const renewals = await renewalsOf(c.customerId);
 			const due = Math.floor((tEnd - (installedAt.get(c.customerId) as number)) / ((TTL - 6) * 1000));
 			assert.ok(renewals.length >= 2, `${c.customerId}: renewed through expiries (${renewals.length})`);
-			assert.ok(renewals.length <= due + 1, `${c.customerId}: ${renewals.length} renewals for at most ${due} expiries (+1 after the kill)`);
+			assert.ok(
+				renewals.length <= due + 1,
+				`${c.customerId}: ${renewals.length} renewals for at most ${due} expiries (+1 after the kill)`,
+			);
 			extra += Math.max(0, renewals.length - due);
 			for (let i = 1; i < renewals.length; i++)
-				assert.ok(renewals[i].sentAt - renewals[i - 1].sentAt >= (TTL - 6) * 1000 - 1500, `${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`);
+				assert.ok(
+					renewals[i].sentAt - renewals[i - 1].sentAt >= (TTL - 6) * 1000 - 1500,
+					`${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`,
+				);
 			windows.push(...renewals.map((r) => r.recordedAt - r.answeredAt));
 		}
 		const total = (await Promise.all(tenants.map((c) => renewalsOf(c.customerId)))).reduce((n, r) => n + r.length, 0);
-		assert.ok(refreshes.length <= total + 1, `refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 lost to the kill at most)`);
+		assert.ok(
+			refreshes.length <= total + 1,
+			`refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 lost to the kill at most)`,
+		);
 		windows.sort((a, b) => a - b);
 		t.diagnostic(
 			`renewals ${total} for ${N} tenants in ${Math.round((tEnd - t0) / 1000)} s (extra ${extra}); refresh POSTs ${refreshes.length}; kill at ${Math.round((killedAt - t0) / 1000)} s; answer→recorded window p50 ${windows[Math.floor(windows.length / 2)]} ms, max ${windows[windows.length - 1]} ms`,
 		);
 
 		// nothing in clear: temporal workflow show -o json, every history, worker logs, metrics
-		const shown = execFileSync(temporalBin(), ['workflow', 'show', '--address', env.address, '-w', tenantWorkflowId(tenants[0].customerId), '-o', 'json'], { encoding: 'utf8' });
+		const shown = execFileSync(
+			temporalBin(),
+			['workflow', 'show', '--address', env.address, '-w', tenantWorkflowId(tenants[0].customerId), '-o', 'json'],
+			{ encoding: 'utf8' },
+		);
 		assert.match(shown, /YmluYXJ5L2VuY3J5cHRlZA==|binary\/encrypted/, 'sealed payloads are ciphertext');
 		assert.doesNotMatch(shown, SECRET_RE);
-		for (const c of tenants) assert.doesNotMatch(JSON.stringify(await client.workflow.getHandle(tenantWorkflowId(c.customerId)).fetchHistory()), SECRET_RE);
+		for (const c of tenants)
+			assert.doesNotMatch(
+				JSON.stringify(await client.workflow.getHandle(tenantWorkflowId(c.customerId)).fetchHistory()),
+				SECRET_RE,
+			);
 		for (const h of handles) assert.doesNotMatch(JSON.stringify(await h.fetchHistory()), SECRET_RE);
 		for (const l of logs) assert.doesNotMatch(l, SECRET_RE);
 		const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -348,7 +445,11 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 	const port = await freePort();
 	const logs = ['', ''];
 	const start = (i: number, extra: NodeJS.ProcessEnv = {}) => {
-		const w = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS, ...extra });
+		const w = spawnWorker({ address: env.address }, sim.url, queue, {
+			SECSVC_TENANTS: '1',
+			SECSVC_PAYLOAD_KEYS: KEYS,
+			...extra,
+		});
 		w.stdout?.on('data', (d) => (logs[i] += d));
 		w.stderr?.on('data', (d) => (logs[i] += d));
 		return w;
@@ -360,33 +461,67 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		await waitFor('the victim polling', async () => /task queue/.test(logs[0]), 180_000);
 		const install = async () => {
 			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
-			return installTenant(client, queue, { customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) }, await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code));
+			return installTenant(
+				client,
+				queue,
+				{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
+				await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code),
+			);
 		};
 		const installed = await install();
 		const handle = client.workflow.getHandle(tenantWorkflowId(c1.customerId));
 		// 20 askers at once name the held token as refused: ONE renewal, all get the new token
-		const grants = await Promise.all(Array.from({ length: 20 }, () => handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] })));
+		const grants = await Promise.all(
+			Array.from({ length: 20 }, () =>
+				handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] }),
+			),
+		);
 		assert.deepEqual(new Set(grants.map((g) => g.generation)), new Set([installed.generation + 1]));
 		assert.equal(new Set(grants.map((g) => g.accessToken)).size, 1);
-		assert.deepEqual(sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code), [0], 'one renewal for 20 concurrent askers');
+		assert.deepEqual(
+			sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code),
+			[0],
+			'one renewal for 20 concurrent askers',
+		);
 		const first = grants[0];
 		// the service holds the next refresh for 3 s; the worker running it is SIGKILLed meanwhile: the service rotates
 		// the refresh token, nobody records the new one
 		sim.sim.addFault({ op: 'authorization.refreshToken', kind: 'delay', delayMs: 3000 });
 		const asked = handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: first.generation }] });
-		await waitFor('the refresh at the service', async () => sim.sim.requests({ op: 'authorization.refreshToken' }).length === 2, 30_000, 10);
+		await waitFor(
+			'the refresh at the service',
+			async () => sim.sim.requests({ op: 'authorization.refreshToken' }).length === 2,
+			30_000,
+			10,
+		);
 		await killChild(victim, 'SIGKILL');
 		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` });
 		// the renewal's retry (after its 15 s start-to-close timeout) gets the service's refusal: needs-reinstall, at once
-		await assert.rejects(asked, (err: Error) => (err.cause as { type?: string })?.type === 'NeedsReinstall' && /needs re-install/.test((err.cause as Error).message));
+		await assert.rejects(
+			asked,
+			(err: Error) =>
+				(err.cause as { type?: string })?.type === 'NeedsReinstall' &&
+				/needs re-install/.test((err.cause as Error).message),
+		);
 		const refreshes = sim.sim.requests({ op: 'authorization.refreshToken' });
-		assert.deepEqual(refreshes.map((r) => r.code), [0, 0, 40103], 'the lost answer, then one refused retry: no retry loop');
+		assert.deepEqual(
+			refreshes.map((r) => r.code),
+			[0, 0, 40103],
+			'the lost answer, then one refused retry: no retry loop',
+		);
 		const shown = await cli(['tenants', 'show', c1.customerId, '--json'], e);
 		assert.equal(shown.code, 3, shown.err);
 		assert.equal(JSON.parse(shown.out).status, 'needs-reinstall');
 		assert.equal((await cli(['tenants', 'list'], e)).code, 3);
-		await assert.rejects(handle.executeUpdate(tokenUpdate, { args: [{}] }), (err: Error) => (err.cause as { type?: string })?.type === 'NeedsReinstall');
-		assert.equal(sim.sim.requests({ op: 'authorization.refreshToken' }).length, 3, 'a needs-reinstall tenant sends nothing more');
+		await assert.rejects(
+			handle.executeUpdate(tokenUpdate, { args: [{}] }),
+			(err: Error) => (err.cause as { type?: string })?.type === 'NeedsReinstall',
+		);
+		assert.equal(
+			sim.sim.requests({ op: 'authorization.refreshToken' }).length,
+			3,
+			'a needs-reinstall tenant sends nothing more',
+		);
 		assert.match(logs[1], /tenant \S+ needs re-install: the service refused its refresh token/);
 		const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 		assert.match(metrics, /secsvc_tenant_lockouts_total(\{[^}]*\})? 1\b/);
@@ -423,16 +558,27 @@ test('d. token Updates that reach the tenant together (one activation, no worker
 	try {
 		await waitFor('the first worker polling', async () => /task queue/.test(logs[0]), 180_000);
 		const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
-		const installed = await installTenant(client, queue, { customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) }, await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code));
+		const installed = await installTenant(
+			client,
+			queue,
+			{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
+			await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code),
+		);
 		// nobody polls while the askers arrive: the server hands their Updates to the next worker in one workflow task
 		await killChild(first, 'SIGKILL');
 		const handle = client.workflow.getHandle(tenantWorkflowId(c1.customerId));
-		const asks = Array.from({ length: 20 }, () => handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] }));
+		const asks = Array.from({ length: 20 }, () =>
+			handle.executeUpdate(tokenUpdate, { args: [{ rejectedGeneration: installed.generation }] }),
+		);
 		await sleep(2000);
 		second = start(1);
 		const grants = await Promise.all(asks);
 		assert.deepEqual(new Set(grants.map((g) => g.generation)), new Set([installed.generation + 1]));
-		assert.deepEqual(sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code), [0], 'one renewal for 20 askers delivered together');
+		assert.deepEqual(
+			sim.sim.requests({ op: 'authorization.refreshToken' }).map((r) => r.code),
+			[0],
+			'one renewal for 20 askers delivered together',
+		);
 	} finally {
 		await endTenants([c1.customerId]);
 		await killChild(first, 'SIGKILL');
@@ -465,7 +611,11 @@ async function renewalsOf(customerId: string): Promise<{ sentAt: number; answere
 			const r = defaultPayloadConverter.fromPayload(p) as RenewResult;
 			const ts = ev.eventTime as { seconds?: number | { toNumber(): number }; nanos?: number };
 			const secs = typeof ts.seconds === 'number' ? ts.seconds : Number(ts.seconds?.toNumber?.() ?? ts.seconds);
-			out.push({ sentAt: r.sentAt, answeredAt: r.answeredAt, recordedAt: secs * 1000 + Math.floor((ts.nanos ?? 0) / 1e6) });
+			out.push({
+				sentAt: r.sentAt,
+				answeredAt: r.answeredAt,
+				recordedAt: secs * 1000 + Math.floor((ts.nanos ?? 0) / 1e6),
+			});
 		}
 	}
 	return out.sort((a, b) => a.sentAt - b.sentAt);
@@ -480,6 +630,14 @@ async function readerFor(sim: RunningSimulator, customerId: string) {
 	const store = new MemoryTokenStore();
 	await store.set('reader', { accessToken: t.accessToken, expiresAt: Date.now() + 25_000 });
 	const transport = createUndiciTransport({ connections: 2 });
-	const c = createClient({ baseUrl: sim.url, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' }, tokenStore: store, tokenStoreKey: 'reader', retries: 0, expirySkewSeconds: 0 });
+	const c = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' },
+		tokenStore: store,
+		tokenStoreKey: 'reader',
+		retries: 0,
+		expirySkewSeconds: 0,
+	});
 	return Object.assign(c, { close: () => transport.close() });
 }

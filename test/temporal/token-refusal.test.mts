@@ -8,7 +8,17 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
-import { APP_ID, ATTACK_SOURCES, createEnv, plan, SECRET, startInProcessWorker, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	createEnv,
+	plan,
+	SECRET,
+	startInProcessWorker,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -19,7 +29,10 @@ after(async () => {
 	await env?.teardown();
 });
 
-for (const answer of [{ code: 40001, msg: 'invalid access_token' }, { code: 10086, msg: 'Token has expired' }])
+for (const answer of [
+	{ code: 40001, msg: 'invalid access_token' },
+	{ code: 10086, msg: 'Token has expired' },
+])
 	test(`the service drops the token mid-wait (${answer.code} "${answer.msg}"): one failed poll at most, then polling goes on`, async () => {
 		const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, droppedTokenAnswer: answer });
 		const queue = uniqueQueue('tok');
@@ -31,7 +44,13 @@ for (const answer of [{ code: 40001, msg: 'invalid access_token' }, { code: 1008
 			await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 			const mark = s.sim.requests().at(-1)?.seq ?? 0;
 			s.sim.expireTokens();
-			await waitFor('polls after the drop', async () => s.sim.requests().filter((r) => r.seq > mark && r.opId === 'dashboard.isUnderAttack' && r.code === 0).length >= 3, 30_000);
+			await waitFor(
+				'polls after the drop',
+				async () =>
+					s.sim.requests().filter((r) => r.seq > mark && r.opId === 'dashboard.isUnderAttack' && r.code === 0).length >=
+					3,
+				30_000,
+			);
 			const since = s.sim.requests().filter((r) => r.seq > mark);
 			const polls = since.filter((r) => r.opId === 'dashboard.isUnderAttack');
 			assert.ok(polls.filter((r) => r.code === answer.code).length <= 1, JSON.stringify(polls.map((r) => r.code)));

@@ -24,9 +24,14 @@ after(async () => {
 
 test('every workflow type declares its versioning behaviour: attackResponse PINNED, the others AUTO_UPGRADE', () => {
 	const declared = Object.fromEntries(
-		Object.entries(workflows).map(([name, wf]) => [name, (wf as { workflowDefinitionOptions?: { versioningBehavior?: string } }).workflowDefinitionOptions?.versioningBehavior]),
+		Object.entries(workflows).map(([name, wf]) => [
+			name,
+			(wf as { workflowDefinitionOptions?: { versioningBehavior?: string } }).workflowDefinitionOptions
+				?.versioningBehavior,
+		]),
 	);
-	for (const [name, behaviour] of Object.entries(declared)) assert.equal(behaviour, name === 'attackResponse' ? 'PINNED' : 'AUTO_UPGRADE', name);
+	for (const [name, behaviour] of Object.entries(declared))
+		assert.equal(behaviour, name === 'attackResponse' ? 'PINNED' : 'AUTO_UPGRADE', name);
 	assert.ok(Object.keys(declared).length >= 8, Object.keys(declared).join(', '));
 });
 
@@ -48,20 +53,36 @@ test('workflow-task heartbeats during a long local activity carry the worker def
 		await waitFor('the build registered and made current', async () => {
 			try {
 				const d = await svc.describeWorkerDeployment({ namespace: 'default', deploymentName });
-				await svc.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName, buildId: 'b1', conflictToken: d.conflictToken, identity: 'test' });
+				await svc.setWorkerDeploymentCurrentVersion({
+					namespace: 'default',
+					deploymentName,
+					buildId: 'b1',
+					conflictToken: d.conflictToken,
+					identity: 'test',
+				});
 				return true;
 			} catch {
 				return false;
 			}
 		});
 		// A 2 s task timeout and a 5 s local activity: the SDK heartbeats the task at ~80 % of the timeout.
-		const h = await env.client.workflow.start('pinnedSlowLocalActivity', { taskQueue, workflowId: `vt-default-${process.pid}`, args: [5000], workflowTaskTimeout: '2s' });
+		const h = await env.client.workflow.start('pinnedSlowLocalActivity', {
+			taskQueue,
+			workflowId: `vt-default-${process.pid}`,
+			args: [5000],
+			workflowTaskTimeout: '2s',
+		});
 		assert.equal(await h.result(), 'done');
 		const events = (await h.fetchHistory()).events ?? [];
-		const completed = events.filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => e.workflowTaskCompletedEventAttributes!);
+		const completed = events
+			.filter((e) => e.workflowTaskCompletedEventAttributes)
+			.map((e) => e.workflowTaskCompletedEventAttributes!);
 		assert.ok(completed.length >= 3, `the SDK heartbeated the workflow task (${completed.length} tasks completed)`);
 		// 1 = VERSIONING_BEHAVIOR_PINNED on the wire; with an AUTO_UPGRADE default the heartbeats said 2.
-		assert.deepEqual(completed.map((a) => Number(a.versioningBehavior)), completed.map(() => 1));
+		assert.deepEqual(
+			completed.map((a) => Number(a.versioningBehavior)),
+			completed.map(() => 1),
+		);
 		assert.deepEqual([...new Set(completed.map((a) => a.deploymentVersion?.buildId))], ['b1']);
 	} finally {
 		worker.shutdown();

@@ -91,10 +91,15 @@ function launch(how: 'secsvc' | 'compiled', e: NodeJS.ProcessEnv, node = process
 }
 
 const ready = async (p: Proc) => {
-	await waitFor('worker ready', async () => {
-		if (p.child.exitCode !== null) throw new Error(`worker exited ${p.child.exitCode}: ${p.out()}`);
-		return p.out().includes('secsvc worker: task queue');
-	}, 60_000, 100);
+	await waitFor(
+		'worker ready',
+		async () => {
+			if (p.child.exitCode !== null) throw new Error(`worker exited ${p.child.exitCode}: ${p.out()}`);
+			return p.out().includes('secsvc worker: task queue');
+		},
+		60_000,
+		100,
+	);
 	console.log(`# worker ${p.child.pid} ready after ${Date.now() - p.started} ms`);
 };
 
@@ -133,7 +138,11 @@ async function workerPidOf(p: Proc): Promise<number> {
 const node24 = () => n8nRuntime().node;
 
 async function startReport(queue: string, id: string) {
-	return temporal.workflow.start('attackReport', { taskQueue: queue, workflowId: id, args: [{ site_id: sim.sim.firstIds().site_id, periodHours: 1 }] });
+	return temporal.workflow.start('attackReport', {
+		taskQueue: queue,
+		workflowId: id,
+		args: [{ site_id: sim.sim.firstIds().site_id, periodHours: 1 }],
+	});
 }
 
 async function historyEvents(id: string) {
@@ -142,16 +151,28 @@ async function historyEvents(id: string) {
 
 /** Who completed the workflow tasks and ran the activities. */
 const identities = (evs: Awaited<ReturnType<typeof historyEvents>>) =>
-	evs.flatMap((e) => [e.workflowTaskCompletedEventAttributes?.identity, e.activityTaskStartedEventAttributes?.identity]).filter((x): x is string => !!x);
+	evs
+		.flatMap((e) => [e.workflowTaskCompletedEventAttributes?.identity, e.activityTaskStartedEventAttributes?.identity])
+		.filter((x): x is string => !!x);
 
 test('bad configuration: exit 1 at once, one line naming the setting', { timeout: 60_000 }, async () => {
 	const closed = await freePort();
 	const q = uniqueQueue('badcfg');
 	const cases: [string, 'secsvc' | 'compiled', Record<string, string>, RegExp][] = [
 		['no secret', 'compiled', { SECSVC_SECRET: '' }, /SECSVC_SECRET.*required/],
-		['unreachable Temporal', 'compiled', { TEMPORAL_ADDRESS: `127.0.0.1:${closed}` }, new RegExp(`TEMPORAL_ADDRESS.*127\\.0\\.0\\.1:${closed}.*cannot connect`)],
+		[
+			'unreachable Temporal',
+			'compiled',
+			{ TEMPORAL_ADDRESS: `127.0.0.1:${closed}` },
+			new RegExp(`TEMPORAL_ADDRESS.*127\\.0\\.0\\.1:${closed}.*cannot connect`),
+		],
 		['malformed grace', 'compiled', { SECSVC_SHUTDOWN_GRACE: 'soon' }, /SECSVC_SHUTDOWN_GRACE.*"soon"/],
-		['secret refused by the service', 'compiled', { SECSVC_SECRET: 'not-the-secret-4711' }, /SECSVC_SECRET.*refused a token/],
+		[
+			'secret refused by the service',
+			'compiled',
+			{ SECSVC_SECRET: 'not-the-secret-4711' },
+			/SECSVC_SECRET.*refused a token/,
+		],
 	];
 	await Promise.all(
 		cases.map(async ([name, how, extra, re]) => {
@@ -162,7 +183,10 @@ test('bad configuration: exit 1 at once, one line naming the setting', { timeout
 			assert.equal(ex.code, 1, `${name}: ${p.out()}`);
 			assert.equal(lines.length, 1, `${name}: one line, got ${p.out()}`);
 			assert.match(lines[0], re, name);
-			assert.ok(!p.out().includes('not-the-secret-4711') && !p.out().includes(SECRET), `${name}: no secret in the output`);
+			assert.ok(
+				!p.out().includes('not-the-secret-4711') && !p.out().includes(SECRET),
+				`${name}: no secret in the output`,
+			);
 			// "at once": no retrying, no polling; the time is node loading the worker's modules (~2 s on an idle
 			// machine, several times that when the machine is loaded)
 			console.log(`# ${name}: exit ${ex.code} after ${ex.at - t0} ms`);
@@ -171,119 +195,181 @@ test('bad configuration: exit 1 at once, one line naming the setting', { timeout
 	);
 });
 
-test('`secsvc worker` SIGKILLed: the worker ends within a second, nothing polls, the next worker runs the runbooks', { timeout: 120_000 }, async () => {
-	const queue = uniqueQueue('orphan');
-	// this node (20: the launcher runs the worker as a child) and node 24 (process.execve: one process)
-	const hasExecve = typeof (process as { execve?: unknown }).execve === 'function';
-	for (const [node, inPlace] of [[process.execPath, hasExecve], [node24(), true]] as const) {
-		const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-		const p = launch('secsvc', env(queue), node);
-		await ready(p);
-		const pid = await workerPidOf(p);
-		assert.equal(pid === p.child.pid, inPlace, `${version}: worker ${inPlace ? 'is' : 'is the child of'} the secsvc process`);
-		const t0 = Date.now();
-		process.kill(p.child.pid as number, 'SIGKILL');
-		await waitFor(`${version}: no worker process left`, async () => !alive(pid), 1000, 20);
-		console.log(`# ${version}: worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker (pid ${p.child.pid}, worker pid ${pid})`);
-	}
+test(
+	'`secsvc worker` SIGKILLed: the worker ends within a second, nothing polls, the next worker runs the runbooks',
+	{ timeout: 120_000 },
+	async () => {
+		const queue = uniqueQueue('orphan');
+		// this node (20: the launcher runs the worker as a child) and node 24 (process.execve: one process)
+		const hasExecve = typeof (process as { execve?: unknown }).execve === 'function';
+		for (const [node, inPlace] of [
+			[process.execPath, hasExecve],
+			[node24(), true],
+		] as const) {
+			const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+			const p = launch('secsvc', env(queue), node);
+			await ready(p);
+			const pid = await workerPidOf(p);
+			assert.equal(
+				pid === p.child.pid,
+				inPlace,
+				`${version}: worker ${inPlace ? 'is' : 'is the child of'} the secsvc process`,
+			);
+			const t0 = Date.now();
+			process.kill(p.child.pid as number, 'SIGKILL');
+			await waitFor(`${version}: no worker process left`, async () => !alive(pid), 1000, 20);
+			console.log(
+				`# ${version}: worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker (pid ${p.child.pid}, worker pid ${pid})`,
+			);
+		}
 
-	// Killed while the worker child is still loading its modules (its event loop not yet running: the kernel's
-	// parent-death signal, set with setpriv, ends it).
-	if (!hasExecve) {
-		const p = launch('secsvc', env(queue));
-		const pid = await waitFor('worker child started', async () => childrenOf(p.child.pid as number).find(isWorker), 60_000, 10);
-		const t0 = Date.now();
-		process.kill(p.child.pid as number, 'SIGKILL');
-		await waitFor('no loading worker left', async () => !alive(pid), 1000, 20);
-		console.log(`# loading worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker`);
-		assert.ok(!p.out().includes('secsvc worker: task queue'), 'it never started polling');
-	}
+		// Killed while the worker child is still loading its modules (its event loop not yet running: the kernel's
+		// parent-death signal, set with setpriv, ends it).
+		if (!hasExecve) {
+			const p = launch('secsvc', env(queue));
+			const pid = await waitFor(
+				'worker child started',
+				async () => childrenOf(p.child.pid as number).find(isWorker),
+				60_000,
+				10,
+			);
+			const t0 = Date.now();
+			process.kill(p.child.pid as number, 'SIGKILL');
+			await waitFor('no loading worker left', async () => !alive(pid), 1000, 20);
+			console.log(`# loading worker gone ${Date.now() - t0} ms after SIGKILL of secsvc worker`);
+			assert.ok(!p.out().includes('secsvc worker: task queue'), 'it never started polling');
+		}
 
-	// Nothing works the queue any more: a runbook started now is not run by anyone...
-	await sleep(1000); // (the server drops the dead workers' long polls)
-	const id = `report-orphan-${Date.now()}`;
-	const h = await startReport(queue, id);
-	await sleep(1500);
-	assert.ok(!(await historyEvents(id)).some((e) => e.workflowTaskCompletedEventAttributes), 'no orphaned worker ran the task');
-	// ...until the next worker runs it.
-	const second = launch('compiled', env(queue));
-	await ready(second);
-	await h.result();
-	const ids = identities(await historyEvents(id));
-	assert.ok(ids.length >= 2 && ids.every((i) => i.startsWith(`${second.child.pid}@`)), `every task ran on the new worker: ${ids.join(', ')}`);
-	second.child.kill('SIGTERM');
-	assert.equal((await second.exit).code, 0, second.out());
-});
+		// Nothing works the queue any more: a runbook started now is not run by anyone...
+		await sleep(1000); // (the server drops the dead workers' long polls)
+		const id = `report-orphan-${Date.now()}`;
+		const h = await startReport(queue, id);
+		await sleep(1500);
+		assert.ok(
+			!(await historyEvents(id)).some((e) => e.workflowTaskCompletedEventAttributes),
+			'no orphaned worker ran the task',
+		);
+		// ...until the next worker runs it.
+		const second = launch('compiled', env(queue));
+		await ready(second);
+		await h.result();
+		const ids = identities(await historyEvents(id));
+		assert.ok(
+			ids.length >= 2 && ids.every((i) => i.startsWith(`${second.child.pid}@`)),
+			`every task ran on the new worker: ${ids.join(', ')}`,
+		);
+		second.child.kill('SIGTERM');
+		assert.equal((await second.exit).code, 0, second.out());
+	},
+);
 
-test('SIGTERM to `secsvc worker` drains: the slow activity in flight completes once, exit 0', { timeout: 120_000 }, async () => {
-	const s = await startSim(37);
-	try {
-		const queue = uniqueQueue('drain');
-		const w = launch('secsvc', { ...env(queue, { SECSVC_SHUTDOWN_GRACE: '20s' }), SECSVC_BASE_URL: s.url });
-		await ready(w);
-		s.sim.addFault({ op: 'dashboard.ddosEvents', kind: 'delay', delayMs: 4000, count: 1 });
-		const id = `report-drain-${Date.now()}`;
-		const h = await temporal.workflow.start('attackReport', { taskQueue: queue, workflowId: id, args: [{ site_id: s.sim.firstIds().site_id, periodHours: 1 }] });
-		await waitFor('slow ddosEvents request in flight', async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 1, 30_000, 50);
-		const pid = await workerPidOf(w);
-		const t0 = Date.now();
-		w.child.kill('SIGTERM');
-		await sleep(300);
-		const late = await startReport(queue, `${id}-late`); // started while draining: not taken
-		const ex = await w.exit;
-		assert.ok(!alive(pid), 'the worker process ended with secsvc worker');
-		console.log(`# drained in ${ex.at - t0} ms (activity delayed 4000 ms)`);
-		assert.equal(ex.code, 0, w.out());
-		assert.ok(ex.at - t0 >= 2000, `waited for the running activity (${ex.at - t0} ms)`);
-		assert.match(w.out(), /SIGTERM: draining/);
+test(
+	'SIGTERM to `secsvc worker` drains: the slow activity in flight completes once, exit 0',
+	{ timeout: 120_000 },
+	async () => {
+		const s = await startSim(37);
+		try {
+			const queue = uniqueQueue('drain');
+			const w = launch('secsvc', { ...env(queue, { SECSVC_SHUTDOWN_GRACE: '20s' }), SECSVC_BASE_URL: s.url });
+			await ready(w);
+			s.sim.addFault({ op: 'dashboard.ddosEvents', kind: 'delay', delayMs: 4000, count: 1 });
+			const id = `report-drain-${Date.now()}`;
+			const h = await temporal.workflow.start('attackReport', {
+				taskQueue: queue,
+				workflowId: id,
+				args: [{ site_id: s.sim.firstIds().site_id, periodHours: 1 }],
+			});
+			await waitFor(
+				'slow ddosEvents request in flight',
+				async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 1,
+				30_000,
+				50,
+			);
+			const pid = await workerPidOf(w);
+			const t0 = Date.now();
+			w.child.kill('SIGTERM');
+			await sleep(300);
+			const late = await startReport(queue, `${id}-late`); // started while draining: not taken
+			const ex = await w.exit;
+			assert.ok(!alive(pid), 'the worker process ended with secsvc worker');
+			console.log(`# drained in ${ex.at - t0} ms (activity delayed 4000 ms)`);
+			assert.equal(ex.code, 0, w.out());
+			assert.ok(ex.at - t0 >= 2000, `waited for the running activity (${ex.at - t0} ms)`);
+			assert.match(w.out(), /SIGTERM: draining/);
 
-		// The activity completed on its first attempt, recorded before the process exited.
-		const evs = await historyEvents(id);
-		const sched = evs.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'dashboard.ddosEvents');
-		assert.ok(sched, 'ddosEvents scheduled');
-		const sid = Number(sched.eventId);
-		const started = evs.find((e) => Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === sid);
-		assert.equal(started?.activityTaskStartedEventAttributes?.attempt, 1);
-		assert.ok(evs.some((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId) === sid), 'completed, not failed or cancelled');
+			// The activity completed on its first attempt, recorded before the process exited.
+			const evs = await historyEvents(id);
+			const sched = evs.find(
+				(e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'dashboard.ddosEvents',
+			);
+			assert.ok(sched, 'ddosEvents scheduled');
+			const sid = Number(sched.eventId);
+			const started = evs.find((e) => Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === sid);
+			assert.equal(started?.activityTaskStartedEventAttributes?.attempt, 1);
+			assert.ok(
+				evs.some((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId) === sid),
+				'completed, not failed or cancelled',
+			);
 
-		assert.equal(s.sim.requests({ op: 'dashboard.ddosEvents' }).length, 1, 'requested once: not retried');
-		assert.ok(!(await historyEvents(late.workflowId)).some((e) => e.workflowTaskCompletedEventAttributes), 'no new task taken while draining');
-		await Promise.all([h.terminate('test over'), late.terminate('test over')]); // (a next worker would finish them: see the SIGKILL test)
-	} finally {
-		await s.close();
-	}
-});
+			assert.equal(s.sim.requests({ op: 'dashboard.ddosEvents' }).length, 1, 'requested once: not retried');
+			assert.ok(
+				!(await historyEvents(late.workflowId)).some((e) => e.workflowTaskCompletedEventAttributes),
+				'no new task taken while draining',
+			);
+			await Promise.all([h.terminate('test over'), late.terminate('test over')]); // (a next worker would finish them: see the SIGKILL test)
+		} finally {
+			await s.close();
+		}
+	},
+);
 
-test('drain cut short: the grace running out or a second SIGTERM end the worker at once', { timeout: 120_000 }, async () => {
-	const s = await startSim(41);
-	const handles: Awaited<ReturnType<typeof startReport>>[] = [];
-	try {
-		s.sim.addFault({ op: 'dashboard.ddosEvents', kind: 'delay', delayMs: 8000, count: 2 });
-		const [qa, qb] = [uniqueQueue('grace'), uniqueQueue('twice')];
-		const a = launch('compiled', { ...env(qa, { SECSVC_SHUTDOWN_GRACE: '1s' }), SECSVC_BASE_URL: s.url });
-		const b = launch('compiled', { ...env(qb, { SECSVC_SHUTDOWN_GRACE: '30s' }), SECSVC_BASE_URL: s.url });
-		await Promise.all([ready(a), ready(b)]);
-		for (const q of [qa, qb])
-			handles.push(await temporal.workflow.start('attackReport', { taskQueue: q, workflowId: `report-${q}`, args: [{ site_id: s.sim.firstIds().site_id }] }));
-		await waitFor('both slow requests in flight', async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 2, 30_000, 50);
-		const t0 = Date.now();
-		a.child.kill('SIGTERM');
-		b.child.kill('SIGTERM');
-		await sleep(300);
-		b.child.kill('SIGTERM');
-		const [ea, eb] = await Promise.all([a.exit, b.exit]);
-		console.log(`# grace 1 s: exit ${ea.code} after ${ea.at - t0} ms; second SIGTERM: exit ${eb.code} after ${eb.at - t0} ms`);
-		assert.equal(ea.code, 1, a.out());
-		assert.match(a.out(), /grace of 1000 ms ran out/);
-		assert.ok(ea.at - t0 >= 1000 && ea.at - t0 < 4000, `grace: ${ea.at - t0} ms`);
-		assert.equal(eb.code, 143, b.out());
-		assert.match(b.out(), /SIGTERM again; stopping now/);
-		assert.ok(eb.at - t0 < 3000, `second SIGTERM: ${eb.at - t0} ms`);
-	} finally {
-		await Promise.all(handles.map((h) => h.terminate('test over').catch(() => {})));
-		await s.close();
-	}
-});
+test(
+	'drain cut short: the grace running out or a second SIGTERM end the worker at once',
+	{ timeout: 120_000 },
+	async () => {
+		const s = await startSim(41);
+		const handles: Awaited<ReturnType<typeof startReport>>[] = [];
+		try {
+			s.sim.addFault({ op: 'dashboard.ddosEvents', kind: 'delay', delayMs: 8000, count: 2 });
+			const [qa, qb] = [uniqueQueue('grace'), uniqueQueue('twice')];
+			const a = launch('compiled', { ...env(qa, { SECSVC_SHUTDOWN_GRACE: '1s' }), SECSVC_BASE_URL: s.url });
+			const b = launch('compiled', { ...env(qb, { SECSVC_SHUTDOWN_GRACE: '30s' }), SECSVC_BASE_URL: s.url });
+			await Promise.all([ready(a), ready(b)]);
+			for (const q of [qa, qb])
+				handles.push(
+					await temporal.workflow.start('attackReport', {
+						taskQueue: q,
+						workflowId: `report-${q}`,
+						args: [{ site_id: s.sim.firstIds().site_id }],
+					}),
+				);
+			await waitFor(
+				'both slow requests in flight',
+				async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 2,
+				30_000,
+				50,
+			);
+			const t0 = Date.now();
+			a.child.kill('SIGTERM');
+			b.child.kill('SIGTERM');
+			await sleep(300);
+			b.child.kill('SIGTERM');
+			const [ea, eb] = await Promise.all([a.exit, b.exit]);
+			console.log(
+				`# grace 1 s: exit ${ea.code} after ${ea.at - t0} ms; second SIGTERM: exit ${eb.code} after ${eb.at - t0} ms`,
+			);
+			assert.equal(ea.code, 1, a.out());
+			assert.match(a.out(), /grace of 1000 ms ran out/);
+			assert.ok(ea.at - t0 >= 1000 && ea.at - t0 < 4000, `grace: ${ea.at - t0} ms`);
+			assert.equal(eb.code, 143, b.out());
+			assert.match(b.out(), /SIGTERM again; stopping now/);
+			assert.ok(eb.at - t0 < 3000, `second SIGTERM: ${eb.at - t0} ms`);
+		} finally {
+			await Promise.all(handles.map((h) => h.terminate('test over').catch(() => {})));
+			await s.close();
+		}
+	},
+);
 
 test('/healthz and /readyz while the Temporal server stops and starts again', { timeout: 120_000 }, async () => {
 	const port = await freePort();
@@ -292,20 +378,35 @@ test('/healthz and /readyz while the Temporal server stops and starts again', { 
 	await ready(w);
 	const get = async (path: string) => {
 		const r = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
-		return { status: r.status, body: (await r.json()) as { ready?: boolean; status?: string; checks?: Record<string, { ok: boolean; error?: string }> } };
+		return {
+			status: r.status,
+			body: (await r.json()) as {
+				ready?: boolean;
+				status?: string;
+				checks?: Record<string, { ok: boolean; error?: string }>;
+			},
+		};
 	};
 	assert.deepEqual(await get('/healthz'), { status: 200, body: { status: 'ok' } });
 	const up = await get('/readyz');
 	assert.equal(up.status, 200, JSON.stringify(up.body));
-	assert.deepEqual(up.body, { ready: true, checks: { temporal: { ok: true }, polling: { ok: true }, api: { ok: true } } });
+	assert.deepEqual(up.body, {
+		ready: true,
+		checks: { temporal: { ok: true }, polling: { ok: true }, api: { ok: true } },
+	});
 
 	const [devPort, httpPort] = [Number(dev.address.split(':')[1]), Number(new URL(dev.httpUrl).port)];
 	let t = Date.now();
 	await dev.stop();
-	const down = await waitFor('readyz 503', async () => {
-		const r = await get('/readyz');
-		return r.status === 503 && r;
-	}, 20_000, 250);
+	const down = await waitFor(
+		'readyz 503',
+		async () => {
+			const r = await get('/readyz');
+			return r.status === 503 && r;
+		},
+		20_000,
+		250,
+	);
 	assert.equal(down.body.ready, false);
 	assert.equal(down.body.checks?.temporal.ok, false, JSON.stringify(down.body));
 	assert.ok((down.body.checks?.temporal.error ?? '').length > 0, 'says why');

@@ -31,7 +31,20 @@ import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
-import { APP_ID, ATTACK_SOURCES, createEnv, killChild, liveSettings, plan, SECRET, seededRandom, spawnWorker, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
+import {
+	APP_ID,
+	ATTACK_SOURCES,
+	createEnv,
+	killChild,
+	liveSettings,
+	plan,
+	SECRET,
+	seededRandom,
+	spawnWorker,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from '../temporal/helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
 const REDIRECT = 'https://install.app.example.com/installed';
@@ -77,12 +90,24 @@ async function renewalsOf(customerId: string): Promise<{ sentAt: number }[]> {
 /** A reader acting for one customer with a user token of its own (a fresh install code: no refresh). */
 async function readerFor(sim: RunningSimulator, customerId: string) {
 	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
-	const t = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId }));
+	const t = await exchangeCode(
+		app,
+		{ appId: APP_ID, secret: SECRET },
+		await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId }),
+	);
 	await app.close();
 	const store = new MemoryTokenStore();
 	await store.set('reader', { accessToken: t.accessToken, expiresAt: Date.now() + 25_000 });
 	const transport = createUndiciTransport({ connections: 2 });
-	const c = createClient({ baseUrl: sim.url, transport, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' }, tokenStore: store, tokenStoreKey: 'reader', retries: 0, expirySkewSeconds: 0 });
+	const c = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' },
+		tokenStore: store,
+		tokenStoreKey: 'reader',
+		retries: 0,
+		expirySkewSeconds: 0,
+	});
 	return Object.assign(c, { close: () => transport.close() });
 }
 
@@ -100,7 +125,11 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 	});
 	const queue = uniqueQueue('tenant-chaos');
 	const by = new Map<string, Ids[]>();
-	for (const s of sim.sim.snapshot().sites) by.set(s.customer_id, [...(by.get(s.customer_id) ?? []), { customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] }]);
+	for (const s of sim.sim.snapshot().sites)
+		by.set(s.customer_id, [
+			...(by.get(s.customer_id) ?? []),
+			{ customer_id: s.customer_id, site_id: s.site_id, domain_port_id: s.domain_port_ids[0] },
+		]);
 	const tenants = [...by].slice(0, N_TENANTS).map(([customerId, sites]) => ({ customerId, sites }));
 	const runbookSites = tenants.slice(0, N_RUNBOOKS).map((c) => c.sites[0]);
 	const watched = tenants.flatMap((c) => c.sites).filter((s) => !runbookSites.includes(s));
@@ -108,7 +137,11 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 	const logs = ['', '', ''];
 	const workers: ChildProcess[] = [];
 	const spawnOne = (i: number) => {
-		const w = spawnWorker({ address: env.address }, sim.url, queue, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: KEYS, SECSVC_TOKEN_STORE: join(tmp, `host-${i}`, 'tokens.json') });
+		const w = spawnWorker({ address: env.address }, sim.url, queue, {
+			SECSVC_TENANTS: '1',
+			SECSVC_PAYLOAD_KEYS: KEYS,
+			SECSVC_TOKEN_STORE: join(tmp, `host-${i}`, 'tokens.json'),
+		});
 		w.stdout?.on('data', (d) => (logs[i] = (logs[i] + d).slice(-200_000)));
 		w.stderr?.on('data', (d) => (logs[i] = (logs[i] + d).slice(-200_000)));
 		workers[i] = w;
@@ -122,7 +155,12 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c.customerId });
 			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
 			installedAt.set(c.customerId, token.issuedAt);
-			await installTenant(client, queue, { customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) }, token);
+			await installTenant(
+				client,
+				queue,
+				{ customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) },
+				token,
+			);
 		}
 		const settings = async (ids: Ids) => {
 			const r = await readerFor(sim, ids.customer_id);
@@ -145,14 +183,39 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 				concurrency: 4,
 				parallelBatches: 2,
 				activities: 'local',
-				template: { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false }, cooldownSeconds: 3600, pollSeconds: 5, maxDurationSeconds: 7200 },
-				sites: watched.map((s) => ({ customer_id: s.customer_id, site_id: s.site_id, domain_ports: [s.domain_port_id] })),
+				template: {
+					detection: { rapidMode: true, thresholds: [] },
+					blacklist: { enabled: false },
+					cooldownSeconds: 3600,
+					pollSeconds: 5,
+					maxDurationSeconds: 7200,
+				},
+				sites: watched.map((s) => ({
+					customer_id: s.customer_id,
+					site_id: s.site_id,
+					domain_ports: [s.domain_port_id],
+				})),
 			}),
 		);
 		const seq0 = Math.max(0, ...sim.sim.requests().map((r) => r.seq));
-		const attacks = runbookSites.map((ids) => sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }));
+		const attacks = runbookSites.map((ids) =>
+			sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES }),
+		);
 		const t0 = Date.now();
-		const handles = await Promise.all(runbookSites.map((ids) => startAttackResponse(client, queue, plan(ids, { cooldownSeconds: 3, pollSeconds: 2, maxDurationSeconds: SECONDS + 600, activityTimeoutSeconds: 10 }))));
+		const handles = await Promise.all(
+			runbookSites.map((ids) =>
+				startAttackResponse(
+					client,
+					queue,
+					plan(ids, {
+						cooldownSeconds: 3,
+						pollSeconds: 2,
+						maxDurationSeconds: SECONDS + 600,
+						activityTimeoutSeconds: 10,
+					}),
+				),
+			),
+		);
 		// 3 kills at seeded moments in the middle 70 % of the run, each of a seeded worker, started again at once
 		const moments = [0, 1, 2].map(() => Math.round((0.15 + 0.7 * random()) * SECONDS * 1000)).sort((a, b) => a - b);
 		const kills: { at: number; worker: number }[] = [];
@@ -169,14 +232,25 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 		const results = (await Promise.all(handles.map((h) => h.result()))) as AttackResponseResult[];
 		await sleep(Math.max(0, t0 + SECONDS * 1000 - Date.now()));
 		const tEnd = Date.now();
-		for (const r of results) assert.equal(r.outcome, 'reverted', `${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`);
+		for (const r of results)
+			assert.equal(
+				r.outcome,
+				'reverted',
+				`${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`,
+			);
 		const finals = await Promise.all(runbookSites.map(settings));
-		runbookSites.forEach((ids, i) => assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`));
+		runbookSites.forEach((ids, i) =>
+			assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`),
+		);
 
 		const log = sim.sim.requests().filter((r) => r.seq > seq0);
 		assert.equal(log.filter((r) => r.code === 40302).length, 0, 'no call refused for a foreign (or the app) token');
 		const refreshes = sim.sim.requests({ op: 'authorization.refreshToken' });
-		assert.equal(refreshes.filter((r) => r.code !== 0).length, 0, `no refused refresh token (lock-out); kills at ${JSON.stringify(kills)}`);
+		assert.equal(
+			refreshes.filter((r) => r.code !== 0).length,
+			0,
+			`no refused refresh token (lock-out); kills at ${JSON.stringify(kills)}`,
+		);
 		const views = await listTenants(client);
 		assert.equal(views.length, N_TENANTS);
 		for (const v of views) assert.equal(v.status, 'ok', `${v.customerId}: ${v.problem}`);
@@ -187,20 +261,39 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 			total += renewals.length;
 			const due = Math.floor((tEnd - (installedAt.get(c.customerId) as number)) / RENEW_EVERY_MS);
 			assert.ok(renewals.length >= 2, `${c.customerId}: renewed through expiries (${renewals.length})`);
-			assert.ok(renewals.length <= due + 1, `${c.customerId}: ${renewals.length} renewals for at most ${due} expiries (+1 after a kill)`);
+			assert.ok(
+				renewals.length <= due + 1,
+				`${c.customerId}: ${renewals.length} renewals for at most ${due} expiries (+1 after a kill)`,
+			);
 			extra += Math.max(0, renewals.length - due);
 			for (let i = 1; i < renewals.length; i++)
-				assert.ok(renewals[i].sentAt - renewals[i - 1].sentAt >= RENEW_EVERY_MS - 1500, `${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`);
+				assert.ok(
+					renewals[i].sentAt - renewals[i - 1].sentAt >= RENEW_EVERY_MS - 1500,
+					`${c.customerId}: renewal ${i} came ${renewals[i].sentAt - renewals[i - 1].sentAt} ms after the previous one`,
+				);
 		}
 		assert.ok(extra <= kills.length, `${extra} extra renewals for ${kills.length} kills`);
-		assert.ok(refreshes.length >= total && refreshes.length <= total + kills.length, `refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 per kill at most)`);
+		assert.ok(
+			refreshes.length >= total && refreshes.length <= total + kills.length,
+			`refresh POSTs ${refreshes.length} = renewals recorded ${total} (+1 per kill at most)`,
+		);
 		// the fleet watched every site through the kills
-		const checked = new Set(log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0).map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]));
+		const checked = new Set(
+			log
+				.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.code === 0)
+				.map((r) => /\/site\/([^/]+)\//.exec(r.path)?.[1]),
+		);
 		const unwatched = watched.filter((s) => !checked.has(s.site_id));
 		assert.equal(unwatched.length, 0, `sites the fleet never checked: ${unwatched.map((s) => s.site_id).join(', ')}`);
-		t.diagnostic(`${Math.round((tEnd - t0) / 1000)} s; kills ${JSON.stringify(kills)}; renewals ${total} (extra ${extra}); refresh POSTs ${refreshes.length}; calls ${log.length}`);
+		t.diagnostic(
+			`${Math.round((tEnd - t0) / 1000)} s; kills ${JSON.stringify(kills)}; renewals ${total} (extra ${extra}); refresh POSTs ${refreshes.length}; calls ${log.length}`,
+		);
 	} finally {
-		for (const h of tenants) await client.workflow.getHandle(tenantWorkflowId(h.customerId)).terminate('test over').catch(() => {});
+		for (const h of tenants)
+			await client.workflow
+				.getHandle(tenantWorkflowId(h.customerId))
+				.terminate('test over')
+				.catch(() => {});
 		for (const w of workers) if (w) await killChild(w, 'SIGKILL');
 		await app.close();
 		await sim.close();

@@ -7,10 +7,19 @@ import { test } from 'node:test';
 import { AdmissionSlots, coordinatorQueueFor } from '../../worker/src/process/admission.mts';
 import { workerTuning } from '../../worker/src/process/worker.mts';
 
-const ctx = (isSticky: boolean) => ({ slotType: 'workflow' as const, taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky });
+const ctx = (isSticky: boolean) => ({
+	slotType: 'workflow' as const,
+	taskQueue: 'q',
+	workerIdentity: 'w',
+	workerBuildId: '',
+	isSticky,
+});
 const settled = async (p: Promise<unknown>) => {
 	let done = false;
-	p.then(() => (done = true), () => (done = true));
+	p.then(
+		() => (done = true),
+		() => (done = true),
+	);
 	await new Promise((r) => setTimeout(r, 30));
 	return done;
 };
@@ -25,7 +34,11 @@ test('at the limit of cached workflows a normal-queue poll waits; sticky polls g
 	const waiting = s.reserveSlot(ctx(false), new AbortController().signal);
 	assert.equal(await settled(waiting), false, 'a normal poll beyond the limit waits');
 	assert.equal(s.stats.held, 1);
-	assert.deepEqual(await s.reserveSlot(ctx(true), new AbortController().signal), { sticky: true }, 'sticky polls are not limited');
+	assert.deepEqual(
+		await s.reserveSlot(ctx(true), new AbortController().signal),
+		{ sticky: true },
+		'sticky polls are not limited',
+	);
 	assert.equal(s.tryReserveSlot(ctx(false)), null, 'eager tasks are refused at the limit too');
 	s.releaseSlot({ permit: a }); // the reserved normal slot brought nothing: 2 cached + 0 reserved < 3
 	assert.deepEqual(await waiting, { sticky: false });
@@ -73,8 +86,14 @@ test('a full cache where nothing completes lets one normal poll through after st
 test('SECSVC_ADMIT_WORKFLOWS: default 400, 0 turns it off, above the cache size or not an integer is refused naming it', () => {
 	assert.equal(workerTuning({}).admitWorkflows, 400);
 	assert.equal(workerTuning({ SECSVC_ADMIT_WORKFLOWS: '0' }).admitWorkflows, 0);
-	assert.throws(() => workerTuning({ SECSVC_ADMIT_WORKFLOWS: '1200' }), /SECSVC_ADMIT_WORKFLOWS: must be ≤ SECSVC_MAX_CACHED_WORKFLOWS \(1000\)/);
-	assert.throws(() => workerTuning({ SECSVC_ADMIT_WORKFLOWS: 'lots' }), /SECSVC_ADMIT_WORKFLOWS: must be an integer ≥ 0/);
+	assert.throws(
+		() => workerTuning({ SECSVC_ADMIT_WORKFLOWS: '1200' }),
+		/SECSVC_ADMIT_WORKFLOWS: must be ≤ SECSVC_MAX_CACHED_WORKFLOWS \(1000\)/,
+	);
+	assert.throws(
+		() => workerTuning({ SECSVC_ADMIT_WORKFLOWS: 'lots' }),
+		/SECSVC_ADMIT_WORKFLOWS: must be an integer ≥ 0/,
+	);
 	assert.equal(coordinatorQueueFor('secsvc-runbooks'), 'secsvc-runbooks-coordinators');
 });
 
@@ -84,8 +103,14 @@ test('the worker is told once when the limit starts holding back and once when i
 	s.bind(() => cached);
 	const seen: boolean[] = [];
 	s.onChange = (h) => seen.push(h);
-	const a = s.reserveSlot({ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false }, new AbortController().signal);
-	const b = s.reserveSlot({ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false }, new AbortController().signal);
+	const a = s.reserveSlot(
+		{ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false },
+		new AbortController().signal,
+	);
+	const b = s.reserveSlot(
+		{ slotType: 'workflow', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false },
+		new AbortController().signal,
+	);
 	await new Promise((r) => setTimeout(r, 20));
 	assert.deepEqual(seen, [true]);
 	cached = 0;

@@ -24,14 +24,20 @@ test('all operations succeed through the client and their results match the cata
 	const ids = sim.sim.firstIds();
 	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const opv = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
-	sim.sim.startAttack({ site_id: ids.site_id, duration: 600, sources: [{ ip: '198.18.0.1' }, { cidr: '198.18.1.0/28' }] });
+	sim.sim.startAttack({
+		site_id: ids.site_id,
+		duration: 600,
+		sources: [{ ip: '198.18.0.1' }, { cidr: '198.18.1.0/28' }],
+	});
 	sim.sim.advance(120);
 	const done = new Set<string>();
 	const results: Record<string, unknown> = {};
 	const run = async (id: string, extra: Record<string, unknown> = {}) => {
 		const base = { ...samples[id] };
 		for (const k of Object.keys(at)) if (k in base) base[k] = (at as Record<string, string>)[k];
-		for (const k of Object.keys(opv)) if (k in base && id.startsWith('detection') || (k in base && id.startsWith('overview'))) base[k] = (opv as Record<string, string>)[k];
+		for (const k of Object.keys(opv))
+			if ((k in base && id.startsWith('detection')) || (k in base && id.startsWith('overview')))
+				base[k] = (opv as Record<string, string>)[k];
 		if ('customer_id' in base) base.customer_id = ids.customer_id;
 		results[id] = await client.call(id, { ...base, ...extra });
 		done.add(id);
@@ -39,7 +45,12 @@ test('all operations succeed through the client and their results match the cata
 	};
 
 	// authorization: connect → access token → refresh; app token
-	const conn = await client.connect({ app_id: APP.appId, redirect_uri: 'https://app.example.com/cb', state: 'state-all-ops', customer_id: ids.customer_id });
+	const conn = await client.connect({
+		app_id: APP.appId,
+		redirect_uri: 'https://app.example.com/cb',
+		state: 'state-all-ops',
+		customer_id: ids.customer_id,
+	});
 	done.add('authorization.connect');
 	const user = await run('authorization.accessToken', { app_id: APP.appId, secret: APP.secret, code: conn.code });
 	assert.equal(typeof user.refresh_token, 'string');
@@ -51,47 +62,94 @@ test('all operations succeed through the client and their results match the cata
 	assert.ok(Array.isArray(list.customer) && (list.customer as unknown[]).length > 0);
 
 	for (const id of [
-		'applicationProtection.authBase.set', 'applicationProtection.authBase.get',
-		'applicationProtection.authBypass.add', 'applicationProtection.authBypass.list',
-	]) await run(id);
+		'applicationProtection.authBase.set',
+		'applicationProtection.authBase.get',
+		'applicationProtection.authBypass.add',
+		'applicationProtection.authBypass.list',
+	])
+		await run(id);
 	const bypass = results['applicationProtection.authBypass.list'] as Array<{ url_id: number; uri: string }>;
 	const rec = bypass.find((b) => b.uri === '/health');
 	assert.ok(rec, 'bypass record round-trips');
 	await run('applicationProtection.authBypass.delete', { url_id: rec.url_id });
-	for (const id of ['applicationProtection.authHttp.set', 'applicationProtection.authHttp.get', 'applicationProtection.authIp.set', 'applicationProtection.authIp.get', 'applicationProtection.headerCompliance.set', 'applicationProtection.headerCompliance.get'])
+	for (const id of [
+		'applicationProtection.authHttp.set',
+		'applicationProtection.authHttp.get',
+		'applicationProtection.authIp.set',
+		'applicationProtection.authIp.get',
+		'applicationProtection.headerCompliance.set',
+		'applicationProtection.headerCompliance.get',
+	])
 		await run(id);
 	assert.equal((results['applicationProtection.authHttp.get'] as { max_http_request: number }).max_http_request, 120);
-	assert.deepEqual((results['applicationProtection.authIp.get'] as { action_ratelimit: unknown }).action_ratelimit, { duration: 300, ratelimit_rps: 50, threshold_rps: 100 });
+	assert.deepEqual((results['applicationProtection.authIp.get'] as { action_ratelimit: unknown }).action_ratelimit, {
+		duration: 300,
+		ratelimit_rps: 50,
+		threshold_rps: 100,
+	});
 
 	const created = await run('applicationProtection.httpFilter.create');
 	const pid = String(created.p_flag_id);
 	await run('applicationProtection.httpFilter.list');
 	await run('applicationProtection.httpFilter.get', { p_flag_id: pid });
 	await run('applicationProtection.httpFilter.update', { p_flag_id: pid });
-	const after = await client.call('applicationProtection.httpFilter.get', { ...at, p_flag_id: pid }) as { action: string[] };
+	const after = (await client.call('applicationProtection.httpFilter.get', { ...at, p_flag_id: pid })) as {
+		action: string[];
+	};
 	assert.deepEqual(after.action, ['URL_REDIRECTION']);
 	await run('applicationProtection.httpFilter.delete', { p_flag_id: pid });
 
-	for (const id of ['applicationProtection.ipBlacklist.add', 'applicationProtection.ipBlacklist.get', 'applicationProtection.ipBlacklist.remove',
-		'applicationProtection.ipWhitelist.add', 'applicationProtection.ipWhitelist.get', 'applicationProtection.ipWhitelist.remove',
-		'applicationProtection.xForwardedFor.set', 'applicationProtection.xForwardedFor.get',
-		'applicationProtection.statusCodes.create', 'applicationProtection.statusCodes.list', 'applicationProtection.statusCodes.update', 'applicationProtection.statusCodes.delete',
-		'applicationProtection.switch.set', 'applicationProtection.switch.list', 'applicationProtection.uaBlacklist.add', 'applicationProtection.urlBypass.delete'])
+	for (const id of [
+		'applicationProtection.ipBlacklist.add',
+		'applicationProtection.ipBlacklist.get',
+		'applicationProtection.ipBlacklist.remove',
+		'applicationProtection.ipWhitelist.add',
+		'applicationProtection.ipWhitelist.get',
+		'applicationProtection.ipWhitelist.remove',
+		'applicationProtection.xForwardedFor.set',
+		'applicationProtection.xForwardedFor.get',
+		'applicationProtection.statusCodes.create',
+		'applicationProtection.statusCodes.list',
+		'applicationProtection.statusCodes.update',
+		'applicationProtection.statusCodes.delete',
+		'applicationProtection.switch.set',
+		'applicationProtection.switch.list',
+		'applicationProtection.uaBlacklist.add',
+		'applicationProtection.urlBypass.delete',
+	])
 		await run(id);
-	const bl = results['applicationProtection.ipBlacklist.get'] as { enabled: boolean; p_info: { ipv4: { black_soc: Array<{ start_ip?: string }> } } };
+	const bl = results['applicationProtection.ipBlacklist.get'] as {
+		enabled: boolean;
+		p_info: { ipv4: { black_soc: Array<{ start_ip?: string }> } };
+	};
 	assert.ok(bl.p_info.ipv4.black_soc.some((e) => e.start_ip === '198.51.100.0'));
 	assert.equal(typeof bl.enabled, 'boolean');
 
-	const ev = (await run('dashboard.ddosEvents', { start_time: undefined, end_time: undefined })) as { events: Array<{ alert_id: string }> };
+	const ev = (await run('dashboard.ddosEvents', { start_time: undefined, end_time: undefined })) as {
+		events: Array<{ alert_id: string }>;
+	};
 	assert.ok(ev.events.length >= 1, 'the running attack is listed');
 	const detail = await run('dashboard.eventDetail', { event_id: ev.events[0].alert_id });
 	assert.ok((detail.threat_map as { bps: unknown[] }).bps.length >= 1);
-	for (const id of ['dashboard.activeMitigation', 'dashboard.currentTraffic', 'dashboard.isUnderAttack', 'dashboard.networkSummary']) await run(id);
+	for (const id of [
+		'dashboard.activeMitigation',
+		'dashboard.currentTraffic',
+		'dashboard.isUnderAttack',
+		'dashboard.networkSummary',
+	])
+		await run(id);
 	assert.equal((results['dashboard.isUnderAttack'] as { status: number }).status, 1);
 	const now = Math.floor(sim.sim.nowSec());
 	await run('dashboard.flowDownEvents', { start_time: String(now - 80 * 86400), end_time: String(now) });
 
-	for (const id of ['detection.setMode', 'detection.setPolicy', 'detection.getPolicy', 'overview.setSwitch', 'overview.getSwitch']) await run(id);
+	for (const id of [
+		'detection.setMode',
+		'detection.setPolicy',
+		'detection.getPolicy',
+		'overview.setSwitch',
+		'overview.getSwitch',
+	])
+		await run(id);
 	assert.equal((results['detection.getPolicy'] as { model: number }).model, 1);
 	// profile ids come from the service's auto-mitigation list, which the API does not expose (§4.6): the simulator's first
 	await run('overview.setProfile', { profile_id: 'auto-web' });

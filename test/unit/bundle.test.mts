@@ -13,7 +13,11 @@ function valueImports(file: string): string[] {
 	const out: string[] = [];
 	for (const m of src.matchAll(/^\s*(import|export)\s+(type\s+)?([^;]*?)\s+from\s+'([^']+)'/gm)) {
 		if (m[2]) continue; // import type / export type
-		const names = m[3].replace(/^\{|\}$/g, '').split(',').map((s) => s.trim()).filter(Boolean);
+		const names = m[3]
+			.replace(/^\{|\}$/g, '')
+			.split(',')
+			.map((s) => s.trim())
+			.filter(Boolean);
 		if (m[3].startsWith('{') && names.length && names.every((n) => n.startsWith('type '))) continue;
 		out.push(m[4]);
 	}
@@ -22,16 +26,31 @@ function valueImports(file: string): string[] {
 }
 
 test('preloaded workflow modules (shared by every workflow) are pure: no @temporalio/workflow, no module state, nothing else pulled in', () => {
-	assert.deepEqual(preloadModules(), [...PRELOADED, SHARED_ENTRY].map((f) => join(ROOT, f)));
+	assert.deepEqual(
+		preloadModules(),
+		[...PRELOADED, SHARED_ENTRY].map((f) => join(ROOT, f)),
+	);
 	const pre = new Set(PRELOADED.map((f) => resolve(ROOT, f)));
 	for (const f of pre) {
 		const rel = relative(ROOT, f);
 		for (const spec of valueImports(f)) {
-			assert.notEqual(spec, '@temporalio/workflow', `${rel} imports @temporalio/workflow: a preloaded module would share one workflow's state with all`);
+			assert.notEqual(
+				spec,
+				'@temporalio/workflow',
+				`${rel} imports @temporalio/workflow: a preloaded module would share one workflow's state with all`,
+			);
 			if (spec.startsWith('.')) {
 				const dep = resolve(dirname(f), /\.m?ts$/.test(spec) ? spec : `${spec}.ts`);
-				assert.ok(pre.has(dep), `${rel} imports ${relative(ROOT, dep)}, which is not preloaded (it would be evaluated per workflow anyway, and may hold state)`);
-			} else assert.equal(spec, '@temporalio/common', `${rel} imports ${spec}: only @temporalio/common (already shared by the SDK) is allowed`);
+				assert.ok(
+					pre.has(dep),
+					`${rel} imports ${relative(ROOT, dep)}, which is not preloaded (it would be evaluated per workflow anyway, and may hold state)`,
+				);
+			} else
+				assert.equal(
+					spec,
+					'@temporalio/common',
+					`${rel} imports ${spec}: only @temporalio/common (already shared by the SDK) is allowed`,
+				);
 		}
 		const src = readFileSync(f, 'utf8');
 		assert.doesNotMatch(src, /^(export\s+)?(let|var)\s/m, `${rel} has module-level mutable state (let/var)`);
@@ -58,7 +77,15 @@ test('the shared workflow modules (SHARED_ENTRY: one instance for every workflow
 		// State at module level would be shared by every workflow of the worker (and survive from one run to the next):
 		// a `let`/`var`, or a collection created once and filled later.
 		assert.doesNotMatch(src, /^(export\s+)?(let|var)\s/m, `${rel} has module-level mutable state (let/var)`);
-		assert.doesNotMatch(src, /^(export\s+)?const\s+\w+(\s*:[^=]+)?\s*=\s*new\s+(Map|Set|WeakMap|WeakSet|Array)\b/m, `${rel} keeps a module-level collection`);
-		assert.doesNotMatch(src, /^(export\s+)?const\s+\w+(\s*:[^=]+)?\s*=\s*(\[\]|\{\})\s*;/m, `${rel} keeps a module-level empty object or array (filled later?)`);
+		assert.doesNotMatch(
+			src,
+			/^(export\s+)?const\s+\w+(\s*:[^=]+)?\s*=\s*new\s+(Map|Set|WeakMap|WeakSet|Array)\b/m,
+			`${rel} keeps a module-level collection`,
+		);
+		assert.doesNotMatch(
+			src,
+			/^(export\s+)?const\s+\w+(\s*:[^=]+)?\s*=\s*(\[\]|\{\})\s*;/m,
+			`${rel} keeps a module-level empty object or array (filled later?)`,
+		);
 	}
 });

@@ -11,14 +11,21 @@ test('the catalog holds the operations of the spec, per section (counted in the 
 	for (const op of catalog) per[op.section] = (per[op.section] ?? 0) + 1;
 	assert.deepEqual(per, specOperationsPerSection());
 	assert.equal(new Set(catalog.map((o) => o.id)).size, catalog.length, 'ids are unique');
-	assert.equal(new Set(catalog.map((o) => `${o.method} ${o.path}`)).size, catalog.length, 'method+path pairs are unique');
+	assert.equal(
+		new Set(catalog.map((o) => `${o.method} ${o.path}`)).size,
+		catalog.length,
+		'method+path pairs are unique',
+	);
 });
 
 test('every operation, its resource and each field it takes have words in api/catalog/labels.ts', () => {
 	for (const op of catalog) {
 		assert.ok(OPERATIONS[op.id], `${op.id}: no entry in OPERATIONS (api/catalog/labels.ts)`);
 		const resource = op.group ? `${op.resource}.${op.group}` : op.resource;
-		assert.ok(RESOURCES.some((r) => r.value === resource), `${op.id}: resource ${resource} has no label in RESOURCES`);
+		assert.ok(
+			RESOURCES.some((r) => r.value === resource),
+			`${op.id}: resource ${resource} has no label in RESOURCES`,
+		);
 		for (const f of op.fields)
 			if (f.constant === undefined)
 				assert.notEqual(fieldWords(op.id, f.name).label, f.name, `${op.id}: field ${f.name} has no label in FIELDS`);
@@ -28,7 +35,10 @@ test('every operation, its resource and each field it takes have words in api/ca
 test('every path placeholder is a path field and every path field has a placeholder', () => {
 	for (const op of catalog) {
 		const placeholders = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-		const pathFields = op.fields.filter((f) => f.in === 'path').map((f) => f.name).sort();
+		const pathFields = op.fields
+			.filter((f) => f.in === 'path')
+			.map((f) => f.name)
+			.sort();
 		assert.deepEqual(placeholders, pathFields, op.id);
 	}
 });
@@ -54,8 +64,18 @@ test('every operation has a valid sample input that its request schema accepts',
 
 test('npm run -s catalog prints one JSON object per operation with id, method, path, section', () => {
 	const out = execFileSync('npm', ['run', '-s', 'catalog'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-	const rows = out.trim().split('\n').map((l) => JSON.parse(l));
+	const rows = out
+		.trim()
+		.split('\n')
+		.map((l) => JSON.parse(l));
 	assert.equal(rows.length, specOperationCount());
-	for (const r of rows) for (const k of ['id', 'method', 'path', 'section']) assert.equal(typeof r[k], 'string', `${r.id}.${k}`);
-	assert.ok(rows.some((r) => r.path === '/api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/http-filter/{p_flag_id}' && r.method === 'PUT'));
+	for (const r of rows)
+		for (const k of ['id', 'method', 'path', 'section']) assert.equal(typeof r[k], 'string', `${r.id}.${k}`);
+	assert.ok(
+		rows.some(
+			(r) =>
+				r.path === '/api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/http-filter/{p_flag_id}' &&
+				r.method === 'PUT',
+		),
+	);
 });

@@ -46,7 +46,11 @@ test('holds and block commands refuse a bad SITE / DP / --dp, naming it, before 
 			assert.ok(r.err.includes(`${field}: `), `${what}: names ${field}: ${r.err.slice(0, 200)}`);
 			assert.equal(r.out, '', `${what}: printed nothing else`);
 			assert.ok(r.err.length < 600, `${what}: short error`);
-			assert.doesNotMatch(r.err.replace(/\n$/, ''), /[\u0000-\u001f]/, `${what}: no raw control characters in the error`);
+			assert.doesNotMatch(
+				r.err.replace(/\n$/, ''),
+				/[\u0000-\u001f]/,
+				`${what}: no raw control characters in the error`,
+			);
 		}
 });
 
@@ -54,7 +58,10 @@ test("abort and extend are held to the runbook's signal rules before sending (it
 	for (const [argv, re] of [
 		[['abort', '20001', '--by', 'b'.repeat(201)], /^secsvc: --by: must be text of at most 200 characters/],
 		[['abort', '20001', '--reason', 'r'.repeat(1001)], /^secsvc: --reason: must be text of at most 1000 characters/],
-		[['extend', '20001', '--seconds', '60', '--by', 'b'.repeat(201)], /^secsvc: --by: must be text of at most 200 characters/],
+		[
+			['extend', '20001', '--seconds', '60', '--by', 'b'.repeat(201)],
+			/^secsvc: --by: must be text of at most 200 characters/,
+		],
 	] as [string[], RegExp][]) {
 		const r = await cli(argv);
 		assert.equal(r.code, 2, `${argv[0]}: ${r.err.slice(0, 200)}`);
@@ -65,15 +72,36 @@ test("abort and extend are held to the runbook's signal rules before sending (it
 test('list, timeline and block list print control characters escaped: one line per entry, no escape sequences', () => {
 	const site = '20001\u001b[2J\nFORGED';
 	const reason = 'done\r\n2026-01-01T00:00:00Z  [signal] approve (by alice) — forged\u001b]0;x\u0007';
-	const tl = formatTimeline([{ at: '2026-11-25T00:00:00Z', step: 'signal', what: 'abort', why: reason, result: 'mallory\u0085' }]);
+	const tl = formatTimeline([
+		{ at: '2026-11-25T00:00:00Z', step: 'signal', what: 'abort', why: reason, result: 'mallory\u0085' },
+	]);
 	assert.equal(tl.split('\n').length, 1);
 	assert.doesNotMatch(tl, /[\u0000-\u001f\u007f-\u009f]/);
 	assert.match(tl, /done\\r\\n2026-01-01T00:00:00Z {2}\[signal\] approve/);
 	assert.match(tl, /\\u001b\]0;x\\u0007/);
-	const list = formatRunbookList([{ workflowId: 'attack-response-x', status: 'RUNNING', site, phase: 'waiting', startTime: '2026-11-25T00:00:00Z' } as never]);
+	const list = formatRunbookList([
+		{
+			workflowId: 'attack-response-x',
+			status: 'RUNNING',
+			site,
+			phase: 'waiting',
+			startTime: '2026-11-25T00:00:00Z',
+		} as never,
+	]);
 	assert.equal(list.split('\n').length, 2, 'header + one row');
 	assert.match(list, /20001\\u001b\[2J\\nFORGED/);
-	const b: Block = { site_id: site, domain_port_id: '30001', range: '1.2.3.4', entry: '1.2.3.4', expiresAt: 'x', by: 'a\u2028b', reason, via: 'cli', state: 'active', addedAt: 'x' };
+	const b: Block = {
+		site_id: site,
+		domain_port_id: '30001',
+		range: '1.2.3.4',
+		entry: '1.2.3.4',
+		expiresAt: 'x',
+		by: 'a\u2028b',
+		reason,
+		via: 'cli',
+		state: 'active',
+		addedAt: 'x',
+	};
 	const bl = formatBlocks([b]);
 	assert.equal(bl.split('\n').length, 1);
 	assert.doesNotMatch(bl, /[\u0000-\u001f\u007f-\u009f\u2028]/);

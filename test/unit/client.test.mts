@@ -25,18 +25,28 @@ async function setup(api: Parameters<typeof tokenAwareHandler>[0], extra: Partia
 	return { srv, client, state };
 }
 
-const apiCalls = (srv: Awaited<ReturnType<typeof startLoopback>>) => srv.requests.filter((r) => r.url.pathname.startsWith('/api/'));
+const apiCalls = (srv: Awaited<ReturnType<typeof startLoopback>>) =>
+	srv.requests.filter((r) => r.url.pathname.startsWith('/api/'));
 
 test('multipart body with repeated array fields, access_token in the query string', async () => {
 	const { srv, client } = await setup(() => ({ code: 0, result: { p_flag_id: '7' } }));
-	const r = await client.call('applicationProtection.httpFilter.create', samples['applicationProtection.httpFilter.create']);
+	const r = await client.call(
+		'applicationProtection.httpFilter.create',
+		samples['applicationProtection.httpFilter.create'],
+	);
 	assert.deepEqual(r, { p_flag_id: '7' });
 	const [req] = apiCalls(srv);
 	assert.equal(req.method, 'POST');
 	assert.equal(req.url.pathname, '/api/specp/policy/appshield/site/site-1/domain-port/dp-1/http-filter');
 	assert.match(String(req.headers['content-type']), /^multipart\/form-data; boundary=/);
-	assert.deepEqual(req.fields.filter(([k]) => k === 'methods').map(([, v]) => v), ['GET', 'POST']);
-	assert.deepEqual(req.fields.find(([k]) => k === 'other_iprange'), ['other_iprange', '10.0.0.1-10.0.0.16']);
+	assert.deepEqual(
+		req.fields.filter(([k]) => k === 'methods').map(([, v]) => v),
+		['GET', 'POST'],
+	);
+	assert.deepEqual(
+		req.fields.find(([k]) => k === 'other_iprange'),
+		['other_iprange', '10.0.0.1-10.0.0.16'],
+	);
 	assert.equal(req.fields.find(([k]) => k === 'p_name')?.[1], 'block-admin');
 	assert.match(req.url.searchParams.get('access_token') ?? '', /^tok-1-/);
 	await srv.close();
@@ -49,16 +59,29 @@ test('IP authentication is a JSON body; oauth is form-encoded with the grant typ
 	assert.ok(tokenReq);
 	assert.equal(tokenReq.method, 'POST');
 	assert.match(String(tokenReq.headers['content-type']), /^application\/x-www-form-urlencoded/);
-	assert.deepEqual(Object.fromEntries(tokenReq.fields), { app_id: 'demo-app', secret: 'demo-secret-value', grant_type: 'client_credential' });
+	assert.deepEqual(Object.fromEntries(tokenReq.fields), {
+		app_id: 'demo-app',
+		secret: 'demo-secret-value',
+		grant_type: 'client_credential',
+	});
 	const [req] = apiCalls(srv);
 	assert.match(String(req.headers['content-type']), /^application\/json/);
-	assert.deepEqual(req.json, { action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 } });
+	assert.deepEqual(req.json, {
+		action: 'ratelimit',
+		enable: 1,
+		mode: 2,
+		action_ratelimit: { duration: 300, ratelimit_rps: 50, threshold_rps: 100 },
+	});
 	await srv.close();
 });
 
 test('DELETEs carry their parameters in the query string: IP lists comma-separated, url_bypass repeated', async () => {
 	const { srv, client } = await setup(() => ({ code: 0 }));
-	await client.call('applicationProtection.ipBlacklist.remove', { site_id: 's', domain_port_id: 'd', ip_black_list: ['1.1.1.1-1.1.1.2', '2.2.2.2'] });
+	await client.call('applicationProtection.ipBlacklist.remove', {
+		site_id: 's',
+		domain_port_id: 'd',
+		ip_black_list: ['1.1.1.1-1.1.1.2', '2.2.2.2'],
+	});
 	await client.call('applicationProtection.urlBypass.delete', samples['applicationProtection.urlBypass.delete']);
 	await client.call('applicationProtection.statusCodes.delete', samples['applicationProtection.statusCodes.delete']);
 	const [a, b, c] = apiCalls(srv);
@@ -71,11 +94,26 @@ test('DELETEs carry their parameters in the query string: IP lists comma-separat
 });
 
 test('GET query parameters are URL-encoded; path ids outside the safe alphabet never leave; the X-Forwarded-For portal version is never sent', async () => {
-	const { srv, client } = await setup((r) => ({ code: 0, result: r.url.pathname.endsWith('ddos_events') ? { events: [], total: 0 } : undefined }));
+	const { srv, client } = await setup((r) => ({
+		code: 0,
+		result: r.url.pathname.endsWith('ddos_events') ? { events: [], total: 0 } : undefined,
+	}));
 	for (const bad of ['site:é', '..', '.', 'a%2Fb', '%2E%2E', 'x'.repeat(129)])
-		assert.throws(() => client.validate('dashboard.ddosEvents', { site_id: bad }), (e: unknown) => e instanceof ValidationError && e.issues[0].field === 'site_id');
-	await client.call('dashboard.ddosEvents', { site_id: 'site.1~a_b-C', start_time: '2026-11-01 00:00:00', status: 'ongoing' });
-	await client.call('applicationProtection.xForwardedFor.set', { site_id: 's', domain_port_id: 'd', mode: 'insert', portal_version: '2023.2.6' });
+		assert.throws(
+			() => client.validate('dashboard.ddosEvents', { site_id: bad }),
+			(e: unknown) => e instanceof ValidationError && e.issues[0].field === 'site_id',
+		);
+	await client.call('dashboard.ddosEvents', {
+		site_id: 'site.1~a_b-C',
+		start_time: '2026-11-01 00:00:00',
+		status: 'ongoing',
+	});
+	await client.call('applicationProtection.xForwardedFor.set', {
+		site_id: 's',
+		domain_port_id: 'd',
+		mode: 'insert',
+		portal_version: '2023.2.6',
+	});
 	const [a, b] = apiCalls(srv);
 	assert.equal(a.url.pathname, '/api/specp/op/dashboard/site/site.1~a_b-C/ddos_events');
 	assert.equal(a.url.searchParams.get('start_time'), '2026-11-01 00:00:00');
@@ -86,20 +124,26 @@ test('GET query parameters are URL-encoded; path ids outside the safe alphabet n
 
 test('code ≠ 0 → ApiError with operation id, code and msg; not retried', async () => {
 	const { srv, client } = await setup(() => ({ code: 40401, msg: 'domain-port not found' }));
-	await assert.rejects(client.call('applicationProtection.authBase.get', samples['applicationProtection.authBase.get']), (e: unknown) => {
-		assert.ok(e instanceof ApiError);
-		assert.equal(e.opId, 'applicationProtection.authBase.get');
-		assert.equal(e.code, 40401);
-		assert.equal(e.msg, 'domain-port not found');
-		return true;
-	});
+	await assert.rejects(
+		client.call('applicationProtection.authBase.get', samples['applicationProtection.authBase.get']),
+		(e: unknown) => {
+			assert.ok(e instanceof ApiError);
+			assert.equal(e.opId, 'applicationProtection.authBase.get');
+			assert.equal(e.code, 40401);
+			assert.equal(e.msg, 'domain-port not found');
+			return true;
+		},
+	);
 	assert.equal(apiCalls(srv).length, 1);
 	await srv.close();
 });
 
 test('a result that does not match the spec is a TransportError(kind result)', async () => {
 	const { srv, client } = await setup(() => ({ code: 0, result: { status: 'yes' } }));
-	await assert.rejects(client.call('dashboard.isUnderAttack', { site_id: 's' }), (e: unknown) => e instanceof TransportError && e.kind === 'result' && /status/.test(e.message));
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', { site_id: 's' }),
+		(e: unknown) => e instanceof TransportError && e.kind === 'result' && /status/.test(e.message),
+	);
 	await srv.close();
 });
 
@@ -107,12 +151,20 @@ test('GETs are retried on HTTP 5xx with backoff; then succeed', async () => {
 	let n = 0;
 	const { srv, client } = await setup(() => ({ code: 0 }));
 	srv.setHandler((r, res) => {
-		if (r.url.pathname.startsWith('/oauth/')) return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
+		if (r.url.pathname.startsWith('/oauth/'))
+			return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
 		if (++n <= 2) return envelope(res, 50001, 'boom', undefined, 503);
 		return envelope(res, 0, 'ok', { bps_size: 12 });
 	});
 	const retries: string[] = [];
-	const c2 = createClient({ ...client.options, transport, credentials: { appId: 'a', secret: 'sssss', tokenKind: 'app' }, backoff: { baseMs: 1, maxMs: 2 }, sleep: (ms) => delay(ms), onEvent: (e) => e.type === 'retry' && retries.push(e.reason) });
+	const c2 = createClient({
+		...client.options,
+		transport,
+		credentials: { appId: 'a', secret: 'sssss', tokenKind: 'app' },
+		backoff: { baseMs: 1, maxMs: 2 },
+		sleep: (ms) => delay(ms),
+		onEvent: (e) => e.type === 'retry' && retries.push(e.reason),
+	});
 	assert.deepEqual(await c2.call('dashboard.currentTraffic', { site_id: 's' }), { bps_size: 12 });
 	assert.equal(n, 3);
 	assert.deepEqual(retries, ['http 503', 'http 503']);
@@ -123,11 +175,15 @@ test('a write whose outcome is unknown (HTTP 5xx) is never retried blindly', asy
 	let posts = 0;
 	const { srv, client } = await setup(() => ({ code: 0 }));
 	srv.setHandler((r, res) => {
-		if (r.url.pathname.startsWith('/oauth/')) return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
+		if (r.url.pathname.startsWith('/oauth/'))
+			return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
 		posts++;
 		return envelope(res, 50001, 'boom', undefined, 502);
 	});
-	await assert.rejects(client.call('applicationProtection.httpFilter.create', samples['applicationProtection.httpFilter.create']), (e: unknown) => e instanceof TransportError && e.status === 502 && e.maybeApplied);
+	await assert.rejects(
+		client.call('applicationProtection.httpFilter.create', samples['applicationProtection.httpFilter.create']),
+		(e: unknown) => e instanceof TransportError && e.status === 502 && e.maybeApplied,
+	);
 	assert.equal(posts, 1);
 	await srv.close();
 });
@@ -136,13 +192,17 @@ test('rate limiting (HTTP 429 or the rate-limit code) is retried even for writes
 	let n = 0;
 	const { srv, client } = await setup(() => ({ code: 0 }));
 	srv.setHandler((r, res) => {
-		if (r.url.pathname.startsWith('/oauth/')) return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
+		if (r.url.pathname.startsWith('/oauth/'))
+			return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
 		n++;
 		if (n === 1) return envelope(res, 42901, 'slow down', undefined, 429);
 		if (n === 2) return envelope(res, 42901, 'slow down');
 		return envelope(res, 0, 'ok', { p_flag_id: '3' });
 	});
-	assert.deepEqual(await client.call('applicationProtection.httpFilter.create', samples['applicationProtection.httpFilter.create']), { p_flag_id: '3' });
+	assert.deepEqual(
+		await client.call('applicationProtection.httpFilter.create', samples['applicationProtection.httpFilter.create']),
+		{ p_flag_id: '3' },
+	);
 	assert.equal(n, 3);
 	await srv.close();
 });
@@ -150,20 +210,40 @@ test('rate limiting (HTTP 429 or the rate-limit code) is retried even for writes
 test('every call has a timeout: a hung server gives TransportError(timeout)', async () => {
 	const { srv } = await setup(() => ({ code: 0 }));
 	srv.setHandler((r, res) => {
-		if (r.url.pathname.startsWith('/oauth/')) return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
+		if (r.url.pathname.startsWith('/oauth/'))
+			return envelope(res, 0, 'ok', { access_token: 'tok-abcdefgh', expires_in: 7200 });
 		/* never answers */
 	});
-	const c = createClient({ baseUrl: srv.url, transport, credentials: { appId: 'a', secret: 'sssss', tokenKind: 'app' }, timeoutMs: 150, retries: 0 });
+	const c = createClient({
+		baseUrl: srv.url,
+		transport,
+		credentials: { appId: 'a', secret: 'sssss', tokenKind: 'app' },
+		timeoutMs: 150,
+		retries: 0,
+	});
 	const t0 = Date.now();
-	await assert.rejects(c.call('dashboard.isUnderAttack', { site_id: 's' }), (e: unknown) => e instanceof TransportError && e.kind === 'timeout');
+	await assert.rejects(
+		c.call('dashboard.isUnderAttack', { site_id: 's' }),
+		(e: unknown) => e instanceof TransportError && e.kind === 'timeout',
+	);
 	assert.ok(Date.now() - t0 < 3000);
 	await srv.close();
 });
 
 test('connection refused is retried for writes too (nothing reached the service)', async () => {
 	const attempts: number[] = [];
-	const c2 = createClient({ baseUrl: 'http://127.0.0.1:9', transport, retries: 2, backoff: { baseMs: 1, maxMs: 2 }, sleep: (ms) => delay(ms), onEvent: (e) => e.type === 'request' && attempts.push(e.attempt) });
-	await assert.rejects(c2.call('authorization.accessToken', samples['authorization.accessToken']), (e: unknown) => e instanceof TransportError && e.kind === 'network' && !e.maybeApplied);
+	const c2 = createClient({
+		baseUrl: 'http://127.0.0.1:9',
+		transport,
+		retries: 2,
+		backoff: { baseMs: 1, maxMs: 2 },
+		sleep: (ms) => delay(ms),
+		onEvent: (e) => e.type === 'request' && attempts.push(e.attempt),
+	});
+	await assert.rejects(
+		c2.call('authorization.accessToken', samples['authorization.accessToken']),
+		(e: unknown) => e instanceof TransportError && e.kind === 'network' && !e.maybeApplied,
+	);
 	assert.deepEqual(attempts, [0, 1, 2]);
 });
 

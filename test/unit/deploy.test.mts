@@ -13,7 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_WORKER_NODE_FLAGS, ensureWorkerBuild } from '../../worker/src/process/build.mts';
 import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
-import { DEFAULT_SHUTDOWN_GRACE_MS, loadProcessConfig, parseDuration, parseListenAddress } from '../../worker/src/process/processConfig.mts';
+import {
+	DEFAULT_SHUTDOWN_GRACE_MS,
+	loadProcessConfig,
+	parseDuration,
+	parseListenAddress,
+} from '../../worker/src/process/processConfig.mts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
@@ -55,19 +60,30 @@ test('process settings: grace and health address parsed, malformed ones named', 
 	assert.deepEqual(parseListenAddress('127.0.0.1:9465'), { host: '127.0.0.1', port: 9465 });
 	assert.deepEqual(parseListenAddress(':9465'), { host: '0.0.0.0', port: 9465 });
 	assert.deepEqual(parseListenAddress('[::1]:0'), { host: '::1', port: 0 });
-	for (const bad of ['localhost', '127.0.0.1:99999', '127.0.0.1:x', 'a b:1']) assert.equal(parseListenAddress(bad), undefined, bad);
+	for (const bad of ['localhost', '127.0.0.1:99999', '127.0.0.1:x', 'a b:1'])
+		assert.equal(parseListenAddress(bad), undefined, bad);
 	assert.deepEqual(loadProcessConfig({}), { shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS, health: undefined });
 	const dir = mkdtempSync(join(tmpdir(), 'secsvc-proc-'));
 	try {
 		const file = join(dir, 'worker.json');
 		writeFileSync(file, JSON.stringify({ shutdown: { grace: '5s' }, health: { address: '127.0.0.1:9465' } }));
 		assert.deepEqual(loadProcessConfig({}, file), { shutdownGraceMs: 5000, health: { host: '127.0.0.1', port: 9465 } });
-		assert.equal(loadProcessConfig({ SECSVC_SHUTDOWN_GRACE: '2s' }, file).shutdownGraceMs, 2000, 'the environment wins');
+		assert.equal(
+			loadProcessConfig({ SECSVC_SHUTDOWN_GRACE: '2s' }, file).shutdownGraceMs,
+			2000,
+			'the environment wins',
+		);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
-	assert.throws(() => loadProcessConfig({ SECSVC_SHUTDOWN_GRACE: '2h' }), (e: Error) => e instanceof ConfigError && /SECSVC_SHUTDOWN_GRACE.*"2h"/.test(e.message));
-	assert.throws(() => loadProcessConfig({ SECSVC_HEALTH_ADDRESS: '9465' }), (e: Error) => e instanceof ConfigError && /SECSVC_HEALTH_ADDRESS.*"9465"/.test(e.message));
+	assert.throws(
+		() => loadProcessConfig({ SECSVC_SHUTDOWN_GRACE: '2h' }),
+		(e: Error) => e instanceof ConfigError && /SECSVC_SHUTDOWN_GRACE.*"2h"/.test(e.message),
+	);
+	assert.throws(
+		() => loadProcessConfig({ SECSVC_HEALTH_ADDRESS: '9465' }),
+		(e: Error) => e instanceof ConfigError && /SECSVC_HEALTH_ADDRESS.*"9465"/.test(e.message),
+	);
 });
 
 test('systemd unit: compiled worker as the main process, drain-aware stop, restart policy, secret from an environment file', () => {
@@ -89,7 +105,11 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	const exec = one('ExecStart').split(/\s+/);
 	assert.match(exec[0], /^\/.*\/node$/);
 	assert.deepEqual(exec.slice(1, -1), DEFAULT_WORKER_NODE_FLAGS, 'the worker’s node flags (worker/README.md "Memory")');
-	assert.match(exec.at(-1) as string, /\/worker\/dist\/main\.mjs$/, 'the compiled worker itself, no launcher in between');
+	assert.match(
+		exec.at(-1) as string,
+		/\/worker\/dist\/main\.mjs$/,
+		'the compiled worker itself, no launcher in between',
+	);
 	const envs = Object.fromEntries(svc.Environment.map((e) => e.split('=', 2)));
 	assert.equal(envs.MALLOC_ARENA_MAX, '2');
 	assert.match(envs.SECSVC_WORKFLOW_BUNDLE, /\.js$/, 'a prebuilt workflow bundle');
@@ -98,12 +118,22 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	assert.ok(example.SECSVC_SECRET !== undefined && example.SECSVC_APP_ID !== undefined);
 	// The certificate settings in Temporal's own names, read by the worker as the client certificate, key and CA.
 	const t = loadTemporalConfig(example, undefined);
-	assert.deepEqual(t.tls, { certFile: '/etc/secsvc/tls/client.pem', keyFile: '/etc/secsvc/tls/client.key', caFile: '/etc/secsvc/tls/ca.pem' });
-	assert.deepEqual([t.from?.cert, t.from?.key, t.from?.ca], ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH']);
+	assert.deepEqual(t.tls, {
+		certFile: '/etc/secsvc/tls/client.pem',
+		keyFile: '/etc/secsvc/tls/client.key',
+		caFile: '/etc/secsvc/tls/ca.pem',
+	});
+	assert.deepEqual(
+		[t.from?.cert, t.from?.key, t.from?.ca],
+		['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+	);
 	assert.notEqual(t.namespace, 'default');
 	const grace = parseDuration(example.SECSVC_SHUTDOWN_GRACE ?? '30s') as number;
 	const stopSec = Number(one('TimeoutStopSec'));
-	assert.ok(stopSec * 1000 > grace && stopSec * 1000 <= grace + 60_000, `TimeoutStopSec ${stopSec} s vs grace ${grace} ms`);
+	assert.ok(
+		stopSec * 1000 > grace && stopSec * 1000 <= grace + 60_000,
+		`TimeoutStopSec ${stopSec} s vs grace ${grace} ms`,
+	);
 
 	// systemd's own check when this machine has it (Debian: apt-get install systemd); paths made local.
 	const probe = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
@@ -111,7 +141,12 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 		const dir = mkdtempSync(join(tmpdir(), 'secsvc-unit-'));
 		try {
 			const local = join(dir, 'secsvc-worker.service');
-			writeFileSync(local, text.replace(/^ExecStart=\S+/m, `ExecStart=${process.execPath}`).replace(/\S*\/worker\/dist\/main\.mjs/, join(ROOT, 'worker/src/process/main.mts')));
+			writeFileSync(
+				local,
+				text
+					.replace(/^ExecStart=\S+/m, `ExecStart=${process.execPath}`)
+					.replace(/\S*\/worker\/dist\/main\.mjs/, join(ROOT, 'worker/src/process/main.mts')),
+			);
 			const r = spawnSync('systemd-analyze', ['verify', local], { encoding: 'utf8' });
 			assert.equal(r.status, 0, r.stderr);
 			assert.equal(r.stderr.trim(), '', `systemd-analyze verify warnings: ${r.stderr}`);
@@ -131,13 +166,18 @@ test('container build file: multi-stage, Node 24, non-root, the compiled worker 
 	const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1) as string));
 	const user = finalStage.find((l) => /^USER\s/.test(l))?.split(/\s+/)[1] ?? '';
 	assert.match(user, /^[1-9]\d*(:\d+)?$/, 'numeric non-root user (Kubernetes runAsNonRoot can check it)');
-	for (const c of finalStage.filter((l) => /^COPY\s/.test(l))) assert.match(c, /^COPY --from=/, `runtime stage copies only build results: ${c}`);
+	for (const c of finalStage.filter((l) => /^COPY\s/.test(l)))
+		assert.match(c, /^COPY --from=/, `runtime stage copies only build results: ${c}`);
 	const runtimeFiles = finalStage.filter((l) => /^COPY\s/.test(l)).join(' ');
 	assert.match(runtimeFiles, /worker\/dist\/main\.mjs/);
 	assert.match(runtimeFiles, /worker\/dist\/workflows\.js/, 'the prebuilt workflow bundle');
 	assert.ok(!/COPY --from=build \S*\/(api|workflows|worker\/src)\b/.test(runtimeFiles), 'no sources in the image');
 	const entry = JSON.parse(/^ENTRYPOINT\s+(\[.*\])$/m.exec(finalStage.join('\n'))?.[1] ?? 'null') as string[];
-	assert.deepEqual(entry, ['node', ...DEFAULT_WORKER_NODE_FLAGS, 'worker/dist/main.mjs'], 'node is PID 1 and gets SIGTERM itself');
+	assert.deepEqual(
+		entry,
+		['node', ...DEFAULT_WORKER_NODE_FLAGS, 'worker/dist/main.mjs'],
+		'node is PID 1 and gets SIGTERM itself',
+	);
 	const envBlock = finalStage.join('\n');
 	assert.match(envBlock, /SECSVC_WORKFLOW_BUNDLE=\/app\/worker\/dist\/workflows\.js/);
 	assert.match(envBlock, /MALLOC_ARENA_MAX=2/);
@@ -154,11 +194,22 @@ test('container build file: multi-stage, Node 24, non-root, the compiled worker 
 			.map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0])),
 	);
 	assert.ok(pkgs.size > 0);
-	const deps = Object.keys((JSON.parse(read('worker/package.json')) as { dependencies: Record<string, string> }).dependencies);
-	for (const p of pkgs) assert.ok(deps.includes(p), `${p}: imported by worker/dist/main.mjs but not a dependency in worker/package.json`);
+	const deps = Object.keys(
+		(JSON.parse(read('worker/package.json')) as { dependencies: Record<string, string> }).dependencies,
+	);
+	for (const p of pkgs)
+		assert.ok(deps.includes(p), `${p}: imported by worker/dist/main.mjs but not a dependency in worker/package.json`);
 	// The build context lets in what the build stage copies.
 	const ignore = read('deploy/container/Dockerfile.dockerignore');
-	for (const p of ['package.json', 'package-lock.json', 'api/**', 'workflows/**', 'worker/package.json', 'worker/src/**']) assert.ok(ignore.includes(`!${p}`), p);
+	for (const p of [
+		'package.json',
+		'package-lock.json',
+		'api/**',
+		'workflows/**',
+		'worker/package.json',
+		'worker/src/**',
+	])
+		assert.ok(ignore.includes(`!${p}`), p);
 });
 
 test('Kubernetes manifest: Secret for the app secret, probes on the health listener, termination grace matching the drain', () => {
@@ -172,7 +223,9 @@ test('Kubernetes manifest: Secret for the app secret, probes on the health liste
 	const spec = dep.spec.template.spec;
 	assert.deepEqual(dep.spec.selector.matchLabels, dep.spec.template.metadata.labels);
 	const c = spec.containers.find((x: { name: string }) => x.name === 'worker');
-	const env = Object.fromEntries(c.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
+	const env = Object.fromEntries(
+		c.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]),
+	);
 	// the app secret comes from the Secret, by a key the Secret holds
 	const ref = (env.SECSVC_SECRET as { secretKeyRef: { name: string; key: string } }).secretKeyRef;
 	assert.equal(ref.name, secret.metadata.name);
@@ -183,14 +236,18 @@ test('Kubernetes manifest: Secret for the app secret, probes on the health liste
 	assert.equal(health?.host, '0.0.0.0', 'reachable by the kubelet');
 	const port = c.ports.find((p: { containerPort: number }) => p.containerPort === health?.port);
 	assert.ok(port, 'containerPort = SECSVC_HEALTH_ADDRESS port');
-	const probePort = (p: { httpGet: { port: string | number } }) => p.httpGet.port === port.name || p.httpGet.port === port.containerPort;
+	const probePort = (p: { httpGet: { port: string | number } }) =>
+		p.httpGet.port === port.name || p.httpGet.port === port.containerPort;
 	assert.equal(c.livenessProbe.httpGet.path, '/healthz');
 	assert.equal(c.readinessProbe.httpGet.path, '/readyz');
 	assert.ok(probePort(c.livenessProbe) && probePort(c.readinessProbe));
 	// the drain fits in the termination grace
 	const grace = parseDuration(env.SECSVC_SHUTDOWN_GRACE as string) as number;
 	const tgps = spec.terminationGracePeriodSeconds * 1000;
-	assert.ok(tgps > grace && tgps <= grace + 60_000, `terminationGracePeriodSeconds ${spec.terminationGracePeriodSeconds} vs grace ${grace} ms`);
+	assert.ok(
+		tgps > grace && tgps <= grace + 60_000,
+		`terminationGracePeriodSeconds ${spec.terminationGracePeriodSeconds} vs grace ${grace} ms`,
+	);
 	assert.equal(spec.securityContext.runAsNonRoot, true);
 	assert.equal(c.securityContext.allowPrivilegeEscalation, false);
 	// mutual TLS: the TEMPORAL_TLS_* files are in the mounted TLS Secret, readable by the worker's group only
@@ -198,8 +255,9 @@ test('Kubernetes manifest: Secret for the app secret, probes on the health liste
 	const vol = spec.volumes.find((v: { name: string }) => v.name === 'temporal-tls');
 	assert.ok(mount?.readOnly && vol?.secret?.secretName, 'a read-only mount of the TLS Secret');
 	const t = loadTemporalConfig(env as Record<string, string>, undefined);
-	assert.ok(t.tls && typeof t.tls === 'object', 'TLS configured through Temporal\'s variables');
-	for (const f of [t.tls.certFile, t.tls.keyFile, t.tls.caFile]) assert.ok(f?.startsWith(`${mount.mountPath}/`), `${f} is in the TLS Secret's mount`);
+	assert.ok(t.tls && typeof t.tls === 'object', "TLS configured through Temporal's variables");
+	for (const f of [t.tls.certFile, t.tls.keyFile, t.tls.caFile])
+		assert.ok(f?.startsWith(`${mount.mountPath}/`), `${f} is in the TLS Secret's mount`);
 	assert.equal(vol.secret.defaultMode & 0o007, 0, 'not world-readable');
-	assert.equal(spec.securityContext.fsGroup, spec.securityContext.runAsGroup, 'the worker\'s group reads the Secret');
+	assert.equal(spec.securityContext.fsGroup, spec.securityContext.runAsGroup, "the worker's group reads the Secret");
 });

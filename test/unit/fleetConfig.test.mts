@@ -7,7 +7,12 @@ import { parsePlan } from '../../api/runbook/plan.ts';
 
 /** The fleet file (worker/src/temporal/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
 
-const site = (n: number, o?: object) => ({ customer_id: '110001', site_id: String(210000 + n), domain_ports: [String(310000 + n)], ...(o ? { overrides: o } : {}) });
+const site = (n: number, o?: object) => ({
+	customer_id: '110001',
+	site_id: String(210000 + n),
+	domain_ports: [String(310000 + n)],
+	...(o ? { overrides: o } : {}),
+});
 const issues = (f: unknown) => {
 	try {
 		parseFleet(f);
@@ -19,10 +24,28 @@ const issues = (f: unknown) => {
 };
 
 test('defaults, and each site plan = template + site + overrides (protected ranges added, never replaced)', () => {
-	const template = { cooldownSeconds: 600, approval: { required: false, timeoutSeconds: 60 }, blacklist: { enabled: true, protectedRanges: ['198.51.100.0/24'] } };
-	const f = parseFleet({ template, sites: [site(1), site(2, { cooldownSeconds: 30, approval: { required: true }, protectedRanges: ['192.0.2.1', '198.51.100.0/24'] })] });
+	const template = {
+		cooldownSeconds: 600,
+		approval: { required: false, timeoutSeconds: 60 },
+		blacklist: { enabled: true, protectedRanges: ['198.51.100.0/24'] },
+	};
+	const f = parseFleet({
+		template,
+		sites: [
+			site(1),
+			site(2, { cooldownSeconds: 30, approval: { required: true }, protectedRanges: ['192.0.2.1', '198.51.100.0/24'] }),
+		],
+	});
 	assert.equal(f.fleet, 'default');
-	assert.deepEqual(f.settings, { intervalSeconds: 60, batchSize: 50, concurrency: 8, parallelBatches: 4, activities: 'local', ticksPerRun: 100, maxIntervalStretch: 3 });
+	assert.deepEqual(f.settings, {
+		intervalSeconds: 60,
+		batchSize: 50,
+		concurrency: 8,
+		parallelBatches: 4,
+		activities: 'local',
+		ticksPerRun: 100,
+		maxIntervalStretch: 3,
+	});
 	assert.equal(f.sitesPerWatcher, 250);
 	const p1 = parsePlan(sitePlan(f.template, f.sites[0]));
 	assert.equal(p1.site_id, '210001');
@@ -35,16 +58,30 @@ test('defaults, and each site plan = template + site + overrides (protected rang
 });
 
 test('every error names the site (or template / fleet) and the field; duplicates are named', () => {
-	assert.deepEqual(issues({ sites: [site(1), site(1)] }), ['site 210001 (sites[1]): site_id: is listed twice (also sites[0])']);
-	assert.deepEqual(issues({ sites: [site(1), site(2, { cooldownSeconds: -1 })] }), ['site 210002 (sites[1]): overrides.cooldownSeconds: must be at least 0']);
-	assert.deepEqual(issues({ sites: [site(1, { approval: { onTimeout: 'maybe' } })] }), ['site 210001 (sites[0]): overrides.approval.onTimeout: must be approve or reject']);
-	assert.deepEqual(issues({ template: { pollSeconds: 0 }, sites: [site(1)] }), ['template: pollSeconds: must be at least 1']);
-	assert.deepEqual(issues({ template: { site_id: 'x' }, sites: [site(1)] }), ['template: site_id: must not be in the template (it is per site)']);
+	assert.deepEqual(issues({ sites: [site(1), site(1)] }), [
+		'site 210001 (sites[1]): site_id: is listed twice (also sites[0])',
+	]);
+	assert.deepEqual(issues({ sites: [site(1), site(2, { cooldownSeconds: -1 })] }), [
+		'site 210002 (sites[1]): overrides.cooldownSeconds: must be at least 0',
+	]);
+	assert.deepEqual(issues({ sites: [site(1, { approval: { onTimeout: 'maybe' } })] }), [
+		'site 210001 (sites[0]): overrides.approval.onTimeout: must be approve or reject',
+	]);
+	assert.deepEqual(issues({ template: { pollSeconds: 0 }, sites: [site(1)] }), [
+		'template: pollSeconds: must be at least 1',
+	]);
+	assert.deepEqual(issues({ template: { site_id: 'x' }, sites: [site(1)] }), [
+		'template: site_id: must not be in the template (it is per site)',
+	]);
 	assert.deepEqual(issues({ intervalSeconds: 0, sites: [] }), ['(fleet): intervalSeconds: must be at least 1']);
-	assert.deepEqual(issues({ sites: [{ customer_id: '1', site_id: 'a/b' }] }), [`site a/b (sites[0]): site_id: must be a site id: ${ID_ALPHABET}`]);
+	assert.deepEqual(issues({ sites: [{ customer_id: '1', site_id: 'a/b' }] }), [
+		`site a/b (sites[0]): site_id: must be a site id: ${ID_ALPHABET}`,
+	]);
 	// A plan rule that only the merged plan breaks (ipAuth needs domain-ports) is reported for the site.
 	const ipAuth = { action: 'ratelimit', enable: 1, mode: 2 };
-	assert.deepEqual(issues({ template: { ipAuth }, sites: [{ customer_id: '1', site_id: '9' }] }), ['site 9 (sites[0]): domain_ports: must list at least one domain-port when ipAuth or switches are set']);
+	assert.deepEqual(issues({ template: { ipAuth }, sites: [{ customer_id: '1', site_id: '9' }] }), [
+		'site 9 (sites[0]): domain_ports: must list at least one domain-port when ipAuth or switches are set',
+	]);
 	assert.match(issues({ sites: 'all' })[0], /^\(fleet\): sites: /);
 });
 

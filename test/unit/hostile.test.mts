@@ -18,7 +18,10 @@ for (const api of ['endless', 'huge'] as const)
 		const { v, client } = await setup({ api }, { maxResponseBytes: 4 * 1024 * 1024, timeoutMs: 20_000 });
 		const rss0 = process.memoryUsage().rss;
 		const t0 = Date.now();
-		await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof TransportError && e.kind === 'too_large');
+		await assert.rejects(
+			client.call('dashboard.isUnderAttack', read),
+			(e: unknown) => e instanceof TransportError && e.kind === 'too_large',
+		);
 		assert.ok(Date.now() - t0 < 10_000, `${Date.now() - t0} ms`);
 		assert.equal(v.state.apiRequests, 1);
 		assert.ok(v.state.bytesSent < 64 * 1024 * 1024, `${v.state.bytesSent} bytes sent`);
@@ -28,7 +31,10 @@ for (const api of ['endless', 'huge'] as const)
 test('a body drip-fed at 1 byte/s ends within the TOTAL timeout', async () => {
 	const { client } = await setup({ api: 'drip' }, { timeoutMs: 2_000, retries: 0 });
 	const t0 = Date.now();
-	await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof TransportError && e.kind === 'timeout');
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof TransportError && e.kind === 'timeout',
+	);
 	const ms = Date.now() - t0;
 	assert.ok(ms >= 1_900 && ms < 4_000, `${ms} ms`);
 });
@@ -37,7 +43,10 @@ for (const token of ['hang', '502'] as const)
 	test(`a token endpoint that ${token === 'hang' ? 'hangs' : 'answers 502'}: at most 2 token requests per call, within the budget`, async () => {
 		const { v, client } = await setup({ token }, { timeoutMs: 400, retries: 3 });
 		const t0 = Date.now();
-		await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof TransportError && e.opId === 'authorization.appToken');
+		await assert.rejects(
+			client.call('dashboard.isUnderAttack', read),
+			(e: unknown) => e instanceof TransportError && e.opId === 'authorization.appToken',
+		);
 		assert.equal(v.state.tokenRequests, 2);
 		assert.equal(v.state.apiRequests, 0);
 		assert.ok(Date.now() - t0 < 1_500, `${Date.now() - t0} ms`);

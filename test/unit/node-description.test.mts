@@ -18,7 +18,11 @@ const node = new SecurityService();
 const props = node.description.properties;
 
 /** Every property with the operations it is shown for (collections and fixed collections walked). */
-function walk(list: readonly INodeProperties[], visit: (p: INodeProperties, ops: string[]) => void, ops: string[] = []): void {
+function walk(
+	list: readonly INodeProperties[],
+	visit: (p: INodeProperties, ops: string[]) => void,
+	ops: string[] = [],
+): void {
 	for (const p of list) {
 		const shown = (p.displayOptions?.show?.operation as string[] | undefined) ?? ops;
 		visit(p, shown);
@@ -49,10 +53,15 @@ test('a required number left as the editor shows it (empty) is refused naming th
 	assert.ok(op);
 	// The node's own defaults for this operation, as n8n fills them, with only the site and domain typed in.
 	const defaults = new Map<string, unknown>();
-	for (const p of props) if (((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action)) defaults.set(p.name, p.default);
+	for (const p of props)
+		if (((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action))
+			defaults.set(p.name, p.default);
 	const typed: Record<string, unknown> = { site_id: '20001', domain_port_id: '30001', error_code: 404 };
 	const params = collectParams(op, (name) => (name in typed ? typed[name] : defaults.get(name)));
-	await assert.rejects(client.call(op.id, params), (e: unknown) => e instanceof ValidationError && /error_code_rewrite/.test(e.message) && /required/i.test(e.message));
+	await assert.rejects(
+		client.call(op.id, params),
+		(e: unknown) => e instanceof ValidationError && /error_code_rewrite/.test(e.message) && /required/i.test(e.message),
+	);
 	assert.equal(sent(), 0);
 });
 
@@ -85,7 +94,11 @@ test('entries a user selects come from the service: resource locators and option
 		'value:whitelistEntries',
 	])
 		assert.ok(used.includes(want), `${want} is offered (used: ${[...new Set(used)].join(', ')})`);
-	for (const m of [...search, ...load]) assert.ok(used.some((u) => u.endsWith(`:${m}`)), `method ${m} is used by a field`);
+	for (const m of [...search, ...load])
+		assert.ok(
+			used.some((u) => u.endsWith(`:${m}`)),
+			`method ${m} is used by a field`,
+		);
 });
 
 test('the fields that select an existing entry (update / delete) are picked from a list', () => {
@@ -99,9 +112,18 @@ test('the fields that select an existing entry (update / delete) are picked from
 	for (const [opId, field] of Object.entries(selectors)) {
 		const op = catalog.find((c) => c.id === opId);
 		assert.ok(op, opId);
-		const p = props.find((x) => x.name === field && ((x.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action) && x.type === 'resourceLocator');
+		const p = props.find(
+			(x) =>
+				x.name === field &&
+				((x.displayOptions?.show?.operation as string[] | undefined) ?? []).includes(op.action) &&
+				x.type === 'resourceLocator',
+		);
 		assert.ok(p, `${opId}: ${field} is a resource locator`);
-		assert.deepEqual(p.modes?.map((m) => m.name), ['list', 'id'], `${opId}: ${field} can be picked or typed`);
+		assert.deepEqual(
+			p.modes?.map((m) => m.name),
+			['list', 'id'],
+			`${opId}: ${field} can be picked or typed`,
+		);
 	}
 });
 
@@ -109,23 +131,31 @@ test('words a user reads: no wire names, no ALL_CAPS options, no developer notes
 	const bad: string[] = [];
 	walk(props, (p) => {
 		if (/_/.test(p.displayName)) bad.push(`label "${p.displayName}"`);
-		if (/declared (string|integer)|sent as|wire/i.test(p.description ?? '')) bad.push(`description of ${p.name}: ${p.description}`);
+		if (/declared (string|integer)|sent as|wire/i.test(p.description ?? ''))
+			bad.push(`description of ${p.name}: ${p.description}`);
 		for (const o of (p.options ?? []) as Array<{ name?: string; action?: string; value?: unknown; values?: unknown }>) {
 			if (o.values !== undefined || typeof o.name !== 'string' || 'type' in o) continue;
-			if (/^[A-Z0-9_]{3,}$/.test(o.name) && !/^(HTTP|HTTPS|URL|IP|TCP|UDP|ICMP|DNS|SSL|TLS|CC|API|SPE|ID|GET|POST|PUT|DELETE|HEAD|OPTIONS|TRACE|CONNECT|PATCH)$/.test(o.name)) bad.push(`option "${o.name}" of ${p.name}`);
+			if (
+				/^[A-Z0-9_]{3,}$/.test(o.name) &&
+				!/^(HTTP|HTTPS|URL|IP|TCP|UDP|ICMP|DNS|SSL|TLS|CC|API|SPE|ID|GET|POST|PUT|DELETE|HEAD|OPTIONS|TRACE|CONNECT|PATCH)$/.test(
+					o.name,
+				)
+			)
+				bad.push(`option "${o.name}" of ${p.name}`);
 			if (o.action && /\(|≤|one page|JSON body/.test(o.action)) bad.push(`action "${o.action}"`);
 		}
 	});
 	assert.deepEqual(bad, []);
 });
 
-test('every field an AI agent fills (the node is usableAsTool) has a label and a description, the trigger\'s too', () => {
+test("every field an AI agent fills (the node is usableAsTool) has a label and a description, the trigger's too", () => {
 	const missing: string[] = [];
 	const check = (list: readonly INodeProperties[]) =>
 		walk(list, (p, ops) => {
 			if (p.type === 'notice' || p.name === 'resource' || p.name === 'operation') return;
 			if (!p.displayName?.trim()) missing.push(`${p.name}: no label`);
-			if ((p.description ?? '').trim().length < 10) missing.push(`${p.name} (${ops.join(',') || 'all'}): no description`);
+			if ((p.description ?? '').trim().length < 10)
+				missing.push(`${p.name} (${ops.join(',') || 'all'}): no description`);
 		});
 	check(props);
 	check(new SecurityServiceTrigger().description.properties);
@@ -137,7 +167,8 @@ test('one name per action: the operation name and the node-panel action start wi
 	const differ: string[] = [];
 	for (const op of catalog) {
 		const w = operationWords(op.id);
-		if (w.name.split(' ')[0].toLowerCase() !== w.action.split(' ')[0].toLowerCase()) differ.push(`${op.id}: "${w.name}" vs "${w.action}"`);
+		if (w.name.split(' ')[0].toLowerCase() !== w.action.split(' ')[0].toLowerCase())
+			differ.push(`${op.id}: "${w.name}" vs "${w.action}"`);
 	}
 	assert.deepEqual(differ, []);
 	assert.equal(operationTitle('applicationProtection.ipBlacklist.add'), 'IP Blacklist › Block');
@@ -149,20 +180,30 @@ test('the unblock rows are labelled by what they hold, not "Value Name or ID"; D
 	const labels: string[] = [];
 	walk(props, (p, ops) => {
 		if (p.name === 'value' && (ops.includes('remove') || ops.includes('add'))) labels.push(p.displayName);
-		assert.notEqual(p.name === 'num' && p.displayName, 'Page Size', 'the page size is the node\'s own business');
+		assert.notEqual(p.name === 'num' && p.displayName, 'Page Size', "the page size is the node's own business");
 	});
 	assert.ok(labels.includes('Blocked Entry') && labels.includes('Allowed Entry'), labels.join(', '));
 	assert.ok(!labels.some((l) => /Value Name or ID/.test(l)), labels.join(', '));
-	const ddos = props.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents')).map((p) => p.name);
+	const ddos = props
+		.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'))
+		.map((p) => p.name);
 	assert.ok(ddos.includes('limit') && !ddos.includes('num'), ddos.join(', '));
-	const additional = props.find((p) => p.name === 'additionalFields' && ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'));
+	const additional = props.find(
+		(p) =>
+			p.name === 'additionalFields' &&
+			((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('ddosEvents'),
+	);
 	const names = ((additional?.options ?? []) as INodeProperties[]).map((o) => o.name);
 	assert.ok(!names.includes('num'), names.join(', '));
 });
 
 test('durations are typed as people say them: seconds, or 90s, 30m, 2h, 1d, 1h30m; anything else is not a duration', () => {
-	assert.deepEqual(['3600', 600, '90s', '30m', '2h', '1d', '1h30m', '1.5h', ' 2 h '].map(parseDuration), [3600, 600, 90, 1800, 7200, 86400, 5400, 5400, 7200]);
-	for (const bad of ['two hours', '', '2x', '-5m', 'h', null, {}]) assert.equal(parseDuration(bad), undefined, String(bad));
+	assert.deepEqual(
+		['3600', 600, '90s', '30m', '2h', '1d', '1h30m', '1.5h', ' 2 h '].map(parseDuration),
+		[3600, 600, 90, 1800, 7200, 86400, 5400, 5400, 7200],
+	);
+	for (const bad of ['two hours', '', '2x', '-5m', 'h', null, {}])
+		assert.equal(parseDuration(bad), undefined, String(bad));
 });
 
 test('the Runbook node: Start first, one "By" everywhere, Task Queue of Add Expiring Block under Options, durations as text', () => {
@@ -170,7 +211,10 @@ test('the Runbook node: Start first, one "By" everywhere, Task Queue of Add Expi
 	const ops = (rb.find((p) => p.name === 'operation')?.options ?? []) as Array<{ name: string; value: string }>;
 	assert.equal(ops[0].value, 'start');
 	const rest = ops.slice(1).map((o) => o.name);
-	assert.deepEqual(rest, [...rest].sort((a, b) => a.localeCompare(b)));
+	assert.deepEqual(
+		rest,
+		[...rest].sort((a, b) => a.localeCompare(b)),
+	);
 	const byLabels = new Set(rb.filter((p) => p.name === 'by').map((p) => p.displayName));
 	assert.deepEqual([...byLabels], ['By']);
 	const shownFor = (p: INodeProperties) => (p.displayOptions?.show?.operation as string[] | undefined) ?? [];
@@ -180,8 +224,17 @@ test('the Runbook node: Start first, one "By" everywhere, Task Queue of Add Expi
 });
 
 test('Temporal credential: a raw ERR_INVALID_URL or HPE_INVALID_CONSTANT becomes one line naming HTTP API Address and what to enter', () => {
-	assert.match(String(addressProblem('127.0.0.1:7243')), /^HTTP API Address: enter the full address with http:\/\/ or https:\/\//);
+	assert.match(
+		String(addressProblem('127.0.0.1:7243')),
+		/^HTTP API Address: enter the full address with http:\/\/ or https:\/\//,
+	);
 	assert.equal(addressProblem('http://127.0.0.1:7243'), undefined);
-	assert.match(String(tlsProblem({ code: 'ERR_INVALID_URL', message: 'Invalid URL' })), /^HTTP API Address: enter the full address/);
-	assert.match(String(tlsProblem({ message: 'Parse Error: Expected HTTP/', cause: { code: 'HPE_INVALID_CONSTANT' } })), /^HTTP API Address: this port does not answer HTTP .*gRPC port \(7233\)/);
+	assert.match(
+		String(tlsProblem({ code: 'ERR_INVALID_URL', message: 'Invalid URL' })),
+		/^HTTP API Address: enter the full address/,
+	);
+	assert.match(
+		String(tlsProblem({ message: 'Parse Error: Expected HTTP/', cause: { code: 'HPE_INVALID_CONSTANT' } })),
+		/^HTTP API Address: this port does not answer HTTP .*gRPC port \(7233\)/,
+	);
 });

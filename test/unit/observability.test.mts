@@ -18,30 +18,49 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 test('scripts/temporal.sh start registers exactly the runbooks search attributes', () => {
 	const sh = readFileSync(`${ROOT}scripts/temporal.sh`, 'utf8');
 	const given = [...sh.matchAll(/--search-attribute (\w+)=(\w+)/g)].map((m) => `${m[1]}=${m[2]}`).sort();
-	assert.deepEqual(given, Object.entries(SEARCH_ATTRIBUTES).map(([k, t]) => `${k}=${t}`).sort());
+	assert.deepEqual(
+		given,
+		Object.entries(SEARCH_ATTRIBUTES)
+			.map(([k, t]) => `${k}=${t}`)
+			.sort(),
+	);
 	assert.equal(searchAttributeArgs().length, 2 * Object.keys(SEARCH_ATTRIBUTES).length);
 });
 
 test('secsvc list: visibility query from the filters; bad filters name the option', () => {
 	assert.equal(listQuery(), "WorkflowType = 'attackResponse' AND ExecutionStatus != 'ContinuedAsNew'");
-	assert.equal(listQuery({ site: '20001', phase: 'waiting', running: true }), "WorkflowType = 'attackResponse' AND SecsvcSite = '20001' AND SecsvcPhase = 'waiting' AND ExecutionStatus = 'Running'");
-	assert.equal(listQuery({ phase: 'mitigation' }), "WorkflowType = 'attackResponse' AND SecsvcPhase IN ('tightening', 'blacklisting', 'rate-limiting', 'waiting') AND ExecutionStatus != 'ContinuedAsNew'");
-	assert.throws(() => listQuery({ site: "1' OR '1'='1" }), (e: Error) => e instanceof ListFilterError && /--site: must be a site id/.test(e.message));
+	assert.equal(
+		listQuery({ site: '20001', phase: 'waiting', running: true }),
+		"WorkflowType = 'attackResponse' AND SecsvcSite = '20001' AND SecsvcPhase = 'waiting' AND ExecutionStatus = 'Running'",
+	);
+	assert.equal(
+		listQuery({ phase: 'mitigation' }),
+		"WorkflowType = 'attackResponse' AND SecsvcPhase IN ('tightening', 'blacklisting', 'rate-limiting', 'waiting') AND ExecutionStatus != 'ContinuedAsNew'",
+	);
+	assert.throws(
+		() => listQuery({ site: "1' OR '1'='1" }),
+		(e: Error) => e instanceof ListFilterError && /--site: must be a site id/.test(e.message),
+	);
 	assert.throws(() => listQuery({ phase: 'mitigating' }), /--phase: must be one of .*done or mitigation/);
 });
 
 test('metrics address: SECSVC_METRICS_ADDRESS or metrics.address, off when unset, host:port checked', () => {
 	const base = { SECSVC_BASE_URL: 'http://127.0.0.1:1', SECSVC_APP_ID: 'a', SECSVC_SECRET: 's' };
 	assert.equal(loadConfig({ ...base }).metrics, undefined);
-	assert.deepEqual(loadConfig({ ...base, SECSVC_METRICS_ADDRESS: '127.0.0.1:9464' }).metrics, { address: '127.0.0.1:9464' });
+	assert.deepEqual(loadConfig({ ...base, SECSVC_METRICS_ADDRESS: '127.0.0.1:9464' }).metrics, {
+		address: '127.0.0.1:9464',
+	});
 	assert.throws(
 		() => loadConfig({ ...base, SECSVC_METRICS_ADDRESS: 'http://127.0.0.1:9464/metrics' }),
-		(e: Error) => e instanceof ConfigError && /metrics\.address \(SECSVC_METRICS_ADDRESS\): must be host:port/.test(e.message),
+		(e: Error) =>
+			e instanceof ConfigError && /metrics\.address \(SECSVC_METRICS_ADDRESS\): must be host:port/.test(e.message),
 	);
 });
 
 test('Prometheus text parsing (labels with escapes, _total, histograms)', () => {
-	const rows = parsePrometheus('# HELP x\n# TYPE x counter\nsecsvc_api_requests_total{operation="a.b",outcome="0",q="x\\"y"} 3\nsecsvc_runbook_time_to_detect_sum 1.5\n');
+	const rows = parsePrometheus(
+		'# HELP x\n# TYPE x counter\nsecsvc_api_requests_total{operation="a.b",outcome="0",q="x\\"y"} 3\nsecsvc_runbook_time_to_detect_sum 1.5\n',
+	);
 	assert.deepEqual(rows, [
 		{ name: 'secsvc_api_requests_total', labels: { operation: 'a.b', outcome: '0', q: 'x\\"y' }, value: 3 },
 		{ name: 'secsvc_runbook_time_to_detect_sum', labels: {}, value: 1.5 },
@@ -58,21 +77,59 @@ const result: RunbookResultLike = {
 	timeToMitigateSeconds: 2.5,
 	timeToRevertSeconds: 3,
 	changes: [
-		{ id: 'a', kind: 'blacklistAdd', what: 'IP blacklist of <dp>', before: [], after: ['203.0.113.5-203.0.113.6'], status: 'restored', appliedAt: at(3) },
-		{ id: 'b', kind: 'switch', what: 'switch p_auth', before: 0, after: 1, status: 'conflict', live: 0, appliedAt: at(3) },
+		{
+			id: 'a',
+			kind: 'blacklistAdd',
+			what: 'IP blacklist of <dp>',
+			before: [],
+			after: ['203.0.113.5-203.0.113.6'],
+			status: 'restored',
+			appliedAt: at(3),
+		},
+		{
+			id: 'b',
+			kind: 'switch',
+			what: 'switch p_auth',
+			before: 0,
+			after: 1,
+			status: 'conflict',
+			live: 0,
+			appliedAt: at(3),
+		},
 	],
 	skipped: [{ source: 'dp:198.51.100.2', reason: 'protected range' }],
 	audit: [{ at: at(2), step: 'signal', what: 'approve', why: 'ok', result: 'alice' }],
-	marks: { eventStart: t0 / 1000, startedAt: at(1.5), mitigatedAt: at(2.5), attackEndedAt: at(10), revertedAt: at(13), decision: 'approved' },
+	marks: {
+		eventStart: t0 / 1000,
+		startedAt: at(1.5),
+		mitigatedAt: at(2.5),
+		attackEndedAt: at(10),
+		revertedAt: at(13),
+		decision: 'approved',
+	},
 	traffic: [0, 1, 2, 3].map((i) => ({ at: at(4 + i * 2), underAttack: i < 3, bps: 5e8 })),
 	eventTraffic: { bps: { attack: [[t0 / 1000, 2e9]], clean: [[t0 / 1000, 2e8]] } },
 };
 
 test('runbook report model: series, markers in time order, changes, approval', () => {
 	const m = runbookReportModel(result, at(20));
-	assert.deepEqual(m.series.map((s) => [s.kind, s.points.length]), [['attack', 1], ['clean', 1], ['reported', 4]]);
-	assert.deepEqual(m.series[2].points.map((p) => p[1]), [5e8, 5e8, 5e8, 0], 'no attack reported → 0');
-	assert.deepEqual(m.markers.map((k) => k.kind), ['start', 'detected', 'mitigated', 'over', 'reverted']);
+	assert.deepEqual(
+		m.series.map((s) => [s.kind, s.points.length]),
+		[
+			['attack', 1],
+			['clean', 1],
+			['reported', 4],
+		],
+	);
+	assert.deepEqual(
+		m.series[2].points.map((p) => p[1]),
+		[5e8, 5e8, 5e8, 0],
+		'no attack reported → 0',
+	);
+	assert.deepEqual(
+		m.markers.map((k) => k.kind),
+		['start', 'detected', 'mitigated', 'over', 'reverted'],
+	);
 	assert.deepEqual(m.blacklisted, ['203.0.113.5-203.0.113.6']);
 	assert.deepEqual(m.approval, { decision: 'approved', by: 'alice', at: at(2), reason: 'ok' });
 	assert.equal(m.changes[1].restored, 'kept operator value 0');
@@ -102,19 +159,39 @@ test('period report (attack report playbook): events table and their start/end m
 			generatedAt: at(0),
 			totals: { events: 2, ongoing: 1, maxBps: 2e9 },
 			events: [
-				{ alert_id: 'E1', attack_type: 'UDP', start_time: t0 / 1000, end_time: t0 / 1000 + 60, max_bps: 2e9, status: 0 },
+				{
+					alert_id: 'E1',
+					attack_type: 'UDP',
+					start_time: t0 / 1000,
+					end_time: t0 / 1000 + 60,
+					max_bps: 2e9,
+					status: 0,
+				},
 				{ alert_id: 'E2', attack_type: 'SYN', start_time: t0 / 1000 + 120, end_time: 0, max_bps: 1e9, status: 1 },
 			],
 		},
 		{ bps: { attack: [[t0 / 1000 + 120, 1e9]], clean: [[t0 / 1000 + 120, 1e8]] } },
 	);
-	assert.deepEqual(m.markers.map((k) => k.label), ['attack start E1', 'attack over E1', 'attack start E2']);
-	assert.deepEqual(m.events?.map((e) => e.end), ['2026-01-01T10:01:00Z', 'ongoing']);
+	assert.deepEqual(
+		m.markers.map((k) => k.label),
+		['attack start E1', 'attack over E1', 'attack start E2'],
+	);
+	assert.deepEqual(
+		m.events?.map((e) => e.end),
+		['2026-01-01T10:01:00Z', 'ongoing'],
+	);
 	assert.match(renderReportHtml(m), /<h2>Events <small>2<\/small><\/h2>/);
 });
 
 test('runbook report from a result read through the HTTP API shorthand (empty lists become null)', () => {
-	const shorthand = JSON.parse(JSON.stringify({ ...result, skipped: null, traffic: null, changes: [{ ...result.changes[0], before: null, after: null }] }));
+	const shorthand = JSON.parse(
+		JSON.stringify({
+			...result,
+			skipped: null,
+			traffic: null,
+			changes: [{ ...result.changes[0], before: null, after: null }],
+		}),
+	);
 	const html = renderReportHtml(runbookReportModel(shorthand, at(20)));
 	assert.match(html, /Sources left alone <small>0<\/small>/);
 	assert.match(html, /Blacklisted ranges <small>0<\/small>/);

@@ -25,7 +25,8 @@ test('trivialJsonPath: only a lone {{ $json… }} property path is recognised', 
 		'={{ $input.item.json.a }}',
 		'={{ $("Node").item.json.a }}',
 		'$json.a',
-	]) assert.equal(trivialJsonPath(raw), undefined, raw);
+	])
+		assert.equal(trivialJsonPath(raw), undefined, raw);
 });
 
 test('hasExpression: any string starting with = at any depth', () => {
@@ -59,16 +60,29 @@ function fakeExec(parameters: Record<string, unknown>, items: INodeExecutionData
 }
 
 test('createParamReader: constants read once, mapped values from the item, missing steps left to n8n', () => {
-	const items: INodeExecutionData[] = [{ json: { s: { id: '1' } } }, { json: { s: { id: 2 } } }, { json: { other: true } }];
-	const { exec, evaluated } = fakeExec({ resource: 'dashboard', extra: { a: [1] }, site_id: '={{ $json.s.id }}' }, items);
+	const items: INodeExecutionData[] = [
+		{ json: { s: { id: '1' } } },
+		{ json: { s: { id: 2 } } },
+		{ json: { other: true } },
+	];
+	const { exec, evaluated } = fakeExec(
+		{ resource: 'dashboard', extra: { a: [1] }, site_id: '={{ $json.s.id }}' },
+		items,
+	);
 	const read = createParamReader(exec, items);
-	assert.deepEqual([0, 1, 2].map((i) => read('resource', i)), ['dashboard', 'dashboard', 'dashboard']);
+	assert.deepEqual(
+		[0, 1, 2].map((i) => read('resource', i)),
+		['dashboard', 'dashboard', 'dashboard'],
+	);
 	assert.deepEqual(evaluated, ['resource#0'], 'a constant is read from n8n once');
 	const extra = read('extra', 1) as { a: number[] };
 	extra.a.push(2);
 	assert.deepEqual(read('extra', 2), { a: [1] }, 'each item gets its own copy');
 	assert.equal(read('absent', 1, 'fb'), 'fb');
 	evaluated.length = 0;
-	assert.deepEqual([0, 1, 2].map((i) => read('site_id', i)), ['1', 2, undefined]);
+	assert.deepEqual(
+		[0, 1, 2].map((i) => read('site_id', i)),
+		['1', 2, undefined],
+	);
 	assert.deepEqual(evaluated, ['site_id#2'], 'only the item without the path went to n8n');
 });

@@ -17,7 +17,13 @@ function badValues(f: Field): fc.Arbitrary<unknown> {
 	const common = [fc.constant({ nested: true }), fc.constant([[1]])];
 	switch (f.kind) {
 		case 'integer':
-			return fc.oneof(fc.constant('abc'), fc.double({ min: 0.1, max: 0.9 }), fc.constant('12.5'), fc.constant(true), ...common);
+			return fc.oneof(
+				fc.constant('abc'),
+				fc.double({ min: 0.1, max: 0.9 }),
+				fc.constant('12.5'),
+				fc.constant(true),
+				...common,
+			);
 		case 'boolean01':
 			return fc.oneof(fc.integer({ min: 2, max: 1000 }), fc.constant('yes'), fc.constant(-1));
 		case 'options':
@@ -27,21 +33,25 @@ function badValues(f: Field): fc.Arbitrary<unknown> {
 		case 'stringList':
 			return fc.oneof(fc.constant([{}]), fc.constant(42), fc.constant([['x']]));
 		default:
-			return f.in === 'path' ? fc.oneof(fc.constant('a/b'), fc.constant(''), fc.constant('a b'), ...common) : fc.oneof(fc.constant(42.5), ...common);
+			return f.in === 'path'
+				? fc.oneof(fc.constant('a/b'), fc.constant(''), fc.constant('a b'), ...common)
+				: fc.oneof(fc.constant(42.5), ...common);
 	}
 }
 
 test('invalid generated inputs: ValidationError naming the field, nothing sent', () => {
-	const gen = fc
-		.constantFrom(...ops)
-		.chain((op) => {
-			const fields = op.fields.filter((f) => !f.local && f.constant === undefined && !(f.kind === 'string' && f.in !== 'path' && !f.required));
-			return fc.record({
+	const gen = fc.constantFrom(...ops).chain((op) => {
+		const fields = op.fields.filter(
+			(f) => !f.local && f.constant === undefined && !(f.kind === 'string' && f.in !== 'path' && !f.required),
+		);
+		return fc
+			.record({
 				op: fc.constant(op),
 				field: fc.constantFrom(...fields),
 				mode: fc.constantFrom('bad', 'missing', 'unknown'),
-			}).chain((x) => fc.record({ x: fc.constant(x), bad: badValues(x.field) }));
-		});
+			})
+			.chain((x) => fc.record({ x: fc.constant(x), bad: badValues(x.field) }));
+	});
 	fc.assert(
 		fc.property(gen, ({ x, bad }) => {
 			const params: Record<string, unknown> = { ...samples[x.op.id] };
@@ -87,10 +97,17 @@ test('valid generated inputs are accepted: samples with optional fields varied w
 	const ipOctet = fc.integer({ min: 0, max: 255 });
 	// a blocking entry outside the guard's special ranges (api/blastRadius.ts): 1–223 without 127 and 169.254
 	const ip = fc
-		.tuple(fc.integer({ min: 1, max: 223 }).filter((o) => o !== 127), ipOctet, ipOctet, ipOctet)
+		.tuple(
+			fc.integer({ min: 1, max: 223 }).filter((o) => o !== 127),
+			ipOctet,
+			ipOctet,
+			ipOctet,
+		)
 		.filter(([a, b]) => !(a === 169 && b === 254))
 		.map((o) => o.join('.'));
-	const threshold = fc.tuple(fc.integer({ min: 0, max: 99999 }), fc.constantFrom('', 'K', 'M', 'G')).map(([n, s]) => `${n}${s}`);
+	const threshold = fc
+		.tuple(fc.integer({ min: 0, max: 99999 }), fc.constantFrom('', 'K', 'M', 'G'))
+		.map(([n, s]) => `${n}${s}`);
 	const gen = fc.constantFrom(...ops).chain((op) => {
 		const opt: Record<string, fc.Arbitrary<unknown>> = {};
 		for (const f of op.fields) {

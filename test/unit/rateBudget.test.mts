@@ -59,7 +59,10 @@ test('retry hints: seconds, an HTTP date, bounded', () => {
 
 test('api.rateLimit: unset is none; 0, negative, not numbers, burst below 1 are refused naming the setting', () => {
 	assert.deepEqual(loadRateLimit({}, undefined), { issues: [] });
-	assert.equal(loadRateLimit({ SECSVC_RATE_LIMIT_RPS: '60', SECSVC_RATE_LIMIT_BURST: '10' }, undefined).config?.burst, 10);
+	assert.equal(
+		loadRateLimit({ SECSVC_RATE_LIMIT_RPS: '60', SECSVC_RATE_LIMIT_BURST: '10' }, undefined).config?.burst,
+		10,
+	);
 	const bad: [Record<string, string>, unknown, RegExp][] = [
 		[{ SECSVC_RATE_LIMIT_RPS: '0' }, undefined, /^api\.rateLimit\.rps \(SECSVC_RATE_LIMIT_RPS\)/],
 		[{}, { rps: -1 }, /^api\.rateLimit\.rps/],
@@ -75,13 +78,20 @@ test('api.rateLimit: unset is none; 0, negative, not numbers, burst below 1 are 
 		assert.match(r.issues.map((i) => `${i.field}: ${i.rule}`).join('; '), want);
 	}
 	const base = { SECSVC_BASE_URL: 'http://127.0.0.1:1', SECSVC_APP_ID: 'a', SECSVC_SECRET: 's' };
-	assert.throws(() => loadConfig({ ...base, SECSVC_RATE_LIMIT_RPS: '-3' }, undefined), (e: unknown) => e instanceof ConfigError && /SECSVC_RATE_LIMIT_RPS/.test(e.message));
+	assert.throws(
+		() => loadConfig({ ...base, SECSVC_RATE_LIMIT_RPS: '-3' }, undefined),
+		(e: unknown) => e instanceof ConfigError && /SECSVC_RATE_LIMIT_RPS/.test(e.message),
+	);
 });
 
 test('shares by demand: a quiet worker gets what it asks (+25 %), the hungry split the rest; they add up to 1', async () => {
 	const { sharesByDemand } = await import('../../worker/src/service/budgetShare.mts');
 	const live = new Set(['a', 'b', 'c']);
-	const s = sharesByDemand(live, { a: { rps: 4, hungry: false, at: 0 }, b: { rps: 30, hungry: true, at: 0 }, c: { rps: 30, hungry: true, at: 0 } }, 60);
+	const s = sharesByDemand(
+		live,
+		{ a: { rps: 4, hungry: false, at: 0 }, b: { rps: 30, hungry: true, at: 0 }, c: { rps: 30, hungry: true, at: 0 } },
+		60,
+	);
 	assert.equal(s.get('a'), (1.25 * 4) / 60);
 	assert.equal(s.get('b'), s.get('c'));
 	assert.ok(Math.abs([...s.values()].reduce((x, y) => x + y, 0) - 1) < 1e-9);
@@ -90,6 +100,10 @@ test('shares by demand: a quiet worker gets what it asks (+25 %), the hungry spl
 	assert.equal(u.get('a'), 0.25 / 3);
 	assert.equal(u.get('b'), (1 - 0.25 / 3) / 2);
 	// everyone quiet: each keeps its need and the rest is spread evenly
-	const q = sharesByDemand(new Set(['a', 'b']), { a: { rps: 1, hungry: false, at: 0 }, b: { rps: 1, hungry: false, at: 0 } }, 60);
+	const q = sharesByDemand(
+		new Set(['a', 'b']),
+		{ a: { rps: 1, hungry: false, at: 0 }, b: { rps: 1, hungry: false, at: 0 } },
+		60,
+	);
 	assert.ok(Math.abs((q.get('a') as number) - 0.5) < 1e-9);
 });

@@ -20,15 +20,31 @@ after(async () => {
 
 function everything(e: unknown): string {
 	const err = e as Error & { cause?: unknown };
-	return [String(err), err.message, err.stack, JSON.stringify(err), inspect(err, { depth: 10 }), inspect(err.cause, { depth: 10 }), (err.cause as Error | undefined)?.stack].join('\n');
+	return [
+		String(err),
+		err.message,
+		err.stack,
+		JSON.stringify(err),
+		inspect(err, { depth: 10 }),
+		inspect(err.cause, { depth: 10 }),
+		(err.cause as Error | undefined)?.stack,
+	].join('\n');
 }
 
 test('errors from API, transport and token failures carry neither the secret nor the token', async () => {
 	const events: ClientEvent[] = [];
-	const client = createClient({ baseUrl: sim.url, transport, credentials: { ...APP, tokenKind: 'app' }, retries: 0, onEvent: (e) => events.push(e) });
+	const client = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { ...APP, tokenKind: 'app' },
+		retries: 0,
+		onEvent: (e) => events.push(e),
+	});
 	const site = sim.sim.firstIds().site_id;
 	await client.call('dashboard.isUnderAttack', { site_id: site });
-	const token = (sim.sim.requests().find((r: { path: string }) => r.path.startsWith('/api/')) as { query: Record<string, string> }).query.access_token;
+	const token = (
+		sim.sim.requests().find((r: { path: string }) => r.path.startsWith('/api/')) as { query: Record<string, string> }
+	).query.access_token;
 	assert.equal(token, '***', 'the simulator log masks it too');
 	const liveToken = await client.tokens!.getToken();
 	assert.ok(liveToken.length > 8);
@@ -41,15 +57,23 @@ test('errors from API, transport and token failures carry neither the secret nor
 	sim.sim.addFault({ op: 'dashboard.currentTraffic', kind: 'reset', count: 1 });
 	await client.call('dashboard.currentTraffic', { site_id: site }).catch((e) => failures.push(e));
 	// wrong secret: the token call fails and echoes nothing
-	const bad = createClient({ baseUrl: sim.url, transport, credentials: { appId: APP.appId, secret: 'Wrong-secret-777', tokenKind: 'app' }, retries: 0 });
+	const bad = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { appId: APP.appId, secret: 'Wrong-secret-777', tokenKind: 'app' },
+		retries: 0,
+	});
 	await bad.call('dashboard.currentTraffic', { site_id: site }).catch((e) => failures.push(e));
 	// network failure with the token in the URL
 	const dead = createClient({ baseUrl: 'http://127.0.0.1:9', transport, retries: 0 });
-	await dead.call('dashboard.currentTraffic', { site_id: site }, { accessToken: liveToken }).catch((e) => failures.push(e));
+	await dead
+		.call('dashboard.currentTraffic', { site_id: site }, { accessToken: liveToken })
+		.catch((e) => failures.push(e));
 	assert.equal(failures.length, 5);
 	for (const f of failures) {
 		const text = everything(f);
-		for (const secret of [APP.secret, liveToken, 'Wrong-secret-777']) assert.ok(!text.includes(secret), `leak of ${secret.slice(0, 3)}… in ${text.slice(0, 200)}`);
+		for (const secret of [APP.secret, liveToken, 'Wrong-secret-777'])
+			assert.ok(!text.includes(secret), `leak of ${secret.slice(0, 3)}… in ${text.slice(0, 200)}`);
 	}
 	const eventText = JSON.stringify(events);
 	assert.ok(!eventText.includes(liveToken) && !eventText.includes(APP.secret));

@@ -14,7 +14,7 @@ const fromWire = (p: ReturnType<typeof sealedPayload>) => ({
 	data: Buffer.from(p.data, 'base64'),
 });
 
-test('the node seals what the worker\'s codec opens', async () => {
+test("the node seals what the worker's codec opens", async () => {
 	const text = `k1:${randomBytes(32).toString('base64')}`;
 	const key = parsePayloadKey(text);
 	assert.ok(typeof key !== 'string', String(key));
@@ -25,9 +25,13 @@ test('the node seals what the worker\'s codec opens', async () => {
 	assert.equal(Buffer.from(open.metadata!.encoding!).toString(), 'json/plain');
 	assert.deepEqual(JSON.parse(Buffer.from(open.data!).toString()), req);
 	// A request that only says it is sealed (sent in clear) is marked as such by the codec.
-	const [clear] = await new SealedPayloadCodec(parseKeys(text)).decode([{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(req)) }]);
+	const [clear] = await new SealedPayloadCodec(parseKeys(text)).decode([
+		{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(req)) },
+	]);
 	assert.equal(JSON.parse(Buffer.from(clear.data!).toString()).$sealed, 0);
-	await assert.rejects(new SealedPayloadCodec(parseKeys(`k1:${randomBytes(32).toString('base64')}`)).decode([fromWire(wire)]));
+	await assert.rejects(
+		new SealedPayloadCodec(parseKeys(`k1:${randomBytes(32).toString('base64')}`)).decode([fromWire(wire)]),
+	);
 	assert.match(String(parsePayloadKey('nokey')), /must be id:BASE64/);
 	assert.match(String(parsePayloadKey('k:AAAA')), /32 bytes/);
 });

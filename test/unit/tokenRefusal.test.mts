@@ -12,7 +12,8 @@ import { samples } from '../helpers/samples.mts';
 const transport = createUndiciTransport();
 after(() => transport.close());
 
-const setup = (vendor: HostileOptions, extra: Partial<ClientOptions> = {}) => vendorClient({ api: 'tokenRefusal', ...vendor }, transport, extra);
+const setup = (vendor: HostileOptions, extra: Partial<ClientOptions> = {}) =>
+	vendorClient({ api: 'tokenRefusal', ...vendor }, transport, extra);
 
 const read = { site_id: 'site-1' };
 
@@ -37,8 +38,14 @@ test('an unrelated code with a token message renews too; a write refused that wa
 
 test('a validation error (40002 invalid request) is not retried and renews nothing', async () => {
 	const { v, client, renewals } = await setup({ result: () => ({ code: 40002, msg: 'invalid request' }) });
-	await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof ApiError && e.code === 40002);
-	await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof ApiError && e.code === 40002);
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof ApiError && e.code === 40002,
+	);
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof ApiError && e.code === 40002,
+	);
 	assert.equal(v.state.apiRequests, 2);
 	assert.equal(v.state.tokenRequests, 1);
 	assert.deepEqual(renewals(), ['missing']);
@@ -50,7 +57,10 @@ test('never more than one renewal per call: a service that refuses every token f
 	v.drop();
 	const real = v.state.issued.push.bind(v.state.issued);
 	v.state.issued.push = (t: string) => (v.state.dropped.add(t), real(t)); // every new token is dropped at once
-	await assert.rejects(client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof ApiError && e.code === 40001);
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof ApiError && e.code === 40001,
+	);
 	assert.equal(v.state.tokenRequests, 2);
 	assert.equal(v.state.apiRequests, 3);
 });
@@ -73,7 +83,10 @@ test('authFailureCodes still adds codes explicitly; a rate-limit code is never a
 	const b = await setup({ refusal: { code: 42901, msg: 'token bucket empty' } }, { retries: 0 });
 	await b.client.call('dashboard.isUnderAttack', read);
 	b.v.drop();
-	await assert.rejects(b.client.call('dashboard.isUnderAttack', read), (e: unknown) => e instanceof ApiError && e.code === 42901);
+	await assert.rejects(
+		b.client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof ApiError && e.code === 42901,
+	);
 	assert.deepEqual(b.renewals(), ['missing']);
 });
 
@@ -84,12 +97,25 @@ test('a token reused from a store: any refusal of its first use renews it for a 
 		return store;
 	};
 	const r = await setup({ refusal: { code: 40003, msg: 'request refused' } });
-	const cr = createClient({ ...r.client.options, transport, credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' }, tokenStore: await stored(r.v) });
+	const cr = createClient({
+		...r.client.options,
+		transport,
+		credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' },
+		tokenStore: await stored(r.v),
+	});
 	assert.deepEqual(await cr.call('dashboard.isUnderAttack', read), { status: 0, bps_size: 0 });
 	assert.equal(r.v.state.tokenRequests, 1);
 	const w = await setup({ refusal: { code: 40003, msg: 'request refused' } });
-	const cw = createClient({ ...w.client.options, transport, credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' }, tokenStore: await stored(w.v) });
-	await assert.rejects(cw.call('applicationProtection.ipBlacklist.add', { ...samples['applicationProtection.ipBlacklist.add'] }), (e: unknown) => e instanceof ApiError && e.code === 40003);
+	const cw = createClient({
+		...w.client.options,
+		transport,
+		credentials: { appId: 'app', secret: 'vendor-secret-1', tokenKind: 'app' },
+		tokenStore: await stored(w.v),
+	});
+	await assert.rejects(
+		cw.call('applicationProtection.ipBlacklist.add', { ...samples['applicationProtection.ipBlacklist.add'] }),
+		(e: unknown) => e instanceof ApiError && e.code === 40003,
+	);
 	assert.equal(w.v.state.tokenRequests, 0);
 	assert.equal(w.v.state.apiRequests, 1);
 });

@@ -24,12 +24,37 @@ function compile(probes: Record<string, string>): Record<string, string> {
 		`import type { OperationParams, OperationResults } from ${JSON.stringify(join(root, 'api/index'))};\n`;
 	const files = Object.keys(probes).map((name) => {
 		const file = join(dir, `${name}.ts`);
-		writeFileSync(file, `${header}export async function probe(c: Client, loose: Record<string, unknown>, anyId: string) {\n${probes[name]}\n}\nexport type Unused = [OperationId, OperationParams, OperationResults];\n`);
+		writeFileSync(
+			file,
+			`${header}export async function probe(c: Client, loose: Record<string, unknown>, anyId: string) {\n${probes[name]}\n}\nexport type Unused = [OperationId, OperationParams, OperationResults];\n`,
+		);
 		return file;
 	});
 	let out = '';
 	try {
-		execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--noUnusedLocals', 'false', '--skipLibCheck', '--target', 'es2022', '--module', 'commonjs', '--moduleResolution', 'node10', '--lib', 'es2022,dom', '--pretty', 'true', ...files], { encoding: 'utf8' });
+		execFileSync(
+			process.execPath,
+			[
+				tsc,
+				'--noEmit',
+				'--strict',
+				'--noUnusedLocals',
+				'false',
+				'--skipLibCheck',
+				'--target',
+				'es2022',
+				'--module',
+				'commonjs',
+				'--moduleResolution',
+				'node10',
+				'--lib',
+				'es2022,dom',
+				'--pretty',
+				'true',
+				...files,
+			],
+			{ encoding: 'utf8' },
+		);
 	} catch (e) {
 		// --pretty adds each error's related information ("The expected type comes from property 'site_id' …").
 		out = String((e as { stdout?: string }).stdout ?? e).replace(/\x1b\[[0-9;]*m/g, '');
@@ -114,7 +139,9 @@ test('every valid sample the runtime accepts also compiles against the generated
 	const ids = catalog.map((op) => op.id).filter((id) => samples[id]);
 	assert.ok(ids.length >= 45, `samples cover ${ids.length} operations`);
 	for (const id of ids) validateParams(catalog.find((op) => op.id === id)!, samples[id]);
-	const body = ids.map((id, i) => `const p${i}: OperationParams[${JSON.stringify(id)}] = ${JSON.stringify(samples[id])};`).join('\n');
+	const body = ids
+		.map((id, i) => `const p${i}: OperationParams[${JSON.stringify(id)}] = ${JSON.stringify(samples[id])};`)
+		.join('\n');
 	const errors = compile({ samples: `${body}\nreturn [${ids.map((_, i) => `p${i}`).join(', ')}];` });
 	assert.equal(errors.samples, '', errors.samples);
 });

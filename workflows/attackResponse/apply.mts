@@ -17,7 +17,13 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 	for (const group of writeGroups(rb.changes, ex.parallel)) {
 		if (rb.state.aborted) break;
 		const k = group[0].kind;
-		rb.phase(k === 'detectionMode' || k === 'detectionPolicy' ? 'tightening' : k === 'blacklistAdd' ? 'blacklisting' : 'rate-limiting');
+		rb.phase(
+			k === 'detectionMode' || k === 'detectionPolicy'
+				? 'tightening'
+				: k === 'blacklistAdd'
+					? 'blacklisting'
+					: 'rate-limiting',
+		);
 		for (const c of group) c.status = 'pending';
 		const done: boolean[] = group.map(() => false);
 		const at: string[] = [];
@@ -31,7 +37,13 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		const settled = await Promise.allSettled(
 			group.map(async (c, i) => {
 				// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
-				await withPatience(rb, ctx, c.what, () => applyChange(writeActs, c, ex.blacklistConcurrency, c.after, (e, why) => skipRefused(rb, c, e, why)), () => rb.state.aborted);
+				await withPatience(
+					rb,
+					ctx,
+					c.what,
+					() => applyChange(writeActs, c, ex.blacklistConcurrency, c.after, (e, why) => skipRefused(rb, c, e, why)),
+					() => rb.state.aborted,
+				);
 				done[i] = true;
 				at[i] = iso(Date.now());
 			}),
@@ -63,14 +75,21 @@ function writeGroups(changes: Change[], parallel: boolean): Change[][] {
  * taken out of the change, so hold-the-line and the revert never touch it.
  */
 function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
-	rb.skipped.push({ source: `${c.target.domain_port_id}:${entry}`, reason: `refused by the blast-radius guard: ${why}` });
+	rb.skipped.push({
+		source: `${c.target.domain_port_id}:${entry}`,
+		reason: `refused by the blast-radius guard: ${why}`,
+	});
 	c.after = (c.after as string[]).filter((e) => e !== entry);
 	rb.log(rb.state.phase, `${c.what}: ${entry} not blocked`, why, { result: 'skipped' });
 }
 
 /** The guard's refusal inside an activity failure (ApplicationFailure type 'BlastRadius', worker/src/activities.mts). */
 function guardRefusal(err: unknown): string | undefined {
-	for (let e = err as { type?: string; message?: string; cause?: unknown } | undefined, d = 0; e && d < 4; e = e.cause as typeof e, d++)
+	for (
+		let e = err as { type?: string; message?: string; cause?: unknown } | undefined, d = 0;
+		e && d < 4;
+		e = e.cause as typeof e, d++
+	)
 		if (e.type === 'BlastRadius') return (e.message ?? '').replace(/^[\w.]+: invalid input — (ip_black_list: )?/, '');
 	return undefined;
 }
@@ -79,14 +98,25 @@ function guardRefusal(err: unknown): string | undefined {
  * Writes a change's `after` value (or, with `value`, that value: the revert writes `before` the same way).
  * `onRefused`: a blacklist entry the blast-radius guard refuses is handed over instead of failing the write.
  */
-export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: number, value: unknown = c.after, onRefused?: (entry: string, why: string) => void): Promise<void> {
+export async function applyChange(
+	acts: Acts,
+	c: Change,
+	blacklistConcurrency: number,
+	value: unknown = c.after,
+	onRefused?: (entry: string, why: string) => void,
+): Promise<void> {
 	const t = c.target;
 	switch (c.kind) {
 		case 'detectionMode':
 			await acts['detection.setMode']({ ...opOf(t), model: String(value) as SetParams<'detection.setMode'>['model'] });
 			return;
 		case 'detectionPolicy':
-			await acts['detection.setPolicy']({ ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) } as SetParams<'detection.setPolicy'>);
+			await acts['detection.setPolicy']({
+				...opOf(t),
+				name: t.name,
+				type: t.type,
+				...leafBody(value as Params),
+			} as SetParams<'detection.setPolicy'>);
 			return;
 		case 'blacklistAdd':
 			await settleAll(
@@ -103,10 +133,17 @@ export async function applyChange(acts: Acts, c: Change, blacklistConcurrency: n
 			);
 			return;
 		case 'ipAuth':
-			await acts['applicationProtection.authIp.set']({ ...dpOf(t), ...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>) });
+			await acts['applicationProtection.authIp.set']({
+				...dpOf(t),
+				...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>),
+			});
 			return;
 		case 'switch':
-			await acts['applicationProtection.switch.set']({ ...dpOf(t), name: t.name, enable: value as SetParams<'applicationProtection.switch.set'>['enable'] });
+			await acts['applicationProtection.switch.set']({
+				...dpOf(t),
+				name: t.name,
+				enable: value as SetParams<'applicationProtection.switch.set'>['enable'],
+			});
 			return;
 	}
 }

@@ -1,7 +1,21 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+	ActivityFailure,
+	ApplicationFailure,
+	condition,
+	proxyLocalActivities,
+	uuid4,
+	workflowInfo,
+} from '@temporalio/workflow';
 import { notWaitingMessage, type RunbookState } from '../../api/runbook/contract.ts';
 import type { PlanContext, Runbook } from './context.mts';
-import { decideInputProblem, deciderProblem, identityText, type ApproverPolicy, type DecideRequest, type VerifiedIdentity } from '../../api/decideRules.ts';
+import {
+	decideInputProblem,
+	deciderProblem,
+	identityText,
+	type ApproverPolicy,
+	type DecideRequest,
+	type VerifiedIdentity,
+} from '../../api/decideRules.ts';
 import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from './identity.mts';
 import { sealed, type Sealed } from '../tenant/shared.mts';
 
@@ -27,18 +41,30 @@ const identity = proxyLocalActivities<IdentityActs>({
 /** An activity's refusal as the plain `field: rule` error it carries (non-retryable for the run). */
 function refusalOf(e: unknown): Error {
 	const cause = e instanceof ActivityFailure ? e.cause : undefined;
-	if (cause instanceof ApplicationFailure && cause.type === 'ValidationError') return ApplicationFailure.nonRetryable(cause.message, 'ValidationError');
-	if (cause) return ApplicationFailure.nonRetryable(`proof: could not be verified (${cause.message})`, 'ValidationError');
+	if (cause instanceof ApplicationFailure && cause.type === 'ValidationError')
+		return ApplicationFailure.nonRetryable(cause.message, 'ValidationError');
+	if (cause)
+		return ApplicationFailure.nonRetryable(`proof: could not be verified (${cause.message})`, 'ValidationError');
 	return e as Error;
 }
 
 /** At start: the operator's policy for this plan, the plan's approvers checked against it, the starter verified. Fails the run naming the rule. */
-export async function approvalPolicy(rb: Runbook, ctx: PlanContext, startedBy: Sealed<{ idToken: string }> | undefined): Promise<void> {
+export async function approvalPolicy(
+	rb: Runbook,
+	ctx: PlanContext,
+	startedBy: Sealed<{ idToken: string }> | undefined,
+): Promise<void> {
 	const { approval, customer_id } = ctx.plan;
 	if (!approval.required && !startedBy) return;
 	const parent = workflowInfo().parent?.workflowId;
 	try {
-		const r = await identity[IDENTITY_POLICY_ACTIVITY]({ customerId: customer_id, approvers: approval.approvers, required: approval.required, ...(startedBy ? { starter: startedBy } : {}), ...(parent ? { parent } : {}) });
+		const r = await identity[IDENTITY_POLICY_ACTIVITY]({
+			customerId: customer_id,
+			approvers: approval.approvers,
+			required: approval.required,
+			...(startedBy ? { starter: startedBy } : {}),
+			...(parent ? { parent } : {}),
+		});
 		rb.policy = r.policy;
 		if (r.starter) rb.state.startedBy = r.starter;
 		if (r.starter) rb.log('validating', `started by ${r.starter.name}`, identityText(r.starter));
@@ -54,12 +80,23 @@ export function checkDecision(rb: Runbook, req: DecideRequest, who?: VerifiedIde
 	const problem = decideInputProblem(req, modeOf(rb)); // the input rules the n8n node checks too (api/decideRules.ts)
 	if (problem) throw new Error(problem);
 	const st: RunbookState = rb.state;
-	if (st.approval) throw new Error(`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`);
-	if (rb.approval) throw new Error(`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`);
+	if (st.approval)
+		throw new Error(
+			`approval: already decided (${st.approval.decision} by ${st.approval.by ?? 'nobody'} at ${st.approval.at}); nothing changed`,
+		);
+	if (rb.approval)
+		throw new Error(
+			`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`,
+		);
 	if (st.phase !== 'awaiting-approval') throw new Error(notWaitingMessage(st.phase));
 	const decider = who ?? (modeOf(rb) === 'unverified' ? typed(req) : undefined);
 	if (!decider) return; // oidc: the identity rules apply once the proof is verified (the handler)
-	const policy = rb.policy ?? { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' };
+	const policy = rb.policy ?? {
+		mode: 'unverified',
+		groups: [],
+		identities: [],
+		source: 'compatibility mode (no identity provider)',
+	};
 	const rule = deciderProblem(decider, req.approved, policy, rb.approvers ?? [], st.startedBy);
 	if (rule) throw new Error(`${rule}; nothing changed`);
 }
@@ -70,7 +107,9 @@ const typed = (req: DecideRequest): VerifiedIdentity => ({ verified: 'unverified
 export async function deciderOf(rb: Runbook, req: DecideRequest): Promise<VerifiedIdentity> {
 	if (modeOf(rb) === 'unverified' || !req.idToken) return typed(req);
 	try {
-		return await identity[IDENTITY_VERIFY_ACTIVITY](sealed({ idToken: req.idToken, nonce: rb.state.gate?.nonce ?? '' }));
+		return await identity[IDENTITY_VERIFY_ACTIVITY](
+			sealed({ idToken: req.idToken, nonce: rb.state.gate?.nonce ?? '' }),
+		);
 	} catch (e) {
 		throw refusalOf(e);
 	}
@@ -86,9 +125,17 @@ export async function approvalGate(rb: Runbook, ctx: PlanContext): Promise<boole
 	}
 	rb.approvers = plan.approval.approvers;
 	// The nonce a decider's ID token must carry: a proof for this gate is good for no other runbook and no later gate.
-	state.gate = { nonce: uuid4(), openedAt: new Date(Date.now()).toISOString(), ...(rb.policy?.issuer ? { issuer: rb.policy.issuer } : {}), policy: rb.policy?.mode ?? 'unverified' };
+	state.gate = {
+		nonce: uuid4(),
+		openedAt: new Date(Date.now()).toISOString(),
+		...(rb.policy?.issuer ? { issuer: rb.policy.issuer } : {}),
+		policy: rb.policy?.mode ?? 'unverified',
+	};
 	rb.phase('awaiting-approval');
-	const answered = await condition(() => rb.approval !== undefined || state.aborted, plan.approval.timeoutSeconds * 1000);
+	const answered = await condition(
+		() => rb.approval !== undefined || state.aborted,
+		plan.approval.timeoutSeconds * 1000,
+	);
 	if (state.aborted) state.decision = 'rejected';
 	else if (answered && rb.approval) state.decision = rb.approval.approved ? 'approved' : 'rejected';
 	else state.decision = plan.approval.onTimeout === 'approve' ? 'timeout-approved' : 'timeout-rejected';
@@ -101,7 +148,11 @@ export async function approvalGate(rb: Runbook, ctx: PlanContext): Promise<boole
 		via: a?.via ?? (state.aborted ? 'abort' : 'timeout'),
 		...(a?.reason ? { reason: a.reason } : {}),
 	};
-	rb.log('awaiting-approval', `decision: ${state.decision}`, answered ? 'operator answered' : `no answer within ${plan.approval.timeoutSeconds}s; default applies`);
+	rb.log(
+		'awaiting-approval',
+		`decision: ${state.decision}`,
+		answered ? 'operator answered' : `no answer within ${plan.approval.timeoutSeconds}s; default applies`,
+	);
 	if (state.decision === 'rejected' || state.decision === 'timeout-rejected') {
 		for (const c of rb.changes) c.status = 'unchanged';
 		return false;

@@ -24,7 +24,10 @@ import { eventTraffic } from './observe.mts';
  * Every API call goes through an activity named by its catalog operation id; credentials live in the worker.
  * Each step lives in workflows/attackResponse/<step>.mts.
  */
-export async function attackResponse(input: AttackResponseInput, startedBy?: Sealed<{ idToken: string }>): Promise<AttackResponseResult> {
+export async function attackResponse(
+	input: AttackResponseInput,
+	startedBy?: Sealed<{ idToken: string }>,
+): Promise<AttackResponseResult> {
 	// Before anything (the site id goes into a search attribute at once): a bad input fails the run, naming the field.
 	failOn('plan', problems(input, runbookStartRules));
 	failOn('startedBy', startedByProblem(startedBy));
@@ -106,6 +109,7 @@ setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);
 function startedByProblem(s: unknown): { field: string; rule: string }[] {
 	if (s === undefined || s === null) return [];
 	const o = s as { $sealed?: unknown; idToken?: unknown };
-	if (typeof s !== 'object' || o.$sealed !== 1 || typeof o.idToken !== 'string' || o.idToken.length > 16384) return [{ field: 'startedBy', rule: 'must be a sealed { idToken } (secsvc start sends it)' }];
+	if (typeof s !== 'object' || o.$sealed !== 1 || typeof o.idToken !== 'string' || o.idToken.length > 16384)
+		return [{ field: 'startedBy', rule: 'must be a sealed { idToken } (secsvc start sends it)' }];
 	return [];
 }

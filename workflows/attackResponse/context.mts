@@ -1,7 +1,14 @@
 import type { ApproverPolicy, VerifiedIdentity } from '../../api/decideRules.ts';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordinator/coordination.mts';
-import type { AttackResponseInput, AttackResponseResult, AuditEntry, Change, Phase, RunbookState } from '../../api/runbook/contract.ts';
+import type {
+	AttackResponseInput,
+	AttackResponseResult,
+	AuditEntry,
+	Change,
+	Phase,
+	RunbookState,
+} from '../../api/runbook/contract.ts';
 import type { Plan } from '../../api/runbook/plan.ts';
 import type { OperationActivities } from '../pure/activityTypes.mts';
 import { observer, type Observer } from './observe.mts';
@@ -17,7 +24,12 @@ export type Acts = OperationActivities;
 function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Acts {
 	const options = {
 		startToCloseTimeout: `${timeoutSeconds}s` as const,
-		retry: { initialInterval: '500ms' as const, backoffCoefficient: 2, maximumInterval: '10s' as const, maximumAttempts },
+		retry: {
+			initialInterval: '500ms' as const,
+			backoffCoefficient: 2,
+			maximumInterval: '10s' as const,
+			maximumAttempts,
+		},
 	};
 	return local ? proxyLocalActivities<Acts>(options) : proxyActivities<Acts>(options);
 }
@@ -36,7 +48,14 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: { approved: boolean; by?: string; reason?: string; via?: string; at?: string; identity?: VerifiedIdentity };
+	approval?: {
+		approved: boolean;
+		by?: string;
+		reason?: string;
+		via?: string;
+		at?: string;
+		identity?: VerifiedIdentity;
+	};
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
 	/** The operator's approver policy (identity.policy at start; compatibility mode when absent). */
@@ -70,7 +89,13 @@ export function appendAudit(audit: AuditEntry[], state: RunbookState, entry: Aud
 	}
 	// First overflow: the two oldest entries after the head make room for the marker (with the first one's time).
 	const first = audit[AUDIT_HEAD];
-	audit.splice(AUDIT_HEAD, 2, { at: first.at, step: first.step, what: '2 audit entries omitted', why, result: 'omitted' });
+	audit.splice(AUDIT_HEAD, 2, {
+		at: first.at,
+		step: first.step,
+		what: '2 audit entries omitted',
+		why,
+		result: 'omitted',
+	});
 	state.auditOmitted = 2;
 }
 
@@ -85,17 +110,34 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		dryRun,
 		state: carry
 			? { ...carry.state }
-			: { phase: 'validating', dryRun, startedAt: iso(started), aborted: false, extraCooldownSeconds: 0, changes: 0, conflicts: 0, blindSeconds: 0, reapplied: 0 },
+			: {
+					phase: 'validating',
+					dryRun,
+					startedAt: iso(started),
+					aborted: false,
+					extraCooldownSeconds: 0,
+					changes: 0,
+					conflicts: 0,
+					blindSeconds: 0,
+					reapplied: 0,
+				},
 		audit: carry ? [...carry.audit] : [],
 		changes: carry ? [...carry.changes] : [],
 		skipped: carry ? [...carry.skipped] : [],
-		obs: observer(site, dryRun, carry ? { samples: carry.samples, conflicts: carry.changes.filter((c) => c.status === 'conflict').map((c) => c.id) } : {}),
+		obs: observer(
+			site,
+			dryRun,
+			carry
+				? { samples: carry.samples, conflicts: carry.changes.filter((c) => c.status === 'conflict').map((c) => c.id) }
+				: {},
+		),
 		heldByOthers: carry ? [...carry.heldByOthers] : [],
 		waitedForApiSeconds: carry?.waitedForApiSeconds ?? 0,
 		...(carry?.approval ? { approval: carry.approval } : {}),
 		...(carry?.approvers ? { approvers: carry.approvers } : {}),
 		wait: carry ? { ...carry.wait } : {},
-		log: (step, what, why, extra = {}) => appendAudit(rb.audit, rb.state, { at: iso(Date.now()), step, what, why, ...extra }),
+		log: (step, what, why, extra = {}) =>
+			appendAudit(rb.audit, rb.state, { at: iso(Date.now()), step, what, why, ...extra }),
 		phase: (p) => {
 			rb.state.phase = p;
 			rb.obs.phase(p);
@@ -172,6 +214,8 @@ export function planContext(plan: Plan): PlanContext {
 		revertActs,
 		revertReads: ex.localActivities === 'none' ? revertActs : activities(plan.activityTimeoutSeconds, 4, true),
 		all: <T,>(fns: (() => Promise<T>)[]): Promise<T[]> =>
-			ex.parallel ? Promise.all(fns.map((f) => f())) : fns.reduce<Promise<T[]>>(async (acc, f) => [...(await acc), await f()], Promise.resolve([])),
+			ex.parallel
+				? Promise.all(fns.map((f) => f()))
+				: fns.reduce<Promise<T[]>>(async (acc, f) => [...(await acc), await f()], Promise.resolve([])),
 	};
 }

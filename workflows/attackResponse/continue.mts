@@ -1,4 +1,13 @@
-import { allHandlersFinished, ApplicationFailure, condition, ContinueAsNew, continueAsNew, log as wlog, patched, workflowInfo } from '@temporalio/workflow';
+import {
+	allHandlersFinished,
+	ApplicationFailure,
+	condition,
+	ContinueAsNew,
+	continueAsNew,
+	log as wlog,
+	patched,
+	workflowInfo,
+} from '@temporalio/workflow';
 import type { AttackResponseInput, RunbookCarry } from '../../api/runbook/contract.ts';
 import { CONTINUE_AS_NEW_EVENTS } from '../../api/runbook/planItems.ts';
 import type { PlanContext, Runbook } from './context.mts';
@@ -21,7 +30,10 @@ const MAX_CARRY_CHARS = 1_500_000;
 export function historyFull(ctx: PlanContext): boolean {
 	const info = workflowInfo();
 	// A plan parsed by an older worker (recorded in an older history) has no threshold: the default applies.
-	return info.continueAsNewSuggested || info.historyLength >= (ctx.plan.execution.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_EVENTS.default);
+	return (
+		info.continueAsNewSuggested ||
+		info.historyLength >= (ctx.plan.execution.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_EVENTS.default)
+	);
 }
 
 export function carryOf(rb: Runbook): RunbookCarry {
@@ -38,14 +50,27 @@ export function carryOf(rb: Runbook): RunbookCarry {
 		...(rb.approval ? { approval: rb.approval } : {}),
 		...(rb.approvers ? { approvers: rb.approvers } : {}),
 		samples: rb.obs.samples(),
-		wait: { mitigatedMs: rb.wait.mitigatedMs, ...(rb.wait.endedAtMs !== undefined ? { endedAtMs: rb.wait.endedAtMs } : {}) },
+		wait: {
+			mitigatedMs: rb.wait.mitigatedMs,
+			...(rb.wait.endedAtMs !== undefined ? { endedAtMs: rb.wait.endedAtMs } : {}),
+		},
 	};
 	// Net under the bounds: thin the samples, then keep only the audit's head and tail, until it fits.
 	while (JSON.stringify(carry).length > MAX_CARRY_CHARS && (carry.samples.length > 10 || carry.audit.length > 20)) {
 		carry.samples = carry.samples.filter((_, i) => i % 2 === 1);
 		if (carry.audit.length > 20) {
 			const drop = Math.ceil((carry.audit.length - 20) / 2);
-			carry.audit = [...carry.audit.slice(0, 10), { at: carry.audit[10].at, step: carry.audit[10].step, what: `${drop} audit entries omitted`, why: 'the carried state must fit in one payload', result: 'omitted' }, ...carry.audit.slice(10 + drop + 1)];
+			carry.audit = [
+				...carry.audit.slice(0, 10),
+				{
+					at: carry.audit[10].at,
+					step: carry.audit[10].step,
+					what: `${drop} audit entries omitted`,
+					why: 'the carried state must fit in one payload',
+					result: 'omitted',
+				},
+				...carry.audit.slice(10 + drop + 1),
+			];
 			carry.state.auditOmitted = (carry.state.auditOmitted ?? 0) + drop;
 		}
 	}
@@ -63,11 +88,23 @@ export async function continueIfFull(rb: Runbook, ctx: PlanContext): Promise<voi
 	if (rb.state.aborted) return; // an abort arrived meanwhile: the wait ends in this run
 	const info = workflowInfo();
 	const run = (rb.state.continuedAsNew ?? 0) + 2;
-	rb.log('waiting', `continued as new (run ${run})`, `the run's history had ${info.historyLength} events${info.continueAsNewSuggested ? ' (Temporal suggested it)' : ''}: the wait goes on in a fresh run with the same workflow id`);
+	rb.log(
+		'waiting',
+		`continued as new (run ${run})`,
+		`the run's history had ${info.historyLength} events${info.continueAsNewSuggested ? ' (Temporal suggested it)' : ''}: the wait goes on in a fresh run with the same workflow id`,
+	);
 	const carry = carryOf(rb);
-	wlog.info('attack response continues as new', { site_id: ctx.site, historyLength: info.historyLength, continuedAsNew: carry.state.continuedAsNew });
+	wlog.info('attack response continues as new', {
+		site_id: ctx.site,
+		historyLength: info.historyLength,
+		continuedAsNew: carry.state.continuedAsNew,
+	});
 	rb.obs.handOff();
-	await continueAsNew<(input: AttackResponseInput) => Promise<unknown>>({ plan: rb.input.plan, ...(rb.input.dryRun ? { dryRun: true } : {}), carry });
+	await continueAsNew<(input: AttackResponseInput) => Promise<unknown>>({
+		plan: rb.input.plan,
+		...(rb.input.dryRun ? { dryRun: true } : {}),
+		carry,
+	});
 }
 
 export const isContinueAsNew = (e: unknown): boolean => e instanceof ContinueAsNew;
@@ -76,11 +113,17 @@ export const isContinueAsNew = (e: unknown): boolean => e instanceof ContinueAsN
 export function checkCarry(input: AttackResponseInput): void {
 	const c = input?.carry as Partial<RunbookCarry> | undefined;
 	if (c === undefined) return;
-	const bad = (field: string, rule: string) => ApplicationFailure.nonRetryable(`carry.${field}: ${rule} (set only by the runbook's own continue-as-new)`, 'ValidationError');
+	const bad = (field: string, rule: string) =>
+		ApplicationFailure.nonRetryable(
+			`carry.${field}: ${rule} (set only by the runbook's own continue-as-new)`,
+			'ValidationError',
+		);
 	if (typeof c !== 'object' || c === null) throw bad('(carry)', 'must be an object');
 	if (c.v !== 1) throw bad('v', 'must be 1');
 	if (typeof c.startedMs !== 'number' || !Number.isFinite(c.startedMs)) throw bad('startedMs', 'must be a time in ms');
-	if (!c.state || typeof c.state !== 'object' || c.state.phase !== 'waiting') throw bad('state', "must be a runbook state in phase 'waiting'");
-	for (const f of ['changes', 'audit', 'skipped', 'heldByOthers', 'samples'] as const) if (!Array.isArray(c[f])) throw bad(f, 'must be a list');
+	if (!c.state || typeof c.state !== 'object' || c.state.phase !== 'waiting')
+		throw bad('state', "must be a runbook state in phase 'waiting'");
+	for (const f of ['changes', 'audit', 'skipped', 'heldByOthers', 'samples'] as const)
+		if (!Array.isArray(c[f])) throw bad(f, 'must be a list');
 	if (!c.wait || typeof c.wait.mitigatedMs !== 'number') throw bad('wait.mitigatedMs', 'must be a time in ms');
 }

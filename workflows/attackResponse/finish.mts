@@ -27,7 +27,10 @@ export function finish(rb: Runbook, ending: { failure?: unknown; cancelError?: u
 			r,
 		);
 	}
-	rb.lastResult = rb.result(state.aborted ? 'aborted-reverted' : state.endedBy === 'max-duration' ? 'max-duration-reverted' : 'reverted', times);
+	rb.lastResult = rb.result(
+		state.aborted ? 'aborted-reverted' : state.endedBy === 'max-duration' ? 'max-duration-reverted' : 'reverted',
+		times,
+	);
 	rb.obs.finish(rb.lastResult);
 	return rb.lastResult;
 }

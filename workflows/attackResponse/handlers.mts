@@ -1,5 +1,15 @@
 import { ApplicationFailure, log as wlog, metricMeter, setHandler } from '@temporalio/workflow';
-import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, planQuery, resultQuery, stateQuery, decideUpdate } from './messages.mts';
+import {
+	abortSignal,
+	approveSignal,
+	auditQuery,
+	changesQuery,
+	extendCooldownSignal,
+	planQuery,
+	resultQuery,
+	stateQuery,
+	decideUpdate,
+} from './messages.mts';
 import type { Runbook } from './context.mts';
 import { checkDecision, deciderOf, type DecideRequest } from './approval.mts';
 import { identityText } from '../../api/decideRules.ts';
@@ -19,7 +29,11 @@ export const SIGNALS_REFUSED_METRIC = 'secsvc_signals_refused';
  */
 export function registerHandlers(rb: Runbook): void {
 	const { state, changes, log } = rb;
-	setHandler(stateQuery, () => ({ ...state, changes: changes.length, conflicts: changes.filter((c) => c.status === 'conflict').length }));
+	setHandler(stateQuery, () => ({
+		...state,
+		changes: changes.length,
+		conflicts: changes.filter((c) => c.status === 'conflict').length,
+	}));
 	setHandler(planQuery, () => rb.input?.plan);
 	setHandler(changesQuery, () => changes);
 	setHandler(resultQuery, () => rb.lastResult);
@@ -27,8 +41,17 @@ export function registerHandlers(rb: Runbook): void {
 
 	const refuse = (signal: string, rule: string) => {
 		state.refusedSignals = (state.refusedSignals ?? 0) + 1;
-		if (state.refusedSignals <= MAX_REFUSED_IN_AUDIT) log('signal', `${signal} signal refused`, 'the signal breaks a rule; nothing changed', { result: `refused: ${rule}` });
-		metricMeter.createCounter(SIGNALS_REFUSED_METRIC, '1', 'signals a runbook refused (a rule broken; nothing changed), by signal').add(1, { signal });
+		if (state.refusedSignals <= MAX_REFUSED_IN_AUDIT)
+			log('signal', `${signal} signal refused`, 'the signal breaks a rule; nothing changed', {
+				result: `refused: ${rule}`,
+			});
+		metricMeter
+			.createCounter(
+				SIGNALS_REFUSED_METRIC,
+				'1',
+				'signals a runbook refused (a rule broken; nothing changed), by signal',
+			)
+			.add(1, { signal });
 		wlog.warn('runbook signal refused', { signal, rule, refused: state.refusedSignals });
 	};
 	const problemOf = (f: () => void): string | undefined => {
@@ -43,14 +66,18 @@ export function registerHandlers(rb: Runbook): void {
 	// The `decide` Update's rules, for scripts that still signal: no answer, recorded via 'signal'.
 	setHandler(approveSignal, (a: unknown) => {
 		const raw = a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : undefined;
-		const req = (raw ? { approved: raw.approved, by: raw.by, ...(raw.reason !== undefined ? { reason: raw.reason } : {}) } : a) as DecideRequest;
+		const req = (
+			raw ? { approved: raw.approved, by: raw.by, ...(raw.reason !== undefined ? { reason: raw.reason } : {}) } : a
+		) as DecideRequest;
 		const problem = problemOf(() => checkDecision(rb, req));
 		if (problem) return refuse('approve', problem);
 		// A signal cannot carry a proof (it would be history in plain text): only compatibility mode gets here.
 		const identity = { verified: 'unverified' as const, name: String(req.by).trim() };
 		const at = new Date(Date.now()).toISOString();
 		rb.approval = { approved: req.approved, by: identity.name, reason: req.reason, via: 'signal', at, identity };
-		log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${identity.name} via signal at ${at} (${identityText(identity)})` });
+		log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', {
+			result: `by ${identity.name} via signal at ${at} (${identityText(identity)})`,
+		});
 	});
 	setHandler(
 		decideUpdate,
@@ -67,8 +94,18 @@ export function registerHandlers(rb: Runbook): void {
 			const by = identity.name;
 			const via = req.via ?? 'api';
 			rb.approval = { approved: req.approved, by, reason: req.reason, via, at, identity };
-			log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', { result: `by ${by} via ${via} at ${at} (${identityText(identity)})` });
-			return { accepted: true as const, decision: req.approved ? 'approved' : 'rejected', by, identity, at, via, ...(req.reason ? { reason: req.reason } : {}) };
+			log('signal', req.approved ? 'approve' : 'reject', req.reason ?? 'operator decision', {
+				result: `by ${by} via ${via} at ${at} (${identityText(identity)})`,
+			});
+			return {
+				accepted: true as const,
+				decision: req.approved ? 'approved' : 'rejected',
+				by,
+				identity,
+				at,
+				via,
+				...(req.reason ? { reason: req.reason } : {}),
+			};
 		},
 		{ validator: (req) => checkDecision(rb, req) },
 	);

@@ -18,7 +18,8 @@ export async function holdTheLine(rb: Runbook, ctx: PlanContext, applied: Change
 		if (c.kind === 'blacklistAdd') {
 			const present = presentEntries(c, live);
 			const missing = (c.after as string[]).filter((e) => !present.includes(e));
-			if (missing.length) await reapply(rb, ctx, c, missing, `${missing.length} blacklisted range(s) removed during the attack`);
+			if (missing.length)
+				await reapply(rb, ctx, c, missing, `${missing.length} blacklisted range(s) removed during the attack`);
 			continue;
 		}
 		const { value, is } = compare(c, live);
@@ -27,11 +28,16 @@ export async function holdTheLine(rb: Runbook, ctx: PlanContext, applied: Change
 			c.status = 'conflict';
 			rb.obs.conflict(c);
 			c.live = value;
-			rb.log('waiting', c.what, 'changed by an operator during the attack: the operator value is kept, not re-applied and not reverted', {
-				before: c.after,
-				after: value,
-				result: 'conflict',
-			});
+			rb.log(
+				'waiting',
+				c.what,
+				'changed by an operator during the attack: the operator value is kept, not re-applied and not reverted',
+				{
+					before: c.after,
+					after: value,
+					result: 'conflict',
+				},
+			);
 		}
 	}
 }
@@ -44,6 +50,8 @@ async function reapply(rb: Runbook, ctx: PlanContext, c: Change, value: unknown,
 		rb.obs.reapplied(c);
 		rb.log('waiting', c.what, `${why}: re-applied`, { before: c.before, after: value, result: 're-applied' });
 	} catch (e) {
-		rb.log('waiting', c.what, `${why}: re-apply failed (${errText(e)}); tried again at the next poll`, { result: 're-apply failed' });
+		rb.log('waiting', c.what, `${why}: re-apply failed (${errText(e)}); tried again at the next poll`, {
+			result: 're-apply failed',
+		});
 	}
 }

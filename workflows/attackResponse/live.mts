@@ -44,15 +44,30 @@ export function needFor(changes: readonly Change[]): Need {
 }
 
 /** Reads what `need` names in one round (plan.execution.parallel), together with `extra` independent reads. */
-export async function readSettings(ctx: PlanContext, acts: Acts, need: Need, extra: (() => Promise<void>)[] = []): Promise<Settings> {
+export async function readSettings(
+	ctx: PlanContext,
+	acts: Acts,
+	need: Need,
+	extra: (() => Promise<void>)[] = [],
+): Promise<Settings> {
 	const s: Settings = { dp: {} };
 	const reads: (() => Promise<void>)[] = [];
 	if (need.detection) reads.push(async () => void (s.detection = await acts['detection.getPolicy'](ctx.op)));
 	for (const [dp, n] of Object.entries(need.dp)) {
 		const d: Settings['dp'][string] = (s.dp[dp] = {});
 		const p = ctx.dpParams(dp);
-		if (n.black) reads.push(async () => void (d.black = ((await acts['applicationProtection.ipBlacklist.get'](p)) as IpLists)?.p_info?.ipv4?.black_soc ?? []));
-		if (n.white) reads.push(async () => void (d.white = ((await acts['applicationProtection.ipWhitelist.get'](p)) as IpLists)?.p_info?.ipv4?.white_soc ?? []));
+		if (n.black)
+			reads.push(
+				async () =>
+					void (d.black =
+						((await acts['applicationProtection.ipBlacklist.get'](p)) as IpLists)?.p_info?.ipv4?.black_soc ?? []),
+			);
+		if (n.white)
+			reads.push(
+				async () =>
+					void (d.white =
+						((await acts['applicationProtection.ipWhitelist.get'](p)) as IpLists)?.p_info?.ipv4?.white_soc ?? []),
+			);
 		if (n.ipAuth) reads.push(async () => void (d.ipAuth = await acts['applicationProtection.authIp.get'](p)));
 		if (n.switches) reads.push(async () => void (d.switches = await acts['applicationProtection.switch.list'](p)));
 	}
@@ -84,14 +99,19 @@ export function compare(c: Change, live: Settings): { value: unknown; is: 'after
 		}
 		case 'blacklistAdd': {
 			const present = presentEntries(c, live);
-			return { value: present, is: present.length === (c.after as string[]).length ? 'after' : present.length === 0 ? 'before' : 'other' };
+			return {
+				value: present,
+				is: present.length === (c.after as string[]).length ? 'after' : present.length === 0 ? 'before' : 'other',
+			};
 		}
 	}
 }
 
 /** The entries of a blacklist change that are on the live list (same range). */
 export function presentEntries(c: Change, live: Settings): string[] {
-	const ranges = (live.dp[c.target.domain_port_id]?.black ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
+	const ranges = (live.dp[c.target.domain_port_id]?.black ?? [])
+		.map(entryRange)
+		.filter((r): r is Range => r !== undefined);
 	return (c.after as string[]).filter((e) => {
 		const r = parseAll([e]).ranges[0];
 		return r && ranges.some((l) => l.start === r.start && l.end === r.end);

@@ -1,4 +1,11 @@
-import { CancellationScope, metricMeter, proxyLocalActivities, proxySinks, upsertSearchAttributes, type Sinks } from '@temporalio/workflow';
+import {
+	CancellationScope,
+	metricMeter,
+	proxyLocalActivities,
+	proxySinks,
+	upsertSearchAttributes,
+	type Sinks,
+} from '@temporalio/workflow';
 import type { AttackResponseResult, Change, EventTraffic, Phase, TrafficSample } from '../../api/runbook/contract.ts';
 import { SA } from './searchAttributes.mts';
 
@@ -58,7 +65,11 @@ export interface Observer {
  * `carried`: what a run continued as new brings along (workflows/attackResponse/continue.mts): the samples so far
  * and the changes already counted as conflicts (a metric is never counted twice across runs).
  */
-export function observer(site: string, dryRun: boolean, carried: { samples?: TrafficSample[]; conflicts?: string[] } = {}): Observer {
+export function observer(
+	site: string,
+	dryRun: boolean,
+	carried: { samples?: TrafficSample[]; conflicts?: string[] } = {},
+): Observer {
 	const sinks = proxySinks<RunbookSinks>();
 	const samples: TrafficSample[] = [...(carried.samples ?? [])].slice(-MAX_SAMPLES);
 	let current: Phase | undefined;
@@ -67,15 +78,19 @@ export function observer(site: string, dryRun: boolean, carried: { samples?: Tra
 		{ key: SA.site, value: site },
 		{ key: SA.dryRun, value: dryRun },
 	]);
-	const count = (name: string, description: string, tags: Record<string, string>) => metricMeter.createCounter(name, '1', description).add(1, tags);
+	const count = (name: string, description: string, tags: Record<string, string>) =>
+		metricMeter.createCounter(name, '1', description).add(1, tags);
 	const conflicted = new Set<string>(carried.conflicts ?? []);
 	const conflict = (c: Change) => {
 		if (conflicted.has(c.id)) return;
 		conflicted.add(c.id);
-		count(WF_METRIC.conflicts, 'settings changed by someone else during the attack and kept (not restored), by kind', { kind: c.kind });
+		count(WF_METRIC.conflicts, 'settings changed by someone else during the attack and kept (not restored), by kind', {
+			kind: c.kind,
+		});
 	};
 	const seconds = (name: string, description: string, v: number | undefined) => {
-		if (v !== undefined && Number.isFinite(v) && v >= 0) metricMeter.createHistogram(name, 'float', 's', description).record(v);
+		if (v !== undefined && Number.isFinite(v) && v >= 0)
+			metricMeter.createHistogram(name, 'float', 's', description).record(v);
 	};
 	const phase = (p: Phase) => {
 		if (p === current) return;
@@ -92,23 +107,34 @@ export function observer(site: string, dryRun: boolean, carried: { samples?: Tra
 		},
 		sample(at, status, bps) {
 			if (samples.length >= MAX_SAMPLES) samples.splice(0, samples.length, ...samples.filter((_, i) => i % 2 === 0));
-			samples.push({ at: new Date(at).toISOString(), underAttack: status === 1, ...(bps !== undefined && Number.isFinite(bps) ? { bps } : {}) });
+			samples.push({
+				at: new Date(at).toISOString(),
+				underAttack: status === 1,
+				...(bps !== undefined && Number.isFinite(bps) ? { bps } : {}),
+			});
 		},
 		applied(c) {
 			count(WF_METRIC.applied, 'settings changed by runbooks, by kind', { kind: c.kind });
 		},
 		reapplied(c) {
-			count(WF_METRIC.reapplied, 'settings written again after someone undid them during the attack, by kind', { kind: c.kind });
+			count(WF_METRIC.reapplied, 'settings written again after someone undid them during the attack, by kind', {
+				kind: c.kind,
+			});
 		},
 		reverted(c) {
-			if (c.status === 'restored') count(WF_METRIC.restored, 'settings restored to the snapshot by the revert, by kind', { kind: c.kind });
+			if (c.status === 'restored')
+				count(WF_METRIC.restored, 'settings restored to the snapshot by the revert, by kind', { kind: c.kind });
 			else if (c.status === 'conflict') conflict(c);
 		},
 		conflict,
 		finish(r) {
 			if (!dryRun) {
 				seconds(WF_METRIC.timeToDetect, 'event start → runbook start (s)', r.timeToDetectSeconds);
-				seconds(WF_METRIC.timeToMitigate, 'event start (or runbook start) → last mitigation write (s)', r.timeToMitigateSeconds);
+				seconds(
+					WF_METRIC.timeToMitigate,
+					'event start (or runbook start) → last mitigation write (s)',
+					r.timeToMitigateSeconds,
+				);
 				seconds(WF_METRIC.timeToRevert, 'attack no longer reported → revert done (s)', r.timeToRevertSeconds);
 			}
 			count(WF_METRIC.finished, 'runbooks finished, by outcome', { outcome: r.outcome });
@@ -123,7 +149,10 @@ export function observer(site: string, dryRun: boolean, carried: { samples?: Tra
 }
 
 type Detail = (p: Record<string, unknown>) => Promise<{ traffic?: EventTraffic } & EventTraffic>;
-const reportReads = proxyLocalActivities<Record<string, Detail>>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 2, initialInterval: '500ms' } });
+const reportReads = proxyLocalActivities<Record<string, Detail>>({
+	startToCloseTimeout: '10s',
+	retry: { maximumAttempts: 2, initialInterval: '500ms' },
+});
 
 /**
  * The event's `traffic` module (attack and clean bps series) for the attack report, read once after the revert.

@@ -48,26 +48,43 @@ export const entryKey = (dp: string, entry: string) => {
 	return settingKey.blacklistEntry(dp, r ? formatRange(r) : entry);
 };
 
-const ttlOf = (ctx: PlanContext) => ctx.plan.maxDurationSeconds + (ctx.plan.approval.required ? ctx.plan.approval.timeoutSeconds : 0) + 6 * 3600;
+const ttlOf = (ctx: PlanContext) =>
+	ctx.plan.maxDurationSeconds + (ctx.plan.approval.required ? ctx.plan.approval.timeoutSeconds : 0) + 6 * 3600;
 
 /** Holds the plan's settings before the snapshot. Returns the keys held by someone else (left alone). */
 export async function holdPlanSettings(rb: Runbook, ctx: PlanContext): Promise<Hold[]> {
 	const keys = planKeys(ctx);
 	if (!keys.length) return [];
 	rb.state.holding = 0; // from here on a claim may have been granted: releaseAll asks the coordinator
-	const r = await claim(ctx.site, { keys, mode: 'hold', reason: 'attack response: mitigation in place until the revert', ttlSeconds: ttlOf(ctx) });
+	const r = await claim(ctx.site, {
+		keys,
+		mode: 'hold',
+		reason: 'attack response: mitigation in place until the revert',
+		ttlSeconds: ttlOf(ctx),
+	});
 	rb.state.holding = r.granted.length;
-	rb.log('snapshot', `holding ${r.granted.length} setting(s) of site ${ctx.site}`, 'one owner per setting: other playbooks leave them alone until the revert');
+	rb.log(
+		'snapshot',
+		`holding ${r.granted.length} setting(s) of site ${ctx.site}`,
+		'one owner per setting: other playbooks leave them alone until the revert',
+	);
 	return r.held;
 }
 
 /** After planning: holds the blacklist entries to add; drops changes (and entries) that someone else holds. */
 export async function holdPlannedChanges(rb: Runbook, ctx: PlanContext, heldBefore: Hold[]): Promise<void> {
 	const heldKeys = new Map(heldBefore.map((h) => [h.key, h]));
-	const entryKeys = rb.changes.filter((c) => c.kind === 'blacklistAdd').flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
+	const entryKeys = rb.changes
+		.filter((c) => c.kind === 'blacklistAdd')
+		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	if (entryKeys.length) {
 		rb.state.holding ??= 0;
-		const r = await claim(ctx.site, { keys: entryKeys, mode: 'hold', reason: 'attack response: blacklisted attack source', ttlSeconds: ttlOf(ctx) });
+		const r = await claim(ctx.site, {
+			keys: entryKeys,
+			mode: 'hold',
+			reason: 'attack response: blacklisted attack source',
+			ttlSeconds: ttlOf(ctx),
+		});
 		rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
 		for (const h of r.held) heldKeys.set(h.key, h);
 	}
@@ -101,7 +118,11 @@ export async function releaseAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 		const r = await release(ctx.site);
 		rb.log('done', `released ${r.released} setting(s)`, 'the revert is done: other playbooks may write them again');
 	} catch (e) {
-		rb.log('done', 'could not release the held settings', `they are let go by the coordinator at their expiry (${String((e as Error)?.message ?? e)})`);
+		rb.log(
+			'done',
+			'could not release the held settings',
+			`they are let go by the coordinator at their expiry (${String((e as Error)?.message ?? e)})`,
+		);
 	}
 	rb.state.holding = undefined;
 }
@@ -113,20 +134,44 @@ export async function releaseAll(rb: Runbook, ctx: PlanContext): Promise<void> {
  */
 const blockActs = proxyActivities<Record<string, (input: Record<string, unknown>) => Promise<unknown>>>({
 	startToCloseTimeout: '2m',
-	retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: ['BlockRefused', 'ValidationError'] },
+	retry: {
+		initialInterval: '1s',
+		maximumInterval: '10s',
+		maximumAttempts: 5,
+		nonRetryableErrorTypes: ['BlockRefused', 'ValidationError'],
+	},
 });
 
 export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const seconds = ctx.plan.blacklist.expireAfterSeconds;
 	if (!seconds) return;
-	const entries = rb.changes.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied').flatMap((c) => (c.after as string[]).map((e) => ({ dp: c.target.domain_port_id, e })));
+	const entries = rb.changes
+		.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied')
+		.flatMap((c) => (c.after as string[]).map((e) => ({ dp: c.target.domain_port_id, e })));
 	await Promise.all(
 		entries.map(async ({ dp, e }) => {
 			try {
-				await blockActs[BLOCKS_ACTIVITY.register]({ site_id: ctx.site, domain_port_id: dp, entry: e, seconds, by: `attack-response-${ctx.site}`, reason: 'attack source blacklisted by the attack response', via: 'runbook', adopt: true });
-				rb.log('blacklisting', `expiring block registered: ${e} (${dp})`, `plan.blacklist.expireAfterSeconds = ${seconds}: removed by its block at the latest after the runbook lets go`);
+				await blockActs[BLOCKS_ACTIVITY.register]({
+					site_id: ctx.site,
+					domain_port_id: dp,
+					entry: e,
+					seconds,
+					by: `attack-response-${ctx.site}`,
+					reason: 'attack source blacklisted by the attack response',
+					via: 'runbook',
+					adopt: true,
+				});
+				rb.log(
+					'blacklisting',
+					`expiring block registered: ${e} (${dp})`,
+					`plan.blacklist.expireAfterSeconds = ${seconds}: removed by its block at the latest after the runbook lets go`,
+				);
 			} catch (err) {
-				rb.log('blacklisting', `expiring block not registered: ${e} (${dp})`, String((err as { cause?: Error })?.cause?.message ?? (err as Error)?.message ?? err));
+				rb.log(
+					'blacklisting',
+					`expiring block not registered: ${e} (${dp})`,
+					String((err as { cause?: Error })?.cause?.message ?? (err as Error)?.message ?? err),
+				);
 			}
 		}),
 	);
@@ -138,13 +183,19 @@ export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Pro
  */
 export async function handOverEntries(rb: Runbook, ctx: PlanContext): Promise<Map<string, string>> {
 	if (rb.state.holding === undefined || !patched('expiring-blocks-handover')) return new Map();
-	const keys = rb.changes.filter((c) => c.kind === 'blacklistAdd' && (c.status === 'applied' || c.status === 'pending')).flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
+	const keys = rb.changes
+		.filter((c) => c.kind === 'blacklistAdd' && (c.status === 'applied' || c.status === 'pending'))
+		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	if (!keys.length) return new Map();
 	try {
 		const r = await handover(ctx.site, keys);
 		return new Map(r.handedOver.map((h) => [h.key, h.to]));
 	} catch (e) {
-		rb.log('reverting', 'could not ask the coordinator about expiring blocks', `entries are removed as usual (${String((e as Error)?.message ?? e)})`);
+		rb.log(
+			'reverting',
+			'could not ask the coordinator about expiring blocks',
+			`entries are removed as usual (${String((e as Error)?.message ?? e)})`,
+		);
 		return new Map();
 	}
 }

@@ -12,7 +12,13 @@ import { errText } from './settings.mts';
  * few thousand history events, not ~30,000 (each attempt is an activity, a timer and their workflow tasks; these
  * steps are not continued as new, and Temporal terminates a run at 51,200 events).
  */
-export async function withPatience<T>(rb: Runbook, ctx: PlanContext, what: string, fn: () => Promise<T>, giveUp: () => boolean = () => false): Promise<T> {
+export async function withPatience<T>(
+	rb: Runbook,
+	ctx: PlanContext,
+	what: string,
+	fn: () => Promise<T>,
+	giveUp: () => boolean = () => false,
+): Promise<T> {
 	const start = Date.now();
 	let blindFrom: number | undefined;
 	let attempt = 0;
@@ -30,7 +36,11 @@ export async function withPatience<T>(rb: Runbook, ctx: PlanContext, what: strin
 			if (!isTransient(e) || giveUp() || Date.now() - start >= ctx.plan.apiPatienceSeconds * 1000) throw e;
 			if (blindFrom === undefined) {
 				blindFrom = attemptStart;
-				rb.log(rb.state.phase, `${what}: the API is not answering`, `${errText(e)}; retrying until it answers (up to ${ctx.plan.apiPatienceSeconds}s)`);
+				rb.log(
+					rb.state.phase,
+					`${what}: the API is not answering`,
+					`${errText(e)}; retrying until it answers (up to ${ctx.plan.apiPatienceSeconds}s)`,
+				);
 			}
 			await sleep(patienceDelayMs(attempt++, Date.now() - blindFrom));
 		}

@@ -17,14 +17,24 @@ function refuseRaise(field: string, wanted: string, live: string): void {
 	const w = thresholdValue(wanted);
 	const l = thresholdValue(live);
 	if (Number.isFinite(w) && Number.isFinite(l) && w > l)
-		throw ApplicationFailure.nonRetryable(`invalid plan — ${field}: ${wanted} is above the live ${live}; a runbook only lowers thresholds`, 'ValidationError');
+		throw ApplicationFailure.nonRetryable(
+			`invalid plan — ${field}: ${wanted} is above the live ${live}; a runbook only lowers thresholds`,
+			'ValidationError',
+		);
 }
 
 /**
  * Step 2 — planning: the changes the plan asks for, against the snapshot (a setting already at the wanted value is
  * not a change). Order: detection mode → detection items → per domain-port blacklist, IP authentication, switches.
  */
-export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sources: string[], eventId: string | undefined, events?: { events?: unknown[] }): void {
+export function planChanges(
+	rb: Runbook,
+	ctx: PlanContext,
+	snap: Snapshot,
+	sources: string[],
+	eventId: string | undefined,
+	events?: { events?: unknown[] },
+): void {
 	const { plan, op, dpParams } = ctx;
 	rb.phase('planning');
 	const protectedRanges = parseAll(plan.blacklist.protectedRanges).ranges;
@@ -38,7 +48,15 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 	};
 	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
-		add({ id: 'detection.mode', kind: 'detectionMode', what: 'detection mode', target: op, before: snap.detection.model, after: 1, why: 'rapid mode detects the attack faster' });
+		add({
+			id: 'detection.mode',
+			kind: 'detectionMode',
+			what: 'detection mode',
+			target: op,
+			before: snap.detection.model,
+			after: 1,
+			why: 'rapid mode detects the attack faster',
+		});
 	plan.detection.thresholds.forEach((t, i) => {
 		const leaf = detectionLeaf(snap.detection, t.name);
 		if (!leaf) {
@@ -55,22 +73,54 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 		}
 		after.is_enabled = 1;
 		if (!sameLeaf(leaf, after))
-			add({ id: `detection.policy.${t.name}`, kind: 'detectionPolicy', what: `detection thresholds of ${t.name}`, target: { ...op, name: t.name, type: ITEM_TYPE[t.name] }, before: pickLeaf(leaf), after: pickLeaf(after), why: 'lower thresholds so the attack traffic is caught' });
+			add({
+				id: `detection.policy.${t.name}`,
+				kind: 'detectionPolicy',
+				what: `detection thresholds of ${t.name}`,
+				target: { ...op, name: t.name, type: ITEM_TYPE[t.name] },
+				before: pickLeaf(leaf),
+				after: pickLeaf(after),
+				why: 'lower thresholds so the attack traffic is caught',
+			});
 	});
 	for (const dp of plan.domain_ports) {
 		const s = snap.dp[dp];
 		if (plan.blacklist.enabled && sources.length) {
-			const toRanges = (l: ListEntry[] | undefined) => (l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
-			const cand = blacklistCandidates({ sources, whitelist: toRanges(s.white), protectedRanges, alreadyListed: toRanges(s.black), refuse, widestPrefix: DEFAULT_WIDEST_PREFIX });
+			const toRanges = (l: ListEntry[] | undefined) =>
+				(l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
+			const cand = blacklistCandidates({
+				sources,
+				whitelist: toRanges(s.white),
+				protectedRanges,
+				alreadyListed: toRanges(s.black),
+				refuse,
+				widestPrefix: DEFAULT_WIDEST_PREFIX,
+			});
 			for (const sk of cand.skipped) rb.skipped.push({ ...sk, source: `${dp}:${sk.source}` });
 			if (cand.add.length)
-				add({ id: `blacklist.${dp}`, kind: 'blacklistAdd', what: `IP blacklist of ${dp}`, target: dpParams(dp), before: [], after: cand.add.map(formatRange), why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges` });
+				add({
+					id: `blacklist.${dp}`,
+					kind: 'blacklistAdd',
+					what: `IP blacklist of ${dp}`,
+					target: dpParams(dp),
+					before: [],
+					after: cand.add.map(formatRange),
+					why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges`,
+				});
 		}
 		if (plan.ipAuth && s.ipAuth) {
 			const want = ipAuthBody(plan.ipAuth as Params);
 			const have = ipAuthBody(s.ipAuth);
 			if (!sameJson(want, have))
-				add({ id: `ipAuth.${dp}`, kind: 'ipAuth', what: `IP authentication of ${dp}`, target: dpParams(dp), before: have, after: want, why: 'rate-limit sources per IP during the attack' });
+				add({
+					id: `ipAuth.${dp}`,
+					kind: 'ipAuth',
+					what: `IP authentication of ${dp}`,
+					target: dpParams(dp),
+					before: have,
+					after: want,
+					why: 'rate-limit sources per IP during the attack',
+				});
 		}
 		for (const sw of plan.switches) {
 			const node = findSwitch(s.switches, sw.name);
@@ -79,7 +129,15 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 				continue;
 			}
 			if (Number(node.enable) !== sw.enable)
-				add({ id: `switch.${dp}.${sw.name}`, kind: 'switch', what: `switch ${sw.name} of ${dp}`, target: { ...dpParams(dp), name: sw.name }, before: Number(node.enable), after: sw.enable, why: 'plan turns this policy on during the attack' });
+				add({
+					id: `switch.${dp}.${sw.name}`,
+					kind: 'switch',
+					what: `switch ${sw.name} of ${dp}`,
+					target: { ...dpParams(dp), name: sw.name },
+					before: Number(node.enable),
+					after: sw.enable,
+					why: 'plan turns this policy on during the attack',
+				});
 		}
 	}
 }
@@ -88,6 +146,7 @@ export function planChanges(rb: Runbook, ctx: PlanContext, snap: Snapshot, sourc
 function ownAddressesOf(events: { events?: unknown[] } | undefined): { range: string; source: string }[] {
 	const out: { range: string; source: string }[] = [];
 	for (const e of (events?.events ?? []) as { site_ip?: unknown; alert_id?: unknown }[])
-		if (typeof e?.site_ip === 'string' && e.site_ip && !out.some((o) => o.range === e.site_ip)) out.push({ range: e.site_ip, source: `site_ip of DDoS event ${String(e.alert_id ?? '?')}` });
+		if (typeof e?.site_ip === 'string' && e.site_ip && !out.some((o) => o.range === e.site_ip))
+			out.push({ range: e.site_ip, source: `site_ip of DDoS event ${String(e.alert_id ?? '?')}` });
 	return out;
 }

@@ -32,11 +32,16 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 			c.revertedAt = iso(Date.now());
 			rb.obs.reverted(c);
 			const conflict = (c.status as Change['status']) === 'conflict';
-			rb.log('reverting', c.what, conflict ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot', {
-				before: c.after,
-				after: conflict ? c.live : c.before,
-				result: c.status + (c.note ? `: ${c.note}` : ''),
-			});
+			rb.log(
+				'reverting',
+				c.what,
+				conflict ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot',
+				{
+					before: c.after,
+					after: conflict ? c.live : c.before,
+					result: c.status + (c.note ? `: ${c.note}` : ''),
+				},
+			);
 		}
 	});
 	rb.state.revertedAt = iso(Date.now());
@@ -48,12 +53,19 @@ async function revertChange(ctx: PlanContext, c: Change, handed: Map<string, str
 		const to = (e: string) => handed.get(entryKey(c.target.domain_port_id, e));
 		const presentAll = presentEntries(c, live);
 		const present = presentAll.filter((e) => !to(e));
-		if (present.length) await ctx.revertActs['applicationProtection.ipBlacklist.remove']({ ...ctx.dpParams(c.target.domain_port_id), ip_black_list: present });
+		if (present.length)
+			await ctx.revertActs['applicationProtection.ipBlacklist.remove']({
+				...ctx.dpParams(c.target.domain_port_id),
+				ip_black_list: present,
+			});
 		const gone = (c.after as string[]).filter((e) => !presentAll.includes(e));
 		const notes: string[] = [];
 		if (gone.length) notes.push(`already removed by someone else: ${gone.join(', ')}`);
 		const kept = presentAll.filter((e) => to(e));
-		if (kept.length) notes.push(`handed over to ${[...new Set(kept.map((e) => to(e)))].join(', ')}: ${kept.join(', ')} (removed at the block's expiry)`);
+		if (kept.length)
+			notes.push(
+				`handed over to ${[...new Set(kept.map((e) => to(e)))].join(', ')}: ${kept.join(', ')} (removed at the block's expiry)`,
+			);
 		if (notes.length) c.note = notes.join('; ');
 		c.status = present.length ? 'restored' : 'unchanged';
 		return;

@@ -24,7 +24,8 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Bool'> = {
 };
 
 /** `--search-attribute Name=Type` for each, as `temporal server start-dev` takes them. */
-export const searchAttributeArgs = (): string[] => Object.entries(SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]);
+export const searchAttributeArgs = (): string[] =>
+	Object.entries(SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]);
 
 /** The phases in which a runbook holds changes on the service ("under mitigation"). */
 export const MITIGATION_PHASES = ['tightening', 'blacklisting', 'rate-limiting', 'waiting'] as const;

@@ -4,10 +4,24 @@ import { sameThreshold } from '../pure/thresholds.mts';
 
 export type Params = Record<string, unknown>;
 
-export const opOf = (t: Record<string, string>) => ({ customer_id: t.customer_id, site_id: t.site_id, network_id: t.network_id, host_id: t.host_id });
+export const opOf = (t: Record<string, string>) => ({
+	customer_id: t.customer_id,
+	site_id: t.site_id,
+	network_id: t.network_id,
+	host_id: t.host_id,
+});
 export const dpOf = (t: Record<string, string>) => ({ site_id: t.site_id, domain_port_id: t.domain_port_id });
 
-const LEAF_FIELDS = ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'] as const;
+const LEAF_FIELDS = [
+	'is_enabled',
+	'low_pps',
+	'high_pps',
+	'low_bps',
+	'high_bps',
+	'blackhole_bps',
+	'blackhole_pps',
+	'blackhole_time',
+] as const;
 
 export function pickLeaf(leaf: Params): Params {
 	const out: Params = {};
@@ -18,7 +32,8 @@ export function pickLeaf(leaf: Params): Params {
 /** A detection leaf as the set operation takes it (thresholds as text, blackhole_time as a number). */
 export function leafBody(leaf: Params): Params {
 	const out: Params = {};
-	for (const f of LEAF_FIELDS) if (leaf[f] !== undefined) out[f] = f === 'blackhole_time' ? Number(leaf[f]) : String(leaf[f]);
+	for (const f of LEAF_FIELDS)
+		if (leaf[f] !== undefined) out[f] = f === 'blackhole_time' ? Number(leaf[f]) : String(leaf[f]);
 	return out;
 }
 
@@ -44,7 +59,11 @@ export function ipAuthBody(r: Params | undefined): Params {
 }
 
 function sortKeys(o: Params): Params {
-	return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+	return Object.fromEntries(
+		Object.keys(o)
+			.sort()
+			.map((k) => [k, o[k]]),
+	);
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {
@@ -53,7 +72,12 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 function canon(v: unknown): unknown {
 	if (Array.isArray(v)) return v.map(canon);
-	if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v as Params).sort().map((k) => [k, canon((v as Params)[k])]));
+	if (v && typeof v === 'object')
+		return Object.fromEntries(
+			Object.keys(v as Params)
+				.sort()
+				.map((k) => [k, canon((v as Params)[k])]),
+		);
 	return v;
 }
 

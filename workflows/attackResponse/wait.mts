@@ -55,14 +55,22 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 				// from the start of the first poll that got no answer, not its end: a hung service makes a poll fail
 				// only after every attempt's timeout, and the service stopped answering before that poll began
 				state.blindSince = iso(pollStart);
-				rb.log('waiting', 'blind: cannot tell whether the attack goes on', `${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`);
+				rb.log(
+					'waiting',
+					'blind: cannot tell whether the attack goes on',
+					`${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`,
+				);
 			}
 		} else {
 			if (state.blindSince !== undefined) {
 				const s = Math.round((now - Date.parse(state.blindSince)) / 1000);
 				state.blindSeconds += s;
 				state.blindSince = undefined;
-				rb.log('waiting', `sight regained after ${s}s blind`, 'the API answers again; the mitigation was kept meanwhile');
+				rb.log(
+					'waiting',
+					`sight regained after ${s}s blind`,
+					'the API answers again; the mitigation was kept meanwhile',
+				);
 			}
 			rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
 			if (Number(status) === 1) {
@@ -73,7 +81,11 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 			} else if (clock.endedAtMs === undefined) {
 				clock.endedAtMs = now;
 				state.attackEndedAt = iso(now);
-				rb.log('waiting', 'attack no longer reported', `cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`);
+				rb.log(
+					'waiting',
+					'attack no longer reported',
+					`cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`,
+				);
 			}
 			if (live) await holdTheLine(rb, ctx, applied, live);
 		}
@@ -85,13 +97,29 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		}
 		if (now - mitigated >= plan.maxDurationSeconds * 1000) {
 			state.endedBy = 'max-duration';
-			const why = state.blindSince !== undefined ? `blind since ${state.blindSince}` : clock.endedAtMs === undefined ? 'the attack was still reported' : 'the cooldown had not elapsed';
-			rb.log('waiting', `MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`, 'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it');
-			wlog.warn('attack response ended by maxDurationSeconds', { site_id: plan.site_id, maxDurationSeconds: plan.maxDurationSeconds, why });
+			const why =
+				state.blindSince !== undefined
+					? `blind since ${state.blindSince}`
+					: clock.endedAtMs === undefined
+						? 'the attack was still reported'
+						: 'the cooldown had not elapsed';
+			rb.log(
+				'waiting',
+				`MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`,
+				'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it',
+			);
+			wlog.warn('attack response ended by maxDurationSeconds', {
+				site_id: plan.site_id,
+				maxDurationSeconds: plan.maxDurationSeconds,
+				why,
+			});
 			return;
 		}
 		const extra = state.extraCooldownSeconds;
-		const wait = clock.endedAtMs !== undefined ? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - clock.endedAtMs))) : plan.pollSeconds * 1000;
+		const wait =
+			clock.endedAtMs !== undefined
+				? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - clock.endedAtMs)))
+				: plan.pollSeconds * 1000;
 		await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
 	}
 }

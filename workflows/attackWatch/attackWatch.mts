@@ -25,7 +25,10 @@ export interface AttackWatchResult {
 	reason: string;
 }
 
-const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '20s', retry: { maximumAttempts: 5, maximumInterval: '5s' } });
+const acts = proxyActivities<OperationActivities>({
+	startToCloseTimeout: '20s',
+	retry: { maximumAttempts: 5, maximumInterval: '5s' },
+});
 
 export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchResult> {
 	failOn('plan', problems(input, runbookStartRules));
@@ -33,7 +36,8 @@ export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchR
 	const workflowId = workflowIdFor(plan.site_id);
 	const r = await acts['dashboard.isUnderAttack']({ site_id: plan.site_id });
 	const underAttack = Number(r?.status) === 1;
-	if (!underAttack) return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'not under attack' };
+	if (!underAttack)
+		return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'not under attack' };
 	try {
 		await startChild<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 			workflowId,
@@ -43,8 +47,17 @@ export async function attackWatch(input: AttackWatchInput): Promise<AttackWatchR
 		});
 		return { site_id: plan.site_id, underAttack, started: true, workflowId, reason: 'under attack: runbook started' };
 	} catch (e) {
-		if (e instanceof WorkflowExecutionAlreadyStartedError || (e as Error)?.name === 'WorkflowExecutionAlreadyStartedError')
-			return { site_id: plan.site_id, underAttack, started: false, workflowId, reason: 'a runbook is already running for this site' };
+		if (
+			e instanceof WorkflowExecutionAlreadyStartedError ||
+			(e as Error)?.name === 'WorkflowExecutionAlreadyStartedError'
+		)
+			return {
+				site_id: plan.site_id,
+				underAttack,
+				started: false,
+				workflowId,
+				reason: 'a runbook is already running for this site',
+			};
 		throw e;
 	}
 }

@@ -23,7 +23,13 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 	const ttl = Math.max(...batch.map((p) => run.ttlFor(p.block)));
 	let c;
 	try {
-		c = await claim(site, { keys, mode: 'hold', queue: true, reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`, ttlSeconds: ttl });
+		c = await claim(site, {
+			keys,
+			mode: 'hold',
+			queue: true,
+			reason: `expiring blocks of ${dp} (${workflowInfo().workflowId})`,
+			ttlSeconds: ttl,
+		});
 	} catch (e) {
 		for (const p of batch) fail(p, refuse('block', `the site's coordinator refused: ${errText(e)}`));
 		return;
@@ -48,8 +54,18 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 		const list = await reads['applicationProtection.ipBlacklist.get']({ site_id: site, domain_port_id: dp });
 		listed = listedByKey((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]);
 	} catch (e) {
-		for (const p of granted) fail(p, refuse('domain_port_id', `${dp} of site ${site}: the blacklist cannot be read (${errText(e)}); nothing was sent`));
-		await release(site, granted.map((p) => blockKey(dp, p.block.range)));
+		for (const p of granted)
+			fail(
+				p,
+				refuse(
+					'domain_port_id',
+					`${dp} of site ${site}: the blacklist cannot be read (${errText(e)}); nothing was sent`,
+				),
+			);
+		await release(
+			site,
+			granted.map((p) => blockKey(dp, p.block.range)),
+		);
 		return;
 	}
 	await Promise.all(
@@ -57,7 +73,13 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 			const present = listed.has(entryRangeKey(p.block.range) ?? p.block.range);
 			if (present && !p.req.adopt) {
 				giveBack.push(blockKey(dp, p.block.range));
-				return fail(p, refuse('entry', `${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`));
+				return fail(
+					p,
+					refuse(
+						'entry',
+						`${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`,
+					),
+				);
 			}
 			if (!present) {
 				try {

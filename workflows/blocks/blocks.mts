@@ -35,7 +35,9 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 	registerBlocksHandlers(run);
 
 	for (;;) {
-		const wantNewRun = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (local ? LOCAL_RUN_EVENTS : bulk ? BULK_RUN_EVENTS : 3000);
+		const wantNewRun =
+			workflowInfo().continueAsNewSuggested ||
+			workflowInfo().historyLength > (local ? LOCAL_RUN_EVENTS : bulk ? BULK_RUN_EVENTS : 3000);
 		startDueWork(run, wantNewRun);
 		const idle = run.inflight === 0 && (!batched || run.toRelease.length === 0);
 		if (byRange.size === 0 && idle && allHandlersFinished()) return { site_id: site, domain_port_id: dp, ended };
@@ -49,7 +51,13 @@ export async function blocks(input: BlocksInput): Promise<{ site_id: string; dom
 		if (wantNewRun && idle && run.pending.length === 0) {
 			await condition(() => allHandlersFinished() && run.inflight === 0);
 			if (!run.pending.length && (!batched || !run.toRelease.length))
-				await continueAsNew<typeof blocks>({ site_id: site, domain_port_id: dp, maxPrefix: input.maxPrefix, blocks: [...byRange.values()], ended: ended.slice(-100) });
+				await continueAsNew<typeof blocks>({
+					site_id: site,
+					domain_port_id: dp,
+					maxPrefix: input.maxPrefix,
+					blocks: [...byRange.values()],
+					ended: ended.slice(-100),
+				});
 		}
 		await waitForNext(run);
 	}

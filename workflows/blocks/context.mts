@@ -1,5 +1,12 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import { blockKey, DEFAULT_MAX_PREFIX, type Block, type BlockRequest, type BlocksInput, type BulkRefusal } from './shared.mts';
+import {
+	blockKey,
+	DEFAULT_MAX_PREFIX,
+	type Block,
+	type BlockRequest,
+	type BlocksInput,
+	type BulkRefusal,
+} from './shared.mts';
 
 /**
  * What every step of the expiring-blocks workflow shares (workflows/blocks/blocks.mts): one domain-port's blocks, the work
@@ -10,14 +17,27 @@ type Act = (input: Record<string, unknown>) => Promise<any>; // eslint-disable-l
 /** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
 export const writes = proxyActivities<Record<string, Act>>({
 	startToCloseTimeout: '30s',
-	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
+	retry: {
+		initialInterval: '500ms',
+		backoffCoefficient: 2,
+		maximumInterval: '5s',
+		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
+	},
 });
 /** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/activities/blocksRemoval.mts). */
 export const localWrites = proxyLocalActivities<Record<string, Act>>({
 	startToCloseTimeout: '30s',
-	retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '5s', nonRetryableErrorTypes: ['ValidationError', 'ApiError'] },
+	retry: {
+		initialInterval: '500ms',
+		backoffCoefficient: 2,
+		maximumInterval: '5s',
+		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
+	},
 });
-export const reads = proxyActivities<Record<string, Act>>({ startToCloseTimeout: '20s', retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 } });
+export const reads = proxyActivities<Record<string, Act>>({
+	startToCloseTimeout: '20s',
+	retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 },
+});
 
 /** The hold outlives the expiry by this much (a block whose workflow is gone is let go by the coordinator). */
 const HOLD_MARGIN_SECONDS = 3600;
@@ -60,7 +80,13 @@ export const RELEASE_CARRY_MS = 5000;
  */
 export const MAX_LEAD_MS = 300;
 export const iso = (ms: number) => new Date(ms).toISOString();
-export const refuse = (field: string, rule: string) => ApplicationFailure.create({ message: `${field}: ${rule}`, type: 'BlockRefused', nonRetryable: true, details: [{ field, rule }] });
+export const refuse = (field: string, rule: string) =>
+	ApplicationFailure.create({
+		message: `${field}: ${rule}`,
+		type: 'BlockRefused',
+		nonRetryable: true,
+		details: [{ field, rule }],
+	});
 export const errText = (e: unknown) => String((e as { cause?: Error })?.cause?.message ?? (e as Error)?.message ?? e);
 export function holdReason(b: Block): string {
 	return `expiring block until ${b.expiresAt} by ${b.by}: ${b.reason}`.slice(0, 480);

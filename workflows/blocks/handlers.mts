@@ -40,7 +40,10 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 			validator: (req) => {
 				const range = checkBlockRequest(req, maxPrefix);
 				const cur = byRange.get(range);
-				if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+				if (cur && ACTIVE_STATES.includes(cur.state))
+					throw new Error(
+						`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`,
+					);
 				checkCarry('entry', [range], [req]);
 			},
 		},
@@ -54,7 +57,9 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 			await condition(() => ps.every((p) => p.done === true));
 			return {
 				blocks: ps.flatMap((p) => (p.error ? [] : [p.block])),
-				refused: ps.flatMap((p) => (p.error ? [p.refusal ?? { entry: p.block.entry, field: 'entry', rule: errText(p.error) }] : [])),
+				refused: ps.flatMap((p) =>
+					p.error ? [p.refusal ?? { entry: p.block.entry, field: 'entry', rule: errText(p.error) }] : [],
+				),
 			};
 		},
 		{
@@ -62,7 +67,10 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 				const ranges = checkBulkRequest(req, maxPrefix);
 				ranges.forEach((range, i) => {
 					const cur = byRange.get(range);
-					if (cur && ACTIVE_STATES.includes(cur.state)) throw new Error(`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`);
+					if (cur && ACTIVE_STATES.includes(cur.state))
+						throw new Error(
+							`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`,
+						);
 				});
 				checkCarry('blocks', ranges, req.blocks);
 			},
@@ -106,7 +114,8 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 		const range = checkChangeRequest(req as never, withSeconds);
 		const b = byRange.get(range);
 		if (!b || !ACTIVE_STATES.includes(b.state)) throw new Error(`entry: no active block for ${entry} on ${dp}`);
-		if (b.state === 'adding' || b.state === 'removing') throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
+		if (b.state === 'adding' || b.state === 'removing')
+			throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
 		return b;
 	};
 
@@ -118,7 +127,13 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 			b.expiresAt = at;
 			(b.changes ??= []).push({ at: iso(Date.now()), by: req.by, expiresAt: at });
 			// The hold's `until` follows the expiry (same owner: the coordinator moves it; queued: the successor's ttl).
-			await claim(site, { keys: [blockKey(dp, b.range)], mode: 'hold', queue: true, reason: holdReason(b), ttlSeconds: run.ttlFor(b) });
+			await claim(site, {
+				keys: [blockKey(dp, b.range)],
+				mode: 'hold',
+				queue: true,
+				reason: holdReason(b),
+				ttlSeconds: run.ttlFor(b),
+			});
 			run.wake();
 			return b;
 		},
@@ -133,7 +148,11 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 			if (b.state === 'queued') {
 				const r = await release(site, [blockKey(dp, b.range)], true);
 				if (r.dequeued) {
-					run.end(b, 'cancelled', `removed by ${req.by} before the holder handed the entry over: the entry stays with its holder`);
+					run.end(
+						b,
+						'cancelled',
+						`removed by ${req.by} before the holder handed the entry over: the entry stays with its holder`,
+					);
 					return b;
 				}
 				b.state = 'active'; // handed over meanwhile: ours to remove
@@ -155,8 +174,17 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 		// Sent by the site's coordinator; anything else (not this site, not this domain-port's keys) changes nothing.
 		const s = sig as { site_id?: unknown; keys?: unknown } | null;
 		const keys = s?.keys;
-		if (!s || s.site_id !== site || !Array.isArray(keys) || keys.length > MAX_KEYS || keys.some((k) => typeof k !== 'string' || !k.startsWith(run.keyPrefix))) {
-			wlog.warn('handedOver signal refused: not from this site\'s coordinator for this domain-port', { site_id: site, domain_port_id: dp });
+		if (
+			!s ||
+			s.site_id !== site ||
+			!Array.isArray(keys) ||
+			keys.length > MAX_KEYS ||
+			keys.some((k) => typeof k !== 'string' || !k.startsWith(run.keyPrefix))
+		) {
+			wlog.warn("handedOver signal refused: not from this site's coordinator for this domain-port", {
+				site_id: site,
+				domain_port_id: dp,
+			});
 			return;
 		}
 		for (const key of keys as string[]) {
@@ -165,7 +193,8 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 				b.state = 'active';
 				b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
 			} else if (b?.state === 'adding') run.handed.add(key);
-			else if (local) run.queueRelease(key); // nobody waits for it any more
+			else if (local)
+				run.queueRelease(key); // nobody waits for it any more
 			else run.toRelease.push(key);
 		}
 		run.wake();

@@ -13,7 +13,11 @@ export function waitForNext(run: BlocksRun): Promise<unknown> {
 	const { batched, bulk, local } = run.modes;
 	// The timer: the earliest expiry still ahead (entries already due wait for the removal in flight, which wakes us).
 	const t = Date.now();
-	let next = Math.min(...[...byRange.values()].filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t)).map((b) => Date.parse(b.expiresAt)));
+	let next = Math.min(
+		...[...byRange.values()]
+			.filter((b) => b.state === 'active' && (!batched || Date.parse(b.expiresAt) > t))
+			.map((b) => Date.parse(b.expiresAt)),
+	);
 	// Local: aim `lead` early; a timer set while a removal runs starts when that removal's task completes, after it
 	// waited for its entries: count from there.
 	let from = t;
@@ -22,7 +26,13 @@ export function waitForNext(run: BlocksRun): Promise<unknown> {
 		if (run.removing) from = Math.max(t, run.inflightUntil);
 	}
 	// Bulk: entries already due but held back by the cadence wake us when it allows the next removal.
-	if (bulk && !local && !run.removing && [...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)) next = Math.min(next, run.lastRemovalAt + REMOVAL_CADENCE_MS);
+	if (
+		bulk &&
+		!local &&
+		!run.removing &&
+		[...byRange.values()].some((b) => b.state === 'active' && Date.parse(b.expiresAt) <= t)
+	)
+		next = Math.min(next, run.lastRemovalAt + REMOVAL_CADENCE_MS);
 	run.dirty = false;
 	// Batched: adds that arrive while a batch is in flight wait for it (its end wakes us), else this loop would spin.
 	// Local: an add waiting for a release of its key is woken by that release's end.

@@ -11,7 +11,8 @@ import { iso, localWrites, writes, type BlocksRun } from './context.mts';
  * one LOCAL activity per due batch (today's).
  */
 
-const takenOver = () => `not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`;
+const takenOver = () =>
+	`not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`;
 
 /**
  * Batched: every due entry in one activity (one read, one DELETE naming them all); their holds are released by the
@@ -20,8 +21,14 @@ const takenOver = () => `not on the list as written at ${iso(Date.now())} (remov
 export async function removeMany(run: BlocksRun, due: Block[]): Promise<void> {
 	const { site, dp } = run;
 	for (const b of due) b.state = 'removing';
-	const r = await writes[BLOCKS_ACTIVITY.removeMany]({ site_id: site, domain_port_id: dp, entries: due.map((b) => b.range) });
-	const byEntry = new Map<string, { removed: boolean; note?: string }>(((r?.results ?? []) as { entry: string; removed: boolean; note?: string }[]).map((x) => [x.entry, x]));
+	const r = await writes[BLOCKS_ACTIVITY.removeMany]({
+		site_id: site,
+		domain_port_id: dp,
+		entries: due.map((b) => b.range),
+	});
+	const byEntry = new Map<string, { removed: boolean; note?: string }>(
+		((r?.results ?? []) as { entry: string; removed: boolean; note?: string }[]).map((x) => [x.entry, x]),
+	);
 	for (const b of due) {
 		const x = byEntry.get(b.range);
 		if (x?.removed) run.end(b, 'removed', x.note ?? b.note);
@@ -41,7 +48,12 @@ export async function removeDue(run: BlocksRun, due: Block[], carry: string[]): 
 	run.inflightUntil = Math.max(...due.map((b) => Date.parse(b.expiresAt)));
 	let r: RemoveDueResult;
 	try {
-		r = await localWrites[BLOCKS_ACTIVITY.removeDue]({ site_id: site, domain_port_id: dp, entries: due.map((b) => ({ range: b.range, expiresAt: b.expiresAt })), ...(carry.length ? { release: carry } : {}) });
+		r = await localWrites[BLOCKS_ACTIVITY.removeDue]({
+			site_id: site,
+			domain_port_id: dp,
+			entries: due.map((b) => ({ range: b.range, expiresAt: b.expiresAt })),
+			...(carry.length ? { release: carry } : {}),
+		});
 	} catch (e) {
 		run.toRelease.push(...carry);
 		throw e;
@@ -68,7 +80,10 @@ export async function removeBatch(run: BlocksRun, due: Block[]): Promise<void> {
 			else run.end(b, 'taken-over', takenOver());
 		}),
 	);
-	await release(site, due.map((b) => blockKey(dp, b.range)));
+	await release(
+		site,
+		due.map((b) => blockKey(dp, b.range)),
+	);
 }
 
 /**

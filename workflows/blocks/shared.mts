@@ -101,7 +101,14 @@ export const stopBlocksSignal = defineSignal('stopBlocks');
  * `addMany`: an add batch in one activity — the
  * coordinator claim, one read, one POST per entry not yet listed, the release of the keys not written.
  */
-export const BLOCKS_ACTIVITY = { add: 'blocks.add', addMany: 'blocks.addMany', remove: 'blocks.remove', removeMany: 'blocks.removeMany', removeDue: 'blocks.removeDue', register: 'blocks.register' } as const;
+export const BLOCKS_ACTIVITY = {
+	add: 'blocks.add',
+	addMany: 'blocks.addMany',
+	remove: 'blocks.remove',
+	removeMany: 'blocks.removeMany',
+	removeDue: 'blocks.removeDue',
+	register: 'blocks.register',
+} as const;
 
 /**
  * `removeDue` (a LOCAL activity, since `blocks-local-removals`): the due entries of a domain-port (one read, one

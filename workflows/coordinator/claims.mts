@@ -10,7 +10,11 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult,
 /** The `coordination.*` activities as workflow code calls them (worker/src/activities/coordination.mts registers them). */
 interface CoordinationActivities {
 	[COORDINATION.claim]: (input: { site_id: string } & Omit<ClaimRequest, 'owner'>) => Promise<ClaimResult>;
-	[COORDINATION.release]: (input: { site_id: string; keys?: string[]; queuedOnly?: true }) => Promise<{ released: number; dequeued?: number }>;
+	[COORDINATION.release]: (input: {
+		site_id: string;
+		keys?: string[];
+		queuedOnly?: true;
+	}) => Promise<{ released: number; dequeued?: number }>;
 	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
 	[COORDINATION.holds]: (input: { site_id: string }) => Promise<Hold[]>;
 }
@@ -23,9 +27,15 @@ const coord = proxyActivities<CoordinationActivities>({
 	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },
 });
 
-export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> => coord[COORDINATION.claim]({ site_id, ...req });
-export const release = (site_id: string, keys?: string[], queuedOnly?: boolean): Promise<{ released: number; dequeued?: number }> =>
+export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> =>
+	coord[COORDINATION.claim]({ site_id, ...req });
+export const release = (
+	site_id: string,
+	keys?: string[],
+	queuedOnly?: boolean,
+): Promise<{ released: number; dequeued?: number }> =>
 	coord[COORDINATION.release]({ site_id, ...(keys ? { keys } : {}), ...(queuedOnly ? { queuedOnly: true } : {}) });
 /** Passes the caller's keys that have a successor to it (expiring blocks); returns them: leave those settings alone. */
-export const handover = (site_id: string, keys: string[]): Promise<HandoverResult> => coord[COORDINATION.handover]({ site_id, keys });
+export const handover = (site_id: string, keys: string[]): Promise<HandoverResult> =>
+	coord[COORDINATION.handover]({ site_id, keys });
 export const holdsOf = (site_id: string): Promise<Hold[]> => coord[COORDINATION.holds]({ site_id });

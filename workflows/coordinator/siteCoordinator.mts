@@ -1,4 +1,13 @@
-import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+	allHandlersFinished,
+	condition,
+	continueAsNew,
+	getExternalWorkflowHandle,
+	patched,
+	setHandler,
+	sleep,
+	workflowInfo,
+} from '@temporalio/workflow';
 import {
 	claimUpdate,
 	handedOverSignal,
@@ -70,7 +79,14 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		if (!next) return;
 		successors.delete(key);
 		const now = Date.now();
-		holds.set(key, { key, owner: next.owner, mode: 'hold', since: new Date(now).toISOString(), until: new Date(now + next.ttlSeconds * 1000).toISOString(), reason: next.reason });
+		holds.set(key, {
+			key,
+			owner: next.owner,
+			mode: 'hold',
+			since: new Date(now).toISOString(),
+			until: new Date(now + next.ttlSeconds * 1000).toISOString(),
+			reason: next.reason,
+		});
 		toTell.set(next.owner, [...(toTell.get(next.owner) ?? []), key]);
 	};
 	const expire = () => {
@@ -83,11 +99,21 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		return [...holds.values()].filter((h) => Date.parse(h.until) > now);
 	};
 	const others = (req: ClaimRequest, modes: Hold['mode'][]) =>
-		req.keys.map((k) => holds.get(k)).filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
+		req.keys
+			.map((k) => holds.get(k))
+			.filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
 	const take = (req: ClaimRequest, keys: string[]) => {
 		const now = Date.now();
 		const until = new Date(now + (req.ttlSeconds ?? DEFAULT_TTL[req.mode]) * 1000).toISOString();
-		for (const key of keys) holds.set(key, { key, owner: req.owner, mode: req.mode, since: holds.get(key)?.owner === req.owner ? holds.get(key)!.since : new Date(now).toISOString(), until, reason: req.reason });
+		for (const key of keys)
+			holds.set(key, {
+				key,
+				owner: req.owner,
+				mode: req.mode,
+				since: holds.get(key)?.owner === req.owner ? holds.get(key)!.since : new Date(now).toISOString(),
+				until,
+				reason: req.reason,
+			});
 	};
 
 	setHandler(
@@ -114,7 +140,13 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 				for (const h of held) {
 					const s = successors.get(h.key);
 					if (s && s.owner !== req.owner) continue; // one successor per key: the second one is refused (in held)
-					successors.set(h.key, { key: h.key, owner: req.owner, ttlSeconds: req.ttlSeconds ?? DEFAULT_TTL.hold, reason: req.reason, since: s?.since ?? now });
+					successors.set(h.key, {
+						key: h.key,
+						owner: req.owner,
+						ttlSeconds: req.ttlSeconds ?? DEFAULT_TTL.hold,
+						reason: req.reason,
+						since: s?.since ?? now,
+					});
 					queued.push(h.key);
 				}
 				return { granted, held, queued };
@@ -153,7 +185,8 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	};
 	const checkRelease = (req: ReleaseRequest) => {
 		if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-		if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS)) throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+		if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS))
+			throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
 	};
 	setHandler(releaseUpdate, releaseFor, { validator: checkRelease });
 	setHandler(releaseSignal, (req) => {
@@ -182,7 +215,11 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		{
 			validator: (req) => {
 				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-				if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500))
+				if (
+					!Array.isArray(req.keys) ||
+					req.keys.length > MAX_KEYS ||
+					req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500)
+				)
 					throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
 			},
 		},
@@ -195,7 +232,11 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		const batch = [...toTell];
 		toTell.clear();
 		await Promise.all(
-			batch.map(([owner, keys]) => getExternalWorkflowHandle(owner).signal(handedOverSignal, { site_id: input.site_id, keys }).catch(() => undefined)),
+			batch.map(([owner, keys]) =>
+				getExternalWorkflowHandle(owner)
+					.signal(handedOverSignal, { site_id: input.site_id, keys })
+					.catch(() => undefined),
+			),
 		);
 	};
 
@@ -203,11 +244,22 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		expire();
 		if (toTell.size) await tell();
 		const now = Date.now();
-		if (holds.size === 0 && successors.size === 0 && toTell.size === 0 && allHandlersFinished() && now - lastTouched >= IDLE_MS) return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
+		if (
+			holds.size === 0 &&
+			successors.size === 0 &&
+			toTell.size === 0 &&
+			allHandlersFinished() &&
+			now - lastTouched >= IDLE_MS
+		)
+			return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
 		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (lazy ? RUN_EVENTS : 4000)) {
 			await condition(allHandlersFinished);
 			if (toTell.size) await tell();
-			await continueAsNew<typeof siteCoordinator>({ site_id: input.site_id, holds: [...holds.values()], successors: [...successors.values()] });
+			await continueAsNew<typeof siteCoordinator>({
+				site_id: input.site_id,
+				holds: [...holds.values()],
+				successors: [...successors.values()],
+			});
 		}
 		touched = false;
 		if (lazy) {
@@ -223,7 +275,9 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 					touched = true;
 				});
 			}
-			await condition(() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()));
+			await condition(
+				() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()),
+			);
 			continue;
 		}
 		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
@@ -233,11 +287,19 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 
 function validateClaim(req: ClaimRequest): void {
 	if (!req || typeof req !== 'object') throw new Error('claim: must be an object');
-	if (typeof req.owner !== 'string' || !req.owner || req.owner.length > 500) throw new Error('owner: must be a workflow id (1–500 characters)');
+	if (typeof req.owner !== 'string' || !req.owner || req.owner.length > 500)
+		throw new Error('owner: must be a workflow id (1–500 characters)');
 	if (req.mode !== 'hold' && req.mode !== 'lease') throw new Error('mode: must be hold or lease');
-	if (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS || req.keys.some((k) => typeof k !== 'string' || !k || k.length > 500))
+	if (
+		!Array.isArray(req.keys) ||
+		req.keys.length > MAX_KEYS ||
+		req.keys.some((k) => typeof k !== 'string' || !k || k.length > 500)
+	)
 		throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
-	if (req.ttlSeconds !== undefined && (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds < 1 || req.ttlSeconds > 40 * 86400))
+	if (
+		req.ttlSeconds !== undefined &&
+		(!Number.isInteger(req.ttlSeconds) || req.ttlSeconds < 1 || req.ttlSeconds > 40 * 86400)
+	)
 		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
 	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
 	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');

@@ -71,7 +71,10 @@ export interface DriftAuditResult {
 /** Open parts of the catalog's answers, as the audit reads them: detection items by group, the IP lists. */
 type DetectionGroups = Record<string, Record<string, unknown> | undefined>;
 type IpLists = { p_info?: { ipv4?: { black_soc?: ListEntry[]; white_soc?: ListEntry[] } } } | undefined;
-const acts = proxyActivities<OperationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 8, maximumInterval: '10s' } });
+const acts = proxyActivities<OperationActivities>({
+	startToCloseTimeout: '30s',
+	retry: { maximumAttempts: 8, maximumInterval: '10s' },
+});
 
 export async function driftAudit(input: { desired: DesiredState; enforce?: boolean }): Promise<DriftAuditResult> {
 	// The shape here (no commands); the whole desired state by the CLI's schema (checkDesiredState) in the worker.
@@ -85,29 +88,68 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 
 	if (d.detection) {
 		if (!d.customer_id) throw new Error('desired.customer_id: is required when detection is given');
-		const op = { customer_id: d.customer_id, site_id: d.site_id, network_id: d.network_id ?? '0', host_id: d.host_id ?? '0' };
+		const op = {
+			customer_id: d.customer_id,
+			site_id: d.site_id,
+			network_id: d.network_id ?? '0',
+			host_id: d.host_id ?? '0',
+		};
 		const live = await acts['detection.getPolicy'](op);
 		if (d.detection.model !== undefined) {
 			checked++;
 			if (Number(live?.model) !== Number(d.detection.model)) {
 				const drift: Drift = { setting: 'detection.model', target: op, desired: d.detection.model, live: live?.model };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.detectionMode()], run: () => acts['detection.setMode']({ ...op, model: String(d.detection?.model) as SetParams<'detection.setMode'>['model'] }) });
+				fixes.push({
+					drift,
+					keys: [settingKey.detectionMode()],
+					run: () =>
+						acts['detection.setMode']({
+							...op,
+							model: String(d.detection?.model) as SetParams<'detection.setMode'>['model'],
+						}),
+				});
 			}
 		}
 		for (const [name, want] of Object.entries(d.detection.items ?? {})) {
 			checked++;
-			const leaf = ((live as unknown as DetectionGroups | undefined)?.[ITEM_GROUP[name]]?.[name] ?? {}) as Record<string, string | number>;
+			const leaf = ((live as unknown as DetectionGroups | undefined)?.[ITEM_GROUP[name]]?.[name] ?? {}) as Record<
+				string,
+				string | number
+			>;
 			const differs = Object.entries(want).some(([k, v]) =>
-				k === 'is_enabled' || k === 'blackhole_time' ? Number(leaf[k]) !== Number(v) : leaf[k] === undefined || !sameThreshold(String(leaf[k]), String(v)),
+				k === 'is_enabled' || k === 'blackhole_time'
+					? Number(leaf[k]) !== Number(v)
+					: leaf[k] === undefined || !sameThreshold(String(leaf[k]), String(v)),
 			);
 			if (differs) {
 				const drift: Drift = { setting: `detection.${name}`, target: op, desired: want, live: leaf };
 				drifts.push(drift);
 				const merged: Record<string, unknown> = {};
-				for (const k of ['is_enabled', 'low_pps', 'high_pps', 'low_bps', 'high_bps', 'blackhole_bps', 'blackhole_pps', 'blackhole_time'])
-					if ((want[k] ?? leaf[k]) !== undefined) merged[k] = k === 'blackhole_time' ? Number(want[k] ?? leaf[k]) : String(want[k] ?? leaf[k]);
-				if (ITEM_TYPE[name]) fixes.push({ drift, keys: [settingKey.detectionItem(name)], run: () => acts['detection.setPolicy']({ ...op, name, type: ITEM_TYPE[name], ...merged } as SetParams<'detection.setPolicy'>) });
+				for (const k of [
+					'is_enabled',
+					'low_pps',
+					'high_pps',
+					'low_bps',
+					'high_bps',
+					'blackhole_bps',
+					'blackhole_pps',
+					'blackhole_time',
+				])
+					if ((want[k] ?? leaf[k]) !== undefined)
+						merged[k] = k === 'blackhole_time' ? Number(want[k] ?? leaf[k]) : String(want[k] ?? leaf[k]);
+				if (ITEM_TYPE[name])
+					fixes.push({
+						drift,
+						keys: [settingKey.detectionItem(name)],
+						run: () =>
+							acts['detection.setPolicy']({
+								...op,
+								name,
+								type: ITEM_TYPE[name],
+								...merged,
+							} as SetParams<'detection.setPolicy'>),
+					});
 			}
 		}
 	}
@@ -120,12 +162,21 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			const w = want.ipAuth;
 			const a = String(w.action);
 			const differs =
-				live?.action !== a || Number(live?.enable) !== Number(w.enable) || Number(live?.mode) !== Number(w.mode) ||
-				(w[`action_${a}`] !== undefined && JSON.stringify(sortKeys((live as Record<string, unknown> | undefined)?.[`action_${a}`])) !== JSON.stringify(sortKeys(w[`action_${a}`])));
+				live?.action !== a ||
+				Number(live?.enable) !== Number(w.enable) ||
+				Number(live?.mode) !== Number(w.mode) ||
+				(w[`action_${a}`] !== undefined &&
+					JSON.stringify(sortKeys((live as Record<string, unknown> | undefined)?.[`action_${a}`])) !==
+						JSON.stringify(sortKeys(w[`action_${a}`])));
 			if (differs) {
 				const drift: Drift = { setting: 'ipAuth', target: t, desired: w, live };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.ipAuth(dp)], run: () => acts['applicationProtection.authIp.set']({ ...t, ...w } as SetParams<'applicationProtection.authIp.set'>) });
+				fixes.push({
+					drift,
+					keys: [settingKey.ipAuth(dp)],
+					run: () =>
+						acts['applicationProtection.authIp.set']({ ...t, ...w } as SetParams<'applicationProtection.authIp.set'>),
+				});
 			}
 		}
 		if (want.switches) {
@@ -136,7 +187,11 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 				if (!node || Number(node.enable) !== Number(enable)) {
 					const drift: Drift = { setting: `switch.${name}`, target: t, desired: enable, live: node?.enable };
 					drifts.push(drift);
-					fixes.push({ drift, keys: [settingKey.switch(dp, name)], run: () => acts['applicationProtection.switch.set']({ ...t, name, enable }) });
+					fixes.push({
+						drift,
+						keys: [settingKey.switch(dp, name)],
+						run: () => acts['applicationProtection.switch.set']({ ...t, name, enable }),
+					});
 				}
 			}
 		}
@@ -151,14 +206,23 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 			const liveRanges = live.map(entryRange).filter((r): r is Range => r !== undefined);
 			const missing = subtract(aggregate(parseAll(entries).ranges), liveRanges).map(formatRange);
 			if (missing.length) {
-				const drift: Drift = { setting: list, target: t, desired: entries, live: live.length + ' entries; missing ' + missing.join(', ') };
+				const drift: Drift = {
+					setting: list,
+					target: t,
+					desired: entries,
+					live: live.length + ' entries; missing ' + missing.join(', '),
+				};
 				drifts.push(drift);
 				const entryKey = list === 'blacklistIncludes' ? settingKey.blacklistEntry : settingKey.whitelistEntry;
 				fixes.push({
 					drift,
 					keys: missing.map((m) => entryKey(dp, m)),
 					run: async (granted) => {
-						for (const m of missing) if (granted.has(entryKey(dp, m))) await (field === 'ip_black_list' ? acts['applicationProtection.ipBlacklist.add']({ ...t, ip_black_list: m }) : acts['applicationProtection.ipWhitelist.add']({ ...t, ip_white_list: m }));
+						for (const m of missing)
+							if (granted.has(entryKey(dp, m)))
+								await (field === 'ip_black_list'
+									? acts['applicationProtection.ipBlacklist.add']({ ...t, ip_black_list: m })
+									: acts['applicationProtection.ipWhitelist.add']({ ...t, ip_white_list: m }));
 					},
 				});
 			}
@@ -166,10 +230,21 @@ export async function driftAudit(input: { desired: DesiredState; enforce?: boole
 		if (want.xForwardedFor) {
 			checked++;
 			const live = await acts['applicationProtection.xForwardedFor.get'](t);
-			if (live?.mode !== want.xForwardedFor.mode || (want.xForwardedFor.name !== undefined && live?.name !== want.xForwardedFor.name)) {
+			if (
+				live?.mode !== want.xForwardedFor.mode ||
+				(want.xForwardedFor.name !== undefined && live?.name !== want.xForwardedFor.name)
+			) {
 				const drift: Drift = { setting: 'xForwardedFor', target: t, desired: want.xForwardedFor, live };
 				drifts.push(drift);
-				fixes.push({ drift, keys: [settingKey.xForwardedFor(dp)], run: () => acts['applicationProtection.xForwardedFor.set']({ ...t, ...want.xForwardedFor } as SetParams<'applicationProtection.xForwardedFor.set'>) });
+				fixes.push({
+					drift,
+					keys: [settingKey.xForwardedFor(dp)],
+					run: () =>
+						acts['applicationProtection.xForwardedFor.set']({
+							...t,
+							...want.xForwardedFor,
+						} as SetParams<'applicationProtection.xForwardedFor.set'>),
+				});
 			}
 		}
 	}
@@ -186,7 +261,10 @@ interface Fix {
 	run: (granted: Set<string>) => Promise<unknown>;
 }
 
-const heldSetting = (drift: Drift, h: Hold): HeldSetting => ({ ...drift, held: { by: h.owner, since: h.since, until: h.until, reason: h.reason } });
+const heldSetting = (drift: Drift, h: Hold): HeldSetting => ({
+	...drift,
+	held: { by: h.owner, since: h.since, until: h.until, reason: h.reason },
+});
 
 /** Moves the differences in settings someone else holds from `drifts` to the returned list (report and enforce). */
 async function leaveHeldAlone(site: string, drifts: Drift[], fixes: Fix[]): Promise<HeldSetting[]> {
@@ -207,7 +285,12 @@ async function leaveHeldAlone(site: string, drifts: Drift[], fixes: Fix[]): Prom
 /** Writes the fixes under a short lease; what another owner took meanwhile is reported as held, not written. */
 async function enforceFixes(site: string, fixes: Fix[], drifts: Drift[], held: HeldSetting[]): Promise<void> {
 	const keys = [...new Set(fixes.flatMap((f) => f.keys))];
-	const r = await claim(site, { keys, mode: 'lease', reason: 'drift enforce: writing the desired state', ttlSeconds: 300 });
+	const r = await claim(site, {
+		keys,
+		mode: 'lease',
+		reason: 'drift enforce: writing the desired state',
+		ttlSeconds: 300,
+	});
 	const granted = new Set(r.granted);
 	const heldBy = new Map(r.held.map((h) => [h.key, h]));
 	try {
@@ -235,7 +318,11 @@ async function enforceFixes(site: string, fixes: Fix[], drifts: Drift[], held: H
 
 function sortKeys(o: unknown): unknown {
 	if (!o || typeof o !== 'object') return o;
-	return Object.fromEntries(Object.keys(o as object).sort().map((k) => [k, (o as Record<string, unknown>)[k]]));
+	return Object.fromEntries(
+		Object.keys(o as object)
+			.sort()
+			.map((k) => [k, (o as Record<string, unknown>)[k]]),
+	);
 }
 
 function findSwitch(tree: unknown, name: string): { enable: number } | undefined {

@@ -74,7 +74,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	const runStart = Date.now();
 	const stretchOf = () => cfg.settings.maxIntervalStretch ?? 3;
 	/** How many intervals ago a site was last checked (from the run's start when never). */
-	const ageIntervals = (site: string, now: number) => (now - (states.get(site)?.at ?? runStart)) / (cfg.settings.intervalSeconds * 1000);
+	const ageIntervals = (site: string, now: number) =>
+		(now - (states.get(site)?.at ?? runStart)) / (cfg.settings.intervalSeconds * 1000);
 	const oldest = (now: number) => {
 		let max = 0;
 		let over = 0;
@@ -96,7 +97,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			validator: (c) => {
 				// The fleet file's bounds (batchSize 0 would never end a tick's batching): refused, nothing changes.
 				refuseOn(problems(c, (r, v) => watcherConfigRules(r, v)));
-				if (c.fleet !== cfg.fleet || c.index !== cfg.index) throw new Error(`fleetConfigure: fleet/index must be ${cfg.fleet}/${cfg.index}`);
+				if (c.fleet !== cfg.fleet || c.index !== cfg.index)
+					throw new Error(`fleetConfigure: fleet/index must be ${cfg.fleet}/${cfg.index}`);
 			},
 		},
 	);
@@ -118,7 +120,11 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			maxIntervalStretch: stretchOf(),
 			oldestCheckIntervals: Math.round(oldest(Date.now()).max * 100) / 100,
 			overdue: oldest(Date.now()).over,
-			sites: cfg.sites.map((s) => ({ site_id: s.site_id, customer_id: s.customer_id, ...(states.get(s.site_id) ?? { state: 'unchecked' as const }) })),
+			sites: cfg.sites.map((s) => ({
+				site_id: s.site_id,
+				customer_id: s.customer_id,
+				...(states.get(s.site_id) ?? { state: 'unchecked' as const }),
+			})),
 		}),
 	);
 
@@ -132,7 +138,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		deferred = deferred.filter((s) => keep.has(s));
 		if (cfg.settings.concurrency !== old.settings.concurrency) concurrency = cfg.settings.concurrency;
 		// A shorter interval takes effect at once; a longer one from the tick after next.
-		if (nextTickAt !== undefined && lastDueAt !== undefined) nextTickAt = Math.min(nextTickAt, lastDueAt + cfg.settings.intervalSeconds * 1000);
+		if (nextTickAt !== undefined && lastDueAt !== undefined)
+			nextTickAt = Math.min(nextTickAt, lastDueAt + cfg.settings.intervalSeconds * 1000);
 	};
 
 	const startRunbook = async (siteId: string) => {
@@ -154,7 +161,10 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 				() => children.delete(siteId),
 			);
 		} catch (e) {
-			if (e instanceof WorkflowExecutionAlreadyStartedError || (e as Error)?.name === 'WorkflowExecutionAlreadyStartedError')
+			if (
+				e instanceof WorkflowExecutionAlreadyStartedError ||
+				(e as Error)?.name === 'WorkflowExecutionAlreadyStartedError'
+			)
 				st.runbook = { id, at: Date.now(), by: 'already-running' };
 			else st.why = `runbook not started: ${(e as Error).message}`;
 			if (st.runbook?.by === 'already-running') alreadyRunningAt.set(siteId, ticks);
@@ -200,7 +210,11 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 				)
 			: new Set<string>();
 		const first = new Set([...urgent, ...deferred]);
-		const order = [...urgent, ...deferred.filter((s) => !urgent.has(s)), ...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s))];
+		const order = [
+			...urgent,
+			...deferred.filter((s) => !urgent.has(s)),
+			...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s)),
+		];
 		deferred = [];
 		const batches: string[][] = [];
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
@@ -232,7 +246,14 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 
 		ticks++;
 		// the oldest check, in intervals (the starvation bound's metric; not emitted on replay)
-		metricMeter.createGauge('secsvc_fleet_oldest_check_intervals', 'float', '1', 'intervals since the least recently checked site of a watcher was checked').set(oldest(Date.now()).max, { fleet: cfg.fleet, watcher: String(cfg.index) });
+		metricMeter
+			.createGauge(
+				'secsvc_fleet_oldest_check_intervals',
+				'float',
+				'1',
+				'intervals since the least recently checked site of a watcher was checked',
+			)
+			.set(oldest(Date.now()).max, { fleet: cfg.fleet, watcher: String(cfg.index) });
 		lastTickAt = tickAt;
 		lastTickMs = Date.now() - tickAt;
 		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or

@@ -164,7 +164,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 
 
 /** The attack-response plan of one site: template + site ids + overrides (validated by the runbook's parser). */
 export function sitePlan(template: Record<string, unknown>, site: FleetSite): Record<string, unknown> {
-	const plan: Record<string, unknown> = { ...template, site_id: site.site_id, customer_id: site.customer_id, domain_ports: [...site.domain_ports] };
+	const plan: Record<string, unknown> = {
+		...template,
+		site_id: site.site_id,
+		customer_id: site.customer_id,
+		domain_ports: [...site.domain_ports],
+	};
 	const o = site.overrides;
 	if (!o) return plan;
 	if (o.cooldownSeconds !== undefined) plan.cooldownSeconds = o.cooldownSeconds;
@@ -197,7 +202,11 @@ export function nextGridPoint(t: number, index: number, intervalSeconds: number)
  * (no site checked twice back to back), and the gap it leaves is at most one interval plus its lateness.
  */
 export function nextTickAfter(dueAt: number, ranAt: number, index: number, intervalSeconds: number): number {
-	return nextGridPoint(Math.max(dueAt + intervalSeconds * 1000, ranAt + (intervalSeconds * 1000) / 2), index, intervalSeconds);
+	return nextGridPoint(
+		Math.max(dueAt + intervalSeconds * 1000, ranAt + (intervalSeconds * 1000) / 2),
+		index,
+		intervalSeconds,
+	);
 }
 
 /** Stable JSON (sorted keys) to compare configurations. */

@@ -76,7 +76,12 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		const askedAt = Date.now();
 		try {
 			const urgent = o.urgent ? batch.filter((s) => o.urgent?.has(s)) : [];
-			r = await check({ site_ids: batch, concurrency: o.concurrency, budgetMs: o.budgetMs(), ...(urgent.length ? { urgent } : {}) });
+			r = await check({
+				site_ids: batch,
+				concurrency: o.concurrency,
+				budgetMs: o.budgetMs(),
+				...(urgent.length ? { urgent } : {}),
+			});
 		} catch (e) {
 			const why = e instanceof ActivityFailure ? (e.cause?.message ?? e.message) : (e as Error).message;
 			for (const s of batch) states.set(s, { ...states.get(s), at: states.get(s)?.at, state: 'error', why });
@@ -87,7 +92,9 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		const bad = new Map(r.failed);
 		const later = new Set(r.deferred);
 		const hit = new Set(r.attacked);
-		const laterWhy = r.rateLimited ? 'rate limited: checked first next tick' : 'not reached within the interval: checked first next tick';
+		const laterWhy = r.rateLimited
+			? 'rate limited: checked first next tick'
+			: 'not reached within the interval: checked first next tick';
 		for (const s of batch) {
 			const prev = states.get(s);
 			if (later.has(s)) states.set(s, { ...prev, state: 'deferred', why: laterWhy });

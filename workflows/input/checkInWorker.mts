@@ -18,7 +18,8 @@ export async function checkInWorker(kind: CheckedKind, input: unknown): Promise<
 		await checker[CHECK_INPUT_ACTIVITY](kind, input);
 	} catch (e) {
 		const cause = e instanceof ActivityFailure ? e.cause : undefined;
-		if (cause instanceof ApplicationFailure && cause.type === 'ValidationError') throw ApplicationFailure.nonRetryable(cause.message, 'ValidationError');
+		if (cause instanceof ApplicationFailure && cause.type === 'ValidationError')
+			throw ApplicationFailure.nonRetryable(cause.message, 'ValidationError');
 		throw e;
 	}
 }

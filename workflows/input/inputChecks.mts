@@ -11,7 +11,11 @@ import { idProblem, issuesText, sizeIssues, type Issue } from '../../api/limits.
  */
 
 /** Sizes every input of workflow code is held to before its own rules run: 64 KB strings, 10,000 entries, 16 levels. */
-export const INPUT_SIZE: { maxString: number; maxList: number; maxDepth: number } = { maxString: 64 * 1024, maxList: 10_000, maxDepth: 16 };
+export const INPUT_SIZE: { maxString: number; maxList: number; maxDepth: number } = {
+	maxString: 64 * 1024,
+	maxList: 10_000,
+	maxDepth: 16,
+};
 
 export const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -33,16 +37,25 @@ export class Rules {
 	}
 	int(field: string, v: unknown, min: number, max: number, optional = false): boolean {
 		if (v === undefined && optional) return true;
-		return (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) || this.bad(field, `must be an integer from ${min} to ${max}`);
+		return (
+			(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) ||
+			this.bad(field, `must be an integer from ${min} to ${max}`)
+		);
 	}
 	num(field: string, v: unknown, min: number, max: number, optional = false): boolean {
 		if (v === undefined && optional) return true;
-		return (typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max) || this.bad(field, `must be a number from ${min} to ${max}`);
+		return (
+			(typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max) ||
+			this.bad(field, `must be a number from ${min} to ${max}`)
+		);
 	}
 	text(field: string, v: unknown, max: number, optional = false, min = 1): boolean {
 		if (v === undefined && optional) return true;
 		if (typeof v !== 'string') return this.bad(field, 'must be a string');
-		return (v.length >= min && v.length <= max) || this.bad(field, `must be ${min ? `${min}–` : 'at most '}${max} characters (got ${v.length})`);
+		return (
+			(v.length >= min && v.length <= max) ||
+			this.bad(field, `must be ${min ? `${min}–` : 'at most '}${max} characters (got ${v.length})`)
+		);
 	}
 	bool(field: string, v: unknown, optional = true): boolean {
 		if (v === undefined && optional) return true;
@@ -59,12 +72,17 @@ export class Rules {
 	}
 	/** Only these keys (unknown fields are refused, as the CLI's strict schemas do). */
 	keys(field: string, v: Record<string, unknown>, allowed: readonly string[]): void {
-		for (const k of Object.keys(v)) if (!allowed.includes(k)) this.bad(field ? `${field}.${k}` : k, 'is not a known field');
+		for (const k of Object.keys(v))
+			if (!allowed.includes(k)) this.bad(field ? `${field}.${k}` : k, 'is not a known field');
 	}
 }
 
 /** The issues of an input: its sizes first (a huge input gets one issue per oversized part), then `rules`. */
-export function problems(input: unknown, rules: (r: Rules, input: unknown) => void, size: Partial<typeof INPUT_SIZE> = {}): Issue[] {
+export function problems(
+	input: unknown,
+	rules: (r: Rules, input: unknown) => void,
+	size: Partial<typeof INPUT_SIZE> = {},
+): Issue[] {
 	const sized = sizeIssues(input, { ...INPUT_SIZE, ...size });
 	if (sized.length) return sized;
 	const r = new Rules();
@@ -74,7 +92,8 @@ export function problems(input: unknown, rules: (r: Rules, input: unknown) => vo
 
 /** Throws the failure that ends the run when `issues` is not empty. */
 export function failOn(what: string, issues: Issue[]): void {
-	if (issues.length) throw ApplicationFailure.nonRetryable(`invalid ${what} — ${issuesText(issues)}`, 'ValidationError');
+	if (issues.length)
+		throw ApplicationFailure.nonRetryable(`invalid ${what} — ${issuesText(issues)}`, 'ValidationError');
 }
 
 /** For Update validators and signal handlers: throws `field: rule` (the first issues) when the input breaks a rule. */

@@ -34,7 +34,8 @@ export function reportRules(r: Rules, input: unknown): void {
 export function durableCallRules(r: Rules, input: unknown): void {
 	if (!r.obj('(input)', input)) return;
 	r.keys('', input, ['op', 'params']);
-	if (typeof input.op !== 'string' || input.op.length > 200 || !/^[a-zA-Z]+(\.[a-zA-Z]+)+$/.test(input.op)) r.bad('op', 'must be a catalog operation id');
+	if (typeof input.op !== 'string' || input.op.length > 200 || !/^[a-zA-Z]+(\.[a-zA-Z]+)+$/.test(input.op))
+		r.bad('op', 'must be a catalog operation id');
 	if (input.params !== undefined) r.obj('params', input.params);
 }
 
@@ -47,7 +48,8 @@ export function driftRules(r: Rules, input: unknown): void {
 	if (!r.obj('desired', d)) return;
 	r.id('desired.site_id', d.site_id);
 	for (const k of ['customer_id', 'network_id', 'host_id']) r.id(`desired.${k}`, d[k], true);
-	if (d.detection !== undefined && r.obj('desired.detection', d.detection) && d.detection.items !== undefined) r.obj('desired.detection.items', d.detection.items);
+	if (d.detection !== undefined && r.obj('desired.detection', d.detection) && d.detection.items !== undefined)
+		r.obj('desired.detection.items', d.detection.items);
 	if (d.domain_ports === undefined || !r.obj('desired.domain_ports', d.domain_ports)) return;
 	const dps = Object.entries(d.domain_ports);
 	if (dps.length > 100) r.bad('desired.domain_ports', 'must have at most 100 domain-ports');
@@ -103,7 +105,8 @@ export function coordinatorRules(r: Rules, input: unknown): void {
 export function watcherConfigRules(r: Rules, c: unknown, at = 'config'): void {
 	if (!r.obj(at, c)) return;
 	const B = FLEET_BOUNDS;
-	if (typeof c.fleet !== 'string' || !B.fleetRe.test(c.fleet)) r.bad(`${at}.fleet`, 'must be 1–40 letters, digits, _ . -');
+	if (typeof c.fleet !== 'string' || !B.fleetRe.test(c.fleet))
+		r.bad(`${at}.fleet`, 'must be 1–40 letters, digits, _ . -');
 	r.int(`${at}.index`, c.index, 0, B.watchers);
 	r.text(`${at}.revision`, c.revision, 200, false, 0);
 	r.text(`${at}.taskQueue`, c.taskQueue, 256, true);
@@ -120,18 +123,21 @@ export function watcherConfigRules(r: Rules, c: unknown, at = 'config'): void {
 	if (c.template !== undefined) r.obj(`${at}.template`, c.template);
 	const sites = c.sites;
 	if (!Array.isArray(sites)) return void r.bad(`${at}.sites`, 'must be a list of sites');
-	if (sites.length > B.sitesPerWatcher[1]) return void r.bad(`${at}.sites`, `must have at most ${B.sitesPerWatcher[1]} sites per watcher`);
+	if (sites.length > B.sitesPerWatcher[1])
+		return void r.bad(`${at}.sites`, `must have at most ${B.sitesPerWatcher[1]} sites per watcher`);
 	sites.forEach((s, i) => {
 		const f = `${at}.sites.${i}`;
 		if (!r.obj(f, s)) return;
 		r.id(`${f}.site_id`, s.site_id);
 		r.id(`${f}.customer_id`, s.customer_id);
-		if (r.list(`${f}.domain_ports`, s.domain_ports, 100, false)) s.domain_ports.forEach((dp, j) => r.id(`${f}.domain_ports.${j}`, dp));
+		if (r.list(`${f}.domain_ports`, s.domain_ports, 100, false))
+			s.domain_ports.forEach((dp, j) => r.id(`${f}.domain_ports.${j}`, dp));
 		if (s.overrides !== undefined && r.obj(`${f}.overrides`, s.overrides)) {
 			r.int(`${f}.overrides.cooldownSeconds`, s.overrides.cooldownSeconds, 0, 7 * 86400, true);
 			if (s.overrides.approval !== undefined) r.obj(`${f}.overrides.approval`, s.overrides.approval);
 			const pr = s.overrides.protectedRanges;
-			if (r.list(`${f}.overrides.protectedRanges`, pr, 1000)) pr.forEach((x, j) => r.text(`${f}.overrides.protectedRanges.${j}`, x, 64));
+			if (r.list(`${f}.overrides.protectedRanges`, pr, 1000))
+				pr.forEach((x, j) => r.text(`${f}.overrides.protectedRanges.${j}`, x, 64));
 		}
 	});
 }
@@ -143,7 +149,8 @@ export function watcherInputRules(r: Rules, input: unknown): void {
 	watcherConfigRules(r, input.config);
 	const c = input.carry;
 	if (c === undefined || !r.obj('carry', c)) return;
-	if (r.list('carry.deferred', c.deferred, FLEET_BOUNDS.sitesPerWatcher[1], false)) c.deferred.forEach((s, i) => r.id(`carry.deferred.${i}`, s));
+	if (r.list('carry.deferred', c.deferred, FLEET_BOUNDS.sitesPerWatcher[1], false))
+		c.deferred.forEach((s, i) => r.id(`carry.deferred.${i}`, s));
 	r.int('carry.concurrency', c.concurrency, ...FLEET_BOUNDS.concurrency);
 	r.list('carry.states', c.states, FLEET_BOUNDS.sitesPerWatcher[1], false);
 	r.num('carry.nextTickAt', c.nextTickAt, 0, 8.64e15, true);

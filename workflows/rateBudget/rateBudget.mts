@@ -37,12 +37,16 @@ const MAX_PAUSE_MS = 10 * 60_000;
 const FRESH_MS = 15_000;
 
 export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
-	failOn('rate budget input', problems(input ?? {}, (r, v) => {
-		if (!r.obj('(input)', v)) return;
-		const i = v as Partial<BudgetState>;
-		if (i.pausedUntil !== undefined && !(typeof i.pausedUntil === 'number' && Number.isFinite(i.pausedUntil))) r.bad('pausedUntil', 'must be a time in ms');
-		r.obj('demand', i.demand, true);
-	}));
+	failOn(
+		'rate budget input',
+		problems(input ?? {}, (r, v) => {
+			if (!r.obj('(input)', v)) return;
+			const i = v as Partial<BudgetState>;
+			if (i.pausedUntil !== undefined && !(typeof i.pausedUntil === 'number' && Number.isFinite(i.pausedUntil)))
+				r.bad('pausedUntil', 'must be a time in ms');
+			r.obj('demand', i.demand, true);
+		}),
+	);
 	let until = typeof input?.pausedUntil === 'number' && Number.isFinite(input.pausedUntil) ? input.pausedUntil : 0;
 	const demand = new Map<string, { rps: number; hungry: boolean; at: number }>(Object.entries(input?.demand ?? {}));
 	let signals = 0;
@@ -52,7 +56,13 @@ export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
 	});
 	setHandler(demandSignal, (r) => {
 		signals++;
-		if (!r || typeof r.worker !== 'string' || r.worker.length > 300 || !(typeof r.rps === 'number' && Number.isFinite(r.rps) && r.rps >= 0)) return;
+		if (
+			!r ||
+			typeof r.worker !== 'string' ||
+			r.worker.length > 300 ||
+			!(typeof r.rps === 'number' && Number.isFinite(r.rps) && r.rps >= 0)
+		)
+			return;
 		demand.set(r.worker, { rps: r.rps, hungry: r.hungry === true, at: Date.now() });
 		if (demand.size > 1000) demand.delete(demand.keys().next().value as string);
 	});
@@ -68,6 +78,7 @@ export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
 		const idleMs = Math.max(0, until - Date.now()) + 60_000;
 		const more = await condition(() => signals !== seen, idleMs);
 		if (!more) return;
-		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 4000) await continueAsNew<typeof rateBudget>({ pausedUntil: until, demand: fresh() });
+		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 4000)
+			await continueAsNew<typeof rateBudget>({ pausedUntil: until, demand: fresh() });
 	}
 }

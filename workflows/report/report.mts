@@ -16,14 +16,27 @@ export interface AttackReport {
 	site_id: string;
 	period: { start_time: string; end_time: string };
 	generatedAt: string;
-	totals: { events: number; ongoing: number; maxBps: number; maxPps: number; totalAttackSeconds: number; byType: Record<string, number> };
+	totals: {
+		events: number;
+		ongoing: number;
+		maxBps: number;
+		maxPps: number;
+		totalAttackSeconds: number;
+		byType: Record<string, number>;
+	};
 	events: ReportEvent[];
 	networkSummary: unknown;
 }
 
 const SEVERITY: Record<number, string> = { 0: 'low', 1: 'high', 2: 'medium/blackhole' };
 
-export function summarize(site_id: string, period: AttackReport['period'], generatedAt: string, events: ReportEvent[], networkSummary: unknown): AttackReport {
+export function summarize(
+	site_id: string,
+	period: AttackReport['period'],
+	generatedAt: string,
+	events: ReportEvent[],
+	networkSummary: unknown,
+): AttackReport {
 	const byType: Record<string, number> = {};
 	for (const e of events) byType[e.attack_type] = (byType[e.attack_type] ?? 0) + 1;
 	return {
@@ -55,7 +68,11 @@ export function toMarkdown(r: AttackReport): string {
 		`- Events: ${r.totals.events} (${r.totals.ongoing} ongoing)`,
 		`- Peak: ${r.totals.maxBps} bps, ${r.totals.maxPps} pps`,
 		`- Time under attack: ${r.totals.totalAttackSeconds} s`,
-		`- By type: ${Object.entries(r.totals.byType).map(([t, n]) => `${esc(t)} ${n}`).join(', ') || 'none'}`,
+		`- By type: ${
+			Object.entries(r.totals.byType)
+				.map(([t, n]) => `${esc(t)} ${n}`)
+				.join(', ') || 'none'
+		}`,
 		'',
 		'## Events',
 		'',
@@ -69,10 +86,24 @@ export function toMarkdown(r: AttackReport): string {
 	const ns = r.networkSummary as Record<string, { size: number; [k: string]: unknown }[]> | undefined;
 	if (ns && typeof ns === 'object') {
 		lines.push('', '## Network summary', '');
-		for (const [key, label] of [['attack_type', 'attack_type'], ['ip', 'ip'], ['country', 'country'], ['proto', 'proto'], ['as_num', 'as'], ['app', 'app']] as const) {
+		for (const [key, label] of [
+			['attack_type', 'attack_type'],
+			['ip', 'ip'],
+			['country', 'country'],
+			['proto', 'proto'],
+			['as_num', 'as'],
+			['app', 'app'],
+		] as const) {
 			const rows = Array.isArray(ns[key]) ? [...ns[key]].sort((a, b) => b.size - a.size).slice(0, 10) : [];
 			if (!rows.length) continue;
-			lines.push(`### ${key}`, '', `| ${label} | size |`, '|---|---|', ...rows.map((x) => `| ${esc(x[label])} | ${x.size} |`), '');
+			lines.push(
+				`### ${key}`,
+				'',
+				`| ${label} | size |`,
+				'|---|---|',
+				...rows.map((x) => `| ${esc(x[label])} | ${x.size} |`),
+				'',
+			);
 		}
 	}
 	return lines.join('\n') + '\n';

@@ -98,10 +98,20 @@ export const viewQuery = defineQuery<TenantView>('view');
 export const renewBeforeMs = (lifetimeMs: number) => Math.min(60_000, Math.floor(lifetimeMs / 5));
 
 /** The state with a new access token (and the rotated refresh token, if any): the lifetime counts from `sentAt`. */
-export function withToken(s: TenantState, t: { accessToken: string; expiresIn: number; sentAt: number; refreshToken?: string }): TenantState {
+export function withToken(
+	s: TenantState,
+	t: { accessToken: string; expiresIn: number; sentAt: number; refreshToken?: string },
+): TenantState {
 	const lifetime = t.expiresIn * 1000;
 	const expiresAt = t.sentAt + lifetime;
-	return { ...s, accessToken: t.accessToken, expiresAt, renewAt: expiresAt - renewBeforeMs(lifetime), ...(t.refreshToken ? { refreshToken: t.refreshToken } : {}), generation: s.generation + 1 };
+	return {
+		...s,
+		accessToken: t.accessToken,
+		expiresAt,
+		renewAt: expiresAt - renewBeforeMs(lifetime),
+		...(t.refreshToken ? { refreshToken: t.refreshToken } : {}),
+		generation: s.generation + 1,
+	};
 }
 
 export const MAX_SITES = 10_000;

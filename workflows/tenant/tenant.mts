@@ -1,4 +1,14 @@
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+	ActivityFailure,
+	ApplicationFailure,
+	allHandlersFinished,
+	condition,
+	continueAsNew,
+	proxyActivities,
+	setHandler,
+	upsertMemo,
+	workflowInfo,
+} from '@temporalio/workflow';
 import {
 	installUpdate,
 	removeUpdate,
@@ -37,7 +47,12 @@ const { [RENEW_ACTIVITY]: renew } = proxyActivities<{ [RENEW_ACTIVITY]: (i: Rene
 	startToCloseTimeout: '15 seconds',
 	// A retry after a refresh that reached the service gets the service's refusal (the old token is gone): the tenant
 	// is then needs-reinstall, loudly; a retry after a request that never left gets a token.
-	retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['RefreshRejected', 'ApiError', 'ValidationError'] },
+	retry: {
+		initialInterval: '500 milliseconds',
+		maximumInterval: '5 seconds',
+		maximumAttempts: 5,
+		nonRetryableErrorTypes: ['RefreshRejected', 'ApiError', 'ValidationError'],
+	},
 });
 
 export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typeof viewOf>> {
@@ -56,8 +71,17 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 		}
 	};
 	const grant = (): TokenGrant =>
-		sealedFor(state.customerId, { accessToken: state.accessToken as string, expiresAt: state.expiresAt as number, renewAt: state.renewAt as number, generation: state.generation });
-	const refused = () => ApplicationFailure.nonRetryable(`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`, 'NeedsReinstall');
+		sealedFor(state.customerId, {
+			accessToken: state.accessToken as string,
+			expiresAt: state.expiresAt as number,
+			renewAt: state.renewAt as number,
+			generation: state.generation,
+		});
+	const refused = () =>
+		ApplicationFailure.nonRetryable(
+			`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`,
+			'NeedsReinstall',
+		);
 	const take = (accessToken: string, expiresIn: number, sentAt: number, refreshToken?: string) => {
 		Object.assign(state, withToken(state, { accessToken, expiresIn, sentAt, refreshToken }));
 	};
@@ -68,7 +92,10 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 		(req) =>
 			locked(async () => {
 				if (state.status !== 'ok') throw refused();
-				const due = !state.accessToken || Date.now() >= (state.renewAt ?? 0) || (req.rejectedGeneration !== undefined && req.rejectedGeneration >= state.generation);
+				const due =
+					!state.accessToken ||
+					Date.now() >= (state.renewAt ?? 0) ||
+					(req.rejectedGeneration !== undefined && req.rejectedGeneration >= state.generation);
 				if (!due) return grant();
 				if (state.kind === 'user' && !state.refreshToken) {
 					state.status = 'needs-reinstall';
@@ -76,7 +103,13 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 					throw refused();
 				}
 				try {
-					const r = await renew(sealed({ customerId: state.customerId, kind: state.kind, ...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}) }));
+					const r = await renew(
+						sealed({
+							customerId: state.customerId,
+							kind: state.kind,
+							...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}),
+						}),
+					);
 					take(r.accessToken, r.expiresIn, r.sentAt, r.refreshToken);
 					state.lastRenewal = r.answeredAt;
 					state.renewals++;
@@ -89,12 +122,19 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 						upsertMemo({ status: state.status });
 						throw refused();
 					}
-					throw ApplicationFailure.nonRetryable(`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`, 'TokenUnavailable');
+					throw ApplicationFailure.nonRetryable(
+						`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`,
+						'TokenUnavailable',
+					);
 				}
 			}),
 		{
 			validator: (req) => {
-				if (!req || typeof req !== 'object' || (req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration)))
+				if (
+					!req ||
+					typeof req !== 'object' ||
+					(req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration))
+				)
 					fail('rejectedGeneration: must be an integer when given');
 			},
 		},
@@ -108,7 +148,8 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 				state.status = 'ok';
 				delete state.problem;
 				// the same record as the start's (Update-with-start of a new tenant) is not taken twice
-				if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken) take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
+				if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken)
+					take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
 				else if (req.kind === 'app') state.renewAt = 0;
 				upsertMemo({ sites: state.sites, kind: state.kind, status: state.status });
 				return viewOf(state);
@@ -117,7 +158,8 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			validator: (req) => {
 				const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind });
 				if (p) fail(p);
-				if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn)) fail('token: a user tenant is installed with the token record of the authorization-code exchange');
+				if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn))
+					fail('token: a user tenant is installed with the token record of the authorization-code exchange');
 			},
 		},
 	);
@@ -129,7 +171,12 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			return viewOf(state);
 		}),
 	);
-	await condition(() => state.status === 'removed' || workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AFTER_EVENTS);
+	await condition(
+		() =>
+			state.status === 'removed' ||
+			workflowInfo().continueAsNewSuggested ||
+			workflowInfo().historyLength > CONTINUE_AFTER_EVENTS,
+	);
 	await condition(() => !busy && allHandlersFinished());
 	if (state.status === 'removed') return viewOf(state);
 	return continueAsNew<typeof tenant>(sealed(state));

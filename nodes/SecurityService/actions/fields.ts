@@ -11,9 +11,27 @@ import type { CatalogEntry, Field } from '../../../api/catalog/types';
  */
 
 const ACRONYMS: Record<string, string> = {
-	id: 'ID', ip: 'IP', ips: 'IPs', url: 'URL', uri: 'URI', http: 'HTTP', https: 'HTTPS', ddos: 'DDoS', tps: 'TPS',
-	rps: 'RPS', pps: 'PPS', bps: 'BPS', ua: 'UA', p3p: 'P3P', xff: 'XFF', rp: 'RP', spe: 'SPE', ipv4: 'IPv4',
-	http09: 'HTTP/0.9', http10: 'HTTP/1.0', http11: 'HTTP/1.1',
+	id: 'ID',
+	ip: 'IP',
+	ips: 'IPs',
+	url: 'URL',
+	uri: 'URI',
+	http: 'HTTP',
+	https: 'HTTPS',
+	ddos: 'DDoS',
+	tps: 'TPS',
+	rps: 'RPS',
+	pps: 'PPS',
+	bps: 'BPS',
+	ua: 'UA',
+	p3p: 'P3P',
+	xff: 'XFF',
+	rp: 'RP',
+	spe: 'SPE',
+	ipv4: 'IPv4',
+	http09: 'HTTP/0.9',
+	http10: 'HTTP/1.0',
+	http11: 'HTTP/1.1',
 };
 
 /** `site_id` → `Site ID`, `ddosEvents` → `DDoS Events`. */
@@ -42,7 +60,8 @@ export function isHiddenField(op: CatalogEntry, f: Field): boolean {
 
 /** Fields the node derives from another one instead of asking twice. */
 const DERIVED: Readonly<Record<string, (params: Record<string, unknown>) => unknown>> = {
-	'detection.setPolicy:type': (p) => Object.entries(DETECTION_GROUPS).find(([, items]) => items.includes(String(p.name)))?.[0],
+	'detection.setPolicy:type': (p) =>
+		Object.entries(DETECTION_GROUPS).find(([, items]) => items.includes(String(p.name)))?.[0],
 };
 
 export function isPaged(op: CatalogEntry): boolean {
@@ -51,7 +70,9 @@ export function isPaged(op: CatalogEntry): boolean {
 
 /** Labels for numeric options, read from the description ("0 off, 1 on, 2 auto"). */
 function optionLabel(f: Field, v: string | number): string {
-	const m = new RegExp(`(?:^|[\\s,;('"])${String(v)}'?\\s+([A-Za-z][\\w -]*?)(?=\\s*(?:[,;)]|'|$))`).exec(f.description);
+	const m = new RegExp(`(?:^|[\\s,;('"])${String(v)}'?\\s+([A-Za-z][\\w -]*?)(?=\\s*(?:[,;)]|'|$))`).exec(
+		f.description,
+	);
 	const label = m?.[1]?.trim();
 	if (label && typeof v === 'number') return `${label.charAt(0).toUpperCase()}${label.slice(1)} (${v})`;
 	if (label && /^\d+$/.test(String(v))) return `${label.charAt(0).toUpperCase()}${label.slice(1)} (${v})`;
@@ -101,10 +122,25 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 	const locator = LOCATORS[`${opId}:${f.name}`] ?? LOCATORS[`*:${f.name}`];
 	if (locator && !inCollection) return resourceLocator(base, locator, required);
 	const time = TIME_FIELDS[`${opId}:${f.name}`];
-	if (time) return { ...base, type: 'dateTime', default: '', description: `${base.description ?? ''} Date and time in UTC.`.trim() };
+	if (time)
+		return {
+			...base,
+			type: 'dateTime',
+			default: '',
+			description: `${base.description ?? ''} Date and time in UTC.`.trim(),
+		};
 	if (f.kind === 'boolean01' && !inCollection && SWITCHES.has(f.name)) {
 		// A write that turns something on or off: the choice is spelled out, and Off is never preselected.
-		return { ...base, type: 'options', options: [{ name: 'On', value: 1 }, { name: 'Off', value: 0 }], default: 1, required };
+		return {
+			...base,
+			type: 'options',
+			options: [
+				{ name: 'On', value: 1 },
+				{ name: 'Off', value: 0 },
+			],
+			default: 1,
+			required,
+		};
 	}
 	switch (f.kind) {
 		case 'secret':
@@ -139,7 +175,14 @@ export function fieldProperty(f: Field, inCollection = false, opId = ''): INodeP
 					{
 						name: 'values',
 						displayName: 'Entry',
-						values: [entryValue(ENTRY_CHOICES[`${opId}:${f.name}`], words.placeholder, fieldWords(opId, `${f.name}#entry`), words.hint)],
+						values: [
+							entryValue(
+								ENTRY_CHOICES[`${opId}:${f.name}`],
+								words.placeholder,
+								fieldWords(opId, `${f.name}#entry`),
+								words.hint,
+							),
+						],
 					},
 				],
 			};
@@ -320,9 +363,18 @@ const LOCATORS: Readonly<Record<string, Locator>> = {
 	'*:p_flag_id': { method: 'searchHttpFilterPolicies', placeholder: 'Policy ID, e.g. 12' },
 	'applicationProtection.switch.set:name': { method: 'searchSwitchNames', placeholder: 'Switch name, e.g. p_wbl' },
 	'detection.setPolicy:name': { method: 'searchDetectionItems', placeholder: 'Item name, e.g. tcp_syn' },
-	'applicationProtection.statusCodes.update:error_code': { method: 'searchStatusCodes', placeholder: 'Status code, e.g. 404' },
-	'applicationProtection.statusCodes.delete:error_code': { method: 'searchStatusCodes', placeholder: 'Status code, e.g. 404' },
-	'applicationProtection.authBypass.delete:url_id': { method: 'searchBypassRecords', placeholder: 'Bypass record ID, e.g. 3' },
+	'applicationProtection.statusCodes.update:error_code': {
+		method: 'searchStatusCodes',
+		placeholder: 'Status code, e.g. 404',
+	},
+	'applicationProtection.statusCodes.delete:error_code': {
+		method: 'searchStatusCodes',
+		placeholder: 'Status code, e.g. 404',
+	},
+	'applicationProtection.authBypass.delete:url_id': {
+		method: 'searchBypassRecords',
+		placeholder: 'Bypass record ID, e.g. 3',
+	},
 };
 
 /** List entries picked from what the service holds (loadOptions); an expression still works. */
@@ -332,7 +384,12 @@ const ENTRY_CHOICES: Readonly<Record<string, string>> = {
 };
 
 /** One entry of a list field: typed, or picked from the service's list when `method` names one. */
-function entryValue(method: string | undefined, placeholder: string | undefined, entry: { label: string }, hint?: string): INodeProperties {
+function entryValue(
+	method: string | undefined,
+	placeholder: string | undefined,
+	entry: { label: string },
+	hint?: string,
+): INodeProperties {
 	// One row's label ("Blocked Entry"), from labels.ts; a field without one keeps "Value".
 	const label = entry.label.endsWith('#entry') ? undefined : entry.label;
 	if (method) {
@@ -342,20 +399,37 @@ function entryValue(method: string | undefined, placeholder: string | undefined,
 			type: 'options',
 			typeOptions: { loadOptionsMethod: method, loadOptionsDependsOn: ['site_id', 'domain_port_id'] },
 			default: '',
-			description: 'Choose from the list, or specify one using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
+			description:
+				'Choose from the list, or specify one using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
 		};
 	}
-	return { displayName: label ?? 'Value', name: 'value', type: 'string', default: '', description: hint ?? NODE_WORDS.entry, ...(placeholder ? { placeholder } : {}) };
+	return {
+		displayName: label ?? 'Value',
+		name: 'value',
+		type: 'string',
+		default: '',
+		description: hint ?? NODE_WORDS.entry,
+		...(placeholder ? { placeholder } : {}),
+	};
 }
 
-function resourceLocator(base: { displayName: string; name: string; description?: string }, l: Locator, required: boolean): INodeProperties {
+function resourceLocator(
+	base: { displayName: string; name: string; description?: string },
+	l: Locator,
+	required: boolean,
+): INodeProperties {
 	return {
 		...base,
 		type: 'resourceLocator',
 		default: { mode: 'list', value: '' },
 		required,
 		modes: [
-			{ displayName: 'From List', name: 'list', type: 'list', typeOptions: { searchListMethod: l.method, searchable: true } },
+			{
+				displayName: 'From List',
+				name: 'list',
+				type: 'list',
+				typeOptions: { searchListMethod: l.method, searchable: true },
+			},
 			{ displayName: 'By ID', name: 'id', type: 'string', placeholder: l.placeholder },
 		],
 	};
@@ -377,7 +451,9 @@ const SAFE_DEFAULTS: Readonly<Record<string, string | number>> = {
 
 function safeDefault(f: Field): string | number | undefined {
 	const d = SAFE_DEFAULTS[f.name];
-	return d !== undefined && (f.options ?? []).some((o) => String(o) === String(d)) ? (f.options ?? []).find((o) => String(o) === String(d)) : undefined;
+	return d !== undefined && (f.options ?? []).some((o) => String(o) === String(d))
+		? (f.options ?? []).find((o) => String(o) === String(d))
+		: undefined;
 }
 
 /** Time fields shown as n8n date-time pickers, converted to the wire form (all in UTC). */

@@ -1,4 +1,10 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult, INodePropertyOptions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	ILoadOptionsFunctions,
+	INodeListSearchItems,
+	INodeListSearchResult,
+	INodePropertyOptions,
+} from 'n8n-workflow';
 import { optionLabel } from '../../../api/catalog/labels';
 import { DETECTION_GROUPS } from '../../../api/catalog/detectionGroups';
 import { listEntryText, type Ipv4ListEntry } from '../../../api/catalog/ipv4';
@@ -13,7 +19,8 @@ const opts = { accessToken: CLIENT_AUTH_STANDIN };
 
 function param(ctx: ILoadOptionsFunctions, name: string): string {
 	const v = ctx.getCurrentNodeParameter(name) as unknown;
-	if (v !== null && typeof v === 'object' && 'value' in (v as IDataObject)) return String((v as IDataObject).value ?? '');
+	if (v !== null && typeof v === 'object' && 'value' in (v as IDataObject))
+		return String((v as IDataObject).value ?? '');
 	return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
 }
 
@@ -30,7 +37,11 @@ function matches(filter: string | undefined, ...texts: string[]): boolean {
 	return texts.some((t) => t.toLowerCase().includes(f));
 }
 
-async function searchCustomers(this: ILoadOptionsFunctions, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+async function searchCustomers(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+	paginationToken?: string,
+): Promise<INodeListSearchResult> {
 	const client = await getClient(this, { retries: 0 });
 	const page = paginationToken ? Number(paginationToken) : 1;
 	const r = await client.call('customer.list', page > 1 ? { page } : {}, opts);
@@ -53,14 +64,18 @@ async function searchHttpFilterPolicies(this: ILoadOptionsFunctions, filter?: st
 }
 
 /** Every node of the switch tree with a name, depth first. */
-function switchNames(tree: unknown, out: Array<{ name: string; enable: number }> = []): Array<{ name: string; enable: number }> {
+function switchNames(
+	tree: unknown,
+	out: Array<{ name: string; enable: number }> = [],
+): Array<{ name: string; enable: number }> {
 	if (tree === null || typeof tree !== 'object') return out;
 	if (Array.isArray(tree)) {
 		for (const t of tree) switchNames(t, out);
 		return out;
 	}
 	const node = tree as IDataObject;
-	if (typeof node.name === 'string' && typeof node.enable === 'number') out.push({ name: node.name, enable: node.enable });
+	if (typeof node.name === 'string' && typeof node.enable === 'number')
+		out.push({ name: node.name, enable: node.enable });
 	for (const v of Object.values(node)) if (v !== null && typeof v === 'object') switchNames(v, out);
 	return out;
 }
@@ -90,7 +105,11 @@ async function searchDetectionItems(this: ILoadOptionsFunctions, filter?: string
 	let present: Set<string> | undefined;
 	if (customer_id && site_id) {
 		const client = await getClient(this, { retries: 0 });
-		const policy = (await client.call('detection.getPolicy', { customer_id, site_id, network_id, host_id }, opts)) as IDataObject;
+		const policy = (await client.call(
+			'detection.getPolicy',
+			{ customer_id, site_id, network_id, host_id },
+			opts,
+		)) as IDataObject;
 		present = new Set(
 			Object.entries(policy)
 				.filter(([, v]) => v !== null && typeof v === 'object')
@@ -139,9 +158,16 @@ async function ipListEntries(ctx: ILoadOptionsFunctions, which: 'black' | 'white
 	const client = await getClient(ctx, { retries: 0 });
 	// The result schema is validated by the client; its transform leaves the generated type `unknown`.
 	type Lists = { p_info: { ipv4: Record<string, Ipv4ListEntry[]> } };
-	const r = (await client.call(which === 'black' ? 'applicationProtection.ipBlacklist.get' : 'applicationProtection.ipWhitelist.get', at, opts)) as Lists;
+	const r = (await client.call(
+		which === 'black' ? 'applicationProtection.ipBlacklist.get' : 'applicationProtection.ipWhitelist.get',
+		at,
+		opts,
+	)) as Lists;
 	const entries = r.p_info.ipv4[`${which}_soc`] ?? [];
-	return entries.map(listEntryText).filter((t) => t !== '').map((t) => ({ name: t, value: t }));
+	return entries
+		.map(listEntryText)
+		.filter((t) => t !== '')
+		.map((t) => ({ name: t, value: t }));
 }
 
 export const listSearch = {

@@ -19,7 +19,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
  */
 export type ItemParamReader = (name: string, itemIndex: number, fallback?: unknown) => unknown;
 
-type Plan = { kind: 'constant'; value: unknown } | { kind: 'json'; path: Array<string | number> } | { kind: 'evaluate' };
+type Plan =
+	| { kind: 'constant'; value: unknown }
+	| { kind: 'json'; path: Array<string | number> }
+	| { kind: 'evaluate' };
 
 const TRIVIAL = /^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[(?:'[^'\\\n]*'|"[^"\\\n]*"|\d+)\])+)\s*\}\}$/;
 const SEGMENT = /\.([A-Za-z_$][\w$]*)|\[(?:'([^'\\\n]*)'|"([^"\\\n]*)"|(\d+))\]/g;
@@ -44,7 +47,8 @@ export function trivialJsonPath(raw: string): Array<string | number> | undefined
 		else path.push(Number(s[4]));
 	}
 	// `$json.constructor`, `__proto__` and the like are left to n8n.
-	if (path.some((k) => typeof k === 'string' && (k === '__proto__' || k === 'constructor' || k === 'prototype'))) return undefined;
+	if (path.some((k) => typeof k === 'string' && (k === '__proto__' || k === 'constructor' || k === 'prototype')))
+		return undefined;
 	return path;
 }
 

@@ -15,7 +15,8 @@ export function withReadableForms(opId: string, item: IDataObject): IDataObject 
 			out[`${k}_iso`] = new Date(v * 1000).toISOString();
 		}
 	}
-	if (typeof item.severity === 'number' && SEVERITY[item.severity] !== undefined) out.severity_name = SEVERITY[item.severity];
+	if (typeof item.severity === 'number' && SEVERITY[item.severity] !== undefined)
+		out.severity_name = SEVERITY[item.severity];
 	if (opId === 'dashboard.isUnderAttack' && typeof item.status === 'number') out.underAttack = item.status === 1;
 	return out;
 }

@@ -31,7 +31,12 @@ function operationFor(opId: string): OperationFn {
 	return generic.execute;
 }
 
-function toNodeError(exec: IExecuteFunctions, error: unknown, itemIndex: number, opId?: string): NodeOperationError | NodeApiError {
+function toNodeError(
+	exec: IExecuteFunctions,
+	error: unknown,
+	itemIndex: number,
+	opId?: string,
+): NodeOperationError | NodeApiError {
 	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
 	const title = opId && hasOperation(opId) ? operationTitle(opId) : 'Security Service';
 	if (error instanceof ValidationError) {
@@ -108,7 +113,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const resource = resourceOf[i];
 			const operation = operationOf[i];
 			if (!hasOperation(opId)) {
-				throw new NodeOperationError(this.getNode(), `Unknown operation '${operation}' for resource '${resource}'`, { itemIndex: i });
+				throw new NodeOperationError(this.getNode(), `Unknown operation '${operation}' for resource '${resource}'`, {
+					itemIndex: i,
+				});
 			}
 			const op = getOperation(opId);
 			const params = collectParams(op, (name) => param(name, i, null));
@@ -117,7 +124,12 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const results = await operationFor(opId)({ exec: this, client, op, params, itemIndex: i, returnAll, limit });
 			perItem[i] = results.map((json) => ({ json: withReadableForms(opId, json), pairedItem: { item: i } }));
 		} catch (error) {
-			const nodeError = toNodeError(this, error, i, resourceOf[i] && operationOf[i] ? `${resourceOf[i]}.${operationOf[i]}` : undefined);
+			const nodeError = toNodeError(
+				this,
+				error,
+				i,
+				resourceOf[i] && operationOf[i] ? `${resourceOf[i]}.${operationOf[i]}` : undefined,
+			);
 			if (!this.continueOnFail()) throw nodeError;
 			perItem[i] = [{ json: errorJson(nodeError, error), pairedItem: { item: i } }];
 		}

@@ -22,14 +22,17 @@ export async function checkCredential(
 	transport: Transport,
 	now: () => number = Date.now,
 ): Promise<INodeCredentialTestResult> {
-	const baseUrl = String(data.baseUrl ?? '').trim().replace(/\/+$/, '');
+	const baseUrl = String(data.baseUrl ?? '')
+		.trim()
+		.replace(/\/+$/, '');
 	if (!/^https?:\/\/[^\s/]+/i.test(baseUrl)) return { status: 'Error', message: T.badBaseUrl };
 	const appId = String(data.appId ?? '').trim();
 	const client = createClient({ baseUrl, transport, retries: 0, timeoutMs: 15_000 });
 	try {
 		// Token Source "cluster": the token is the tenant workflow's, reached through the node's Temporal credential,
 		// which a credential test cannot see: only the service's address is checked.
-		if (data.source === 'cluster') return await checkUserToken(client, baseUrl, { baseUrl }, transport, now, T.clusterTokenUnchecked);
+		if (data.source === 'cluster')
+			return await checkUserToken(client, baseUrl, { baseUrl }, transport, now, T.clusterTokenUnchecked);
 		if (data.grantType === 'user') return await checkUserToken(client, baseUrl, data, transport, now);
 		let token: TokenResult;
 		try {

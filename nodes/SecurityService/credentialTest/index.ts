@@ -32,7 +32,11 @@ function legacyTransport(send: LegacyRequest) {
 			followRedirect: false,
 			followAllRedirects: false,
 		})) as { body?: unknown; headers?: Record<string, unknown>; statusCode?: number; status?: number };
-		return fromN8nResponse({ body: raw?.body, headers: raw?.headers ?? {}, statusCode: raw?.statusCode ?? raw?.status ?? 0 });
+		return fromN8nResponse({
+			body: raw?.body,
+			headers: raw?.headers ?? {},
+			statusCode: raw?.statusCode ?? raw?.status ?? 0,
+		});
 	};
 }
 
@@ -41,5 +45,8 @@ export async function securityServiceApiTest(
 	credential: ICredentialsDecrypted<ICredentialDataDecryptedObject>,
 ): Promise<INodeCredentialTestResult> {
 	const helpers = this.helpers;
-	return await checkCredential(credential.data ?? {}, legacyTransport((options) => helpers.request(options)));
+	return await checkCredential(
+		credential.data ?? {},
+		legacyTransport((options) => helpers.request(options)),
+	);
 }

@@ -2,7 +2,13 @@ import { createDecipheriv, randomUUID } from 'node:crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { SecurityServiceError } from '../../../api/errors';
 import { pathSegment } from '../../../api/limits';
-import { NO_SHORTHAND, outcomeOf, parseJsonObject, TEMPORAL_BOUNDS, updateRequest } from '../../SecurityServiceRunbook/transport/http';
+import {
+	NO_SHORTHAND,
+	outcomeOf,
+	parseJsonObject,
+	TEMPORAL_BOUNDS,
+	updateRequest,
+} from '../../SecurityServiceRunbook/transport/http';
 import { temporalTlsOptions, tlsProblem } from '../../SecurityServiceRunbook/transport/tls';
 import { boundedExchange } from './bounded';
 import type { SecurityServiceContext } from './index';
@@ -48,7 +54,9 @@ export function parseTokenKey(text: unknown): { id: string; key: Buffer } {
 	const id = at > 0 ? s.slice(0, at) : '';
 	const key = Buffer.from(s.slice(at + 1), 'base64');
 	if (!/^[A-Za-z0-9._-]{1,64}$/.test(id) || !/^[A-Za-z0-9+/]+={0,2}$/.test(s.slice(at + 1)) || key.length !== 32)
-		throw new ClusterTokenError('Token Key: must be what `secsvc tenants token-key <customer_id>` prints (id:BASE64 of 32 bytes)');
+		throw new ClusterTokenError(
+			'Token Key: must be what `secsvc tenants token-key <customer_id>` prints (id:BASE64 of 32 bytes)',
+		);
 	return { id, key };
 }
 
@@ -57,12 +65,20 @@ export function openGrant(payload: unknown, customerId: string, tokenKey: { id: 
 	const p = (payload ?? {}) as { metadata?: Record<string, unknown>; data?: unknown };
 	const meta = p.metadata ?? {};
 	const encoding = fromB64(meta.encoding).toString('utf8');
-	if (encoding !== ENCRYPTED) throw new ClusterTokenError('the tenant workflow answered a token that is not sealed: its workers run without the payload codec');
+	if (encoding !== ENCRYPTED)
+		throw new ClusterTokenError(
+			'the tenant workflow answered a token that is not sealed: its workers run without the payload codec',
+		);
 	const keyId = fromB64(meta['encryption-key-id']).toString('utf8');
 	const tenant = fromB64(meta['encryption-tenant']).toString('utf8');
-	if (tenant !== customerId) throw new ClusterTokenError(`Customer ID: the token answered is sealed for another customer ('${tenant.slice(0, 128)}')`);
+	if (tenant !== customerId)
+		throw new ClusterTokenError(
+			`Customer ID: the token answered is sealed for another customer ('${tenant.slice(0, 128)}')`,
+		);
 	if (keyId !== tokenKey.id)
-		throw new ClusterTokenError(`Token Key: made from payload key '${tokenKey.id}', the cluster now seals with '${keyId.slice(0, 64)}': run secsvc tenants token-key ${customerId} again`);
+		throw new ClusterTokenError(
+			`Token Key: made from payload key '${tokenKey.id}', the cluster now seals with '${keyId.slice(0, 64)}': run secsvc tenants token-key ${customerId} again`,
+		);
 	const d = fromB64(p.data);
 	let plain: Buffer | undefined;
 	try {
@@ -73,25 +89,47 @@ export function openGrant(payload: unknown, customerId: string, tokenKey: { id: 
 	} catch {
 		plain = undefined;
 	}
-	if (!plain) throw new ClusterTokenError(`Token Key: does not open customer ${customerId}'s token (a key for another customer, or not from this cluster)`);
+	if (!plain)
+		throw new ClusterTokenError(
+			`Token Key: does not open customer ${customerId}'s token (a key for another customer, or not from this cluster)`,
+		);
 	const inner = JSON.parse(plain.toString('utf8')) as { d?: string };
 	const g = JSON.parse(fromB64(inner.d).toString('utf8')) as Partial<ClusterGrant>;
-	if (typeof g.accessToken !== 'string' || !g.accessToken || typeof g.generation !== 'number' || typeof g.renewAt !== 'number')
+	if (
+		typeof g.accessToken !== 'string' ||
+		!g.accessToken ||
+		typeof g.generation !== 'number' ||
+		typeof g.renewAt !== 'number'
+	)
 		throw new ClusterTokenError('the tenant workflow answered a token grant of an unknown shape');
-	return { accessToken: g.accessToken, expiresAt: Number(g.expiresAt ?? 0), renewAt: g.renewAt, generation: g.generation };
+	return {
+		accessToken: g.accessToken,
+		expiresAt: Number(g.expiresAt ?? 0),
+		renewAt: g.renewAt,
+		generation: g.generation,
+	};
 }
 
 /**
  * Asks the tenant workflow for a valid token. `rejectedGeneration`: the service refused this generation's token, so
  * the workflow renews unless it already holds a newer one.
  */
-export async function askClusterToken(ctx: SecurityServiceContext, cred: ICredentialDataDecryptedObject, rejectedGeneration?: number): Promise<ClusterGrant> {
+export async function askClusterToken(
+	ctx: SecurityServiceContext,
+	cred: ICredentialDataDecryptedObject,
+	rejectedGeneration?: number,
+): Promise<ClusterGrant> {
 	const customerId = String(cred.customerId ?? '').trim();
 	if (!/^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(customerId))
-		throw new ClusterTokenError('Customer ID: must be the customer_id of an installed customer (1-128 characters A-Z a-z 0-9 . _ ~ -)');
+		throw new ClusterTokenError(
+			'Customer ID: must be the customer_id of an installed customer (1-128 characters A-Z a-z 0-9 . _ ~ -)',
+		);
 	const tokenKey = parseTokenKey(cred.tokenKey);
 	const temporal = await ctx.getCredentials(TEMPORAL_CREDENTIAL).catch(() => undefined);
-	if (!temporal) throw new ClusterTokenError('Token Source: the token comes from the cluster, so the node needs a Temporal API credential (set it on the node)');
+	if (!temporal)
+		throw new ClusterTokenError(
+			'Token Source: the token comes from the cluster, so the node needs a Temporal API credential (set it on the node)',
+		);
 	const tls = temporalTlsOptions(temporal);
 	if (tls.problem) throw new ClusterTokenError(`Temporal API credential › ${tls.problem}`);
 	const base = String(temporal.address ?? '').replace(/\/+$/, '');
@@ -103,22 +141,37 @@ export async function askClusterToken(ctx: SecurityServiceContext, cred: ICreden
 		let failure: unknown;
 		const r = await boundedExchange(
 			(o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, TEMPORAL_CREDENTIAL, o),
-			{ method: 'POST', url, headers: { 'content-type': 'application/json', ...NO_SHORTHAND }, body: JSON.stringify(updateRequest(workflowId, 'token', arg, randomUUID())), ignoreHttpStatusErrors: true },
+			{
+				method: 'POST',
+				url,
+				headers: { 'content-type': 'application/json', ...NO_SHORTHAND },
+				body: JSON.stringify(updateRequest(workflowId, 'token', arg, randomUUID())),
+				ignoreHttpStatusErrors: true,
+			},
 			TEMPORAL_BOUNDS,
 		).catch((error: unknown) => void (failure = error ?? new Error('request failed')));
 		if (!r) {
 			const tlsText = tlsProblem(failure, undefined, base);
-			throw new ClusterTokenError(`no token from the cluster: ${tlsText ? `Temporal API credential › ${tlsText}` : String((failure as Error)?.message ?? failure)}`);
+			throw new ClusterTokenError(
+				`no token from the cluster: ${tlsText ? `Temporal API credential › ${tlsText}` : String((failure as Error)?.message ?? failure)}`,
+			);
 		}
 		const body = parseJsonObject(r.body);
 		if (r.statusCode === 404)
-			throw new ClusterTokenError(`Customer ID: customer ${customerId} is not installed in the cluster (no tenant workflow ${workflowId}: secsvc tenants list)`);
-		if (r.statusCode >= 400) throw new ClusterTokenError(`no token from the cluster: Temporal answered HTTP ${r.statusCode}: ${String(body.message ?? '').slice(0, 300)}`);
+			throw new ClusterTokenError(
+				`Customer ID: customer ${customerId} is not installed in the cluster (no tenant workflow ${workflowId}: secsvc tenants list)`,
+			);
+		if (r.statusCode >= 400)
+			throw new ClusterTokenError(
+				`no token from the cluster: Temporal answered HTTP ${r.statusCode}: ${String(body.message ?? '').slice(0, 300)}`,
+			);
 		const outcome = outcomeOf(body);
 		if (!outcome) {
 			// The server's long-poll ended before the Update completed (a renewal under way): ask again.
 			if (ask < ASKS_WHEN_NO_OUTCOME) continue;
-			throw new ClusterTokenError(`no token from the cluster: the tenant workflow ${workflowId} did not answer (are tenant workers running?)`);
+			throw new ClusterTokenError(
+				`no token from the cluster: the tenant workflow ${workflowId} did not answer (are tenant workers running?)`,
+			);
 		}
 		if (!outcome.ok) throw new ClusterTokenError(`no token from the cluster: ${outcome.message.slice(0, 300)}`);
 		return openGrant(firstPayload(body), customerId, tokenKey);

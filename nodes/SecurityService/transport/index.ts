@@ -64,7 +64,8 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 			// Fast path: the token this execution already holds goes straight into the query string. n8n's
 			// authenticate step (an expression evaluated per request) is only needed when a token must be obtained.
 			const token = String((await credential()).accessToken ?? '');
-			if (token) return await sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
+			if (token)
+				return await sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
 		}
 		const data = force ? await freshCredentialWithoutToken() : await credential();
 		let response: HttpResponse;
@@ -73,7 +74,10 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 			// it too, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
 			const withToken = data.accessToken ? req : { ...req, timeoutMs: req.timeoutMs + PRE_AUTH_BUDGET_MS };
 			response = await sendBounded(
-				(o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, { credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data } }),
+				(o) =>
+					ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, {
+						credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
+					}),
 				withToken,
 				url,
 			);
@@ -108,7 +112,8 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 			if (!renewedMeanwhile && failedRenewal?.stale === staleToken) throw failedRenewal.error;
 			const sent = sendAuthenticated(req, url, !renewedMeanwhile);
 			sent.catch((error: unknown) => {
-				if (!renewedMeanwhile && error instanceof SecurityServiceError && error.opId.startsWith('authorization.')) failedRenewal = { stale: staleToken, error };
+				if (!renewedMeanwhile && error instanceof SecurityServiceError && error.opId.startsWith('authorization.'))
+					failedRenewal = { stale: staleToken, error };
 			});
 			return await sent;
 		});
@@ -121,7 +126,15 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 	// messages only.
 	function refusal(req: HttpRequest, res: HttpResponse): TokenRefusal | undefined {
 		const env = res.status === 401 ? undefined : envelopeOf(res.body);
-		return tokenRefusal({ status: res.status, code: env?.code, msg: env?.msg, authFailureCodes: new Set(authCodes), otherCodes: RATE_CODES, safety: req.safety ?? 'unsafe', unverified: false });
+		return tokenRefusal({
+			status: res.status,
+			code: env?.code,
+			msg: env?.msg,
+			authFailureCodes: new Set(authCodes),
+			otherCodes: RATE_CODES,
+			safety: req.safety ?? 'unsafe',
+			unverified: false,
+		});
 	}
 
 	// Token Source "From the cluster's token owner": the tenant workflow's token (clusterToken.ts), held in this
@@ -131,14 +144,20 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 	let asking: Promise<ClusterGrant> | undefined;
 	function clusterGrant(cred: ICredentialDataDecryptedObject, rejected?: number): Promise<ClusterGrant> {
 		const held = grant;
-		if (held && (rejected === undefined ? Date.now() < held.renewAt : held.generation > rejected)) return Promise.resolve(held);
+		if (held && (rejected === undefined ? Date.now() < held.renewAt : held.generation > rejected))
+			return Promise.resolve(held);
 		asking ??= askClusterToken(ctx, cred, rejected)
 			.then((g) => (grant = g))
 			.finally(() => (asking = undefined));
 		return asking;
 	}
-	const sendWith = (req: HttpRequest, url: string, token: string) => sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
-	async function sendCluster(req: HttpRequest, url: string, cred: ICredentialDataDecryptedObject): Promise<HttpResponse> {
+	const sendWith = (req: HttpRequest, url: string, token: string) =>
+		sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
+	async function sendCluster(
+		req: HttpRequest,
+		url: string,
+		cred: ICredentialDataDecryptedObject,
+	): Promise<HttpResponse> {
 		if (stats && grant && Date.now() >= grant.renewAt) stats.expiredRenewals++;
 		const g = await clusterGrant(cred);
 		const first = await sendWith(req, url, g.accessToken);
@@ -200,7 +219,13 @@ export async function getClient(ctx: SecurityServiceContext, settings: ClientSet
 	const guarded = parseProtectedRanges(cred.protectedRanges ?? '', 'credential Protected Ranges');
 	if (guarded.invalid.length)
 		throw new ValidationError('credential', [
-			{ field: 'Protected Ranges (credential)', rule: `${guarded.invalid.slice(0, 3).map((x) => JSON.stringify(x.slice(0, 40))).join(', ')} must be IPv4 addresses, start-end ranges or CIDRs; nothing was sent` },
+			{
+				field: 'Protected Ranges (credential)',
+				rule: `${guarded.invalid
+					.slice(0, 3)
+					.map((x) => JSON.stringify(x.slice(0, 40)))
+					.join(', ')} must be IPv4 addresses, start-end ranges or CIDRs; nothing was sent`,
+			},
 		]);
 	return createClient({
 		baseUrl,

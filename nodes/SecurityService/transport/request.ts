@@ -85,9 +85,18 @@ export function toN8nRequest(req: HttpRequest, url = req.url): IHttpRequestOptio
 }
 
 /** Sends the client's request with an n8n request helper, the answer bounded in size and total time (bounded.ts). */
-export async function sendBounded(send: (o: IHttpRequestOptions) => Promise<unknown>, req: HttpRequest, url = req.url): Promise<HttpResponse> {
+export async function sendBounded(
+	send: (o: IHttpRequestOptions) => Promise<unknown>,
+	req: HttpRequest,
+	url = req.url,
+): Promise<HttpResponse> {
 	const options = toN8nRequest(req, url);
-	return fromN8nResponse(await boundedExchange(send, options, { timeoutMs: req.timeoutMs, maxBytes: req.maxResponseBytes ?? MAX_RESPONSE_BYTES }));
+	return fromN8nResponse(
+		await boundedExchange(send, options, {
+			timeoutMs: req.timeoutMs,
+			maxBytes: req.maxResponseBytes ?? MAX_RESPONSE_BYTES,
+		}),
+	);
 }
 
 interface FullResponse {
@@ -106,7 +115,8 @@ export function fromN8nResponse(raw: unknown): HttpResponse {
 	if (typeof r.body === 'string') body = r.body;
 	else if (r.body !== undefined && r.body !== null) {
 		const b = r.body as { toString(enc?: string): string };
-		body = typeof r.body === 'object' && 'byteLength' in (r.body as object) ? b.toString('utf8') : JSON.stringify(r.body);
+		body =
+			typeof r.body === 'object' && 'byteLength' in (r.body as object) ? b.toString('utf8') : JSON.stringify(r.body);
 	}
 	return { status: r.statusCode, headers, body };
 }

@@ -37,10 +37,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	for (let i = 0; i < items.length; i++) {
 		try {
 			if (temporal.tlsProblem)
-				throw new NodeOperationError(this.getNode(), `Temporal API credential › ${temporal.tlsProblem}`, { itemIndex: i, description: 'Nothing was sent to Temporal.' });
+				throw new NodeOperationError(this.getNode(), `Temporal API credential › ${temporal.tlsProblem}`, {
+					itemIndex: i,
+					description: 'Nothing was sent to Temporal.',
+				});
 			const operation = this.getNodeParameter('operation', i) as string;
 			const run = Object.hasOwn(OPERATIONS, operation) ? OPERATIONS[operation] : undefined;
-			if (!run) throw new NodeOperationError(this.getNode(), `Operation: '${operation}' is not supported`, { itemIndex: i });
+			if (!run)
+				throw new NodeOperationError(this.getNode(), `Operation: '${operation}' is not supported`, { itemIndex: i });
 			const results = await run({
 				ctx: this,
 				i,
@@ -56,7 +60,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			for (const r of results) out.push({ ...r, pairedItem: { item: i } });
 		} catch (error) {
 			const nodeError =
-				error instanceof NodeOperationError || error instanceof NodeApiError ? error : new NodeOperationError(this.getNode(), error as Error, { itemIndex: i });
+				error instanceof NodeOperationError || error instanceof NodeApiError
+					? error
+					: new NodeOperationError(this.getNode(), error as Error, { itemIndex: i });
 			if (this.continueOnFail()) {
 				out.push({ json: { error: nodeError.message }, pairedItem: { item: i } });
 				continue;

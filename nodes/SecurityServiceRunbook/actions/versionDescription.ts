@@ -223,7 +223,7 @@ export const versionProperties: INodeProperties[] = [
 		name: 'by',
 		type: 'string',
 		default: 'n8n',
-		hint: 'Your name or team: recorded in the runbook\'s audit trail',
+		hint: "Your name or team: recorded in the runbook's audit trail",
 		displayOptions: { show: { operation: ['signal', 'cancel'] } },
 		description: 'Who sends it (recorded in the audit trail)',
 	},
@@ -244,7 +244,11 @@ export const versionProperties: INodeProperties[] = [
 		description: RUNBOOK.help.query,
 		displayOptions: { show: { operation: ['query'] } },
 		options: [
-			{ name: 'Attack Report (HTML File)', value: 'report', description: 'The finished runbook\'s report as one self-contained HTML file in binary data, to mail or post it' },
+			{
+				name: 'Attack Report (HTML File)',
+				value: 'report',
+				description: "The finished runbook's report as one self-contained HTML file in binary data, to mail or post it",
+			},
 			{ name: 'Audit Trail', value: 'audit' },
 			{ name: 'Changes', value: 'changes' },
 			{ name: 'Plan', value: 'plan' },

@@ -58,7 +58,10 @@ export function updateRequest(workflowId: string, name: string, arg: unknown, up
 	return {
 		workflowExecution: { workflowId },
 		waitPolicy: { lifecycleStage: STAGE_COMPLETED },
-		request: { meta: { updateId, identity: 'n8n' }, input: { name, args: seal ? { payloads: [sealedPayload(arg, seal)] } : payloads([arg]) } },
+		request: {
+			meta: { updateId, identity: 'n8n' },
+			input: { name, args: seal ? { payloads: [sealedPayload(arg, seal)] } : payloads([arg]) },
+		},
 	};
 }
 
@@ -83,7 +86,9 @@ export function updateWithStartRequest(
 					identity: 'n8n',
 				},
 			},
-			{ updateWorkflow: { namespace: ns, ...updateRequest(start.workflowId, update.name, update.arg, update.updateId) } },
+			{
+				updateWorkflow: { namespace: ns, ...updateRequest(start.workflowId, update.name, update.arg, update.updateId) },
+			},
 		],
 	};
 }

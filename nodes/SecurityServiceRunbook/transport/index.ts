@@ -31,12 +31,27 @@ export function temporalTransport(ctx: IExecuteFunctions, cred: ICredentialDataD
 	const wfUrl = (id: string) => `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(id)}`;
 
 	/** One bounded exchange; a failure to exchange at all is a node error (named by its TLS field when it is one). */
-	const exchange = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject, qs?: IDataObject): Promise<BoundedResponse> => {
-		const opts: IHttpRequestOptions = { method, url, headers: { 'content-type': 'application/json', ...NO_SHORTHAND }, ignoreHttpStatusErrors: true };
+	const exchange = async (
+		i: number,
+		method: 'GET' | 'POST',
+		url: string,
+		body?: IDataObject,
+		qs?: IDataObject,
+	): Promise<BoundedResponse> => {
+		const opts: IHttpRequestOptions = {
+			method,
+			url,
+			headers: { 'content-type': 'application/json', ...NO_SHORTHAND },
+			ignoreHttpStatusErrors: true,
+		};
 		if (body !== undefined) opts.body = JSON.stringify(body);
 		if (qs !== undefined) opts.qs = qs;
 		try {
-			return await boundedExchange((o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, 'temporalApi', o), opts, TEMPORAL_BOUNDS);
+			return await boundedExchange(
+				(o) => ctx.helpers.httpRequestWithAuthentication.call(ctx, 'temporalApi', o),
+				opts,
+				TEMPORAL_BOUNDS,
+			);
 		} catch (error) {
 			tlsFailure(i, error, (error as { response?: { data?: unknown } }).response?.data);
 			throw new NodeApiError(ctx.getNode(), error as JsonObject, { itemIndex: i });
@@ -44,7 +59,13 @@ export function temporalTransport(ctx: IExecuteFunctions, cred: ICredentialDataD
 	};
 
 	/** The answer whatever its status (a TLS port's answer to plain HTTP is named as such). */
-	const call = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject, qs?: IDataObject): Promise<Http> => {
+	const call = async (
+		i: number,
+		method: 'GET' | 'POST',
+		url: string,
+		body?: IDataObject,
+		qs?: IDataObject,
+	): Promise<Http> => {
 		const r = await exchange(i, method, url, body, qs);
 		tlsFailure(i, undefined, r.body);
 		return { status: r.statusCode, body: parseJsonObject(r.body) as IDataObject };
@@ -54,7 +75,11 @@ export function temporalTransport(ctx: IExecuteFunctions, cred: ICredentialDataD
 	const send = async (i: number, method: 'GET' | 'POST', url: string, body?: IDataObject): Promise<IDataObject> => {
 		const r = await exchange(i, method, url, body);
 		const parsed = parseJsonObject(r.body) as IDataObject;
-		if (r.statusCode >= 400) throw new NodeApiError(ctx.getNode(), { ...parsed, httpCode: String(r.statusCode) } as JsonObject, { itemIndex: i, httpCode: String(r.statusCode) });
+		if (r.statusCode >= 400)
+			throw new NodeApiError(ctx.getNode(), { ...parsed, httpCode: String(r.statusCode) } as JsonObject, {
+				itemIndex: i,
+				httpCode: String(r.statusCode),
+			});
 		return parsed;
 	};
 

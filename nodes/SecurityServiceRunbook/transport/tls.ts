@@ -45,8 +45,10 @@ export function temporalTlsOptions(c: ICredentialDataDecryptedObject): { options
 	const key = text(c.clientPrivateKey);
 	const address = text(c.address);
 	if (!ca && !cert && !key) return {};
-	if (!/^https:\/\//i.test(address)) return { problem: `${TLS_FIELDS.address}: must start with https:// when TLS certificates are set` };
-	if (ca && !certificate(ca)) return { problem: `${TLS_FIELDS.ca}: must be a PEM certificate (-----BEGIN CERTIFICATE-----)` };
+	if (!/^https:\/\//i.test(address))
+		return { problem: `${TLS_FIELDS.address}: must start with https:// when TLS certificates are set` };
+	if (ca && !certificate(ca))
+		return { problem: `${TLS_FIELDS.ca}: must be a PEM certificate (-----BEGIN CERTIFICATE-----)` };
 	if (cert && !key) return { problem: `${TLS_FIELDS.key}: is required with the ${TLS_FIELDS.cert}` };
 	if (key && !cert) return { problem: `${TLS_FIELDS.cert}: is required with the ${TLS_FIELDS.key}` };
 	if (cert && key) {
@@ -71,19 +73,32 @@ export function tlsProblem(error: unknown, body?: unknown, address = ''): string
 	if (typeof body === 'string' && /client sent an http request to an https server/i.test(body))
 		return `${TLS_FIELDS.address}: the server speaks TLS: use https://`;
 	const parts: string[] = [];
-	for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++)
+	for (
+		let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0;
+		e && i < 4;
+		e = e.cause as typeof e, i++
+	)
 		parts.push(String(e.code ?? ''), String(e.message ?? ''));
 	const all = parts.join(' ');
 	// Raw Node codes a user meets with a wrong address: one line naming the field and what to enter.
 	if (/ERR_INVALID_URL|Invalid URL/i.test(all)) return addressText.invalidUrl;
 	if (/HPE_INVALID_CONSTANT|HPE_INVALID|Parse Error|Expected HTTP/i.test(all)) return addressText.notHttp;
-	if (/client sent an http request to an https server/i.test(all)) return `${TLS_FIELDS.address}: the server speaks TLS: use https://`;
-	if (/ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate's altnames/i.test(all)) return `${TLS_FIELDS.address}: the server's certificate is not for this host`;
-	if (/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT/i.test(all))
+	if (/client sent an http request to an https server/i.test(all))
+		return `${TLS_FIELDS.address}: the server speaks TLS: use https://`;
+	if (/ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate's altnames/i.test(all))
+		return `${TLS_FIELDS.address}: the server's certificate is not for this host`;
+	if (
+		/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT/i.test(
+			all,
+		)
+	)
 		return `${TLS_FIELDS.ca}: the server's certificate is not signed by this CA (or no CA is set)`;
-	if (/certificate required/i.test(all)) return `${TLS_FIELDS.cert}: the server requires a client certificate (mutual TLS)`;
-	if (/alert unknown ca|alert bad certificate|certificate unknown/i.test(all)) return `${TLS_FIELDS.cert}: the server refused the client certificate`;
-	if (/wrong version number|packet length too long/i.test(all)) return `${TLS_FIELDS.address}: the server does not speak TLS: use http://`;
+	if (/certificate required/i.test(all))
+		return `${TLS_FIELDS.cert}: the server requires a client certificate (mutual TLS)`;
+	if (/alert unknown ca|alert bad certificate|certificate unknown/i.test(all))
+		return `${TLS_FIELDS.cert}: the server refused the client certificate`;
+	if (/wrong version number|packet length too long/i.test(all))
+		return `${TLS_FIELDS.address}: the server does not speak TLS: use http://`;
 	// A TLS port closes a plain-HTTP request with a body before reading it: no 400 text arrives, only the reset.
 	if (/^http:\/\//i.test(address) && /ECONNRESET|socket hang up/i.test(all))
 		return `${TLS_FIELDS.address}: the server closed the connection — a TLS port? then use https://`;

@@ -7,12 +7,24 @@ import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/cat
 /** Expiring blocks: reading a domain-port's blacklist as written, shared by the add and removal activities. */
 
 /** The list as written: range key (`start-end` as numbers) → the entry's text as the list shows it. */
-export async function liveEntries(client: Client, site_id: string, domain_port_id: string): Promise<Map<string, string>> {
-	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: Ipv4ListEntry[] } } }>('applicationProtection.ipBlacklist.get', { site_id, domain_port_id });
+export async function liveEntries(
+	client: Client,
+	site_id: string,
+	domain_port_id: string,
+): Promise<Map<string, string>> {
+	const list = await client.call<{ p_info?: { ipv4?: { black_soc?: Ipv4ListEntry[] } } }>(
+		'applicationProtection.ipBlacklist.get',
+		{ site_id, domain_port_id },
+	);
 	return listedByKey(list?.p_info?.ipv4?.black_soc ?? []);
 }
 
-export async function liveEntry(client: Client, site_id: string, domain_port_id: string, entry: string): Promise<string | undefined> {
+export async function liveEntry(
+	client: Client,
+	site_id: string,
+	domain_port_id: string,
+	entry: string,
+): Promise<string | undefined> {
 	const want = entryRangeKey(entry);
 	return want === undefined ? undefined : (await liveEntries(client, site_id, domain_port_id)).get(want);
 }

@@ -50,20 +50,40 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? '') }));
 				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) {
-					await withTemporal((t) => recordIntent(t, info.workflowExecution as Run, group.flatMap((f) => (f.live ? [f.range] : []))));
-					await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });
+					await withTemporal((t) =>
+						recordIntent(
+							t,
+							info.workflowExecution as Run,
+							group.flatMap((f) => (f.live ? [f.range] : [])),
+						),
+					);
+					await api.call('applicationProtection.ipBlacklist.remove', {
+						site_id,
+						domain_port_id,
+						ip_black_list: present,
+					});
 				}
 				found.push(...group);
 			}
 			const gone = found.filter((f) => !f.live);
 			// Gone at first look: ours only if an earlier attempt's DELETE named it (its intent is in the history).
-			const ours = gone.length ? await withTemporal((t) => intentsSince(t, info.workflowExecution as Run, Math.min(...gone.map((g) => Date.parse(g.expiresAt))))) : new Map<string, string>();
+			const ours = gone.length
+				? await withTemporal((t) =>
+						intentsSince(t, info.workflowExecution as Run, Math.min(...gone.map((g) => Date.parse(g.expiresAt)))),
+					)
+				: new Map<string, string>();
 			return {
 				released: release?.length ?? 0,
 				results: found.map((f) => {
 					if (f.live) return { entry: f.range, removed: true };
 					const at = ours.get(f.range);
-					return at ? { entry: f.range, removed: true, note: `removed (a DELETE naming it was sent at ${at} by an earlier attempt whose answer was lost; found it gone)` } : { entry: f.range, removed: false };
+					return at
+						? {
+								entry: f.range,
+								removed: true,
+								note: `removed (a DELETE naming it was sent at ${at} by an earlier attempt whose answer was lost; found it gone)`,
+							}
+						: { entry: f.range, removed: false };
 				}),
 			};
 		} catch (e) {
@@ -95,7 +115,8 @@ async function intentsSince(client: TemporalClient, wf: Run, sinceMs: number): P
 		if (at < sinceMs - 1000) continue;
 		const p = a.input?.payloads?.[0];
 		const ranges = p ? ((conv.fromPayload(p) as { ranges?: unknown })?.ranges ?? []) : [];
-		if (Array.isArray(ranges)) for (const r of ranges) if (typeof r === 'string') out.set(r, new Date(at).toISOString());
+		if (Array.isArray(ranges))
+			for (const r of ranges) if (typeof r === 'string') out.set(r, new Date(at).toISOString());
 	}
 	return out;
 }

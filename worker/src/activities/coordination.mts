@@ -9,16 +9,21 @@ import { claim, handover, holds, release, type CoordinationInput } from '../temp
  * (../temporal/coordination.mts). The owner of a claim is the calling workflow's id, taken from the activity context,
  * never from the input. `client` = the worker's own Temporal connection.
  */
-export function createCoordinationActivities(client: () => Client): Record<string, (input: CoordinationInput) => Promise<unknown>> {
+export function createCoordinationActivities(
+	client: () => Client,
+): Record<string, (input: CoordinationInput) => Promise<unknown>> {
 	const callerId = () => {
 		const id = Context.current().info.workflowExecution?.workflowId;
 		if (!id) throw ApplicationFailure.nonRetryable('coordination: only workflows hold settings', 'ValidationError');
 		return id;
 	};
 	return {
-		[COORDINATION.claim]: async (input) => heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
-		[COORDINATION.release]: async (input) => heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
-		[COORDINATION.handover]: async (input) => heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
+		[COORDINATION.claim]: async (input) =>
+			heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
+		[COORDINATION.release]: async (input) =>
+			heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
+		[COORDINATION.handover]: async (input) =>
+			heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
 		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
 	};
 }
@@ -38,4 +43,3 @@ async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 		clearInterval(t);
 	}
 }
-

@@ -3,7 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '../../../api/client.ts';
 import { redactText } from '../../../api/redact.ts';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from '../../../workflows/fleet/shared.mts';
+import {
+	FLEET_CHECK_ACTIVITY,
+	type CheckBatchInput,
+	type CheckBatchResult,
+	type CheckProgress,
+} from '../../../workflows/fleet/shared.mts';
 
 /**
  * The fleet watchers' batch activity (workflows/fleet/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,
@@ -27,7 +32,10 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 	const rateCodes = new Set(opts.rateLimitCodes ?? [42901]);
 	const isRateLimited = (e: unknown) => {
 		const x = e as { name?: string; code?: number; rateLimited?: boolean };
-		return (x?.name === 'ApiError' && typeof x.code === 'number' && rateCodes.has(x.code)) || (x?.name === 'TransportError' && x.rateLimited === true);
+		return (
+			(x?.name === 'ApiError' && typeof x.code === 'number' && rateCodes.has(x.code)) ||
+			(x?.name === 'TransportError' && x.rateLimited === true)
+		);
 	};
 	/** Longest a call can take with the client's timeout and retries (+1 s of backoff and slack). */
 	const callMaxMs = () => (client.options?.timeoutMs ?? 15_000) * ((client.options?.retries ?? 0) + 1) + 1000;
@@ -35,7 +43,10 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 		async [FLEET_CHECK_ACTIVITY](input: CheckBatchInput): Promise<CheckBatchResult> {
 			const ids = input?.site_ids;
 			if (!Array.isArray(ids) || ids.some((s) => typeof s !== 'string' || s === ''))
-				throw ApplicationFailure.nonRetryable(`${FLEET_CHECK_ACTIVITY}: site_ids: must be a list of site ids`, 'ValidationError');
+				throw ApplicationFailure.nonRetryable(
+					`${FLEET_CHECK_ACTIVITY}: site_ids: must be a list of site ids`,
+					'ValidationError',
+				);
 			const concurrency = Math.max(1, Math.min(64, Math.floor(Number(input.concurrency) || 1)));
 			let ctx: Context | undefined;
 			try {
@@ -48,7 +59,11 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const stc = info?.startToCloseTimeoutMs ?? 0;
 			const budgetMs = Math.max(
 				500,
-				Math.min(Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity, stc > 0 ? stc - callMaxMs() : Infinity, 10 * 60_000),
+				Math.min(
+					Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity,
+					stc > 0 ? stc - callMaxMs() : Infinity,
+					10 * 60_000,
+				),
 			);
 			const prev = (info?.heartbeatDetails ?? undefined) as CheckProgress | undefined;
 			const done = new Set<string>(Array.isArray(prev?.done) ? prev.done : []);
@@ -56,7 +71,10 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const failed: [string, string][] = Array.isArray(prev?.failed) ? [...prev.failed] : [];
 			const todo = ids.filter((s) => !done.has(s));
 			const deferred: string[] = [];
-			const heartbeat = info && !info.isLocal ? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress) : () => {};
+			const heartbeat =
+				info && !info.isLocal
+					? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress)
+					: () => {};
 			const gate = new RateGate();
 			let stopped = false;
 			const urgent = new Set(Array.isArray(input.urgent) ? input.urgent : []);
@@ -70,7 +88,11 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 					}
 					const site_id = queue.shift() as string;
 					try {
-						const r = (await client.call('dashboard.isUnderAttack', { site_id }, { priority: urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: t0 + budgetMs })) as { status?: unknown };
+						const r = (await client.call(
+							'dashboard.isUnderAttack',
+							{ site_id },
+							{ priority: urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: t0 + budgetMs },
+						)) as { status?: unknown };
 						if (Number(r?.status) === 1) attacked.push(site_id);
 						done.add(site_id);
 						gate.answered();
@@ -96,7 +118,14 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			};
 			await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, (_, n) => lane(n)));
 			deferred.push(...queue);
-			return { attacked, deferred, failed, rateLimited: gate.limited, startedAt: t0, ...(stopped && !gate.limited ? { outOfTime: true } : {}) };
+			return {
+				attacked,
+				deferred,
+				failed,
+				rateLimited: gate.limited,
+				startedAt: t0,
+				...(stopped && !gate.limited ? { outOfTime: true } : {}),
+			};
 		},
 	};
 }

@@ -4,7 +4,11 @@ import { getOperation } from '../../../api/catalog/index.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { matchingFilterIds } from '../../../api/httpFilterMatch.ts';
 import { redactText } from '../../../api/redact.ts';
-import { FILTER_CREATE_ONCE_ACTIVITY, FILTER_CREATE_OP, FILTER_MATCHING_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
+import {
+	FILTER_CREATE_ONCE_ACTIVITY,
+	FILTER_CREATE_OP,
+	FILTER_MATCHING_ACTIVITY,
+} from '../../../workflows/pure/activityNames.mts';
 import type { Activity } from './operations.mts';
 
 /**
@@ -23,9 +27,16 @@ type Serialized = <T>(site: string, dp: string, fn: () => Promise<T>) => Promise
 const LIST_OP: string = 'applicationProtection.httpFilter.list';
 const HEARTBEAT_MS = 2_000;
 
-export function filterOnceActivities(client: Client, serialized: Serialized, toFailure: (op: string, e: unknown) => Error): Record<string, Activity> {
+export function filterOnceActivities(
+	client: Client,
+	serialized: Serialized,
+	toFailure: (op: string, e: unknown) => Error,
+): Record<string, Activity> {
 	const listMatching = async (valid: Record<string, unknown>) =>
-		matchingFilterIds(await client.call(LIST_OP, { site_id: valid.site_id, domain_port_id: valid.domain_port_id }), valid);
+		matchingFilterIds(
+			await client.call(LIST_OP, { site_id: valid.site_id, domain_port_id: valid.domain_port_id }),
+			valid,
+		);
 	return {
 		[FILTER_MATCHING_ACTIVITY]: async (params = {}) => {
 			try {
@@ -65,6 +76,11 @@ function heartbeat() {
 /** A lost answer is retried here: the next attempt finds the policy if it was created (a 4xx refusal is not). */
 function retryableTransport(e: unknown): Error | undefined {
 	const t = e as { name?: string; kind?: string; status?: number; message?: string };
-	if (t?.name !== 'TransportError' || (t.kind === 'http' && typeof t.status === 'number' && isClientRefusal(t.status))) return undefined;
-	return ApplicationFailure.retryable(redactText(String(t.message)), 'TransportError', { opId: getOperation(FILTER_CREATE_OP).id, kind: t.kind, status: t.status });
+	if (t?.name !== 'TransportError' || (t.kind === 'http' && typeof t.status === 'number' && isClientRefusal(t.status)))
+		return undefined;
+	return ApplicationFailure.retryable(redactText(String(t.message)), 'TransportError', {
+		opId: getOperation(FILTER_CREATE_OP).id,
+		kind: t.kind,
+		status: t.status,
+	});
 }

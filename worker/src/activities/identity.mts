@@ -1,6 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { planApproversProblem, type ApproverPolicy, type VerifiedIdentity } from '../../../api/decideRules.ts';
-import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from '../../../workflows/attackResponse/identity.mts';
+import {
+	IDENTITY_POLICY_ACTIVITY,
+	IDENTITY_VERIFY_ACTIVITY,
+	type PolicyInput,
+	type VerifyInput,
+} from '../../../workflows/attackResponse/identity.mts';
 import { policyFor, type IdentityConfig } from '../identity/config.mts';
 import { createVerifier, ProofRefused } from '../identity/verify.mts';
 
@@ -19,16 +24,24 @@ export function createIdentityActivities(cfg: IdentityConfig | undefined) {
 		throw e;
 	};
 	return {
-		async [IDENTITY_POLICY_ACTIVITY](input: PolicyInput): Promise<{ policy: ApproverPolicy; starter?: VerifiedIdentity }> {
+		async [IDENTITY_POLICY_ACTIVITY](
+			input: PolicyInput,
+		): Promise<{ policy: ApproverPolicy; starter?: VerifiedIdentity }> {
 			const policy = policyFor(cfg, input.customerId);
 			let starter: VerifiedIdentity | undefined;
 			if (input.starter?.idToken) {
-				if (!verify) throw ApplicationFailure.nonRetryable('startedBy: this worker has no identity provider configured to verify the starter\'s proof', 'ValidationError');
-				starter = await verify(input.starter.idToken).catch((e) => refuse(e instanceof ProofRefused ? new ProofRefused(`startedBy ${e.message}`) : e));
+				if (!verify)
+					throw ApplicationFailure.nonRetryable(
+						"startedBy: this worker has no identity provider configured to verify the starter's proof",
+						'ValidationError',
+					);
+				starter = await verify(input.starter.idToken).catch((e) =>
+					refuse(e instanceof ProofRefused ? new ProofRefused(`startedBy ${e.message}`) : e),
+				);
 			} else if (input.parent) starter = { verified: 'workflow', name: input.parent };
 			else if (policy.mode === 'oidc' && input.required)
 				throw ApplicationFailure.nonRetryable(
-					'startedBy: a runbook that requires approval must be started with the starter\'s ID token (separation of duties: the starter may not approve it)',
+					"startedBy: a runbook that requires approval must be started with the starter's ID token (separation of duties: the starter may not approve it)",
 					'ValidationError',
 				);
 			const problem = planApproversProblem(input.approvers, input.required, policy, starter);
@@ -36,7 +49,11 @@ export function createIdentityActivities(cfg: IdentityConfig | undefined) {
 			return { policy, ...(starter ? { starter } : {}) };
 		},
 		async [IDENTITY_VERIFY_ACTIVITY](input: VerifyInput): Promise<VerifiedIdentity> {
-			if (!verify) throw ApplicationFailure.nonRetryable('proof: this worker has no identity provider configured to verify it', 'ValidationError');
+			if (!verify)
+				throw ApplicationFailure.nonRetryable(
+					'proof: this worker has no identity provider configured to verify it',
+					'ValidationError',
+				);
 			return verify(input.idToken, input.nonce).catch(refuse);
 		},
 	};

@@ -58,7 +58,9 @@ const httpFilterMutex = new KeyedMutex();
 
 /** Operations this module makes idempotent (IP-list add/remove check the list first), whatever the catalog says. */
 const IDEMPOTENT_HERE = (op: CatalogEntry) =>
-	op.resource === 'applicationProtection' && (op.group === 'ipBlacklist' || op.group === 'ipWhitelist') && (op.action === 'add' || op.action === 'remove');
+	op.resource === 'applicationProtection' &&
+	(op.group === 'ipBlacklist' || op.group === 'ipWhitelist') &&
+	(op.action === 'add' || op.action === 'remove');
 
 export const DEFAULT_RETRYABLE_API_CODES: readonly number[] = [42901, 40901, 50001];
 
@@ -67,10 +69,12 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 	const acts: Record<string, Activity> = {};
 	for (const op of catalog) {
 		if (op.encoding === 'redirect') {
-			acts[op.id] = async (params = {}) => wrap(op, rateCodes, async () => redactDeep(await client.connect(withAuthInputs(op, params, opts))));
+			acts[op.id] = async (params = {}) =>
+				wrap(op, rateCodes, async () => redactDeep(await client.connect(withAuthInputs(op, params, opts))));
 			continue;
 		}
-		acts[op.id] = async (params = {}) => wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination));
+		acts[op.id] = async (params = {}) =>
+			wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination));
 	}
 	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/input/parsePlan.mts).
 	acts[PARSE_PLAN_ACTIVITY] = async (plan?: unknown) => {
@@ -78,15 +82,23 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 			return parsePlan(plan) as unknown as Record<string, unknown>;
 		} catch (e) {
 			// bounded (first 10 issues + a count): a huge invalid plan must fail the run, not exceed gRPC's message limit
-			if (e instanceof PlanError) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', { issues: e.issues, moreIssues: e.moreIssues });
+			if (e instanceof PlanError)
+				throw ApplicationFailure.nonRetryable(e.message, 'ValidationError', {
+					issues: e.issues,
+					moreIssues: e.moreIssues,
+				});
 			throw e;
 		}
 	};
 	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/input/checkInWorker.mts).
 	acts[CHECK_INPUT_ACTIVITY] = async (kind?: unknown, input?: unknown) => checkInput(client, kind, input);
 	// The durable call's HTTP-filter create, made idempotent (httpFilterOnce.mts), serialized like every create/edit.
-	const serialized = <T,>(site: string, dp: string, fn: () => Promise<T>) => serializedFilterWrite(opts.coordination, site, dp, fn);
-	Object.assign(acts, filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)));
+	const serialized = <T,>(site: string, dp: string, fn: () => Promise<T>) =>
+		serializedFilterWrite(opts.coordination, site, dp, fn);
+	Object.assign(
+		acts,
+		filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)),
+	);
 	return acts;
 }
 
@@ -106,7 +118,8 @@ function checkInput(client: Client, kind: unknown, input: unknown): void {
 	}
 	if (kind === 'durableCall') {
 		const { op, params } = (input ?? {}) as { op?: unknown; params?: Record<string, unknown> };
-		if (typeof op !== 'string' || !hasOperation(op)) return fail('invalid durable call — op: not an operation id (npm run -s catalog lists them)');
+		if (typeof op !== 'string' || !hasOperation(op))
+			return fail('invalid durable call — op: not an operation id (npm run -s catalog lists them)');
 		if (getOperation(op).resource === 'authorization') return; // its secrets come from the worker's configuration
 		try {
 			client.validate(op, params ?? {}); // the client's own rules: the activity would refuse the same
@@ -119,15 +132,30 @@ function checkInput(client: Client, kind: unknown, input: unknown): void {
 	fail('kind: must be desired or durableCall');
 }
 
-async function run(client: Client, op: CatalogEntry, params: Record<string, unknown>, coordination?: () => TemporalClient): Promise<unknown> {
+async function run(
+	client: Client,
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+	coordination?: () => TemporalClient,
+): Promise<unknown> {
 	const g = op.group;
-	if (op.resource === 'applicationProtection' && (g === 'ipBlacklist' || g === 'ipWhitelist') && (op.action === 'add' || op.action === 'remove'))
+	if (
+		op.resource === 'applicationProtection' &&
+		(g === 'ipBlacklist' || g === 'ipWhitelist') &&
+		(op.action === 'add' || op.action === 'remove')
+	)
 		return idempotentList(client, op, params);
-	if (op.resource === 'applicationProtection' && g === 'httpFilter' && (op.action === 'create' || op.action === 'update')) {
+	if (
+		op.resource === 'applicationProtection' &&
+		g === 'httpFilter' &&
+		(op.action === 'create' || op.action === 'update')
+	) {
 		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
 		// lease at the site's coordinator across processes and hosts.
 		const valid = client.validate(op.id, params); // bad input fails before any lease is taken
-		return serializedFilterWrite(coordination, String(valid.site_id), String(valid.domain_port_id), () => client.call(op.id, params));
+		return serializedFilterWrite(coordination, String(valid.site_id), String(valid.domain_port_id), () =>
+			client.call(op.id, params),
+		);
 	}
 	const r = await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
@@ -140,7 +168,12 @@ async function run(client: Client, op: CatalogEntry, params: Record<string, unkn
  * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive, so every other
  * create would wait for that lease's expiry (120 s). The retry of the killed attempt re-takes its own lease at once.
  */
-async function serializedFilterWrite<T>(coordination: (() => TemporalClient) | undefined, site: string, dp: string, fn: () => Promise<T>): Promise<T> {
+async function serializedFilterWrite<T>(
+	coordination: (() => TemporalClient) | undefined,
+	site: string,
+	dp: string,
+	fn: () => Promise<T>,
+): Promise<T> {
 	const info = activityInfo();
 	if (!coordination || !info?.workflowExecution) return httpFilterMutex.run(`${site}/${dp}`, fn);
 	const temporal = coordination();
@@ -149,14 +182,27 @@ async function serializedFilterWrite<T>(coordination: (() => TemporalClient) | u
 	for (let attempt = 0; ; attempt++) {
 		let granted = false;
 		try {
-			const r = await claim(temporal, { site_id: site, owner, keys, mode: 'lease', ttlSeconds: 120, reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)' }, info.taskQueue);
+			const r = await claim(
+				temporal,
+				{
+					site_id: site,
+					owner,
+					keys,
+					mode: 'lease',
+					ttlSeconds: 120,
+					reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)',
+				},
+				info.taskQueue,
+			);
 			granted = r.granted.includes(keys[0]);
 		} catch (e) {
 			// Temporal allows 10 in-flight Updates per workflow: many creates asking at once are asked to come back
 			if (!/in-flight updates/i.test(String((e as Error)?.message))) throw e;
 		}
 		if (granted) break;
-		await new Promise((r) => setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)));
+		await new Promise((r) =>
+			setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)),
+		);
 	}
 	try {
 		return await fn();
@@ -183,7 +229,10 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
 	const getId = `applicationProtection.${op.group}.get`;
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
-	const list = (await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[listKey] ?? [];
+	const list =
+		(await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[
+			listKey
+		] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
 	const liveText = listedByKey(list);
 	const raw = valid[key];
@@ -206,9 +255,15 @@ async function idempotentList(client: Client, op: CatalogEntry, params: Record<s
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */
-function withAuthInputs(op: CatalogEntry, params: Record<string, unknown>, opts: ActivityOptions): Record<string, unknown> {
+function withAuthInputs(
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+	opts: ActivityOptions,
+): Record<string, unknown> {
 	const p = { ...(params ?? {}) };
-	const given = Object.keys(p).filter((k) => SECRET_FIELDS.has(k) && p[k] !== undefined && p[k] !== null && p[k] !== '');
+	const given = Object.keys(p).filter(
+		(k) => SECRET_FIELDS.has(k) && p[k] !== undefined && p[k] !== null && p[k] !== '',
+	);
 	if (given.length) {
 		throw ApplicationFailure.nonRetryable(
 			`${op.id}: invalid input — ${given.map((k) => `${k}: must not be passed through Temporal (secrets never enter workflow history); the worker takes it from its configuration`).join('; ')}`,
@@ -232,7 +287,11 @@ async function wrap(op: CatalogEntry, rateCodes: Set<number>, fn: () => Promise<
 	}
 }
 
-export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Set<number> = new Set(DEFAULT_RETRYABLE_API_CODES)): Error {
+export function toFailure(
+	op: CatalogEntry | string,
+	err: unknown,
+	rateCodes: Set<number> = new Set(DEFAULT_RETRYABLE_API_CODES),
+): Error {
 	const o = typeof op === 'string' ? getOperation(op) : op;
 	if (err instanceof ApplicationFailure) return err;
 	const e = (err ?? {}) as Error & {
@@ -253,8 +312,15 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 			return ApplicationFailure.nonRetryable(message, 'BlastRadius', { opId: o.id, issues: e.issues });
 		case 'ApiError':
 			if (typeof e.code === 'number' && rateCodes.has(e.code))
-				return ApplicationFailure.retryable(message, e.code === 42901 ? 'RateLimited' : 'ApiErrorRetryable', { opId: o.id, code: e.code });
-			return ApplicationFailure.nonRetryable(message, 'ApiError', { opId: o.id, code: e.code, msg: e.msg === undefined ? undefined : redactText(e.msg) });
+				return ApplicationFailure.retryable(message, e.code === 42901 ? 'RateLimited' : 'ApiErrorRetryable', {
+					opId: o.id,
+					code: e.code,
+				});
+			return ApplicationFailure.nonRetryable(message, 'ApiError', {
+				opId: o.id,
+				code: e.code,
+				msg: e.msg === undefined ? undefined : redactText(e.msg),
+			});
 		case 'TransportError': {
 			const details = { opId: o.id, kind: e.kind, status: e.status, maybeApplied: e.maybeApplied };
 			if (e.rateLimited) return ApplicationFailure.retryable(message, 'RateLimited', details);
@@ -262,7 +328,11 @@ export function toFailure(op: CatalogEntry | string, err: unknown, rateCodes: Se
 			if (e.kind === 'http' && typeof e.status === 'number' && isClientRefusal(e.status))
 				return ApplicationFailure.nonRetryable(message, 'HttpRefused', details);
 			if (o.safety === 'unsafe' && !IDEMPOTENT_HERE(o) && e.maybeApplied !== false)
-				return ApplicationFailure.nonRetryable(`${message} (outcome unknown; not repeated automatically)`, 'OutcomeUnknown', details);
+				return ApplicationFailure.nonRetryable(
+					`${message} (outcome unknown; not repeated automatically)`,
+					'OutcomeUnknown',
+					details,
+				);
 			return ApplicationFailure.retryable(message, 'TransportError', details);
 		}
 		default:

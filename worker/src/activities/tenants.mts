@@ -21,7 +21,11 @@ import {
 } from '../../../workflows/tenant/shared.mts';
 import { toFailure } from './operations.mts';
 
-export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'secsvc_tenant_renewals', tokenWait: 'secsvc_tenant_token_wait' } as const;
+export const TENANT_METRIC = {
+	lockouts: 'secsvc_tenant_lockouts',
+	renewals: 'secsvc_tenant_renewals',
+	tokenWait: 'secsvc_tenant_token_wait',
+} as const;
 
 /**
  * How long a call waited for its tenant's token (ms) when the cached one could not serve (`reason`: first = none held
@@ -30,7 +34,12 @@ export const TENANT_METRIC = { lockouts: 'secsvc_tenant_lockouts', renewals: 'se
 function recordTokenWait(ms: number, reason: 'first' | 'due' | 'rejected') {
 	try {
 		Context.current()
-			.metricMeter.createHistogram(TENANT_METRIC.tokenWait, 'int', 'ms', "time a call waited for its tenant's token (ms)")
+			.metricMeter.createHistogram(
+				TENANT_METRIC.tokenWait,
+				'int',
+				'ms',
+				"time a call waited for its tenant's token (ms)",
+			)
 			.record(Math.max(0, Math.round(ms)), { reason });
 	} catch {
 		/* outside an activity: nothing to record into */
@@ -95,19 +104,33 @@ export class ClusterTokens extends TokenManager {
 export async function askTenant(temporal: TemporalClient, customerId: string, req: TokenRequest): Promise<TokenGrant> {
 	for (let attempt = 0; ; attempt++) {
 		try {
-			return await temporal.workflow.getHandle(tenantWorkflowId(customerId)).executeUpdate(tokenUpdate, { args: [req] });
+			return await temporal.workflow
+				.getHandle(tenantWorkflowId(customerId))
+				.executeUpdate(tokenUpdate, { args: [req] });
 		} catch (e) {
 			const cause = e instanceof WorkflowUpdateFailedError ? (e.cause as ApplicationFailure | undefined) : undefined;
-			if (cause?.type === 'NeedsReinstall') throw ApplicationFailure.nonRetryable(cause.message, 'NeedsReinstall', { customerId });
-			if (cause?.type === 'TokenUnavailable') throw ApplicationFailure.retryable(cause.message, 'TokenUnavailable', { customerId });
-			const notFound = e instanceof WorkflowNotFoundError || /not found|already completed/i.test((e as Error).message ?? '');
+			if (cause?.type === 'NeedsReinstall')
+				throw ApplicationFailure.nonRetryable(cause.message, 'NeedsReinstall', { customerId });
+			if (cause?.type === 'TokenUnavailable')
+				throw ApplicationFailure.retryable(cause.message, 'TokenUnavailable', { customerId });
+			const notFound =
+				e instanceof WorkflowNotFoundError || /not found|already completed/i.test((e as Error).message ?? '');
 			// a run that just continued as new: the next attempt reaches the new run
 			if (notFound && attempt < 2) {
 				await new Promise((r) => setTimeout(r, 200));
 				continue;
 			}
-			if (notFound) throw ApplicationFailure.nonRetryable(`customer_id: tenant '${customerId}' is not installed (secsvc tenants add)`, 'TenantUnknown', { customerId });
-			throw ApplicationFailure.retryable(`tenant ${customerId}: ${redactText((e as Error).message ?? String(e))}`, 'TokenUnavailable', { customerId });
+			if (notFound)
+				throw ApplicationFailure.nonRetryable(
+					`customer_id: tenant '${customerId}' is not installed (secsvc tenants add)`,
+					'TenantUnknown',
+					{ customerId },
+				);
+			throw ApplicationFailure.retryable(
+				`tenant ${customerId}: ${redactText((e as Error).message ?? String(e))}`,
+				'TokenUnavailable',
+				{ customerId },
+			);
 		}
 	}
 }
@@ -131,7 +154,9 @@ export class TenantDirectory {
 		if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 		const bySite = new Map<string, string>();
 		const customers = new Set<string>();
-		for await (const w of this.temporal().workflow.list({ query: `WorkflowType = '${TENANT_WORKFLOW}' AND ExecutionStatus = 'Running'` })) {
+		for await (const w of this.temporal().workflow.list({
+			query: `WorkflowType = '${TENANT_WORKFLOW}' AND ExecutionStatus = 'Running'`,
+		})) {
 			const customer = w.workflowId.slice(tenantWorkflowId('').length);
 			customers.add(customer);
 			const sites = (w.memo?.sites ?? []) as unknown;
@@ -145,15 +170,25 @@ export class TenantDirectory {
 	/** The tenant of a call: its site's tenant (and the customer_id it names must be that tenant), else its customer_id. */
 	async customerOf(site: string | undefined, customer: string | undefined): Promise<string> {
 		for (let attempt = 0; ; attempt++) {
-			const found = site !== undefined ? this.bySite.get(site) : customer !== undefined && this.customers.has(customer) ? customer : undefined;
+			const found =
+				site !== undefined
+					? this.bySite.get(site)
+					: customer !== undefined && this.customers.has(customer)
+						? customer
+						: undefined;
 			if (found !== undefined) {
 				if (site !== undefined && customer !== undefined && customer !== found)
-					throw ApplicationFailure.nonRetryable(`customer_id: site '${site}' belongs to tenant '${found}', not '${customer}'`, 'TenantMismatch');
+					throw ApplicationFailure.nonRetryable(
+						`customer_id: site '${site}' belongs to tenant '${found}', not '${customer}'`,
+						'TenantMismatch',
+					);
 				return found;
 			}
 			if (attempt >= 3)
 				throw ApplicationFailure.nonRetryable(
-					site !== undefined ? `site_id: site '${site}' belongs to no installed tenant (secsvc tenants add … --sites ${site})` : `customer_id: tenant '${customer}' is not installed`,
+					site !== undefined
+						? `site_id: site '${site}' belongs to no installed tenant (secsvc tenants add … --sites ${site})`
+						: `customer_id: tenant '${customer}' is not installed`,
 					'TenantUnknown',
 				);
 			this.loading ??= this.reload().finally(() => (this.loading = undefined));
@@ -187,7 +222,10 @@ function callerWorkflowId(): string | undefined {
  * A `Client` that sends each call with its tenant's token: `site_id` (else `customer_id`) picks the tenant; portal and
  * token operations go to `app` (the worker's own app credential). The activity factories receive it as their client.
  */
-export function tenantRoutingClient(app: Client, route: (site: string | undefined, customer: string | undefined) => Promise<Client>): Client {
+export function tenantRoutingClient(
+	app: Client,
+	route: (site: string | undefined, customer: string | undefined) => Promise<Client>,
+): Client {
 	/** The client whose token serves this call: the app's for portal operations, else the site's tenant's. */
 	const clientFor = async (opId: string, params: Record<string, unknown>): Promise<Client> => {
 		const op = getOperation(opId);
@@ -202,11 +240,13 @@ export function tenantRoutingClient(app: Client, route: (site: string | undefine
 		}
 		return route(site, customer);
 	};
-	const call = async (opId: string, params: Record<string, unknown> = {}, o?: Parameters<Client['call']>[2]) => (await clientFor(opId, params)).call(opId, params, o);
+	const call = async (opId: string, params: Record<string, unknown> = {}, o?: Parameters<Client['call']>[2]) =>
+		(await clientFor(opId, params)).call(opId, params, o);
 	const ops = (path: string[]): unknown =>
 		new Proxy(() => {}, {
 			get: (_t, k) => (typeof k === 'string' ? ops([...path, k]) : undefined),
-			apply: (_t, _this, args: [Record<string, unknown>?, Parameters<Client['call']>[2]?]) => call(path.join('.'), ...args),
+			apply: (_t, _this, args: [Record<string, unknown>?, Parameters<Client['call']>[2]?]) =>
+				call(path.join('.'), ...args),
 		});
 	return {
 		call: call as Client['call'],
@@ -220,7 +260,10 @@ export function tenantRoutingClient(app: Client, route: (site: string | undefine
 }
 
 /** One client per tenant (shared transport), each with its ClusterTokens. */
-export function tenantClients(opts: Omit<ClientOptions, 'credentials' | 'tokenManager' | 'tokenStore'>, temporal: () => TemporalClient) {
+export function tenantClients(
+	opts: Omit<ClientOptions, 'credentials' | 'tokenManager' | 'tokenStore'>,
+	temporal: () => TemporalClient,
+) {
 	const byCustomer = new Map<string, Client>();
 	return (customerId: string): Client => {
 		let c = byCustomer.get(customerId);
@@ -242,7 +285,10 @@ export function tenantClients(opts: Omit<ClientOptions, 'credentials' | 'tokenMa
 export const DEFAULT_REFRESH_REJECTED_CODES: readonly number[] = [40103];
 
 /** The renewal activity (run by the tenant workflow): one POST to the token endpoint with the worker's app credential. */
-export function createTenantActivities(app: Client, cfg: { appId: string; secret: string; refreshRejectedCodes?: readonly number[] }) {
+export function createTenantActivities(
+	app: Client,
+	cfg: { appId: string; secret: string; refreshRejectedCodes?: readonly number[] },
+) {
 	const rejected = new Set(cfg.refreshRejectedCodes ?? DEFAULT_REFRESH_REJECTED_CODES);
 	const count = (name: string, tags: Record<string, string>) => {
 		try {
@@ -259,17 +305,31 @@ export function createTenantActivities(app: Client, cfg: { appId: string; secret
 				const r = (
 					i.kind === 'app'
 						? await app.call('authorization.appToken', { app_id: cfg.appId, secret: cfg.secret })
-						: await app.call('authorization.refreshToken', { app_id: cfg.appId, refresh_token: i.refreshToken as string })
+						: await app.call('authorization.refreshToken', {
+								app_id: cfg.appId,
+								refresh_token: i.refreshToken as string,
+							})
 				) as { access_token: string; expires_in: number; refresh_token?: string };
 				const answeredAt = Date.now();
 				count(TENANT_METRIC.renewals, { kind: i.kind });
-				return sealed({ accessToken: r.access_token, expiresIn: r.expires_in, ...(r.refresh_token ? { refreshToken: r.refresh_token } : {}), sentAt, answeredAt });
+				return sealed({
+					accessToken: r.access_token,
+					expiresIn: r.expires_in,
+					...(r.refresh_token ? { refreshToken: r.refresh_token } : {}),
+					sentAt,
+					answeredAt,
+				});
 			} catch (e) {
 				const err = e as Error & { code?: number };
 				if (i.kind === 'user' && err.name === 'ApiError' && typeof err.code === 'number' && rejected.has(err.code)) {
 					count(TENANT_METRIC.lockouts, {});
-					console.error(`secsvc worker: tenant ${i.customerId} needs re-install: the service refused its refresh token (${redactText(err.message)})`);
-					throw ApplicationFailure.nonRetryable(redactText(err.message), 'RefreshRejected', { customerId: i.customerId, code: err.code });
+					console.error(
+						`secsvc worker: tenant ${i.customerId} needs re-install: the service refused its refresh token (${redactText(err.message)})`,
+					);
+					throw ApplicationFailure.nonRetryable(redactText(err.message), 'RefreshRejected', {
+						customerId: i.customerId,
+						code: err.code,
+					});
 				}
 				throw toFailure(opId, e);
 			}

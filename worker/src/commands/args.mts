@@ -28,7 +28,11 @@ export function opts(args: string[]) {
 		if (a.startsWith('--')) {
 			const k = a.slice(2);
 			const next = args[i + 1];
-			if (next !== undefined && !next.startsWith('--') && !['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html', 'app'].includes(k)) {
+			if (
+				next !== undefined &&
+				!next.startsWith('--') &&
+				!['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html', 'app'].includes(k)
+			) {
 				o[k] = next;
 				i++;
 			} else o[k] = true;
@@ -63,7 +67,9 @@ export function text(v: unknown, what: string): string | undefined {
 /** SITE|ID: a site id (the safe id alphabet) or a workflow id (attack-response-<site>…, same alphabet, ≤ 256). */
 export function runbookArg(v: unknown, what = 'SITE|ID'): string {
 	if (typeof v !== 'string' || v.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._~-]*$/.test(v))
-		throw new UsageError(`${what}: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(String(v).slice(0, 40))}${String(v).length > 40 ? '…' : ''})`);
+		throw new UsageError(
+			`${what}: must be a site id or a workflow id of at most 256 characters from A–Z a–z 0–9 . _ ~ - (got ${JSON.stringify(String(v).slice(0, 40))}${String(v).length > 40 ? '…' : ''})`,
+		);
 	return v;
 }
 export function siteArg(v: unknown, what: string): string {
@@ -75,7 +81,8 @@ export function siteArg(v: unknown, what: string): string {
 export function hoursArg(v: unknown): number | undefined {
 	if (v === undefined) return undefined;
 	const n = Number(v);
-	if (!(Number.isInteger(n) && n >= 1 && n <= 2160)) throw new UsageError('--hours: must be an integer from 1 to 2160 (90 days)');
+	if (!(Number.isInteger(n) && n >= 1 && n <= 2160))
+		throw new UsageError('--hours: must be an integer from 1 to 2160 (90 days)');
 	return n;
 }
 /** --every: a whole number of seconds, minutes, hours or days (1s … 365d). */
@@ -83,6 +90,7 @@ export function everyArg(v: unknown, dflt: string): string {
 	const e = v === undefined ? dflt : v;
 	const m = typeof e === 'string' ? /^([1-9]\d{0,5})(s|m|h|d)$/.exec(e) : null;
 	const secs = m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's'] : 0;
-	if (!m || secs > 365 * 86400) throw new UsageError(`--every: must be a duration such as 30s, 5m, 1h or 1d (at most 365d)`);
+	if (!m || secs > 365 * 86400)
+		throw new UsageError(`--every: must be a duration such as 30s, 5m, 1h or 1d (at most 365d)`);
 	return e as string;
 }

@@ -1,7 +1,22 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { BlockInputError, checkBulkRequest, MAX_BULK_BLOCKS, normalizeEntry, type BlockRequest, type BulkBlockResult } from '../../../workflows/blocks/shared.mts';
-import { addBlock, addBlocks, checkFeedFits, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
+import {
+	BlockInputError,
+	checkBulkRequest,
+	MAX_BULK_BLOCKS,
+	normalizeEntry,
+	type BlockRequest,
+	type BulkBlockResult,
+} from '../../../workflows/blocks/shared.mts';
+import {
+	addBlock,
+	addBlocks,
+	checkFeedFits,
+	extendBlock,
+	formatBlocks,
+	listBlocks,
+	removeBlock,
+} from '../temporal/blocks.mts';
 import { siteArg, UsageError, type Command } from './args.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks/blocks.mts). */
@@ -11,7 +26,8 @@ export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o,
 function blockEntries(positional: string[], file: string | boolean | undefined): { entry: string; label: string }[] {
 	if (file !== undefined) {
 		if (typeof file !== 'string') throw new UsageError('--file: needs a file name');
-		if (positional.length) throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
+		if (positional.length)
+			throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
 		let text: string;
 		try {
 			if (statSync(file).size > 10 * 2 ** 20) throw new Error('larger than 10 MB');
@@ -23,7 +39,8 @@ function blockEntries(positional: string[], file: string | boolean | undefined):
 			const entry = line.replace(/#.*/, '').trim();
 			return entry ? [{ entry, label: `--file line ${i + 1}` }] : [];
 		});
-		if (!out.length) throw new UsageError(`--file ${file}: names no entry (one address, start-end range or CIDR a line)`);
+		if (!out.length)
+			throw new UsageError(`--file ${file}: names no entry (one address, start-end range or CIDR a line)`);
 		return out;
 	}
 	if (!positional.length) throw new UsageError('ENTRY: is required (or --file FILE)');
@@ -55,13 +72,20 @@ async function blockCommand(
 	switch (sub) {
 		case 'add': {
 			const maxPrefix = o['max-prefix'] === undefined ? undefined : int('max-prefix');
-			if (maxPrefix !== undefined && (maxPrefix < 0 || maxPrefix > 32)) throw new UsageError('--max-prefix: must be 0 to 32');
+			if (maxPrefix !== undefined && (maxPrefix < 0 || maxPrefix > 32))
+				throw new UsageError('--max-prefix: must be 0 to 32');
 			if (typeof o.reason !== 'string') throw new UsageError('--reason: is required (why the block)');
 			const site = arg(1, 'SITE');
 			const dp = arg(2, 'DP');
 			const entries = blockEntries(pos.slice(3), o.file);
 			const seconds = int('seconds');
-			const reqs: BlockRequest[] = entries.map((e) => ({ entry: e.entry, seconds, by: by(), reason: o.reason as string, via: 'cli' as const }));
+			const reqs: BlockRequest[] = entries.map((e) => ({
+				entry: e.entry,
+				seconds,
+				by: by(),
+				reason: o.reason as string,
+				via: 'cli' as const,
+			}));
 			if (reqs.length === 1 && typeof o.file !== 'string') {
 				out(await addBlock(await conn(), taskQueue, site, dp, reqs[0], maxPrefix));
 				return 0;
@@ -76,13 +100,23 @@ async function blockCommand(
 					if (x instanceof BlockInputError) throw new UsageError(`${e.label}: ${x.rule}`);
 					throw x;
 				}
-				if (seen.has(range)) throw new UsageError(`${e.label}: ${e.entry} is the same range as ${seen.get(range)} (${range}): name each range once`);
+				if (seen.has(range))
+					throw new UsageError(
+						`${e.label}: ${e.entry} is the same range as ${seen.get(range)} (${range}): name each range once`,
+					);
 				seen.set(range, e.label);
 			}
 			const chunks: BlockRequest[][] = [];
 			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
 			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
-			await checkFeedFits(await conn(), site, dp, reqs, [...seen.keys()], typeof o.file === 'string' ? '--file' : 'ENTRY');
+			await checkFeedFits(
+				await conn(),
+				site,
+				dp,
+				reqs,
+				[...seen.keys()],
+				typeof o.file === 'string' ? '--file' : 'ENTRY',
+			);
 			const all: BulkBlockResult = { blocks: [], refused: [] };
 			for (const c of chunks) {
 				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);
@@ -100,7 +134,11 @@ async function blockCommand(
 			return 0;
 		}
 		case 'extend': {
-			const [site, dp, req] = [arg(1, 'SITE'), arg(2, 'DP'), { entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' as const }];
+			const [site, dp, req] = [
+				arg(1, 'SITE'),
+				arg(2, 'DP'),
+				{ entry: arg(3, 'ENTRY'), seconds: int('seconds'), by: by(), via: 'cli' as const },
+			];
 			out(await extendBlock(await conn(), site, dp, req));
 			return 0;
 		}

@@ -16,15 +16,26 @@ export const call: Command = async ({ o, conn, t, out, need }) => {
 	}
 	// Unknown operation or bad input: named, nothing started.
 	if (!hasOperation(op)) throw new UsageError(`call ${op}: not an operation id (npm run -s catalog lists them)`);
-	if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params: must be a JSON object');
+	if (!params || typeof params !== 'object' || Array.isArray(params))
+		throw new UsageError('--params: must be a JSON object');
 	if (o['allow-wide-block'] !== undefined) {
-		if (typeof o['allow-wide-block'] !== 'string') throw new UsageError('--allow-wide-block: needs a reason (recorded with the call)');
-		params = { ...params, allowWideBlock: { reason: o['allow-wide-block'], ...(typeof o.by === 'string' ? { by: o.by } : {}) } };
+		if (typeof o['allow-wide-block'] !== 'string')
+			throw new UsageError('--allow-wide-block: needs a reason (recorded with the call)');
+		params = {
+			...params,
+			allowWideBlock: { reason: o['allow-wide-block'], ...(typeof o.by === 'string' ? { by: o.by } : {}) },
+		};
 	}
 	// The blast-radius guard with this host's configuration (the worker checks again, with the site's own addresses).
 	const g = loadGuardConfig();
 	validateParams(getOperation(op), params, { widestPrefix: g.widestPrefix, protectedRanges: g.protectedRanges });
-	const h = await (await conn()).workflow.start<typeof durableCall>(WORKFLOW_TYPE.durableCall, { taskQueue: t.taskQueue, workflowId: `call-${op}-${Date.now()}`, args: [{ op, params }] });
+	const h = await (
+		await conn()
+	).workflow.start<typeof durableCall>(WORKFLOW_TYPE.durableCall, {
+		taskQueue: t.taskQueue,
+		workflowId: `call-${op}-${Date.now()}`,
+		args: [{ op, params }],
+	});
 	out(o.wait ? await h.result() : { workflowId: h.workflowId });
 	return 0;
 };

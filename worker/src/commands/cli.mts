@@ -124,9 +124,31 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 		};
 		const command = COMMANDS[cmd];
 		if (!command) throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
-		return await command({ cmd, pos, o, t, conn: startsWorkflow(cmd, pos) ? connChecked : conn, out, err: io.err, need });
+		return await command({
+			cmd,
+			pos,
+			o,
+			t,
+			conn: startsWorkflow(cmd, pos) ? connChecked : conn,
+			out,
+			err: io.err,
+			need,
+		});
 	} catch (e) {
-		if (e instanceof UsageError || e instanceof PlanError || e instanceof DesiredStateError || e instanceof ConfigError || e instanceof ValidationError || (e as Error)?.name === 'DeployError' || e instanceof ListFilterError || isFleetUserError(e) || e instanceof BlockInputError || e instanceof BlockRefused || e instanceof DecisionRefused || e instanceof NoPollers) {
+		if (
+			e instanceof UsageError ||
+			e instanceof PlanError ||
+			e instanceof DesiredStateError ||
+			e instanceof ConfigError ||
+			e instanceof ValidationError ||
+			(e as Error)?.name === 'DeployError' ||
+			e instanceof ListFilterError ||
+			isFleetUserError(e) ||
+			e instanceof BlockInputError ||
+			e instanceof BlockRefused ||
+			e instanceof DecisionRefused ||
+			e instanceof NoPollers
+		) {
 			io.err(`secsvc: ${(e as Error).message}\n`);
 			return 2;
 		}

@@ -7,10 +7,15 @@ export const deploy: Command = async ({ pos, o, conn, t, out, need }) => {
 	const svc = (await conn()).workflowService;
 	if (sub === 'set-current') {
 		const r = await setCurrent(svc, t, need(1, 'BUILD_ID'));
-		out(r.changed ? `current build: ${r.current} (was ${r.previous ?? 'none'}); pinned runbooks stay on their build` : `build ${r.current} is already current; nothing changed`);
+		out(
+			r.changed
+				? `current build: ${r.current} (was ${r.previous ?? 'none'}); pinned runbooks stay on their build`
+				: `build ${r.current} is already current; nothing changed`,
+		);
 		return 0;
 	}
-	if (sub !== 'status' && sub !== 'retire-check') throw new UsageError(`deploy ${sub}: must be status, set-current or retire-check`);
+	if (sub !== 'status' && sub !== 'retire-check')
+		throw new UsageError(`deploy ${sub}: must be status, set-current or retire-check`);
 	const s = await deploymentStatus(svc, t);
 	if (sub === 'status') {
 		out(o.json ? s : formatStatus(s));
@@ -18,8 +23,21 @@ export const deploy: Command = async ({ pos, o, conn, t, out, need }) => {
 	}
 	const build = pos[1];
 	const v = build ? s.versions.find((x) => x.buildId === build) : undefined;
-	if (build && !v) throw new UsageError(`build id ${build}: unknown in worker deployment '${s.deployment}' (known builds: ${s.versions.map((x) => x.buildId).join(', ')})`);
+	if (build && !v)
+		throw new UsageError(
+			`build id ${build}: unknown in worker deployment '${s.deployment}' (known builds: ${s.versions.map((x) => x.buildId).join(', ')})`,
+		);
 	const rows = v ? [v] : s.versions;
-	out(o.json ? rows.map(({ buildId, status, pinnedRunning, retirable, reason }) => ({ buildId, status, pinnedRunning, retirable, reason })) : formatStatus({ ...s, versions: rows }, 'retire'));
+	out(
+		o.json
+			? rows.map(({ buildId, status, pinnedRunning, retirable, reason }) => ({
+					buildId,
+					status,
+					pinnedRunning,
+					retirable,
+					reason,
+				}))
+			: formatStatus({ ...s, versions: rows }, 'retire'),
+	);
 	return v && !v.retirable ? 1 : 0;
 };

@@ -6,7 +6,9 @@ import type { DesiredState, driftAudit } from '../../../workflows/drift/driftAud
 /** `secsvc drift --desired FILE [--enforce]`: one drift audit, its result printed. */
 export const drift: Command = async ({ o, conn, t, out }) => {
 	const desired = checkDesiredState(readJson(o.desired, 'desired'));
-	const h = await (await conn()).workflow.start<typeof driftAudit>(WORKFLOW_TYPE.driftAudit, {
+	const h = await (
+		await conn()
+	).workflow.start<typeof driftAudit>(WORKFLOW_TYPE.driftAudit, {
 		taskQueue: t.taskQueue,
 		workflowId: `drift-audit-${desired.site_id}-${Date.now()}`,
 		// checked by the schema (its input form: "0"/"1" and booleans too); the workflow reads it with Number()/String()

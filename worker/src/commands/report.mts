@@ -10,15 +10,21 @@ import type { attackReport } from '../../../workflows/report/attackReport.mts';
 export const report: Command = async ({ pos, o, conn, t, out }) => {
 	if (o.html !== undefined && typeof o.html !== 'string') throw new UsageError('--html: a file path is required');
 	if (pos[0]) {
-		if (typeof o.html !== 'string') throw new UsageError('report SITE|ID: --html FILE is required (the period report takes --site)');
+		if (typeof o.html !== 'string')
+			throw new UsageError('report SITE|ID: --html FILE is required (the period report takes --site)');
 		const r = await inspect(await conn(), pos[0]);
-		if (!r.result) throw new UsageError(`${r.workflowId}: no result yet (status ${r.status}); the report is written once the runbook has finished`);
+		if (!r.result)
+			throw new UsageError(
+				`${r.workflowId}: no result yet (status ${r.status}); the report is written once the runbook has finished`,
+			);
 		writeFileSync(o.html, renderReportHtml(runbookReportModel(r.result, new Date().toISOString())));
 		out(o.html);
 		return 0;
 	}
 	const site = siteArg(o.site, '--site');
-	const r = (await (await conn()).workflow.execute<typeof attackReport>(WORKFLOW_TYPE.attackReport, {
+	const r = (await (
+		await conn()
+	).workflow.execute<typeof attackReport>(WORKFLOW_TYPE.attackReport, {
 		taskQueue: t.taskQueue,
 		workflowId: `attack-report-${site}-${Date.now()}`,
 		args: [{ site_id: site, periodHours: hoursArg(o.hours), html: typeof o.html === 'string' }],

@@ -2,7 +2,18 @@ import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { browserLogin, deviceLogin } from '../identity/login.mts';
 import { loadIdentityConfig } from '../identity/config.mts';
-import { abort, decide, gateOf, extendCooldown, formatRunbookList, formatTimeline, inspect, listRunbooks, startAttackResponse, timeline } from '../temporal/runbooks.mts';
+import {
+	abort,
+	decide,
+	gateOf,
+	extendCooldown,
+	formatRunbookList,
+	formatTimeline,
+	inspect,
+	listRunbooks,
+	startAttackResponse,
+	timeline,
+} from '../temporal/runbooks.mts';
 import { readJson, text, UsageError, type Command } from './args.mts';
 
 /** `secsvc start | approve | reject | abort | extend | inspect | list | timeline`: one attack response. */
@@ -12,7 +23,10 @@ export const start: Command = async ({ o, conn, t, out, err }) => {
 	parsePlan(plan);
 	// The starter's proof (separation of duties: they cannot approve it): SECSVC_ID_TOKEN or --login.
 	const idToken = await proof(o, err);
-	const h = await startAttackResponse(await conn(), t.taskQueue, plan, { dryRun: o['dry-run'] === true, ...(idToken ? { idToken } : {}) });
+	const h = await startAttackResponse(await conn(), t.taskQueue, plan, {
+		dryRun: o['dry-run'] === true,
+		...(idToken ? { idToken } : {}),
+	});
 	out({ workflowId: h.workflowId, runId: h.firstExecutionRunId });
 	if (o.wait) out(await h.result());
 	return 0;
@@ -24,13 +38,21 @@ export const start: Command = async ({ o, conn, t, out, err }) => {
  * redirect), or `--login device` (device code, for a provider that carries the nonce into the ID token);
  * undefined = compatibility mode (typed --by).
  */
-async function proof(o: Record<string, string | boolean>, err: (s: string) => void, nonce?: () => Promise<string | undefined>): Promise<string | undefined> {
+async function proof(
+	o: Record<string, string | boolean>,
+	err: (s: string) => void,
+	nonce?: () => Promise<string | undefined>,
+): Promise<string | undefined> {
 	const env = process.env.SECSVC_ID_TOKEN?.trim();
 	if (env) return env;
 	const idp = loadIdentityConfig();
 	if (!(o.login !== undefined || (idp && nonce && typeof o.by !== 'string'))) return undefined;
-	if (o.login !== undefined && o.login !== true && o.login !== 'browser' && o.login !== 'device') throw new UsageError('--login: must be browser (default) or device');
-	if (!idp) throw new UsageError('--login: needs the identity provider (SECSVC_OIDC_ISSUER, SECSVC_OIDC_AUDIENCE or SECSVC_OIDC_CLIENT_ID)');
+	if (o.login !== undefined && o.login !== true && o.login !== 'browser' && o.login !== 'device')
+		throw new UsageError('--login: must be browser (default) or device');
+	if (!idp)
+		throw new UsageError(
+			'--login: needs the identity provider (SECSVC_OIDC_ISSUER, SECSVC_OIDC_AUDIENCE or SECSVC_OIDC_CLIENT_ID)',
+		);
 	const n = nonce ? await nonce() : undefined;
 	const login = o.login === 'device' ? deviceLogin : browserLogin;
 	return login({ issuer: idp.issuer, clientId: idp.clientId, nonce: n, tell: (line) => err(`${line}\n`) });
@@ -45,11 +67,23 @@ export const decideCommand: Command = async ({ cmd, o, conn, out, err, need }) =
 	if (!approved && typeof o.reason !== 'string') throw new UsageError('--reason: is required to reject');
 	const idToken = await proof(o, err, async () => {
 		const gate = await gateOf(await conn(), id);
-		if (!gate) throw new UsageError(`approval: the runbook ${id} is not waiting for a decision (no open gate to log in for)`);
+		if (!gate)
+			throw new UsageError(`approval: the runbook ${id} is not waiting for a decision (no open gate to log in for)`);
 		return gate.nonce;
 	});
-	if (!idToken && (typeof o.by !== 'string' || !o.by.trim())) throw new UsageError('--by: is required (your identity, as listed in the plan\'s approval.approvers), or a proof: SECSVC_ID_TOKEN / --login');
-	out(await decide(await conn(), id, { approved, ...(by ? { by } : {}), reason, via: 'cli', ...(idToken ? { idToken } : {}) }));
+	if (!idToken && (typeof o.by !== 'string' || !o.by.trim()))
+		throw new UsageError(
+			"--by: is required (your identity, as listed in the plan's approval.approvers), or a proof: SECSVC_ID_TOKEN / --login",
+		);
+	out(
+		await decide(await conn(), id, {
+			approved,
+			...(by ? { by } : {}),
+			reason,
+			via: 'cli',
+			...(idToken ? { idToken } : {}),
+		}),
+	);
 	return 0;
 };
 
@@ -79,7 +113,11 @@ export const inspectCommand: Command = async ({ conn, out, need }) => {
 
 export const list: Command = async ({ o, conn, out }) => {
 	for (const k of ['site', 'phase'] as const) if (o[k] === true) throw new UsageError(`--${k}: a value is required`);
-	const rows = await listRunbooks(await conn(), { site: text(o.site, '--site'), phase: text(o.phase, '--phase'), running: o.running === true });
+	const rows = await listRunbooks(await conn(), {
+		site: text(o.site, '--site'),
+		phase: text(o.phase, '--phase'),
+		running: o.running === true,
+	});
 	out(o.json ? rows : formatRunbookList(rows));
 	return 0;
 };

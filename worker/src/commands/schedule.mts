@@ -10,7 +10,8 @@ export const schedule: Command = async ({ o, conn, t, out, err, need }) => {
 		const all = await scheduleStatuses(await conn());
 		out(all);
 		const bad = all.filter((x) => x.health === 'failing' || x.health === 'stuck');
-		for (const b of bad) err(`secsvc: schedule ${b.scheduleId} is ${b.health}${b.lastError ? `: ${b.lastError}` : ''}\n`);
+		for (const b of bad)
+			err(`secsvc: schedule ${b.scheduleId} is ${b.health}${b.lastError ? `: ${b.lastError}` : ''}\n`);
 		return bad.length ? 3 : 0;
 	}
 	if (sub === 'delete') {

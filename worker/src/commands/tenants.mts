@@ -34,32 +34,55 @@ const sitesOf = (v: unknown): string[] => (typeof v === 'string' && v !== '' ? v
 
 function redirectUri(env: Record<string, string | undefined>): string {
 	const v = env.SECSVC_REDIRECT_URI;
-	if (!v) throw new TenantInputError('SECSVC_REDIRECT_URI', 'is required for the install flow (an https URL on the host registered on the developer platform)');
+	if (!v)
+		throw new TenantInputError(
+			'SECSVC_REDIRECT_URI',
+			'is required for the install flow (an https URL on the host registered on the developer platform)',
+		);
 	return v;
 }
 
 function bounded(field: string, v: unknown): string | undefined {
 	if (v === undefined || v === true) return undefined;
 	if (typeof v !== 'string') throw new TenantInputError(field, 'must be text');
-	if (v.length > MAX_PARAM) throw new TenantInputError(field, `must be at most ${MAX_PARAM} characters (got ${v.length})`);
+	if (v.length > MAX_PARAM)
+		throw new TenantInputError(field, `must be at most ${MAX_PARAM} characters (got ${v.length})`);
 	if (/[\u0000-\u001f\u007f]/.test(v)) throw new TenantInputError(field, 'must not contain control characters');
 	return v;
 }
 
 /** The install flow for one customer: connect (fresh state, checked), exchange, tenant workflow started/updated. */
-async function installFlow(cfg: WorkerConfig, temporal: TemporalClient, p: { customerId: string; xspe?: string; sites: string[] }, env = process.env): Promise<TenantView> {
+async function installFlow(
+	cfg: WorkerConfig,
+	temporal: TemporalClient,
+	p: { customerId: string; xspe?: string; sites: string[] },
+	env = process.env,
+): Promise<TenantView> {
 	checkInstallInput({ customerId: p.customerId, sites: p.sites, kind: 'user' });
-	const app = createApiClient({ baseUrl: cfg.api.baseUrl, credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: 'app' }, timeoutMs: cfg.api.timeoutMs, retries: 0 });
+	const app = createApiClient({
+		baseUrl: cfg.api.baseUrl,
+		credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: 'app' },
+		timeoutMs: cfg.api.timeoutMs,
+		retries: 0,
+	});
 	try {
 		const code = await connectForCode(app, { appId: cfg.api.appId, redirectUri: redirectUri(env) }, p);
 		const token = await exchangeCode(app, cfg.api, code);
-		return await installTenant(temporal, cfg.temporal.taskQueue, { customerId: p.customerId, kind: 'user', sites: p.sites }, token);
+		return await installTenant(
+			temporal,
+			cfg.temporal.taskQueue,
+			{ customerId: p.customerId, kind: 'user', sites: p.sites },
+			token,
+		);
 	} finally {
 		await app.close();
 	}
 }
 
-export async function runTenants(argv: { pos: string[]; o: Record<string, string | boolean> }, io: { out(s: string): void; err(s: string): void }): Promise<number> {
+export async function runTenants(
+	argv: { pos: string[]; o: Record<string, string | boolean> },
+	io: { out(s: string): void; err(s: string): void },
+): Promise<number> {
 	const { pos, o } = argv;
 	const [sub, arg] = pos;
 	let temporal: TemporalClient | undefined;
@@ -79,11 +102,17 @@ export async function runTenants(argv: { pos: string[]; o: Record<string, string
 					return 0;
 				}
 				const code = bounded('--code', o.code);
-				if (!code) throw new TenantInputError('--code', 'is required (or --app for a tenant served with the app token)');
+				if (!code)
+					throw new TenantInputError('--code', 'is required (or --app for a tenant served with the app token)');
 				checkInstallInput({ customerId, sites, kind: 'user' });
 				const c = cfg as WorkerConfig;
 				await conn(); // the key and the connection before the code is used up
-				const app = createApiClient({ baseUrl: c.api.baseUrl, credentials: { appId: c.api.appId, secret: c.api.secret, tokenKind: 'app' }, timeoutMs: c.api.timeoutMs, retries: 0 });
+				const app = createApiClient({
+					baseUrl: c.api.baseUrl,
+					credentials: { appId: c.api.appId, secret: c.api.secret, tokenKind: 'app' },
+					timeoutMs: c.api.timeoutMs,
+					retries: 0,
+				});
 				try {
 					const token = await exchangeCode(app, c.api, code);
 					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'user', sites }, token));
@@ -94,7 +123,9 @@ export async function runTenants(argv: { pos: string[]; o: Record<string, string
 			}
 			case 'install': {
 				if (!customerId) throw new TenantInputError('--customer', 'is required');
-				out(await installFlow(cfg as WorkerConfig, await conn(), { customerId, xspe: bounded('--xspe', o.xspe), sites }));
+				out(
+					await installFlow(cfg as WorkerConfig, await conn(), { customerId, xspe: bounded('--xspe', o.xspe), sites }),
+				);
 				return 0;
 			}
 			case 'list': {
@@ -142,7 +173,11 @@ const MAX_URL = 4096;
  * §4.1/§5.3). Loopback by default; in production behind the operator's TLS proxy. 200 + the tenant's view (no
  * secret); 400 `{field, error}` for bad input or a refusal, nothing stored; 502 when the service or Temporal failed.
  */
-export async function runEntrance(o: Record<string, string | boolean>, io: { out(s: string): void; err(s: string): void }, env = process.env): Promise<number> {
+export async function runEntrance(
+	o: Record<string, string | boolean>,
+	io: { out(s: string): void; err(s: string): void },
+	env = process.env,
+): Promise<number> {
 	const cfg = loadConfig();
 	redirectUri(env);
 	const listen = String(o.listen ?? env.SECSVC_ENTRANCE_ADDRESS ?? '127.0.0.1:8787');
@@ -156,15 +191,31 @@ export async function runEntrance(o: Record<string, string | boolean>, io: { out
 	};
 	async function handle(req: IncomingMessage, res: ServerResponse) {
 		try {
-			if ((req.url ?? '').length > MAX_URL) return send(res, 414, { field: 'request', error: `request: the URL must be at most ${MAX_URL} characters; nothing stored` });
+			if ((req.url ?? '').length > MAX_URL)
+				return send(res, 414, {
+					field: 'request',
+					error: `request: the URL must be at most ${MAX_URL} characters; nothing stored`,
+				});
 			const u = new URL(req.url ?? '/', 'http://entrance.invalid');
 			if (u.pathname !== '/install') return send(res, 404, { error: 'only /install is served' });
 			if (req.method !== 'GET') return send(res, 405, { error: 'method: GET /install' });
-			for (const k of u.searchParams.keys()) if (!ENTRANCE_PARAMS.has(k)) throw new TenantInputError(k, `unknown parameter (expected ${[...ENTRANCE_PARAMS].join(', ')})`);
-			for (const k of ENTRANCE_PARAMS) if (u.searchParams.getAll(k).length > 1) throw new TenantInputError(k, 'must be given once');
+			for (const k of u.searchParams.keys())
+				if (!ENTRANCE_PARAMS.has(k))
+					throw new TenantInputError(k, `unknown parameter (expected ${[...ENTRANCE_PARAMS].join(', ')})`);
+			for (const k of ENTRANCE_PARAMS)
+				if (u.searchParams.getAll(k).length > 1) throw new TenantInputError(k, 'must be given once');
 			const customerId = bounded('customer_id', u.searchParams.get('customer_id') ?? undefined);
 			if (!customerId) throw new TenantInputError('customer_id', 'is required');
-			const view = await installFlow(cfg, temporal, { customerId, xspe: bounded('xspe', u.searchParams.get('xspe') ?? undefined), sites: sitesOf(bounded('sites', u.searchParams.get('sites') ?? undefined)) }, env);
+			const view = await installFlow(
+				cfg,
+				temporal,
+				{
+					customerId,
+					xspe: bounded('xspe', u.searchParams.get('xspe') ?? undefined),
+					sites: sitesOf(bounded('sites', u.searchParams.get('sites') ?? undefined)),
+				},
+				env,
+			);
 			io.out(`secsvc entrance: tenant ${view.customerId} installed (${view.sites.length} sites)\n`);
 			send(res, 200, view);
 		} catch (e) {
@@ -173,7 +224,9 @@ export async function runEntrance(o: Record<string, string | boolean>, io: { out
 			send(res, 502, { error: redactText((e as Error)?.message ?? String(e)) });
 		}
 	}
-	await new Promise<void>((resolve, reject) => server.once('error', reject).listen(Number(m[2]), m[1], () => resolve()));
+	await new Promise<void>((resolve, reject) =>
+		server.once('error', reject).listen(Number(m[2]), m[1], () => resolve()),
+	);
 	const a = server.address() as { address: string; port: number };
 	io.out(`secsvc entrance: listening on http://${a.address}:${a.port}/install\n`);
 	await new Promise<void>((resolve) => {

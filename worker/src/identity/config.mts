@@ -33,7 +33,13 @@ export class IdentityConfigError extends Error {
 }
 
 const list = (v: unknown, field: string): string[] => {
-	const a = typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : (v ?? []);
+	const a =
+		typeof v === 'string'
+			? v
+					.split(',')
+					.map((s) => s.trim())
+					.filter(Boolean)
+			: (v ?? []);
 	if (!Array.isArray(a) || a.some((s) => typeof s !== 'string' || !s.trim() || s.length > 200) || a.length > 100)
 		throw new IdentityConfigError(field, 'must be a list of at most 100 names (comma-separated in the environment)');
 	return a.map((s: string) => s.trim());
@@ -41,16 +47,23 @@ const list = (v: unknown, field: string): string[] => {
 const seconds = (v: unknown, field: string, dflt: number, max: number): number => {
 	if (v === undefined || v === '') return dflt;
 	const n = Number(v);
-	if (!Number.isInteger(n) || n < 0 || n > max) throw new IdentityConfigError(field, `must be whole seconds from 0 to ${max}`);
+	if (!Number.isInteger(n) || n < 0 || n > max)
+		throw new IdentityConfigError(field, `must be whole seconds from 0 to ${max}`);
 	return n;
 };
 
 /** The identity configuration, or undefined (compatibility mode). Every problem names its setting. */
-export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): IdentityConfig | undefined {
+export function loadIdentityConfig(
+	env: NodeJS.ProcessEnv = process.env,
+	file = env.SECSVC_CONFIG,
+): IdentityConfig | undefined {
 	let j: Record<string, unknown> = {};
 	if (file) {
 		try {
-			j = ((JSON.parse(readFileSync(file, 'utf8')) as { identity?: Record<string, unknown> }).identity ?? {}) as Record<string, unknown>;
+			j = ((JSON.parse(readFileSync(file, 'utf8')) as { identity?: Record<string, unknown> }).identity ?? {}) as Record<
+				string,
+				unknown
+			>;
 		} catch {
 			j = {}; // the worker's own config loader reports an unreadable file
 		}
@@ -61,25 +74,46 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env, file = 
 	try {
 		u = new URL(issuer);
 	} catch {
-		throw new IdentityConfigError('SECSVC_OIDC_ISSUER (identity.issuer)', 'must be the provider\'s issuer URL');
+		throw new IdentityConfigError('SECSVC_OIDC_ISSUER (identity.issuer)', "must be the provider's issuer URL");
 	}
 	const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-	if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) throw new IdentityConfigError('SECSVC_OIDC_ISSUER (identity.issuer)', 'must be https (http only on loopback)');
+	if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+		throw new IdentityConfigError('SECSVC_OIDC_ISSUER (identity.issuer)', 'must be https (http only on loopback)');
 	const audience = list(env.SECSVC_OIDC_AUDIENCE ?? j.audience, 'SECSVC_OIDC_AUDIENCE (identity.audience)');
-	if (!audience.length) throw new IdentityConfigError('SECSVC_OIDC_AUDIENCE (identity.audience)', 'is required with an issuer (the client id registered for secsvc)');
+	if (!audience.length)
+		throw new IdentityConfigError(
+			'SECSVC_OIDC_AUDIENCE (identity.audience)',
+			'is required with an issuer (the client id registered for secsvc)',
+		);
 	const tenantsRaw = (j.tenants ?? {}) as Record<string, { approverGroups?: unknown; approvers?: unknown }>;
 	const tenants: IdentityConfig['tenants'] = {};
 	for (const [id, t] of Object.entries(tenantsRaw))
-		tenants[id] = { approverGroups: list(t?.approverGroups, `identity.tenants.${id}.approverGroups`), approvers: list(t?.approvers, `identity.tenants.${id}.approvers`) };
+		tenants[id] = {
+			approverGroups: list(t?.approverGroups, `identity.tenants.${id}.approverGroups`),
+			approvers: list(t?.approvers, `identity.tenants.${id}.approvers`),
+		};
 	return {
 		issuer,
 		audience,
 		clientId: env.SECSVC_OIDC_CLIENT_ID ?? (j.clientId as string | undefined) ?? audience[0],
 		identityClaim: env.SECSVC_OIDC_IDENTITY_CLAIM ?? (j.identityClaim as string | undefined) ?? 'email',
 		groupsClaim: env.SECSVC_OIDC_GROUPS_CLAIM ?? (j.groupsClaim as string | undefined) ?? 'groups',
-		clockSkewSeconds: seconds(env.SECSVC_OIDC_CLOCK_SKEW ?? j.clockSkewSeconds, 'SECSVC_OIDC_CLOCK_SKEW (identity.clockSkewSeconds)', 60, 600),
-		jwksCacheSeconds: seconds(env.SECSVC_OIDC_JWKS_CACHE ?? j.jwksCacheSeconds, 'SECSVC_OIDC_JWKS_CACHE (identity.jwksCacheSeconds)', 600, 86400),
-		approverGroups: list(env.SECSVC_APPROVER_GROUPS ?? j.approverGroups, 'SECSVC_APPROVER_GROUPS (identity.approverGroups)'),
+		clockSkewSeconds: seconds(
+			env.SECSVC_OIDC_CLOCK_SKEW ?? j.clockSkewSeconds,
+			'SECSVC_OIDC_CLOCK_SKEW (identity.clockSkewSeconds)',
+			60,
+			600,
+		),
+		jwksCacheSeconds: seconds(
+			env.SECSVC_OIDC_JWKS_CACHE ?? j.jwksCacheSeconds,
+			'SECSVC_OIDC_JWKS_CACHE (identity.jwksCacheSeconds)',
+			600,
+			86400,
+		),
+		approverGroups: list(
+			env.SECSVC_APPROVER_GROUPS ?? j.approverGroups,
+			'SECSVC_APPROVER_GROUPS (identity.approverGroups)',
+		),
 		approvers: list(env.SECSVC_APPROVERS ?? j.approvers, 'SECSVC_APPROVERS (identity.approvers)'),
 		tenants,
 	};
@@ -87,9 +121,16 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv = process.env, file = 
 
 /** The approver policy for a customer: its tenant's entry when there is one, else the worker's. */
 export function policyFor(cfg: IdentityConfig | undefined, customerId: string): ApproverPolicy {
-	if (!cfg) return { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' };
+	if (!cfg)
+		return { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' };
 	const t = cfg.tenants[customerId];
 	return t
-		? { mode: 'oidc', issuer: cfg.issuer, groups: t.approverGroups, identities: t.approvers, source: `tenant ${customerId}` }
+		? {
+				mode: 'oidc',
+				issuer: cfg.issuer,
+				groups: t.approverGroups,
+				identities: t.approvers,
+				source: `tenant ${customerId}`,
+			}
 		: { mode: 'oidc', issuer: cfg.issuer, groups: cfg.approverGroups, identities: cfg.approvers, source: 'worker' };
 }

@@ -24,18 +24,32 @@ export class LoginError extends Error {
 	}
 }
 
-const form = (o: Record<string, string | undefined>) => new URLSearchParams(Object.entries(o).filter((e): e is [string, string] => e[1] !== undefined));
+const form = (o: Record<string, string | undefined>) =>
+	new URLSearchParams(Object.entries(o).filter((e): e is [string, string] => e[1] !== undefined));
 
 export async function deviceLogin(o: LoginOptions): Promise<string> {
 	const d = (await discover(o.issuer)) as Awaited<ReturnType<typeof discover>>;
-	if (!d.device_authorization_endpoint || !d.token_endpoint) throw new LoginError(`the provider ${o.issuer} offers no device-code login (set SECSVC_ID_TOKEN instead)`);
+	if (!d.device_authorization_endpoint || !d.token_endpoint)
+		throw new LoginError(`the provider ${o.issuer} offers no device-code login (set SECSVC_ID_TOKEN instead)`);
 	const start = await fetch(d.device_authorization_endpoint, {
 		method: 'POST',
 		body: form({ client_id: o.clientId, scope: o.scope ?? 'openid email profile groups', nonce: o.nonce }),
 		signal: AbortSignal.timeout(10_000),
 	});
-	const a = (await start.json().catch(() => ({}))) as { device_code?: string; user_code?: string; verification_uri?: string; verification_uri_complete?: string; interval?: number; expires_in?: number; error?: string; error_description?: string };
-	if (!start.ok || !a.device_code) throw new LoginError(`the provider refused the device login (${a.error ?? start.status}${a.error_description ? `: ${a.error_description}` : ''})`);
+	const a = (await start.json().catch(() => ({}))) as {
+		device_code?: string;
+		user_code?: string;
+		verification_uri?: string;
+		verification_uri_complete?: string;
+		interval?: number;
+		expires_in?: number;
+		error?: string;
+		error_description?: string;
+	};
+	if (!start.ok || !a.device_code)
+		throw new LoginError(
+			`the provider refused the device login (${a.error ?? start.status}${a.error_description ? `: ${a.error_description}` : ''})`,
+		);
 	o.tell(`Open ${a.verification_uri_complete ?? a.verification_uri} and confirm the code ${a.user_code}`);
 	let interval = Math.max(1, a.interval ?? 5);
 	const deadline = Date.now() + 1000 * Math.min(o.maxSeconds ?? a.expires_in ?? 600, 600);
@@ -43,7 +57,11 @@ export async function deviceLogin(o: LoginOptions): Promise<string> {
 		await new Promise((r) => setTimeout(r, interval * 1000));
 		const res = await fetch(d.token_endpoint, {
 			method: 'POST',
-			body: form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: a.device_code, client_id: o.clientId }),
+			body: form({
+				grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+				device_code: a.device_code,
+				client_id: o.clientId,
+			}),
 			signal: AbortSignal.timeout(10_000),
 		});
 		const t = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string; error_description?: string };
@@ -66,7 +84,8 @@ export async function deviceLogin(o: LoginOptions): Promise<string> {
  */
 export async function browserLogin(o: LoginOptions): Promise<string> {
 	const d = (await discover(o.issuer)) as Awaited<ReturnType<typeof discover>> & { authorization_endpoint?: string };
-	if (!d.authorization_endpoint || !d.token_endpoint) throw new LoginError(`the provider ${o.issuer} has no authorization or token endpoint`);
+	if (!d.authorization_endpoint || !d.token_endpoint)
+		throw new LoginError(`the provider ${o.issuer} has no authorization or token endpoint`);
 	const { createServer } = await import('node:http');
 	const { createHash, randomBytes } = await import('node:crypto');
 	const verifier = randomBytes(32).toString('base64url');
@@ -82,9 +101,18 @@ export async function browserLogin(o: LoginOptions): Promise<string> {
 				const err = u.searchParams.get('error');
 				const c = u.searchParams.get('code');
 				const ok = !err && c && u.searchParams.get('state') === state;
-				res.writeHead(ok ? 200 : 400, { 'content-type': 'text/plain' }).end(ok ? 'secsvc: logged in; you can close this page.' : 'secsvc: login failed.');
+				res
+					.writeHead(ok ? 200 : 400, { 'content-type': 'text/plain' })
+					.end(ok ? 'secsvc: logged in; you can close this page.' : 'secsvc: login failed.');
 				if (ok) resolve(c);
-				else reject(new LoginError(err ? `${err}${u.searchParams.get('error_description') ? `: ${u.searchParams.get('error_description')}` : ''}` : 'the provider answered without a code (or with another state)'));
+				else
+					reject(
+						new LoginError(
+							err
+								? `${err}${u.searchParams.get('error_description') ? `: ${u.searchParams.get('error_description')}` : ''}`
+								: 'the provider answered without a code (or with another state)',
+						),
+					);
 			});
 		});
 		const q = new URLSearchParams({
@@ -98,15 +126,29 @@ export async function browserLogin(o: LoginOptions): Promise<string> {
 			...(o.nonce ? { nonce: o.nonce } : {}),
 		});
 		o.tell(`Open ${d.authorization_endpoint}?${q} to log in`);
-		const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new LoginError('no login within the time allowed')), 1000 * Math.min(o.maxSeconds ?? 300, 600)).unref());
+		const timeout = new Promise<never>((_, rej) =>
+			setTimeout(
+				() => rej(new LoginError('no login within the time allowed')),
+				1000 * Math.min(o.maxSeconds ?? 300, 600),
+			).unref(),
+		);
 		const c = await Promise.race([code, timeout]);
 		const res = await fetch(d.token_endpoint, {
 			method: 'POST',
-			body: form({ grant_type: 'authorization_code', code: c, redirect_uri: redirectUri, client_id: o.clientId, code_verifier: verifier }),
+			body: form({
+				grant_type: 'authorization_code',
+				code: c,
+				redirect_uri: redirectUri,
+				client_id: o.clientId,
+				code_verifier: verifier,
+			}),
 			signal: AbortSignal.timeout(10_000),
 		});
 		const t = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string; error_description?: string };
-		if (!t.id_token) throw new LoginError(`${t.error ?? `HTTP ${res.status}`}${t.error_description ? `: ${t.error_description}` : ''}`);
+		if (!t.id_token)
+			throw new LoginError(
+				`${t.error ?? `HTTP ${res.status}`}${t.error_description ? `: ${t.error_description}` : ''}`,
+			);
 		return t.id_token;
 	} finally {
 		server.closeAllConnections();

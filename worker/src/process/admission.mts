@@ -112,7 +112,8 @@ export class AdmissionSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
 
 	releaseSlot(ctx: { permit: SlotPermit }): void {
 		this.inUse = Math.max(0, this.inUse - 1);
-		if ((ctx.permit as { sticky?: boolean } | undefined)?.sticky === false) this.normalReserved = Math.max(0, this.normalReserved - 1);
+		if ((ctx.permit as { sticky?: boolean } | undefined)?.sticky === false)
+			this.normalReserved = Math.max(0, this.normalReserved - 1);
 		this.lastRelease = Date.now();
 		this.wake();
 	}

@@ -23,15 +23,29 @@ export interface WorkerBudget {
 export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
 	const rl = cfg.api.rateLimit;
 	if (!rl) return undefined;
-	const budget = new RateBudget({ app: { rps: rl.rps, burst: rl.burst }, ...(rl.tenant ? { tenant: rl.tenant } : {}), sleep: (ms) => delay(ms) });
+	const budget = new RateBudget({
+		app: { rps: rl.rps, burst: rl.burst },
+		...(rl.tenant ? { tenant: rl.tenant } : {}),
+		sleep: (ms) => delay(ms),
+	});
 	let share: ClusterShare | undefined;
 	return {
 		budget,
 		clientOptions: { rateBudget: budget, priorityOf: activityPriority, onRetryHint: (ms) => share?.retryHint(ms) },
 		start(temporal, o) {
 			const meter = metricMeter();
-			const shareGauge = meter?.createGauge(METRIC.budgetShare, 'float', '1/s', "this worker's share of api.rateLimit (requests per second)");
-			const workersGauge = meter?.createGauge(METRIC.budgetWorkers, 'int', '1', 'worker processes the budget is shared by (0 while unknown)');
+			const shareGauge = meter?.createGauge(
+				METRIC.budgetShare,
+				'float',
+				'1/s',
+				"this worker's share of api.rateLimit (requests per second)",
+			);
+			const workersGauge = meter?.createGauge(
+				METRIC.budgetWorkers,
+				'int',
+				'1',
+				'worker processes the budget is shared by (0 while unknown)',
+			);
 			const identity = o.identity ?? `${process.pid}@${hostname()}`;
 			share = startClusterShare(budget, temporal, {
 				...o,
@@ -41,7 +55,9 @@ export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
 				onChange: ({ workers }) => {
 					shareGauge?.set(budget.rate, { budget: 'app' });
 					workersGauge?.set(workers ?? 0);
-					console.log(`secsvc worker: request budget ${rl.rps}/s shared by ${workers ?? `an unknown number of workers (assumed ${rl.unknownWorkers})`}: ${budget.rate.toFixed(2)}/s here`);
+					console.log(
+						`secsvc worker: request budget ${rl.rps}/s shared by ${workers ?? `an unknown number of workers (assumed ${rl.unknownWorkers})`}: ${budget.rate.toFixed(2)}/s here`,
+					);
 				},
 			});
 			return share;

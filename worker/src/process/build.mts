@@ -39,7 +39,11 @@ const SELF = join(ROOT, 'worker/src/process/build.mts');
  * CPU. The first two default flags are also accepted in NODE_OPTIONS (--heap-growing-percent is not: put it on the
  * command line, as deploy/ does), for deployments that start `node worker/dist/main.mjs` themselves.
  */
-export const DEFAULT_WORKER_NODE_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=2', '--heap-growing-percent=20'];
+export const DEFAULT_WORKER_NODE_FLAGS = [
+	'--max-old-space-size=512',
+	'--max-semi-space-size=2',
+	'--heap-growing-percent=20',
+];
 
 export function workerNodeFlags(env: Record<string, string | undefined> = process.env): string[] {
 	const v = env.SECSVC_WORKER_NODE_FLAGS;
@@ -47,12 +51,18 @@ export function workerNodeFlags(env: Record<string, string | undefined> = proces
 	if (v.trim() === 'none') return [];
 	const flags = v.trim().split(/\s+/);
 	const bad = flags.find((f) => !/^--[a-z0-9][a-z0-9_-]*(=\S+)?$/i.test(f));
-	if (bad) throw new Error(`SECSVC_WORKER_NODE_FLAGS: every entry must be a node/V8 option like --max-semi-space-size=4 (got ${JSON.stringify(bad)})`);
+	if (bad)
+		throw new Error(
+			`SECSVC_WORKER_NODE_FLAGS: every entry must be a node/V8 option like --max-semi-space-size=4 (got ${JSON.stringify(bad)})`,
+		);
 	return flags;
 }
 
 interface Esbuild {
-	buildSync: (o: object) => { metafile?: { inputs: Record<string, unknown> }; outputFiles?: { path: string; text: string }[] };
+	buildSync: (o: object) => {
+		metafile?: { inputs: Record<string, unknown> };
+		outputFiles?: { path: string; text: string }[];
+	};
 	version: string;
 }
 
@@ -126,8 +136,12 @@ export function workerEnv(env: Record<string, string | undefined> = process.env)
  * stale), and `env` to add to the process environment. SECSVC_WORKER_FROM_SOURCE=1 runs the sources through tsx
  * instead (debugging; costs ~30 MB RSS).
  */
-export function workerCommand(env: Record<string, string | undefined> = process.env, flags = workerNodeFlags(env)): { command: string; args: string[]; env: Record<string, string> } {
-	if (env.SECSVC_WORKER_FROM_SOURCE === '1') return { command: process.execPath, args: [...flags, '--import', 'tsx', SOURCE_ENTRY], env: workerEnv(env) };
+export function workerCommand(
+	env: Record<string, string | undefined> = process.env,
+	flags = workerNodeFlags(env),
+): { command: string; args: string[]; env: Record<string, string> } {
+	if (env.SECSVC_WORKER_FROM_SOURCE === '1')
+		return { command: process.execPath, args: [...flags, '--import', 'tsx', SOURCE_ENTRY], env: workerEnv(env) };
 	return { command: process.execPath, args: [...flags, ensureWorkerBuild()], env: workerEnv(env) };
 }
 

@@ -47,7 +47,9 @@ export function readBuildInfo(file: string): BuildInfo | undefined {
 		const line = buf.subarray(0, n).toString('utf8').split('\n', 1)[0];
 		if (!line.startsWith(BUILD_MARK)) return undefined;
 		const info = JSON.parse(line.slice(BUILD_MARK.length)) as BuildInfo;
-		return typeof info.hash === 'string' && typeof info.salt === 'string' && Array.isArray(info.inputs) ? info : undefined;
+		return typeof info.hash === 'string' && typeof info.salt === 'string' && Array.isArray(info.inputs)
+			? info
+			: undefined;
 	} catch {
 		return undefined;
 	} finally {

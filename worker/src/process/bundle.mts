@@ -34,7 +34,11 @@ const SELF = join(ROOT, 'worker/src/process/bundle.mts');
 /** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears every workflow type's declared behaviour. */
 const UNVERSIONED = join(ROOT, 'worker/src/process/unversioned.mts');
 
-type WebpackConfig = { module?: { rules?: unknown[] }; resolve?: { extensions?: string[] }; optimization?: Record<string, unknown> };
+type WebpackConfig = {
+	module?: { rules?: unknown[] };
+	resolve?: { extensions?: string[] };
+	optimization?: Record<string, unknown>;
+};
 
 export function webpackConfigHook<C>(config: C): C {
 	const c = config as unknown as WebpackConfig;
@@ -85,7 +89,12 @@ export function workflowsDir(env: Record<string, string | undefined> = process.e
 /** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
 export function sourceHash(dir = workflowsDir()): string {
 	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF, UNVERSIONED];
-	return hashInputs(files.map((f) => relative(ROOT, f)), `sdk ${sdkVersion()}`) ?? 'missing';
+	return (
+		hashInputs(
+			files.map((f) => relative(ROOT, f)),
+			`sdk ${sdkVersion()}`,
+		) ?? 'missing'
+	);
 }
 
 /**
@@ -129,14 +138,17 @@ export function preloadModules(): string[] {
 }
 
 export function bundleDir(): string {
-	return process.env.SECSVC_BUNDLE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'secsvc', 'bundles');
+	return (
+		process.env.SECSVC_BUNDLE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'secsvc', 'bundles')
+	);
 }
 
 /** Bundles with webpack in THIS process and writes the file (used by the child process / `npm run -w worker bundle`). */
 export async function buildBundleFile(out: string, o: { unversioned?: boolean } = {}): Promise<string> {
 	const { bundleWorkflowCode } = await import('@temporalio/worker');
 	// unversioned.mts clears the options on workflows/index.mts's types, not on a copy's.
-	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows')) throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
+	if (o.unversioned && workflowsDir() !== join(ROOT, 'workflows'))
+		throw new Error('SECSVC_WORKFLOWS_DIR: cannot be combined with SECSVC_WORKER_VERSIONING=0');
 	const { code } = await bundleWorkflowCode({
 		workflowsPath: join(workflowsDir(), 'index.mts'),
 		// unversioned.mts rewrites the shared workflow functions' options: it must run before the SDK freezes them
@@ -154,13 +166,21 @@ export async function buildBundleFile(out: string, o: { unversioned?: boolean } 
 
 function buildInChild(out: string, unversioned: boolean): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--out', out, ...(unversioned ? ['--unversioned'] : [])], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(
+			process.execPath,
+			['--import', 'tsx', SELF, '--out', out, ...(unversioned ? ['--unversioned'] : [])],
+			{ cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+		);
 		let err = '';
 		child.stderr?.on('data', (d: Buffer) => {
 			if (err.length < 20_000) err += d.toString();
 		});
 		child.once('error', reject);
-		child.once('exit', (code) => (code === 0 && existsSync(out) ? resolve() : reject(new Error(`workflow bundling failed (exit ${code}): ${err.slice(0, 4000)}`))));
+		child.once('exit', (code) =>
+			code === 0 && existsSync(out)
+				? resolve()
+				: reject(new Error(`workflow bundling failed (exit ${code}): ${err.slice(0, 4000)}`)),
+		);
 	});
 }
 
@@ -207,7 +227,8 @@ const quietLogger = {
 if (process.argv[1] && process.argv[1] === SELF) {
 	const i = process.argv.indexOf('--out');
 	const unversioned = process.argv.includes('--unversioned');
-	const out = i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}${unversioned ? '-unversioned' : ''}.js`);
+	const out =
+		i > 0 ? process.argv[i + 1] : join(bundleDir(), `workflows-${sourceHash()}${unversioned ? '-unversioned' : ''}.js`);
 	buildBundleFile(out, { unversioned }).then(
 		(p) => console.log(p),
 		(e) => {

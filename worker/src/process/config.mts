@@ -80,7 +80,11 @@ export interface GuardConfig {
 
 /** The guard's settings (the CLI needs them without API credentials: `secsvc call` checks before starting anything). */
 export function loadGuardConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): GuardConfig {
-	const g = (readJson(file).guard ?? {}) as { widestPrefix?: unknown; protectedRanges?: unknown; ownAddressLookup?: unknown };
+	const g = (readJson(file).guard ?? {}) as {
+		widestPrefix?: unknown;
+		protectedRanges?: unknown;
+		ownAddressLookup?: unknown;
+	};
 	const issues: { field: string; rule: string }[] = [];
 	const rawPrefix = env.SECSVC_WIDEST_PREFIX ?? g.widestPrefix ?? DEFAULT_WIDEST_PREFIX;
 	const widestPrefix = Number(rawPrefix);
@@ -89,11 +93,20 @@ export function loadGuardConfig(env: NodeJS.ProcessEnv = process.env, file = env
 	const fromEnv = env.SECSVC_PROTECTED_RANGES !== undefined && env.SECSVC_PROTECTED_RANGES !== '';
 	const field = fromEnv ? 'SECSVC_PROTECTED_RANGES' : 'guard.protectedRanges';
 	const p = parseProtectedRanges(fromEnv ? env.SECSVC_PROTECTED_RANGES : (g.protectedRanges ?? []), `worker ${field}`);
-	if (p.invalid.length) issues.push({ field, rule: `${p.invalid.slice(0, 3).map((x) => JSON.stringify(x.slice(0, 40))).join(', ')}: must be IPv4 addresses, start-end ranges or CIDRs` });
+	if (p.invalid.length)
+		issues.push({
+			field,
+			rule: `${p.invalid
+				.slice(0, 3)
+				.map((x) => JSON.stringify(x.slice(0, 40)))
+				.join(', ')}: must be IPv4 addresses, start-end ranges or CIDRs`,
+		});
 	const look = env.SECSVC_OWN_ADDRESS_LOOKUP;
-	if (look !== undefined && look !== '' && !['0', '1', 'true', 'false'].includes(look)) issues.push({ field: 'SECSVC_OWN_ADDRESS_LOOKUP', rule: 'must be 1 or 0 (true or false)' });
+	if (look !== undefined && look !== '' && !['0', '1', 'true', 'false'].includes(look))
+		issues.push({ field: 'SECSVC_OWN_ADDRESS_LOOKUP', rule: 'must be 1 or 0 (true or false)' });
 	if (issues.length) throw new ConfigError(issues);
-	const ownAddressLookup = look !== undefined && look !== '' ? look === '1' || look === 'true' : g.ownAddressLookup !== false;
+	const ownAddressLookup =
+		look !== undefined && look !== '' ? look === '1' || look === 'true' : g.ownAddressLookup !== false;
 	return { widestPrefix, protectedRanges: p.ranges, ownAddressLookup };
 }
 
@@ -108,10 +121,18 @@ export const DEFAULT_TASK_QUEUE = 'secsvc-runbooks';
 export const DEFAULT_DEPLOYMENT_NAME = 'secsvc';
 
 const codes = (s: string | undefined) =>
-	s === undefined || s === '' ? undefined : s.split(',').map((x) => Number(x.trim())).filter((n) => Number.isInteger(n));
+	s === undefined || s === ''
+		? undefined
+		: s
+				.split(',')
+				.map((x) => Number(x.trim()))
+				.filter((n) => Number.isInteger(n));
 
 /** Only the Temporal part (the CLI needs no API credentials). */
-export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): WorkerConfig['temporal'] {
+export function loadTemporalConfig(
+	env: NodeJS.ProcessEnv = process.env,
+	file = env.SECSVC_CONFIG,
+): WorkerConfig['temporal'] {
 	const j = readJson(file);
 	const t = (j.temporal ?? {}) as Partial<WorkerConfig['temporal']>;
 	let r: ReturnType<typeof resolveTemporal>;
@@ -124,7 +145,9 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env, file = 
 	const deploymentName = env.SECSVC_DEPLOYMENT_NAME || t.deploymentName || DEFAULT_DEPLOYMENT_NAME;
 	// The server joins deployment name and build id as `name:build` (and `name.build` in older APIs).
 	if (!/^[A-Za-z0-9_-]{1,200}$/.test(deploymentName))
-		throw new ConfigError([{ field: 'temporal.deploymentName (SECSVC_DEPLOYMENT_NAME)', rule: 'must be 1–200 letters, digits, - or _' }]);
+		throw new ConfigError([
+			{ field: 'temporal.deploymentName (SECSVC_DEPLOYMENT_NAME)', rule: 'must be 1–200 letters, digits, - or _' },
+		]);
 	const v = env.SECSVC_WORKER_VERSIONING;
 	if (v !== undefined && v !== '' && !['0', '1', 'true', 'false'].includes(v))
 		throw new ConfigError([{ field: 'SECSVC_WORKER_VERSIONING', rule: 'must be 1 or 0 (true or false)' }]);
@@ -164,14 +187,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 		maxResponseBytes: env.SECSVC_MAX_RESPONSE_BYTES ? Number(env.SECSVC_MAX_RESPONSE_BYTES) : a.maxResponseBytes,
 	};
 	const issues: { field: string; rule: string }[] = [];
-	if (!/^https?:\/\/[^\s]+$/.test(api.baseUrl)) issues.push({ field: 'api.baseUrl (SECSVC_BASE_URL)', rule: 'is required and must be an http(s) URL' });
-	if (api.maxResponseBytes !== undefined && !(Number.isSafeInteger(api.maxResponseBytes) && api.maxResponseBytes >= 1024))
-		issues.push({ field: 'api.maxResponseBytes (SECSVC_MAX_RESPONSE_BYTES)', rule: 'must be an integer number of bytes, at least 1024' });
+	if (!/^https?:\/\/[^\s]+$/.test(api.baseUrl))
+		issues.push({ field: 'api.baseUrl (SECSVC_BASE_URL)', rule: 'is required and must be an http(s) URL' });
+	if (
+		api.maxResponseBytes !== undefined &&
+		!(Number.isSafeInteger(api.maxResponseBytes) && api.maxResponseBytes >= 1024)
+	)
+		issues.push({
+			field: 'api.maxResponseBytes (SECSVC_MAX_RESPONSE_BYTES)',
+			rule: 'must be an integer number of bytes, at least 1024',
+		});
 	if (!api.appId) issues.push({ field: 'api.appId (SECSVC_APP_ID)', rule: 'is required' });
 	if (!api.secret) issues.push({ field: 'api.secret (SECSVC_SECRET or SECSVC_SECRET_FILE)', rule: 'is required' });
-	if (api.tokenKind !== 'app' && api.tokenKind !== 'user') issues.push({ field: 'api.tokenKind (SECSVC_TOKEN_KIND)', rule: "must be 'app' or 'user'" });
+	if (api.tokenKind !== 'app' && api.tokenKind !== 'user')
+		issues.push({ field: 'api.tokenKind (SECSVC_TOKEN_KIND)', rule: "must be 'app' or 'user'" });
 	if (api.tokenKind === 'user' && !api.refreshToken && !api.tokenStoreFile)
-		issues.push({ field: 'api.refreshToken (SECSVC_REFRESH_TOKEN)', rule: 'is required for user tokens (or a token store file holding one)' });
+		issues.push({
+			field: 'api.refreshToken (SECSVC_REFRESH_TOKEN)',
+			rule: 'is required for user tokens (or a token store file holding one)',
+		});
 	const m = (j.metrics ?? {}) as { address?: string };
 	const metricsAddress = env.SECSVC_METRICS_ADDRESS || m.address || undefined;
 	if (metricsAddress !== undefined && !/^[^\s:]+:\d{1,5}$/.test(metricsAddress))
@@ -181,7 +215,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	if (issues.length) throw new ConfigError(issues);
 	if (rl.config) Object.assign(api, { rateLimit: rl.config });
 	const identity = loadIdentityConfig(env, file);
-	return { temporal: loadTemporalConfig(env, file), api, guard: loadGuardConfig(env, file), ...(identity ? { identity } : {}), ...(metricsAddress ? { metrics: { address: metricsAddress } } : {}) };
+	return {
+		temporal: loadTemporalConfig(env, file),
+		api,
+		guard: loadGuardConfig(env, file),
+		...(identity ? { identity } : {}),
+		...(metricsAddress ? { metrics: { address: metricsAddress } } : {}),
+	};
 }
 
 function readJson(file: string | undefined): Record<string, unknown> {

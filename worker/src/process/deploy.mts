@@ -76,17 +76,31 @@ export interface DeploymentView {
 	ramping?: string;
 	rampingPercent?: number;
 	conflictToken?: Uint8Array | null;
-	versions: { buildId: string; status: VersionStatus; drainage?: 'draining' | 'drained'; drainageCheckedAt?: string; createdAt?: string; currentSince?: string }[];
+	versions: {
+		buildId: string;
+		status: VersionStatus;
+		drainage?: 'draining' | 'drained';
+		drainageCheckedAt?: string;
+		createdAt?: string;
+		currentSince?: string;
+	}[];
 }
 
 /** The deployment as the server sees it; undefined when no versioned worker ever polled under this name. */
-export async function describeDeployment(svc: Svc, namespace: string, name: string): Promise<DeploymentView | undefined> {
+export async function describeDeployment(
+	svc: Svc,
+	namespace: string,
+	name: string,
+): Promise<DeploymentView | undefined> {
 	let r: temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse;
 	try {
 		r = await svc.describeWorkerDeployment({ namespace, deploymentName: name });
 	} catch (e) {
 		if (grpcCode(e) === NOT_FOUND) return undefined;
-		if (grpcCode(e) === UNIMPLEMENTED) throw new DeployError(`the Temporal server has no Worker Deployment API: upgrade it (≥ 1.28) or run workers with SECSVC_WORKER_VERSIONING=0`);
+		if (grpcCode(e) === UNIMPLEMENTED)
+			throw new DeployError(
+				`the Temporal server has no Worker Deployment API: upgrade it (≥ 1.28) or run workers with SECSVC_WORKER_VERSIONING=0`,
+			);
 		throw e;
 	}
 	const info = r.workerDeploymentInfo;
@@ -113,7 +127,10 @@ export async function describeDeployment(svc: Svc, namespace: string, name: stri
 /** Workflow task queues a version has polled (server-side record); [] when the version is unknown. */
 export async function versionTaskQueues(svc: Svc, namespace: string, name: string, buildId: string): Promise<string[]> {
 	try {
-		const r = await svc.describeWorkerDeploymentVersion({ namespace, deploymentVersion: { deploymentName: name, buildId } });
+		const r = await svc.describeWorkerDeploymentVersion({
+			namespace,
+			deploymentVersion: { deploymentName: name, buildId },
+		});
 		return (r.versionTaskQueues ?? []).filter((q) => q.type === TQ_TYPE.WORKFLOW).map((q) => q.name ?? '');
 	} catch (e) {
 		if (grpcCode(e) === NOT_FOUND) return [];
@@ -125,7 +142,13 @@ export async function versionTaskQueues(svc: Svc, namespace: string, name: strin
  * Pollers of one version per task queue, as the server's own poller check sees them (DescribeTaskQueue with the
  * version selected; the server remembers a poller for matching.PollerHistoryTTL, 5 min by default).
  */
-export async function versionPollers(svc: Svc, namespace: string, name: string, buildId: string, queues?: string[]): Promise<{ taskQueue: string; pollers: number }[]> {
+export async function versionPollers(
+	svc: Svc,
+	namespace: string,
+	name: string,
+	buildId: string,
+	queues?: string[],
+): Promise<{ taskQueue: string; pollers: number }[]> {
 	const v = versionString(name, buildId);
 	const out: { taskQueue: string; pollers: number }[] = [];
 	for (const tq of queues ?? (await versionTaskQueues(svc, namespace, name, buildId))) {
@@ -162,7 +185,14 @@ export interface ReadyResult {
  */
 export async function ensureRouting(
 	svc: Svc,
-	o: { namespace: string; deploymentName: string; buildId: string; taskQueue: string; identity?: string; timeoutMs?: number },
+	o: {
+		namespace: string;
+		deploymentName: string;
+		buildId: string;
+		taskQueue: string;
+		identity?: string;
+		timeoutMs?: number;
+	},
 ): Promise<ReadyResult> {
 	const { namespace, deploymentName, buildId, taskQueue } = o;
 	const identity = o.identity ?? `secsvc-worker@${hostname()}/${process.pid}`;
@@ -182,7 +212,13 @@ export async function ensureRouting(
 			if (!(await versionTaskQueues(svc, namespace, deploymentName, buildId)).includes(taskQueue)) continue;
 			if (d.current === buildId) return { deploymentName, buildId, current: true, madeCurrent: false };
 			if (d.current) return { deploymentName, buildId, current: false, madeCurrent: false, currentBuild: d.current };
-			await svc.setWorkerDeploymentCurrentVersion({ namespace, deploymentName, buildId, conflictToken: d.conflictToken, identity });
+			await svc.setWorkerDeploymentCurrentVersion({
+				namespace,
+				deploymentName,
+				buildId,
+				conflictToken: d.conflictToken,
+				identity,
+			});
 			return { deploymentName, buildId, current: true, madeCurrent: true };
 		} catch (e) {
 			if (e instanceof DeployError) throw e;
@@ -249,15 +285,27 @@ const saString = (p: temporal.api.common.v1.IPayload | undefined): string | unde
 };
 
 /** Running attackResponse runbooks with the build each is on (search attribute TemporalWorkerDeploymentVersion). */
-export async function runningRunbooks(svc: Svc, namespace: string, deploymentName: string, limit = 1000): Promise<RunbookOnBuild[]> {
+export async function runningRunbooks(
+	svc: Svc,
+	namespace: string,
+	deploymentName: string,
+	limit = 1000,
+): Promise<RunbookOnBuild[]> {
 	const out: RunbookOnBuild[] = [];
 	let nextPageToken: Uint8Array | undefined;
 	do {
-		const r = await svc.listWorkflowExecutions({ namespace, query: `WorkflowType = '${WORKFLOW_TYPE.attackResponse}' AND ExecutionStatus = 'Running'`, pageSize: 200, nextPageToken });
+		const r = await svc.listWorkflowExecutions({
+			namespace,
+			query: `WorkflowType = '${WORKFLOW_TYPE.attackResponse}' AND ExecutionStatus = 'Running'`,
+			pageSize: 200,
+			nextPageToken,
+		});
 		for (const e of r.executions ?? []) {
 			const sa = e.searchAttributes?.indexedFields ?? {};
 			const version = saString(sa.TemporalWorkerDeploymentVersion ?? undefined);
-			const [dep, build] = version ? [version.slice(0, version.indexOf(':')), version.slice(version.indexOf(':') + 1)] : [];
+			const [dep, build] = version
+				? [version.slice(0, version.indexOf(':')), version.slice(version.indexOf(':') + 1)]
+				: [];
 			out.push({
 				workflowId: e.execution?.workflowId ?? '',
 				runId: e.execution?.runId ?? '',
@@ -277,14 +325,28 @@ export async function deploymentStatus(svc: Svc, t: TemporalCfg): Promise<Deploy
 	const namespace = t.namespace;
 	const name = deploymentNameOf(t);
 	const d = await describeDeployment(svc, namespace, name);
-	if (!d) throw new DeployError(`worker deployment '${name}' not found in namespace ${namespace}: no versioned worker has polled under this name yet`);
+	if (!d)
+		throw new DeployError(
+			`worker deployment '${name}' not found in namespace ${namespace}: no versioned worker has polled under this name yet`,
+		);
 	const versions: VersionReport[] = [];
 	for (const v of d.versions) {
 		const vs = q(versionString(name, v.buildId));
 		const taskQueues = await versionTaskQueues(svc, namespace, name, v.buildId);
-		const pollers = (await versionPollers(svc, namespace, name, v.buildId, taskQueues)).reduce((a, p) => a + p.pollers, 0);
-		const running = await count(svc, namespace, `TemporalWorkerDeploymentVersion = ${vs} AND ExecutionStatus = 'Running'`);
-		const pinnedRunning = await count(svc, namespace, `TemporalWorkerDeploymentVersion = ${vs} AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`);
+		const pollers = (await versionPollers(svc, namespace, name, v.buildId, taskQueues)).reduce(
+			(a, p) => a + p.pollers,
+			0,
+		);
+		const running = await count(
+			svc,
+			namespace,
+			`TemporalWorkerDeploymentVersion = ${vs} AND ExecutionStatus = 'Running'`,
+		);
+		const pinnedRunning = await count(
+			svc,
+			namespace,
+			`TemporalWorkerDeploymentVersion = ${vs} AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`,
+		);
 		const { retirable, reason } = retirement(d, v, pinnedRunning);
 		versions.push({ ...v, taskQueues, pollers, running, pinnedRunning, retirable, reason });
 	}
@@ -303,12 +365,18 @@ export async function deploymentStatus(svc: Svc, t: TemporalCfg): Promise<Deploy
  * A build can be retired (its workers stopped) when it receives no new workflows (neither current nor ramping), no
  * pinned runbook is open on it (visibility), and the server agrees: drained, or never activated (inactive).
  */
-function retirement(d: DeploymentView, v: DeploymentView['versions'][number], pinnedRunning: number): { retirable: boolean; reason: string } {
+function retirement(
+	d: DeploymentView,
+	v: DeploymentView['versions'][number],
+	pinnedRunning: number,
+): { retirable: boolean; reason: string } {
 	if (d.current === v.buildId) return { retirable: false, reason: 'current: receives new runbooks' };
 	if (d.ramping === v.buildId) return { retirable: false, reason: `ramping (${d.rampingPercent ?? 0}%)` };
 	if (pinnedRunning > 0) return { retirable: false, reason: `${pinnedRunning} pinned runbook(s) still running on it` };
-	if (v.status === 'drained' || v.drainage === 'drained') return { retirable: true, reason: 'drained: no pinned runbook left' };
-	if (v.status === 'inactive' || v.status === 'created') return { retirable: true, reason: 'never current: no runbook on it' };
+	if (v.status === 'drained' || v.drainage === 'drained')
+		return { retirable: true, reason: 'drained: no pinned runbook left' };
+	if (v.status === 'inactive' || v.status === 'created')
+		return { retirable: true, reason: 'never current: no runbook on it' };
 	return { retirable: false, reason: 'draining: none open in visibility, waiting for the server to confirm the drain' };
 }
 
@@ -316,26 +384,56 @@ function retirement(d: DeploymentView, v: DeploymentView['versions'][number], pi
  * Makes `buildId` the current version: new runbooks and the auto-upgrade playbooks go to it, pinned runbooks stay on
  * their build. Refuses (changing nothing) an unknown build id and a build with no worker polling.
  */
-export async function setCurrent(svc: Svc, t: TemporalCfg, buildId: string, identity = `secsvc-cli@${hostname()}`): Promise<{ previous?: string; current: string; changed: boolean }> {
+export async function setCurrent(
+	svc: Svc,
+	t: TemporalCfg,
+	buildId: string,
+	identity = `secsvc-cli@${hostname()}`,
+): Promise<{ previous?: string; current: string; changed: boolean }> {
 	const name = deploymentNameOf(t);
-	if (!/^[A-Za-z0-9_.-]{1,255}$/.test(buildId)) throw new DeployError(`build id: must be 1–255 letters, digits, '.', '-' or '_' (got ${JSON.stringify(buildId)})`);
+	if (!/^[A-Za-z0-9_.-]{1,255}$/.test(buildId))
+		throw new DeployError(`build id: must be 1–255 letters, digits, '.', '-' or '_' (got ${JSON.stringify(buildId)})`);
 	const d = await describeDeployment(svc, t.namespace, name);
-	if (!d) throw new DeployError(`worker deployment '${name}' not found in namespace ${t.namespace}: no versioned worker has polled under this name yet`);
+	if (!d)
+		throw new DeployError(
+			`worker deployment '${name}' not found in namespace ${t.namespace}: no versioned worker has polled under this name yet`,
+		);
 	const known = d.versions.map((v) => `${v.buildId} (${v.status})`).join(', ') || 'none';
-	if (!d.versions.some((v) => v.buildId === buildId)) throw new DeployError(`build id ${buildId}: unknown in worker deployment '${name}' (known builds: ${known}); nothing changed`);
+	if (!d.versions.some((v) => v.buildId === buildId))
+		throw new DeployError(
+			`build id ${buildId}: unknown in worker deployment '${name}' (known builds: ${known}); nothing changed`,
+		);
 	if (d.current === buildId) return { previous: d.current, current: buildId, changed: false };
 	const pollers = await versionPollers(svc, t.namespace, name, buildId);
 	if (!pollers.some((p) => p.pollers > 0))
 		throw new DeployError(
-			`build id ${buildId}: no worker of this build is polling${pollers.length ? ` (task queues ${pollers.map((p) => p.taskQueue).sort().join(', ')})` : ''}; start its workers first; nothing changed`,
+			`build id ${buildId}: no worker of this build is polling${
+				pollers.length
+					? ` (task queues ${pollers
+							.map((p) => p.taskQueue)
+							.sort()
+							.join(', ')})`
+					: ''
+			}; start its workers first; nothing changed`,
 		);
 	try {
-		await svc.setWorkerDeploymentCurrentVersion({ namespace: t.namespace, deploymentName: name, buildId, conflictToken: d.conflictToken, identity });
+		await svc.setWorkerDeploymentCurrentVersion({
+			namespace: t.namespace,
+			deploymentName: name,
+			buildId,
+			conflictToken: d.conflictToken,
+			identity,
+		});
 	} catch (e) {
 		const msg = (e as Error).message ?? String(e);
 		if (/missing active task queues/i.test(msg))
-			throw new DeployError(`build id ${buildId}: its workers do not poll every task queue the current build ${d.current} serves (${msg}); nothing changed`);
-		if (/conflict token/i.test(msg)) throw new DeployError(`worker deployment '${name}' changed while setting the current build; look at \`secsvc deploy status\` and retry`);
+			throw new DeployError(
+				`build id ${buildId}: its workers do not poll every task queue the current build ${d.current} serves (${msg}); nothing changed`,
+			);
+		if (/conflict token/i.test(msg))
+			throw new DeployError(
+				`worker deployment '${name}' changed while setting the current build; look at \`secsvc deploy status\` and retry`,
+			);
 		throw e;
 	}
 	return { previous: d.current, current: buildId, changed: true };
@@ -352,11 +450,17 @@ export function formatStatus(s: DeploymentStatus, only?: 'retire'): string {
 		`  ${pad('BUILD', 18)}${pad('STATUS', 10)}${pad('POLLERS', 9)}${pad('RUNNING', 9)}${pad('PINNED', 8)}RETIRABLE`,
 	];
 	for (const v of s.versions) {
-		const status = v.status === 'draining' || v.status === 'drained' || !v.drainage ? v.status : `${v.status}/${v.drainage}`;
-		lines.push(`  ${pad(v.buildId, 18)}${pad(status, 10)}${pad(String(v.pollers), 9)}${pad(String(v.running), 9)}${pad(String(v.pinnedRunning), 8)}${v.retirable ? 'yes' : 'no'} — ${v.reason}`);
+		const status =
+			v.status === 'draining' || v.status === 'drained' || !v.drainage ? v.status : `${v.status}/${v.drainage}`;
+		lines.push(
+			`  ${pad(v.buildId, 18)}${pad(status, 10)}${pad(String(v.pollers), 9)}${pad(String(v.running), 9)}${pad(String(v.pinnedRunning), 8)}${v.retirable ? 'yes' : 'no'} — ${v.reason}`,
+		);
 	}
 	if (only === 'retire') return lines.join('\n');
 	lines.push('', `  running runbooks (attackResponse): ${s.runbooks.length}`);
-	for (const r of s.runbooks) lines.push(`    ${pad(r.workflowId, 32)} build ${r.buildId ?? '(no task completed yet)'}  ${r.behavior ?? ''}  started ${r.startedAt ?? '?'}`);
+	for (const r of s.runbooks)
+		lines.push(
+			`    ${pad(r.workflowId, 32)} build ${r.buildId ?? '(no task completed yet)'}  ${r.behavior ?? ''}  started ${r.startedAt ?? '?'}`,
+		);
 	return lines.join('\n');
 }

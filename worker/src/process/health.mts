@@ -35,7 +35,10 @@ export async function runChecks(checks: Record<string, Check>, timeoutMs = 2000)
 				await withTimeout(Promise.resolve().then(fn), timeoutMs, name);
 				return [name, { ok: true }] as const;
 			} catch (e) {
-				return [name, { ok: false, error: redactText(e instanceof Error ? e.message : String(e)).slice(0, 300) }] as const;
+				return [
+					name,
+					{ ok: false, error: redactText(e instanceof Error ? e.message : String(e)).slice(0, 300) },
+				] as const;
 			}
 		}),
 	);
@@ -43,7 +46,11 @@ export async function runChecks(checks: Record<string, Check>, timeoutMs = 2000)
 	return { ready: entries.every(([, r]) => r.ok), checks: result };
 }
 
-export function startHealthServer(addr: { host: string; port: number }, checks: Record<string, Check>, timeoutMs = 2000): Promise<HealthServer> {
+export function startHealthServer(
+	addr: { host: string; port: number },
+	checks: Record<string, Check>,
+	timeoutMs = 2000,
+): Promise<HealthServer> {
 	const server = createServer((req, res) => {
 		const send = (status: number, body: unknown) => {
 			res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });

@@ -58,7 +58,9 @@ async function connectTemporal(cfg: ReturnType<typeof loadConfig>) {
 	try {
 		return await NativeConnection.connect(opts);
 	} catch (e) {
-		throw new StartupError(await explainConnectFailure(cfg.temporal.address, opts.tls, cfg.temporal.from ?? {}, safeMessage(e)));
+		throw new StartupError(
+			await explainConnectFailure(cfg.temporal.address, opts.tls, cfg.temporal.from ?? {}, safeMessage(e)),
+		);
 	}
 }
 
@@ -67,7 +69,9 @@ async function checkCredentials(api: ReturnType<typeof clientFromConfig>, cfg: R
 		await api.client.tokens?.getToken();
 	} catch (e) {
 		if (e instanceof ApiError)
-			throw new StartupError(`SECSVC_APP_ID / SECSVC_SECRET (api.appId / api.secret): the service refused a token — ${safeMessage(e)}`);
+			throw new StartupError(
+				`SECSVC_APP_ID / SECSVC_SECRET (api.appId / api.secret): the service refused a token — ${safeMessage(e)}`,
+			);
 		throw new StartupError(`SECSVC_BASE_URL (api.baseUrl) ${cfg.api.baseUrl}: no token obtained — ${safeMessage(e)}`);
 	}
 }
@@ -98,7 +102,10 @@ export async function main(): Promise<number> {
 				// Core retries while the server is down: bound it here with a message that says what failed
 				let timer: NodeJS.Timeout | undefined;
 				const late = new Promise<never>((_, reject) => {
-					timer = setTimeout(() => reject(new Error(`${cfg.temporal.address}: no answer to GetSystemInfo within 1500 ms`)), 1500);
+					timer = setTimeout(
+						() => reject(new Error(`${cfg.temporal.address}: no answer to GetSystemInfo within 1500 ms`)),
+						1500,
+					);
 				});
 				try {
 					await Promise.race([c.withDeadline(Date.now() + 1500, () => c.workflowService.getSystemInfo({})), late]);
@@ -118,7 +125,9 @@ export async function main(): Promise<number> {
 		try {
 			health = await startHealthServer(proc.health, checks);
 		} catch (e) {
-			throw new StartupError(`SECSVC_HEALTH_ADDRESS (health.address) ${proc.health.host}:${proc.health.port}: cannot listen — ${safeMessage(e)}`);
+			throw new StartupError(
+				`SECSVC_HEALTH_ADDRESS (health.address) ${proc.health.host}:${proc.health.port}: cannot listen — ${safeMessage(e)}`,
+			);
 		}
 		log(`health on http://${health.address.host}:${health.address.port} (/healthz, /readyz)`);
 	}
@@ -155,7 +164,9 @@ export async function main(): Promise<number> {
 		await health?.close();
 		throw e;
 	}
-	log(`task queue ${cfg.temporal.taskQueue} on ${cfg.temporal.address} (${cfg.temporal.namespace}); drain grace ${proc.shutdownGraceMs} ms`);
+	log(
+		`task queue ${cfg.temporal.taskQueue} on ${cfg.temporal.address} (${cfg.temporal.namespace}); drain grace ${proc.shutdownGraceMs} ms`,
+	);
 
 	try {
 		await w.done;

@@ -57,11 +57,21 @@ let installedAt: string | undefined;
 export function installMetrics(address: string): void {
 	if (installedAt === address) return;
 	if (installedAt) throw new Error(`metrics: already served on ${installedAt}; one address per process`);
-	if (!/^[^\s:]+:\d{1,5}$/.test(address)) throw new Error(`metrics.address (SECSVC_METRICS_ADDRESS): must be host:port (got ${JSON.stringify(address)})`);
+	if (!/^[^\s:]+:\d{1,5}$/.test(address))
+		throw new Error(`metrics.address (SECSVC_METRICS_ADDRESS): must be host:port (got ${JSON.stringify(address)})`);
 	try {
-		Runtime.install({ telemetryOptions: { metrics: { metricPrefix: METRIC_PREFIX, prometheus: { bindAddress: address, countersTotalSuffix: true, histogramBucketOverrides: BUCKETS } } } });
+		Runtime.install({
+			telemetryOptions: {
+				metrics: {
+					metricPrefix: METRIC_PREFIX,
+					prometheus: { bindAddress: address, countersTotalSuffix: true, histogramBucketOverrides: BUCKETS },
+				},
+			},
+		});
 	} catch (e) {
-		throw new Error(`metrics: cannot install the Temporal runtime with the Prometheus exporter on ${address} (${(e as Error).message}); it must be installed before any connection or worker is created`);
+		throw new Error(
+			`metrics: cannot install the Temporal runtime with the Prometheus exporter on ${address} (${(e as Error).message}); it must be installed before any connection or worker is created`,
+		);
 	}
 	installedAt = address;
 }
@@ -79,7 +89,8 @@ const outcomeOf = (e: Extract<ClientEvent, { type: 'response' }>) =>
 	e.code !== undefined ? String(e.code) : e.status >= 200 && e.status < 300 ? 'decode' : `http_${e.status}`;
 
 /** The client's retry reason as a bounded label: rate_limited, not_sent, timeout, network, http, decode, result. */
-const retryReason = (r: string) => (r.startsWith('rate limited') ? 'rate_limited' : r.startsWith('not sent') ? 'not_sent' : r.split(' ')[0]);
+const retryReason = (r: string) =>
+	r.startsWith('rate limited') ? 'rate_limited' : r.startsWith('not sent') ? 'not_sent' : r.split(' ')[0];
 
 /**
  * The API client's event listener (api/client.ts onEvent) recording requests, latency, token renewals, retries
@@ -91,34 +102,77 @@ export function apiMetricsListener(): (e: ClientEvent) => void {
 		switch (e.type) {
 			case 'response': {
 				const tags: MetricTags = { operation: e.opId, outcome: outcomeOf(e) };
-				m.createCounter(METRIC.apiRequests, '1', 'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)').add(1, tags);
-				m.createHistogram(METRIC.apiLatency, 'int', 'ms', 'API request round trip (ms), by operation').record(Math.max(0, Math.round(e.ms)), { operation: e.opId });
+				m.createCounter(
+					METRIC.apiRequests,
+					'1',
+					'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)',
+				).add(1, tags);
+				m.createHistogram(METRIC.apiLatency, 'int', 'ms', 'API request round trip (ms), by operation').record(
+					Math.max(0, Math.round(e.ms)),
+					{ operation: e.opId },
+				);
 				return;
 			}
 			case 'failure':
-				m.createCounter(METRIC.apiRequests, '1', 'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)').add(1, { operation: e.opId, outcome: e.kind });
+				m.createCounter(
+					METRIC.apiRequests,
+					'1',
+					'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)',
+				).add(1, { operation: e.opId, outcome: e.kind });
 				return;
 			case 'token':
-				m.createCounter(METRIC.tokenRenewals, '1', 'access token requests (one per renewal), by reason: missing, expired, refused_code, refused_message, refused_unverified').add(1, { reason: e.reason });
+				m.createCounter(
+					METRIC.tokenRenewals,
+					'1',
+					'access token requests (one per renewal), by reason: missing, expired, refused_code, refused_message, refused_unverified',
+				).add(1, { reason: e.reason });
 				return;
 			case 'retry': {
 				const rateLimited = e.reason.startsWith('rate limited');
-				m.createCounter(METRIC.retries, '1', 'API requests repeated by the client, by operation and reason').add(1, { operation: e.opId, reason: retryReason(e.reason) });
+				m.createCounter(METRIC.retries, '1', 'API requests repeated by the client, by operation and reason').add(1, {
+					operation: e.opId,
+					reason: retryReason(e.reason),
+				});
 				if (rateLimited) {
-					m.createCounter(METRIC.rateLimitWaits, '1', 'waits after a rate-limited answer, by operation').add(1, { operation: e.opId });
-					m.createHistogram(METRIC.rateLimitWaitTime, 'int', 'ms', 'time waited after a rate-limited answer (ms)').record(Math.max(0, Math.round(e.delayMs)), { operation: e.opId });
+					m.createCounter(METRIC.rateLimitWaits, '1', 'waits after a rate-limited answer, by operation').add(1, {
+						operation: e.opId,
+					});
+					m.createHistogram(
+						METRIC.rateLimitWaitTime,
+						'int',
+						'ms',
+						'time waited after a rate-limited answer (ms)',
+					).record(Math.max(0, Math.round(e.delayMs)), { operation: e.opId });
 				}
 				return;
 			}
 			case 'budget':
 				// budget: 'app' or 'tenant:<customer id>' (an id of the provider, no secret)
 				if (e.granted) {
-					m.createCounter(METRIC.budgetGranted, '1', 'requests sent within the request budget, by class and budget (budget in use per class)').add(1, { class: e.cls, budget: e.budget });
-					m.createHistogram(METRIC.budgetWait, 'int', 'ms', 'wait for a turn in the request budget (ms), by class and budget').record(Math.max(0, Math.round(e.waitMs)), { class: e.cls, budget: e.budget });
-				} else m.createCounter(METRIC.budgetDeferred, '1', 'calls that gave up their turn at their deadline (nothing sent; the fleet watch stretches), by class').add(1, { class: e.cls, budget: e.budget });
+					m.createCounter(
+						METRIC.budgetGranted,
+						'1',
+						'requests sent within the request budget, by class and budget (budget in use per class)',
+					).add(1, { class: e.cls, budget: e.budget });
+					m.createHistogram(
+						METRIC.budgetWait,
+						'int',
+						'ms',
+						'wait for a turn in the request budget (ms), by class and budget',
+					).record(Math.max(0, Math.round(e.waitMs)), { class: e.cls, budget: e.budget });
+				} else
+					m.createCounter(
+						METRIC.budgetDeferred,
+						'1',
+						'calls that gave up their turn at their deadline (nothing sent; the fleet watch stretches), by class',
+					).add(1, { class: e.cls, budget: e.budget });
 				return;
 			case 'refused':
-				m.createCounter(METRIC.refusals, '1', 'rate-limit refusals received (HTTP 429 or a rate-limit code), by budget, outcome and whether a retry hint came').add(1, {
+				m.createCounter(
+					METRIC.refusals,
+					'1',
+					'rate-limit refusals received (HTTP 429 or a rate-limit code), by budget, outcome and whether a retry hint came',
+				).add(1, {
 					budget: e.budget,
 					outcome: e.code !== undefined ? String(e.code) : `http_${e.status}`,
 					hint: e.retryAfterMs !== undefined ? 'yes' : 'no',

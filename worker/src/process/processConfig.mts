@@ -44,7 +44,9 @@ export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env, file = e
 		try {
 			j = JSON.parse(readFileSync(file, 'utf8'));
 		} catch (e) {
-			throw new ConfigError([{ field: `config file ${file}`, rule: `must be readable JSON (${(e as Error).message})` }]);
+			throw new ConfigError([
+				{ field: `config file ${file}`, rule: `must be readable JSON (${(e as Error).message})` },
+			]);
 		}
 	}
 	const issues: { field: string; rule: string }[] = [];
@@ -53,14 +55,21 @@ export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env, file = e
 	if (graceRaw !== undefined && graceRaw !== '') {
 		const ms = parseDuration(graceRaw);
 		if (ms === undefined || ms > MAX_GRACE_MS)
-			issues.push({ field: 'shutdown.grace (SECSVC_SHUTDOWN_GRACE)', rule: `must be a duration up to 1h like 30s, 1500ms, 2m or 45 (got ${JSON.stringify(graceRaw)})` });
+			issues.push({
+				field: 'shutdown.grace (SECSVC_SHUTDOWN_GRACE)',
+				rule: `must be a duration up to 1h like 30s, 1500ms, 2m or 45 (got ${JSON.stringify(graceRaw)})`,
+			});
 		else shutdownGraceMs = ms;
 	}
 	const addrRaw = env.SECSVC_HEALTH_ADDRESS ?? j.health?.address;
 	let health: ProcessConfig['health'];
 	if (addrRaw !== undefined && addrRaw !== '') {
 		health = typeof addrRaw === 'string' ? parseListenAddress(addrRaw) : undefined;
-		if (!health) issues.push({ field: 'health.address (SECSVC_HEALTH_ADDRESS)', rule: `must be host:port like 127.0.0.1:9465 (got ${JSON.stringify(addrRaw)})` });
+		if (!health)
+			issues.push({
+				field: 'health.address (SECSVC_HEALTH_ADDRESS)',
+				rule: `must be host:port like 127.0.0.1:9465 (got ${JSON.stringify(addrRaw)})`,
+			});
 	}
 	if (issues.length) throw new ConfigError(issues);
 	return { shutdownGraceMs, health };

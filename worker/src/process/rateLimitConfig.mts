@@ -19,9 +19,13 @@ export interface RateLimitConfig extends BucketSettings {
 
 type Issue = { field: string; rule: string };
 
-export function loadRateLimit(env: Record<string, string | undefined>, json: unknown): { config?: RateLimitConfig; issues: Issue[] } {
+export function loadRateLimit(
+	env: Record<string, string | undefined>,
+	json: unknown,
+): { config?: RateLimitConfig; issues: Issue[] } {
 	const j = json === undefined || json === null ? {} : json;
-	if (typeof j !== 'object' || Array.isArray(j)) return { issues: [{ field: 'api.rateLimit', rule: 'must be an object { rps, burst }' }] };
+	if (typeof j !== 'object' || Array.isArray(j))
+		return { issues: [{ field: 'api.rateLimit', rule: 'must be an object { rps, burst }' }] };
 	const o = j as Record<string, unknown>;
 	const t = (o.tenant && typeof o.tenant === 'object' ? o.tenant : {}) as Record<string, unknown>;
 	const issues: Issue[] = [];
@@ -30,12 +34,19 @@ export function loadRateLimit(env: Record<string, string | undefined>, json: unk
 		const e = env[envName];
 		if (e !== undefined && e !== '') {
 			const n = /^\s*-?\d+(\.\d+)?\s*$/.test(e) ? Number(e) : NaN;
-			if (Number.isNaN(n)) issues.push({ field: `${jsonField} (${envName})`, rule: `must be a number (got ${JSON.stringify(e.slice(0, 40))})` });
+			if (Number.isNaN(n))
+				issues.push({
+					field: `${jsonField} (${envName})`,
+					rule: `must be a number (got ${JSON.stringify(e.slice(0, 40))})`,
+				});
 			return n;
 		}
 		if (v === undefined || v === null) return undefined;
 		if (typeof v !== 'number' || !Number.isFinite(v)) {
-			issues.push({ field: `${jsonField} (${envName})`, rule: `must be a number (got ${JSON.stringify(v).slice(0, 40)})` });
+			issues.push({
+				field: `${jsonField} (${envName})`,
+				rule: `must be a number (got ${JSON.stringify(v).slice(0, 40)})`,
+			});
 			return NaN;
 		}
 		return v;
@@ -53,17 +64,32 @@ export function loadRateLimit(env: Record<string, string | undefined>, json: unk
 		return { field: `${prefix}.${k} (${envPrefix}_${k.toUpperCase()})`, rule: i.rule };
 	};
 	if (rps === undefined) {
-		if ([burst, trps, tburst].some((x) => x !== undefined)) issues.push({ field: 'api.rateLimit.rps (SECSVC_RATE_LIMIT_RPS)', rule: 'is required when any other rate-limit setting is given' });
+		if ([burst, trps, tburst].some((x) => x !== undefined))
+			issues.push({
+				field: 'api.rateLimit.rps (SECSVC_RATE_LIMIT_RPS)',
+				rule: 'is required when any other rate-limit setting is given',
+			});
 		return { issues };
 	}
 	for (const i of budgetSettingIssues({ rps, burst }, 'x')) issues.push(named('api.rateLimit', 'SECSVC_RATE_LIMIT')(i));
-	if (trps === undefined && tburst !== undefined) issues.push({ field: 'api.rateLimit.tenant.rps (SECSVC_TENANT_RATE_LIMIT_RPS)', rule: 'is required with a tenant burst' });
+	if (trps === undefined && tburst !== undefined)
+		issues.push({
+			field: 'api.rateLimit.tenant.rps (SECSVC_TENANT_RATE_LIMIT_RPS)',
+			rule: 'is required with a tenant burst',
+		});
 	if (trps !== undefined)
 		for (const i of budgetSettingIssues({ rps: trps, burst: tburst }, 'x'))
 			issues.push(named('api.rateLimit.tenant', 'SECSVC_TENANT_RATE_LIMIT')(i));
-	if (refresh !== undefined && !(refresh >= 0.2 && refresh <= 60)) issues.push({ field: 'api.rateLimit.refreshSeconds (SECSVC_RATE_LIMIT_REFRESH)', rule: 'must be a number of seconds from 0.2 to 60' });
+	if (refresh !== undefined && !(refresh >= 0.2 && refresh <= 60))
+		issues.push({
+			field: 'api.rateLimit.refreshSeconds (SECSVC_RATE_LIMIT_REFRESH)',
+			rule: 'must be a number of seconds from 0.2 to 60',
+		});
 	if (unknown !== undefined && !(Number.isInteger(unknown) && unknown >= 1 && unknown <= 1000))
-		issues.push({ field: 'api.rateLimit.unknownWorkers (SECSVC_RATE_LIMIT_UNKNOWN_WORKERS)', rule: 'must be an integer from 1 to 1000' });
+		issues.push({
+			field: 'api.rateLimit.unknownWorkers (SECSVC_RATE_LIMIT_UNKNOWN_WORKERS)',
+			rule: 'must be an integer from 1 to 1000',
+		});
 	if (issues.length) return { issues };
 	return {
 		issues,

@@ -15,12 +15,29 @@ import type { RunbookSinks } from '../../../workflows/attackResponse/observe.mts
 import { WF_METRIC } from '../../../workflows/attackResponse/observe.mts';
 import { SEARCH_ATTRIBUTES } from '../../../workflows/attackResponse/searchAttributes.mts';
 
-export const PHASES: Phase[] = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting'];
+export const PHASES: Phase[] = [
+	'validating',
+	'snapshot',
+	'planning',
+	'awaiting-approval',
+	'tightening',
+	'blacklisting',
+	'rate-limiting',
+	'waiting',
+	'reverting',
+];
 
-export function runbookSinks(meter: MetricMeter | undefined = metricsOn ? Runtime.instance().metricMeter : undefined): InjectedSinks<RunbookSinks> {
+export function runbookSinks(
+	meter: MetricMeter | undefined = metricsOn ? Runtime.instance().metricMeter : undefined,
+): InjectedSinks<RunbookSinks> {
 	const byRun = new Map<string, Phase>();
 	const counts = new Map<Phase, number>(PHASES.map((p) => [p, 0]));
-	const gauge: MetricGauge | undefined = meter?.createGauge(WF_METRIC.inPhase, 'int', '1', 'runbooks in each phase now (this worker)');
+	const gauge: MetricGauge | undefined = meter?.createGauge(
+		WF_METRIC.inPhase,
+		'int',
+		'1',
+		'runbooks in each phase now (this worker)',
+	);
 	for (const p of PHASES) gauge?.set(0, { phase: p });
 	const move = (p: Phase, d: number) => {
 		if (!counts.has(p)) return;

@@ -51,11 +51,22 @@ interface Layer {
 }
 
 const src = (s: ConfigDataSource | undefined) =>
-	s === undefined ? {} : 'path' in s ? { file: s.path } : { data: typeof s.data === 'string' ? s.data : Buffer.from(s.data).toString('utf8') };
+	s === undefined
+		? {}
+		: 'path' in s
+			? { file: s.path }
+			: { data: typeof s.data === 'string' ? s.data : Buffer.from(s.data).toString('utf8') };
 
 /** A layer from an envconfig profile; `name(key, file)` gives the setting's name for messages. */
 function fromProfile(p: ClientConfigProfile, name: (tomlKey: string) => string): Layer {
-	const l: Layer = { address: p.address, namespace: p.namespace, apiKey: p.apiKey, tls: {}, from: {}, metadata: p.grpcMeta };
+	const l: Layer = {
+		address: p.address,
+		namespace: p.namespace,
+		apiKey: p.apiKey,
+		tls: {},
+		from: {},
+		metadata: p.grpcMeta,
+	};
 	if (p.address !== undefined) l.from.address = name('address');
 	if (p.namespace !== undefined) l.from.namespace = name('namespace');
 	if (p.apiKey !== undefined) l.from.apiKey = name('api_key');
@@ -103,13 +114,16 @@ const ENV_NAMES: Record<string, string> = {
 function profileLayer(env: NodeJS.ProcessEnv): Layer {
 	const vars = env as Record<string, string>;
 	const profile = env.TEMPORAL_PROFILE || 'default';
-	const where = env.TEMPORAL_CONFIG_FILE ? `TEMPORAL_CONFIG_FILE ${env.TEMPORAL_CONFIG_FILE}` : 'the Temporal config file (~/.config/temporalio/temporal.toml)';
+	const where = env.TEMPORAL_CONFIG_FILE
+		? `TEMPORAL_CONFIG_FILE ${env.TEMPORAL_CONFIG_FILE}`
+		: 'the Temporal config file (~/.config/temporalio/temporal.toml)';
 	let p: ClientConfigProfile;
 	try {
 		p = loadClientConfigProfile({ disableEnv: true, overrideEnvVars: vars });
 	} catch (e) {
 		const msg = (e as Error).message;
-		if (/Profile '.*' not found/.test(msg)) throw new TemporalSettingError(`TEMPORAL_PROFILE ${profile}`, `no such profile in ${where}`);
+		if (/Profile '.*' not found/.test(msg))
+			throw new TemporalSettingError(`TEMPORAL_PROFILE ${profile}`, `no such profile in ${where}`);
 		throw new TemporalSettingError(where, `must be readable TOML (${msg})`);
 	}
 	const top = ['address', 'namespace', 'api_key', 'tls'];
@@ -117,7 +131,10 @@ function profileLayer(env: NodeJS.ProcessEnv): Layer {
 }
 
 function envLayer(env: NodeJS.ProcessEnv): Layer {
-	const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+	const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<
+		string,
+		string
+	>;
 	let p: ClientConfigProfile;
 	try {
 		p = loadClientConfigProfile({ disableFile: true, overrideEnvVars: vars });
@@ -126,7 +143,8 @@ function envLayer(env: NodeJS.ProcessEnv): Layer {
 	}
 	const l = fromProfile(p, (k) => ENV_NAMES[k] ?? `TEMPORAL_${k.toUpperCase()}`);
 	// TLS implied by a file or name setting: name that setting, not TEMPORAL_TLS which nobody set.
-	if (l.tlsOn !== undefined && vars.TEMPORAL_TLS === undefined) l.from.tls = l.from.cert ?? l.from.ca ?? l.from.key ?? l.from.serverName;
+	if (l.tlsOn !== undefined && vars.TEMPORAL_TLS === undefined)
+		l.from.tls = l.from.cert ?? l.from.ca ?? l.from.key ?? l.from.serverName;
 	if (vars.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION !== undefined) {
 		l.tls.disableHostVerification = ['1', 'true'].includes(vars.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION.toLowerCase());
 		l.from.disableHostVerification = 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION';
@@ -140,7 +158,8 @@ function envLayer(env: NodeJS.ProcessEnv): Layer {
 	for (const [field, old, current] of legacy) {
 		const v = vars[old];
 		if (v === undefined) continue;
-		if (vars[current] !== undefined && vars[current] !== v) throw new TemporalSettingError(`${old} and ${current}`, 'name the same setting with different values: set one');
+		if (vars[current] !== undefined && vars[current] !== v)
+			throw new TemporalSettingError(`${old} and ${current}`, 'name the same setting with different values: set one');
 		l.tls[`${field}File`] = v;
 		l.from[field] = vars[current] !== undefined ? current : old;
 		if (l.tlsOn === undefined) {
@@ -152,7 +171,12 @@ function envLayer(env: NodeJS.ProcessEnv): Layer {
 }
 
 /** A layer from our JSON file's `temporal` object. */
-export function jsonLayer(t: { address?: string; namespace?: string; apiKey?: string; tls?: boolean | TlsSettings }): Layer {
+export function jsonLayer(t: {
+	address?: string;
+	namespace?: string;
+	apiKey?: string;
+	tls?: boolean | TlsSettings;
+}): Layer {
 	const n = (k: string) => `temporal.${k} (SECSVC_CONFIG)`;
 	const l: Layer = { address: t.address, namespace: t.namespace, apiKey: t.apiKey, tls: {}, from: {} };
 	for (const k of ['address', 'namespace', 'apiKey'] as const) if (t[k] !== undefined) l.from[k] = n(k);
@@ -162,7 +186,12 @@ export function jsonLayer(t: { address?: string; namespace?: string; apiKey?: st
 		else if (t.tls && typeof t.tls === 'object') {
 			l.tlsOn = true;
 			l.tls = { ...t.tls };
-			for (const [f, k] of [['ca', 'caFile'], ['cert', 'certFile'], ['key', 'keyFile'], ['serverName', 'serverName']] as const)
+			for (const [f, k] of [
+				['ca', 'caFile'],
+				['cert', 'certFile'],
+				['key', 'keyFile'],
+				['serverName', 'serverName'],
+			] as const)
 				if (t.tls[k] !== undefined) l.from[f] = n(`tls.${k}`);
 		} else throw new TemporalSettingError(n('tls'), 'must be true, false or { serverName, caFile, certFile, keyFile }');
 	}
@@ -194,7 +223,11 @@ export function resolveTemporal(env: NodeJS.ProcessEnv, json: Parameters<typeof 
 			tlsOn = l.tlsOn;
 			r.from.tls = l.from.tls;
 		}
-		for (const [f, keys] of [['ca', ['caFile', 'caData']], ['cert', ['certFile', 'certData']], ['key', ['keyFile', 'keyData']]] as const)
+		for (const [f, keys] of [
+			['ca', ['caFile', 'caData']],
+			['cert', ['certFile', 'certData']],
+			['key', ['keyFile', 'keyData']],
+		] as const)
 			if (l.tls[keys[0]] !== undefined || l.tls[keys[1]] !== undefined) {
 				tls[keys[0]] = l.tls[keys[0]];
 				tls[keys[1]] = l.tls[keys[1]];
@@ -233,7 +266,10 @@ export function tlsMaterial(tls: Resolved['tls'], from: Sources): TlsMaterial | 
 		try {
 			return readFileSync(file);
 		} catch (e) {
-			throw new TemporalSettingError(from[field] ?? field, `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+			throw new TemporalSettingError(
+				from[field] ?? field,
+				`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+			);
 		}
 	};
 	const ca = read('ca', tls.caFile, tls.caData);
@@ -247,8 +283,16 @@ export function tlsMaterial(tls: Resolved['tls'], from: Sources): TlsMaterial | 
 		}
 	};
 	if (ca) pemCert('ca', ca);
-	if (crt && !key) throw new TemporalSettingError(from.key ?? 'TEMPORAL_TLS_CLIENT_KEY_PATH', `is required with the client certificate (${from.cert})`);
-	if (key && !crt) throw new TemporalSettingError(from.cert ?? 'TEMPORAL_TLS_CLIENT_CERT_PATH', `is required with the client key (${from.key})`);
+	if (crt && !key)
+		throw new TemporalSettingError(
+			from.key ?? 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+			`is required with the client certificate (${from.cert})`,
+		);
+	if (key && !crt)
+		throw new TemporalSettingError(
+			from.cert ?? 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+			`is required with the client key (${from.key})`,
+		);
 	if (crt && key) {
 		const cert = pemCert('cert', crt);
 		let k;
@@ -257,10 +301,14 @@ export function tlsMaterial(tls: Resolved['tls'], from: Sources): TlsMaterial | 
 		} catch {
 			throw new TemporalSettingError(from.key ?? 'key', 'must hold a PEM private key (unencrypted)');
 		}
-		if (!cert.checkPrivateKey(k)) throw new TemporalSettingError(from.key ?? 'key', `is not the key of the client certificate (${from.cert})`);
+		if (!cert.checkPrivateKey(k))
+			throw new TemporalSettingError(from.key ?? 'key', `is not the key of the client certificate (${from.cert})`);
 	}
 	if (tls.disableHostVerification)
-		throw new TemporalSettingError(from.disableHostVerification ?? 'disableHostVerification', 'is not supported by the TypeScript SDK: set the server name (TEMPORAL_TLS_SERVER_NAME) instead');
+		throw new TemporalSettingError(
+			from.disableHostVerification ?? 'disableHostVerification',
+			'is not supported by the TypeScript SDK: set the server name (TEMPORAL_TLS_SERVER_NAME) instead',
+		);
 	return {
 		serverNameOverride: tls.serverName,
 		serverRootCACertificate: ca,

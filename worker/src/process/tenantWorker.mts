@@ -20,15 +20,24 @@ export interface TenantMode {
 	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
 	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
 	/** `budget`: the request budget's client options (process/budget.mts), when api.rateLimit is set. */
-	route(app: Client, temporal: () => TemporalClient, budget?: Partial<ClientOptions>): { client: Client; close(): Promise<void> };
+	route(
+		app: Client,
+		temporal: () => TemporalClient,
+		budget?: Partial<ClientOptions>,
+	): { client: Client; close(): Promise<void> };
 	activities(app: Client): Record<string, (...a: never[]) => Promise<unknown>>;
 }
 
 /** Undefined when tenant mode is off; throws one line naming SECSVC_PAYLOAD_KEYS when it is on without a key. */
-export function tenantMode(cfg: WorkerConfig, env: Record<string, string | undefined> = process.env): TenantMode | undefined {
+export function tenantMode(
+	cfg: WorkerConfig,
+	env: Record<string, string | undefined> = process.env,
+): TenantMode | undefined {
 	if (!tenantsEnabled(env)) return undefined;
 	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
-	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',').map((s) => Number(s.trim())).filter(Number.isInteger);
+	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
+		.map((s) => Number(s.trim()))
+		.filter(Number.isInteger);
 	return {
 		dataConverter,
 		route(app, temporal, budget) {
@@ -48,9 +57,12 @@ export function tenantMode(cfg: WorkerConfig, env: Record<string, string | undef
 				temporal,
 			);
 			const dir = new TenantDirectory(temporal);
-			const client = tenantRoutingClient(app, async (site, customer) => clientFor(await dir.customerOf(site, customer)));
+			const client = tenantRoutingClient(app, async (site, customer) =>
+				clientFor(await dir.customerOf(site, customer)),
+			);
 			return { client, close: () => transport.close() };
 		},
-		activities: (app) => createTenantActivities(app, { appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes }) as never,
+		activities: (app) =>
+			createTenantActivities(app, { appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes }) as never,
 	};
 }

@@ -49,9 +49,21 @@ type Outcome =
 	| { kind: 'plainServer' | 'tlsServer' | 'certRequired' | 'ok' | 'unknown' }
 	| { kind: 'name' | 'ca' | 'certRefused'; detail: string };
 
-const CA_CODES = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED'];
+const CA_CODES = [
+	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+	'SELF_SIGNED_CERT_IN_CHAIN',
+	'DEPTH_ZERO_SELF_SIGNED_CERT',
+	'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+	'UNABLE_TO_GET_ISSUER_CERT',
+	'CERT_UNTRUSTED',
+];
 
-function handshake(host: string, port: number, tls: TlsMaterial | boolean | undefined, timeoutMs: number): Promise<Outcome> {
+function handshake(
+	host: string,
+	port: number,
+	tls: TlsMaterial | boolean | undefined,
+	timeoutMs: number,
+): Promise<Outcome> {
 	const material = typeof tls === 'object' ? tls : {};
 	const on = tls !== undefined && tls !== false;
 	return new Promise((resolve) => {
@@ -85,14 +97,24 @@ function handshake(host: string, port: number, tls: TlsMaterial | boolean | unde
 		sock.on('error', (e: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } }) => {
 			const code = String(e.code ?? '');
 			const msg = String(e.message);
-			if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND') return finish({ kind: 'refused', code });
+			if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND')
+				return finish({ kind: 'refused', code });
 			if (!on) return finish(/alert|certificate/i.test(msg) ? { kind: 'tlsServer' } : { kind: 'unknown' });
-			if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return finish({ kind: 'name', detail: e.cert?.subjectaltname || 'other names' });
+			if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+				return finish({ kind: 'name', detail: e.cert?.subjectaltname || 'other names' });
 			if (CA_CODES.includes(code)) return finish({ kind: 'ca', detail: code });
-			if (/CERTIFICATE_REQUIRED/i.test(code) || /certificate required/i.test(msg)) return finish({ kind: 'certRequired' });
-			if (/UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE/i.test(code) || /unknown ca|bad certificate/i.test(msg))
+			if (/CERTIFICATE_REQUIRED/i.test(code) || /certificate required/i.test(msg))
+				return finish({ kind: 'certRequired' });
+			if (
+				/UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE/i.test(code) ||
+				/unknown ca|bad certificate/i.test(msg)
+			)
 				return finish({ kind: 'certRefused', detail: /alert [a-z ]+/i.exec(msg)?.[0] ?? code });
-			if (code === 'ECONNRESET' || /wrong version number|packet length too long|unexpected eof|socket disconnected/i.test(msg) || code === 'EPROTO')
+			if (
+				code === 'ECONNRESET' ||
+				/wrong version number|packet length too long|unexpected eof|socket disconnected/i.test(msg) ||
+				code === 'EPROTO'
+			)
 				return finish({ kind: 'plainServer' });
 			finish({ kind: 'unknown' });
 		});

@@ -7,6 +7,7 @@
 import { setWorkflowOptions } from '@temporalio/workflow';
 import * as workflows from '../../../workflows/index.mts';
 
-for (const wf of Object.values(workflows)) if (typeof wf === 'function') setWorkflowOptions({}, wf as (...args: never[]) => Promise<unknown>);
+for (const wf of Object.values(workflows))
+	if (typeof wf === 'function') setWorkflowOptions({}, wf as (...args: never[]) => Promise<unknown>);
 
 export const interceptors = () => ({});

@@ -20,14 +20,23 @@ import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
 /** Builds the API client from the worker configuration (the only place credentials enter). */
-export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: () => Promise<void>; budget?: WorkerBudget } {
+export function clientFromConfig(cfg: WorkerConfig): {
+	client: Client;
+	close: () => Promise<void>;
+	budget?: WorkerBudget;
+} {
 	const budget = budgetFromConfig(cfg);
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
 	registerSecret(cfg.api.authCode);
 	const client = createApiClient({
 		baseUrl: cfg.api.baseUrl,
-		credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: cfg.api.tokenKind, refreshToken: cfg.api.refreshToken },
+		credentials: {
+			appId: cfg.api.appId,
+			secret: cfg.api.secret,
+			tokenKind: cfg.api.tokenKind,
+			refreshToken: cfg.api.refreshToken,
+		},
 		tokenStoreFile: cfg.api.tokenStoreFile,
 		timeoutMs: cfg.api.timeoutMs ?? 10_000,
 		// Temporal retries activities; the client's own retries stay small so one attempt stays short.
@@ -37,7 +46,11 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 		maxResponseBytes: cfg.api.maxResponseBytes,
 		connections: 8,
 		blastRadius: cfg.guard
-			? { widestPrefix: cfg.guard.widestPrefix, protectedRanges: cfg.guard.protectedRanges, ownAddresses: cfg.guard.ownAddressLookup ? 'lookup' : 'off' }
+			? {
+					widestPrefix: cfg.guard.widestPrefix,
+					protectedRanges: cfg.guard.protectedRanges,
+					ownAddresses: cfg.guard.ownAddressLookup ? 'lookup' : 'off',
+				}
 			: undefined,
 		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served;
 		// a block sent under the widest-prefix override is always logged (the audit line; the reason is no secret)
@@ -51,7 +64,9 @@ export function clientFromConfig(cfg: WorkerConfig): { client: Client; close: ()
 export function auditOverrides(next?: ClientOptions['onEvent']): NonNullable<ClientOptions['onEvent']> {
 	return (e) => {
 		if (e.type === 'override')
-			console.warn(`[secsvc audit] ${e.opId}: block wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`);
+			console.warn(
+				`[secsvc audit] ${e.opId}: block wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`,
+			);
 		next?.(e);
 	};
 }
@@ -82,18 +97,26 @@ export function workerTuning(env: Record<string, string | undefined> = process.e
 		const v = env[name];
 		if (v === undefined || v === '') return def;
 		const n = Number(v);
-		if (!Number.isInteger(n) || n < min) throw new Error(`${name}: must be an integer ≥ ${min} (got ${JSON.stringify(v)})`);
+		if (!Number.isInteger(n) || n < min)
+			throw new Error(`${name}: must be an integer ≥ ${min} (got ${JSON.stringify(v)})`);
 		return n;
 	};
 	const reuse = env.SECSVC_REUSE_V8_CONTEXT;
-	if (reuse !== undefined && reuse !== '' && reuse !== '0' && reuse !== '1') throw new Error(`SECSVC_REUSE_V8_CONTEXT: must be 0 or 1 (got ${JSON.stringify(reuse)})`);
+	if (reuse !== undefined && reuse !== '' && reuse !== '0' && reuse !== '1')
+		throw new Error(`SECSVC_REUSE_V8_CONTEXT: must be 0 or 1 (got ${JSON.stringify(reuse)})`);
 	const maxCachedWorkflows = int('SECSVC_MAX_CACHED_WORKFLOWS', 1000, 2);
 	const admit = int('SECSVC_ADMIT_WORKFLOWS', 400, 0);
-	if (admit > maxCachedWorkflows) throw new Error(`SECSVC_ADMIT_WORKFLOWS: must be ≤ SECSVC_MAX_CACHED_WORKFLOWS (${maxCachedWorkflows}) or 0 (got ${admit})`);
+	if (admit > maxCachedWorkflows)
+		throw new Error(
+			`SECSVC_ADMIT_WORKFLOWS: must be ≤ SECSVC_MAX_CACHED_WORKFLOWS (${maxCachedWorkflows}) or 0 (got ${admit})`,
+		);
 	return {
 		admitWorkflows: admit,
 		maxCachedWorkflows,
-		maxConcurrentWorkflowTaskExecutions: Math.min(maxCachedWorkflows, int('SECSVC_MAX_CONCURRENT_WORKFLOW_TASKS', 40, 2)),
+		maxConcurrentWorkflowTaskExecutions: Math.min(
+			maxCachedWorkflows,
+			int('SECSVC_MAX_CONCURRENT_WORKFLOW_TASKS', 40, 2),
+		),
 		maxConcurrentActivityTaskExecutions: int('SECSVC_MAX_CONCURRENT_ACTIVITIES', 50, 1),
 		maxConcurrentLocalActivityExecutions: int('SECSVC_MAX_CONCURRENT_LOCAL_ACTIVITIES', 50, 1),
 		reuseV8Context: reuse !== '0',
@@ -133,18 +156,31 @@ export async function startWorker(
 	const tenancy = tenantMode(cfg);
 	// Identity provider (docs/approvals.md): decisions carry sealed ID tokens, so the runbooks' worker runs the payload
 	// codec; without a key it fails here, naming the setting.
-	const codec = cfg.identity ? dataConverterFor(requireKeys(process.env, 'to carry approvers\' ID tokens sealed (an identity provider is configured)')) : undefined;
+	const codec = cfg.identity
+		? dataConverterFor(
+				requireKeys(process.env, "to carry approvers' ID tokens sealed (an identity provider is configured)"),
+			)
+		: undefined;
 	const { client: app, close: closeApp, budget } = opts.api ?? clientFromConfig(cfg);
 	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
-	const temporalClient = () => (temporal ??= new TemporalClient({ connection, namespace: cfg.temporal.namespace, ...(tenancy ? { dataConverter: tenancy.dataConverter } : {}) }));
+	const temporalClient = () =>
+		(temporal ??= new TemporalClient({
+			connection,
+			namespace: cfg.temporal.namespace,
+			...(tenancy ? { dataConverter: tenancy.dataConverter } : {}),
+		}));
 	// Activities get a client; in tenant mode it sends each call with its site's tenant token.
 	const routed = tenancy?.route(app, temporalClient, budget?.clientOptions);
 	const client = routed?.client ?? app;
 	// The budget's share of the cluster and its pauses (budget.mts), while the worker runs.
-	const sharing = budget?.start(temporalClient, { namespace: cfg.temporal.namespace, taskQueue: cfg.temporal.taskQueue, identity: opts.identity });
+	const sharing = budget?.start(temporalClient, {
+		namespace: cfg.temporal.namespace,
+		taskQueue: cfg.temporal.taskQueue,
+		identity: opts.identity,
+	});
 	const close = async () => {
 		sharing?.stop();
 		await routed?.close().catch(() => {});
@@ -152,11 +188,25 @@ export async function startWorker(
 	};
 	const bundle = await workflowBundle({ unversioned: cfg.temporal.workerVersioning === false });
 	const { admitWorkflows, ...tuning } = workerTuning();
-	const { maxConcurrentWorkflowTaskExecutions, maxConcurrentActivityTaskExecutions, maxConcurrentLocalActivityExecutions, ...cacheAndContext } = tuning;
+	const {
+		maxConcurrentWorkflowTaskExecutions,
+		maxConcurrentActivityTaskExecutions,
+		maxConcurrentLocalActivityExecutions,
+		...cacheAndContext
+	} = tuning;
 	// Admission control (admission.mts): a tuner replaces the maxConcurrent* options.
-	const admission = admitWorkflows > 0 ? new AdmissionSlots({ limit: admitWorkflows, maxConcurrent: maxConcurrentWorkflowTaskExecutions }) : undefined;
+	const admission =
+		admitWorkflows > 0
+			? new AdmissionSlots({ limit: admitWorkflows, maxConcurrent: maxConcurrentWorkflowTaskExecutions })
+			: undefined;
 	const sizing = admission
-		? { ...cacheAndContext, tuner: admissionTuner(admission, { activities: maxConcurrentActivityTaskExecutions, localActivities: maxConcurrentLocalActivityExecutions }) }
+		? {
+				...cacheAndContext,
+				tuner: admissionTuner(admission, {
+					activities: maxConcurrentActivityTaskExecutions,
+					localActivities: maxConcurrentLocalActivityExecutions,
+				}),
+			}
 		: tuning;
 	// Site coordinators on their own task queue, with no admission limit: a runbook admitted here claims its settings
 	// from a coordinator whose first task must not wait behind the runbooks the limit holds back.
@@ -197,7 +247,12 @@ export async function startWorker(
 		activities: {
 			...createActivities(client, {
 				retryableApiCodes: cfg.api.retryableApiCodes,
-				authInputs: { appId: cfg.api.appId, secret: cfg.api.secret, refreshToken: cfg.api.refreshToken, authCode: cfg.api.authCode },
+				authInputs: {
+					appId: cfg.api.appId,
+					secret: cfg.api.secret,
+					refreshToken: cfg.api.refreshToken,
+					authCode: cfg.api.authCode,
+				},
 				coordination: temporalClient,
 			}),
 			...createCoordinationActivities(temporalClient),
@@ -214,8 +269,20 @@ export async function startWorker(
 	// /metrics: the cap (0 = off) and whether it holds new workflows back now (1) — with the task queue's backlog,
 	// what tells an on-call engineer that runbooks wait for a worker with room.
 	const meter = metricMeter();
-	meter?.createGauge(METRIC.admissionLimit, 'int', '1', 'cached workflows at which this worker takes no new one (SECSVC_ADMIT_WORKFLOWS; 0 = off)').set(admitWorkflows);
-	const holdingGauge = meter?.createGauge(METRIC.admissionHolding, 'int', '1', '1 while this worker is at its admission limit: new workflows wait on the server');
+	meter
+		?.createGauge(
+			METRIC.admissionLimit,
+			'int',
+			'1',
+			'cached workflows at which this worker takes no new one (SECSVC_ADMIT_WORKFLOWS; 0 = off)',
+		)
+		.set(admitWorkflows);
+	const holdingGauge = meter?.createGauge(
+		METRIC.admissionHolding,
+		'int',
+		'1',
+		'1 while this worker is at its admission limit: new workflows wait on the server',
+	);
 	holdingGauge?.set(0);
 	if (admission) {
 		admission.bind(() => worker.getStatus().numCachedWorkflows);
@@ -234,13 +301,15 @@ export async function startWorker(
 		for (const w of all) if (w.getState() === 'RUNNING') w.shutdown();
 	};
 	const runs = all.map((w) => w.run()).map((p) => p.finally(stopBoth));
-	const done = Promise.allSettled(runs).then((r) => {
-		const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-		if (failed) throw failed.reason;
-	}).finally(async () => {
-		await close().catch(() => {});
-		if (!opts.connection) await connection.close().catch(() => {});
-	});
+	const done = Promise.allSettled(runs)
+		.then((r) => {
+			const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+			if (failed) throw failed.reason;
+		})
+		.finally(async () => {
+			await close().catch(() => {});
+			if (!opts.connection) await connection.close().catch(() => {});
+		});
 	const shutdown = async () => {
 		stopBoth();
 		await done;
@@ -271,7 +340,10 @@ export async function startWorker(
 			throw e;
 		}
 		const d = deployment;
-		if (d.madeCurrent) console.log(`secsvc worker: build ${d.buildId} is now the current version of deployment ${d.deploymentName} (it had none)`);
+		if (d.madeCurrent)
+			console.log(
+				`secsvc worker: build ${d.buildId} is now the current version of deployment ${d.deploymentName} (it had none)`,
+			);
 		else if (d.current) console.log(`secsvc worker: build ${d.buildId} of deployment ${d.deploymentName} (current)`);
 		else
 			console.warn(

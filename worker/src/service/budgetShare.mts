@@ -8,7 +8,15 @@
 // A retry hint one worker receives is signalled to the same workflow: the others read it on their next refresh.
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { RateBudget } from '../../../api/rateBudget.ts';
-import { budgetStateQuery, demandSignal, pauseSignal, rateBudget, rateBudgetWorkflowId, type BudgetState, type DemandReport } from '../../../workflows/rateBudget/rateBudget.mts';
+import {
+	budgetStateQuery,
+	demandSignal,
+	pauseSignal,
+	rateBudget,
+	rateBudgetWorkflowId,
+	type BudgetState,
+	type DemandReport,
+} from '../../../workflows/rateBudget/rateBudget.mts';
 
 export interface ShareOptions {
 	namespace: string;
@@ -25,14 +33,23 @@ export interface ShareOptions {
 }
 
 /** Distinct worker identities polling `taskQueue` (workflow and activity pollers) seen within the window, with `identity`. */
-export async function liveWorkers(temporal: TemporalClient, o: Pick<ShareOptions, 'namespace' | 'taskQueue' | 'identity' | 'pollerWindowMs'>): Promise<Set<string>> {
+export async function liveWorkers(
+	temporal: TemporalClient,
+	o: Pick<ShareOptions, 'namespace' | 'taskQueue' | 'identity' | 'pollerWindowMs'>,
+): Promise<Set<string>> {
 	const ids = new Set<string>([o.identity]);
 	const window = o.pollerWindowMs ?? 90_000;
 	// TaskQueueType 1 = workflow, 2 = activity; TaskQueueKind 1 = normal (temporal.api.enums.v1)
 	for (const taskQueueType of [1, 2]) {
-		const r = await temporal.workflowService.describeTaskQueue({ namespace: o.namespace, taskQueue: { name: o.taskQueue, kind: 1 }, taskQueueType });
+		const r = await temporal.workflowService.describeTaskQueue({
+			namespace: o.namespace,
+			taskQueue: { name: o.taskQueue, kind: 1 },
+			taskQueueType,
+		});
 		for (const p of r.pollers ?? []) {
-			const seen = p.lastAccessTime ? Number(p.lastAccessTime.seconds ?? 0) * 1000 + Math.floor((p.lastAccessTime.nanos ?? 0) / 1e6) : 0;
+			const seen = p.lastAccessTime
+				? Number(p.lastAccessTime.seconds ?? 0) * 1000 + Math.floor((p.lastAccessTime.nanos ?? 0) / 1e6)
+				: 0;
 			if (p.identity && Date.now() - seen <= window) ids.add(p.identity);
 		}
 	}
@@ -85,8 +102,20 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 	const wfId = rateBudgetWorkflowId(o.taskQueue);
 	const start = (signal: typeof pauseSignal | typeof demandSignal, arg: number | DemandReport) =>
 		signal === pauseSignal
-			? temporal().workflow.signalWithStart(rateBudget, { workflowId: wfId, taskQueue: o.taskQueue, args: [{}], signal: pauseSignal, signalArgs: [arg as number] })
-			: temporal().workflow.signalWithStart(rateBudget, { workflowId: wfId, taskQueue: o.taskQueue, args: [{}], signal: demandSignal, signalArgs: [arg as DemandReport] });
+			? temporal().workflow.signalWithStart(rateBudget, {
+					workflowId: wfId,
+					taskQueue: o.taskQueue,
+					args: [{}],
+					signal: pauseSignal,
+					signalArgs: [arg as number],
+				})
+			: temporal().workflow.signalWithStart(rateBudget, {
+					workflowId: wfId,
+					taskQueue: o.taskQueue,
+					args: [{}],
+					signal: demandSignal,
+					signalArgs: [arg as DemandReport],
+				});
 	budget.setShare(1 / unknown);
 	const apply = (n: number | undefined, share: number) => {
 		const changed = n !== workers;
@@ -116,7 +145,10 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 			state = undefined;
 		}
 		if (state) budget.pauseUntil(state.pausedUntil);
-		const share = state ? (sharesByDemand(live, { ...state.demand, [o.identity]: { ...report, at: now } }, rps).get(o.identity) ?? 1 / live.size) : 1 / live.size;
+		const share = state
+			? (sharesByDemand(live, { ...state.demand, [o.identity]: { ...report, at: now } }, rps).get(o.identity) ??
+				1 / live.size)
+			: 1 / live.size;
 		apply(live.size, share);
 	};
 	let timer: NodeJS.Timeout | undefined;
@@ -133,7 +165,9 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 			if (until <= signalled + 250) return;
 			signalled = until;
 			void start(pauseSignal, until).catch((e) =>
-				console.warn(`secsvc worker: could not tell the cluster of a retry hint (${(e as Error).message}); this worker pauses alone`),
+				console.warn(
+					`secsvc worker: could not tell the cluster of a retry hint (${(e as Error).message}); this worker pauses alone`,
+				),
 			);
 		},
 		get workers() {

@@ -10,13 +10,17 @@ import { FLEET_CHECK_ACTIVITY } from '../../../workflows/fleet/shared.mts';
 /** Workflow types whose calls are reads for reports, drift and watching one site. */
 const REPORTING = new Set<string>([T.driftAudit, T.attackReport, T.attackWatch]);
 
-export function priorityFromCallSite(op: CatalogEntry, info: { workflowType?: string; activityType?: string } | undefined): PriorityClass | undefined {
+export function priorityFromCallSite(
+	op: CatalogEntry,
+	info: { workflowType?: string; activityType?: string } | undefined,
+): PriorityClass | undefined {
 	if (!info) return undefined;
 	if (op.id.startsWith('authorization.')) return 'mitigate';
 	if (info.activityType === FLEET_CHECK_ACTIVITY || info.workflowType === T.fleetWatch) return 'watch';
 	if (info.workflowType && REPORTING.has(info.workflowType)) return 'report';
 	// Expiring blocks: adding is mitigation, the expiry's removals (and the reads that check them) are reverts.
-	if (info.workflowType === T.blocks) return /^blocks\.(add|addMany|register)$/.test(info.activityType ?? '') ? 'mitigate' : 'revert';
+	if (info.workflowType === T.blocks)
+		return /^blocks\.(add|addMany|register)$/.test(info.activityType ?? '') ? 'mitigate' : 'revert';
 	// The runbook: every write and its hold-the-line checks (reads) are the top class.
 	if (info.workflowType === T.attackResponse || info.workflowType === T.durableCall) return 'mitigate';
 	return undefined;

@@ -53,9 +53,11 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 		} catch (err) {
 			const e = err as Error & { code?: string; timeout?: boolean; sent?: boolean };
 			const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
-			if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') e.timeout = true;
+			if (e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+				e.timeout = true;
 			// Connection refused / DNS failure: nothing reached the service.
-			if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT') e.sent = false;
+			if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT')
+				e.sent = false;
 			throw e;
 		}
 	};
@@ -66,7 +68,10 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
  * The body as text, at most `max` bytes: past it the stream is destroyed (the connection is not reused) and the
  * error carries `tooLarge`. The request's abort signal still ends a body that drips in too slowly.
  */
-async function readBounded(body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown }, max: number): Promise<string> {
+async function readBounded(
+	body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown },
+	max: number,
+): Promise<string> {
 	const chunks: Uint8Array[] = [];
 	let size = 0;
 	for await (const chunk of body) {

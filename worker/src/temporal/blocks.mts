@@ -1,4 +1,9 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
+import {
+	WithStartWorkflowOperation,
+	WorkflowNotFoundError,
+	WorkflowUpdateFailedError,
+	type Client as TemporalClient,
+} from '@temporalio/client';
 import {
 	ACTIVE_STATES,
 	addBlocksUpdate,
@@ -50,7 +55,14 @@ const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: nu
 		workflowIdConflictPolicy: 'USE_EXISTING',
 	});
 
-export async function addBlock(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BlockRequest, maxPrefix?: number): Promise<Block> {
+export async function addBlock(
+	client: TemporalClient,
+	taskQueue: string,
+	site: string,
+	dp: string,
+	req: BlockRequest,
+	maxPrefix?: number,
+): Promise<Block> {
 	checkBlockRequest(req, maxPrefix); // bad input: named, nothing sent
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
@@ -67,7 +79,14 @@ export async function addBlock(client: TemporalClient, taskQueue: string, site: 
  * (a bad one is named, `blocks[3].entry: …`, and nothing is sent); the answer lists the blocks as recorded and the
  * entries refused at the service or the coordinator, each named.
  */
-export async function addBlocks(client: TemporalClient, taskQueue: string, site: string, dp: string, req: BulkBlockRequest, maxPrefix?: number): Promise<BulkBlockResult> {
+export async function addBlocks(
+	client: TemporalClient,
+	taskQueue: string,
+	site: string,
+	dp: string,
+	req: BulkBlockRequest,
+	maxPrefix?: number,
+): Promise<BulkBlockResult> {
 	checkBulkRequest(req, maxPrefix);
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlocksUpdate, {
@@ -79,10 +98,18 @@ export async function addBlocks(client: TemporalClient, taskQueue: string, site:
 	}
 }
 
-async function change(client: TemporalClient, site: string, dp: string, req: ChangeRequest, kind: 'extend' | 'remove'): Promise<Block> {
+async function change(
+	client: TemporalClient,
+	site: string,
+	dp: string,
+	req: ChangeRequest,
+	kind: 'extend' | 'remove',
+): Promise<Block> {
 	checkChangeRequest(req, kind === 'extend');
 	try {
-		return await client.workflow.getHandle(blocksIdFor(site, dp)).executeUpdate(kind === 'extend' ? extendBlockUpdate : removeBlockUpdate, { args: [req] });
+		return await client.workflow
+			.getHandle(blocksIdFor(site, dp))
+			.executeUpdate(kind === 'extend' ? extendBlockUpdate : removeBlockUpdate, { args: [req] });
 	} catch (e) {
 		if (e instanceof WorkflowNotFoundError || /not found|already completed/i.test(String((e as Error)?.message)))
 			throw new BlockRefused(`entry: no active block for ${req.entry} on ${dp} of site ${site}`);
@@ -90,8 +117,10 @@ async function change(client: TemporalClient, site: string, dp: string, req: Cha
 	}
 }
 
-export const extendBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) => change(client, site, dp, req, 'extend');
-export const removeBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) => change(client, site, dp, req, 'remove');
+export const extendBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) =>
+	change(client, site, dp, req, 'extend');
+export const removeBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) =>
+	change(client, site, dp, req, 'remove');
 
 /** The blocks of a site (every domain-port, or one), active first, then the recently ended ones. */
 export async function listBlocks(client: TemporalClient, site: string, dp?: string): Promise<Block[]> {
@@ -99,7 +128,9 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
 	if (dp) ids.push(blocksIdFor(site, dp));
 	else {
 		const prefix = blocksIdFor(site, '');
-		for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${prefix.replace(/'/g, '')}'` })) {
+		for await (const w of client.workflow.list({
+			query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${prefix.replace(/'/g, '')}'`,
+		})) {
 			if (!ids.includes(w.workflowId)) ids.push(w.workflowId);
 		}
 	}
@@ -122,7 +153,14 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
  * workflow can carry (api/blockCapacity.ts), else it is refused naming `field` and nothing is sent — the Updates go in
  * chunks of MAX_BULK_BLOCKS, so a refusal by a later chunk would come after earlier POSTs.
  */
-export async function checkFeedFits(client: TemporalClient, site: string, dp: string, reqs: BlockRequest[], ranges: string[], field: string): Promise<void> {
+export async function checkFeedFits(
+	client: TemporalClient,
+	site: string,
+	dp: string,
+	reqs: BlockRequest[],
+	ranges: string[],
+	field: string,
+): Promise<void> {
 	const siteHeld = (await coordinatorHolds(client, site)).filter((h) => h.owner.startsWith('blocks-')).length;
 	const active = (await listBlocks(client, site, dp)).filter((b) => ACTIVE_STATES.includes(b.state));
 	const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
@@ -132,6 +170,10 @@ export async function checkFeedFits(client: TemporalClient, site: string, dp: st
 export function formatBlocks(blocks: Block[]): string {
 	if (!blocks.length) return 'no blocks';
 	return blocks
-		.map((b) => printable(`${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`))
+		.map((b) =>
+			printable(
+				`${b.site_id}  ${b.domain_port_id}  ${b.range}  expires ${b.expiresAt}  by ${b.by} (${b.via})  ${b.state}  — ${b.reason}${b.note ? ` [${b.note}]` : ''}`,
+			),
+		)
 		.join('\n');
 }

@@ -46,14 +46,19 @@ export class CodecKeyError extends Error {
 /** Parses `id:BASE64` entries (comma or newline separated); every problem names the setting and the entry. */
 export function parseKeys(text: string): PayloadKey[] {
 	const out: PayloadKey[] = [];
-	const entries = text.split(/[\n,]/).map((s) => s.trim()).filter((s) => s && !s.startsWith('#'));
+	const entries = text
+		.split(/[\n,]/)
+		.map((s) => s.trim())
+		.filter((s) => s && !s.startsWith('#'));
 	entries.forEach((e, i) => {
 		const at = e.indexOf(':');
 		const id = at > 0 ? e.slice(0, at) : '';
-		if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new CodecKeyError(`key ${i + 1}: must be id:BASE64 with an id of 1-64 characters A-Z a-z 0-9 . _ -`);
+		if (!/^[A-Za-z0-9._-]{1,64}$/.test(id))
+			throw new CodecKeyError(`key ${i + 1}: must be id:BASE64 with an id of 1-64 characters A-Z a-z 0-9 . _ -`);
 		const b64 = e.slice(at + 1);
 		const key = Buffer.from(b64, 'base64');
-		if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || key.length !== 32) throw new CodecKeyError(`key '${id}': must be 32 bytes in base64 (openssl rand -base64 32)`);
+		if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || key.length !== 32)
+			throw new CodecKeyError(`key '${id}': must be 32 bytes in base64 (openssl rand -base64 32)`);
 		if (out.some((k) => k.id === id)) throw new CodecKeyError(`key '${id}': listed twice`);
 		out.push({ id, key });
 	});
@@ -67,7 +72,9 @@ export function keysFromEnv(env: Record<string, string | undefined> = process.en
 		try {
 			text = readFileSync(env.SECSVC_PAYLOAD_KEYS_FILE, 'utf8');
 		} catch (e) {
-			throw new CodecKeyError(`cannot read ${env.SECSVC_PAYLOAD_KEYS_FILE}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+			throw new CodecKeyError(
+				`cannot read ${env.SECSVC_PAYLOAD_KEYS_FILE}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+			);
 		}
 	}
 	if (!text) return undefined;
@@ -77,7 +84,10 @@ export function keysFromEnv(env: Record<string, string | undefined> = process.en
 }
 
 /** Keys or a one-line error naming the setting (a worker or CLI that handles tenants cannot run without one). */
-export function requireKeys(env: Record<string, string | undefined> = process.env, why = 'to handle tenant tokens'): PayloadKey[] {
+export function requireKeys(
+	env: Record<string, string | undefined> = process.env,
+	why = 'to handle tenant tokens',
+): PayloadKey[] {
 	const keys = keysFromEnv(env);
 	if (!keys) throw new CodecKeyError(`required ${why} (32-byte keys as id:BASE64; see worker/README.md "Tenants")`);
 	return keys;
@@ -98,7 +108,8 @@ export function tenantTokenKey(payloadKey: Buffer, customerId: string): Buffer {
 /** The customer of a tenant-sealed payload, or undefined. */
 function tenantOf(p: Payload): string | undefined {
 	const d = p.data;
-	if (!d || d.length <= TENANT_PREFIX.length || !TENANT_PREFIX.equals(Buffer.from(d.subarray(0, TENANT_PREFIX.length)))) return undefined;
+	if (!d || d.length <= TENANT_PREFIX.length || !TENANT_PREFIX.equals(Buffer.from(d.subarray(0, TENANT_PREFIX.length))))
+		return undefined;
 	const end = d.indexOf(0x22, TENANT_PREFIX.length);
 	const id = end > TENANT_PREFIX.length ? td.decode(d.subarray(TENANT_PREFIX.length, end)) : '';
 	return /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id) ? id : undefined;
@@ -133,19 +144,38 @@ export class SealedPayloadCodec implements PayloadCodec {
 	}
 
 	async decode(payloads: Payload[]): Promise<Payload[]> {
-		return payloads.map((p) => (td.decode(p.metadata?.encoding ?? new Uint8Array()) === ENCRYPTED_ENCODING ? this.open(p) : isSealed(p) ? arrivedInClear(p) : p));
+		return payloads.map((p) =>
+			td.decode(p.metadata?.encoding ?? new Uint8Array()) === ENCRYPTED_ENCODING
+				? this.open(p)
+				: isSealed(p)
+					? arrivedInClear(p)
+					: p,
+		);
 	}
 
 	private seal(p: Payload): Payload {
 		// The whole payload (metadata + data) inside, so the original encoding comes back as it was.
-		const plain = Buffer.from(JSON.stringify({ m: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])), d: b64(p.data) }));
+		const plain = Buffer.from(
+			JSON.stringify({
+				m: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])),
+				d: b64(p.data),
+			}),
+		);
 		const tenant = tenantOf(p);
 		const iv = randomBytes(12);
-		const c = createCipheriv('aes-256-gcm', tenant ? this.tenantKey(this.newest.id, this.newest.key, tenant) : this.newest.key, iv);
+		const c = createCipheriv(
+			'aes-256-gcm',
+			tenant ? this.tenantKey(this.newest.id, this.newest.key, tenant) : this.newest.key,
+			iv,
+		);
 		c.setAAD(Buffer.from(tenant ? `${this.newest.id}/${tenant}` : this.newest.id));
 		const body = Buffer.concat([c.update(plain), c.final()]);
 		return {
-			metadata: { encoding: te.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: te.encode(this.newest.id), ...(tenant ? { [TENANT_METADATA]: te.encode(tenant) } : {}) },
+			metadata: {
+				encoding: te.encode(ENCRYPTED_ENCODING),
+				[KEY_ID_METADATA]: te.encode(this.newest.id),
+				...(tenant ? { [TENANT_METADATA]: te.encode(tenant) } : {}),
+			},
 			data: Buffer.concat([iv, body, c.getAuthTag()]),
 		};
 	}
@@ -174,9 +204,13 @@ export class SealedPayloadCodec implements PayloadCodec {
 		dc.setAuthTag(d.subarray(d.length - 16));
 		const plain = Buffer.concat([dc.update(d.subarray(12, d.length - 16)), dc.final()]);
 		const o = JSON.parse(plain.toString('utf8')) as { m: Record<string, string>; d: string };
-		return { metadata: Object.fromEntries(Object.entries(o.m).map(([k, v]) => [k, Buffer.from(v, 'base64')])), data: Buffer.from(o.d, 'base64') };
+		return {
+			metadata: Object.fromEntries(Object.entries(o.m).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+			data: Buffer.from(o.d, 'base64'),
+		};
 	}
 }
 
 /** DataConverter for the worker and the client: the sealed-payload codec when keys are configured. */
-export const dataConverterFor = (keys: PayloadKey[] | undefined) => (keys ? { payloadCodecs: [new SealedPayloadCodec(keys)] } : undefined);
+export const dataConverterFor = (keys: PayloadKey[] | undefined) =>
+	keys ? { payloadCodecs: [new SealedPayloadCodec(keys)] } : undefined;

@@ -1,6 +1,11 @@
 import { coordinatorQueueFor } from '../process/admission.mts';
 import { ApplicationFailure } from '@temporalio/common';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+	WithStartWorkflowOperation,
+	WorkflowNotFoundError,
+	WorkflowUpdateFailedError,
+	type Client,
+} from '@temporalio/client';
 import {
 	claimUpdate,
 	coordinatorIdFor,
@@ -39,9 +44,14 @@ export interface CoordinationInput {
 }
 
 const notRunning = (e: unknown) =>
-	e instanceof WorkflowNotFoundError || /not found|already completed|workflow execution already completed/i.test(String((e as Error)?.message));
+	e instanceof WorkflowNotFoundError ||
+	/not found|already completed|workflow execution already completed/i.test(String((e as Error)?.message));
 
-export async function claim(client: Client, input: CoordinationInput & { owner: string }, taskQueue: string): Promise<ClaimResult> {
+export async function claim(
+	client: Client,
+	input: CoordinationInput & { owner: string },
+	taskQueue: string,
+): Promise<ClaimResult> {
 	const req: ClaimRequest = {
 		owner: input.owner,
 		keys: input.keys ?? [],
@@ -64,16 +74,23 @@ export async function claim(client: Client, input: CoordinationInput & { owner: 
 		});
 	} catch (e) {
 		// A claim the coordinator's validator refused will be refused again: do not retry it.
-		if (e instanceof WorkflowUpdateFailedError) throw ApplicationFailure.nonRetryable(`claim refused: ${e.cause?.message ?? e.message}`, 'ValidationError');
+		if (e instanceof WorkflowUpdateFailedError)
+			throw ApplicationFailure.nonRetryable(`claim refused: ${e.cause?.message ?? e.message}`, 'ValidationError');
 		throw e;
 	}
 }
 
-export async function release(client: Client, site: string, owner: string, keys?: string[], queuedOnly?: boolean): Promise<{ released: number; dequeued?: number }> {
+export async function release(
+	client: Client,
+	site: string,
+	owner: string,
+	keys?: string[],
+	queuedOnly?: boolean,
+): Promise<{ released: number; dequeued?: number }> {
 	try {
-		return await client.workflow
-			.getHandle(coordinatorIdFor(site))
-			.executeUpdate(releaseUpdate, { args: [{ owner, ...(keys ? { keys } : {}), ...(queuedOnly ? { queuedOnly: true } : {}) }] });
+		return await client.workflow.getHandle(coordinatorIdFor(site)).executeUpdate(releaseUpdate, {
+			args: [{ owner, ...(keys ? { keys } : {}), ...(queuedOnly ? { queuedOnly: true } : {}) }],
+		});
 	} catch (e) {
 		if (notRunning(e)) return { released: 0, dequeued: 0 }; // no coordinator: nothing held
 		throw e;
@@ -87,7 +104,9 @@ export async function release(client: Client, site: string, owner: string, keys?
 export async function releaseBySignal(client: Client, site: string, owner: string, keys: string[]): Promise<void> {
 	for (let i = 0; i < keys.length; i += MAX_KEYS) {
 		try {
-			await client.workflow.getHandle(coordinatorIdFor(site)).signal(releaseSignal, { owner, keys: keys.slice(i, i + MAX_KEYS) });
+			await client.workflow
+				.getHandle(coordinatorIdFor(site))
+				.signal(releaseSignal, { owner, keys: keys.slice(i, i + MAX_KEYS) });
 		} catch (e) {
 			if (!notRunning(e)) throw e;
 		}
@@ -98,7 +117,9 @@ export async function releaseBySignal(client: Client, site: string, owner: strin
 export async function handover(client: Client, site: string, owner: string, keys: string[]): Promise<HandoverResult> {
 	if (!keys.length) return { handedOver: [] };
 	try {
-		return await client.workflow.getHandle(coordinatorIdFor(site)).executeUpdate(handoverUpdate, { args: [{ owner, keys }] });
+		return await client.workflow
+			.getHandle(coordinatorIdFor(site))
+			.executeUpdate(handoverUpdate, { args: [{ owner, keys }] });
 	} catch (e) {
 		if (notRunning(e)) return { handedOver: [] };
 		throw e;

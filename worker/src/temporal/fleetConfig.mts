@@ -11,9 +11,16 @@ import { parseEntry } from '../../../workflows/pure/ranges.mts';
  */
 
 // Ids reach API paths and workflow ids: the ids' rule of every entry point (api/limits.ts).
-const id = (what: string) => z.string({ error: `is required (${what})` }).refine((v) => !idProblem(v), { error: `must be a ${what}: ${ID_ALPHABET}` });
+const id = (what: string) =>
+	z
+		.string({ error: `is required (${what})` })
+		.refine((v) => !idProblem(v), { error: `must be a ${what}: ${ID_ALPHABET}` });
 const int = (min: number, max: number) =>
-	z.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` });
+	z
+		.number({ error: 'must be a number' })
+		.int({ error: 'must be an integer' })
+		.min(min, { error: `must be at least ${min}` })
+		.max(max, { error: `must be at most ${max}` });
 
 const overrides = z.strictObject({
 	cooldownSeconds: int(0, 7 * 86400).optional(),
@@ -24,7 +31,13 @@ const overrides = z.strictObject({
 			onTimeout: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }).optional(),
 		})
 		.optional(),
-	protectedRanges: z.array(z.string().refine((s) => parseEntry(s) !== undefined, { error: 'must be an IPv4 address, start-end range or CIDR' })).optional(),
+	protectedRanges: z
+		.array(
+			z
+				.string()
+				.refine((s) => parseEntry(s) !== undefined, { error: 'must be an IPv4 address, start-end range or CIDR' }),
+		)
+		.optional(),
 });
 
 const site = z.strictObject({
@@ -52,7 +65,9 @@ export const fleetSchema = z.strictObject({
 	template: z
 		.record(z.string(), z.unknown(), { error: 'must be an object (plan fields shared by every site)' })
 		.superRefine((t, ctx) => {
-			for (const k of TEMPLATE_OWN) if (k in t) ctx.addIssue({ code: 'custom', path: [k], message: 'must not be in the template (it is per site)' });
+			for (const k of TEMPLATE_OWN)
+				if (k in t)
+					ctx.addIssue({ code: 'custom', path: [k], message: 'must not be in the template (it is per site)' });
 		})
 		.default({}),
 	sites: z.array(site, { error: 'must be a list of sites' }),
@@ -94,9 +109,14 @@ export function parseFleet(input: unknown): ParsedFleet {
 				if (p[0] === 'sites' && p.length >= 2) {
 					const n = Number(p[1]);
 					const sid = raw?.sites?.[n]?.site_id;
-					return { where: `site ${typeof sid === 'string' ? sid : '?'} (sites[${n}])`, field: p.slice(2).join('.') || '(site)', rule: i.message };
+					return {
+						where: `site ${typeof sid === 'string' ? sid : '?'} (sites[${n}])`,
+						field: p.slice(2).join('.') || '(site)',
+						rule: i.message,
+					};
 				}
-				if (p[0] === 'template') return { where: 'template', field: p.slice(1).join('.') || '(template)', rule: i.message };
+				if (p[0] === 'template')
+					return { where: 'template', field: p.slice(1).join('.') || '(template)', rule: i.message };
 				return { where: '(fleet)', field: p.join('.') || '(file)', rule: i.message };
 			}),
 		);
@@ -128,15 +148,29 @@ export function parseFleet(input: unknown): ParsedFleet {
 	return {
 		fleet: f.fleet,
 		sitesPerWatcher: f.sitesPerWatcher,
-		settings: { intervalSeconds: f.intervalSeconds, batchSize: f.batchSize, concurrency: f.concurrency, parallelBatches: f.parallelBatches, activities: f.activities, ticksPerRun: f.ticksPerRun, maxIntervalStretch: f.maxIntervalStretch },
+		settings: {
+			intervalSeconds: f.intervalSeconds,
+			batchSize: f.batchSize,
+			concurrency: f.concurrency,
+			parallelBatches: f.parallelBatches,
+			activities: f.activities,
+			ticksPerRun: f.ticksPerRun,
+			maxIntervalStretch: f.maxIntervalStretch,
+		},
 		template: f.template,
-		sites: f.sites.map((s) => ({ site_id: s.site_id, customer_id: s.customer_id, domain_ports: s.domain_ports, ...(s.overrides ? { overrides: s.overrides } : {}) })),
+		sites: f.sites.map((s) => ({
+			site_id: s.site_id,
+			customer_id: s.customer_id,
+			domain_ports: s.domain_ports,
+			...(s.overrides ? { overrides: s.overrides } : {}),
+		})),
 	};
 }
 
 /** A plan field that comes from a site's own entry, named the way the fleet file spells it. */
 function overrideField(planField: string): string {
-	if (planField === 'cooldownSeconds' || planField.startsWith('approval')) return `overrides.${planField} (or template)`;
+	if (planField === 'cooldownSeconds' || planField.startsWith('approval'))
+		return `overrides.${planField} (or template)`;
 	if (planField.startsWith('blacklist.protectedRanges')) return `overrides.protectedRanges (or template.${planField})`;
 	return planField;
 }

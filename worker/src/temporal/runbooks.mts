@@ -1,9 +1,34 @@
 import { sealed } from '../../../workflows/tenant/shared.mts';
 import { dataConverterFor, keysFromEnv } from './codec.mts';
 import { printable } from './printable.mts';
-import { Client, Connection, ScheduleOverlapPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { scheduleIdFor, WORKFLOW_TYPE, workflowIdFor, type ApprovalRecord, type AttackResponseResult, type AuditEntry, type DecideRequest, type Phase, type RunbookState } from '../../../api/runbook/contract.ts';
-import { abortSignal, approveSignal, auditQuery, changesQuery, extendCooldownSignal, stateQuery, decideUpdate } from '../../../workflows/attackResponse/messages.mts';
+import {
+	Client,
+	Connection,
+	ScheduleOverlapPolicy,
+	WorkflowNotFoundError,
+	WorkflowUpdateFailedError,
+	type WorkflowHandle,
+} from '@temporalio/client';
+import {
+	scheduleIdFor,
+	WORKFLOW_TYPE,
+	workflowIdFor,
+	type ApprovalRecord,
+	type AttackResponseResult,
+	type AuditEntry,
+	type DecideRequest,
+	type Phase,
+	type RunbookState,
+} from '../../../api/runbook/contract.ts';
+import {
+	abortSignal,
+	approveSignal,
+	auditQuery,
+	changesQuery,
+	extendCooldownSignal,
+	stateQuery,
+	decideUpdate,
+} from '../../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
@@ -27,12 +52,19 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 }
 
 /** Accepts a site id or a full workflow id. */
-export const runbookId = (siteOrId: string) => (siteOrId.startsWith('attack-response-') ? siteOrId : workflowIdFor(siteOrId));
+export const runbookId = (siteOrId: string) =>
+	siteOrId.startsWith('attack-response-') ? siteOrId : workflowIdFor(siteOrId);
 
 /** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
-export async function startAttackResponse(client: Client, taskQueue: string, plan: unknown, opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {}) {
+export async function startAttackResponse(
+	client: Client,
+	taskQueue: string,
+	plan: unknown,
+	opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {},
+) {
 	const p = parsePlan(plan); // clear errors before anything is sent
-	const workflowId = opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
+	const workflowId =
+		opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
 	const input = { plan, dryRun: opts.dryRun };
 	const args: Parameters<typeof attackResponse> = opts.idToken ? [input, sealed({ idToken: opts.idToken })] : [input];
 	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args });
@@ -44,14 +76,19 @@ export async function gateOf(client: Client, siteOrId: string): Promise<RunbookS
 	return st.phase === 'awaiting-approval' ? st.gate : undefined;
 }
 
-export const handleFor = (client: Client, siteOrId: string): WorkflowHandle => client.workflow.getHandle(runbookId(siteOrId));
+export const handleFor = (client: Client, siteOrId: string): WorkflowHandle =>
+	client.workflow.getHandle(runbookId(siteOrId));
 
 /**
  * Approve / reject through the runbook's `decide` Update: the decision comes back (accepted, by whom, when, via), or
  * the refusal (not an approver, no reason for a rejection, nothing awaited any more) as a DecisionRefused — nothing
  * changed. A runbook started by a build without the Update gets the old `approve` signal (no answer).
  */
-export async function decide(client: Client, siteOrId: string, req: DecideRequest): Promise<ApprovalRecord & { accepted: boolean; signalled?: boolean }> {
+export async function decide(
+	client: Client,
+	siteOrId: string,
+	req: DecideRequest,
+): Promise<ApprovalRecord & { accepted: boolean; signalled?: boolean }> {
 	const h = handleFor(client, siteOrId);
 	try {
 		// With a proof the whole request is sealed: the payload codec encrypts it, so the token is no plain text in history.
@@ -60,9 +97,17 @@ export async function decide(client: Client, siteOrId: string, req: DecideReques
 		if (e instanceof WorkflowUpdateFailedError) {
 			const msg = String(e.cause?.message ?? e.message);
 			if (/handler|unknown update/i.test(msg)) {
-				if (req.idToken) throw new DecisionRefused('proof: this runbook\'s build takes no proof (it predates verified approvals)');
+				if (req.idToken)
+					throw new DecisionRefused("proof: this runbook's build takes no proof (it predates verified approvals)");
 				await h.signal(approveSignal, { approved: req.approved, by: req.by, reason: req.reason });
-				return { accepted: true, signalled: true, decision: req.approved ? 'approved' : 'rejected', by: req.by, at: new Date().toISOString(), via: 'signal' };
+				return {
+					accepted: true,
+					signalled: true,
+					decision: req.approved ? 'approved' : 'rejected',
+					by: req.by,
+					at: new Date().toISOString(),
+					via: 'signal',
+				};
 			}
 			throw new DecisionRefused(msg);
 		}
@@ -95,7 +140,13 @@ export async function inspect(client: Client, siteOrId: string) {
 	const d = await h.describe();
 	const running = d.status.name === 'RUNNING';
 	if (running) {
-		return { workflowId: d.workflowId, runId: d.runId, status: d.status.name, state: await h.query(stateQuery), changes: await h.query(changesQuery) };
+		return {
+			workflowId: d.workflowId,
+			runId: d.runId,
+			status: d.status.name,
+			state: await h.query(stateQuery),
+			changes: await h.query(changesQuery),
+		};
 	}
 	let result: AttackResponseResult | undefined;
 	let error: string | undefined;
@@ -122,7 +173,11 @@ export function formatTimeline(entries: AuditEntry[]): string {
 	return entries
 		.map((e) => {
 			const ba =
-				e.before !== undefined ? `  ${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}` : e.after !== undefined ? `  ${JSON.stringify(e.after)}` : '';
+				e.before !== undefined
+					? `  ${JSON.stringify(e.before)} → ${JSON.stringify(e.after)}`
+					: e.after !== undefined
+						? `  ${JSON.stringify(e.after)}`
+						: '';
 			// Every field may carry a signal's text (an abort reason, a `by`): one entry stays one line, no escape sequences.
 			return printable(`${e.at}  [${e.step}] ${e.what}${e.result ? ` (${e.result})` : ''} — ${e.why}${ba}`);
 		})
@@ -139,7 +194,12 @@ export async function createSchedule(
 	every: string,
 	input: unknown,
 ) {
-	const workflowType = kind === 'watch' ? WORKFLOW_TYPE.attackWatch : kind === 'drift' ? WORKFLOW_TYPE.driftAudit : WORKFLOW_TYPE.attackReport;
+	const workflowType =
+		kind === 'watch'
+			? WORKFLOW_TYPE.attackWatch
+			: kind === 'drift'
+				? WORKFLOW_TYPE.driftAudit
+				: WORKFLOW_TYPE.attackReport;
 	const scheduleId = scheduleIdFor(kind, site);
 	return client.schedule.create({
 		scheduleId,
@@ -167,14 +227,19 @@ export async function listSchedules(client: Client): Promise<string[]> {
 export function failureText(e: unknown): string {
 	const msgs: string[] = [];
 	const seen = new Set<unknown>();
-	for (let c: unknown = e; c && typeof c === 'object' && !seen.has(c) && msgs.length < 8; c = (c as { cause?: unknown }).cause) {
+	for (
+		let c: unknown = e;
+		c && typeof c === 'object' && !seen.has(c) && msgs.length < 8;
+		c = (c as { cause?: unknown }).cause
+	) {
 		seen.add(c);
 		const m = String((c as Error).message ?? '').trim();
 		const details = (c as { details?: unknown }).details;
 		if (m) msgs.push(m);
 		else if (typeof details === 'string' && details) msgs.push(details);
 	}
-	const generic = /^(Workflow execution failed|Activity task failed|Child Workflow execution failed|Failed to start Workflow|Workflow execution timed out|Workflow execution terminated)\.?$/i;
+	const generic =
+		/^(Workflow execution failed|Activity task failed|Child Workflow execution failed|Failed to start Workflow|Workflow execution timed out|Workflow execution terminated)\.?$/i;
 	const useful = msgs.filter((m) => !generic.test(m));
 	const text = (useful.length ? useful[useful.length - 1] : msgs[0]) ?? String(e);
 	const head = msgs[0] && useful.length && msgs[0] !== text ? `${msgs[0].replace(/\.$/, '')}: ` : '';
@@ -230,18 +295,44 @@ export async function scheduleStatuses(client: Client, now = Date.now()): Promis
 					lastError = failureText(e);
 				}
 			}
-			if (i === 0) health = status === 'RUNNING' ? (now - a.takenAt.getTime() > STUCK_AFTER_MS ? 'stuck' : 'ok') : failed ? 'failing' : 'ok';
+			if (i === 0)
+				health =
+					status === 'RUNNING'
+						? now - a.takenAt.getTime() > STUCK_AFTER_MS
+							? 'stuck'
+							: 'ok'
+						: failed
+							? 'failing'
+							: 'ok';
 			// the newest run still going and fine: judge by the newest finished one
 			else if (health === 'ok' && recent[0].status === 'RUNNING' && i === 1 && failed) health = 'failing';
 		}
-		out.push({ scheduleId: s.scheduleId, health, paused: d.state.paused, recent, ...(lastError ? { lastError } : {}), skippedOverlap: d.info.numActionsSkippedOverlap });
+		out.push({
+			scheduleId: s.scheduleId,
+			health,
+			paused: d.state.paused,
+			recent,
+			...(lastError ? { lastError } : {}),
+			skippedOverlap: d.info.numActionsSkippedOverlap,
+		});
 	}
 	return out;
 }
 
 export { WorkflowNotFoundError };
 
-export const PHASE_NAMES: readonly Phase[] = ['validating', 'snapshot', 'planning', 'awaiting-approval', 'tightening', 'blacklisting', 'rate-limiting', 'waiting', 'reverting', 'done'];
+export const PHASE_NAMES: readonly Phase[] = [
+	'validating',
+	'snapshot',
+	'planning',
+	'awaiting-approval',
+	'tightening',
+	'blacklisting',
+	'rate-limiting',
+	'waiting',
+	'reverting',
+	'done',
+];
 
 export class ListFilterError extends Error {}
 
@@ -253,13 +344,17 @@ export class ListFilterError extends Error {}
 export function listQuery(o: { site?: string; phase?: string; running?: boolean } = {}): string {
 	const q = [`WorkflowType = '${WORKFLOW_TYPE.attackResponse}'`];
 	if (o.site !== undefined) {
-		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site)) throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
+		if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(o.site))
+			throw new ListFilterError(`--site: must be a site id (letters, digits, . _ : -), got ${JSON.stringify(o.site)}`);
 		q.push(`${SA.site.name} = '${o.site}'`);
 	}
 	if (o.phase !== undefined) {
 		if (o.phase === 'mitigation') q.push(`${SA.phase.name} IN (${MITIGATION_PHASES.map((p) => `'${p}'`).join(', ')})`);
 		else if ((PHASE_NAMES as string[]).includes(o.phase)) q.push(`${SA.phase.name} = '${o.phase}'`);
-		else throw new ListFilterError(`--phase: must be one of ${PHASE_NAMES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`);
+		else
+			throw new ListFilterError(
+				`--phase: must be one of ${PHASE_NAMES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`,
+			);
 	}
 	// A runbook that continued as new during a long wait has one closed run per continue: list only its latest run.
 	q.push(o.running ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`);
@@ -280,7 +375,10 @@ export interface RunbookListEntry {
 }
 
 /** Runbooks matching the filters, newest first (Temporal visibility; the search attributes of workflows/attackResponse/searchAttributes.mts). */
-export async function listRunbooks(client: Client, o: { site?: string; phase?: string; running?: boolean; limit?: number } = {}): Promise<RunbookListEntry[]> {
+export async function listRunbooks(
+	client: Client,
+	o: { site?: string; phase?: string; running?: boolean; limit?: number } = {},
+): Promise<RunbookListEntry[]> {
 	const out: RunbookListEntry[] = [];
 	for await (const w of client.workflow.list({ query: listQuery(o) })) {
 		const sa = w.typedSearchAttributes;
@@ -315,5 +413,12 @@ export function formatRunbookList(rows: RunbookListEntry[]): string {
 	] as const;
 	const cells = [cols.map((c) => c[0]), ...rows.map((r) => cols.map((c) => printable(c[1](r))))];
 	const width = cols.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-	return cells.map((row) => row.map((v, i) => v.padEnd(width[i])).join('  ').trimEnd()).join('\n');
+	return cells
+		.map((row) =>
+			row
+				.map((v, i) => v.padEnd(width[i]))
+				.join('  ')
+				.trimEnd(),
+		)
+		.join('\n');
 }

@@ -1,7 +1,13 @@
 // Installing and inspecting tenants from outside a worker (the CLI and the install entrance): the install flow of §5.3
 // (connect with a fresh state, the state checked, the code exchanged), then the tenant workflow started or updated
 // with the token record (sealed: encrypted by the payload codec). Nothing here prints or returns a secret.
-import { Client as TemporalClient, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+	Client as TemporalClient,
+	Connection,
+	WithStartWorkflowOperation,
+	WorkflowNotFoundError,
+	WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import type { Client } from '../../../api/client.ts';
 import { ApiError, ValidationError } from '../../../api/errors.ts';
 import { randomState } from '../../../api/tokens.ts';
@@ -35,7 +41,10 @@ export class TenantInputError extends Error {
 }
 
 /** A Temporal client with the payload codec (required: tenant payloads are sealed). */
-export async function tenantTemporalClient(t: WorkerConfig['temporal'], env: Record<string, string | undefined> = process.env): Promise<TemporalClient> {
+export async function tenantTemporalClient(
+	t: WorkerConfig['temporal'],
+	env: Record<string, string | undefined> = process.env,
+): Promise<TemporalClient> {
 	const dataConverter = dataConverterFor(requireKeys(env));
 	const connection = await Connection.connect(connectionOptions(t));
 	return new TemporalClient({ connection, namespace: t.namespace, dataConverter });
@@ -57,10 +66,22 @@ export function checkInstallInput(i: { customerId?: unknown; sites?: unknown; ki
 }
 
 /** §5.3 connect: GET /oauth/connect with a fresh unguessable state; the redirect must carry that state. */
-export async function connectForCode(app: Client, cfg: { appId: string; redirectUri: string }, p: { customerId: string; xspe?: string }): Promise<string> {
+export async function connectForCode(
+	app: Client,
+	cfg: { appId: string; redirectUri: string },
+	p: { customerId: string; xspe?: string },
+): Promise<string> {
 	const state = randomState();
 	try {
-		const r = await app.connect({ app_id: cfg.appId, redirect_uri: cfg.redirectUri, response_type: 'code', scope: 'install_login', state, customer_id: p.customerId, ...(p.xspe ? { xspe: p.xspe } : {}) });
+		const r = await app.connect({
+			app_id: cfg.appId,
+			redirect_uri: cfg.redirectUri,
+			response_type: 'code',
+			scope: 'install_login',
+			state,
+			customer_id: p.customerId,
+			...(p.xspe ? { xspe: p.xspe } : {}),
+		});
 		return r.code;
 	} catch (e) {
 		throw refusal(e, 'connect');
@@ -71,7 +92,11 @@ export async function connectForCode(app: Client, cfg: { appId: string; redirect
 export async function exchangeCode(app: Client, cfg: { appId: string; secret: string }, code: string) {
 	const issuedAt = Date.now();
 	try {
-		const r = (await app.call('authorization.accessToken', { app_id: cfg.appId, secret: cfg.secret, code })) as { access_token: string; expires_in: number; refresh_token?: string };
+		const r = (await app.call('authorization.accessToken', { app_id: cfg.appId, secret: cfg.secret, code })) as {
+			access_token: string;
+			expires_in: number;
+			refresh_token?: string;
+		};
 		if (!r.refresh_token) throw new TenantInputError('code', 'the service answered without a refresh token');
 		return { accessToken: r.access_token, refreshToken: r.refresh_token, expiresIn: r.expires_in, issuedAt };
 	} catch (e) {
@@ -83,7 +108,11 @@ export async function exchangeCode(app: Client, cfg: { appId: string; secret: st
 function refusal(e: unknown, step: 'connect' | 'code'): Error {
 	if (e instanceof TenantInputError) return e;
 	const msg = redactText((e as Error)?.message ?? String(e));
-	if (/state mismatch|did not carry the state/i.test(msg)) return new TenantInputError('state', 'the service redirected with a state other than the one sent (possible CSRF); nothing stored');
+	if (/state mismatch|did not carry the state/i.test(msg))
+		return new TenantInputError(
+			'state',
+			'the service redirected with a state other than the one sent (possible CSRF); nothing stored',
+		);
 	if (e instanceof ApiError || e instanceof ValidationError) {
 		const named = /\b(customer_id|code|redirect_uri|app_id|secret|xspe)\b/.exec(e instanceof ApiError ? e.msg : msg);
 		return new TenantInputError(named?.[1] ?? step, `${e instanceof ApiError ? e.msg : msg}; nothing stored`);
@@ -91,7 +120,15 @@ function refusal(e: unknown, step: 'connect' | 'code'): Error {
 	return new Error(`install flow (${step}): ${msg}; nothing stored`);
 }
 
-const emptyState = (i: InstallInput, now: number): TenantState => ({ customerId: i.customerId, kind: i.kind, sites: i.sites, status: 'ok', generation: 0, installedAt: now, renewals: 0 });
+const emptyState = (i: InstallInput, now: number): TenantState => ({
+	customerId: i.customerId,
+	kind: i.kind,
+	sites: i.sites,
+	status: 'ok',
+	generation: 0,
+	installedAt: now,
+	renewals: 0,
+});
 
 /** Starts the tenant workflow or updates the running one (Update-with-start) with the token record and sites. */
 export async function installTenant(
@@ -105,7 +142,14 @@ export async function installTenant(
 	// A new tenant's token record is in its start (durable at once, whether or not a worker answers the Update soon);
 	// a running tenant takes it through the Update.
 	const start = emptyState(i, Date.now());
-	const first = token ? withToken(start, { accessToken: token.accessToken, expiresIn: token.expiresIn, sentAt: token.issuedAt, refreshToken: token.refreshToken }) : start;
+	const first = token
+		? withToken(start, {
+				accessToken: token.accessToken,
+				expiresIn: token.expiresIn,
+				sentAt: token.issuedAt,
+				refreshToken: token.refreshToken,
+			})
+		: start;
 	const update = temporal.workflow.executeUpdateWithStart(installUpdate, {
 		args: [sealed({ kind: i.kind, sites: i.sites, ...(token ?? {}) })],
 		startWorkflowOperation: new WithStartWorkflowOperation(TENANT_WORKFLOW, {
@@ -119,7 +163,12 @@ export async function installTenant(
 	let timer: NodeJS.Timeout | undefined;
 	const late = new Promise<never>((_, reject) => {
 		timer = setTimeout(
-			() => reject(new Error(`tenant ${i.customerId}: no worker with SECSVC_TENANTS=1 answered within ${INSTALL_WAIT_MS / 1000} s (task queue ${tenantQueueFor(taskQueue)})`)),
+			() =>
+				reject(
+					new Error(
+						`tenant ${i.customerId}: no worker with SECSVC_TENANTS=1 answered within ${INSTALL_WAIT_MS / 1000} s (task queue ${tenantQueueFor(taskQueue)})`,
+					),
+				),
 			INSTALL_WAIT_MS,
 		);
 	});
@@ -134,7 +183,9 @@ const INSTALL_WAIT_MS = 30_000;
 
 export async function listTenants(temporal: TemporalClient): Promise<TenantView[]> {
 	const out: TenantView[] = [];
-	for await (const w of temporal.workflow.list({ query: `WorkflowType = '${TENANT_WORKFLOW}' AND ExecutionStatus = 'Running'` })) {
+	for await (const w of temporal.workflow.list({
+		query: `WorkflowType = '${TENANT_WORKFLOW}' AND ExecutionStatus = 'Running'`,
+	})) {
 		try {
 			out.push(await temporal.workflow.getHandle(w.workflowId).query(viewQuery));
 		} catch (e) {
@@ -149,7 +200,8 @@ export async function showTenant(temporal: TemporalClient, customerId: string): 
 	try {
 		return await temporal.workflow.getHandle(tenantWorkflowId(customerId)).query(viewQuery);
 	} catch (e) {
-		if (e instanceof WorkflowNotFoundError) throw new TenantInputError('customer_id', `tenant '${customerId}' is not installed`);
+		if (e instanceof WorkflowNotFoundError)
+			throw new TenantInputError('customer_id', `tenant '${customerId}' is not installed`);
 		throw e;
 	}
 }
@@ -169,6 +221,9 @@ export async function removeTenant(temporal: TemporalClient, customerId: string)
 export function formatTenants(rows: TenantView[]): string {
 	if (!rows.length) return 'no tenants';
 	return rows
-		.map((r) => `${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.problem ? `  (${r.problem})` : ''}`)
+		.map(
+			(r) =>
+				`${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.problem ? `  (${r.problem})` : ''}`,
+		)
 		.join('\n');
 }

@@ -28,12 +28,16 @@ const TOKEN_KEYS = new Set(['access_token', 'refresh_token', 'code']);
  * (the service replaces it), and the other fields of the answer (scope, expires_in), secrets masked.
  */
 export function tokenSummary(opId: string, result: unknown, now = Date.now()): IDataObject {
-	if (result === null || typeof result !== 'object') return { ...redactDeep({ value: result } as IDataObject), redacted: true };
+	if (result === null || typeof result !== 'object')
+		return { ...redactDeep({ value: result } as IDataObject), redacted: true };
 	const r = result as Record<string, unknown>;
 	const out: IDataObject = {};
 	for (const [k, v] of Object.entries(redactDeep(r as IDataObject))) if (!TOKEN_KEYS.has(k)) out[k] = v;
 	if (typeof r.access_token === 'string') {
-		out.token_kind = opId === 'authorization.appToken' ? 'app token (acts for the app itself)' : 'user token (acts for one installed customer)';
+		out.token_kind =
+			opId === 'authorization.appToken'
+				? 'app token (acts for the app itself)'
+				: 'user token (acts for one installed customer)';
 		out.access_token_received = true;
 		if (typeof r.expires_in === 'number') out.valid_until = new Date(now + r.expires_in * 1000).toISOString();
 	}

@@ -46,7 +46,11 @@ export function splitWindows(op: CatalogEntry, params: Record<string, unknown>):
  * An explicit window: To defaults to now, From to 24 hours before To. Never the service's silent default (ddos_events
  * would start on the first day of the month, flow_down_events 90 days back).
  */
-export function withDefaultWindow(op: CatalogEntry, params: Record<string, unknown>, now = Math.floor(Date.now() / 1000)): Record<string, unknown> {
+export function withDefaultWindow(
+	op: CatalogEntry,
+	params: Record<string, unknown>,
+	now = Math.floor(Date.now() / 1000),
+): Record<string, unknown> {
 	const w = op.window;
 	if (!w) return params;
 	const given = (v: unknown) => v !== undefined && v !== null && v !== '';

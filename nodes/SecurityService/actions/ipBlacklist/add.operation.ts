@@ -21,14 +21,19 @@ export const MAX_BLOCK_ENTRIES = 1000;
 
 /** The entries given: an array, or text separated by commas, semicolons, spaces or new lines. */
 export function entriesOf(v: unknown): string[] {
-	const raw = Array.isArray(v) ? v.flatMap((e) => entriesOf(e)) : typeof v === 'string' || typeof v === 'number' ? String(v).split(/[\s,;]+/) : [];
+	const raw = Array.isArray(v)
+		? v.flatMap((e) => entriesOf(e))
+		: typeof v === 'string' || typeof v === 'number'
+			? String(v).split(/[\s,;]+/)
+			: [];
 	return raw.map((s) => s.trim()).filter(Boolean);
 }
 
 const issue = (rule: string) => new ValidationError('applicationProtection.ipBlacklist.add', [{ field: FIELD, rule }]);
 
 function listed(result: unknown, key: 'black_soc' | 'white_soc'): Range[] {
-	const list = (result as { p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } } | undefined)?.p_info?.ipv4?.[key] ?? [];
+	const list =
+		(result as { p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } } | undefined)?.p_info?.ipv4?.[key] ?? [];
 	return list.map((e) => listEntryRange(e)).filter((r): r is Range => r !== undefined);
 }
 
@@ -48,7 +53,8 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	const entries = entriesOf(params[FIELD]);
 	if (!entries.length) client.validate(op.id, { ...params, [FIELD]: undefined }); // the catalog's own "is required"
 	if (!entries.length) throw issue('is required');
-	if (entries.length > MAX_BLOCK_ENTRIES) throw issue(`must list at most ${MAX_BLOCK_ENTRIES} entries (got ${entries.length})`);
+	if (entries.length > MAX_BLOCK_ENTRIES)
+		throw issue(`must list at most ${MAX_BLOCK_ENTRIES} entries (got ${entries.length})`);
 	// Bad input stops the step before anything is sent: every entry is checked by the catalog's rules first, then by
 	// the whole blast-radius guard (the site's own addresses are read for it: the only requests before a refusal).
 	for (const e of entries) client.validate(op.id, { ...params, [FIELD]: e });
@@ -60,7 +66,12 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 		client.call('applicationProtection.ipBlacklist.get', site, opts),
 		client.call('applicationProtection.ipWhitelist.get', site, opts),
 	]);
-	const cand = blacklistCandidates({ sources: entries, whitelist: listed(white, 'white_soc'), protectedRanges: [], alreadyListed: listed(black, 'black_soc') });
+	const cand = blacklistCandidates({
+		sources: entries,
+		whitelist: listed(white, 'white_soc'),
+		protectedRanges: [],
+		alreadyListed: listed(black, 'black_soc'),
+	});
 	const refused: IDataObject[] = cand.skipped.map((s) => ({ entry: s.source, reason: s.reason }));
 	const toAdd: string[] = [];
 	for (const r of cand.add) {
@@ -77,6 +88,23 @@ export async function execute(ctx: OperationContext): Promise<IDataObject[]> {
 	}
 	const override = wideBlockOverride(op.id, params, entries);
 	const title = operationTitle(op.id);
-	const summary = blockSummary(title, blocked, refused.map((r) => String(r.entry)), site);
-	return [{ site_id: site.site_id, domain_port_id: site.domain_port_id, entries, blocked, refused, success: true, operation: title, summary, ...(override ? { wideBlockOverride: override } : {}) }];
+	const summary = blockSummary(
+		title,
+		blocked,
+		refused.map((r) => String(r.entry)),
+		site,
+	);
+	return [
+		{
+			site_id: site.site_id,
+			domain_port_id: site.domain_port_id,
+			entries,
+			blocked,
+			refused,
+			success: true,
+			operation: title,
+			summary,
+			...(override ? { wideBlockOverride: override } : {}),
+		},
+	];
 }

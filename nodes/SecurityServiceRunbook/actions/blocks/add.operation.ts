@@ -25,8 +25,14 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 	};
 	checked(env, () => checkBlockRequest(req));
 	// Options › Task Queue (the blocks workflow's worker); a workflow saved with the older top-level field keeps it.
-	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('blockOptions.taskQueue', i, '') || ctx.getNodeParameter('taskQueue', i, 'secsvc-runbooks')).trim();
-	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
+	const taskQueue = env
+		.text(
+			F.taskQueue,
+			ctx.getNodeParameter('blockOptions.taskQueue', i, '') || ctx.getNodeParameter('taskQueue', i, 'secsvc-runbooks'),
+		)
+		.trim();
+	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue))
+		env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
 	await requirePollers(env, F.taskQueue, taskQueue);
 	const workflowId = blocksIdFor(site, dp);
 	let last: Http | undefined;
@@ -34,7 +40,13 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 		const uid = updateId(env, 'block');
 		const body = updateWithStartRequest(
 			env.ns,
-			{ workflowId, workflowType: WORKFLOW_TYPE.blocks, taskQueue, input: { site_id: site, domain_port_id: dp }, requestId: `${uid}-start` },
+			{
+				workflowId,
+				workflowType: WORKFLOW_TYPE.blocks,
+				taskQueue,
+				input: { site_id: site, domain_port_id: dp },
+				requestId: `${uid}-start`,
+			},
 			{ name: BLOCKS_UPDATE.add, arg: req, updateId: uid },
 		);
 		last = await env.call('POST', `${env.workflowsUrl}/execute-multi-operation`, body as unknown as IDataObject);

@@ -22,8 +22,18 @@ export async function blockChange(env: Env, kind: 'extend' | 'remove'): Promise<
 	checked(env, () => checkChangeRequest(req, kind === 'extend'));
 	const workflowId = blocksIdFor(site, dp);
 	const name = kind === 'extend' ? BLOCKS_UPDATE.extend : BLOCKS_UPDATE.remove;
-	const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${name}`, updateRequest(workflowId, name, req, updateId(env, name)));
-	if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.block, `entry: no active block for ${req.entry} on ${dp} of site ${site}`, RUNBOOK.refused.nothingWritten);
+	const r = await env.call(
+		'POST',
+		`${env.wfUrl(workflowId)}/update/${name}`,
+		updateRequest(workflowId, name, req, updateId(env, name)),
+	);
+	if (r.status >= 400 && isGone(r))
+		refused(
+			env,
+			RUNBOOK.refused.block,
+			`entry: no active block for ${req.entry} on ${dp} of site ${site}`,
+			RUNBOOK.refused.nothingWritten,
+		);
 	if (r.status >= 400) httpFailure(env, r);
 	const out = outcomeOf(r.body);
 	if (!out) httpFailure(env, r);

@@ -19,7 +19,10 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 	else {
 		let token: string | undefined;
 		for (let page = 0; page < 20; page++) {
-			const qs: IDataObject = { query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${blocksIdFor(site, '')}'`, pageSize: 200 };
+			const qs: IDataObject = {
+				query: `WorkflowType = '${WORKFLOW_TYPE.blocks}' AND WorkflowId STARTS_WITH '${blocksIdFor(site, '')}'`,
+				pageSize: 200,
+			};
 			if (token) qs.nextPageToken = token;
 			const r = await env.call('GET', env.workflowsUrl, undefined, qs);
 			if (r.status >= 400) httpFailure(env, r);
@@ -36,7 +39,10 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 		const d = await env.call('GET', env.wfUrl(id));
 		if (d.status === 404) continue;
 		if (d.status >= 400) httpFailure(env, d);
-		const status = String((d.body.workflowExecutionInfo as IDataObject | undefined)?.status ?? '').replace(STATUS_PREFIX, '');
+		const status = String((d.body.workflowExecutionInfo as IDataObject | undefined)?.status ?? '').replace(
+			STATUS_PREFIX,
+			'',
+		);
 		let blocks: unknown = [];
 		if (status === 'RUNNING') {
 			const q = await env.call('POST', `${env.wfUrl(id)}/query/${BLOCKS_QUERY.blocks}`, { query: {} });
@@ -50,7 +56,8 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 			const done = ev[0]?.workflowExecutionCompletedEventAttributes as IDataObject | undefined;
 			blocks = (firstValue(done?.result) as { ended?: unknown[] } | null)?.ended ?? [];
 		}
-		for (const b of Array.isArray(blocks) ? (blocks as IDataObject[]) : []) if (b.site_id === site) out.push({ workflowId: id, ...b });
+		for (const b of Array.isArray(blocks) ? (blocks as IDataObject[]) : [])
+			if (b.site_id === site) out.push({ workflowId: id, ...b });
 	}
 	return out;
 }

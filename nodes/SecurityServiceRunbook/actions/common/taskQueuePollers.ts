@@ -11,8 +11,15 @@ import type { Env } from './types';
 export async function requirePollers(env: Env, field: string, taskQueue: string): Promise<void> {
 	const url = env.workflowsUrl.replace(/\/workflows$/, `/task-queues/${pathSegment(taskQueue)}`);
 	const r = await env.call('GET', url, undefined, { taskQueueType: 'TASK_QUEUE_TYPE_WORKFLOW' });
-	if (r.status >= 400) env.fail(field, `could not check that a worker polls task queue "${taskQueue}" (HTTP ${r.status}: ${String(r.body.message ?? '').slice(0, 200)})`);
+	if (r.status >= 400)
+		env.fail(
+			field,
+			`could not check that a worker polls task queue "${taskQueue}" (HTTP ${r.status}: ${String(r.body.message ?? '').slice(0, 200)})`,
+		);
 	const pollers = r.body.pollers;
 	if (!Array.isArray(pollers) || pollers.length === 0)
-		env.fail(field, `no worker polls task queue "${taskQueue}" (check the name against the worker's TEMPORAL_TASK_QUEUE, and that a worker runs)`);
+		env.fail(
+			field,
+			`no worker polls task queue "${taskQueue}" (check the name against the worker's TEMPORAL_TASK_QUEUE, and that a worker runs)`,
+		);
 }

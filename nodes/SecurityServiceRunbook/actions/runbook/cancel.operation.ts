@@ -7,6 +7,9 @@ export const execute: OperationFn = async (env) => {
 	const { ctx, i } = env;
 	const workflowId = runbookIdOf(env);
 	const reason = env.text('Reason', ctx.getNodeParameter('reason', i, '')) || 'cancelled from n8n';
-	await env.send('POST', `${env.wfUrl(workflowId)}/cancel`, { identity: env.text(RUNBOOK.fields.by, ctx.getNodeParameter('by', i, 'n8n')), reason });
+	await env.send('POST', `${env.wfUrl(workflowId)}/cancel`, {
+		identity: env.text(RUNBOOK.fields.by, ctx.getNodeParameter('by', i, 'n8n')),
+		reason,
+	});
 	return [{ json: { workflowId, cancelRequested: true } }];
 };

@@ -32,15 +32,25 @@ const PAYLOAD_KEY = 'Temporal API credential › Payload Key';
  * Decide uses it, and so does Signal › Approve / Reject (kept for saved workflows; its By and Reason are the
  * signal's "By" and "Reason" fields): a refusal is a node error naming the field, and nothing changes.
  */
-export async function decideAs(env: Env, workflowId: string, decision: 'approve' | 'reject', fields: { by: string; reason: string; idToken?: string }): Promise<IDataObject> {
+export async function decideAs(
+	env: Env,
+	workflowId: string,
+	decision: 'approve' | 'reject',
+	fields: { by: string; reason: string; idToken?: string },
+): Promise<IDataObject> {
 	const { ctx, i } = env;
 	// The person's proof (docs/approvals.md): an ID token obtained with the runbook's gate nonce, sent sealed.
 	const idToken = fields.idToken ? String(ctx.getNodeParameter('idToken', i, '') ?? '').trim() : '';
 	const by = env.text(fields.by, ctx.getNodeParameter('by', i, '')).trim();
-	if (!by && !idToken) env.fail(fields.by, `is required (the identity of the person deciding)${fields.idToken ? ', or an ID Token' : ''}`);
+	if (!by && !idToken)
+		env.fail(fields.by, `is required (the identity of the person deciding)${fields.idToken ? ', or an ID Token' : ''}`);
 	let seal: PayloadKey | undefined;
 	if (idToken) {
-		if (!env.payloadKey) env.fail(ID_TOKEN, 'needs the Temporal API credential\'s Payload Key (the token must not be in the runbook\'s history in plain text)');
+		if (!env.payloadKey)
+			env.fail(
+				ID_TOKEN,
+				"needs the Temporal API credential's Payload Key (the token must not be in the runbook's history in plain text)",
+			);
 		const k = parsePayloadKey(env.payloadKey);
 		if (typeof k === 'string') env.fail(PAYLOAD_KEY, k);
 		seal = k;
@@ -67,8 +77,18 @@ export async function decideAs(env: Env, workflowId: string, decision: 'approve'
 	let deadline = Date.now() + waitSeconds * 1000;
 	let token: string | undefined;
 	for (;;) {
-		const r = await env.call('POST', `${env.wfUrl(workflowId)}/update/${RUNBOOK_UPDATE.decide}`, updateRequest(workflowId, RUNBOOK_UPDATE.decide, req, updateId(env, 'decide'), seal));
-		if (r.status >= 400 && isGone(r)) refused(env, RUNBOOK.refused.decide, `approval: ${workflowId} is not running (no such runbook, or it has finished)`, RUNBOOK.refused.nothingChanged);
+		const r = await env.call(
+			'POST',
+			`${env.wfUrl(workflowId)}/update/${RUNBOOK_UPDATE.decide}`,
+			updateRequest(workflowId, RUNBOOK_UPDATE.decide, req, updateId(env, 'decide'), seal),
+		);
+		if (r.status >= 400 && isGone(r))
+			refused(
+				env,
+				RUNBOOK.refused.decide,
+				`approval: ${workflowId} is not running (no such runbook, or it has finished)`,
+				RUNBOOK.refused.nothingChanged,
+			);
 		if (r.status >= 400) httpFailure(env, r);
 		const out = outcomeOf(r.body);
 		if (!out) httpFailure(env, r);

@@ -18,7 +18,10 @@ export const execute: OperationFn = async (env) => {
 /** One query's value: full form ({payloads: [...]}) or, when a proxy ignores the header, shorthand ([value]). */
 async function queryValue(env: Env, workflowId: string, q: string, rejected: string): Promise<unknown> {
 	const r = await env.send('POST', `${env.wfUrl(workflowId)}/query/${q}`, { query: {} });
-	if (r.queryRejected) throw new NodeOperationError(env.ctx.getNode(), `${rejected}: ${JSON.stringify(r.queryRejected)}`, { itemIndex: env.i });
+	if (r.queryRejected)
+		throw new NodeOperationError(env.ctx.getNode(), `${rejected}: ${JSON.stringify(r.queryRejected)}`, {
+			itemIndex: env.i,
+		});
 	const qr = r.queryResult as { payloads?: unknown[] } | unknown[] | undefined;
 	return Array.isArray(qr) ? qr[0] : decodePayload(qr?.payloads?.[0]);
 }
@@ -28,10 +31,33 @@ async function report(env: Env, workflowId: string) {
 	const { ctx, i } = env;
 	const field = String(ctx.getNodeParameter('binaryPropertyName', i, 'data')).trim();
 	if (!field) env.fail('Put Output File in Field', 'is required');
-	const result = (await queryValue(env, workflowId, RUNBOOK_QUERY.result, 'query result rejected')) as RunbookResultLike | null;
+	const result = (await queryValue(
+		env,
+		workflowId,
+		RUNBOOK_QUERY.result,
+		'query result rejected',
+	)) as RunbookResultLike | null;
 	if (!result || !Array.isArray(result.changes))
-		throw new NodeOperationError(ctx.getNode(), `${workflowId}: no result yet`, { itemIndex: i, description: 'The report is available once the runbook has finished.' });
+		throw new NodeOperationError(ctx.getNode(), `${workflowId}: no result yet`, {
+			itemIndex: i,
+			description: 'The report is available once the runbook has finished.',
+		});
 	const html = renderReportHtml(runbookReportModel(result, new Date().toISOString()));
-	const binary = await ctx.helpers.prepareBinaryData(Buffer.from(html, 'utf8'), `attack-report-${workflowId}.html`, 'text/html');
-	return [{ json: { workflowId, outcome: result.outcome, siteId: result.site_id, eventId: result.eventId ?? null, fileName: binary.fileName ?? null }, binary: { [field]: binary } }];
+	const binary = await ctx.helpers.prepareBinaryData(
+		Buffer.from(html, 'utf8'),
+		`attack-report-${workflowId}.html`,
+		'text/html',
+	);
+	return [
+		{
+			json: {
+				workflowId,
+				outcome: result.outcome,
+				siteId: result.site_id,
+				eventId: result.eventId ?? null,
+				fileName: binary.fileName ?? null,
+			},
+			binary: { [field]: binary },
+		},
+	];
 }

@@ -17,7 +17,15 @@ export const execute: OperationFn = async (env) => {
 	const workflowId = runbookIdOf(env);
 	const signal = ctx.getNodeParameter('signal', i) as string;
 	if (signal === 'approve' || signal === 'reject')
-		return [{ json: { signal, sent: true, ...(await decideAs(env, workflowId, signal, { by: RUNBOOK.fields.by, reason: 'Reason' })) } }];
+		return [
+			{
+				json: {
+					signal,
+					sent: true,
+					...(await decideAs(env, workflowId, signal, { by: RUNBOOK.fields.by, reason: 'Reason' })),
+				},
+			},
+		];
 	const by = env.text(RUNBOOK.fields.by, ctx.getNodeParameter('by', i, 'n8n'));
 	const reason = env.text('Reason', ctx.getNodeParameter('reason', i, '')) || undefined;
 	let name = signal;

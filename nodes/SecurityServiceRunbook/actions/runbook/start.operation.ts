@@ -1,5 +1,11 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
-import { dryRunIdFor, WORKFLOW_ID_RE, WORKFLOW_ID_RULE, WORKFLOW_TYPE, workflowIdFor } from '../../../../api/runbook/contract';
+import {
+	dryRunIdFor,
+	WORKFLOW_ID_RE,
+	WORKFLOW_ID_RULE,
+	WORKFLOW_TYPE,
+	workflowIdFor,
+} from '../../../../api/runbook/contract';
 import { startPlanIssue } from '../../../../api/runbook/planCheck';
 import { payloads } from '../../transport/http';
 import { parsePayloadKey, sealedPayload, type PayloadKey } from '../../transport/seal';
@@ -19,22 +25,39 @@ export const execute: OperationFn = async (env) => {
 	const plan = parsePlan(env, ctx.getNodeParameter('plan', i));
 	const taskQueue = env.text('Task Queue', ctx.getNodeParameter('taskQueue', i)).trim();
 	if (!taskQueue) env.fail('Task Queue', 'is required');
-	if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue)) env.fail('Task Queue', 'must be at most 256 characters without control characters');
+	if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue))
+		env.fail('Task Queue', 'must be at most 256 characters without control characters');
 	const dryRun = ctx.getNodeParameter('dryRun', i) as boolean;
 	const given = env.text('Workflow ID', ctx.getNodeParameter('workflowId', i, '')).trim();
 	if (given && !WORKFLOW_ID_RE.test(given)) env.fail('Workflow ID', WORKFLOW_ID_RULE);
-	const workflowId = given || (dryRun ? dryRunIdFor(String(plan.site_id), Date.now()) : workflowIdFor(String(plan.site_id)));
+	const workflowId =
+		given || (dryRun ? dryRunIdFor(String(plan.site_id), Date.now()) : workflowIdFor(String(plan.site_id)));
 	applyApprovalFields(env, plan);
 	// The starter's proof (separation of duties: they cannot approve this runbook), sealed like a decision's.
 	const idToken = String(ctx.getNodeParameter('idToken', i, '') ?? '').trim();
 	let starter: { idToken: string; seal: PayloadKey } | undefined;
 	if (idToken) {
-		if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(idToken) || idToken.length > MAX_ID_TOKEN_CHARS) env.fail('ID Token', `must be an ID token (a signed JWT of at most ${MAX_ID_TOKEN_CHARS} characters)`);
-		if (!env.payloadKey) env.fail('ID Token', 'needs the Temporal API credential\'s Payload Key (the token must not be in the runbook\'s history in plain text)');
+		if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(idToken) || idToken.length > MAX_ID_TOKEN_CHARS)
+			env.fail('ID Token', `must be an ID token (a signed JWT of at most ${MAX_ID_TOKEN_CHARS} characters)`);
+		if (!env.payloadKey)
+			env.fail(
+				'ID Token',
+				"needs the Temporal API credential's Payload Key (the token must not be in the runbook's history in plain text)",
+			);
 		const k = parsePayloadKey(env.payloadKey);
 		starter = { idToken, seal: typeof k === 'string' ? env.fail('Temporal API credential › Payload Key', k) : k };
 	}
-	return [{ json: await startRunbook(env, workflowId, { taskQueue, plan, dryRun, requestId: `${workflowId}-${ctx.getExecutionId()}-${i}`, ...(starter ? { starter } : {}) }) }];
+	return [
+		{
+			json: await startRunbook(env, workflowId, {
+				taskQueue,
+				plan,
+				dryRun,
+				requestId: `${workflowId}-${ctx.getExecutionId()}-${i}`,
+				...(starter ? { starter } : {}),
+			}),
+		},
+	];
 };
 
 /** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
@@ -64,7 +87,8 @@ export const startApprovalProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. oncall-alice, oncall-bob',
 		displayOptions: withGate,
-		description: 'Identities allowed to decide (the By of Decide), separated by commas. Empty: anyone who can reach the runbook.',
+		description:
+			'Identities allowed to decide (the By of Decide), separated by commas. Empty: anyone who can reach the runbook.',
 	},
 	{
 		displayName: 'Approval Timeout (Seconds)',
@@ -93,11 +117,15 @@ export const startApprovalProperties: INodeProperties[] = [
 export function applyApprovalFields(env: Env, plan: IDataObject): void {
 	const { ctx, i } = env;
 	const own = plan.approval as IDataObject | undefined;
-	if (own !== undefined && (typeof own !== 'object' || own === null || Array.isArray(own))) env.fail('Plan.approval', 'must be an object');
+	if (own !== undefined && (typeof own !== 'object' || own === null || Array.isArray(own)))
+		env.fail('Plan.approval', 'must be an object');
 	if (!ctx.getNodeParameter('approvalRequired', i, false)) {
 		// `approvers` alone would silently set no gate (required defaults to false): say so instead.
 		if (own && own.required !== true && Array.isArray(own.approvers) && own.approvers.length)
-			env.fail('Plan.approval.required', 'must be true when approvers are listed (approvers alone set no gate), or switch on Require Approval');
+			env.fail(
+				'Plan.approval.required',
+				'must be true when approvers are listed (approvers alone set no gate), or switch on Require Approval',
+			);
 		return;
 	}
 	if (own !== undefined) env.fail('Plan.approval', 'is set both in the plan and by Require Approval; keep one of them');
@@ -121,23 +149,43 @@ export function applyApprovalFields(env: Env, plan: IDataObject): void {
 export async function startRunbook(
 	env: Env,
 	workflowId: string,
-	body: { taskQueue: string; plan: IDataObject; dryRun: boolean; requestId: string; starter?: { idToken: string; seal: PayloadKey } },
+	body: {
+		taskQueue: string;
+		plan: IDataObject;
+		dryRun: boolean;
+		requestId: string;
+		starter?: { idToken: string; seal: PayloadKey };
+	},
 ): Promise<IDataObject> {
 	await requirePollers(env, 'Task Queue', body.taskQueue);
 	const input = payloads([{ plan: body.plan, dryRun: body.dryRun }]);
 	// The starter's ID token: the workflow's second argument, encrypted (the worker's payload codec format).
-	if (body.starter) (input.payloads as unknown[]).push(sealedPayload({ $sealed: 1, idToken: body.starter.idToken }, body.starter.seal));
+	if (body.starter)
+		(input.payloads as unknown[]).push(sealedPayload({ $sealed: 1, idToken: body.starter.idToken }, body.starter.seal));
 	const r = await env.call('POST', env.wfUrl(workflowId), {
 		workflowType: { name: WORKFLOW_TYPE.attackResponse },
 		taskQueue: { name: body.taskQueue },
 		input,
 		requestId: body.requestId,
 	});
-	const base = { workflowId, siteId: body.plan.site_id, dryRun: body.dryRun, approvalRequired: (body.plan.approval as IDataObject | undefined)?.required === true };
+	const base = {
+		workflowId,
+		siteId: body.plan.site_id,
+		dryRun: body.dryRun,
+		approvalRequired: (body.plan.approval as IDataObject | undefined)?.required === true,
+	};
 	if (r.status < 400) return { ...base, status: 'started', started: true, runId: r.body.runId };
-	const details = (r.body.details as IDataObject[] | undefined)?.find((d) => String(d['@type'] ?? '').includes('WorkflowExecutionAlreadyStarted'));
+	const details = (r.body.details as IDataObject[] | undefined)?.find((d) =>
+		String(d['@type'] ?? '').includes('WorkflowExecutionAlreadyStarted'),
+	);
 	if (r.status === 409 || details || /already (started|running)/i.test(String(r.body.message ?? ''))) {
-		return { ...base, status: 'already running', started: false, runId: details?.runId, message: `${workflowId} is already running: this item started nothing` };
+		return {
+			...base,
+			status: 'already running',
+			started: false,
+			runId: details?.runId,
+			message: `${workflowId} is already running: this item started nothing`,
+		};
 	}
 	return httpFailure(env, r);
 }
