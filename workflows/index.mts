@@ -7,7 +7,7 @@
  *    watchers) move to the current build at their next task and guard changed code with `patched()`.
  * The worker's default behaviour is PINNED (worker/src/process/deploy.mts) and is NOT relied on by any type: the SDK completes
  * workflow-task heartbeats (a local activity running past ~80 % of the task timeout) with the worker's default, not
- * with the workflow's declared behaviour (measured on Temporal 1.29.1; test/temporal/versioning-default.test.mts). With
+ * with the workflow's declared behaviour (test/temporal/versioning-default.test.mts shows it). With
  * an AUTO_UPGRADE default, such a heartbeat made a PINNED runbook AUTO_UPGRADE on the server until its next task, so a
  * rollout at that moment could move it to new code. A PINNED default only ever keeps a short playbook on its build for
  * one more task.

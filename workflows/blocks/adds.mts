@@ -52,7 +52,9 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 	let listed: Map<string, string>;
 	try {
 		const list = await reads['applicationProtection.ipBlacklist.get']({ site_id: site, domain_port_id: dp });
-		listed = listedByKey((list?.p_info?.ipv4?.black_soc ?? []) as ListEntry[]);
+		// The catalog leaves this result's shape open (unknown): the entries are read defensively.
+		const shown = list as { p_info?: { ipv4?: { black_soc?: ListEntry[] } } } | undefined;
+		listed = listedByKey(shown?.p_info?.ipv4?.black_soc ?? []);
 	} catch (e) {
 		for (const p of granted)
 			fail(

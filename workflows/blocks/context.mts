@@ -1,7 +1,11 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { OperationActivities } from '../pure/activityTypes.mts';
 import {
+	BLOCKS_ACTIVITY,
 	blockKey,
 	DEFAULT_MAX_PREFIX,
+	type AddManyOutcome,
+	type RemoveDueResult,
 	type Block,
 	type BlockRequest,
 	type BlocksInput,
@@ -13,9 +17,24 @@ import {
  * in flight, the keys waiting for their release, and the activity proxies. One `BlocksRun` per workflow run.
  */
 
-type Act = (input: Record<string, unknown>) => Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Where = { site_id: string; domain_port_id: string };
+/** The blocks activities (worker/src/activities/blocks.mts, blocksRemoval.mts) as this workflow calls them. */
+type BlocksActivities = {
+	[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => Promise<{ added: boolean; byEarlierAttempt?: boolean }>;
+	[BLOCKS_ACTIVITY.addMany]: (
+		input: Where & { entries: { range: string; adopt?: true }[]; ttlSeconds: number; reason: string },
+	) => Promise<{ results: AddManyOutcome[] }>;
+	[BLOCKS_ACTIVITY.remove]: (input: Where & { entry: string }) => Promise<{ removed: boolean; note?: string }>;
+	[BLOCKS_ACTIVITY.removeMany]: (
+		input: Where & { entries: string[] },
+	) => Promise<{ results: { entry: string; removed: boolean; note?: string }[] }>;
+	[BLOCKS_ACTIVITY.removeDue]: (
+		input: Where & { entries: { range: string; expiresAt: string }[]; release?: unknown[] },
+	) => Promise<RemoveDueResult>;
+};
+type Act = BlocksActivities & Pick<OperationActivities, 'applicationProtection.ipBlacklist.get'>;
 /** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
-export const writes = proxyActivities<Record<string, Act>>({
+export const writes = proxyActivities<Act>({
 	startToCloseTimeout: '30s',
 	retry: {
 		initialInterval: '500ms',
@@ -25,7 +44,7 @@ export const writes = proxyActivities<Record<string, Act>>({
 	},
 });
 /** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/activities/blocksRemoval.mts). */
-export const localWrites = proxyLocalActivities<Record<string, Act>>({
+export const localWrites = proxyLocalActivities<Act>({
 	startToCloseTimeout: '30s',
 	retry: {
 		initialInterval: '500ms',
@@ -34,7 +53,7 @@ export const localWrites = proxyLocalActivities<Record<string, Act>>({
 		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
 	},
 });
-export const reads = proxyActivities<Record<string, Act>>({
+export const reads = proxyActivities<Act>({
 	startToCloseTimeout: '20s',
 	retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 },
 });

@@ -55,11 +55,9 @@ const RUN_EVENTS = 1000;
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
 	failOn('coordinator input', problems(input, coordinatorRules));
-	// Before this patch the loop waited with `condition(fn, timeout)` whose timeout included the idle deadline
-	// (lastTouched + IDLE_MS, already past): a 100 ms timer at every iteration while anything was held, i.e. a timer
-	// and a workflow task about every second per site for as long as a block lived (bench 8: 20 coordinators, ~20
-	// tasks/s of nothing), plus a cancelled timer per signal. Since: one timer for the earliest `until`, started only
-	// when none pending fires by then, never cancelled; shorter runs. Older runs replay the old way.
+	// `coordinator-timers`: one timer for the earliest `until`, started only when none pending fires by then, never
+	// cancelled (the unpatched loop's `condition(fn, timeout)` woke every 100 ms while anything was held). Runs
+	// recorded before the patch replay the old way (workflows/README.md "Expiring blocks").
 	const lazy = patched('coordinator-timers');
 	const timers: number[] = [];
 	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
@@ -160,7 +158,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		{
 			validator: (req) => {
 				validateClaim(req);
-				// Expiring blocks: never more holds than this run can carry across continue-as-new (issue 29).
+				// Expiring blocks: never more holds than this run can carry across continue-as-new.
 				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live());
 			},
 		},
@@ -264,8 +262,8 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		touched = false;
 		if (lazy) {
 			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`; once
-			// nothing is held the run completes as soon as the last handler has finished (before: after a 100 ms timer,
-			// which a worker shutting down could leave unprocessed, keeping the run bound to its task queue).
+			// nothing is held the run completes as soon as the last handler has finished (no timer a worker shutting
+			// down could leave unprocessed, keeping the run bound to its task queue).
 			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)));
 			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
 				const at = next;

@@ -1,4 +1,4 @@
-// Tenants (issue 24): one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
+// Tenants: one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
 // for the whole cluster. Definitions shared by the workflow, the worker (token requests, renewal activity) and the CLI.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
