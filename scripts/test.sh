@@ -15,9 +15,9 @@ T0=$SECONDS
 # n8n from npm; chromium from apt). All start first, in the background, each writing its path, progress and exit
 # code to $LOGS; each lane waits for what its next files need (wait_runtime), so the files that need no runtime run
 # while the rest builds.
-provision() { # name command...: $LOGS/<name>.out (the path), .log (progress), .rc (exit code, written last)
+provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progress), .rc (exit code, written last)
   local name="$1"; shift
-  ( rc=0; "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log" || rc=$?; echo "$rc" >"$LOGS/$name.rc" ) &
+  ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
 provision temporal bash scripts/temporal.sh path
 provision cluster-build bash scripts/temporal-cluster.sh path
@@ -27,13 +27,13 @@ provision actionlint bash scripts/actionlint.sh path
 
 wait_runtime() { # name VAR: waits for `provision name`; fails loudly with its log; exports VAR=<its path>
   local name="$1" var="$2"
-  while [ ! -f "$LOGS/$name.rc" ]; do sleep 2; done
-  if [ "$(cat "$LOGS/$name.rc")" != 0 ]; then
-    cat "$LOGS/$name.log" >&2
+  while [ ! -f "$LOGS/prov-$name.rc" ]; do sleep 2; done
+  if [ "$(cat "$LOGS/prov-$name.rc")" != 0 ]; then
+    cat "$LOGS/prov-$name.log" >&2
     echo "ERROR: provisioning $name failed (scripts/test.sh provision $name; its log is above)" >&2
     return 1
   fi
-  export "$var=$(cat "$LOGS/$name.out")"
+  export "$var=$(cat "$LOGS/prov-$name.out")"
   echo "$name ready at $(( SECONDS - T0 )) s: ${!var}"
 }
 

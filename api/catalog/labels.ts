@@ -403,6 +403,8 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	site_ip: { label: 'Site IP' },
 	site_name: { label: 'Site Name' },
 	start: { label: 'Skip' },
+	// The node pages by itself and hides `num`; the CLI and the generated types still name it.
+	num: { label: 'Page Size' },
 	start_time: { label: 'From (UTC)', hint: 'Start of the window; empty: 24 hours before To' },
 	end_time: { label: 'To (UTC)', hint: 'End of the window; empty: now' },
 	status: { label: 'Status' },
