@@ -409,6 +409,12 @@ async function runNode(params: Record<string, unknown>): Promise<{ error?: Error
 				_c: string,
 				o: { url: string; body?: unknown; returnFullResponse?: boolean },
 			) => {
+				// DescribeTaskQueue (the node's check that a worker polls the queue): a read, answered as a server with a
+				// worker would; it is not a request the property counts as sent.
+				if (o.url.includes('/task-queues/')) {
+					const pollers = { pollers: [{ identity: 'worker-1' }] };
+					return o.returnFullResponse ? { statusCode: 200, headers: {}, body: JSON.stringify(pollers) } : pollers;
+				}
 				const body = typeof o.body === 'string' ? (JSON.parse(o.body) as Sent['body']) : (o.body as Sent['body']);
 				sentReqs.push({ url: o.url, body });
 				const answer = { runId: 'run-1', started: true };

@@ -67,6 +67,8 @@ const runbookCases: unknown[] = [
 	['x'],
 ];
 
+const WITH_POLLERS = { pollers: [{ identity: 'worker-1' }] };
+
 /** What the node itself decides for one item (the same code n8n runs): its error message, or the URL it sends to. */
 async function expected(params: Record<string, unknown>): Promise<{ error?: string; url?: string }> {
 	let url: string | undefined;
@@ -77,7 +79,13 @@ async function expected(params: Record<string, unknown>): Promise<{ error?: stri
 		getNode: () => ({ id: 'n', name: 'x', type: 'x', typeVersion: 1, position: [0, 0], parameters: {} }),
 		continueOnFail: () => false,
 		getExecutionId: () => 'e',
-		helpers: { httpRequestWithAuthentication: async (_c: string, o: { url: string }) => ((url = o.url), {}) },
+		helpers: {
+			// DescribeTaskQueue (the node's check that a worker polls the queue) answered as by a server with a worker.
+			httpRequestWithAuthentication: async (_c: string, o: { url: string; returnFullResponse?: boolean }) =>
+				o.url.includes('/task-queues/')
+					? { statusCode: 200, headers: {}, body: JSON.stringify(WITH_POLLERS) }
+					: ((url = o.url), {}),
+		},
 	};
 	try {
 		await new SecurityServiceRunbook().execute.call(ctx as never);
@@ -89,8 +97,10 @@ async function expected(params: Record<string, unknown>): Promise<{ error?: stri
 
 before(async () => {
 	recorder = http.createServer((req, res) => {
-		received.push(req.url ?? '');
 		req.resume();
+		if ((req.url ?? '').includes('/task-queues/'))
+			return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(WITH_POLLERS));
+		received.push(req.url ?? '');
 		res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
 	});
 	await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));

@@ -265,7 +265,7 @@ test('validation error: continueOnFail gives the error naming the field; nothing
 
 	const r2 = await execute('wfValidation02');
 	assert.notEqual(r2.code, 0, 'the workflow fails without continueOnFail');
-	assert.match(r2.stdout + r2.stderr, /IP Whitelist › Add: IP Address or Range must be an IPv4 address/);
+	assert.match(r2.stdout + r2.stderr, /IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
 	assert.equal((await simGet('/requests?op=applicationProtection.ipWhitelist.add')).length, 0);
 });
 

@@ -104,7 +104,7 @@ test('sign in, find the nodes by what a SOC engineer types, see the trigger even
 		await creator.getByText(label, { exact: true }).waitFor();
 	await ui.screenshot('app-triggers');
 	await creator.getByText('On attack started', { exact: true }).click();
-	await ui.ndv.getByText('Site ID', { exact: true }).waitFor();
+	await ui.ndv.getByText('Site IDs', { exact: true }).waitFor();
 	await ui.fill('site_id', ids.site_id);
 	await ui.screenshot('trigger-panel');
 	await ui.closePanel();
@@ -117,7 +117,7 @@ test('add the action from the panel: the address to block is the first field', a
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service', { exact: true }).first().click();
 	// An installed community package opens on its "Node details" (Installed, via npm) with every action listed.
-	await creator.getByText('Block an IP address or range', { exact: true }).click();
+	await creator.getByText('Block IP addresses or ranges', { exact: true }).click();
 	await ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"]').waitFor();
 	const order = await ui.ndv
 		.locator('[data-test-id^="parameter-input-"]')
@@ -130,10 +130,11 @@ test('add the action from the panel: the address to block is the first field', a
 });
 
 test('create the credential in the UI: Save runs the credential test, which succeeds', async () => {
-	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]');
+	// The node offers two credentials (the Temporal one only for a token taken from the cluster): pick this one.
+	const empty = ui.ndv.locator('[data-test-id="node-credentials-empty-state"]').filter({ hasText: 'Security Service' });
 	if (await empty.count()) await empty.click();
 	else {
-		await ui.ndv.locator('[data-test-id="node-credentials-select"]').click();
+		await ui.ndv.locator('[data-test-id="node-credentials-select"]').first().click();
 		await page
 			.getByText(/Create new credential/)
 			.first()
@@ -403,7 +404,7 @@ test("credential Test: a stored token that expired does not matter; a wrong Secr
 
 test('bad input in the editor: the error names the field and the rule, and nothing is sent', async () => {
 	await ui.choose('resource', 'IP Blacklist');
-	await ui.choose('operation', 'Add');
+	await ui.choose('operation', 'Block');
 	await ui.fill('ip_black_list', '203.0.113.300');
 	await ui.fill('site_id', ids.site_id);
 	await ui.fill('domain_port_id', ids.domain_port_id);
