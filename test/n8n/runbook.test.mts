@@ -123,7 +123,7 @@ before(async () => {
 					entry: '192.0.2.0/30',
 					durationSeconds: 600,
 					reason: 'scanner',
-					taskQueue: `${TASK_QUEUE}-typo`,
+					blockOptions: { taskQueue: `${TASK_QUEUE}-typo` },
 				},
 				{ continueOnFail: true },
 			),

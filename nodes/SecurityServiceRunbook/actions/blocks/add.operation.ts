@@ -24,13 +24,10 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 		via: 'n8n',
 	};
 	checked(env, () => checkBlockRequest(req));
-	// Options › Task Queue (the blocks workflow's worker); a workflow saved with the older top-level field keeps it.
-	const taskQueue = env
-		.text(
-			F.taskQueue,
-			ctx.getNodeParameter('blockOptions.taskQueue', i, '') || ctx.getNodeParameter('taskQueue', i, 'secsvc-runbooks'),
-		)
-		.trim();
+	// Options › Task Queue (the blocks workflow's worker). n8n drops a parameter its operation no longer shows, so a
+	// workflow saved with the older top-level field runs on the default queue; the poller check below refuses a queue
+	// nobody polls, naming the field.
+	const taskQueue = env.text(F.taskQueue, ctx.getNodeParameter('blockOptions.taskQueue', i, 'secsvc-runbooks')).trim();
 	if (!taskQueue || taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue))
 		env.fail(F.taskQueue, 'is required (at most 256 characters without control characters)');
 	await requirePollers(env, F.taskQueue, taskQueue);
