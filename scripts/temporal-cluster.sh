@@ -324,6 +324,24 @@ start_service() {
   echo $! >"$DIR/pid/$s"
 }
 
+# On a fresh database every service writes the cluster's metadata row when it starts; started together they race on
+# its primary key and the loser exits (SaveClusterMetadata: duplicate key). So history starts first, and the others
+# once the row exists (at most 60 s; a database that already has it starts them at once).
+metadata_written() {
+  PGPASSWORD="$(cat "$DIR/pg.password")" "$(pg_bindir)/psql" -h 127.0.0.1 -p "$PGPORT" -U temporal -d temporal -tAc \
+    'select count(*) from cluster_metadata_info' 2>/dev/null | grep -q '^[1-9]'
+}
+start_services() {
+  start_service history
+  local i
+  for i in $(seq 1 60); do
+    metadata_written && break
+    svc_up history || { tail -n 30 "$DIR/log/history.log" >&2; die "the history service exited (log: $DIR/log/history.log)"; }
+    sleep 1
+  done
+  for s in "${SERVICES[@]}"; do start_service "$s"; done
+}
+
 cli() { "$TEMPORAL_CLI" "$@" --address "127.0.0.1:$BASE" --tls-ca-path "$DIR/certs/ca.pem" \
   --tls-cert-path "$DIR/certs/client.pem" --tls-key-path "$DIR/certs/client.key"; }
 
@@ -417,7 +435,7 @@ case "$cmd" in
     create_schemas
     make_certs
     write_config
-    for s in "${SERVICES[@]}"; do start_service "$s"; done
+    start_services
     wait_ready
     ensure_namespace
     log "cluster up: frontend 127.0.0.1:$BASE (gRPC, mTLS), https://127.0.0.1:$((BASE + 1)) (HTTP API, mTLS); state in $DIR"
