@@ -54,7 +54,7 @@ import {
 	uniqueQueue,
 	waitFor,
 	type Ids,
-} from './helpers.mts';
+} from '../temporal/helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;
 const REDIRECT = 'https://install.app.example.com/installed';
