@@ -1,4 +1,4 @@
-import type { ApproverPolicy, VerifiedIdentity } from '../../api/decideRules.ts';
+import type { ApproverPolicy } from '../../api/decideRules.ts';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordinator/coordination.mts';
 import type {
@@ -7,6 +7,7 @@ import type {
 	AuditEntry,
 	Change,
 	Phase,
+	RunbookCarry,
 	RunbookState,
 } from '../../api/runbook/contract.ts';
 import type { Plan } from '../../api/runbook/plan.ts';
@@ -48,14 +49,7 @@ export interface Runbook {
 	heldByOthers: Hold[];
 	/** Seconds the mitigation writes and the revert waited for the API to answer again. */
 	waitedForApiSeconds: number;
-	approval?: {
-		approved: boolean;
-		by?: string;
-		reason?: string;
-		via?: string;
-		at?: string;
-		identity?: VerifiedIdentity;
-	};
+	approval?: RunbookCarry['approval'];
 	/** plan.approval.approvers, once the gate is reached (empty = anyone). */
 	approvers?: string[];
 	/** The operator's approver policy (identity.policy at start; compatibility mode when absent). */
