@@ -15,7 +15,9 @@
  *        [--budget-rps 57] [--budget-burst 8] [--phases nowatch,reactive,budget] [--record]
  *   --record replaces the bench-9 rows and `results.budget` in bench/results.json (other keys untouched).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -24,6 +26,8 @@ import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/sh
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
 import { ROOT, pct, round, startSimProcess, table, type Row } from './lib.mts';
+import { explainRefusals, type SimLogEntry } from './budgetTrace.mts';
+import { fleetStatus } from '../worker/src/temporal/fleet.mts';
 
 const APP_ID = 'bench-budget';
 const SECRET = 'bench-budget-secret-1';
@@ -44,8 +48,10 @@ interface Opts {
 	window: number;
 	budgetRps: number;
 	budgetBurst: number;
+	/** Workers write request traces; each refusal and the longest gap are explained (bench/budgetTrace.mts). */
+	trace?: boolean;
 }
-interface LogEntry {
+interface LogEntry extends SimLogEntry {
 	opId: string | null;
 	method: string;
 	path: string;
@@ -74,6 +80,9 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 			: { SECSVC_RATE_LIMIT_RPS: String(o.budgetRps), SECSVC_RATE_LIMIT_BURST: String(o.budgetBurst) };
 	const workers: WorkerProcess[] = [];
 	const fleetName = `bbudget${name}${process.pid}`;
+	const traceDir = o.trace ? mkdtempSync(join(tmpdir(), 'bench9-trace-')) : undefined;
+	const traceFiles = traceDir ? [0, 1].map((i) => join(traceDir, `worker${i}.jsonl`)) : [];
+	let explain: (() => unknown) | undefined;
 	try {
 		for (let i = 0; i < 2; i++)
 			workers.push(
@@ -83,7 +92,7 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 					simUrl: sim.url,
 					appId: APP_ID,
 					secret: SECRET,
-					env: budgetEnv,
+					env: { ...budgetEnv, ...(traceDir ? { SECSVC_REQUEST_TRACE: traceFiles[i] } : {}) },
 				}),
 			);
 		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
@@ -163,6 +172,75 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 				for (let i = 1; i < t.length; i++) maxGapMs = Math.max(maxGapMs, t[i] - t[i - 1]);
 			}
 		}
+		// the watchers' own view of their oldest check (what `secsvc fleet status` and the gauge show), at t1
+		const watcherView =
+			name === 'nowatch'
+				? []
+				: (await fleetStatus(tc, fleetName).catch(() => ({ watchers: [] }))).watchers.map((w) => {
+						const ages = w.sites
+							.filter((x) => !hit.has(x.site_id))
+							.map((x) => (x.at === undefined ? Infinity : t1 - x.at));
+						return {
+							index: w.index,
+							oldestCheckIntervals: w.oldestCheckIntervals,
+							oldestAtEndS: round(Math.max(0, ...ages) / 1000, 1),
+						};
+					});
+		// where the longest gap was: the site, its watcher (sites in fleet order, sitesPerWatcher 250) and the service's
+		// view of that watcher (checks per second, its longest gap)
+		const gapOf = (ids: Set<string>) => {
+			let g = 0;
+			let at = 0;
+			let site = '';
+			const per = new Map<string, number[]>([...ids].map((x) => [x, []]));
+			for (const r of watchCalls) per.get(siteOf(r))?.push(r.time);
+			for (const [id, times] of per) {
+				const t = [t0, ...times.sort((a, b) => a - b), t1];
+				for (let i = 1; i < t.length; i++)
+					if (t[i] - t[i - 1] > g) {
+						g = t[i] - t[i - 1];
+						at = t[i - 1] - t0;
+						site = id;
+					}
+			}
+			return { gapMs: g, fromS: round(at / 1000, 1), site };
+		};
+		const perWatcher =
+			name === 'nowatch'
+				? []
+				: Array.from({ length: Math.ceil(sites.length / 250) }, (_, w) => {
+						const ids = new Set(
+							sites
+								.slice(w * 250, (w + 1) * 250)
+								.map((x) => x.site_id)
+								.filter((x) => !hit.has(x)),
+						);
+						const calls = watchCalls.filter((r) => ids.has(siteOf(r))).length;
+						return { watcher: w, sites: ids.size, checksPerS: round(calls / windowS, 1), ...gapOf(ids) };
+					});
+		const logForTrace = log;
+		const stalls = traceDir
+			? ((await sim.control<{ stalls: { at: number; ms: number }[] }>('GET', '/ratelimit')).stalls ?? [])
+			: [];
+		if (traceDir)
+			explain = () => {
+				const x = explainRefusals(logForTrace, traceFiles, stalls, SERVICE, {
+					rps: o.budgetRps,
+					burst: o.budgetBurst,
+				});
+				// which worker sent each watcher's checks (the watcher's local activities run where its workflow runs)
+				const workerOf = perWatcher.map((pw) => {
+					const ids = new Set(sites.slice(pw.watcher * 250, (pw.watcher + 1) * 250).map((q) => q.site_id));
+					const counts = traceFiles.map(
+						(f) =>
+							readFileSync(f, 'utf8')
+								.split('\n')
+								.filter((l) => l.includes('"e":"send"') && ids.has(/\/site\/([^/]+)\//.exec(l)?.[1] ?? '')).length,
+					);
+					return { watcher: pw.watcher, sendsByWorker: counts };
+				});
+				return { ...x, workerOf };
+			};
 		const runbooks = await Promise.all(
 			attacked.map(async (a) => {
 				try {
@@ -213,11 +291,19 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 			// what the budget leaves the watch, or its own demand (sites not attacked / interval) when that is less
 			leftForWatchRps: round(Math.min(o.budgetRps - otherRps, (o.sites - hit.size) / o.interval), 1),
 			maxGapMs,
+			perWatcher,
+			watcherView,
 			runbooks,
 		};
 	} finally {
 		for (const w of workers) await w.stop().catch(() => {});
 		await sim.stop();
+		if (explain) {
+			const x = explain();
+			process.stderr.write(`bench 9 ${name} trace: ${JSON.stringify(x, null, 1)}\n`);
+			if (process.env.BENCH9_TRACE_KEEP) process.stderr.write(`bench 9 trace files kept in ${traceDir}\n`);
+		}
+		if (traceDir && !process.env.BENCH9_TRACE_KEEP) rmSync(traceDir, { recursive: true, force: true });
 	}
 }
 
@@ -309,6 +395,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			'budget-rps': { type: 'string', default: '57' },
 			'budget-burst': { type: 'string', default: '8' },
 			phases: { type: 'string', default: 'nowatch,reactive,budget' },
+			trace: { type: 'boolean', default: false },
 			record: { type: 'boolean', default: false },
 		},
 	});
@@ -325,6 +412,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 				window: Number(values.window),
 				budgetRps: Number(values['budget-rps']),
 				budgetBurst: Number(values['budget-burst']),
+				trace: values.trace,
 			},
 			String(values.phases).split(',') as Phase[],
 		);

@@ -112,7 +112,11 @@ export async function handleControl(
 			return ok(sim.setRateLimit(body as unknown as RateLimitSpec));
 		}
 		if (route === 'GET /ratelimit')
-			return ok({ spec: sim.rateLimiter?.spec ?? null, refused: sim.rateLimiter?.refused ?? {} });
+			return ok({
+				spec: sim.rateLimiter?.spec ?? null,
+				refused: sim.rateLimiter?.refused ?? {},
+				stalls: sim.rateLimiter?.stalls ?? [],
+			});
 		if (route === 'DELETE /ratelimit') return ok(sim.setRateLimit(undefined) ?? null);
 		if (route === 'POST /faults') return ok(sim.addFault(body as never));
 		if (route === 'GET /faults') return ok(sim.faults);

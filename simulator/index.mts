@@ -169,6 +169,10 @@ export interface LogEntry {
 	status: number;
 	code: number | null;
 	fault?: FaultKind;
+	/** Real clock (unix ms) when the request reached the simulator, before its body was read. */
+	recvAt?: number;
+	/** With a rate limit: tokens left in the app's bucket after this request was counted (or refused). */
+	rlTokens?: number;
 }
 
 const MASKED = new Set(['access_token', 'secret', 'refresh_token', 'code']);
@@ -454,11 +458,13 @@ export class Simulator {
 	/** Sets (or with undefined removes) the request rate limit; throws naming the field of a bad spec. */
 	setRateLimit(spec: RateLimitSpec | undefined): RateLimitSpec | undefined {
 		if (spec === undefined) {
+			this.rateLimiter?.close();
 			this.rateLimiter = undefined;
 			return undefined;
 		}
 		const p = rateLimitProblems(spec);
 		if (p.length) throw new Error(p.join('; '));
+		this.rateLimiter?.close();
 		this.rateLimiter = new RateLimiter(spec);
 		return spec;
 	}
@@ -531,6 +537,7 @@ export class Simulator {
 	// ------------------------------------------------------------ HTTP
 
 	async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+		const recvAt = Date.now();
 		const url = req.url ?? '/';
 		const qi = url.indexOf('?');
 		const path = qi < 0 ? url : url.slice(0, qi);
@@ -569,6 +576,7 @@ export class Simulator {
 			body: undefined,
 			status: 200,
 			code: null,
+			recvAt,
 		};
 		this.log.push(entry);
 		// Trim in chunks so a full log does not cost an O(n) splice per request.
@@ -620,7 +628,9 @@ export class Simulator {
 			if (path.startsWith('/api/')) this.authenticate(m.opId, query, m.params);
 			if (this.rateLimiter && path.startsWith('/api/')) {
 				const rec = this.tokens.get(query.get('access_token')?.[0] ?? '');
-				if (this.rateLimiter.check(rec?.kind === 'user' ? rec.customer_id : undefined) !== undefined) {
+				const refusedBy = this.rateLimiter.check(rec?.kind === 'user' ? rec.customer_id : undefined, recvAt);
+				entry.rlTokens = Math.round(this.rateLimiter.appTokens * 100) / 100;
+				if (refusedBy !== undefined) {
 					entry.fault = 'ratelimit';
 					const a = this.rateLimiter.answer();
 					return finish(a.status, a.body, a.headers);
@@ -889,6 +899,7 @@ export async function startSimulator(opts: SimOptions): Promise<RunningSimulator
 		sim,
 		close: () =>
 			new Promise<void>((resolve) => {
+				sim.rateLimiter?.close();
 				server.close(() => resolve());
 				server.closeAllConnections();
 			}),

@@ -51,40 +51,73 @@ export function rateLimitProblems(s: unknown): string[] {
 }
 
 class Bucket {
-	private tokens: number;
-	private at = Date.now();
+	tokens: number;
+	private at: number;
 	constructor(
 		private rps: number,
 		private burst: number,
+		now: number,
 	) {
 		this.tokens = burst;
-	}
-	take(): boolean {
-		const now = Date.now();
-		this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.rps);
 		this.at = now;
-		if (this.tokens < 1) return false;
-		this.tokens -= 1;
-		return true;
+	}
+	/** Refills up to `now` (a request that arrived earlier than the last one seen refills nothing). */
+	refill(now: number): number {
+		if (now > this.at) {
+			this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.rps);
+			this.at = now;
+		}
+		return this.tokens;
 	}
 }
+
+/** Event-loop stalls of the simulator's own process (over STALL_MS): its limiter counts requests when it reads them. */
+const STALL_MS = 40;
+const TICK_MS = 20;
 
 export class RateLimiter {
 	private app: Bucket;
 	private tenants = new Map<string, Bucket>();
 	/** Refusals so far, per budget ('app' or 'tenant:<customer>'). */
 	readonly refused: Record<string, number> = {};
+	/** The simulator's own event-loop stalls while the limit is on: when (real clock, ms) and how long (ms). */
+	readonly stalls: { at: number; ms: number }[] = [];
+	private timer: NodeJS.Timeout;
 	constructor(readonly spec: RateLimitSpec) {
-		this.app = new Bucket(spec.rps, spec.burst ?? 1);
+		const now = Date.now();
+		this.app = new Bucket(spec.rps, spec.burst ?? 1, now);
+		let last = now;
+		this.timer = setInterval(() => {
+			const t = Date.now();
+			if (t - last - TICK_MS > STALL_MS && this.stalls.length < 10_000)
+				this.stalls.push({ at: last, ms: t - last - TICK_MS });
+			last = t;
+		}, TICK_MS).unref();
 	}
-	/** Undefined when the request may go, else the budget that refused it. */
-	check(customer: string | undefined): string | undefined {
+	/** Stops the stall monitor (the limit is replaced or removed). */
+	close(): void {
+		clearInterval(this.timer);
+	}
+	/**
+	 * Undefined when the request may go, else the budget that refused it. `at` (real clock, ms): when the request
+	 * reached the simulator. A request is charged to a bucket only when every bucket it spends lets it through (a
+	 * request the app's budget refuses does not spend its tenant's, and the reverse).
+	 */
+	check(customer: string | undefined, at = Date.now()): string | undefined {
+		let t: Bucket | undefined;
 		if (customer !== undefined && this.spec.tenant) {
-			let b = this.tenants.get(customer);
-			if (!b) this.tenants.set(customer, (b = new Bucket(this.spec.tenant.rps, this.spec.tenant.burst ?? 1)));
-			if (!b.take()) return this.count(`tenant:${customer}`);
+			t = this.tenants.get(customer);
+			if (!t) this.tenants.set(customer, (t = new Bucket(this.spec.tenant.rps, this.spec.tenant.burst ?? 1, at)));
+			if (t.refill(at) < 1) return this.count(`tenant:${customer}`);
 		}
-		return this.app.take() ? undefined : this.count('app');
+		if (this.app.refill(at) < 1) return this.count('app');
+		this.app.tokens -= 1;
+		if (t) t.tokens -= 1;
+		return undefined;
+	}
+	/** Tokens left in the app's bucket (after the last check). */
+	get appTokens(): number {
+		return this.app.tokens;
 	}
 	private count(k: string) {
 		this.refused[k] = (this.refused[k] ?? 0) + 1;

@@ -10,6 +10,7 @@ import { startClusterShare, type ClusterShare } from '../service/budgetShare.mts
 import { activityPriority } from '../service/priority.mts';
 import type { WorkerConfig } from './config.mts';
 import { METRIC } from './metrics.mts';
+import type { RequestTrace } from './requestTrace.mts';
 import { metricMeter } from './runbookMetrics.mts';
 
 export interface WorkerBudget {
@@ -20,7 +21,7 @@ export interface WorkerBudget {
 	start(temporal: () => TemporalClient, o: { namespace: string; taskQueue: string; identity?: string }): ClusterShare;
 }
 
-export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
+export function budgetFromConfig(cfg: WorkerConfig, trace?: RequestTrace): WorkerBudget | undefined {
 	const rl = cfg.api.rateLimit;
 	if (!rl) return undefined;
 	const budget = new RateBudget({
@@ -52,6 +53,7 @@ export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
 				identity,
 				refreshMs: rl.refreshSeconds * 1000,
 				unknownWorkers: rl.unknownWorkers,
+				...(trace ? { onRefresh: (r) => trace.share({ ...r, rate: budget.rate }) } : {}),
 				onChange: ({ workers }) => {
 					shareGauge?.set(budget.rate, { budget: 'app' });
 					workersGauge?.set(workers ?? 0);

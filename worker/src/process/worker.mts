@@ -15,6 +15,7 @@ import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
 import { budgetFromConfig, type WorkerBudget } from './budget.mts';
+import { requestTraceFromEnv } from './requestTrace.mts';
 import { tenantMode } from './tenantWorker.mts';
 import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
@@ -25,7 +26,9 @@ export function clientFromConfig(cfg: WorkerConfig): {
 	close: () => Promise<void>;
 	budget?: WorkerBudget;
 } {
-	const budget = budgetFromConfig(cfg);
+	const trace = requestTraceFromEnv();
+	const budget = budgetFromConfig(cfg, trace);
+	const metrics = cfg.metrics?.address ? apiMetricsListener() : undefined;
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
 	registerSecret(cfg.api.authCode);
@@ -54,10 +57,24 @@ export function clientFromConfig(cfg: WorkerConfig): {
 			: undefined,
 		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served;
 		// a block sent under the widest-prefix override is always logged (the audit line; the reason is no secret)
-		onEvent: auditOverrides(cfg.metrics?.address ? apiMetricsListener() : undefined),
+		onEvent: auditOverrides(
+			trace
+				? (e) => {
+						metrics?.(e);
+						trace.onEvent(e);
+					}
+				: metrics,
+		),
 		...budget?.clientOptions,
 	});
-	return { client, close: () => client.close(), budget };
+	return {
+		client,
+		close: async () => {
+			await client.close();
+			trace?.close();
+		},
+		budget,
+	};
 }
 
 /** Logs every block sent under the widest-prefix override (who, why, what), then hands the event on. */

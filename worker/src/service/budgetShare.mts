@@ -30,6 +30,8 @@ export interface ShareOptions {
 	/** A poller not seen for this long no longer counts (ms; default 90 s: an idle poll lasts up to ~70 s). */
 	pollerWindowMs?: number;
 	onChange?: (s: { workers: number | undefined; share: number }) => void;
+	/** Every refresh: what was read and the share taken (the request trace, worker/src/process/requestTrace.mts). */
+	onRefresh?: (r: Record<string, unknown>) => void;
 }
 
 /** Distinct worker identities polling `taskQueue` (workflow and activity pollers) seen within the window, with `identity`. */
@@ -150,6 +152,16 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 				1 / live.size)
 			: 1 / live.size;
 		apply(live.size, share);
+		o.onRefresh?.({
+			workers: live.size,
+			share: budget.currentShare,
+			report,
+			others: state
+				? Object.entries(state.demand)
+						.filter(([id]) => id !== o.identity)
+						.map(([id, d]) => ({ id, ...d }))
+				: null,
+		});
 	};
 	let timer: NodeJS.Timeout | undefined;
 	const loop = async () => {
