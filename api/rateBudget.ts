@@ -132,6 +132,13 @@ export class RateBudget {
 	/** Demand since the last `takeDemand`: requests asked for, and whether any waited on the bucket or gave up. */
 	private asked = 0;
 	private starved = false;
+	/** The same for the two top classes (mitigate, revert), which the cluster serves before the others. */
+	private askedHigh = 0;
+	private starvedHigh = false;
+	/** Waiters of the lower classes (watch, report) integrated over time (ms × waiters) since `qFrom`. */
+	private lowArea = 0;
+	private lowAt = 0;
+	private qFrom = 0;
 	/** Requests granted per class (what the metrics show as budget in use). */
 	readonly granted: Record<PriorityClass, number> = { mitigate: 0, revert: 0, watch: 0, report: 0 };
 
@@ -147,6 +154,17 @@ export class RateBudget {
 		this.reserveOpt = o.reserve;
 		this.onWait = o.onWait;
 		this.app = new Bucket(this.settings.app, 1, this.now());
+		this.lowAt = this.qFrom = this.now();
+	}
+
+	/** Adds the lower classes' waiters since the last change to the integral (called before the queue changes). */
+	private noteQueue(now: number) {
+		if (now > this.lowAt) {
+			let low = 0;
+			for (const w of this.waiters) if (w.cls >= 2) low++;
+			this.lowArea += low * (now - this.lowAt);
+			this.lowAt = now;
+		}
 	}
 
 	/** This process's share of the cluster's budget (1/N for N live workers), 0 < share ≤ 1. */
@@ -195,7 +213,10 @@ export class RateBudget {
 	acquire(cls: PriorityClass, o: { key?: string; deadline?: number } = {}): Promise<boolean> {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
 		this.asked++;
-		const w: Waiter = { cls: c, seq: this.seq++, key: o.key, deadline: o.deadline, since: this.now(), done: () => {} };
+		if (c < 2) this.askedHigh++;
+		const now = this.now();
+		this.noteQueue(now);
+		const w: Waiter = { cls: c, seq: this.seq++, key: o.key, deadline: o.deadline, since: now, done: () => {} };
 		const p = new Promise<boolean>((resolve) => (w.done = resolve));
 		this.waiters.push(w);
 		this.waiters.sort((a, b) => a.cls - b.cls || a.seq - b.seq);
@@ -207,6 +228,7 @@ export class RateBudget {
 	/** Grants every waiter that may go now, most urgent first; returns how long until the next may (ms). */
 	private grant(): number {
 		const now = this.now();
+		this.noteQueue(now);
 		let nap = MAX_NAP_MS;
 		for (let i = 0; i < this.waiters.length; i++) {
 			const w = this.waiters[i];
@@ -226,6 +248,7 @@ export class RateBudget {
 			const appWait = this.app.waitFor(need, now);
 			if (appWait > 0) {
 				this.starved = true;
+				if (w.cls < 2) this.starvedHigh = true;
 				nap = Math.min(nap, appWait);
 				// later waiters only for their deadlines
 				for (const x of this.waiters.slice(i + 1)) if (x.deadline !== undefined) nap = Math.min(nap, x.deadline - now);
@@ -271,11 +294,25 @@ export class RateBudget {
 		}
 	}
 
-	/** What this process asked for since the last call (the cluster divides the budget by it). */
-	takeDemand(): { asked: number; hungry: boolean } {
-		const r = { asked: this.asked, hungry: this.starved || this.waiters.length > 0 };
-		this.asked = 0;
-		this.starved = false;
+	/**
+	 * What this process asked for since the last call (the cluster divides the budget by it): requests (all, and of
+	 * the two top classes), whether any waited on the bucket or gave up (all, top classes), and how many calls of the
+	 * lower classes waited on average (`lowQueue`: the watch's concurrent lanes, its weight when the budget is short).
+	 */
+	takeDemand(): { asked: number; hungry: boolean; askedHigh: number; hungryHigh: boolean; lowQueue: number } {
+		const now = this.now();
+		this.noteQueue(now);
+		const r = {
+			asked: this.asked,
+			hungry: this.starved || this.waiters.length > 0,
+			askedHigh: this.askedHigh,
+			hungryHigh: this.starvedHigh || this.waiters.some((w) => w.cls < 2),
+			lowQueue: now > this.qFrom ? this.lowArea / (now - this.qFrom) : 0,
+		};
+		this.asked = this.askedHigh = 0;
+		this.starved = this.starvedHigh = false;
+		this.lowArea = 0;
+		this.qFrom = now;
 		return r;
 	}
 

@@ -63,3 +63,29 @@ test('a bad limit is refused naming the field; nothing changes', async () => {
 		await e.close();
 	}
 });
+
+test("a request one bucket refuses spends no other bucket's token; the limiter records its own stalls", async () => {
+	const { RateLimiter } = await import('../../simulator/rateLimit.mts');
+	const l = new RateLimiter({ rps: 20, burst: 1, tenant: { rps: 0.01, burst: 2 } });
+	try {
+		assert.equal(l.check(undefined), undefined, 'the app token');
+		assert.equal(l.check('c'), 'app', "refused by the app's bucket: c's tokens untouched");
+		await new Promise((r) => setTimeout(r, 120));
+		assert.equal(l.check('c'), undefined);
+		await new Promise((r) => setTimeout(r, 120));
+		assert.equal(l.check('c'), undefined, "c's second token was not spent by the refused request");
+		await new Promise((r) => setTimeout(r, 120));
+		assert.equal(l.check('c'), 'tenant:c', 'c out of tokens');
+		// a 150 ms stall of the simulator's event loop is recorded with its length
+		const until = Date.now() + 150;
+		while (Date.now() < until);
+		await new Promise((r) => setTimeout(r, 60));
+		assert.ok(
+			l.stalls.some((s) => s.ms >= 100),
+			JSON.stringify(l.stalls),
+		);
+		assert.deepEqual(l.refused, { app: 1, 'tenant:c': 1 });
+	} finally {
+		l.close();
+	}
+});

@@ -2,7 +2,8 @@
  * Fleet watch on the real dev server, the worker as a child process, the simulator holding a fleet of
  * 3 customers × 4 sites: `fleet apply` adds / changes / removes sites (and a bad file changes nothing), the status
  * output, attacked sites get exactly one runbook each, a worker SIGKILLed in the middle of a batch loses nothing,
- * and a rate-limited API slows the poll without leaving any site unchecked for more than one extra interval.
+ * and a rate-limited API slows the poll without leaving any site unchecked for more than one extra interval; a
+ * watcher's history recorded before `fleet-check-times` replays under the current code.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -10,12 +11,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleet/shared.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
 import { runFleet } from '../../worker/src/commands/fleet.mts';
 import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { APP_ID, SECRET, checksBySite as checks, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL = 2;
@@ -422,4 +426,15 @@ test('regular batches: a batch retried after a worker SIGKILL does not call agai
 		30_000,
 		300,
 	);
+});
+
+test('a watcher run recorded before fleet-check-times replays under the current code (patched)', async () => {
+	// fixtures/fleet-budget-run.json: a watcher of 12 sites every second under a request budget of 4/s (code of
+	// 2026-11-26 before `fleet-check-times`: urgent and deferred sites first, a check timed when its batch returned),
+	// local batches, deferrals, continued as new after 6 ticks.
+	const json = JSON.parse(readFileSync(new URL('./fixtures/fleet-budget-run.json', import.meta.url), 'utf8'));
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	assert.ok((history.events ?? []).some((e) => e.workflowExecutionContinuedAsNewEventAttributes));
+	// Throws DeterminismViolationError if the current code issued other commands for it.
+	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'fleet-budget-run');
 });

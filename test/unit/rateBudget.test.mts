@@ -107,3 +107,59 @@ test('shares by demand: a quiet worker gets what it asks (+25 %), the hungry spl
 	);
 	assert.ok(Math.abs((q.get('a') as number) - 0.5) < 1e-9);
 });
+
+test('shares by demand: hungry workers split by the calls they keep waiting; a waiting mitigation gets an even share first', async () => {
+	const { sharesByDemand } = await import('../../worker/src/service/budgetShare.mts');
+	const live = new Set(['a', 'b']);
+	const sum = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
+	// a runs three fleet watchers (24 lanes waiting), b one (8): 3 to 1 of what the floors leave, not half each
+	const w = sharesByDemand(
+		live,
+		{
+			a: { rps: 28, hungry: true, lowQueue: 24, at: 0 },
+			b: { rps: 28, hungry: true, lowQueue: 8, at: 0 },
+		},
+		57,
+	);
+	assert.ok(Math.abs(sum(w) - 1) < 1e-9);
+	assert.ok(Math.abs(((w.get('a') as number) - 0.125) / ((w.get('b') as number) - 0.125) - 3) < 1e-9);
+	// b's runbook writes waited: b gets at least an even share before a's polls get the rest
+	const m = sharesByDemand(
+		live,
+		{
+			a: { rps: 50, hungry: true, lowQueue: 24, at: 0 },
+			b: { rps: 3, hungry: true, rpsHigh: 3, hungryHigh: true, lowQueue: 0, at: 0 },
+		},
+		57,
+	);
+	assert.ok((m.get('b') as number) >= 0.5 - 1e-9);
+	assert.ok(Math.abs(sum(m) - 1) < 1e-9);
+	// a quiet worker's mitigation rate is met (+25 %) before the hungry split the rest
+	const q = sharesByDemand(
+		live,
+		{
+			a: { rps: 50, hungry: true, lowQueue: 24, at: 0 },
+			b: { rps: 12, hungry: false, rpsHigh: 12, at: 0 },
+		},
+		57,
+	);
+	assert.ok(Math.abs((q.get('b') as number) - (1.25 * 12) / 57) < 1e-9);
+	assert.ok(Math.abs(sum(q) - 1) < 1e-9);
+});
+
+test("the budget reports the lower classes' average queue and the top classes' demand apart", async () => {
+	const { RateBudget } = await import('../../api/rateBudget.ts');
+	let t = 1000;
+	const b = new RateBudget({ app: { rps: 1, burst: 1 }, now: () => t, sleep: () => new Promise(() => {}) });
+	b.takeDemand();
+	void b.acquire('mitigate'); // takes the one token
+	void b.acquire('watch');
+	void b.acquire('watch'); // two polls wait
+	t += 500;
+	const d = b.takeDemand();
+	assert.equal(d.asked, 3);
+	assert.equal(d.askedHigh, 1);
+	assert.equal(d.hungry, true);
+	assert.equal(d.hungryHigh, false);
+	assert.ok(Math.abs(d.lowQueue - 2) < 1e-9, String(d.lowQueue));
+});

@@ -55,6 +55,16 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	let concurrency = Math.max(1, Math.min(cfg.settings.concurrency, carry?.concurrency ?? cfg.settings.concurrency));
 	let deferred: string[] = carry?.deferred ?? [];
 	const states = new Map<string, SiteState>(carry?.states ?? []);
+	// Quiet sites' check times carried over continue-as-new (fleet-check-times): the bound counts from them.
+	if (carry?.checkedAt)
+		for (let i = 0; i < input.config.sites.length && i < carry.checkedAt.length; i++) {
+			const id = input.config.sites[i].site_id;
+			const at = carry.checkedAt[i];
+			if (!(typeof at === 'number' && at > 0)) continue;
+			const st = states.get(id);
+			if (!st) states.set(id, { at, state: 'quiet' });
+			else if (st.at === undefined) states.set(id, { ...st, at });
+		}
 	/** Runbooks this run started and that have not finished. */
 	const children = new Set<string>();
 	/** Tick at which a site's runbook was found already running (asked again 3 ticks later at the earliest). */
@@ -199,6 +209,10 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
 		// Runs recorded before replay the old order (deferred first).
 		const bounded = patched('fleet-budget-order');
+		// Every site in order of its last check, oldest first (never checked first), and each check timed when its
+		// answer came: under a budget the watch is then a round robin, each site's gap about sites ÷ the watch's rate;
+		// runs recorded before keep the order above and the batch's return as the check time.
+		const timed = patched('fleet-check-times');
 		// (1.5 intervals before the bound: a site this tick cannot reach still has the next tick's start)
 		const urgent = bounded
 			? new Set(
@@ -210,17 +224,23 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 				)
 			: new Set<string>();
 		const first = new Set([...urgent, ...deferred]);
-		const order = [
-			...urgent,
-			...deferred.filter((s) => !urgent.has(s)),
-			...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s)),
-		];
+		const order = timed
+			? cfg.sites
+					.map((s, i) => ({ id: s.site_id, i, at: states.get(s.site_id)?.at ?? 0 }))
+					.sort((a, b) => a.at - b.at || a.i - b.i)
+					.map((x) => x.id)
+			: [
+					...urgent,
+					...deferred.filter((s) => !urgent.has(s)),
+					...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s)),
+				];
 		deferred = [];
 		const batches: string[][] = [];
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
 		const t = await runTick(batches, {
 			activities,
 			backoff: paced,
+			checkTimes: timed,
 			concurrency,
 			parallel: cfg.settings.parallelBatches ?? 4,
 			intervalSeconds,
@@ -270,7 +290,15 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			const nonQuiet = [...states].filter(([, st]) => st.state !== 'quiet' || st.runbook);
 			await continueAsNew<typeof fleetWatch>({
 				config: cfg,
-				carry: { deferred, concurrency, states: nonQuiet, nextTickAt, runs: (carry?.runs ?? 0) + 1, rateLimitedTicks },
+				carry: {
+					deferred,
+					concurrency,
+					states: nonQuiet,
+					nextTickAt,
+					runs: (carry?.runs ?? 0) + 1,
+					rateLimitedTicks,
+					...(patched('fleet-check-times') ? { checkedAt: cfg.sites.map((x) => states.get(x.site_id)?.at ?? 0) } : {}),
+				},
 			});
 		}
 	}

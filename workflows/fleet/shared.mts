@@ -68,6 +68,11 @@ export interface WatcherCarry {
 	runs: number;
 	/** Ticks cut short by rate limiting, over all runs. */
 	rateLimitedTicks?: number;
+	/**
+	 * When each site of `config.sites` (same order) was last checked (ms since epoch, 0 = never), so the starvation
+	 * bound and the status count across continue-as-new (`patched('fleet-check-times')`).
+	 */
+	checkedAt?: number[];
 }
 
 export interface WatcherInput {
@@ -132,6 +137,8 @@ export interface CheckBatchResult {
 	outOfTime?: boolean;
 	/** When this attempt began sending (the worker's clock, ms): when the tick really ran, also after a replay. */
 	startedAt?: number;
+	/** When each site checked by this attempt was answered (the worker's clock, ms). */
+	checkedAt?: Record<string, number>;
 }
 
 /**

@@ -40,6 +40,8 @@ export interface TickOptions {
 	urgent?: Set<string>;
 	/** Rate limiting slows the tick instead of ending it (`patched('fleet-tick-backoff')`, in the watcher). */
 	backoff?: boolean;
+	/** A site's check time is when its answer came (the batch's record), not when its batch returned (`fleet-check-times`). */
+	checkTimes?: boolean;
 	/** Starts the runbooks of these attacked sites (filtered for one per site); resolves when they are started. */
 	startRunbooks: (attacked: string[]) => Promise<void>[];
 }
@@ -97,10 +99,11 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 			: 'not reached within the interval: checked first next tick';
 		for (const s of batch) {
 			const prev = states.get(s);
+			const at = (o.checkTimes ? r.checkedAt?.[s] : undefined) ?? now;
 			if (later.has(s)) states.set(s, { ...prev, state: 'deferred', why: laterWhy });
 			else if (bad.has(s)) states.set(s, { ...prev, at: now, state: 'error', why: bad.get(s) });
-			else if (hit.has(s)) states.set(s, { at: now, state: 'attack', runbook: prev?.runbook });
-			else states.set(s, { at: now, state: 'quiet', runbook: prev?.runbook });
+			else if (hit.has(s)) states.set(s, { at, state: 'attack', runbook: prev?.runbook });
+			else states.set(s, { at, state: 'quiet', runbook: prev?.runbook });
 		}
 		deferred.push(...r.deferred);
 		if (r.rateLimited) limited = true;

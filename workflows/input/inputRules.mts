@@ -156,4 +156,6 @@ export function watcherInputRules(r: Rules, input: unknown): void {
 	r.num('carry.nextTickAt', c.nextTickAt, 0, 8.64e15, true);
 	r.int('carry.runs', c.runs, 0, Number.MAX_SAFE_INTEGER);
 	r.int('carry.rateLimitedTicks', c.rateLimitedTicks, 0, Number.MAX_SAFE_INTEGER, true);
+	if (r.list('carry.checkedAt', c.checkedAt, FLEET_BOUNDS.sitesPerWatcher[1]))
+		c.checkedAt.forEach((t, i) => r.num(`carry.checkedAt.${i}`, t, 0, 8.64e15));
 }

@@ -22,11 +22,19 @@ export interface DemandReport {
 	rps: number;
 	/** Calls waited or gave up for lack of budget: it would use more. */
 	hungry: boolean;
+	/** Of `rps`, the two top classes (mitigate, revert): served before the others across the cluster. */
+	rpsHigh?: number;
+	/** A call of the two top classes waited. */
+	hungryHigh?: boolean;
+	/** Calls of the lower classes waiting on average (the weight of a hungry worker's claim). */
+	lowQueue?: number;
 }
+/** One worker's last report, with when the workflow received it (workflow time). */
+export type DemandEntry = Omit<DemandReport, 'worker'> & { at: number };
 export interface BudgetState {
 	pausedUntil: number;
 	/** Reports of the last `freshMs` (workflow time), by worker. */
-	demand: Record<string, { rps: number; hungry: boolean; at: number }>;
+	demand: Record<string, DemandEntry>;
 }
 
 export const rateBudgetWorkflowId = (taskQueue: string) => `secsvc-rate-budget-${taskQueue}`;
@@ -48,7 +56,7 @@ export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
 		}),
 	);
 	let until = typeof input?.pausedUntil === 'number' && Number.isFinite(input.pausedUntil) ? input.pausedUntil : 0;
-	const demand = new Map<string, { rps: number; hungry: boolean; at: number }>(Object.entries(input?.demand ?? {}));
+	const demand = new Map<string, DemandEntry>(Object.entries(input?.demand ?? {}));
 	let signals = 0;
 	setHandler(pauseSignal, (u) => {
 		signals++;
@@ -63,7 +71,17 @@ export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
 			!(typeof r.rps === 'number' && Number.isFinite(r.rps) && r.rps >= 0)
 		)
 			return;
-		demand.set(r.worker, { rps: r.rps, hungry: r.hungry === true, at: Date.now() });
+		const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+		const rpsHigh = num(r.rpsHigh);
+		const lowQueue = num(r.lowQueue);
+		demand.set(r.worker, {
+			rps: r.rps,
+			hungry: r.hungry === true,
+			...(rpsHigh !== undefined ? { rpsHigh } : {}),
+			...(r.hungryHigh === true ? { hungryHigh: true } : {}),
+			...(lowQueue !== undefined ? { lowQueue } : {}),
+			at: Date.now(),
+		});
 		if (demand.size > 1000) demand.delete(demand.keys().next().value as string);
 	});
 	const fresh = () => {

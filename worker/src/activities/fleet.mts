@@ -71,6 +71,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const failed: [string, string][] = Array.isArray(prev?.failed) ? [...prev.failed] : [];
 			const todo = ids.filter((s) => !done.has(s));
 			const deferred: string[] = [];
+			const checkedAt: Record<string, number> = {};
 			const heartbeat =
 				info && !info.isLocal
 					? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress)
@@ -94,6 +95,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 							{ priority: urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: t0 + budgetMs },
 						)) as { status?: unknown };
 						if (Number(r?.status) === 1) attacked.push(site_id);
+						checkedAt[site_id] = Date.now();
 						done.add(site_id);
 						gate.answered();
 					} catch (e) {
@@ -124,6 +126,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 				failed,
 				rateLimited: gate.limited,
 				startedAt: t0,
+				checkedAt,
 				...(stopped && !gate.limited ? { outOfTime: true } : {}),
 			};
 		},

@@ -59,29 +59,70 @@ export async function liveWorkers(
 }
 
 /**
- * This worker's share (0–1) of the budget: max-min fair by demand. Each live worker's need is 1.25 × the rate it
- * asked for (at least a quarter of an even share, so a sudden mitigation write has budget at once); a worker that
- * waited, reported nothing, or needs at least an even share is "hungry"; the hungry split what the others leave.
- * Every worker computes it from the same reports, so the shares add up to the whole (within one refresh).
+ * Every worker's share (0–1) of the budget, from the same reports (so they add up to 1):
+ *  1. the two top classes first: each worker gets 1.25 × the mitigate/revert rate it asked for, at least a quarter
+ *     of an even share (a sudden mitigation write has budget at once), and an even share when such a call waited;
+ *  2. the rest by demand of the lower classes: a worker that did not wait gets 1.25 × what it asked (if the first
+ *     step left it short); the workers that waited ("hungry"), or did not report, split what is left in proportion
+ *     to how many lower-class calls they kept waiting on average (`lowQueue`: one per fleet-watch lane), so a
+ *     worker running three watchers gets three times the share of one running a single watcher, and every watcher
+ *     the same rate; a worker without a report weighs as much as the hungriest that reported;
+ *  3. nobody hungry: what is left is spread evenly (work-conserving).
  */
 export function sharesByDemand(live: Set<string>, demand: BudgetState['demand'], rps: number): Map<string, number> {
 	const ids = [...live].sort();
 	const n = ids.length;
 	const fair = 1 / n;
 	const floor = 0.25 / n;
-	const given = new Map<string, number>();
-	const hungry: string[] = [];
+	const base = new Map<string, number>();
 	for (const id of ids) {
 		const d = demand[id];
-		const need = d ? Math.max(floor, (1.25 * d.rps) / rps) : Infinity;
-		if (!d || d.hungry || need >= fair) hungry.push(id);
-		else given.set(id, need);
+		const high = d ? (1.25 * Math.min(d.rps, d.rpsHigh ?? 0)) / rps : 0;
+		base.set(id, Math.max(floor, high, d?.hungryHigh ? fair : 0));
 	}
-	const rest = 1 - [...given.values()].reduce((a, b) => a + b, 0);
-	const out = new Map<string, number>();
-	if (hungry.length) {
-		for (const id of ids) out.set(id, given.get(id) ?? rest / hungry.length);
-	} else for (const id of ids) out.set(id, (given.get(id) as number) + rest / n);
+	const baseSum = [...base.values()].reduce((a, b) => a + b, 0);
+	if (baseSum >= 1) return new Map(ids.map((id) => [id, (base.get(id) as number) / baseSum]));
+	const out = new Map(base);
+	let rest = 1 - baseSum;
+	// capped claims (did not wait): what they asked, beyond what step 1 gave them
+	const hungry: string[] = [];
+	const capped: [string, number][] = [];
+	for (const id of ids) {
+		const d = demand[id];
+		if (!d || d.hungry) hungry.push(id);
+		else capped.push([id, Math.max(0, (1.25 * d.rps) / rps - (base.get(id) as number))]);
+	}
+	const weights = new Map<string, number>();
+	const reported = hungry.map((id) => demand[id]?.lowQueue).filter((x): x is number => x !== undefined);
+	const unknownWeight = Math.max(1, ...reported);
+	for (const id of hungry) {
+		const q = demand[id]?.lowQueue;
+		weights.set(id, demand[id] ? Math.max(1, q ?? 1) : unknownWeight);
+	}
+	const capSum = capped.reduce((a, [, c]) => a + c, 0);
+	if (!hungry.length) {
+		// nobody would use more: each gets what it asked, and the rest evenly
+		const k = capSum > rest ? rest / capSum : 1;
+		for (const [id, c] of capped) out.set(id, (out.get(id) as number) + c * k);
+		const left = rest - Math.min(capSum, rest);
+		for (const id of ids) out.set(id, (out.get(id) as number) + left / n);
+		return out;
+	}
+	// weighted water-filling: the capped claims are met when the hungry get at least as much per weight unit
+	const wSum = [...weights.values()].reduce((a, b) => a + b, 0);
+	const sortedCaps = [...capped].sort((x, y) => x[1] - y[1]);
+	let wTotal = wSum + sortedCaps.length;
+	for (const [id, c] of sortedCaps) {
+		if (c <= rest / wTotal) {
+			out.set(id, (out.get(id) as number) + c);
+			rest -= c;
+			wTotal -= 1;
+		} else break;
+	}
+	const level = rest / wTotal;
+	for (const [id, c] of sortedCaps)
+		if (out.get(id) === base.get(id) && c > 0) out.set(id, (out.get(id) as number) + level);
+	for (const id of hungry) out.set(id, (out.get(id) as number) + level * (weights.get(id) as number));
 	return out;
 }
 
@@ -101,6 +142,9 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 	let stopped = false;
 	let signalled = 0;
 	let last = Date.now();
+	let stateFailures = 0;
+	/** This worker's recent reports (workflow time) and the share each gave it. */
+	const history: { at: number; share: number }[] = [];
 	const wfId = rateBudgetWorkflowId(o.taskQueue);
 	const start = (signal: typeof pauseSignal | typeof demandSignal, arg: number | DemandReport) =>
 		signal === pauseSignal
@@ -137,24 +181,59 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 		}
 		const now = Date.now();
 		const d = budget.takeDemand();
-		const report = { worker: o.identity, rps: d.asked / Math.max(0.2, (now - last) / 1000), hungry: d.hungry };
+		const secs = Math.max(0.2, (now - last) / 1000);
+		const report: DemandReport = {
+			worker: o.identity,
+			rps: d.asked / secs,
+			hungry: d.hungry,
+			rpsHigh: d.askedHigh / secs,
+			hungryHigh: d.hungryHigh,
+			lowQueue: Math.round(d.lowQueue * 100) / 100,
+		};
 		last = now;
 		let state: BudgetState | undefined;
 		try {
 			await start(demandSignal, report);
 			state = await temporal().workflow.getHandle(wfId).query(budgetStateQuery);
+			stateFailures = 0;
 		} catch {
 			state = undefined;
 		}
 		if (state) budget.pauseUntil(state.pausedUntil);
-		const share = state
-			? (sharesByDemand(live, { ...state.demand, [o.identity]: { ...report, at: now } }, rps).get(o.identity) ??
-				1 / live.size)
-			: 1 / live.size;
+		let share: number;
+		let held = false;
+		if (state) {
+			const mine = state.demand[o.identity];
+			share =
+				sharesByDemand(live, { ...state.demand, [o.identity]: { ...report, at: mine?.at ?? now } }, rps).get(
+					o.identity,
+				) ?? 1 / live.size;
+			// A larger share waits until the others have read the report that asked for it: each other worker that
+			// reports took its own share from the last report of this one it read (the newest made before its own),
+			// so this worker takes at most the smallest share any of those reports gave it; a smaller share applies
+			// at once. So the cluster never holds more than the budget while the split moves (within one report).
+			const at = mine?.at ?? now;
+			history.push({ at, share });
+			if (history.length > 16) history.shift();
+			if (share > budget.currentShare + 1e-9) {
+				let allowed = share;
+				for (const [id, x] of Object.entries(state.demand)) {
+					if (id === o.identity || !live.has(id)) continue;
+					const seen = history.filter((h) => h.at < x.at).at(-1);
+					allowed = Math.min(allowed, seen ? seen.share : budget.currentShare);
+				}
+				if (allowed < share) held = true;
+				share = Math.max(budget.currentShare, allowed);
+			}
+		} else {
+			// No reports: the last share a little longer, then an even one.
+			share = ++stateFailures >= 3 ? 1 / live.size : Math.min(budget.currentShare, 1 / live.size);
+		}
 		apply(live.size, share);
 		o.onRefresh?.({
 			workers: live.size,
 			share: budget.currentShare,
+			held,
 			report,
 			others: state
 				? Object.entries(state.demand)
