@@ -85,13 +85,20 @@ test('a tenant over its budget waits, within its own limit; another tenant is no
 	// the whole budget is this worker's once it knows it is alone
 	await waitFor('the worker alone with the budget', async () => /shared by 1:/.test(log), 120_000);
 
+	// the simulator's fleet: 2 customers × 8 sites (the seeded world's customers are not used)
+	const fleetSites = (
+		(await (await fetch(`${s.url}/__sim/fleet`)).json()) as {
+			sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[];
+		}
+	).sites;
 	const by = new Map<string, { site_id: string; customer_id: string; domain_ports: string[] }[]>();
-	for (const x of s.sim.snapshot().sites)
+	for (const x of fleetSites)
 		by.set(x.customer_id, [
 			...(by.get(x.customer_id) ?? []),
 			{ site_id: x.site_id, customer_id: x.customer_id, domain_ports: x.domain_port_ids },
 		]);
 	const [[custA, sitesA], [custB, sitesB]] = [...by];
+	assert.equal(sitesA.length, 8);
 	const app = createApiClient({ baseUrl: s.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 	try {
 		for (const [customerId, sites] of [

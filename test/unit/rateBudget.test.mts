@@ -163,3 +163,56 @@ test("the budget reports the lower classes' average queue and the top classes' d
 	assert.equal(d.hungryHigh, false);
 	assert.ok(Math.abs(d.lowQueue - 2) < 1e-9, String(d.lowQueue));
 });
+
+test('two workers whose split moves never hold more than the whole budget between them', async () => {
+	const { RateBudget } = await import('../../api/rateBudget.ts');
+	const { startClusterShare } = await import('../../worker/src/service/budgetShare.mts');
+	// A stand-in for Temporal (not what is tested): both workers polling, and the budget workflow's reports.
+	const reports: Record<string, Record<string, unknown>> = {};
+	const temporal = {
+		workflowService: {
+			describeTaskQueue: async () => ({
+				pollers: ['a', 'b'].map((identity) => ({ identity, lastAccessTime: { seconds: Date.now() / 1000 } })),
+			}),
+		},
+		workflow: {
+			signalWithStart: async (_wf: unknown, o: { signalArgs: [Record<string, unknown>] }) => {
+				const r = o.signalArgs[0];
+				if (typeof r === 'object') reports[r.worker as string] = { ...r, at: Date.now() };
+			},
+			getHandle: () => ({ query: async () => ({ pausedUntil: 0, demand: { ...reports } }) }),
+		},
+	} as never;
+	const budgets = ['a', 'b'].map(() => new RateBudget({ app: { rps: 60, burst: 2 } }));
+	const shares = budgets.map((b, i) =>
+		startClusterShare(b, () => temporal, {
+			namespace: 'n',
+			taskQueue: 'q',
+			identity: ['a', 'b'][i],
+			refreshMs: 40 + i * 17,
+		}),
+	);
+	let worst = 0;
+	const sample = setInterval(() => {
+		worst = Math.max(worst, budgets[0].currentShare + budgets[1].currentShare);
+	}, 2);
+	try {
+		// a keeps 24 polls waiting, b 2; then b 40 and a 4; then back
+		const load = (b: InstanceType<typeof RateBudget>, n: number, ms: number) =>
+			Array.from({ length: n }, () => b.acquire('watch', { deadline: Date.now() + ms }));
+		for (const [na, nb] of [
+			[24, 2],
+			[4, 40],
+			[30, 3],
+			[2, 30],
+		]) {
+			const waits = [...load(budgets[0], na, 600), ...load(budgets[1], nb, 600)];
+			await Promise.all(waits);
+		}
+		assert.ok(worst <= 1 + 1e-9, `the shares added up to ${worst}`);
+		assert.ok(budgets[0].currentShare + budgets[1].currentShare > 0.5, 'and the budget is not left idle');
+	} finally {
+		clearInterval(sample);
+		for (const s of shares) s.stop();
+	}
+});

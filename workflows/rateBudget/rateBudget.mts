@@ -28,6 +28,8 @@ export interface DemandReport {
 	hungryHigh?: boolean;
 	/** Calls of the lower classes waiting on average (the weight of a hungry worker's claim). */
 	lowQueue?: number;
+	/** The workers it shared the budget with (its own count of live workers; at most 64 identities). */
+	live?: string[];
 }
 /** One worker's last report, with when the workflow received it (workflow time). */
 export type DemandEntry = Omit<DemandReport, 'worker'> & { at: number };
@@ -74,12 +76,17 @@ export async function rateBudget(input?: Partial<BudgetState>): Promise<void> {
 		const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 		const rpsHigh = num(r.rpsHigh);
 		const lowQueue = num(r.lowQueue);
+		const live =
+			Array.isArray(r.live) && r.live.length <= 64 && r.live.every((x) => typeof x === 'string' && x.length <= 300)
+				? r.live
+				: undefined;
 		demand.set(r.worker, {
 			rps: r.rps,
 			hungry: r.hungry === true,
 			...(rpsHigh !== undefined ? { rpsHigh } : {}),
 			...(r.hungryHigh === true ? { hungryHigh: true } : {}),
 			...(lowQueue !== undefined ? { lowQueue } : {}),
+			...(live ? { live } : {}),
 			at: Date.now(),
 		});
 		if (demand.size > 1000) demand.delete(demand.keys().next().value as string);

@@ -189,6 +189,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 			rpsHigh: d.askedHigh / secs,
 			hungryHigh: d.hungryHigh,
 			lowQueue: Math.round(d.lowQueue * 100) / 100,
+			...(live.size <= 64 ? { live: [...live].sort() } : {}),
 		};
 		last = now;
 		let state: BudgetState | undefined;
@@ -219,7 +220,8 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 				let allowed = share;
 				for (const [id, x] of Object.entries(state.demand)) {
 					if (id === o.identity || !live.has(id)) continue;
-					const seen = history.filter((h) => h.at < x.at).at(-1);
+					// a worker that did not count this one yet left it nothing
+					const seen = x.live && !x.live.includes(o.identity) ? undefined : history.filter((h) => h.at < x.at).at(-1);
 					allowed = Math.min(allowed, seen ? seen.share : budget.currentShare);
 				}
 				if (allowed < share) held = true;
