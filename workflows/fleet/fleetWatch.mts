@@ -247,9 +247,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			// No new call after the tick's interval is over (the rest is checked first next tick).
 			budgetMs: () => Math.max(500, tickAt + intervalSeconds * 1000 - Date.now()),
 			states,
-			// Under fleet-check-times the oldest sites lead every tick; promoting them to a higher class of the budget
-			// made the watchers of one worker starve each other in turns (each tick's urgent lanes took every token).
-			...(urgent.size && !timed ? { urgent } : {}),
+			...(urgent.size ? { urgent } : {}),
 			// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
 			startRunbooks: (attacked) =>
 				attacked
@@ -282,18 +280,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
 		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
 		lastDueAt = due ?? tickAt;
-		// With fleet-check-times a late tick is followed half an interval after it really began, off the grid if need
-		// be, instead of at the next grid point after that (a whole interval with no check; the oldest sites lead
-		// anyway, so none is checked twice in a row).
-		nextTickAt = timed
-			? Math.max(
-					nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds),
-					tickAt + t.lateMs + (intervalSeconds * 1000) / 2,
-					Date.now(),
-				)
-			: paced
-				? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, cfg.index, intervalSeconds), Date.now())
-				: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
+		nextTickAt = paced
+			? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, cfg.index, intervalSeconds), Date.now())
+			: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
 
 		if (ticks >= cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);

@@ -116,12 +116,6 @@ export interface CheckBatchInput {
 	concurrency: number;
 	/** No new call starts after this many ms from the attempt's start (the rest come back deferred). */
 	budgetMs?: number;
-	/**
-	 * No new call starts after this time (ms since epoch, the tick's end on the workflow's clock when the tick began):
-	 * the workflow's clock does not move while a workflow task runs local activities, so a budget it computes for a
-	 * later batch comes out too long (`fleet-check-times`).
-	 */
-	deadlineAt?: number;
 	/** Sites past their starvation bound (maxIntervalStretch): checked in a higher class of the request budget. */
 	urgent?: string[];
 }

@@ -40,12 +40,7 @@ export interface TickOptions {
 	urgent?: Set<string>;
 	/** Rate limiting slows the tick instead of ending it (`patched('fleet-tick-backoff')`, in the watcher). */
 	backoff?: boolean;
-	/**
-	 * `fleet-check-times`: a site's check time is when its answer came (the batch's record), not when its batch
-	 * returned; the batches after the first stop one interval after the first began sending (its own clock: the
-	 * workflow's clock stands still while a workflow task runs local activities, and a tick's start may find it
-	 * behind); the tick's lateness is its first batch's only.
-	 */
+	/** A site's check time is when its answer came (the batch's record), not when its batch returned (`fleet-check-times`). */
 	checkTimes?: boolean;
 	/** Starts the runbooks of these attacked sites (filtered for one per site); resolves when they are started. */
 	startRunbooks: (attacked: string[]) => Promise<void>[];
@@ -68,8 +63,6 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 	const starting: Promise<void>[] = [];
 	let limited = false;
 	let lateMs = 0;
-	/** With checkTimes: the tick's end on the worker's clock, once the first batch has said when it began. */
-	let deadlineAt: number | undefined;
 
 	const defer = (batch: string[], why: string) => {
 		for (const s of batch) states.set(s, { ...states.get(s), state: 'deferred', why });
@@ -83,14 +76,12 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		}
 		let r: CheckBatchResult;
 		const askedAt = Date.now();
-		const first = batch === batches[0];
 		try {
 			const urgent = o.urgent ? batch.filter((s) => o.urgent?.has(s)) : [];
 			r = await check({
 				site_ids: batch,
 				concurrency: o.concurrency,
 				budgetMs: o.budgetMs(),
-				...(deadlineAt !== undefined ? { deadlineAt } : {}),
 				...(urgent.length ? { urgent } : {}),
 			});
 		} catch (e) {
@@ -98,9 +89,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 			for (const s of batch) states.set(s, { ...states.get(s), at: states.get(s)?.at, state: 'error', why });
 			return [];
 		}
-		// How late the tick really ran: with checkTimes its first batch only (a later batch is asked on a workflow
-		// clock that stood still while the earlier local batches ran, so its lateness is not lateness).
-		if (r.startedAt !== undefined && (!o.checkTimes || first)) lateMs = Math.max(lateMs, r.startedAt - askedAt);
+		if (r.startedAt !== undefined) lateMs = Math.max(lateMs, r.startedAt - askedAt);
 		const now = Date.now();
 		const bad = new Map(r.failed);
 		const later = new Set(r.deferred);

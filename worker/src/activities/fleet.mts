@@ -57,13 +57,10 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 			const t0 = Date.now();
 			const info = ctx?.info;
 			const stc = info?.startToCloseTimeoutMs ?? 0;
-			const deadlineAt = Number(input.deadlineAt);
 			const budgetMs = Math.max(
-				// a tick's absolute end (when the watcher passes one) may leave this batch nothing: its sites come back deferred
-				Number.isFinite(deadlineAt) && deadlineAt > 0 ? 0 : 500,
+				500,
 				Math.min(
 					Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity,
-					Number.isFinite(deadlineAt) && deadlineAt > 0 ? deadlineAt - t0 : Infinity,
 					stc > 0 ? stc - callMaxMs() : Infinity,
 					10 * 60_000,
 				),
