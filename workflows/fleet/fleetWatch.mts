@@ -247,7 +247,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			// No new call after the tick's interval is over (the rest is checked first next tick).
 			budgetMs: () => Math.max(500, tickAt + intervalSeconds * 1000 - Date.now()),
 			states,
-			...(urgent.size ? { urgent } : {}),
+			// Under fleet-check-times the oldest sites lead every tick; promoting them to a higher class of the budget
+			// made the watchers of one worker starve each other in turns (each tick's urgent lanes took every token).
+			...(urgent.size && !timed ? { urgent } : {}),
 			// One runbook per site: the id rule refuses a second one; a runbook found running is not asked again for 3 ticks.
 			startRunbooks: (attacked) =>
 				attacked
