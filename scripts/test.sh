@@ -19,10 +19,12 @@ provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progres
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
+# The Temporal CLI is the first runtime lane A needs and the longest to build; the cluster's server, needed only when
+# lane A reaches test/cluster, builds at a lower CPU priority so that it takes mostly what the CLI's build leaves.
 provision temporal bash scripts/temporal.sh path
-provision cluster-build bash scripts/temporal-cluster.sh path
 provision n8n bash scripts/n8n.sh path
 provision chromium bash scripts/chromium.sh path
+provision cluster-build nice -n 10 bash scripts/temporal-cluster.sh path
 provision actionlint bash scripts/actionlint.sh path
 
 wait_runtime() { # name VAR: waits for `provision name`; fails loudly with its log; exports VAR=<its path>
