@@ -16,8 +16,25 @@ export const tenantsEnabled = (env: Record<string, string | undefined> = process
 	throw new Error(`SECSVC_TENANTS: must be 0 or 1 (got ${JSON.stringify(v)})`);
 };
 
+/**
+ * SECSVC_TENANT_CACHED_WORKFLOWS: tenant workflows this worker keeps cached (the sticky cache of its tenants SDK
+ * Worker; default DEFAULT_TENANT_CACHED_WORKFLOWS). A tenant not cached replays its run (short: the workflow continues as
+ * new often) on its next Update; a cached one costs the worker memory for as long as it stays cached.
+ */
+export const DEFAULT_TENANT_CACHED_WORKFLOWS = 1000;
+export function tenantCachedWorkflows(env: Record<string, string | undefined> = process.env): number {
+	const v = env.SECSVC_TENANT_CACHED_WORKFLOWS;
+	if (v === undefined || v === '') return DEFAULT_TENANT_CACHED_WORKFLOWS;
+	const n = Number(v);
+	if (!Number.isInteger(n) || n < 2)
+		throw new Error(`SECSVC_TENANT_CACHED_WORKFLOWS: must be an integer ≥ 2 (got ${JSON.stringify(v)})`);
+	return n;
+}
+
 export interface TenantMode {
 	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
+	/** The tenants SDK Worker's sticky cache size (SECSVC_TENANT_CACHED_WORKFLOWS). */
+	cachedWorkflows: number;
 	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
 	/** `budget`: the request budget's client options (process/budget.mts), when api.rateLimit is set. */
 	route(
@@ -35,11 +52,13 @@ export function tenantMode(
 ): TenantMode | undefined {
 	if (!tenantsEnabled(env)) return undefined;
 	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
+	const cachedWorkflows = tenantCachedWorkflows(env);
 	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
 		.map((s) => Number(s.trim()))
 		.filter(Number.isInteger);
 	return {
 		dataConverter,
+		cachedWorkflows,
 		route(app, temporal, budget) {
 			const transport = createUndiciTransport({ connections: 8 });
 			const clientFor = tenantClients(

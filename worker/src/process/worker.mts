@@ -233,7 +233,8 @@ export async function startWorker(
 				dataConverter: tenancy.dataConverter,
 				activities: tenancy.activities(app),
 				...(opts.identity ? { identity: opts.identity } : {}),
-				maxCachedWorkflows: cacheAndContext.maxCachedWorkflows,
+				maxCachedWorkflows: tenancy.cachedWorkflows,
+				maxConcurrentWorkflowTaskExecutions: Math.min(tenancy.cachedWorkflows, maxConcurrentWorkflowTaskExecutions),
 				reuseV8Context: cacheAndContext.reuseV8Context,
 				...opts.shutdown,
 			})
