@@ -1,12 +1,19 @@
 // ClusterTokens (worker/src/activities/clusterTokens.mts), on a manual clock and timer queue: one Update for concurrent
 // callers; the held token until renewAt; the next one asked for in the background from a jittered point, while calls
 // keep the held token until a quarter of the renewal margin is left; an idle tenant not renewed; a rejected token
-// names its generation; a failed background ask retried, a lost tenant never asked again in the background.
+// names its generation; a failed background ask retried, a lost tenant never asked again in the background. The tenant
+// worker's settings (SECSVC_TENANT_CACHED_WORKFLOWS, SECSVC_TENANT_WORKFLOW_THREAD) checked, naming the setting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { ClusterTokens, guardOf } from '../../worker/src/activities/clusterTokens.mts';
 import { sealed, type TokenGrant, type TokenRequest } from '../../workflows/tenant/shared.mts';
+import {
+	DEFAULT_TENANT_CACHED_WORKFLOWS,
+	DEFAULT_TENANT_WORKFLOW_THREAD,
+	tenantCachedWorkflows,
+	tenantWorkflowThread,
+} from '../../worker/src/process/tenantWorker.mts';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -132,7 +139,12 @@ test('ClusterTokens: a rejected token names its generation (an older one does no
 
 	// a workflow whose clock says "not due yet" answers with the same grant: asked again after 1 s, then 2 s
 	const same = manualTime();
-	const g = sealed({ accessToken: 'only', expiresAt: same.clock() + 30_000, renewAt: same.clock() + 24_000, generation: 7 });
+	const g = sealed({
+		accessToken: 'only',
+		expiresAt: same.clock() + 30_000,
+		renewAt: same.clock() + 24_000,
+		generation: 7,
+	});
 	let n = 0;
 	const stuck = new ClusterTokens(
 		async () => {
@@ -182,4 +194,21 @@ test('ClusterTokens: askAt spreads over the first half of the window between ren
 		starts.push(time.timers()[0] - 24_000);
 	}
 	assert.deepEqual(starts, [0, 562, 1125, 2247]);
+});
+
+test('tenant worker settings: defaults, and a bad value refused naming the setting', () => {
+	assert.equal(tenantCachedWorkflows({}), DEFAULT_TENANT_CACHED_WORKFLOWS);
+	assert.equal(tenantCachedWorkflows({ SECSVC_TENANT_CACHED_WORKFLOWS: '64' }), 64);
+	for (const bad of ['1', '0', '2.5', 'many', '-3'])
+		assert.throws(
+			() => tenantCachedWorkflows({ SECSVC_TENANT_CACHED_WORKFLOWS: bad }),
+			/^Error: SECSVC_TENANT_CACHED_WORKFLOWS: must be an integer ≥ 2/,
+		);
+	assert.equal(tenantWorkflowThread({}), DEFAULT_TENANT_WORKFLOW_THREAD);
+	assert.equal(tenantWorkflowThread({ SECSVC_TENANT_WORKFLOW_THREAD: 'own' }), 'own');
+	assert.equal(tenantWorkflowThread({ SECSVC_TENANT_WORKFLOW_THREAD: 'main' }), 'main');
+	assert.throws(
+		() => tenantWorkflowThread({ SECSVC_TENANT_WORKFLOW_THREAD: 'shared' }),
+		/^Error: SECSVC_TENANT_WORKFLOW_THREAD: must be 'own' or 'main'/,
+	);
 });

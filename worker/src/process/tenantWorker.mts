@@ -31,10 +31,25 @@ export function tenantCachedWorkflows(env: Record<string, string | undefined> = 
 	return n;
 }
 
+/**
+ * SECSVC_TENANT_WORKFLOW_THREAD: where the tenant workflows run. `own`: a workflow thread of their own (an isolate per
+ * SDK Worker, like the runbooks' and the coordinators'); `main`: in the worker's main thread (the SDK's in-thread
+ * sandbox, same per-activation execution timeout), which saves that thread's isolate; tenant activations are short.
+ */
+export const DEFAULT_TENANT_WORKFLOW_THREAD = 'own';
+export function tenantWorkflowThread(env: Record<string, string | undefined> = process.env): 'own' | 'main' {
+	const v = env.SECSVC_TENANT_WORKFLOW_THREAD;
+	if (v === undefined || v === '') return DEFAULT_TENANT_WORKFLOW_THREAD;
+	if (v === 'own' || v === 'main') return v;
+	throw new Error(`SECSVC_TENANT_WORKFLOW_THREAD: must be 'own' or 'main' (got ${JSON.stringify(v)})`);
+}
+
 export interface TenantMode {
 	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
 	/** The tenants SDK Worker's sticky cache size (SECSVC_TENANT_CACHED_WORKFLOWS). */
 	cachedWorkflows: number;
+	/** Where the tenant workflows run (SECSVC_TENANT_WORKFLOW_THREAD). */
+	workflowThread: 'own' | 'main';
 	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
 	/** `budget`: the request budget's client options (process/budget.mts), when api.rateLimit is set. */
 	route(
@@ -53,12 +68,14 @@ export function tenantMode(
 	if (!tenantsEnabled(env)) return undefined;
 	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
 	const cachedWorkflows = tenantCachedWorkflows(env);
+	const workflowThread = tenantWorkflowThread(env);
 	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
 		.map((s) => Number(s.trim()))
 		.filter(Number.isInteger);
 	return {
 		dataConverter,
 		cachedWorkflows,
+		workflowThread,
 		route(app, temporal, budget) {
 			const transport = createUndiciTransport({ connections: 8 });
 			const clientFor = tenantClients(

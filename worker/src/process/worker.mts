@@ -235,6 +235,8 @@ export async function startWorker(
 				...(opts.identity ? { identity: opts.identity } : {}),
 				maxCachedWorkflows: tenancy.cachedWorkflows,
 				maxConcurrentWorkflowTaskExecutions: Math.min(tenancy.cachedWorkflows, maxConcurrentWorkflowTaskExecutions),
+				// `main`: the SDK's in-thread sandbox (its debugMode) with the usual execution timeout kept
+				...(tenancy.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),
 				reuseV8Context: cacheAndContext.reuseV8Context,
 				...opts.shutdown,
 			})
