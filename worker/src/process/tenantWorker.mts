@@ -32,11 +32,13 @@ export function tenantCachedWorkflows(env: Record<string, string | undefined> = 
 }
 
 /**
- * SECSVC_TENANT_WORKFLOW_THREAD: where the tenant workflows run. `own`: a workflow thread of their own (an isolate per
- * SDK Worker, like the runbooks' and the coordinators'); `main`: in the worker's main thread (the SDK's in-thread
- * sandbox, same per-activation execution timeout), which saves that thread's isolate; tenant activations are short.
+ * SECSVC_TENANT_WORKFLOW_THREAD: where the tenant workflows run. `main` (default): in the worker's main thread (the
+ * SDK's in-thread sandbox, with the same 5 s execution timeout per activation), which spares the process a third
+ * workflow thread and its isolate; a tenant's activations are short (hand out a token, schedule a renewal), so they
+ * hold the main thread's event loop only briefly. `own`: a workflow thread of their own, like the runbooks' and the
+ * coordinators'.
  */
-export const DEFAULT_TENANT_WORKFLOW_THREAD = 'own';
+export const DEFAULT_TENANT_WORKFLOW_THREAD: 'own' | 'main' = 'main';
 export function tenantWorkflowThread(env: Record<string, string | undefined> = process.env): 'own' | 'main' {
 	const v = env.SECSVC_TENANT_WORKFLOW_THREAD;
 	if (v === undefined || v === '') return DEFAULT_TENANT_WORKFLOW_THREAD;
