@@ -2,7 +2,8 @@
 // callers; the held token until renewAt; the next one asked for in the background from a jittered point, while calls
 // keep the held token until a quarter of the renewal margin is left; an idle tenant not renewed; a rejected token
 // names its generation; a failed background ask retried, a lost tenant never asked again in the background. The tenant
-// worker's settings (SECSVC_TENANT_CACHED_WORKFLOWS, SECSVC_TENANT_WORKFLOW_THREAD) checked, naming the setting.
+// worker's settings (SECSVC_TENANT_CACHED_WORKFLOWS, SECSVC_TENANT_WORKFLOW_THREAD) checked, naming the setting; a
+// tenant's client carries the worker's blast-radius guard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,8 +13,12 @@ import {
 	DEFAULT_TENANT_CACHED_WORKFLOWS,
 	DEFAULT_TENANT_WORKFLOW_THREAD,
 	tenantCachedWorkflows,
+	tenantMode,
 	tenantWorkflowThread,
 } from '../../worker/src/process/tenantWorker.mts';
+import type { WorkerConfig } from '../../worker/src/process/config.mts';
+import { createClient } from '../../api/client.ts';
+import { randomBytes } from 'node:crypto';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -211,4 +216,51 @@ test('tenant worker settings: defaults, and a bad value refused naming the setti
 		() => tenantWorkflowThread({ SECSVC_TENANT_WORKFLOW_THREAD: 'shared' }),
 		/^Error: SECSVC_TENANT_WORKFLOW_THREAD: must be 'own' or 'main'/,
 	);
+});
+
+test("tenant mode: a tenant's client carries the worker's guard (a protected range refused, nothing sent)", async () => {
+	const cfg = {
+		temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'q' },
+		api: { baseUrl: 'http://127.0.0.1:9', appId: 'app', secret: 'app-secret-1', tokenKind: 'app' },
+		guard: {
+			widestPrefix: 16,
+			protectedRanges: [{ range: '198.51.100.0/24', source: 'guard.protectedRanges' }],
+			ownAddressLookup: false,
+		},
+	} as unknown as WorkerConfig;
+	const mode = tenantMode(cfg, {
+		SECSVC_TENANTS: '1',
+		SECSVC_PAYLOAD_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+	});
+	assert.ok(mode);
+	// the running tenant workflows as a visibility list shows them: site 20001 belongs to customer c1
+	const temporal = {
+		workflow: {
+			list: async function* () {
+				yield { workflowId: 'tenant-c1', memo: { sites: ['20001'] } };
+			},
+		},
+	};
+	let sent = 0;
+	const app = createClient({
+		baseUrl: 'http://127.0.0.1:9',
+		transport: async () => {
+			sent++;
+			throw new Error('nothing may be sent');
+		},
+	});
+	const { client, close } = mode.route(app, () => temporal as never);
+	try {
+		await assert.rejects(
+			client.check('applicationProtection.ipBlacklist.add', {
+				site_id: '20001',
+				domain_port_id: '30001',
+				ip_black_list: '198.51.100.9',
+			}),
+			/ip_black_list: 198\.51\.100\.9 overlaps the protected range 198\.51\.100\.0\/24 \(guard\.protectedRanges\)/,
+		);
+		assert.equal(sent, 0);
+	} finally {
+		await close();
+	}
 });

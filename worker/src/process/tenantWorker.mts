@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import type { WorkerConfig } from './config.mts';
 import { createUndiciTransport } from '../service/undici.mts';
+import { clientSafety } from './clientSafety.mts';
 import { createTenantActivities, TenantDirectory, tenantClients, tenantRoutingClient } from '../activities/tenants.mts';
 
 export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
@@ -89,6 +90,8 @@ export function tenantMode(
 					authFailureCodes: cfg.api.authFailureCodes,
 					rateLimitCodes: cfg.api.rateLimitCodes,
 					sleep: (ms) => delay(ms),
+					// the same guard, answer bound, override audit and metrics as the app's client
+					...clientSafety(cfg),
 					// the app's request budget, each tenant also within its own (api.rateLimit.tenant)
 					...budget,
 				},
