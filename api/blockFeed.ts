@@ -1,5 +1,5 @@
 import { aggregate, formatRange, parseEntry } from './ranges';
-import { BlockInputError, DEFAULT_MAX_PREFIX, normalizeEntry } from './blockRules';
+import { DEFAULT_MAX_PREFIX, normalizeEntry } from './blockRules';
 
 /**
  * A threat feed for expiring blocks, merged before it is held (docs/expiring-blocks-capacity.md): every line checked
@@ -12,14 +12,9 @@ export function mergeFeed(
 	lines: readonly { entry: string; label: string }[],
 	maxPrefix = DEFAULT_MAX_PREFIX,
 ): string[] {
-	const ranges = lines.map((l) => {
-		try {
-			return parseEntry(normalizeEntry(l.entry, maxPrefix)) as { start: number; end: number };
-		} catch (e) {
-			if (e instanceof BlockInputError) throw new BlockInputError(l.label, e.rule);
-			throw e;
-		}
-	});
+	const ranges = lines.map(
+		(l) => parseEntry(normalizeEntry(l.entry, maxPrefix, l.label)) as { start: number; end: number },
+	);
 	const widest = 2 ** (32 - maxPrefix);
 	const out: string[] = [];
 	for (const r of aggregate(ranges))

@@ -5,7 +5,6 @@ import {
 	type Client as TemporalClient,
 } from '@temporalio/client';
 import {
-	ACTIVE_STATES,
 	addBlocksUpdate,
 	addBlockUpdate,
 	blocksIdFor,

@@ -36,7 +36,8 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 	const shards = blocksShardIds(site, dp);
 	let last: Http | undefined;
 	for (const [n, workflowId] of shards.entries()) {
-		for (let attempt = 1; attempt <= 2; attempt++) {
+		let full = false;
+		for (let attempt = 1; attempt <= 2 && !full; attempt++) {
 			const uid = updateId(env, 'block');
 			const body = updateWithStartRequest(
 				env.ns,
@@ -52,12 +53,13 @@ export async function blockAdd(env: Env): Promise<IDataObject> {
 			last = await env.call('POST', `${env.workflowsUrl}/execute-multi-operation`, body as unknown as IDataObject);
 			const responses = (last.body.responses ?? []) as IDataObject[];
 			const out = last.status < 400 ? outcomeOf(responses[1]?.updateWorkflow) : undefined;
-			if (out && !out.ok && n + 1 < shards.length && SHARD_FULL_RE.test(out.message)) break;
+			full = !!out && !out.ok && n + 1 < shards.length && SHARD_FULL_RE.test(out.message);
+			if (full) continue;
 			if (out && !out.ok) refused(env, RUNBOOK.refused.block, out.message, RUNBOOK.refused.nothingWritten);
 			if (out?.ok) return { workflowId, ...((out.value ?? {}) as IDataObject) };
 			// the workflow completed (or was closing) between the start and the Update: once more starts a new run
 		}
-		if (last && last.status >= 400) break;
+		if (!full) break;
 	}
 	return httpFailure(env, last as Http);
 }
