@@ -18,8 +18,8 @@ export const MAX_BLOCKS_CARRY_BYTES = 1_000_000;
 export const MAX_SHARDS = 8;
 /** Block holds a site's coordinator carries (packed: each hold is its key's text, ~45 bytes). */
 export const MAX_SITE_BLOCKS = 24_000;
-/** Bytes of block-hold keys a site's coordinator carries (packed), whatever their count. */
-export const MAX_SITE_HOLD_KEY_BYTES = 1_200_000;
+/** Bytes of a site's holds as its coordinator carries them packed (keys and group headers), whatever their count. */
+export const MAX_SITE_HOLD_BYTES = 1_200_000;
 /** Block holds of a coordinator run recorded before packed holds (it carries one ~250-byte object per hold). */
 export const MAX_SITE_BLOCKS_UNPACKED = 2000;
 /**
@@ -109,25 +109,49 @@ export function checkBlockCapacity(o: {
 		);
 }
 
+/** A hold as the coordinator carries it (the packed carry groups holds that share owner, mode, reason, since, until). */
+export interface CarriedHold {
+	key: string;
+	owner: string;
+	mode?: string;
+	reason?: string;
+	since?: string;
+	until?: string;
+}
+
+/** Bytes of a packed group without its keys (owner, mode, reason, since, until and JSON's punctuation). */
+const groupBytes = (h: Omit<CarriedHold, 'key'>) =>
+	utf8Length(
+		JSON.stringify({ owner: h.owner, mode: h.mode, reason: h.reason, since: h.since, until: h.until, keys: [] }),
+	) + 1;
+
 /**
- * The coordinator's rule: a claim by a blocks workflow may not take the site's block holds past what the coordinator
- * carries — `packed` (since `coordinator-packed-holds`): MAX_SITE_BLOCKS holds and MAX_SITE_HOLD_KEY_BYTES of keys;
- * before it, MAX_SITE_BLOCKS_UNPACKED.
+ * The coordinator's rule: a claim by a blocks workflow may not take the site's holds past what the coordinator
+ * carries — `packed` (since `coordinator-packed-holds`): MAX_SITE_BLOCKS block holds, and a packed carry (every
+ * hold's key, one group header per owner / mode / reason / since / until: many single adds or extends make many
+ * groups) of at most MAX_SITE_HOLD_BYTES; before it, MAX_SITE_BLOCKS_UNPACKED block holds.
  */
 export function checkSiteBlockHolds(
 	owner: string,
 	keys: readonly string[],
-	holds: Iterable<{ key: string; owner: string }>,
+	holds: Iterable<CarriedHold>,
 	packed = false,
+	reason = '',
 ): void {
 	if (!owner.startsWith('blocks-')) return;
 	let held = 0;
 	let bytes = 0;
+	const groups = new Set<string>();
 	const mine = new Set<string>();
 	for (const h of holds) {
+		bytes += utf8Length(h.key) + 3;
+		const g = JSON.stringify([h.owner, h.mode, h.reason, h.since, h.until]);
+		if (!groups.has(g)) {
+			groups.add(g);
+			bytes += groupBytes(h);
+		}
 		if (!h.owner.startsWith('blocks-')) continue;
 		held++;
-		bytes += h.key.length + 3;
 		if (h.owner === owner) mine.add(h.key);
 	}
 	const fresh = keys.filter((k) => !mine.has(k));
@@ -138,9 +162,13 @@ export function checkSiteBlockHolds(
 		throw new Error(
 			`keys: ${adding} new block holds would make ${held + adding} on this site, more than ${max} (${why})`,
 		);
-	const addingBytes = fresh.reduce((n, k) => n + k.length + 3, 0);
-	if (packed && adding && bytes + addingBytes > MAX_SITE_HOLD_KEY_BYTES)
+	// The claim's keys become one new group (its since / until are new): its header and the keys not held yet.
+	const after =
+		bytes +
+		fresh.reduce((n, k) => n + utf8Length(k) + 3, 0) +
+		groupBytes({ owner, mode: 'hold', reason, since: 'x'.repeat(24), until: 'x'.repeat(24) });
+	if (packed && keys.length && after > MAX_SITE_HOLD_BYTES)
 		throw new Error(
-			`keys: ${adding} new block holds would make ${bytes + addingBytes} bytes of keys on this site, more than ${MAX_SITE_HOLD_KEY_BYTES} (${why})`,
+			`keys: ${adding} new block holds would make the site's holds weigh ${after} bytes packed, more than ${MAX_SITE_HOLD_BYTES} (${why}; many single adds or extends weigh more than one feed)`,
 		);
 }

@@ -4,7 +4,7 @@
  * - a feed of 100,000 single addresses that cannot merge is refused by `secsvc block add SITE --file` before anything
  *   is sent, naming `--file` and the site's limit (SECSVC_MAX_SITE_BLOCKS, default 20,000 ranges);
  * - a 100,000-line feed (`DP ENTRY` lines, both domain-ports of the site, shuffled; 95,000 addresses in runs of 100 and
- *   5,000 that merge with nothing) is merged into 5,940 ranges, routed to the shards `blocks-<site>-<dp>[-1]`, and
+ *   5,000 that merge with nothing) is merged into 5,950 ranges, routed to the shards `blocks-<site>-<dp>[-1]`, and
  *   added: every line's address is on the simulator, `block list` and `secsvc holds` show every range active / held;
  * - at the expiry every entry is gone, each range named by exactly one successful DELETE; every shard completes
  *   (none TERMINATED), `block list` shows no active block, the coordinator no block hold; no history event passes

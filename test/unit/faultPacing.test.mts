@@ -110,8 +110,22 @@ test('blockCapacity: site limit, shard count and carry, coordinator holds, each 
 	}));
 	assert.throws(
 		() => checkSiteBlockHolds('blocks-a-c', ['x'.repeat(200)], long, true),
-		/bytes of keys on this site, more than 1200000/,
+		/would make the site's holds weigh \d+ bytes packed, more than 1200000/,
 	);
+	// Single adds one at a time: one group header each (own since / until), so fewer fit than in one feed.
+	const singles = Array.from({ length: 6000 }, (_, i) => ({
+		key: `30001/blacklist/100.64.${i >> 8}.${i & 255}`,
+		owner: 'blocks-20001-30001',
+		mode: 'hold' as const,
+		reason: 'expiring blocks of 30001 (blocks-20001-30001)',
+		since: new Date(i * 1000).toISOString(),
+		until: new Date(i * 1000 + 3600_000).toISOString(),
+	}));
+	assert.throws(
+		() => checkSiteBlockHolds('blocks-20001-30001', ['30001/blacklist/9.9.9.9'], singles, true),
+		/bytes packed/,
+	);
+	assert.ok(JSON.stringify(packHolds(singles)).length > 1_200_000, 'what the rule keeps out would weigh more');
 	checkSiteBlockHolds('blocks-20001-30001', ['30001/blacklist/5'], holds(MAX_SITE_BLOCKS)); // its own key again: nothing new
 	checkSiteBlockHolds('attack-response-20001', ['30001/blacklist/y'], holds(MAX_SITE_BLOCKS)); // runbooks are never held back
 });

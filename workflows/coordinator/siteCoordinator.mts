@@ -171,7 +171,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			validator: (req) => {
 				validateClaim(req);
 				// Expiring blocks: never more holds than this run can carry across continue-as-new.
-				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live(), packed);
+				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live(), packed, req.reason);
 			},
 		},
 	);
