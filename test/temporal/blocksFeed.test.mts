@@ -18,6 +18,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import proto from '@temporalio/proto';
 import { aggregate, parseEntry, type Range } from '../../api/ranges.ts';
+import { requirePollers } from '../../worker/src/temporal/pollers.mts';
 import {
 	createEnv,
 	killChild,
@@ -95,6 +96,20 @@ test('a 100,000-line feed: refused whole when it cannot merge; merged, sharded, 
 		);
 	};
 	try {
+		// `block add` starts nothing on a queue nobody polls: wait for the worker process to poll it.
+		await waitFor(
+			'the worker polls',
+			async () => {
+				try {
+					await requirePollers(env.client, queue);
+					return true;
+				} catch {
+					return false;
+				}
+			},
+			60_000,
+			250,
+		);
 		// 100,000 lone addresses: 100,000 ranges, over the site's limit — refused before anything is sent.
 		const lone = join(dir, 'lone.txt');
 		writeFileSync(
