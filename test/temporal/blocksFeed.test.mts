@@ -19,13 +19,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import proto from '@temporalio/proto';
 import { aggregate, parseEntry, type Range } from '../../api/ranges.ts';
 import { requirePollers } from '../../worker/src/temporal/pollers.mts';
+import { startSimulator } from '../../simulator/index.mts';
 import {
+	APP_ID,
 	createEnv,
 	killChild,
 	operatorClient,
 	runCli as cliIn,
+	SECRET,
 	spawnWorker,
-	startSim,
 	uniqueQueue,
 	waitFor,
 } from './helpers.mts';
@@ -75,7 +77,8 @@ function covered(rs: Range[], a: number): boolean {
 }
 
 test('a 100,000-line feed: refused whole when it cannot merge; merged, sharded, added and removed at its expiry when it can', async () => {
-	const s = await startSim(29);
+	// Every request of the run in the log (its default keeps the last 10,000).
+	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 29, logLimit: 100_000 });
 	const ids = s.sim.firstIds();
 	const site = s.sim.snapshot().sites.find((x) => x.site_id === ids.site_id) as { domain_port_ids: string[] };
 	const [dpA, dpB] = site.domain_port_ids;
