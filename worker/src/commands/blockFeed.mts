@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { BlockInputError, type BlockRequest } from '../../../workflows/blocks/shared.mts';
+import type { BlockInputError, BlockRequest } from '../../../workflows/blocks/shared.mts';
 import { DEFAULT_SITE_BLOCK_LIMIT, siteBlockLimitProblem } from '../../../api/blockCapacity.ts';
 import { mergeFeed } from '../../../api/blockFeed.ts';
 import { planFeed, sendFeed } from '../temporal/blocksFeed.mts';
@@ -50,6 +50,23 @@ export function siteLimit(o: Record<string, string | boolean>): number {
 	return n;
 }
 
+/**
+ * A refusal of the feed (field + rule) as a usage error (exit 2). By name: api/ is loaded as CommonJS, so its
+ * BlockInputError may be another class object than the one workflows/blocks/shared.mts re-exports.
+ */
+function usage<T>(fn: () => T): T {
+	const named = (e: unknown) => {
+		const x = e as BlockInputError;
+		return x?.name === 'BlockInputError' ? new UsageError(`${x.field}: ${x.rule}`) : e;
+	};
+	try {
+		const r = fn();
+		return (r instanceof Promise ? r.catch((e) => Promise.reject(named(e))) : r) as T;
+	} catch (e) {
+		throw named(e);
+	}
+}
+
 export async function addFeed(
 	conn: () => Promise<TemporalClient>,
 	taskQueue: string,
@@ -63,20 +80,14 @@ export async function addFeed(
 	for (const l of lines) byDp.set(l.dp, [...(byDp.get(l.dp) ?? []), l]);
 	const feed = new Map<string, BlockRequest[]>();
 	for (const [dp, ls] of byDp) {
-		let ranges: string[];
-		try {
-			ranges = mergeFeed(ls, maxPrefix);
-		} catch (e) {
-			if (e instanceof BlockInputError) throw new UsageError(`${e.field}: ${e.rule}`);
-			throw e;
-		}
+		const ranges = usage(() => mergeFeed(ls, maxPrefix));
 		feed.set(
 			dp,
 			ranges.map((entry) => ({ ...block, entry })),
 		);
 	}
 	const client = await conn();
-	const slices = await planFeed(client, site, feed, '--file', limit);
+	const slices = await usage(() => planFeed(client, site, feed, '--file', limit));
 	const r = await sendFeed(client, taskQueue, site, slices, maxPrefix);
 	const ranges = [...feed.values()].reduce((n, x) => n + x.length, 0);
 	return { lines: lines.length, ranges, blocks: r.blocks.length, shards: r.shards, refused: r.refused };
