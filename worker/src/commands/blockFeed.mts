@@ -77,7 +77,11 @@ export async function addFeed(
 	maxPrefix?: number,
 ) {
 	const byDp = new Map<string, { entry: string; label: string }[]>();
-	for (const l of lines) byDp.set(l.dp, [...(byDp.get(l.dp) ?? []), l]);
+	for (const l of lines) {
+		const list = byDp.get(l.dp);
+		if (list) list.push(l);
+		else byDp.set(l.dp, [l]);
+	}
 	const feed = new Map<string, BlockRequest[]>();
 	for (const [dp, ls] of byDp) {
 		const ranges = usage(() => mergeFeed(ls, maxPrefix));
