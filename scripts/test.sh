@@ -2,7 +2,7 @@
 # The project's test command (README: `npm test`; CI: .ci/run calls exactly this).
 # Builds the n8n package, lints it in strict mode, checks the format and lints all TypeScript, provisions the real
 # runtimes (Temporal CLI, the Temporal cluster's server build, n8n on Node 24, chromium) and runs every test with
-# node's own test runner, in two lanes at once (test/README.md "What runs in parallel"): each lane one file at a
+# node's own test runner, in three lanes at once (test/README.md "What runs in parallel"): each lane one file at a
 # time, its output in a log printed when the lane ends. SECSVC_TEST_LANES=1 runs everything in one lane. A missing
 # runtime fails the run loudly.
 set -euo pipefail
@@ -19,10 +19,12 @@ provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progres
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
+# The Temporal CLI is the first runtime lane A needs and the longest to build; the cluster's server, needed only when
+# lane A reaches test/cluster, builds at a lower CPU priority so that it takes mostly what the CLI's build leaves.
 provision temporal bash scripts/temporal.sh path
-provision cluster-build bash scripts/temporal-cluster.sh path
 provision n8n bash scripts/n8n.sh path
 provision chromium bash scripts/chromium.sh path
+provision cluster-build nice -n 10 bash scripts/temporal-cluster.sh path
 provision actionlint bash scripts/actionlint.sh path
 
 wait_runtime() { # name VAR: waits for `provision name`; fails loudly with its log; exports VAR=<its path>
@@ -65,14 +67,19 @@ run_cluster_tests() { # runner...
   return "$rc"
 }
 
-# Lanes: groups of test folders that share no ports (servers on port 0; the cluster on its own fixed ports,
+# Lanes: groups of test files that share no ports (servers on port 0; the cluster on its own fixed ports,
 # 17300-17309) and no state (temp folders; caches written atomically). Each lane runs its files one at a time.
-temporal_files=(test/temporal/**/*.test.mts)
+# Lane C takes the long chaos files and the cluster so that no lane is much longer than the others
+# (test/README.md "What runs in parallel").
+lane_c_temporal=(test/temporal/chaos.test.mts)
+temporal_files=()
+for f in test/temporal/**/*.test.mts; do [[ " ${lane_c_temporal[*]} " == *" $f "* ]] || temporal_files+=("$f"); done
+tenants_files=(test/tenants/**/*.test.mts)
 cluster_files=(test/cluster/**/*.test.mts)
 lane_b_early=(test/unit/**/*.test.mts test/simulator/**/*.test.mts)   # no runtime needed
-lane_b_late=(test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts test/tenants/**/*.test.mts)
+lane_b_late=(test/package/**/*.test.mts test/fuzz/**/*.test.mts test/n8n/**/*.test.mts)
 all=(test/**/*.test.mts)
-if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#cluster_files[@]} + ${#lane_b_early[@]} + ${#lane_b_late[@]} )) ]; then
+if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#lane_c_temporal[@]} + ${#tenants_files[@]} + ${#cluster_files[@]} + ${#lane_b_early[@]} + ${#lane_b_late[@]} )) ]; then
   echo "test files outside the lanes of scripts/test.sh: add their folder to a lane" >&2; exit 1
 fi
 echo "== ${#all[@]} test files"
@@ -84,28 +91,35 @@ wait_all_runtimes() {
     wait_runtime actionlint ACTIONLINT_BIN
 }
 
-if [ "${SECSVC_TEST_LANES:-2}" = 1 ]; then
+if [ "${SECSVC_TEST_LANES:-3}" = 1 ]; then
   rc=0
   wait_all_runtimes
-  spec "${temporal_files[@]}" "${lane_b_early[@]}" "${lane_b_late[@]}" || rc=1
+  spec "${temporal_files[@]}" "${lane_c_temporal[@]}" "${lane_b_early[@]}" "${lane_b_late[@]}" "${tenants_files[@]}" || rc=1
   wait_runtime cluster-build SECSVC_CLUSTER_BIN
   run_cluster_tests spec || rc=1
   exit "$rc"
 fi
 
-(
+( # lane A: test/temporal
   rc=0
   { wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN; } >"$LOGS/a-runtimes.log" 2>&1 || rc=1
   [ "$rc" = 0 ] && { to_log temporal spec "${temporal_files[@]}" || rc=1; }
-  if wait_runtime cluster-build SECSVC_CLUSTER_BIN >>"$LOGS/a-runtimes.log" 2>&1; then
+  echo "$rc" >"$LOGS/a.rc"
+) &
+lane_a_pid=$!
+( # lane C: test/tenants and the long chaos file of test/temporal, then test/cluster
+  rc=0
+  { wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN; } >"$LOGS/c-runtimes.log" 2>&1 || rc=1
+  [ "$rc" = 0 ] && { to_log tenants spec "${tenants_files[@]}" "${lane_c_temporal[@]}" || rc=1; }
+  if { wait_runtime cluster-build SECSVC_CLUSTER_BIN && wait_runtime n8n N8N_RUNTIME; } >>"$LOGS/c-runtimes.log" 2>&1; then
     to_log cluster run_cluster_tests spec || rc=1
   else
     rc=1
   fi
-  echo "$rc" >"$LOGS/a.rc"
+  echo "$rc" >"$LOGS/c.rc"
 ) &
-lane_a_pid=$!
-echo "== lane A (test/temporal, then test/cluster) and lane B (unit, simulator, then package, fuzz, n8n) running; logs in $LOGS"
+lane_c_pid=$!
+echo "== lane A (test/temporal), lane B (unit, simulator, then package, fuzz, n8n) and lane C (tenants, temporal/chaos, then cluster) running; logs in $LOGS"
 rc_b=0
 to_log other-early spec "${lane_b_early[@]}" || rc_b=1
 if wait_all_runtimes >"$LOGS/b-runtimes.log" 2>&1; then
@@ -113,11 +127,12 @@ if wait_all_runtimes >"$LOGS/b-runtimes.log" 2>&1; then
 else
   rc_b=1
 fi
-wait "$lane_a_pid" || true
+wait "$lane_a_pid" "$lane_c_pid" || true
 rc_a="$(cat "$LOGS/a.rc" 2>/dev/null || echo 1)"
+rc_c="$(cat "$LOGS/c.rc" 2>/dev/null || echo 1)"
 
 passed=0; failed=0
-for name in b-runtimes other-early other a-runtimes temporal cluster; do
+for name in b-runtimes other-early other a-runtimes temporal c-runtimes tenants cluster; do
   [ -f "$LOGS/$name.log" ] || continue
   echo; echo "==================== $name ===================="
   cat "$LOGS/$name.log"
@@ -125,6 +140,6 @@ for name in b-runtimes other-early other a-runtimes temporal cluster; do
   passed=$(( passed + ${p:-0} )); failed=$(( failed + ${f:-0} ))
 done
 echo
-echo "lanes: A (temporal, cluster) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b; $(( SECONDS - T0 )) s"
+echo "lanes: A (temporal) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b, C (tenants, temporal/chaos, cluster) exit $rc_c; $(( SECONDS - T0 )) s"
 echo "$passed passed, $failed failed"
-[ "$rc_a" = 0 ] && [ "$rc_b" = 0 ]
+[ "$rc_a" = 0 ] && [ "$rc_b" = 0 ] && [ "$rc_c" = 0 ]
