@@ -720,12 +720,17 @@ export function createClient(opts: ClientOptions): Client {
 		return parseConnectRedirect(location, String(valid.state));
 	}
 
+	// The ops tree (a function per catalog operation) is built on first use: a host holding many clients that only
+	// `call` (the worker's one client per tenant) does not pay for it per client.
+	let opsTree: OpsTree | undefined;
 	const client: Client = {
 		call: call as Client['call'],
 		validate: ((opId: string, params?: Record<string, unknown>) =>
 			validateParams(getOperation(opId), params, policy)) as Client['validate'],
 		check: (opId, params = {}, o = {}) => checked(getOperation(opId), params, o),
-		ops: buildOpsTree(call),
+		get ops() {
+			return (opsTree ??= buildOpsTree(call));
+		},
 		connect,
 		tokens,
 		options: { baseUrl, timeoutMs, retries },

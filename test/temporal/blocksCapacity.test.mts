@@ -1,12 +1,12 @@
 /**
  * Expiring blocks never take on more than they can carry (or they would never expire), real dev server,
- * in-process worker, simulator:
- * - `secsvc block add SITE DP --file feed.txt` with 12,000 lines is refused before anything is sent, naming `--file`
- *   and the rule (was: every entry POSTed, then the blocks workflow TERMINATED at its continue-as-new — payload over
- *   2 MB — and nothing ever removed);
- * - a feed of exactly the site's capacity (2,000) is added, `secsvc holds` answers (was: "Blob data size exceeds
- *   limit"), one more block on another domain-port of the site is refused by the coordinator with nothing sent, and
- *   at the expiry every entry is removed (the runs continue as new on the way).
+ * in-process worker, simulator (docs/expiring-blocks-capacity.md):
+ * - a feed over the site's limit (here SECSVC_MAX_SITE_BLOCKS=1000, 1,001 lone addresses) is refused by
+ *   `secsvc block add SITE DP --file` before anything is sent, naming `--file` and the limit; a limit past what the
+ *   coordinator can carry is refused naming the setting;
+ * - a feed of exactly a shard's capacity (2,000 lone addresses) fills shard 0, `secsvc holds` answers, one more block
+ *   sent to shard 0 is refused by its validator with nothing sent, the same block through `addBlock` goes to shard 1,
+ *   and at the expiry every entry is removed, each named once by a DELETE (the runs continue as new on the way).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
-import { addBlocks, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { MAX_SHARD_BLOCKS } from '../../api/blockCapacity.ts';
+import { addBlock, addBlocks, listBlocks } from '../../worker/src/temporal/blocks.mts';
 import {
 	createEnv,
 	operatorClient,
@@ -34,10 +34,10 @@ after(async () => {
 	await env?.teardown();
 });
 
-const runCli = (args: string[], queue: string) => cliIn(env, args, queue);
+const runCli = (args: string[], queue: string, extra: Record<string, string> = {}) => cliIn(env, args, queue, extra);
 
-/** `n` distinct addresses from 100.64.0.0 on. */
-const feed = (n: number) => Array.from({ length: n }, (_, i) => `100.64.${Math.floor(i / 250)}.${(i % 250) + 1}`);
+/** `n` addresses from 100.64.0.1 on that merge with nothing (every other address). */
+const feed = (n: number) => Array.from({ length: n }, (_, i) => `100.64.${Math.floor(i / 125)}.${2 * (i % 125) + 1}`);
 
 test('a feed the blocks cannot carry is refused before anything is sent; a feed at capacity is added, held, and removed at its expiry', async () => {
 	const s = await startSim(29);
@@ -52,20 +52,21 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 	const posts = () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).length;
 	try {
 		const big = join(dir, 'big.txt');
-		writeFileSync(big, feed(12_000).join('\n'));
-		const r1 = await runCli(
-			['block', 'add', ids.site_id, dpA, '--file', big, '--seconds', '120', '--by', 'x', '--reason', 'y'],
-			queue,
-		);
-		assert.notEqual(r1.code, 0);
+		writeFileSync(big, feed(1001).join('\n'));
+		const add = ['block', 'add', ids.site_id, dpA, '--file', big, '--seconds', '120', '--by', 'x', '--reason', 'y'];
+		const r1 = await runCli(add, queue, { SECSVC_MAX_SITE_BLOCKS: '1000' });
+		assert.equal(r1.code, 2);
 		assert.match(
 			r1.err,
-			/--file: 12000 new blocks: site \S+ would hold 12000 expiring blocks at once, more than 2000 .*Nothing was sent/,
+			/--file: 1001 new blocks \(merged ranges\): site \S+ would hold 1001 expiring blocks at once, more than 1000 .*SECSVC_MAX_SITE_BLOCKS.*Nothing was sent/,
 		);
+		const r0 = await runCli(add, queue, { SECSVC_MAX_SITE_BLOCKS: '30000' });
+		assert.equal(r0.code, 2);
+		assert.match(r0.err, /SECSVC_MAX_SITE_BLOCKS: must be an integer from 1 to 24000/);
 		assert.equal(posts(), 0, 'nothing sent');
 
 		const fits = join(dir, 'fits.txt');
-		writeFileSync(fits, feed(MAX_SITE_BLOCKS).join('\n'));
+		writeFileSync(fits, feed(MAX_SHARD_BLOCKS).join('\n'));
 		const t0 = Date.now();
 		const r2 = await runCli(
 			[
@@ -85,25 +86,41 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 			queue,
 		);
 		assert.equal(r2.code, 0, r2.err);
-		assert.equal(posts(), MAX_SITE_BLOCKS, 'one POST per entry');
+		assert.equal(posts(), MAX_SHARD_BLOCKS, 'one POST per entry');
 		const added = Date.now() - t0;
 		const h = await runCli(['holds', ids.site_id], queue);
 		assert.equal(h.code, 0, h.err);
 		assert.doesNotMatch(h.out + h.err, /Blob data size exceeds limit/);
-		// The site is full: one more block (another domain-port, so not caught by dpA's workflow) is refused by the
-		// coordinator's rule, naming it, and nothing is sent.
-		const r3 = await addBlocks(env.client, queue, ids.site_id, dpB, {
-			blocks: [{ entry: '198.18.9.9', seconds: 60, by: 'x', reason: 'y', via: 'cli' }],
-		});
-		assert.equal(r3.blocks.length, 0);
-		assert.match(r3.refused[0]?.rule ?? '', /2001 on this site, more than 2000/);
-		assert.equal(posts(), MAX_SITE_BLOCKS, 'nothing sent for the refused block');
+		// Shard 0 is full: one more block sent to it is refused by its validator, nothing sent; `addBlock` takes the
+		// same block to shard 1.
+		const one = { entry: '198.18.9.9', seconds: 20, by: 'x', reason: 'y', via: 'cli' as const };
+		await assert.rejects(
+			addBlocks(env.client, queue, ids.site_id, dpA, { blocks: [one] }),
+			/blocks: 1 new blocks: this shard of \S+ would carry 2001 active blocks, more than 2000/,
+		);
+		assert.equal(posts(), MAX_SHARD_BLOCKS, 'nothing sent for the refused block');
+		const b1 = await addBlock(env.client, queue, ids.site_id, dpA, one);
+		assert.equal(b1.state, 'active');
+		assert.equal(posts(), MAX_SHARD_BLOCKS + 1);
+		assert.ok(
+			(await listBlocks(env.client, ids.site_id, dpA)).some((b) => b.range === '198.18.9.9' && b.state === 'active'),
+		);
+		assert.equal(
+			(await env.client.workflow.getHandle(`blocks-${ids.site_id}-${dpA}-1`).describe()).status.name,
+			'RUNNING',
+		);
 		// At the expiry every entry is removed: the workflow ends with nothing left, each entry named once by a DELETE.
 		const id = `blocks-${ids.site_id}-${dpA}`;
 		await waitFor(
 			`${id} completed`,
 			async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED',
 			120_000 + added,
+			1000,
+		);
+		await waitFor(
+			'shard 1 completed',
+			async () => (await env.client.workflow.getHandle(`${id}-1`).describe()).status.name === 'COMPLETED',
+			60_000,
 			1000,
 		);
 		const named = s.sim
@@ -114,15 +131,15 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 					.split(',')
 					.filter(Boolean),
 			);
-		assert.equal(named.length, MAX_SITE_BLOCKS, 'one DELETE naming per entry');
-		assert.equal(new Set(named).size, MAX_SITE_BLOCKS);
+		assert.equal(named.length, MAX_SHARD_BLOCKS + 1, 'one DELETE naming per entry');
+		assert.equal(new Set(named).size, MAX_SHARD_BLOCKS + 1);
 		assert.ok((await listBlocks(env.client, ids.site_id, dpA)).every((b) => b.state === 'removed'));
 		const live = (await op.call('applicationProtection.ipBlacklist.get', {
 			site_id: ids.site_id,
 			domain_port_id: dpA,
-		})) as { p_info: { ipv4: { black_soc: { start_ip?: string }[] } } };
+		})) as { p_info: { ipv4: { black_soc: { ip?: string; start_ip?: string }[] } } };
 		assert.equal(
-			live.p_info.ipv4.black_soc.filter((e) => String(e.start_ip).startsWith('100.64.')).length,
+			live.p_info.ipv4.black_soc.filter((e) => /^(100\.64\.|198\.18\.9\.9)/.test(String(e.ip ?? e.start_ip))).length,
 			0,
 			'none left on the service',
 		);

@@ -1,7 +1,6 @@
 // The payload codec (worker/src/temporal/codec.mts): sealed payloads encrypted with AES-256-GCM under the newest key (key id
 // in the metadata), everything else untouched; old keys decrypt; tampering and a missing key fail loudly; key
-// settings are checked with errors naming the setting. ClusterTokens: one Update for concurrent callers, cached
-// until renewAt, a rejected token names its generation. Tenant token keys (n8n's Token Source "cluster"): a grant sealed
+// settings are checked with errors naming the setting (ClusterTokens: clusterTokens.test.mts). Tenant token keys (n8n's Token Source "cluster"): a grant sealed
 // for a customer opens with that customer's token key in the n8n package's own opener and with nothing else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +18,6 @@ import {
 	tenantTokenKey,
 } from '../../worker/src/temporal/codec.mts';
 import { openGrant, parseTokenKey } from '../../nodes/SecurityService/transport/clusterToken.ts';
-import { ClusterTokens } from '../../worker/src/activities/tenants.mts';
 import { sealed, sealedFor } from '../../workflows/tenant/shared.mts';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
@@ -88,46 +86,6 @@ test('key settings: errors name the setting and the key; none given → undefine
 		() => keysFromEnv({ SECSVC_PAYLOAD_KEYS_FILE: '/nonexistent/keys' }),
 		/cannot read \/nonexistent\/keys: ENOENT/,
 	);
-});
-
-test('ClusterTokens: concurrent callers share one Update; cached until renewAt, renewed ahead while still valid; a rejection names its generation', async () => {
-	let now = 1_000_000;
-	const asked: unknown[] = [];
-	let gen = 0;
-	const tokens = new ClusterTokens(
-		async (req) => {
-			asked.push(req);
-			await new Promise((r) => setTimeout(r, 10));
-			gen++;
-			return sealed({ accessToken: `tok-${gen}`, expiresAt: now + 30_000, renewAt: now + 24_000, generation: gen });
-		},
-		() => now,
-	);
-	const got = await Promise.all(Array.from({ length: 50 }, () => tokens.getToken()));
-	assert.deepEqual(new Set(got), new Set(['tok-1']));
-	assert.equal(asked.length, 1);
-	now += 23_000;
-	assert.equal(await tokens.getToken(), 'tok-1', 'before renewAt: the cached token, no Update');
-	now += 1_000;
-	assert.equal(
-		await tokens.getToken(),
-		'tok-1',
-		'at renewAt: the held token (valid 6 s more) at once, the Update in the background',
-	);
-	await new Promise((r) => setTimeout(r, 30));
-	assert.equal(asked.length, 2, 'one Update for the renewal ahead');
-	assert.equal(await tokens.getToken(), 'tok-2', 'the renewed token once the Update answered');
-	assert.equal(
-		await tokens.getToken({ force: true, rejected: 'tok-1' }),
-		'tok-2',
-		'an older rejected token does not drop the newer one',
-	);
-	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-2' }), 'tok-3');
-	assert.deepEqual(asked, [{}, {}, { rejectedGeneration: 2 }]);
-	// past half the renewal margin (3 s of 6 s left) a call waits for the Update instead of taking the held token
-	now += 27_000;
-	assert.equal(await tokens.getToken(), 'tok-4');
-	assert.equal(asked.length, 4);
 });
 
 test('tenant token keys: a grant sealed for a customer opens with its token key only; the refresh token never uses it', async () => {

@@ -77,11 +77,19 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 		},
 	);
 
-	/** An add that would make this run's blocks too heavy to carry across continue-as-new is refused (issue 29). */
+	/** An add that would make this shard carry too many blocks, or too heavy ones, across continue-as-new is refused. */
 	function checkCarry(field: string, ranges: string[], reqs: BlockRequest[]): void {
 		const active = [...byRange.values()].filter((b) => ACTIVE_STATES.includes(b.state));
 		const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
-		checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active) });
+		checkBlockCapacity({
+			field,
+			site,
+			dp,
+			adding: reqs.length,
+			addingBytes,
+			carried: carriedBytes(active),
+			active: active.length,
+		});
 	}
 
 	function enqueue(req: BlockRequest, range: string): Pending {

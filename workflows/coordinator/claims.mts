@@ -16,7 +16,7 @@ interface CoordinationActivities {
 		queuedOnly?: true;
 	}) => Promise<{ released: number; dequeued?: number }>;
 	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
-	[COORDINATION.holds]: (input: { site_id: string }) => Promise<Hold[]>;
+	[COORDINATION.holds]: (input: { site_id: string; keys?: string[] }) => Promise<Hold[]>;
 }
 
 const coord = proxyActivities<CoordinationActivities>({
@@ -38,4 +38,6 @@ export const release = (
 /** Passes the caller's keys that have a successor to it (expiring blocks); returns them: leave those settings alone. */
 export const handover = (site_id: string, keys: string[]): Promise<HandoverResult> =>
 	coord[COORDINATION.handover]({ site_id, keys });
-export const holdsOf = (site_id: string): Promise<Hold[]> => coord[COORDINATION.holds]({ site_id });
+/** The site's holds (only those of `keys` when given). */
+export const holdsOf = (site_id: string, keys?: string[]): Promise<Hold[]> =>
+	coord[COORDINATION.holds]({ site_id, ...(keys ? { keys } : {}) });

@@ -97,6 +97,14 @@ export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('h
 /** Sent by the coordinator to a successor when keys pass to it. */
 export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');
 export const holdsQuery = defineQuery<Hold[]>('holds');
+/**
+ * The holds a page at a time (`secsvc holds` on a site with thousands of expiring blocks: the whole list in one answer
+ * would pass Temporal's 2 MB limit): holds `offset` … `offset + limit` (at most HOLDS_PAGE) of `total`.
+ */
+export const holdsPageQuery = defineQuery<{ total: number; holds: Hold[] }, [{ offset?: number; limit?: number }]>(
+	'holdsPage',
+);
+export const HOLDS_PAGE = 2000;
 
 /** Activity names (registered by worker/src/temporal/coordination.mts). */
 export const COORDINATION = {

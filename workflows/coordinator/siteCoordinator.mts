@@ -12,7 +12,9 @@ import {
 	claimUpdate,
 	handedOverSignal,
 	handoverUpdate,
+	holdsPageQuery,
 	holdsQuery,
+	HOLDS_PAGE,
 	MAX_KEYS,
 	releaseSignal,
 	releaseUpdate,
@@ -21,7 +23,8 @@ import {
 	type ReleaseRequest,
 	type Successor,
 } from './coordination.mts';
-import { checkSiteBlockHolds } from '../../api/blockCapacity.ts';
+import { checkSiteBlockHolds, MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
+import { packHolds, unpackHolds, type PackedHolds } from './packing.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { coordinatorRules } from '../input/inputRules.mts';
 
@@ -44,6 +47,8 @@ import { coordinatorRules } from '../input/inputRules.mts';
 export interface SiteCoordinatorInput {
 	site_id: string;
 	holds?: Hold[];
+	/** Since `coordinator-packed-holds`: the holds carried packed (packing.mts). */
+	packed?: PackedHolds[];
 	successors?: Successor[];
 }
 
@@ -54,13 +59,20 @@ const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
 const RUN_EVENTS = 1000;
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
-	failOn('coordinator input', problems(input, coordinatorRules));
+	// A packed carry may list more groups than the default list bound (one per add batch or extend).
+	failOn('coordinator input', problems(input, coordinatorRules, { maxList: MAX_SITE_BLOCKS }));
 	// `coordinator-timers`: one timer for the earliest `until`, started only when none pending fires by then, never
 	// cancelled (the unpatched loop's `condition(fn, timeout)` woke every 100 ms while anything was held). Runs
 	// recorded before the patch replay the old way (workflows/README.md "Expiring blocks").
 	const lazy = patched('coordinator-timers');
+	// `coordinator-packed-holds`: holds carried packed (one group per add batch, packing.mts), so a site may hold
+	// MAX_SITE_BLOCKS expiring blocks (api/blockCapacity.ts); runs recorded before it carry one object per hold and
+	// keep the lower limit.
+	const packed = lazy && patched('coordinator-packed-holds');
 	const timers: number[] = [];
-	const holds = new Map<string, Hold>((input.holds ?? []).map((h) => [h.key, h]));
+	const holds = new Map<string, Hold>(
+		[...(input.holds ?? []), ...unpackHolds(input.packed ?? [])].map((h) => [h.key, h]),
+	);
 	const successors = new Map<string, Successor>((input.successors ?? []).map((x) => [x.key, x]));
 	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
 	const toTell = new Map<string, string[]>();
@@ -159,7 +171,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			validator: (req) => {
 				validateClaim(req);
 				// Expiring blocks: never more holds than this run can carry across continue-as-new.
-				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live());
+				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live(), packed, req.reason);
 			},
 		},
 	);
@@ -224,6 +236,12 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	);
 	// A query must not change state: expired holds are filtered here, dropped by the main loop.
 	setHandler(holdsQuery, () => live());
+	setHandler(holdsPageQuery, (p) => {
+		const all = live();
+		const offset = Math.max(0, Math.floor(Number(p?.offset) || 0));
+		const limit = Math.min(HOLDS_PAGE, Math.max(1, Math.floor(Number(p?.limit) || HOLDS_PAGE)));
+		return { total: all.length, holds: all.slice(offset, offset + limit) };
+	});
 
 	/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
 	const tell = async () => {
@@ -255,7 +273,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			if (toTell.size) await tell();
 			await continueAsNew<typeof siteCoordinator>({
 				site_id: input.site_id,
-				holds: [...holds.values()],
+				...(packed ? { packed: packHolds(holds.values()) } : { holds: [...holds.values()] }),
 				successors: [...successors.values()],
 			});
 		}

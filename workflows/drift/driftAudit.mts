@@ -1,4 +1,4 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { OperationActivities, SetParams } from '../pure/activityTypes.mts';
 import { claim, holdsOf, release } from '../coordinator/claims.mts';
 import { settingKey, type Hold } from '../coordinator/coordination.mts';
@@ -270,7 +270,10 @@ const heldSetting = (drift: Drift, h: Hold): HeldSetting => ({
 async function leaveHeldAlone(site: string, drifts: Drift[], fixes: Fix[]): Promise<HeldSetting[]> {
 	if (!fixes.length) return [];
 	const me = workflowInfo().workflowId;
-	const byKey = new Map((await holdsOf(site)).filter((h) => h.owner !== me).map((h) => [h.key, h]));
+	// `drift-held-keys`: only the holds of the fixes' keys (a site with thousands of expiring blocks holds more than
+	// one activity result may carry); runs recorded before it asked for every hold.
+	const keys = patched('drift-held-keys') ? [...new Set(fixes.flatMap((f) => f.keys))] : undefined;
+	const byKey = new Map((await holdsOf(site, keys)).filter((h) => h.owner !== me).map((h) => [h.key, h]));
 	const held: HeldSetting[] = [];
 	for (const f of [...fixes]) {
 		const h = f.keys.map((k) => byKey.get(k)).find((x) => x !== undefined);

@@ -1,6 +1,7 @@
 import { isObj, type Rules } from './inputChecks.mts';
 import { FLEET_BOUNDS } from '../fleet/shared.mts';
 import { MAX_KEYS } from '../coordinator/coordination.mts';
+import { MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
 
 /**
  * The input rules of each workflow type (and of the Updates / signals that carry a whole input), for
@@ -84,8 +85,19 @@ export function blocksRules(r: Rules, input: unknown): void {
 /** siteCoordinator (`site-<site>`): the site id and carried holds / successors as the run itself writes them. */
 export function coordinatorRules(r: Rules, input: unknown): void {
 	if (!r.obj('(input)', input)) return;
-	r.keys('', input, ['site_id', 'holds', 'successors']);
+	r.keys('', input, ['site_id', 'holds', 'packed', 'successors']);
 	r.id('site_id', input.site_id);
+	const packed = input.packed;
+	if (r.list('packed', packed, MAX_SITE_BLOCKS))
+		packed.forEach((g, i) => {
+			if (!r.obj(`packed.${i}`, g)) return;
+			r.text(`packed.${i}.owner`, g.owner, 500);
+			r.oneOf(`packed.${i}.mode`, g.mode, ['hold', 'lease'], false);
+			if (!isoLike(g.until)) r.bad(`packed.${i}.until`, 'must be a time (ISO 8601)');
+			const keys = g.keys;
+			if (r.list(`packed.${i}.keys`, keys, MAX_SITE_BLOCKS, false))
+				keys.forEach((k, j) => r.text(`packed.${i}.keys.${j}`, k, 500));
+		});
 	for (const field of ['holds', 'successors'] as const) {
 		const list = input[field];
 		if (!r.list(field, list, MAX_KEYS * 5)) continue;

@@ -4,6 +4,7 @@ import {
 	allHandlersFinished,
 	condition,
 	continueAsNew,
+	patched,
 	proxyActivities,
 	setHandler,
 	upsertMemo,
@@ -41,7 +42,14 @@ import {
  *    needs-reinstall); `remove` ends the workflow; `view` answers without any secret. Memo `sites`/`kind` let workers
  *    map a site to its tenant from a visibility list.
  */
-const CONTINUE_AFTER_EVENTS = 2_000;
+/**
+ * A run continues as new after this many events. Short runs bound what every worker holds per cached tenant (the SDK
+ * core keeps a state machine per command and per workflow task for the run's life, and each renewal adds a few) and
+ * keep a replay short. Runs started before the patch keep their old length.
+ */
+const CONTINUE_AFTER_EVENTS = 300;
+const CONTINUE_AFTER_EVENTS_BEFORE = 2_000;
+const SHORT_RUNS_PATCH = 'tenant-short-runs';
 
 const { [RENEW_ACTIVITY]: renew } = proxyActivities<{ [RENEW_ACTIVITY]: (i: RenewInput) => Promise<RenewResult> }>({
 	startToCloseTimeout: '15 seconds',
@@ -58,6 +66,7 @@ const { [RENEW_ACTIVITY]: renew } = proxyActivities<{ [RENEW_ACTIVITY]: (i: Rene
 export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typeof viewOf>> {
 	const { $sealed: _, ...start } = input;
 	const state: TenantState = { ...start };
+	const continueAfter = patched(SHORT_RUNS_PATCH) ? CONTINUE_AFTER_EVENTS : CONTINUE_AFTER_EVENTS_BEFORE;
 	let busy = false;
 	// A mutex for the handlers: every waiting condition that holds is released in the same pass, so each waiter
 	// checks again when it runs (Updates delivered together in one activation would otherwise all enter at once).
@@ -175,7 +184,7 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 		() =>
 			state.status === 'removed' ||
 			workflowInfo().continueAsNewSuggested ||
-			workflowInfo().historyLength > CONTINUE_AFTER_EVENTS,
+			workflowInfo().historyLength > continueAfter,
 	);
 	await condition(() => !busy && allHandlersFinished());
 	if (state.status === 'removed') return viewOf(state);

@@ -24,7 +24,14 @@ export function createCoordinationActivities(
 			heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
 		[COORDINATION.handover]: async (input) =>
 			heartbeating(() => handover(client(), input.site_id, callerId(), input.keys ?? [])),
-		[COORDINATION.holds]: async (input) => heartbeating(() => holds(client(), input.site_id)),
+		// Only the holds of `keys` when given: every hold of a site with thousands of expiring blocks would pass the
+		// 2 MB an activity result may carry.
+		[COORDINATION.holds]: async (input) =>
+			heartbeating(async () => {
+				const all = await holds(client(), input.site_id);
+				const only = input.keys ? new Set(input.keys) : undefined;
+				return only ? all.filter((h) => only.has(h.key)) : all;
+			}),
 	};
 }
 

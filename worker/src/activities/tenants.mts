@@ -1,12 +1,12 @@
 // Tenants in the worker (worker/README.md "Tenants"): a site resolves to its tenant, a call for the site
-// carries that tenant's token, which comes from the tenant's entity workflow (tenant-<customer_id>) and is cached
-// here until the workflow's renewAt. Renewals happen in the workflow (one at a time, once per expiry, cluster-wide).
+// carries that tenant's token, which comes from the tenant's entity workflow (tenant-<customer_id>) and is held and
+// renewed ahead by ClusterTokens (clusterTokens.mts). Renewals happen in the workflow (one at a time, once per expiry,
+// cluster-wide).
 import { Context } from '@temporalio/activity';
 import { WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { getOperation } from '../../../api/catalog/index.ts';
 import { createClient, type Client, type ClientOptions } from '../../../api/client.ts';
-import { MemoryTokenStore, TokenManager } from '../../../api/tokens.ts';
 import { redactText } from '../../../api/redact.ts';
 import {
 	RENEW_ACTIVITY,
@@ -20,85 +20,15 @@ import {
 	type TokenRequest,
 } from '../../../workflows/tenant/shared.mts';
 import { toFailure } from './operations.mts';
+import { ClusterTokens, TOKEN_WAIT_METRIC } from './clusterTokens.mts';
+
+export { ClusterTokens };
 
 export const TENANT_METRIC = {
 	lockouts: 'secsvc_tenant_lockouts',
 	renewals: 'secsvc_tenant_renewals',
-	tokenWait: 'secsvc_tenant_token_wait',
+	tokenWait: TOKEN_WAIT_METRIC,
 } as const;
-
-/**
- * How long a call waited for its tenant's token (ms) when the cached one could not serve (`reason`: first = none held
- * yet, due = the held one reached renewAt, rejected = the service refused it). Recorded in the activity's meter.
- */
-function recordTokenWait(ms: number, reason: 'first' | 'due' | 'rejected') {
-	try {
-		Context.current()
-			.metricMeter.createHistogram(
-				TENANT_METRIC.tokenWait,
-				'int',
-				'ms',
-				"time a call waited for its tenant's token (ms)",
-			)
-			.record(Math.max(0, Math.round(ms)), { reason });
-	} catch {
-		/* outside an activity: nothing to record into */
-	}
-}
-
-/** Access tokens from the tenant workflow, cached until its renewAt; concurrent callers share one Update. */
-export class ClusterTokens extends TokenManager {
-	private grant?: TokenGrant;
-	private pending?: Promise<TokenGrant>;
-	/** Updates sent (tests count them). */
-	asks = 0;
-	constructor(
-		private readonly ask: (req: TokenRequest) => Promise<TokenGrant>,
-		private readonly clock: () => number = Date.now,
-	) {
-		super({
-			credentials: { appId: '', secret: '', tokenKind: 'user' },
-			store: new MemoryTokenStore(),
-			storeKey: '',
-			skewSeconds: 0,
-			now: clock,
-			fetchToken: () => Promise.reject(new Error('cluster tokens are renewed by their tenant workflow')),
-		});
-	}
-
-	override async getToken(o: { force?: boolean; rejected?: string } = {}): Promise<string> {
-		let rejectedGeneration: number | undefined;
-		if (o.force && this.grant && (!o.rejected || o.rejected === this.grant.accessToken)) {
-			rejectedGeneration = this.grant.generation;
-			this.grant = undefined;
-		}
-		const held = this.grant;
-		const now = this.clock();
-		if (held && now < held.renewAt) return held.accessToken;
-		// Due but still valid for a while: renew ahead. The Update starts in the background (one per worker; the
-		// workflow renews once for the cluster) and calls keep the held token until half of the renewal margin is
-		// left, so a call waits for a token only when the Update took that long (or none is held, or it was refused).
-		if (held && rejectedGeneration === undefined && now < held.renewAt + (held.expiresAt - held.renewAt) / 2) {
-			this.askOnce({}).catch(() => undefined); // a failed ask is repeated by the next call
-			return held.accessToken;
-		}
-		const reason = rejectedGeneration !== undefined ? 'rejected' : held ? 'due' : 'first';
-		const token = (await this.askOnce(rejectedGeneration === undefined ? {} : { rejectedGeneration })).accessToken;
-		recordTokenWait(this.clock() - now, reason);
-		return token;
-	}
-
-	/** One Update at a time per tenant and worker: concurrent callers share it. */
-	private askOnce(req: TokenRequest): Promise<TokenGrant> {
-		this.pending ??= (async () => {
-			this.asks++;
-			return (this.grant = await this.ask(req));
-		})().finally(() => {
-			this.pending = undefined;
-		});
-		return this.pending;
-	}
-}
 
 /** Asks `tenant-<customer>` for a token; a refused tenant is a non-retryable failure naming it. */
 export async function askTenant(temporal: TemporalClient, customerId: string, req: TokenRequest): Promise<TokenGrant> {

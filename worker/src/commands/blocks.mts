@@ -1,4 +1,3 @@
-import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
 import {
 	BlockInputError,
@@ -8,41 +7,15 @@ import {
 	type BlockRequest,
 	type BulkBlockResult,
 } from '../../../workflows/blocks/shared.mts';
-import {
-	addBlock,
-	addBlocks,
-	checkFeedFits,
-	extendBlock,
-	formatBlocks,
-	listBlocks,
-	removeBlock,
-} from '../temporal/blocks.mts';
+import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
 import { siteArg, UsageError, type Command } from './args.mts';
+import { addFeed, feedLines, siteLimit } from './blockFeed.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks/blocks.mts). */
 export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o, conn, t.taskQueue, out);
 
-/** The entries of `block add`: positional (ENTRY 1, ENTRY 2 …) or one a line of --file (blank lines and # comments skipped). */
-function blockEntries(positional: string[], file: string | boolean | undefined): { entry: string; label: string }[] {
-	if (file !== undefined) {
-		if (typeof file !== 'string') throw new UsageError('--file: needs a file name');
-		if (positional.length)
-			throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
-		let text: string;
-		try {
-			if (statSync(file).size > 10 * 2 ** 20) throw new Error('larger than 10 MB');
-			text = readFileSync(file, 'utf8');
-		} catch (e) {
-			throw new UsageError(`--file ${file}: must be a readable text file (${(e as Error).message})`);
-		}
-		const out = text.split(/\r?\n/).flatMap((line, i) => {
-			const entry = line.replace(/#.*/, '').trim();
-			return entry ? [{ entry, label: `--file line ${i + 1}` }] : [];
-		});
-		if (!out.length)
-			throw new UsageError(`--file ${file}: names no entry (one address, start-end range or CIDR a line)`);
-		return out;
-	}
+/** The entries of `block add` given as arguments (ENTRY 1, ENTRY 2 …); a feed file is blockFeed.mts. */
+function blockEntries(positional: string[]): { entry: string; label: string }[] {
 	if (!positional.length) throw new UsageError('ENTRY: is required (or --file FILE)');
 	return positional.map((entry, i) => ({ entry, label: positional.length === 1 ? 'ENTRY' : `ENTRY ${i + 1}` }));
 }
@@ -76,8 +49,19 @@ async function blockCommand(
 				throw new UsageError('--max-prefix: must be 0 to 32');
 			if (typeof o.reason !== 'string') throw new UsageError('--reason: is required (why the block)');
 			const site = arg(1, 'SITE');
+			if (o.file !== undefined) {
+				// A threat feed: merged into ranges, checked whole, then each slice to its shard (blockFeed.mts).
+				const dp = pos[2] === undefined ? undefined : arg(2, 'DP');
+				if (pos.length > 3)
+					throw new UsageError('--file: give the entries either as ENTRY arguments or in --file, not both');
+				const lines = feedLines(o.file, dp);
+				const block = { seconds: int('seconds'), by: by(), reason: o.reason, via: 'cli' as const };
+				const r = await addFeed(conn, taskQueue, site, lines, block, siteLimit(o), maxPrefix);
+				out(r);
+				return r.refused.length ? 1 : 0;
+			}
 			const dp = arg(2, 'DP');
-			const entries = blockEntries(pos.slice(3), o.file);
+			const entries = blockEntries(pos.slice(3));
 			const seconds = int('seconds');
 			const reqs: BlockRequest[] = entries.map((e) => ({
 				entry: e.entry,
@@ -86,7 +70,7 @@ async function blockCommand(
 				reason: o.reason as string,
 				via: 'cli' as const,
 			}));
-			if (reqs.length === 1 && typeof o.file !== 'string') {
+			if (reqs.length === 1) {
 				out(await addBlock(await conn(), taskQueue, site, dp, reqs[0], maxPrefix));
 				return 0;
 			}
@@ -109,14 +93,6 @@ async function blockCommand(
 			const chunks: BlockRequest[][] = [];
 			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
 			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);
-			await checkFeedFits(
-				await conn(),
-				site,
-				dp,
-				reqs,
-				[...seen.keys()],
-				typeof o.file === 'string' ? '--file' : 'ENTRY',
-			);
 			const all: BulkBlockResult = { blocks: [], refused: [] };
 			for (const c of chunks) {
 				const r = await addBlocks(await conn(), taskQueue, site, dp, { blocks: c }, maxPrefix);

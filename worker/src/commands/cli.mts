@@ -48,7 +48,10 @@ const USAGE = `usage: secsvc <command> [options]
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
   tenants add|install|list|show|remove, entrance   customers the app acts for (worker/README.md "Tenants")
   block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
-  block add SITE DP --file FILE --seconds N --by ID --reason TEXT   (one entry a line, # comments; a threat feed)
+  block add SITE [DP] --file FILE --seconds N --by ID --reason TEXT [--max-site-blocks N]
+                                           a threat feed: one entry a line (\`DP ENTRY\` a line without DP; # comments),
+                                           merged into ranges per domain-port, refused whole (nothing sent) past the
+                                           site's limit (SECSVC_MAX_SITE_BLOCKS, default 20000 ranges) or its shards
                                            block addresses / start-end ranges / CIDRs for N seconds (removed at expiry);
                                            several entries go in bulk adds (one Update per ${MAX_BULK_BLOCKS}); a bad entry is
                                            named (ENTRY 2 / --file line 7) and nothing is sent

@@ -36,11 +36,13 @@ export const METRIC = {
 export const METRIC_PREFIX = 'temporal_';
 
 const MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000];
+/** A token wait is 0 ms when the held token serves (first bucket), else an Update's round trip: finer around 1 s. */
+const TOKEN_WAIT_MS = [1, 5, 10, 25, 50, 100, 250, 500, 750, 1000, 1500, 2000, 2500, 5000, 10_000, 30_000];
 const SECONDS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200];
 /** Histogram buckets of ours (the exporter's default, 50…10000, fits neither milliseconds on loopback nor seconds). */
 export const BUCKETS: Record<string, number[]> = {
 	secsvc_api_request_latency: MS,
-	secsvc_tenant_token_wait: MS,
+	secsvc_tenant_token_wait: TOKEN_WAIT_MS,
 	secsvc_api_rate_limit_wait_time: MS,
 	secsvc_api_budget_wait: MS,
 	secsvc_runbook_time_to_detect: SECONDS,

@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import type { WorkerConfig } from './config.mts';
 import { createUndiciTransport } from '../service/undici.mts';
+import { clientSafety } from './clientSafety.mts';
 import { createTenantActivities, TenantDirectory, tenantClients, tenantRoutingClient } from '../activities/tenants.mts';
 
 export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
@@ -16,8 +17,42 @@ export const tenantsEnabled = (env: Record<string, string | undefined> = process
 	throw new Error(`SECSVC_TENANTS: must be 0 or 1 (got ${JSON.stringify(v)})`);
 };
 
+/**
+ * SECSVC_TENANT_CACHED_WORKFLOWS: tenant workflows this worker keeps cached (the sticky cache of its tenants SDK
+ * Worker; default DEFAULT_TENANT_CACHED_WORKFLOWS). A tenant not cached replays its run (short: the workflow continues as
+ * new often) on its next Update; a cached one costs the worker memory for as long as it stays cached.
+ */
+export const DEFAULT_TENANT_CACHED_WORKFLOWS = 1000;
+export function tenantCachedWorkflows(env: Record<string, string | undefined> = process.env): number {
+	const v = env.SECSVC_TENANT_CACHED_WORKFLOWS;
+	if (v === undefined || v === '') return DEFAULT_TENANT_CACHED_WORKFLOWS;
+	const n = Number(v);
+	if (!Number.isInteger(n) || n < 2)
+		throw new Error(`SECSVC_TENANT_CACHED_WORKFLOWS: must be an integer ≥ 2 (got ${JSON.stringify(v)})`);
+	return n;
+}
+
+/**
+ * SECSVC_TENANT_WORKFLOW_THREAD: where the tenant workflows run. `main` (default): in the worker's main thread (the
+ * SDK's in-thread sandbox, with the same 5 s execution timeout per activation), which spares the process a third
+ * workflow thread and its isolate; a tenant's activations are short (hand out a token, schedule a renewal), so they
+ * hold the main thread's event loop only briefly. `own`: a workflow thread of their own, like the runbooks' and the
+ * coordinators'.
+ */
+export const DEFAULT_TENANT_WORKFLOW_THREAD: 'own' | 'main' = 'main';
+export function tenantWorkflowThread(env: Record<string, string | undefined> = process.env): 'own' | 'main' {
+	const v = env.SECSVC_TENANT_WORKFLOW_THREAD;
+	if (v === undefined || v === '') return DEFAULT_TENANT_WORKFLOW_THREAD;
+	if (v === 'own' || v === 'main') return v;
+	throw new Error(`SECSVC_TENANT_WORKFLOW_THREAD: must be 'own' or 'main' (got ${JSON.stringify(v)})`);
+}
+
 export interface TenantMode {
 	dataConverter: NonNullable<ReturnType<typeof dataConverterFor>>;
+	/** The tenants SDK Worker's sticky cache size (SECSVC_TENANT_CACHED_WORKFLOWS). */
+	cachedWorkflows: number;
+	/** Where the tenant workflows run (SECSVC_TENANT_WORKFLOW_THREAD). */
+	workflowThread: 'own' | 'main';
 	/** The activities' client: each call with its tenant's token (portal/token operations with the app's). */
 	/** `budget`: the request budget's client options (process/budget.mts), when api.rateLimit is set. */
 	route(
@@ -35,11 +70,15 @@ export function tenantMode(
 ): TenantMode | undefined {
 	if (!tenantsEnabled(env)) return undefined;
 	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
+	const cachedWorkflows = tenantCachedWorkflows(env);
+	const workflowThread = tenantWorkflowThread(env);
 	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
 		.map((s) => Number(s.trim()))
 		.filter(Number.isInteger);
 	return {
 		dataConverter,
+		cachedWorkflows,
+		workflowThread,
 		route(app, temporal, budget) {
 			const transport = createUndiciTransport({ connections: 8 });
 			const clientFor = tenantClients(
@@ -51,6 +90,8 @@ export function tenantMode(
 					authFailureCodes: cfg.api.authFailureCodes,
 					rateLimitCodes: cfg.api.rateLimitCodes,
 					sleep: (ms) => delay(ms),
+					// the same guard, answer bound, override audit and metrics as the app's client
+					...clientSafety(cfg),
 					// the app's request budget, each tenant also within its own (api.rateLimit.tenant)
 					...budget,
 				},

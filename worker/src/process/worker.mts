@@ -2,7 +2,7 @@ import { createIdentityActivities } from '../activities/identity.mts';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Client, ClientOptions } from '../../../api/client.ts';
+import type { Client } from '../../../api/client.ts';
 import { redactText, registerSecret } from '../../../api/redact.ts';
 import { createActivities } from '../activities/operations.mts';
 import { AdmissionSlots, admissionTuner, coordinatorQueueFor } from './admission.mts';
@@ -13,10 +13,11 @@ import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
-import { apiMetricsListener, installMetrics, METRIC } from './metrics.mts';
+import { installMetrics, METRIC } from './metrics.mts';
 import { budgetFromConfig, type WorkerBudget } from './budget.mts';
 import { requestTraceFromEnv } from './requestTrace.mts';
 import { tenantMode } from './tenantWorker.mts';
+import { auditOverrides, clientSafety } from './clientSafety.mts';
 import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
@@ -28,7 +29,7 @@ export function clientFromConfig(cfg: WorkerConfig): {
 } {
 	const trace = requestTraceFromEnv();
 	const budget = budgetFromConfig(cfg, trace);
-	const metrics = cfg.metrics?.address ? apiMetricsListener() : undefined;
+	const safety = clientSafety(cfg);
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
 	registerSecret(cfg.api.authCode);
@@ -46,25 +47,17 @@ export function clientFromConfig(cfg: WorkerConfig): {
 		retries: cfg.api.retries ?? 1,
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
-		maxResponseBytes: cfg.api.maxResponseBytes,
 		connections: 8,
-		blastRadius: cfg.guard
+		// the guard, the answer bound, the override audit and the API metrics (clientSafety.mts), and the request trace
+		...safety,
+		...(trace
 			? {
-					widestPrefix: cfg.guard.widestPrefix,
-					protectedRanges: cfg.guard.protectedRanges,
-					ownAddresses: cfg.guard.ownAddressLookup ? 'lookup' : 'off',
-				}
-			: undefined,
-		// API requests, latency, token renewals, retries, rate-limit waits (worker/src/process/metrics.mts), only when served;
-		// a block sent under the widest-prefix override is always logged (the audit line; the reason is no secret)
-		onEvent: auditOverrides(
-			trace
-				? (e) => {
-						metrics?.(e);
+					onEvent: (e: Parameters<NonNullable<typeof safety.onEvent>>[0]) => {
+						safety.onEvent?.(e);
 						trace.onEvent(e);
-					}
-				: metrics,
-		),
+					},
+				}
+			: {}),
 		...budget?.clientOptions,
 	});
 	return {
@@ -77,16 +70,7 @@ export function clientFromConfig(cfg: WorkerConfig): {
 	};
 }
 
-/** Logs every block sent under the widest-prefix override (who, why, what), then hands the event on. */
-export function auditOverrides(next?: ClientOptions['onEvent']): NonNullable<ClientOptions['onEvent']> {
-	return (e) => {
-		if (e.type === 'override')
-			console.warn(
-				`[secsvc audit] ${e.opId}: block wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`,
-			);
-		next?.(e);
-	};
-}
+export { auditOverrides };
 
 /**
  * Worker sizing (env; defaults chosen on the bench of 500 concurrent runbooks on one worker, see bench/README.md):
@@ -250,7 +234,10 @@ export async function startWorker(
 				dataConverter: tenancy.dataConverter,
 				activities: tenancy.activities(app),
 				...(opts.identity ? { identity: opts.identity } : {}),
-				maxCachedWorkflows: cacheAndContext.maxCachedWorkflows,
+				maxCachedWorkflows: tenancy.cachedWorkflows,
+				maxConcurrentWorkflowTaskExecutions: Math.min(tenancy.cachedWorkflows, maxConcurrentWorkflowTaskExecutions),
+				// `main`: the SDK's in-thread sandbox (its debugMode) with the usual execution timeout kept
+				...(tenancy.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),
 				reuseV8Context: cacheAndContext.reuseV8Context,
 				...opts.shutdown,
 			})

@@ -5,7 +5,6 @@ import {
 	type Client as TemporalClient,
 } from '@temporalio/client';
 import {
-	ACTIVE_STATES,
 	addBlocksUpdate,
 	addBlockUpdate,
 	blocksIdFor,
@@ -21,9 +20,8 @@ import {
 	type BulkBlockResult,
 	type ChangeRequest,
 } from '../../../workflows/blocks/shared.mts';
-import { holds as coordinatorHolds } from './coordination.mts';
 import { printable } from './printable.mts';
-import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
+import { blocksShardId, blocksShardIds, SHARD_FULL_RE } from '../../../api/blockShards.ts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 import type { blocks } from '../../../workflows/blocks/blocks.mts';
 
@@ -46,10 +44,10 @@ const refusedFrom = (e: unknown) => {
 	return e;
 };
 
-/** The domain-port's blocks workflow, started by the add if it is not running (Update-with-start). */
-const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: number) =>
+/** A shard of the domain-port's blocks, started by the add if it is not running (Update-with-start). */
+const startBlocks = (taskQueue: string, site: string, dp: string, maxPrefix?: number, shard = 0) =>
 	new WithStartWorkflowOperation<typeof blocks>(WORKFLOW_TYPE.blocks, {
-		workflowId: blocksIdFor(site, dp),
+		workflowId: blocksShardId(site, dp, shard),
 		taskQueue,
 		args: [{ site_id: site, domain_port_id: dp, ...(maxPrefix ? { maxPrefix } : {}) }],
 		workflowIdConflictPolicy: 'USE_EXISTING',
@@ -64,13 +62,19 @@ export async function addBlock(
 	maxPrefix?: number,
 ): Promise<Block> {
 	checkBlockRequest(req, maxPrefix); // bad input: named, nothing sent
-	try {
-		return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
-			args: [req],
-			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
-		});
-	} catch (e) {
-		throw refusedFrom(e);
+	// The first shard with room takes it (api/blockShards.ts): a full shard refuses in its validator, nothing written.
+	const shards = blocksShardIds(site, dp).length;
+	for (let shard = 0; ; shard++) {
+		try {
+			return await client.workflow.executeUpdateWithStart(addBlockUpdate, {
+				args: [req],
+				startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix, shard),
+			});
+		} catch (e) {
+			const r = refusedFrom(e);
+			if (shard + 1 < shards && r instanceof BlockRefused && SHARD_FULL_RE.test(r.message)) continue;
+			throw r;
+		}
 	}
 }
 
@@ -86,12 +90,13 @@ export async function addBlocks(
 	dp: string,
 	req: BulkBlockRequest,
 	maxPrefix?: number,
+	shard = 0,
 ): Promise<BulkBlockResult> {
 	checkBulkRequest(req, maxPrefix);
 	try {
 		return await client.workflow.executeUpdateWithStart(addBlocksUpdate, {
 			args: [req],
-			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix),
+			startWorkflowOperation: startBlocks(taskQueue, site, dp, maxPrefix, shard),
 		});
 	} catch (e) {
 		throw refusedFrom(e);
@@ -106,15 +111,22 @@ async function change(
 	kind: 'extend' | 'remove',
 ): Promise<Block> {
 	checkChangeRequest(req, kind === 'extend');
-	try {
-		return await client.workflow
-			.getHandle(blocksIdFor(site, dp))
-			.executeUpdate(kind === 'extend' ? extendBlockUpdate : removeBlockUpdate, { args: [req] });
-	} catch (e) {
-		if (e instanceof WorkflowNotFoundError || /not found|already completed/i.test(String((e as Error)?.message)))
-			throw new BlockRefused(`entry: no active block for ${req.entry} on ${dp} of site ${site}`);
-		throw refusedFrom(e);
+	const none = new BlockRefused(`entry: no active block for ${req.entry} on ${dp} of site ${site}`);
+	// The block is in one shard of the domain-port: asked shard by shard, the others answer "no active block".
+	for (const id of blocksShardIds(site, dp)) {
+		try {
+			return await client.workflow
+				.getHandle(id)
+				.executeUpdate(kind === 'extend' ? extendBlockUpdate : removeBlockUpdate, { args: [req] });
+		} catch (e) {
+			if (e instanceof WorkflowNotFoundError || /not found|already completed/i.test(String((e as Error)?.message)))
+				continue;
+			const r = refusedFrom(e);
+			if (r instanceof BlockRefused && /^entry: no active block for /.test(r.message)) continue;
+			throw r;
+		}
 	}
+	throw none;
 }
 
 export const extendBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) =>
@@ -122,10 +134,10 @@ export const extendBlock = (client: TemporalClient, site: string, dp: string, re
 export const removeBlock = (client: TemporalClient, site: string, dp: string, req: ChangeRequest) =>
 	change(client, site, dp, req, 'remove');
 
-/** The blocks of a site (every domain-port, or one), active first, then the recently ended ones. */
+/** The blocks of a site (every domain-port, or one: each of its shards), active first, then the recently ended ones. */
 export async function listBlocks(client: TemporalClient, site: string, dp?: string): Promise<Block[]> {
 	const ids: string[] = [];
-	if (dp) ids.push(blocksIdFor(site, dp));
+	if (dp) ids.push(...blocksShardIds(site, dp));
 	else {
 		const prefix = blocksIdFor(site, '');
 		for await (const w of client.workflow.list({
@@ -139,32 +151,16 @@ export async function listBlocks(client: TemporalClient, site: string, dp?: stri
 		const h = client.workflow.getHandle(id);
 		try {
 			const d = await h.describe();
-			if (d.status.name === 'RUNNING') out.push(...(await h.query(blocksQuery)));
-			else if (d.status.name === 'COMPLETED') out.push(...(((await h.result()) as { ended?: Block[] }).ended ?? []));
+			let got: Block[] = [];
+			if (d.status.name === 'RUNNING') got = await h.query(blocksQuery);
+			else if (d.status.name === 'COMPLETED') got = ((await h.result()) as { ended?: Block[] }).ended ?? [];
+			// `blocks-<site>-` also starts the ids of a site whose id continues with `-…`: only this site's (and dp's).
+			out.push(...got.filter((b) => b.site_id === site && (!dp || b.domain_port_id === dp)));
 		} catch (e) {
 			if (!(e instanceof WorkflowNotFoundError)) throw e;
 		}
 	}
 	return out;
-}
-
-/**
- * Before the first Update of a feed: the whole feed must fit what the site's coordinator and the domain-port's blocks
- * workflow can carry (api/blockCapacity.ts), else it is refused naming `field` and nothing is sent — the Updates go in
- * chunks of MAX_BULK_BLOCKS, so a refusal by a later chunk would come after earlier POSTs.
- */
-export async function checkFeedFits(
-	client: TemporalClient,
-	site: string,
-	dp: string,
-	reqs: BlockRequest[],
-	ranges: string[],
-	field: string,
-): Promise<void> {
-	const siteHeld = (await coordinatorHolds(client, site)).filter((h) => h.owner.startsWith('blocks-')).length;
-	const active = (await listBlocks(client, site, dp)).filter((b) => ACTIVE_STATES.includes(b.state));
-	const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
-	checkBlockCapacity({ field, site, dp, adding: reqs.length, addingBytes, carried: carriedBytes(active), siteHeld });
 }
 
 export function formatBlocks(blocks: Block[]): string {

@@ -10,7 +10,9 @@ import {
 	claimUpdate,
 	coordinatorIdFor,
 	handoverUpdate,
+	holdsPageQuery,
 	holdsQuery,
+	HOLDS_PAGE,
 	releaseSignal,
 	releaseUpdate,
 	MAX_KEYS,
@@ -126,12 +128,29 @@ export async function handover(client: Client, site: string, owner: string, keys
 	}
 }
 
+/**
+ * Every hold of the site: a page at a time (`holdsPage`: thousands of expiring blocks would not fit one answer), or
+ * all at once from a coordinator whose build has no such query.
+ */
 export async function holds(client: Client, site: string): Promise<Hold[]> {
 	try {
 		const h = client.workflow.getHandle(coordinatorIdFor(site));
 		const d = await h.describe();
 		if (d.status.name !== 'RUNNING') return [];
-		return await h.query(holdsQuery);
+		const out: Hold[] = [];
+		for (let offset = 0; ; offset += HOLDS_PAGE) {
+			let page: { total: number; holds: Hold[] };
+			try {
+				page = await h.query(holdsPageQuery, { offset, limit: HOLDS_PAGE });
+			} catch (e) {
+				if (offset === 0 && /holdsPage/.test(String((e as Error)?.message))) return await h.query(holdsQuery);
+				throw e;
+			}
+			out.push(...page.holds);
+			// Holds released between two pages shift the rest: a key is told once.
+			if (!page.holds.length || offset + HOLDS_PAGE >= page.total)
+				return [...new Map(out.map((x) => [x.key, x])).values()];
+		}
 	} catch (e) {
 		if (notRunning(e)) return [];
 		throw e;

@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
-import { blocksIdFor, checkChangeRequest, type ChangeRequest } from '../../../../api/blockRules';
+import { checkChangeRequest, type ChangeRequest } from '../../../../api/blockRules';
+import { blocksShardIds } from '../../../../api/blockShards';
 import { RUNBOOK } from '../../../../api/catalog/labels';
 import { BLOCKS_UPDATE } from '../../../../api/runbook/contract';
 import { outcomeOf, updateRequest } from '../../transport/http';
@@ -20,23 +21,26 @@ export async function blockChange(env: Env, kind: 'extend' | 'remove'): Promise<
 		...(kind === 'extend' ? { seconds: seconds(env) } : {}),
 	};
 	checked(env, () => checkChangeRequest(req, kind === 'extend'));
-	const workflowId = blocksIdFor(site, dp);
 	const name = kind === 'extend' ? BLOCKS_UPDATE.extend : BLOCKS_UPDATE.remove;
-	const r = await env.call(
-		'POST',
-		`${env.wfUrl(workflowId)}/update/${name}`,
-		updateRequest(workflowId, name, req, updateId(env, name)),
-	);
-	if (r.status >= 400 && isGone(r))
-		refused(
-			env,
-			RUNBOOK.refused.block,
-			`entry: no active block for ${req.entry} on ${dp} of site ${site}`,
-			RUNBOOK.refused.nothingWritten,
+	// The block is in one shard of the domain-port (api/blockShards.ts): the others answer "no active block".
+	for (const workflowId of blocksShardIds(site, dp)) {
+		const r = await env.call(
+			'POST',
+			`${env.wfUrl(workflowId)}/update/${name}`,
+			updateRequest(workflowId, name, req, updateId(env, name)),
 		);
-	if (r.status >= 400) httpFailure(env, r);
-	const out = outcomeOf(r.body);
-	if (!out) httpFailure(env, r);
-	if (!out.ok) refused(env, RUNBOOK.refused.block, out.message, RUNBOOK.refused.nothingWritten);
-	return { workflowId, ...((out.value ?? {}) as IDataObject) };
+		if (r.status >= 400 && isGone(r)) continue;
+		if (r.status >= 400) httpFailure(env, r);
+		const out = outcomeOf(r.body);
+		if (!out) httpFailure(env, r);
+		if (!out.ok && /^entry: no active block for /.test(out.message)) continue;
+		if (!out.ok) refused(env, RUNBOOK.refused.block, out.message, RUNBOOK.refused.nothingWritten);
+		return { workflowId, ...((out.value ?? {}) as IDataObject) };
+	}
+	return refused(
+		env,
+		RUNBOOK.refused.block,
+		`entry: no active block for ${req.entry} on ${dp} of site ${site}`,
+		RUNBOOK.refused.nothingWritten,
+	);
 }

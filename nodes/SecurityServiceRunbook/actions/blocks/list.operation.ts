@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { blocksIdFor } from '../../../../api/blockRules';
+import { blocksShardIds } from '../../../../api/blockShards';
 import { BLOCKS_QUERY, WORKFLOW_TYPE } from '../../../../api/runbook/contract';
 import { firstValue } from '../../transport/http';
 import { httpFailure } from '../common/checks';
@@ -11,11 +12,11 @@ export const execute: OperationFn = async (env) => (await blockList(env)).map((j
 
 const STATUS_PREFIX = /^WORKFLOW_EXECUTION_STATUS_/;
 
-/** The blocks of one domain-port (query `blocks`), or of every domain-port of the site (visibility list). */
+/** The blocks of one domain-port (query `blocks` of each shard), or of every domain-port of the site (visibility list). */
 export async function blockList(env: Env): Promise<IDataObject[]> {
 	const { site, dp } = siteAndDp(env, false);
 	const ids: string[] = [];
-	if (dp) ids.push(blocksIdFor(site, dp));
+	if (dp) ids.push(...blocksShardIds(site, dp));
 	else {
 		let token: string | undefined;
 		for (let page = 0; page < 20; page++) {
@@ -57,7 +58,7 @@ export async function blockList(env: Env): Promise<IDataObject[]> {
 			blocks = (firstValue(done?.result) as { ended?: unknown[] } | null)?.ended ?? [];
 		}
 		for (const b of Array.isArray(blocks) ? (blocks as IDataObject[]) : [])
-			if (b.site_id === site) out.push({ workflowId: id, ...b });
+			if (b.site_id === site && (!dp || b.domain_port_id === dp)) out.push({ workflowId: id, ...b });
 	}
 	return out;
 }
