@@ -9,8 +9,6 @@
  * HISTORY=1: the first runbook's history on the dev server afterwards — events and bytes by event type.
  */
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-const require = createRequire(import.meta.url);
 import { createWriteStream } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
@@ -18,6 +16,7 @@ import { rssOf, startTemporalDev, stopChild } from '../demo/stack.mts';
 import { DEFAULT_WORKER_NODE_FLAGS, workerCommand } from '../worker/src/process/build.mts';
 import { startSimProcess } from './lib.mts';
 import { snapshotIsolates } from './heapSnapshot.mts';
+import { smapsOf } from './memoryDiag.mts';
 const N = Number(process.env.N ?? 1000);
 const flags = (process.env.FLAGS ?? DEFAULT_WORKER_NODE_FLAGS.join(' ')).split(' ').filter(Boolean);
 const temporal = await startTemporalDev();
@@ -117,38 +116,7 @@ if (process.env.SNAPSHOT)
 if (process.env.SMAPS)
 	setTimeout(
 		() => {
-			const { readFileSync } = require('node:fs') as typeof import('node:fs');
-			const txt = readFileSync(`/proc/${child.pid}/smaps`, 'utf8');
-			const by: Record<string, number> = {};
-			let cur = '';
-			for (const line of txt.split('\n')) {
-				const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-				if (m) {
-					const size = (parseInt(m[2], 16) - parseInt(m[1], 16)) / 2 ** 20;
-					cur = m[3]
-						? m[3].startsWith('/')
-							? `file ${m[3].split('/').pop()}`
-							: m[3]
-						: size >= 60
-							? 'anon ≥60MB (malloc arena / V8 reservation)'
-							: size >= 1
-								? 'anon 1–60MB'
-								: 'anon <1MB';
-					continue;
-				}
-				const r = /^Rss:\s+(\d+) kB/.exec(line);
-				if (r) by[cur] = (by[cur] ?? 0) + Number(r[1]) / 1024;
-			}
-			console.log(
-				JSON.stringify({
-					smaps: Object.fromEntries(
-						Object.entries(by)
-							.filter(([, v]) => v >= 1)
-							.sort((a, b) => b[1] - a[1])
-							.map(([k, v]) => [k, Math.round(v)]),
-					),
-				}),
-			);
+			console.log(JSON.stringify({ smaps: smapsOf(child.pid!) }));
 		},
 		Number(process.env.SMAPS) * 1000,
 	);
