@@ -19,16 +19,14 @@ import { type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { MemoryTokenStore } from '../../api/tokens.ts';
-import { createClient } from '../../api/client.ts';
 import { createApiClient } from '../../worker/src/service/client.mts';
-import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
 import { applyFleet } from '../../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
-import { connectForCode, exchangeCode, installTenant, listTenants } from '../../worker/src/temporal/tenants.mts';
+import { listTenants } from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { startSimulator } from '../../simulator/index.mts';
+import { installAll, settingsOf } from './tenancy.mts';
 import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import {
@@ -36,7 +34,6 @@ import {
 	ATTACK_SOURCES,
 	createEnv,
 	killChild,
-	liveSettings,
 	plan,
 	SECRET,
 	seededRandom,
@@ -47,7 +44,6 @@ import {
 } from '../temporal/helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
-const REDIRECT = 'https://install.app.example.com/installed';
 const TTL = 30;
 /** A token is renewed 6 s before its expiry (a fifth of 30 s): one renewal per 24 s at most. */
 const RENEW_EVERY_MS = (TTL - 6) * 1000;
@@ -88,28 +84,6 @@ async function renewalsOf(customerId: string): Promise<{ sentAt: number }[]> {
 }
 
 /** A reader acting for one customer with a user token of its own (a fresh install code: no refresh). */
-async function readerFor(sim: RunningSimulator, customerId: string) {
-	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
-	const t = await exchangeCode(
-		app,
-		{ appId: APP_ID, secret: SECRET },
-		await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId }),
-	);
-	await app.close();
-	const store = new MemoryTokenStore();
-	await store.set('reader', { accessToken: t.accessToken, expiresAt: Date.now() + 25_000 });
-	const transport = createUndiciTransport({ connections: 2 });
-	const c = createClient({
-		baseUrl: sim.url,
-		transport,
-		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' },
-		tokenStore: store,
-		tokenStoreKey: 'reader',
-		retries: 0,
-		expirySkewSeconds: 0,
-	});
-	return Object.assign(c, { close: () => transport.close() });
-}
 
 test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch for ${SECONDS} s, a worker SIGKILLed 3 times: no lock-out, one renewal per expiry, every runbook reverted`, async (t) => {
 	const sim = await startSimulator({
@@ -150,26 +124,8 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 	try {
 		for (let i = 0; i < 3; i++) spawnOne(i);
 		await waitFor('3 workers polling', async () => logs.every((l) => /task queue/.test(l)), 180_000);
-		const installedAt = new Map<string, number>();
-		for (const c of tenants) {
-			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c.customerId });
-			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
-			installedAt.set(c.customerId, token.issuedAt);
-			await installTenant(
-				client,
-				queue,
-				{ customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) },
-				token,
-			);
-		}
-		const settings = async (ids: Ids) => {
-			const r = await readerFor(sim, ids.customer_id);
-			try {
-				return await liveSettings(r, ids);
-			} finally {
-				await r.close();
-			}
-		};
+		const installedAt = await installAll(app, client, queue, tenants);
+		const settings = (ids: Ids) => settingsOf(sim, ids);
 		const snapshots = await Promise.all(runbookSites.map(settings));
 		const fleetName = `chaos${process.pid}`;
 		await applyFleet(

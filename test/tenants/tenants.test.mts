@@ -25,9 +25,6 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createApiClient } from '../../worker/src/service/client.mts';
-import { MemoryTokenStore } from '../../api/tokens.ts';
-import { createClient } from '../../api/client.ts';
-import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
 import {
 	connectForCode,
@@ -38,6 +35,7 @@ import {
 } from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { installAll, REDIRECT, settingsOf } from './tenancy.mts';
 import { tenantWorkflowId, tokenUpdate, type RenewResult } from '../../workflows/tenant/shared.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import {
@@ -45,7 +43,6 @@ import {
 	ATTACK_SOURCES,
 	createEnv,
 	killChild,
-	liveSettings,
 	plan,
 	ROOT,
 	SECRET,
@@ -57,7 +54,6 @@ import {
 } from '../temporal/helpers.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;
-const REDIRECT = 'https://install.app.example.com/installed';
 const TTL = 30;
 /** Every token and code the simulator issues: ut_/rt_/at_ + 64 hex, cd_ + 48 hex. */
 const SECRET_RE = /\b(?:ut|rt|at)_[0-9a-f]{64}\b|\bcd_[0-9a-f]{48}\b/;
@@ -320,27 +316,9 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 		for (let i = 0; i < 3; i++) spawnOne(i);
 		await waitFor('3 workers polling', async () => logs.every((l) => /task queue/.test(l)), 180_000);
 		// install every tenant (as the entrance does): connect, exchange, Update-with-start
-		const installedAt = new Map<string, number>();
-		for (const c of tenants) {
-			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c.customerId });
-			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
-			installedAt.set(c.customerId, token.issuedAt);
-			await installTenant(
-				client,
-				queue,
-				{ customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) },
-				token,
-			);
-		}
+		const installedAt = await installAll(app, client, queue, tenants);
 		// settings read with a user token of the test's own per customer (strict tenancy refuses the app token there)
-		const settings = async (ids: Ids) => {
-			const r = await readerFor(sim, ids.customer_id);
-			try {
-				return await liveSettings(r, ids);
-			} finally {
-				await r.close();
-			}
-		};
+		const settings = (ids: Ids) => settingsOf(sim, ids);
 		const sites = tenants.map((c) => c.sites[0]);
 		const snapshots = await Promise.all(sites.map(settings));
 		const attacks = sites.map((ids) =>
@@ -624,22 +602,3 @@ async function renewalsOf(customerId: string): Promise<{ sentAt: number; answere
 }
 
 /** An API client acting for one customer with a user token of its own (a fresh install code: no refresh). */
-async function readerFor(sim: RunningSimulator, customerId: string) {
-	const app = createApiClient({ baseUrl: sim.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
-	const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId });
-	const t = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
-	await app.close();
-	const store = new MemoryTokenStore();
-	await store.set('reader', { accessToken: t.accessToken, expiresAt: Date.now() + 25_000 });
-	const transport = createUndiciTransport({ connections: 2 });
-	const c = createClient({
-		baseUrl: sim.url,
-		transport,
-		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user' },
-		tokenStore: store,
-		tokenStoreKey: 'reader',
-		retries: 0,
-		expirySkewSeconds: 0,
-	});
-	return Object.assign(c, { close: () => transport.close() });
-}
