@@ -115,6 +115,12 @@ interface Waiter {
 
 /** The longest the queue sleeps before it looks again (a share change, a new class). */
 const MAX_NAP_MS = 250;
+/**
+ * A top-class call (mitigate, revert) that waited longer than this, or gave up, makes the process hungry for the top
+ * classes (the cluster then gives it at least an even share). A shorter wait is only the next token's: the queue
+ * serves the top classes first, so in a busy process most of them wait a token interval, which is no shortage.
+ */
+const HIGH_HUNGRY_MS = 250;
 
 export class RateBudget {
 	readonly settings: RateBudgetSettings;
@@ -248,7 +254,6 @@ export class RateBudget {
 			const appWait = this.app.waitFor(need, now);
 			if (appWait > 0) {
 				this.starved = true;
-				if (w.cls < 2) this.starvedHigh = true;
 				nap = Math.min(nap, appWait);
 				// later waiters only for their deadlines
 				for (const x of this.waiters.slice(i + 1)) if (x.deadline !== undefined) nap = Math.min(nap, x.deadline - now);
@@ -271,6 +276,7 @@ export class RateBudget {
 	private finish(w: Waiter, ok: boolean, now: number) {
 		const cls = PRIORITY_CLASSES[w.cls];
 		if (ok) this.granted[cls]++;
+		if (w.cls < 2 && (!ok || now - w.since > HIGH_HUNGRY_MS)) this.starvedHigh = true;
 		this.onWait?.({
 			cls,
 			budget: w.key !== undefined && this.settings.tenant ? `tenant:${w.key}` : 'app',
@@ -306,7 +312,7 @@ export class RateBudget {
 			asked: this.asked,
 			hungry: this.starved || this.waiters.length > 0,
 			askedHigh: this.askedHigh,
-			hungryHigh: this.starvedHigh || this.waiters.some((w) => w.cls < 2),
+			hungryHigh: this.starvedHigh || this.waiters.some((w) => w.cls < 2 && now - w.since > HIGH_HUNGRY_MS),
 			lowQueue: now > this.qFrom ? this.lowArea / (now - this.qFrom) : 0,
 		};
 		this.asked = this.askedHigh = 0;

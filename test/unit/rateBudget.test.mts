@@ -147,6 +147,19 @@ test('shares by demand: hungry workers split by the calls they keep waiting; a w
 	assert.ok(Math.abs(sum(q) - 1) < 1e-9);
 });
 
+test("a worker's reported queue holds still through a steady watch's wobble and follows a real change", async () => {
+	const { steadyQueue } = await import('../../worker/src/service/budgetShare.mts');
+	const q = steadyQueue();
+	// a watch of two watchers (16 lanes) measured over six refreshes: one report
+	assert.deepEqual([14.6, 12.3, 15.9, 11.1, 15.3, 13.8].map(q), [14.6, 14.6, 14.6, 14.6, 14.6, 14.6]);
+	// a third watcher (+8 lanes) is followed within a few refreshes, to within 15 %
+	const up = [23.5, 23.5, 23.5, 23.5].map(q);
+	assert.ok(up[0] > 14.6 && Math.abs(up[3] - 23.5) <= 0.15 * 23.5, up.join(' '));
+	// a watch that stopped decays
+	const down = [0, 0, 0, 0, 0, 0].map(q);
+	assert.ok(down[5] < 1, down.join(' '));
+});
+
 test("the budget reports the lower classes' average queue and the top classes' demand apart", async () => {
 	const { RateBudget } = await import('../../api/rateBudget.ts');
 	let t = 1000;
@@ -162,6 +175,24 @@ test("the budget reports the lower classes' average queue and the top classes' d
 	assert.equal(d.hungry, true);
 	assert.equal(d.hungryHigh, false);
 	assert.ok(Math.abs(d.lowQueue - 2) < 1e-9, String(d.lowQueue));
+});
+
+test('the top classes are hungry when a call of theirs waited longer than 250 ms, not for the next token', async () => {
+	const { RateBudget } = await import('../../api/rateBudget.ts');
+	let t = 1000;
+	const b = new RateBudget({ app: { rps: 10, burst: 1 }, now: () => t, sleep: () => new Promise(() => {}) });
+	b.takeDemand();
+	void b.acquire('mitigate'); // the one token
+	const next = b.acquire('mitigate'); // waits 100 ms for the next
+	t += 100;
+	void b.acquire('watch'); // a queue change: the waiter is granted
+	assert.equal(await next, true);
+	assert.equal(b.takeDemand().hungryHigh, false);
+	// a revert still waiting after 300 ms (the bucket emptied by a burst of writes)
+	for (let i = 0; i < 5; i++) void b.acquire('mitigate');
+	void b.acquire('revert');
+	t += 300;
+	assert.equal(b.takeDemand().hungryHigh, true);
 });
 
 test('two workers whose split moves never hold more than the whole budget between them', async () => {

@@ -80,6 +80,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	// Rate limiting slows a tick instead of ending it; a late tick is not followed by another within half an interval
 	// (runs recorded before replay the old way).
 	const paced = patched('fleet-tick-backoff');
+	// A tick that left sites unchecked is followed at once (below; runs recorded before wait for the grid).
+	const followBehind = patched('fleet-follow-deferred');
 	/** When this run began (a site never checked counts from here for the starvation bound). */
 	const runStart = Date.now();
 	const stretchOf = () => cfg.settings.maxIntervalStretch ?? 3;
@@ -235,6 +237,14 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 					...cfg.sites.map((s) => s.site_id).filter((s) => !first.has(s)),
 				];
 		deferred = [];
+		// The tick ends an interval after it began; since fleet-follow-deferred, at the watcher's grid point nearest
+		// to that (the same for a tick on time). A watcher that is behind follows each tick at once, so its ticks
+		// would all start and end together with the other watchers' (they begin together when a fleet is applied):
+		// ending on the phase-spread grid keeps one watcher's pause between ticks apart from the others', and the
+		// budget it leaves goes to them.
+		const tickEnd = followBehind
+			? nextGridPoint(tickAt + (intervalSeconds * 1000) / 2, cfg.index, intervalSeconds)
+			: tickAt + intervalSeconds * 1000;
 		const batches: string[][] = [];
 		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
 		const t = await runTick(batches, {
@@ -245,7 +255,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 			parallel: cfg.settings.parallelBatches ?? 4,
 			intervalSeconds,
 			// No new call after the tick's interval is over (the rest is checked first next tick).
-			budgetMs: () => Math.max(500, tickAt + intervalSeconds * 1000 - Date.now()),
+			budgetMs: () => Math.max(500, tickEnd - Date.now()),
 			states,
 			// Under fleet-check-times the oldest sites lead every tick; promoting them to a higher class of the budget
 			// made the watchers of one worker starve each other in turns (each tick's urgent lanes took every token).
@@ -281,10 +291,16 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or
 		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
 		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
+		// Under fleet-check-times, a tick that left sites unchecked (the request budget or the interval ran out, not a
+		// refusal) is followed at once: the next one begins with the sites waiting longest, so waiting for the grid
+		// would only leave the budget idle and those sites older.
 		lastDueAt = due ?? tickAt;
-		nextTickAt = paced
-			? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, cfg.index, intervalSeconds), Date.now())
-			: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
+		const behind = followBehind && timed && t.deferred.length > 0 && !t.rateLimited;
+		nextTickAt = behind
+			? Date.now()
+			: paced
+				? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, cfg.index, intervalSeconds), Date.now())
+				: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, cfg.index, intervalSeconds), Date.now());
 
 		if (ticks >= cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);

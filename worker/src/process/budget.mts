@@ -53,7 +53,11 @@ export function budgetFromConfig(cfg: WorkerConfig, trace?: RequestTrace): Worke
 				identity,
 				refreshMs: rl.refreshSeconds * 1000,
 				unknownWorkers: rl.unknownWorkers,
-				...(trace ? { onRefresh: (r) => trace.share({ ...r, rate: budget.rate }) } : {}),
+				// the share follows demand at every refresh; the gauge with it
+				onRefresh: (r) => {
+					shareGauge?.set(budget.rate, { budget: 'app' });
+					trace?.share({ ...r, rate: budget.rate });
+				},
 				onChange: ({ workers }) => {
 					shareGauge?.set(budget.rate, { budget: 'app' });
 					workersGauge?.set(workers ?? 0);

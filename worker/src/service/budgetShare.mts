@@ -126,6 +126,24 @@ export function sharesByDemand(live: Set<string>, demand: BudgetState['demand'],
 	return out;
 }
 
+/**
+ * The lower classes' queue as reported (the weight of a hungry worker in sharesByDemand): a running mean (each
+ * refresh half the weight), and the last report kept while that mean stays within 15 % of it. The queue of a steady
+ * watch wobbles from refresh to refresh (lanes between batches); every wobble moved the split, and a larger share
+ * waits a refresh for the others (startClusterShare), so each move left budget unused. A real change (a watcher more
+ * or less) is reported within a few refreshes.
+ */
+export function steadyQueue(): (measured: number) => number {
+	let mean: number | undefined;
+	let reported = 0;
+	return (measured) => {
+		mean = mean === undefined ? measured : (mean + measured) / 2;
+		if (Math.abs(mean - reported) > 0.15 * Math.max(reported, 1) || reported === 0)
+			reported = Math.round(mean * 100) / 100;
+		return reported;
+	};
+}
+
 export interface ClusterShare {
 	/** Tells the cluster the service asked to wait `ms` (signal-with-start of the budget workflow). */
 	retryHint(ms: number): void;
@@ -143,6 +161,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 	let signalled = 0;
 	let last = Date.now();
 	let stateFailures = 0;
+	const queueReport = steadyQueue();
 	/** This worker's recent reports (workflow time) and the share each gave it. */
 	const history: { at: number; share: number }[] = [];
 	const wfId = rateBudgetWorkflowId(o.taskQueue);
@@ -188,7 +207,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 			hungry: d.hungry,
 			rpsHigh: d.askedHigh / secs,
 			hungryHigh: d.hungryHigh,
-			lowQueue: Math.round(d.lowQueue * 100) / 100,
+			lowQueue: queueReport(d.lowQueue),
 			...(live.size <= 64 ? { live: [...live].sort() } : {}),
 		};
 		last = now;
