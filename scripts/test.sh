@@ -142,4 +142,10 @@ done
 echo
 echo "lanes: A (temporal) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b, C (tenants, temporal/chaos, cluster) exit $rc_c; $(( SECONDS - T0 )) s"
 echo "$passed passed, $failed failed"
+# the failures' names last, where a truncated CI log still shows them
+if [ "$failed" != 0 ]; then
+  for name in other-early other temporal tenants cluster; do
+    [ -f "$LOGS/$name.log" ] && sed -n 's/^\(✖ .*\) ([0-9.]*ms)$/  \1/p' "$LOGS/$name.log" | sort -u | sed "s/^/$name: /"
+  done
+fi
 [ "$rc_a" = 0 ] && [ "$rc_b" = 0 ] && [ "$rc_c" = 0 ]
