@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { discover } from './verify.mts';
 
 /**
@@ -26,6 +27,15 @@ export class LoginError extends Error {
 
 const form = (o: Record<string, string | undefined>) =>
 	new URLSearchParams(Object.entries(o).filter((e): e is [string, string] => e[1] !== undefined));
+
+/** The `nonce` claim of a JWT, unverified (the worker verifies the token; this only tells the person early). */
+function nonceOf(jwt: string): unknown {
+	try {
+		return decodeJwt(jwt).nonce;
+	} catch {
+		return undefined;
+	}
+}
 
 export async function deviceLogin(o: LoginOptions): Promise<string> {
 	const d = (await discover(o.issuer)) as Awaited<ReturnType<typeof discover>>;
@@ -65,7 +75,15 @@ export async function deviceLogin(o: LoginOptions): Promise<string> {
 			signal: AbortSignal.timeout(10_000),
 		});
 		const t = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string; error_description?: string };
-		if (t.id_token) return t.id_token;
+		if (t.id_token) {
+			// Many providers leave the nonce out of a device-code login's ID token; the runbook would refuse it as bound
+			// to another gate, and logging in again the same way could never help.
+			if (o.nonce !== undefined && nonceOf(t.id_token) !== o.nonce)
+				throw new LoginError(
+					`the provider left the gate's nonce out of the device-code login's ID token, so the runbook would refuse it: log in with --login browser (the default)`,
+				);
+			return t.id_token;
+		}
 		if (t.error === 'authorization_pending') continue;
 		if (t.error === 'slow_down') {
 			interval += 5;
