@@ -291,11 +291,13 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or
 		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
 		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
-		// Under fleet-check-times, a tick that left sites unchecked (the request budget or the interval ran out, not a
-		// refusal) is followed at once: the next one begins with the sites waiting longest, so waiting for the grid
-		// would only leave the budget idle and those sites older.
+		// Under fleet-check-times, a tick the request budget held back (sites left unchecked because their calls got
+		// no turn before its end, not a refusal) is followed at once: the next one begins with the sites waiting
+		// longest, so waiting for the grid would only leave the budget idle and those sites older. A tick left
+		// behind by time alone (run late after a restart) keeps the grid: following it at once would check again
+		// the sites it has just checked.
 		lastDueAt = due ?? tickAt;
-		const behind = followBehind && timed && t.deferred.length > 0 && !t.rateLimited;
+		const behind = followBehind && timed && t.budgetHeld && t.deferred.length > 0 && !t.rateLimited;
 		nextTickAt = behind
 			? Date.now()
 			: paced

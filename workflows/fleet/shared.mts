@@ -135,6 +135,8 @@ export interface CheckBatchResult {
 	rateLimited: boolean;
 	/** The batch ran out of its time budget (or was cancelled): `deferred` holds the sites not sent. */
 	outOfTime?: boolean;
+	/** The worker's request budget (api.rateLimit) held a call past the batch's time budget: the watch is behind. */
+	budgetHeld?: boolean;
 	/** When this attempt began sending (the worker's clock, ms): when the tick really ran, also after a replay. */
 	startedAt?: number;
 	/** When each site checked by this attempt was answered (the worker's clock, ms). */

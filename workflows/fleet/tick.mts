@@ -54,6 +54,8 @@ export interface TickResult {
 	 * was asked; ms, ≥ 0): a batch re-run after a lost workflow task or retried after a kill. Only sizes a timer.
 	 */
 	lateMs: number;
+	/** A batch's call waited for the request budget past the tick's end (its sites are in `deferred`). */
+	budgetHeld: boolean;
 }
 
 export async function runTick(batches: string[][], o: TickOptions): Promise<TickResult> {
@@ -63,6 +65,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 	const starting: Promise<void>[] = [];
 	let limited = false;
 	let lateMs = 0;
+	let budgetHeld = false;
 
 	const defer = (batch: string[], why: string) => {
 		for (const s of batch) states.set(s, { ...states.get(s), state: 'deferred', why });
@@ -107,6 +110,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		}
 		deferred.push(...r.deferred);
 		if (r.rateLimited) limited = true;
+		if (r.budgetHeld) budgetHeld = true;
 		const started = r.attacked.length ? o.startRunbooks(r.attacked) : [];
 		starting.push(...started);
 		return started;
@@ -126,5 +130,5 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 		}
 	}
 	await Promise.all(starting);
-	return { deferred, rateLimited: limited, lateMs };
+	return { deferred, rateLimited: limited, lateMs, budgetHeld };
 }

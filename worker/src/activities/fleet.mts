@@ -78,6 +78,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 					: () => {};
 			const gate = new RateGate();
 			let stopped = false;
+			let budgetHeld = false;
 			const urgent = new Set(Array.isArray(input.urgent) ? input.urgent : []);
 			const queue = [...todo];
 			const overBudget = () => ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs;
@@ -103,6 +104,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 							// No turn in the budget within the interval: not sent, checked first next tick.
 							queue.unshift(site_id);
 							stopped = true;
+							budgetHeld = true;
 							return;
 						}
 						if (isRateLimited(e)) {
@@ -128,6 +130,7 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 				startedAt: t0,
 				checkedAt,
 				...(stopped && !gate.limited ? { outOfTime: true } : {}),
+				...(budgetHeld ? { budgetHeld: true } : {}),
 			};
 		},
 	};
