@@ -26,7 +26,7 @@ import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
 import { listTenants } from '../../worker/src/temporal/tenants.mts';
 import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
 import { startSimulator } from '../../simulator/index.mts';
-import { installAll, settingsOf } from './tenancy.mts';
+import { installAll, settingsOf, WATCH_ONLY_TEMPLATE } from './tenancy.mts';
 import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import {
@@ -139,13 +139,7 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 				concurrency: 4,
 				parallelBatches: 2,
 				activities: 'local',
-				template: {
-					detection: { rapidMode: true, thresholds: [] },
-					blacklist: { enabled: false },
-					cooldownSeconds: 3600,
-					pollSeconds: 5,
-					maxDurationSeconds: 7200,
-				},
+				template: WATCH_ONLY_TEMPLATE,
 				sites: watched.map((s) => ({
 					customer_id: s.customer_id,
 					site_id: s.site_id,

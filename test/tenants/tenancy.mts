@@ -1,6 +1,7 @@
 /**
- * What the tenants tests share: installing customers as the entrance does, and reading a site's settings with a
- * customer's own user token (the simulator in strict tenancy refuses the app token on a customer's sites).
+ * What the tenants tests share: installing customers as the entrance does, reading a site's settings with a
+ * customer's own user token (the simulator in strict tenancy refuses the app token on a customer's sites), and the
+ * watch-only fleet template.
  */
 import type { Client } from '@temporalio/client';
 import { MemoryTokenStore } from '../../api/tokens.ts';
@@ -13,6 +14,15 @@ import { APP_ID, liveSettings, SECRET, type Ids } from '../temporal/helpers.mts'
 
 export const REDIRECT = 'https://install.app.example.com/installed';
 
+/** A fleet template that only watches (no writes): the load the tenants tests put on a customer's token and budget. */
+export const WATCH_ONLY_TEMPLATE = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 3600,
+	pollSeconds: 5,
+	maxDurationSeconds: 7200,
+};
+
 type AppClient = ReturnType<typeof createApiClient>;
 
 /** Installs every customer (connect, exchange, Update-with-start); returns when each one's first token was issued. */
@@ -20,7 +30,7 @@ export async function installAll(
 	app: AppClient,
 	client: Client,
 	queue: string,
-	tenants: { customerId: string; sites: Ids[] }[],
+	tenants: { customerId: string; sites: Pick<Ids, 'site_id'>[] }[],
 ): Promise<Map<string, number>> {
 	const installedAt = new Map<string, number>();
 	for (const c of tenants) {

@@ -20,14 +20,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { createApiClient } from '../../worker/src/service/client.mts';
 import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
-import { connectForCode, exchangeCode, installTenant } from '../../worker/src/temporal/tenants.mts';
 import { applyFleet } from '../../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
 import { watcherIdPrefix } from '../../workflows/fleet/shared.mts';
 import { APP_ID, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from '../temporal/helpers.mts';
+import { installAll, WATCH_ONLY_TEMPLATE } from './tenancy.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
-const REDIRECT = 'https://install.app.example.com/installed';
 const TENANT = { rps: 3, burst: 2 };
 const WINDOW_MS = 12_000;
 
@@ -101,14 +100,10 @@ test('a tenant over its budget waits, within its own limit; another tenant is no
 	assert.equal(sitesA.length, 8);
 	const app = createApiClient({ baseUrl: s.url, credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' } });
 	try {
-		for (const [customerId, sites] of [
-			[custA, sitesA],
-			[custB, sitesB],
-		] as const) {
-			const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId });
-			const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
-			await installTenant(client, queue, { customerId, kind: 'user', sites: sites.map((x) => x.site_id) }, token);
-		}
+		await installAll(app, client, queue, [
+			{ customerId: custA, sites: sitesA },
+			{ customerId: custB, sites: sitesB },
+		]);
 	} finally {
 		await app.close();
 	}
@@ -123,13 +118,7 @@ test('a tenant over its budget waits, within its own limit; another tenant is no
 			batchSize: 50,
 			concurrency: 16,
 			activities: 'local',
-			template: {
-				detection: { rapidMode: true, thresholds: [] },
-				blacklist: { enabled: false },
-				cooldownSeconds: 3600,
-				pollSeconds: 5,
-				maxDurationSeconds: 7200,
-			},
+			template: WATCH_ONLY_TEMPLATE,
 			sites: [...sitesA, sitesB[0]],
 		}),
 	);

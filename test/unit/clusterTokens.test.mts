@@ -79,10 +79,16 @@ function tenant(time: ReturnType<typeof manualTime>, o: { manual?: boolean } = {
 	};
 }
 
-test('ClusterTokens: one Update for concurrent callers; held until renewAt; renewed in the background from a jittered point; calls never wait while a quarter of the margin is left', async () => {
+/** A tenant on a manual clock and the ClusterTokens that asks it (`random` places the renew timer in its window). */
+function started(o: { manual?: boolean; random?: number } = {}) {
 	const time = manualTime();
-	const t = tenant(time, { manual: true });
-	const tokens = new ClusterTokens(t.ask, { clock: time.clock, schedule: time.schedule, random: () => 0.5 });
+	const t = tenant(time, { manual: o.manual });
+	const tokens = new ClusterTokens(t.ask, { clock: time.clock, schedule: time.schedule, random: () => o.random ?? 0 });
+	return { time, t, tokens };
+}
+
+test('ClusterTokens: one Update for concurrent callers; held until renewAt; renewed in the background from a jittered point; calls never wait while a quarter of the margin is left', async () => {
+	const { time, t, tokens } = started({ manual: true, random: 0.5 });
 	const first = Array.from({ length: 50 }, () => tokens.getToken());
 	await flush();
 	await t.answer();
@@ -110,9 +116,7 @@ test('ClusterTokens: one Update for concurrent callers; held until renewAt; rene
 });
 
 test('ClusterTokens: past expiry − guard a call waits for the Update; an idle tenant is not renewed by the timer; a call after askAt asks', async () => {
-	const time = manualTime();
-	const t = tenant(time);
-	const tokens = new ClusterTokens(t.ask, { clock: time.clock, schedule: time.schedule, random: () => 0 });
+	const { time, t, tokens } = started();
 	assert.equal(await tokens.getToken(), 'tok-1');
 	await t.answer();
 	// used: renewed in the background at renewAt (random 0), tok-2 arrives unused
@@ -133,9 +137,7 @@ test('ClusterTokens: past expiry − guard a call waits for the Update; an idle 
 });
 
 test('ClusterTokens: a rejected token names its generation (an older one does not drop the newer); the same generation back is asked for again later', async () => {
-	const time = manualTime();
-	const t = tenant(time);
-	const tokens = new ClusterTokens(t.ask, { clock: time.clock, schedule: time.schedule, random: () => 0 });
+	const { t, tokens } = started();
 	assert.equal(await tokens.getToken(), 'tok-1');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-1' }), 'tok-2');
 	assert.equal(await tokens.getToken({ force: true, rejected: 'tok-1' }), 'tok-2', 'an older rejected token');
@@ -170,9 +172,7 @@ test('ClusterTokens: a rejected token names its generation (an older one does no
 });
 
 test('ClusterTokens: a failed background ask is retried; a lost tenant is not asked again in the background and the call past the guard fails loudly', async () => {
-	const time = manualTime();
-	const t = tenant(time);
-	const tokens = new ClusterTokens(t.ask, { clock: time.clock, schedule: time.schedule, random: () => 0 });
+	const { time, t, tokens } = started();
 	assert.equal(await tokens.getToken(), 'tok-1');
 	t.failWith(ApplicationFailure.retryable('no token now', 'TokenUnavailable'));
 	await time.advance(24_000);
@@ -193,8 +193,7 @@ test('ClusterTokens: a failed background ask is retried; a lost tenant is not as
 test('ClusterTokens: askAt spreads over the first half of the window between renewAt and expiry − guard', async () => {
 	const starts: number[] = [];
 	for (const r of [0, 0.25, 0.5, 0.999]) {
-		const time = manualTime();
-		const tokens = new ClusterTokens(tenant(time).ask, { clock: time.clock, schedule: time.schedule, random: () => r });
+		const { time, tokens } = started({ random: r });
 		await tokens.getToken();
 		starts.push(time.timers()[0] - 24_000);
 	}

@@ -80,7 +80,8 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 	// Rate limiting slows a tick instead of ending it; a late tick is not followed by another within half an interval
 	// (runs recorded before replay the old way).
 	const paced = patched('fleet-tick-backoff');
-	// A tick that left sites unchecked is followed at once (below; runs recorded before wait for the grid).
+	// A tick the request budget held back is followed at once, ticks end on the grid (below; runs recorded before wait
+	// for the grid).
 	const followBehind = patched('fleet-follow-deferred');
 	/** When this run began (a site never checked counts from here for the starvation bound). */
 	const runStart = Date.now();
@@ -317,7 +318,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 					nextTickAt,
 					runs: (carry?.runs ?? 0) + 1,
 					rateLimitedTicks,
-					...(patched('fleet-check-times') ? { checkedAt: cfg.sites.map((x) => states.get(x.site_id)?.at ?? 0) } : {}),
+					...(timed ? { checkedAt: cfg.sites.map((x) => states.get(x.site_id)?.at ?? 0) } : {}),
 				},
 			});
 		}

@@ -17,7 +17,7 @@ import { installMetrics, METRIC } from './metrics.mts';
 import { budgetFromConfig, type WorkerBudget } from './budget.mts';
 import { requestTraceFromEnv } from './requestTrace.mts';
 import { tenantMode } from './tenantWorker.mts';
-import { auditOverrides, clientSafety } from './clientSafety.mts';
+import { clientSafety } from './clientSafety.mts';
 import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
 import { ensureSearchAttributes, markMetricsOn, metricMeter, runbookSinks } from './runbookMetrics.mts';
 
@@ -69,8 +69,6 @@ export function clientFromConfig(cfg: WorkerConfig): {
 		budget,
 	};
 }
-
-export { auditOverrides };
 
 /**
  * Worker sizing (env; defaults chosen on the bench of 500 concurrent runbooks on one worker, see bench/README.md):
