@@ -18,7 +18,7 @@ import { PRE_AUTH_TIMEOUT_MS, sendBounded } from '../nodes/SecurityService/trans
  * App token: app_id + secret → POST /oauth/credit/token. User token: app_id + refresh token →
  * POST /oauth/refresh_token; the service rotates the refresh token on every renewal and the new one is returned
  * from preAuthentication, which n8n persists into this credential together with the access token.
- * Token Source "From the cluster's token owner": the token is the tenant workflow's (worker/README.md "Tenants in
+ * Token Source "From the cluster's token owner": the token is the tenant workflow's (docs/worker/tenants.md "Tenants in
  * n8n"), asked through the node's Temporal API credential and opened with the Token Key; nothing is stored here.
  */
 export class SecurityServiceApi implements ICredentialType {

@@ -3,7 +3,7 @@
 // The sources are TypeScript (.mts, and the shared api/*.ts as CommonJS); tsx compiles them on the fly.
 //
 // `secsvc worker` runs the COMPILED worker instead (worker/dist/main.mjs, rebuilt first when stale, with the node
-// flags of SECSVC_WORKER_NODE_FLAGS, default --max-old-space-size=512 --max-semi-space-size=2; see worker/README.md "Memory"): it replaces this
+// flags of SECSVC_WORKER_NODE_FLAGS, default --max-old-space-size=512 --max-semi-space-size=2; see docs/worker/production.md "Memory"): it replaces this
 // process where node can (process.execve, node ≥ 22.15), else runs as a child that this (plain, ~40 MB) process
 // waits for and forwards signals to, and that exits when this process is gone (see below). SECSVC_WORKER_IN_PROCESS=1 runs the worker inside this process from source.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';

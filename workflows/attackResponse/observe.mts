@@ -17,7 +17,7 @@ import { SA } from './searchAttributes.mts';
  *  - runbooks by phase: a gauge kept by the worker (worker/src/process/runbookMetrics.mts) from phase transitions sent
  *    through a sink — a gauge of "how many runbooks are in phase X" needs one place that sees all of them;
  *  - the runbook's own `is_under_attack` samples, kept for the attack report's traffic chart.
- * Names and meanings of the metrics: worker/README.md "Metrics". Labels: kind, outcome, phase — never an IP,
+ * Names and meanings of the metrics: docs/worker/metrics.md. Labels: kind, outcome, phase — never an IP,
  * a site's address, a token or a secret.
  */
 

@@ -12,7 +12,7 @@ export type Sealed<T> = { $sealed: 1 } & T;
 export const sealed = <T extends object>(v: T): Sealed<T> => ({ $sealed: 1, ...v }) as Sealed<T>;
 /**
  * A sealed value for ONE tenant's token readers: the codec encrypts it with that tenant's token key (derived from the
- * payload key and the customer id), which an n8n credential of that customer holds (worker/README.md "Tenants in
+ * payload key and the customer id), which an n8n credential of that customer holds (docs/worker/tenants.md "Tenants in
  * n8n"). Only access-token grants are sealed this way; refresh tokens never are.
  */
 export const sealedFor = <T extends object>(customerId: string, v: T): Sealed<T> & { $tenant: string } =>

@@ -29,7 +29,7 @@ import {
 } from './shared.mts';
 
 /**
- * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, worker/README.md "Tenants").
+ * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, docs/worker/tenants.md).
  *  - `token` (Update) hands out a valid access token; when the held one is due (renewAt) or the asker names the
  *    generation the service refused, it renews first. Renewals run one at a time (a lock inside the workflow), so a
  *    tenant's token is renewed once per expiry however many workers ask at once.

@@ -14,7 +14,7 @@ import { boundedExchange } from './bounded';
 import type { SecurityServiceContext } from './index';
 
 /**
- * Token Source "From the cluster's token owner (Temporal)" (worker/README.md "Tenants in n8n").
+ * Token Source "From the cluster's token owner (Temporal)" (docs/worker/tenants.md "Tenants in n8n").
  *
  * The customer's token belongs to its tenant workflow `tenant-<customer_id>`; the node asks it with the Update `token`
  * over Temporal's HTTP API and the node's Temporal API credential (as the Runbook node talks to Temporal), and never

@@ -1,4 +1,4 @@
-// A worker's view of one tenant's token (worker/README.md "Tenants"): the access token handed out by the tenant's
+// A worker's view of one tenant's token (docs/worker/tenants.md): the access token handed out by the tenant's
 // entity workflow (tenant-<customer_id>), held here and renewed AHEAD of need, so that a call never waits for a
 // renewal while the held token is still good to use. The renewal itself happens in the workflow (one at a time, once
 // per expiry, cluster-wide); this class only decides when this worker asks for the next token.

@@ -1,4 +1,4 @@
-// Tenants in the worker (worker/README.md "Tenants"): a site resolves to its tenant, a call for the site
+// Tenants in the worker (docs/worker/tenants.md): a site resolves to its tenant, a call for the site
 // carries that tenant's token, which comes from the tenant's entity workflow (tenant-<customer_id>) and is held and
 // renewed ahead by ClusterTokens (clusterTokens.mts). Renewals happen in the workflow (one at a time, once per expiry,
 // cluster-wide).

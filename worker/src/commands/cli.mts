@@ -46,7 +46,7 @@ const USAGE = `usage: secsvc <command> [options]
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
   holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
   holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
-  tenants add|install|list|show|remove, entrance   customers the app acts for (worker/README.md "Tenants")
+  tenants add|install|list|show|remove, entrance   customers the app acts for (docs/worker/tenants.md)
   block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
   block add SITE [DP] --file FILE --seconds N --by ID --reason TEXT [--max-site-blocks N]
                                            a threat feed: one entry a line (\`DP ENTRY\` a line without DP; # comments),

@@ -1,4 +1,4 @@
-// `secsvc tenants …` and `secsvc entrance` (the install entrance the SPE portal calls). worker/README.md "Tenants".
+// `secsvc tenants …` and `secsvc entrance` (the install entrance the SPE portal calls). docs/worker/tenants.md.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { redactText } from '../../../api/redact.ts';

@@ -3,7 +3,7 @@
  * work from the task queue's normal queue; its cached workflows keep running (their tasks come on the worker's sticky
  * queue), and the waiting runbooks stay on the server, where another worker with room (or this one, once a runbook
  * ends) picks them up. Memory per worker is then bounded by the limit, whatever the attack storm: ~0.2 MB per cached
- * runbook on top of ~180 MB idle (worker/README.md "Memory").
+ * runbook on top of ~180 MB idle (docs/worker/production.md "Memory").
  *
  * Why it cannot deadlock on the one-owner rule: a runbook's first step claims its settings at the site coordinator,
  * and a coordinator's first task would wait behind the runbook backlog on the same normal queue. The coordinators

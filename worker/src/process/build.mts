@@ -35,7 +35,7 @@ const SELF = join(ROOT, 'worker/src/process/build.mts');
  *                             to 4× it; raise it for far more cached workflows per worker.
  *   --max-semi-space-size=2   young generation of 2 MB semi-spaces instead of 16 (less idle memory per isolate).
  *   --heap-growing-percent=20 the next full GC at 1.2× the live old generation instead of V8's ~1.5×.
- * What each flag saves, measured: worker/README.md "Memory". `--optimize-for-size` gets lower still for more worker
+ * What each flag saves, measured: docs/worker/production.md "Memory". `--optimize-for-size` gets lower still for more worker
  * CPU. The first two default flags are also accepted in NODE_OPTIONS (--heap-growing-percent is not: put it on the
  * command line, as deploy/ does), for deployments that start `node worker/dist/main.mjs` themselves.
  */
@@ -124,7 +124,7 @@ export function ensureWorkerBuild(): string {
  * Environment the worker process needs on top of the caller's. MALLOC_ARENA_MAX=2 (unless already set): glibc
  * otherwise gives each of the many native threads (Rust core's tokio runtime, V8 and libuv helpers) its own malloc
  * arena, up to 8 per core, and freed memory stays spread over them; 2 keeps the worker's native memory smaller at
- * the same CPU time (worker/README.md "Memory"). glibc reads it at process start, so it must be
+ * the same CPU time (docs/worker/production.md "Memory"). glibc reads it at process start, so it must be
  * in the environment of the exec, not set by the worker itself. Ignored by other C libraries.
  */
 export function workerEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {

@@ -100,7 +100,7 @@ export function sourceHash(dir = workflowsDir()): string {
 /**
  * Modules evaluated once per worker and shared by every workflow (the SDK's `preloadModules`). With reuseV8Context
  * each workflow otherwise evaluates every module of the bundle again (~75 KB of heap per cached workflow; see
- * worker/README.md "Memory"); these pure ones (~30 KB of it) hold no state and never import
+ * docs/worker/production.md "Memory"); these pure ones (~30 KB of it) hold no state and never import
  * `@temporalio/workflow`, not even indirectly — test/unit/bundle.test.mts checks that rule, so a later edit that
  * breaks it fails the tests instead of leaking one workflow's state into another.
  */
@@ -123,7 +123,7 @@ export const PRELOADED = [
 /**
  * The workflow entry module, also evaluated once per worker and shared (after PRELOADED): every workflow module of
  * the bundle is then ONE instance for all workflows instead of one per cached workflow (43 KB of heap each, and the
- * CPU of evaluating them at every workflow start and every replay after an eviction; worker/README.md "Memory").
+ * CPU of evaluating them at every workflow start and every replay after an eviction; docs/worker/production.md "Memory").
  * Safe because workflow state lives in the workflow function's own scope and in the SDK's per-workflow activator,
  * which every @temporalio/workflow API looks up when called (the SDK's own modules are shared the same way);
  * test/unit/bundle.test.mts checks that no workflow module keeps module-level mutable state. The SDK deep-freezes

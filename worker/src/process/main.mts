@@ -3,7 +3,7 @@
  * and demo/stack.mts build and start it), or from source: `node --import tsx worker/src/process/main.mts`.
  * Config from env / SECSVC_CONFIG (config.mts, processConfig.mts).
  *
- * As a production process (worker/README.md "Running in production", deploy/):
+ * As a production process (docs/worker/production.md, deploy/):
  *  - Start-up checks, each failing at once with ONE line naming the setting and a non-zero exit: configuration,
  *    the health listener, the Temporal connection (TEMPORAL_ADDRESS), the API credentials (a token is obtained
  *    before the first poll: never a worker that polls but cannot call the API).

@@ -3,7 +3,7 @@
  * carries the SDK's own metrics (workflow task latency, activity failures, sticky cache, pollers…) and ours,
  * recorded with the SDK's metric meters — here the activity context's `metricMeter` for API calls (worker side),
  * in workflows/attackResponse/observe.mts the workflow `metricMeter` for runbook times, changes and phases.
- * Names and meanings: worker/README.md "Metrics". Label values never carry a secret, a token or an IP address:
+ * Names and meanings: docs/worker/metrics.md. Label values never carry a secret, a token or an IP address:
  * operation ids come from the catalog, outcomes are API codes / HTTP statuses / failure kinds.
  */
 import { Context } from '@temporalio/activity';

@@ -1,4 +1,4 @@
-// Tenant mode of the worker (SECSVC_TENANTS=1; worker/README.md "Tenants"): the payload key is required (checked at
+// Tenant mode of the worker (SECSVC_TENANTS=1; docs/worker/tenants.md): the payload key is required (checked at
 // start, one line naming the setting), activities get a client that routes each call to its tenant, and a third SDK
 // Worker polls `<task queue>-tenants` for the tenant workflows and their renewals.
 import type { Client as TemporalClient } from '@temporalio/client';

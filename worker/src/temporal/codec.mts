@@ -89,7 +89,7 @@ export function requireKeys(
 	why = 'to handle tenant tokens',
 ): PayloadKey[] {
 	const keys = keysFromEnv(env);
-	if (!keys) throw new CodecKeyError(`required ${why} (32-byte keys as id:BASE64; see worker/README.md "Tenants")`);
+	if (!keys) throw new CodecKeyError(`required ${why} (32-byte keys as id:BASE64; see docs/worker/tenants.md)`);
 	return keys;
 }
 
