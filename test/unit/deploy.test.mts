@@ -104,7 +104,11 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	assert.ok(one('User') && one('User') !== 'root', 'not root');
 	const exec = one('ExecStart').split(/\s+/);
 	assert.match(exec[0], /^\/.*\/node$/);
-	assert.deepEqual(exec.slice(1, -1), DEFAULT_WORKER_NODE_FLAGS, 'the worker’s node flags (docs/worker/production.md "Memory")');
+	assert.deepEqual(
+		exec.slice(1, -1),
+		DEFAULT_WORKER_NODE_FLAGS,
+		'the worker’s node flags (docs/worker/production.md "Memory")',
+	);
 	assert.match(
 		exec.at(-1) as string,
 		/\/worker\/dist\/main\.mjs$/,
