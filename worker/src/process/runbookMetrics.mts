@@ -10,22 +10,13 @@
  */
 import type { MetricGauge, MetricMeter } from '@temporalio/common';
 import { Runtime, type InjectedSinks, type NativeConnection } from '@temporalio/worker';
-import type { Phase } from '../../../api/runbook/contract.ts';
+import { PHASES as ALL_PHASES, type Phase } from '../../../api/runbook/contract.ts';
 import type { RunbookSinks } from '../../../workflows/attackResponse/observe.mts';
 import { WF_METRIC } from '../../../workflows/attackResponse/observe.mts';
 import { SEARCH_ATTRIBUTES } from '../../../workflows/attackResponse/searchAttributes.mts';
 
-export const PHASES: Phase[] = [
-	'validating',
-	'snapshot',
-	'planning',
-	'awaiting-approval',
-	'tightening',
-	'blacklisting',
-	'rate-limiting',
-	'waiting',
-	'reverting',
-];
+/** The runbooks-by-phase gauge's phases: a finished runbook is not counted. */
+export const PHASES: Phase[] = ALL_PHASES.filter((p) => p !== 'done');
 
 export function runbookSinks(
 	meter: MetricMeter | undefined = metricsOn ? Runtime.instance().metricMeter : undefined,

@@ -13,6 +13,8 @@ import {
 	scheduleIdFor,
 	WORKFLOW_TYPE,
 	workflowIdFor,
+	runbookIdFrom,
+	PHASES,
 	type ApprovalRecord,
 	type AttackResponseResult,
 	type AuditEntry,
@@ -51,9 +53,8 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 	return new Client({ connection, namespace: t.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
-/** Accepts a site id or a full workflow id. */
-export const runbookId = (siteOrId: string) =>
-	siteOrId.startsWith('attack-response-') ? siteOrId : workflowIdFor(siteOrId);
+/** Accepts a site id or a full workflow id: the one rule of api/runbook/contract.ts, as the Runbook node reads it. */
+export const runbookId = runbookIdFrom;
 
 /** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
 export async function startAttackResponse(
@@ -321,18 +322,7 @@ export async function scheduleStatuses(client: Client, now = Date.now()): Promis
 
 export { WorkflowNotFoundError };
 
-export const PHASE_NAMES: readonly Phase[] = [
-	'validating',
-	'snapshot',
-	'planning',
-	'awaiting-approval',
-	'tightening',
-	'blacklisting',
-	'rate-limiting',
-	'waiting',
-	'reverting',
-	'done',
-];
+export const PHASE_NAMES: readonly Phase[] = PHASES;
 
 export class ListFilterError extends Error {}
 
