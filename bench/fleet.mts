@@ -21,7 +21,7 @@ import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../worker/src/temporal/fleet.mts';
 import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
-import { createSchedule } from '../worker/src/temporal/runbooks.mts';
+import { createSchedule } from '../worker/src/temporal/schedules.mts';
 import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
 import { actionsOf } from './fleetActions.mts';
 

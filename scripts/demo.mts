@@ -27,7 +27,7 @@ import {
 } from '../api/runbook/contract.ts';
 import { auditQuery, stateQuery } from '../workflows/attackResponse/messages.mts';
 import type { PlanInput } from '../api/runbook/plan.ts';
-import { createSchedule, deleteSchedule } from '../worker/src/temporal/runbooks.mts';
+import { createSchedule, deleteSchedule } from '../worker/src/temporal/schedules.mts';
 import { renderReportHtml } from '../api/report/html.ts';
 import { runbookReportModel } from '../api/report/model.ts';
 import {

@@ -1,6 +1,6 @@
 import { checkDesiredState } from '../../../api/runbook/desired.ts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
-import { createSchedule, deleteSchedule, scheduleStatuses, type ScheduleKind } from '../temporal/runbooks.mts';
+import { createSchedule, deleteSchedule, scheduleStatuses, type ScheduleKind } from '../temporal/schedules.mts';
 import { everyArg, hoursArg, readJson, siteArg, UsageError, type Command } from './args.mts';
 
 /** `secsvc schedule create watch|drift|report …`, `schedule delete ID`, `schedule list` (exit 3: one failing or stuck). */
