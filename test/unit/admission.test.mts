@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AdmissionSlots, coordinatorQueueFor } from '../../worker/src/process/admission.mts';
-import { workerTuning } from '../../worker/src/process/worker.mts';
+import { workerTuning } from '../../worker/src/process/sizing.mts';
 
 const ctx = (isSticky: boolean) => ({
 	slotType: 'workflow' as const,
