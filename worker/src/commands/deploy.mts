@@ -2,7 +2,7 @@ import { UsageError, type Command } from './args.mts';
 
 /** `secsvc deploy status | set-current BUILD_ID | retire-check [BUILD_ID]` (Worker Deployment Versioning). */
 export const deploy: Command = async ({ pos, o, conn, t, out, need }) => {
-	const { deploymentStatus, formatStatus, setCurrent } = await import('../process/deploy.mts');
+	const { deploymentStatus, formatStatus, setCurrent } = await import('../process/deployStatus.mts');
 	const sub = need(0, 'status|set-current|retire-check');
 	const svc = (await conn()).workflowService;
 	if (sub === 'set-current') {

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
 import { ApiError } from '../../../api/errors.ts';
 import { assertFreshBuild } from './buildInfo.mts';
-import { connectionOptions, loadConfig } from './config.mts';
+import { connectionOptions, loadConfig, type WorkerConfig } from './config.mts';
 import { explainConnectFailure } from './tlsProbe.mts';
 import { startHealthServer, type HealthServer } from './health.mts';
 import { loadProcessConfig } from './processConfig.mts';
@@ -76,6 +76,59 @@ async function checkCredentials(api: ReturnType<typeof clientFromConfig>, cfg: R
 	}
 }
 
+/** What /readyz asks (health.mts): Temporal answers, the worker polls, the service gives a token. */
+function readinessChecks(
+	cfg: WorkerConfig,
+	api: ReturnType<typeof clientFromConfig>,
+	now: () => { connection?: NativeConnection; w?: RunningWorker; draining: boolean },
+) {
+	return {
+		temporal: async () => {
+			const { connection: c } = now();
+			if (!c) throw new Error('not connected yet');
+			// Core retries while the server is down: bound it here with a message that says what failed
+			let timer: NodeJS.Timeout | undefined;
+			const late = new Promise<never>((_, reject) => {
+				timer = setTimeout(
+					() => reject(new Error(`${cfg.temporal.address}: no answer to GetSystemInfo within 1500 ms`)),
+					1500,
+				);
+			});
+			try {
+				await Promise.race([c.withDeadline(Date.now() + 1500, () => c.workflowService.getSystemInfo({})), late]);
+			} finally {
+				clearTimeout(timer);
+			}
+		},
+		polling: () => {
+			const { draining, w } = now();
+			if (draining) throw new Error('draining: shutdown requested');
+			const state = w?.worker.getState();
+			if (state !== 'RUNNING') throw new Error(`worker state ${state ?? 'starting'}`);
+		},
+		api: async () => {
+			await api.client.tokens?.getToken();
+		},
+	};
+}
+
+/** The /healthz /readyz listener; a busy address is a start-up error naming the setting. */
+async function serveHealth(
+	address: NonNullable<ReturnType<typeof loadProcessConfig>['health']>,
+	checks: ReturnType<typeof readinessChecks>,
+): Promise<HealthServer> {
+	let health: HealthServer;
+	try {
+		health = await startHealthServer(address, checks);
+	} catch (e) {
+		throw new StartupError(
+			`SECSVC_HEALTH_ADDRESS (health.address) ${address.host}:${address.port}: cannot listen — ${safeMessage(e)}`,
+		);
+	}
+	log(`health on http://${health.address.host}:${health.address.port} (/healthz, /readyz)`);
+	return health;
+}
+
 export async function main(): Promise<number> {
 	watchParent();
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
@@ -92,45 +145,13 @@ export async function main(): Promise<number> {
 	let w: RunningWorker | undefined;
 	let connection: NativeConnection | undefined;
 	let draining = false;
-	let health: HealthServer | undefined;
 	const api = clientFromConfig(cfg);
-	if (proc.health) {
-		const checks = {
-			temporal: async () => {
-				if (!connection) throw new Error('not connected yet');
-				const c = connection;
-				// Core retries while the server is down: bound it here with a message that says what failed
-				let timer: NodeJS.Timeout | undefined;
-				const late = new Promise<never>((_, reject) => {
-					timer = setTimeout(
-						() => reject(new Error(`${cfg.temporal.address}: no answer to GetSystemInfo within 1500 ms`)),
-						1500,
-					);
-				});
-				try {
-					await Promise.race([c.withDeadline(Date.now() + 1500, () => c.workflowService.getSystemInfo({})), late]);
-				} finally {
-					clearTimeout(timer);
-				}
-			},
-			polling: () => {
-				if (draining) throw new Error('draining: shutdown requested');
-				const state = w?.worker.getState();
-				if (state !== 'RUNNING') throw new Error(`worker state ${state ?? 'starting'}`);
-			},
-			api: async () => {
-				await api.client.tokens?.getToken();
-			},
-		};
-		try {
-			health = await startHealthServer(proc.health, checks);
-		} catch (e) {
-			throw new StartupError(
-				`SECSVC_HEALTH_ADDRESS (health.address) ${proc.health.host}:${proc.health.port}: cannot listen — ${safeMessage(e)}`,
-			);
-		}
-		log(`health on http://${health.address.host}:${health.address.port} (/healthz, /readyz)`);
-	}
+	const health = proc.health
+		? await serveHealth(
+				proc.health,
+				readinessChecks(cfg, api, () => ({ connection, w, draining })),
+			)
+		: undefined;
 
 	let drainStart = 0;
 	const onSignal = (sig: NodeJS.Signals) => {

@@ -98,17 +98,20 @@ const retryReason = (r: string) =>
  * The API client's event listener (api/client.ts onEvent) recording requests, latency, token renewals, retries
  * and rate-limit waits. Events carry no secrets; only the operation id and outcome become labels.
  */
+const requests = (m: ReturnType<typeof meter>) =>
+	m.createCounter(
+		METRIC.apiRequests,
+		'1',
+		'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)',
+	);
+
 export function apiMetricsListener(): (e: ClientEvent) => void {
 	return (e) => {
 		const m = meter();
 		switch (e.type) {
 			case 'response': {
 				const tags: MetricTags = { operation: e.opId, outcome: outcomeOf(e) };
-				m.createCounter(
-					METRIC.apiRequests,
-					'1',
-					'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)',
-				).add(1, tags);
+				requests(m).add(1, tags);
 				m.createHistogram(METRIC.apiLatency, 'int', 'ms', 'API request round trip (ms), by operation').record(
 					Math.max(0, Math.round(e.ms)),
 					{ operation: e.opId },
@@ -116,11 +119,7 @@ export function apiMetricsListener(): (e: ClientEvent) => void {
 				return;
 			}
 			case 'failure':
-				m.createCounter(
-					METRIC.apiRequests,
-					'1',
-					'API requests answered or failed, by operation and outcome (API code, http_<status>, timeout, network)',
-				).add(1, { operation: e.opId, outcome: e.kind });
+				requests(m).add(1, { operation: e.opId, outcome: e.kind });
 				return;
 			case 'token':
 				m.createCounter(

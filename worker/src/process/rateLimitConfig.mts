@@ -19,18 +19,10 @@ export interface RateLimitConfig extends BucketSettings {
 
 type Issue = { field: string; rule: string };
 
-export function loadRateLimit(
-	env: Record<string, string | undefined>,
-	json: unknown,
-): { config?: RateLimitConfig; issues: Issue[] } {
-	const j = json === undefined || json === null ? {} : json;
-	if (typeof j !== 'object' || Array.isArray(j))
-		return { issues: [{ field: 'api.rateLimit', rule: 'must be an object { rps, burst }' }] };
-	const o = j as Record<string, unknown>;
-	const t = (o.tenant && typeof o.tenant === 'object' ? o.tenant : {}) as Record<string, unknown>;
-	const issues: Issue[] = [];
-	/** The env value (a number in text) or the JSON value (a number): undefined when neither is given. */
-	const num = (envName: string, jsonField: string, v: unknown): number | undefined => {
+/** The env value (a number in text) or the JSON value (a number): undefined when neither is given; a bad one is an issue. */
+const numberReader =
+	(env: Record<string, string | undefined>, issues: Issue[]) =>
+	(envName: string, jsonField: string, v: unknown): number | undefined => {
 		const e = env[envName];
 		if (e !== undefined && e !== '') {
 			const n = /^\s*-?\d+(\.\d+)?\s*$/.test(e) ? Number(e) : NaN;
@@ -51,6 +43,18 @@ export function loadRateLimit(
 		}
 		return v;
 	};
+
+export function loadRateLimit(
+	env: Record<string, string | undefined>,
+	json: unknown,
+): { config?: RateLimitConfig; issues: Issue[] } {
+	const j = json === undefined || json === null ? {} : json;
+	if (typeof j !== 'object' || Array.isArray(j))
+		return { issues: [{ field: 'api.rateLimit', rule: 'must be an object { rps, burst }' }] };
+	const o = j as Record<string, unknown>;
+	const t = (o.tenant && typeof o.tenant === 'object' ? o.tenant : {}) as Record<string, unknown>;
+	const issues: Issue[] = [];
+	const num = numberReader(env, issues);
 	const rps = num('SECSVC_RATE_LIMIT_RPS', 'api.rateLimit.rps', o.rps);
 	const burst = num('SECSVC_RATE_LIMIT_BURST', 'api.rateLimit.burst', o.burst);
 	const trps = num('SECSVC_TENANT_RATE_LIMIT_RPS', 'api.rateLimit.tenant.rps', t.rps);
