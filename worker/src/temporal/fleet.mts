@@ -118,6 +118,63 @@ export async function applyFleet(
 	o: { dryRun?: boolean } = {},
 ): Promise<ApplyResult> {
 	const current = await currentWatchers(client, f.fleet);
+	const { next, changes } = placeSites(current, f);
+	const revision = new Date().toISOString();
+	const watchers: ApplyResult['watchers'] = [];
+	for (const [i, sites] of [...next].sort((a, b) => a[0] - b[0])) {
+		const cfg: WatcherConfig = {
+			fleet: f.fleet,
+			index: i,
+			revision,
+			taskQueue,
+			settings: f.settings,
+			template: f.template,
+			sites,
+		};
+		const old = current.get(i);
+		const id = watcherId(f.fleet, i);
+		const same = old && stableJson({ ...old, revision: '' }) === stableJson({ ...cfg, revision: '' });
+		const action: ApplyResult['watchers'][number]['action'] = !old
+			? 'start'
+			: same
+				? 'unchanged'
+				: sites.length === 0
+					? 'retire'
+					: 'update';
+		if (!old && sites.length === 0) continue;
+		watchers.push({ id, action, sites: sites.length });
+		if (!o.dryRun && action !== 'unchanged') await applyWatcher(client, taskQueue, id, cfg, action === 'start');
+	}
+	const touched = new Set(changes.map((c) => c.site_id));
+	return {
+		fleet: f.fleet,
+		dryRun: o.dryRun === true,
+		changes,
+		shared: sharedChanges(current, f),
+		watchers,
+		unchanged: f.sites.filter((s) => !touched.has(s.site_id)).length,
+	};
+}
+
+/** Starts a watcher (an already running one is updated instead) or sends it its new configuration. */
+async function applyWatcher(client: Client, taskQueue: string, id: string, cfg: WatcherConfig, start: boolean) {
+	if (start) {
+		try {
+			await client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, {
+				workflowId: id,
+				taskQueue,
+				args: [{ config: cfg }],
+			});
+			return;
+		} catch (e) {
+			if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+		}
+	}
+	await client.workflow.getHandle(id).executeUpdate(configureUpdate, { args: [cfg] });
+}
+
+/** Each watcher's sites after the file: removed and changed sites in place, new ones where there is room. */
+function placeSites(current: Map<number, WatcherConfig>, f: ParsedFleet) {
 	const desired = new Map(f.sites.map((s) => [s.site_id, s]));
 	const where = new Map<string, { index: number; site: FleetSite }>();
 	for (const [i, c] of current) for (const s of c.sites) where.set(s.site_id, { index: i, site: s });
@@ -161,6 +218,11 @@ export async function applyFleet(
 		changes.push({ op: '+', site_id: s.site_id, customer_id: s.customer_id, watcher: watcherId(f.fleet, best) });
 	}
 
+	return { next, changes };
+}
+
+/** What changes for every watcher: the fleet's settings and its runbook template. */
+function sharedChanges(current: Map<number, WatcherConfig>, f: ParsedFleet): string[] {
 	const shared: string[] = [];
 	const any = current.values().next().value as WatcherConfig | undefined;
 	if (any) {
@@ -173,54 +235,7 @@ export async function applyFleet(
 		);
 		shared.push(...diffObjects('template', any.template, f.template));
 	}
-	const revision = new Date().toISOString();
-	const watchers: ApplyResult['watchers'] = [];
-	for (const [i, sites] of [...next].sort((a, b) => a[0] - b[0])) {
-		const cfg: WatcherConfig = {
-			fleet: f.fleet,
-			index: i,
-			revision,
-			taskQueue,
-			settings: f.settings,
-			template: f.template,
-			sites,
-		};
-		const old = current.get(i);
-		const id = watcherId(f.fleet, i);
-		const same = old && stableJson({ ...old, revision: '' }) === stableJson({ ...cfg, revision: '' });
-		const action: ApplyResult['watchers'][number]['action'] = !old
-			? 'start'
-			: same
-				? 'unchanged'
-				: sites.length === 0
-					? 'retire'
-					: 'update';
-		if (!old && sites.length === 0) continue;
-		watchers.push({ id, action, sites: sites.length });
-		if (o.dryRun || action === 'unchanged') continue;
-		if (action === 'start') {
-			try {
-				await client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, {
-					workflowId: id,
-					taskQueue,
-					args: [{ config: cfg }],
-				});
-				continue;
-			} catch (e) {
-				if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
-			}
-		}
-		await client.workflow.getHandle(id).executeUpdate(configureUpdate, { args: [cfg] });
-	}
-	const touched = new Set(changes.map((c) => c.site_id));
-	return {
-		fleet: f.fleet,
-		dryRun: o.dryRun === true,
-		changes,
-		shared,
-		watchers,
-		unchanged: f.sites.filter((s) => !touched.has(s.site_id)).length,
-	};
+	return shared;
 }
 
 export function formatApply(r: ApplyResult): string {
