@@ -151,6 +151,102 @@ export interface ClusterShare {
 	stop(): void;
 }
 
+/**
+ * The share this worker takes after a report: its share by demand (sharesByDemand) of the budget workflow's state,
+ * a larger one held back until the others have read the report that asked for it (below). `history` keeps this
+ * worker's recent reports and the share each gave it.
+ */
+function shareFrom(
+	state: BudgetState,
+	live: Set<string>,
+	report: DemandReport,
+	identity: string,
+	rps: number,
+	history: { at: number; share: number }[],
+	current: number,
+	now: number,
+): { share: number; held: boolean } {
+	let held = false;
+	const mine = state.demand[identity];
+	let share =
+		sharesByDemand(live, { ...state.demand, [identity]: { ...report, at: mine?.at ?? now } }, rps).get(identity) ??
+		1 / live.size;
+	// A larger share waits until the others have read the report that asked for it: each other worker that
+	// reports took its own share from the last report of this one it read (the newest made before its own),
+	// so this worker takes at most the smallest share any of those reports gave it; a smaller share applies
+	// at once. So the cluster never holds more than the budget while the split moves (within one report).
+	const at = mine?.at ?? now;
+	history.push({ at, share });
+	if (history.length > 16) history.shift();
+	if (share > current + 1e-9) {
+		let allowed = share;
+		for (const [id, x] of Object.entries(state.demand)) {
+			if (id === identity || !live.has(id)) continue;
+			// a worker that did not count this one yet left it nothing
+			const seen = x.live && !x.live.includes(identity) ? undefined : history.filter((h) => h.at < x.at).at(-1);
+			allowed = Math.min(allowed, seen ? seen.share : current);
+		}
+		if (allowed < share) held = true;
+		share = Math.max(current, allowed);
+	}
+	return { share, held };
+}
+
+/** Signal-with-start of the cluster's budget workflow: a pause (a retry hint) or this worker's demand report. */
+const signalBudget =
+	(temporal: () => TemporalClient, wfId: string, taskQueue: string) =>
+	(signal: typeof pauseSignal | typeof demandSignal, arg: number | DemandReport) =>
+		signal === pauseSignal
+			? temporal().workflow.signalWithStart(rateBudget, {
+					workflowId: wfId,
+					taskQueue: taskQueue,
+					args: [{}],
+					signal: pauseSignal,
+					signalArgs: [arg as number],
+				})
+			: temporal().workflow.signalWithStart(rateBudget, {
+					workflowId: wfId,
+					taskQueue: taskQueue,
+					args: [{}],
+					signal: demandSignal,
+					signalArgs: [arg as DemandReport],
+				});
+
+/** What this worker asked of the budget since its last report (per second over `secs`), and who it sees live. */
+function demandReport(
+	budget: RateBudget,
+	identity: string,
+	live: Set<string>,
+	queueReport: ReturnType<typeof steadyQueue>,
+	secs: number,
+): DemandReport {
+	const d = budget.takeDemand();
+	return {
+		worker: identity,
+		rps: d.asked / secs,
+		hungry: d.hungry,
+		rpsHigh: d.askedHigh / secs,
+		hungryHigh: d.hungryHigh,
+		lowQueue: queueReport(d.lowQueue),
+		...(live.size <= 64 ? { live: [...live].sort() } : {}),
+	};
+}
+
+/** Tells the cluster a retry hint: one signal per distinct pause (many refused calls in flight carry the same hint). */
+function retryHinter(start: ReturnType<typeof signalBudget>): (ms: number) => void {
+	let signalled = 0;
+	return (ms) => {
+		const until = Date.now() + ms;
+		if (until <= signalled + 250) return;
+		signalled = until;
+		void start(pauseSignal, until).catch((e) =>
+			console.warn(
+				`secsvc worker: could not tell the cluster of a retry hint (${(e as Error).message}); this worker pauses alone`,
+			),
+		);
+	};
+}
+
 export function startClusterShare(budget: RateBudget, temporal: () => TemporalClient, o: ShareOptions): ClusterShare {
 	const refreshMs = o.refreshMs ?? 2000;
 	const unknown = o.unknownWorkers ?? 8;
@@ -158,29 +254,13 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 	let workers: number | undefined;
 	let failures = 0;
 	let stopped = false;
-	let signalled = 0;
 	let last = Date.now();
 	let stateFailures = 0;
 	const queueReport = steadyQueue();
 	/** This worker's recent reports (workflow time) and the share each gave it. */
 	const history: { at: number; share: number }[] = [];
 	const wfId = rateBudgetWorkflowId(o.taskQueue);
-	const start = (signal: typeof pauseSignal | typeof demandSignal, arg: number | DemandReport) =>
-		signal === pauseSignal
-			? temporal().workflow.signalWithStart(rateBudget, {
-					workflowId: wfId,
-					taskQueue: o.taskQueue,
-					args: [{}],
-					signal: pauseSignal,
-					signalArgs: [arg as number],
-				})
-			: temporal().workflow.signalWithStart(rateBudget, {
-					workflowId: wfId,
-					taskQueue: o.taskQueue,
-					args: [{}],
-					signal: demandSignal,
-					signalArgs: [arg as DemandReport],
-				});
+	const start = signalBudget(temporal, wfId, o.taskQueue);
 	budget.setShare(1 / unknown);
 	const apply = (n: number | undefined, share: number) => {
 		const changed = n !== workers;
@@ -199,17 +279,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 			return;
 		}
 		const now = Date.now();
-		const d = budget.takeDemand();
-		const secs = Math.max(0.2, (now - last) / 1000);
-		const report: DemandReport = {
-			worker: o.identity,
-			rps: d.asked / secs,
-			hungry: d.hungry,
-			rpsHigh: d.askedHigh / secs,
-			hungryHigh: d.hungryHigh,
-			lowQueue: queueReport(d.lowQueue),
-			...(live.size <= 64 ? { live: [...live].sort() } : {}),
-		};
+		const report = demandReport(budget, o.identity, live, queueReport, Math.max(0.2, (now - last) / 1000));
 		last = now;
 		let state: BudgetState | undefined;
 		try {
@@ -223,29 +293,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 		let share: number;
 		let held = false;
 		if (state) {
-			const mine = state.demand[o.identity];
-			share =
-				sharesByDemand(live, { ...state.demand, [o.identity]: { ...report, at: mine?.at ?? now } }, rps).get(
-					o.identity,
-				) ?? 1 / live.size;
-			// A larger share waits until the others have read the report that asked for it: each other worker that
-			// reports took its own share from the last report of this one it read (the newest made before its own),
-			// so this worker takes at most the smallest share any of those reports gave it; a smaller share applies
-			// at once. So the cluster never holds more than the budget while the split moves (within one report).
-			const at = mine?.at ?? now;
-			history.push({ at, share });
-			if (history.length > 16) history.shift();
-			if (share > budget.currentShare + 1e-9) {
-				let allowed = share;
-				for (const [id, x] of Object.entries(state.demand)) {
-					if (id === o.identity || !live.has(id)) continue;
-					// a worker that did not count this one yet left it nothing
-					const seen = x.live && !x.live.includes(o.identity) ? undefined : history.filter((h) => h.at < x.at).at(-1);
-					allowed = Math.min(allowed, seen ? seen.share : budget.currentShare);
-				}
-				if (allowed < share) held = true;
-				share = Math.max(budget.currentShare, allowed);
-			}
+			({ share, held } = shareFrom(state, live, report, o.identity, rps, history, budget.currentShare, now));
 		} else {
 			// No reports: the last share a little longer, then an even one.
 			share = ++stateFailures >= 3 ? 1 / live.size : Math.min(budget.currentShare, 1 / live.size);
@@ -271,17 +319,7 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 	};
 	void loop();
 	return {
-		retryHint(ms: number) {
-			const until = Date.now() + ms;
-			// one signal per distinct pause (many refused calls in flight carry the same hint)
-			if (until <= signalled + 250) return;
-			signalled = until;
-			void start(pauseSignal, until).catch((e) =>
-				console.warn(
-					`secsvc worker: could not tell the cluster of a retry hint (${(e as Error).message}); this worker pauses alone`,
-				),
-			);
-		},
+		retryHint: retryHinter(start),
 		get workers() {
 			return workers;
 		},
