@@ -25,6 +25,7 @@ import {
 } from './coordination.mts';
 import { checkSiteBlockHolds, MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
 import { packHolds, unpackHolds, type PackedHolds } from './packing.mts';
+import { HoldTable } from './holdTable.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
 import { coordinatorRules } from '../input/inputRules.mts';
 
@@ -54,7 +55,6 @@ export interface SiteCoordinatorInput {
 
 /** Completing as soon as nothing is held keeps no coordinator bound to a task queue nobody polls any more. */
 const IDLE_MS = 0;
-const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
 /** Events per run before continuing as new (4000 for runs started before `coordinator-timers`). */
 const RUN_EVENTS = 1000;
 
@@ -70,203 +70,23 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	// keep the lower limit.
 	const packed = lazy && patched('coordinator-packed-holds');
 	const timers: number[] = [];
-	const holds = new Map<string, Hold>(
-		[...(input.holds ?? []), ...unpackHolds(input.packed ?? [])].map((h) => [h.key, h]),
-	);
-	const successors = new Map<string, Successor>((input.successors ?? []).map((x) => [x.key, x]));
-	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
-	const toTell = new Map<string, string[]>();
+	const table = new HoldTable([...(input.holds ?? []), ...unpackHolds(input.packed ?? [])], input.successors ?? []);
+	const { holds, successors, toTell } = table;
 	let lastTouched = Date.now();
 	let touched = false;
 	const touch = () => {
 		lastTouched = Date.now();
 		touched = true;
 	};
-	/** Ends a hold; a successor waiting for the key gets it. */
-	const drop = (key: string) => {
-		holds.delete(key);
-		const next = successors.get(key);
-		if (!next) return;
-		successors.delete(key);
-		const now = Date.now();
-		holds.set(key, {
-			key,
-			owner: next.owner,
-			mode: 'hold',
-			since: new Date(now).toISOString(),
-			until: new Date(now + next.ttlSeconds * 1000).toISOString(),
-			reason: next.reason,
-		});
-		toTell.set(next.owner, [...(toTell.get(next.owner) ?? []), key]);
-	};
-	const expire = () => {
-		const now = Date.now();
-		for (const [k, s] of successors) if (Date.parse(s.since) + s.ttlSeconds * 1000 <= now) successors.delete(k);
-		for (const [k, h] of holds) if (Date.parse(h.until) <= now) drop(k);
-	};
-	const live = () => {
-		const now = Date.now();
-		return [...holds.values()].filter((h) => Date.parse(h.until) > now);
-	};
-	const others = (req: ClaimRequest, modes: Hold['mode'][]) =>
-		req.keys
-			.map((k) => holds.get(k))
-			.filter((h): h is Hold => h !== undefined && h.owner !== req.owner && modes.includes(h.mode));
-	const take = (req: ClaimRequest, keys: string[]) => {
-		const now = Date.now();
-		const until = new Date(now + (req.ttlSeconds ?? DEFAULT_TTL[req.mode]) * 1000).toISOString();
-		for (const key of keys)
-			holds.set(key, {
-				key,
-				owner: req.owner,
-				mode: req.mode,
-				since: holds.get(key)?.owner === req.owner ? holds.get(key)!.since : new Date(now).toISOString(),
-				until,
-				reason: req.reason,
-			});
-	};
 
-	setHandler(
-		claimUpdate,
-		async (req) => {
-			touch();
-			if (req.mode === 'hold' || req.wait) {
-				// The grant happens inside the predicate: predicates run one after another, so the first waiter whose keys
-				// are free takes them before the next waiter's predicate looks.
-				let held: Hold[] = [];
-				let granted: string[] = [];
-				await condition(() => {
-					expire();
-					if (others(req, req.mode === 'hold' ? ['lease'] : ['lease', 'hold']).length) return false;
-					held = others(req, ['hold']);
-					granted = req.keys.filter((k) => !held.some((h) => h.key === k));
-					take(req, granted);
-					return true;
-				});
-				touch();
-				if (!req.queue) return { granted, held };
-				const queued: string[] = [];
-				const now = new Date(Date.now()).toISOString();
-				for (const h of held) {
-					const s = successors.get(h.key);
-					if (s && s.owner !== req.owner) continue; // one successor per key: the second one is refused (in held)
-					successors.set(h.key, {
-						key: h.key,
-						owner: req.owner,
-						ttlSeconds: req.ttlSeconds ?? DEFAULT_TTL.hold,
-						reason: req.reason,
-						since: s?.since ?? now,
-					});
-					queued.push(h.key);
-				}
-				return { granted, held, queued };
-			}
-			expire();
-			const held = others(req, ['hold', 'lease']);
-			const granted = req.keys.filter((k) => !held.some((h) => h.key === k));
-			take(req, granted);
-			return { granted, held };
-		},
-		{
-			validator: (req) => {
-				validateClaim(req);
-				// Expiring blocks: never more holds than this run can carry across continue-as-new.
-				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, live(), packed, req.reason);
-			},
-		},
-	);
-	const releaseFor = (req: ReleaseRequest) => {
-		touch();
-		let released = 0;
-		let dequeued = 0;
-		const only = req.keys ? new Set(req.keys) : undefined;
-		for (const [k, s] of successors) {
-			if (s.owner !== req.owner || (only && !only.has(k))) continue;
-			successors.delete(k);
-			dequeued++;
-		}
-		if (req.queuedOnly) return { released, dequeued };
-		for (const [k, h] of [...holds]) {
-			if (h.owner !== req.owner || (only && !only.has(k))) continue;
-			drop(k);
-			released++;
-		}
-		return { released, dequeued };
-	};
-	const checkRelease = (req: ReleaseRequest) => {
-		if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-		if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS))
-			throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
-	};
-	setHandler(releaseUpdate, releaseFor, { validator: checkRelease });
-	setHandler(releaseSignal, (req) => {
-		try {
-			checkRelease(req);
-		} catch {
-			return; // a signal cannot be refused: a malformed release changes nothing
-		}
-		releaseFor(req);
-	});
-	setHandler(
-		handoverUpdate,
-		(req) => {
-			touch();
-			expire();
-			const handedOver: { key: string; to: string }[] = [];
-			for (const key of req.keys) {
-				const h = holds.get(key);
-				const next = successors.get(key);
-				if (!h || h.owner !== req.owner || !next) continue;
-				drop(key);
-				handedOver.push({ key, to: next.owner });
-			}
-			return { handedOver };
-		},
-		{
-			validator: (req) => {
-				if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
-				if (
-					!Array.isArray(req.keys) ||
-					req.keys.length > MAX_KEYS ||
-					req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500)
-				)
-					throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
-			},
-		},
-	);
-	// A query must not change state: expired holds are filtered here, dropped by the main loop.
-	setHandler(holdsQuery, () => live());
-	setHandler(holdsPageQuery, (p) => {
-		const all = live();
-		const offset = Math.max(0, Math.floor(Number(p?.offset) || 0));
-		const limit = Math.min(HOLDS_PAGE, Math.max(1, Math.floor(Number(p?.limit) || HOLDS_PAGE)));
-		return { total: all.length, holds: all.slice(offset, offset + limit) };
-	});
-
-	/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
-	const tell = async () => {
-		const batch = [...toTell];
-		toTell.clear();
-		await Promise.all(
-			batch.map(([owner, keys]) =>
-				getExternalWorkflowHandle(owner)
-					.signal(handedOverSignal, { site_id: input.site_id, keys })
-					.catch(() => undefined),
-			),
-		);
-	};
+	registerHandlers(table, touch, packed);
+	const tell = () => tellSuccessors(table, input.site_id);
 
 	for (;;) {
-		expire();
+		table.expire();
 		if (toTell.size) await tell();
 		const now = Date.now();
-		if (
-			holds.size === 0 &&
-			successors.size === 0 &&
-			toTell.size === 0 &&
-			allHandlersFinished() &&
-			now - lastTouched >= IDLE_MS
-		)
+		if (table.empty && allHandlersFinished() && now - lastTouched >= IDLE_MS)
 			return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
 		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (lazy ? RUN_EVENTS : 4000)) {
 			await condition(allHandlersFinished);
@@ -301,6 +121,75 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	}
 }
 
+/** The coordinator's Updates, signal and queries over its table; `touch` wakes the main loop. */
+function registerHandlers(table: HoldTable, touch: () => void, packed: boolean): void {
+	setHandler(
+		claimUpdate,
+		async (req) => {
+			touch();
+			if (req.mode === 'hold' || req.wait) {
+				// The grant happens inside the predicate: predicates run one after another, so the first waiter whose keys
+				// are free takes them before the next waiter's predicate looks.
+				let r: ReturnType<typeof table.grantWaiting>;
+				await condition(() => (r = table.grantWaiting(req)) !== undefined);
+				const { granted, held } = r!;
+				touch();
+				return req.queue ? { granted, held, queued: table.queue(req, held) } : { granted, held };
+			}
+			return table.grantNow(req);
+		},
+		{
+			validator: (req) => {
+				validateClaim(req);
+				// Expiring blocks: never more holds than this run can carry across continue-as-new.
+				if (req.mode === 'hold') checkSiteBlockHolds(req.owner, req.keys, table.live(), packed, req.reason);
+			},
+		},
+	);
+	const releaseFor = (req: ReleaseRequest) => {
+		touch();
+		return table.release(req);
+	};
+	setHandler(releaseUpdate, releaseFor, { validator: validateRelease });
+	setHandler(releaseSignal, (req) => {
+		try {
+			validateRelease(req);
+		} catch {
+			return; // a signal cannot be refused: a malformed release changes nothing
+		}
+		releaseFor(req);
+	});
+	setHandler(
+		handoverUpdate,
+		(req) => {
+			touch();
+			return { handedOver: table.handover(req) };
+		},
+		{ validator: validateHandover },
+	);
+	// A query must not change state: expired holds are filtered here, dropped by the main loop.
+	setHandler(holdsQuery, () => table.live());
+	setHandler(holdsPageQuery, (p) => {
+		const all = table.live();
+		const offset = Math.max(0, Math.floor(Number(p?.offset) || 0));
+		const limit = Math.min(HOLDS_PAGE, Math.max(1, Math.floor(Number(p?.limit) || HOLDS_PAGE)));
+		return { total: all.length, holds: all.slice(offset, offset + limit) };
+	});
+}
+
+/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
+async function tellSuccessors(table: HoldTable, site_id: string): Promise<void> {
+	const batch = [...table.toTell];
+	table.toTell.clear();
+	await Promise.all(
+		batch.map(([owner, keys]) =>
+			getExternalWorkflowHandle(owner)
+				.signal(handedOverSignal, { site_id, keys })
+				.catch(() => undefined),
+		),
+	);
+}
+
 function validateClaim(req: ClaimRequest): void {
 	if (!req || typeof req !== 'object') throw new Error('claim: must be an object');
 	if (typeof req.owner !== 'string' || !req.owner || req.owner.length > 500)
@@ -319,4 +208,20 @@ function validateClaim(req: ClaimRequest): void {
 		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
 	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
 	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
+}
+
+function validateRelease(req: ReleaseRequest): void {
+	if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+	if (req.keys !== undefined && (!Array.isArray(req.keys) || req.keys.length > MAX_KEYS))
+		throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys`);
+}
+
+function validateHandover(req: { owner: string; keys: string[] }): void {
+	if (!req || typeof req.owner !== 'string' || !req.owner) throw new Error('owner: must be a non-empty string');
+	if (
+		!Array.isArray(req.keys) ||
+		req.keys.length > MAX_KEYS ||
+		req.keys.some((k: unknown) => typeof k !== 'string' || !k || k.length > 500)
+	)
+		throw new Error(`keys: must be a list of at most ${MAX_KEYS} setting keys (1–500 characters each)`);
 }
