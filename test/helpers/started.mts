@@ -14,14 +14,18 @@ const LOG_LINES = 25;
 const started: StartedThing[] = [];
 subscribe(STARTED_CHANNEL, (message) => void started.push(message as StartedThing));
 
-let failed = 0;
-afterEach((t) => {
-	if (!(t as unknown as { passed: boolean }).passed) failed++; // TestContext.passed (Node >= 20.12); not in our @types/node
-});
-// Registered when the file's helpers are imported, before the file's own `after` hooks: what it started still runs.
-after(() => {
-	if (failed && started.length) process.stderr.write(report(failed));
-});
+// Only in a test run (a file the runner started, or a *.test.mts run directly): a benchmark that imports the test
+// helpers (bench/historyGrowth.mts, bench/n8n.mts) must not turn into a test run.
+if (process.env.NODE_TEST_CONTEXT || /\.test\.m?ts$/.test(process.argv[1] ?? '')) {
+	let failed = 0;
+	afterEach((t) => {
+		if (!(t as unknown as { passed: boolean }).passed) failed++; // TestContext.passed (Node >= 20.12); not in our @types/node
+	});
+	// Registered when the file's helpers are imported, before the file's own `after` hooks: what it started still runs.
+	after(() => {
+		if (failed && started.length) process.stderr.write(report(failed));
+	});
+}
 
 function report(failures: number): string {
 	const seeds = Object.entries(process.env).filter(([k]) => /^SECSVC_.*SEED/.test(k));
