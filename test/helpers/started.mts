@@ -2,10 +2,9 @@
 // its addresses, PID and seed, and the last lines of its log, so that a failure can be reproduced from CI output
 // alone. The starters (simulator/index.mts, demo/stack.mts, test/temporal/helpers.mts, test/n8n/editor-server.mts,
 // test/n8n/n8n-child.mts, test/cluster/helpers.mts) announce what they start on the diagnostics channel
-// `secsvc:started` (demo/stack.mts announceStarted; nothing happens when nobody listens: the demo, the benchmarks);
-// this module listens. It is
-// imported by the shared test helpers (test/temporal/helpers.mts, test/n8n/harness.mts, test/simulator/helpers.mts),
-// so every file that starts something through them reports; its hooks are the file's root hooks.
+// `secsvc:started` (demo/stack.mts announceStarted; nothing happens where nobody listens: the demo, the benchmarks).
+// This module listens; the shared test helpers (test/temporal/helpers.mts, test/n8n/harness.mts,
+// test/simulator/helpers.mts) import it, or the file itself does; its hooks are the file's root hooks.
 import { subscribe } from 'node:diagnostics_channel';
 import { after, afterEach } from 'node:test';
 import { STARTED_CHANNEL, type StartedThing } from '../../demo/stack.mts';
