@@ -262,6 +262,7 @@ test('a 0.0.0.0/0 is refused with its message, and nothing is written', async ()
 test("Start (approval required) → a form → Decide: the runbook waits at its gate, the form's answer approves it", async () => {
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
+	await creator().locator('input').first().waitFor(); // keys typed before the panel's search is open go elsewhere
 	await page.keyboard.type('manual');
 	await creator().getByText('Trigger manually', { exact: true }).first().click();
 	await ui.canvasNode('When clicking').first().waitFor();
@@ -300,6 +301,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 
 	await ui.canvasNode('Start an attack-response runbook').hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
+	await creator().locator('input').first().waitFor();
 	await page.keyboard.type('wait');
 	await creator().getByText('Wait', { exact: true }).first().click();
 	await ui.ndv.waitFor();
