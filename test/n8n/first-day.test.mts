@@ -3,14 +3,15 @@
 // Temporal dev server with the worker process. Everything is built through the UI (node panel, credential modal,
 // parameter inputs), never imported: the credential is created in the editor, the trigger → block workflow is built
 // from the node panel and run against an attack started through the simulator's control API, the blocked ranges are
-// read in the output panel (and on the service); a 0.0.0.0/0 is refused with its message; then Start → a form → Decide
-// with the runbook waiting at its approval gate. Screenshots go to $SECSVC_TEST_OUTPUT/first-day (test-output/).
+// read from the run (and on the service); a 0.0.0.0/0 is refused with its message; then Start → a form → Decide with
+// the runbook waiting at its approval gate. What a node output is read as data from n8n's stored execution
+// (EditorUi.nodeRun), never from the output panel's rendering. Screenshots go to $SECSVC_TEST_OUTPUT/first-day.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startSimulator } from '../../simulator/index.mts';
@@ -71,6 +72,11 @@ before(async () => {
 	page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 	page.setDefaultTimeout(30_000);
 	ui = new EditorUi(page, OUT);
+});
+
+// A failing step leaves the page as it was: its screenshot is in the test output (CI keeps it).
+afterEach(async (t) => {
+	if (!(t as unknown as { passed: boolean }).passed) await ui?.screenshot('failed').catch(() => {});
 });
 
 after(async () => {
@@ -153,10 +159,14 @@ test('sign in; "under attack" finds the trigger; the credential is created in th
 });
 
 test('Fetch Test Event with no attack going on shows a marked test item, not nothing', async () => {
+	const mark = await ui.executionIds();
 	const output = await ui.executeStep();
-	const json = await ui.outputText(output, 'JSON');
+	await ui.showOutput(output, 'JSON');
 	await ui.screenshot('test-event-no-attack');
-	assert.match(json, /"test_note": "(Test item|Sample item)/, json.slice(0, 600));
+	const run = await ui.nodeRun(mark);
+	const json = JSON.stringify(run.items);
+	assert.equal(run.items.length, 1, json.slice(0, 600));
+	assert.match(String(run.items[0].test_note), /^(Test item|Sample item)/, json.slice(0, 600));
 	assert.doesNotMatch(json, /dashboard\.ddosEvents/);
 });
 
@@ -175,13 +185,15 @@ test('an attack starts (control API); Fetch Test Event shows it with the attacki
 	assert.equal(res.status, 200, await res.text());
 	// The panel still shows the earlier test item: this run is done when the attack's threat map was read.
 	const mark = sim.sim.requests().at(-1)?.seq ?? 0;
+	const executions = await ui.executionIds();
 	const output = await ui.executeStep(() =>
 		sim.sim.requests().some((e) => e.seq > mark && e.opId === 'dashboard.eventDetail'),
 	);
-	await page.waitForTimeout(500);
-	const json = await ui.outputText(output, 'JSON');
+	const run = await ui.nodeRun(executions);
+	await ui.showOutput(output, 'JSON');
 	await ui.screenshot('test-event-attack');
-	assert.match(json, /"attacking_ranges": \[/);
+	const json = JSON.stringify(run.items);
+	assert.ok(Array.isArray(run.items[0]?.attacking_ranges), json.slice(0, 600));
 	assert.match(json, /198\.51\.100\.10-198\.51\.100\.11/);
 	assert.doesNotMatch(json, /test_note/);
 	await ui.closePanel();
@@ -195,11 +207,18 @@ test('trigger → block built from the node panel: the output shows the blocked 
 	await expression('site_id', '$json.site_id');
 	await expression('domain_port_id', '$json.domain_port_id');
 	await ui.screenshot('block-mapped');
+	const mark = await ui.executionIds();
 	const output = await ui.executeStep();
-	const json = await ui.outputText(output, 'JSON');
+	const run = await ui.nodeRun(mark);
+	await ui.showOutput(output, 'JSON');
 	await ui.screenshot('block-output');
-	assert.match(json, /"blocked": \[ "198\.51\.100\.10-198\.51\.100\.11", "203\.0\.113\.50" \]/, json.slice(0, 800));
-	assert.match(json, /"summary": "IP Blacklist › Block: blocked 198\.51\.100\.10-198\.51\.100\.11, 203\.0\.113\.50/);
+	const json = JSON.stringify(run.items).slice(0, 800);
+	assert.deepEqual(run.items[0]?.blocked, ['198.51.100.10-198.51.100.11', '203.0.113.50'], json);
+	assert.match(
+		String(run.items[0]?.summary),
+		/^IP Blacklist › Block: blocked 198\.51\.100\.10-198\.51\.100\.11, 203\.0\.113\.50/,
+		json,
+	);
 	const held = blacklist();
 	for (const ip of ['198.51.100.10', '203.0.113.50'])
 		assert.ok(held.includes(ip), `the service holds ${ip}: ${held.slice(0, 400)}`);
@@ -223,16 +242,18 @@ test('a 0.0.0.0/0 is refused with its message, and nothing is written', async ()
 		.waitFor({ timeout: 10_000 })
 		.catch(() => page.waitForTimeout(2000));
 	await ui.screenshot('block-wide');
+	const mark = await ui.executionIds();
 	const output = await ui.executeStep();
-	const message = output.locator('[data-test-id="node-error-message"]');
-	await message.waitFor();
+	// The panel shows an error; what it says is read from the run.
+	await output.locator('[data-test-id="node-error-message"]').waitFor();
 	await ui.screenshot('block-refused');
-	const shown = (await output.innerText()).replace(/\s+/g, ' ');
+	const { error } = await ui.nodeRun(mark);
+	const said = `${error?.message} ${error?.description ?? ''}`;
 	assert.match(
-		shown,
+		said,
 		/IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed/,
 	);
-	assert.match(shown, /Nothing was sent/);
+	assert.match(said, /Nothing was sent/);
 	assert.equal(blacklist(), before);
 	await ui.closePanel();
 	await ui.screenshot('trigger-block-canvas');
@@ -241,6 +262,7 @@ test('a 0.0.0.0/0 is refused with its message, and nothing is written', async ()
 test("Start (approval required) → a form → Decide: the runbook waits at its gate, the form's answer approves it", async () => {
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
+	await creator().locator('input').first().waitFor(); // keys typed before the panel's search is open go elsewhere
 	await page.keyboard.type('manual');
 	await creator().getByText('Trigger manually', { exact: true }).first().click();
 	await ui.canvasNode('When clicking').first().waitFor();
@@ -279,6 +301,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 
 	await ui.canvasNode('Start an attack-response runbook').hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
+	await creator().locator('input').first().waitFor();
 	await page.keyboard.type('wait');
 	await creator().getByText('Wait', { exact: true }).first().click();
 	await ui.ndv.waitFor();
@@ -297,6 +320,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	await ui.closePanel();
 
 	// The editor opens the form of a waiting manual run in a new tab.
+	const executions = await ui.executionIds();
 	const popup = page
 		.context()
 		.waitForEvent('page', { timeout: 90_000 })
@@ -346,11 +370,13 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	assert.equal(approval.decision, 'approved');
 	assert.equal(approval.by, 'oncall-alice');
 	assert.equal(approval.via, 'n8n');
-	await page.waitForTimeout(1500);
+	// Decide's output, as the run stored it (the panel's JSON view once drew only its first line).
+	const decide = await ui.nodeRun(executions, 90_000);
+	const json = JSON.stringify(decide.items).slice(0, 800);
+	assert.equal(decide.error, undefined, json);
+	assert.equal(decide.items[0]?.accepted, true, json);
+	assert.equal(decide.items[0]?.by, 'oncall-alice', json);
 	await ui.canvasNode('Approve or reject a runbook').dblclick();
-	const out = page.locator('[data-test-id="output-panel"]');
-	const json = await ui.outputText(out, 'JSON');
+	await ui.showOutput(page.locator('[data-test-id="output-panel"]'), 'JSON');
 	await ui.screenshot('decide-output');
-	assert.match(json, /"accepted": true/);
-	assert.match(json, /"by": "oncall-alice"/);
 });

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import '../helpers/started.mts'; // a failing test prints what its file started
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

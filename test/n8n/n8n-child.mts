@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { announceStarted } from '../../demo/stack.mts';
 import { n8nRuntime, ROOT } from './harness.mts';
 
 export interface N8nChildOptions {
@@ -53,6 +54,7 @@ export async function startN8nChild(o: N8nChildOptions): Promise<N8nChild> {
 		stderr += d;
 		if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
 	});
+	announceStarted({ what: `n8n ${o.label}`, pid: child.pid, addresses: { userFolder }, log: () => stderr });
 	const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 	let ready!: (v: { versions: Record<string, string> }) => void;
 	let failed!: (e: Error) => void;

@@ -3,6 +3,7 @@
  * client is deliberately not used).
  */
 import { startSimulator, type SimOptions } from '../../simulator/index.mts';
+import '../helpers/started.mts'; // a failing test prints what its file started
 
 export const APP = { appId: 'test-app', secret: 'test-secret-value' };
 

@@ -6,13 +6,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { ROOT } from '../../demo/stack.mts';
+import { announceStarted, ROOT } from '../../demo/stack.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 function runDemo(args: string[], onLine?: (line: string, child: ReturnType<typeof spawn>) => void) {
 	const child = spawn('bash', [`${ROOT}scripts/demo.sh`, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
 	let out = '';
 	let err = '';
 	let buf = '';
+	announceStarted({ what: `demo (scripts/demo.sh ${args.join(' ')})`, pid: child.pid, log: () => `${out}\n${err}` });
 	child.stdout!.on('data', (d: Buffer) => {
 		out += d;
 		buf += d;

@@ -16,6 +16,8 @@ import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
+import { announceStarted, captureOutput } from '../../demo/stack.mts';
+import '../helpers/started.mts'; // a failing test prints what its file started
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const APP_ID = 'app-temporal-tests';
@@ -33,8 +35,8 @@ export function temporalBin(): string {
 }
 
 /** A dev server; `extraArgs` for `temporal server start-dev` (e.g. `--dynamic-config-value` pairs). */
-export function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
-	return TestWorkflowEnvironment.createLocal({
+export async function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
+	const env = await TestWorkflowEnvironment.createLocal({
 		server: {
 			executable: { type: 'existing-path', path: temporalBin() },
 			ip: '127.0.0.1',
@@ -44,6 +46,8 @@ export function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnviron
 			extraArgs,
 		},
 	});
+	announceStarted({ what: 'temporal dev server (TestWorkflowEnvironment)', addresses: { grpc: env.address } });
+	return env;
 }
 
 export function startSim(seed = 7): Promise<RunningSimulator> {
@@ -94,8 +98,15 @@ export function spawnWorker(
 		},
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
-	child.stdout?.resume();
-	child.stderr?.resume();
+	const out = captureOutput(0);
+	child.stdout?.on('data', out.add);
+	child.stderr?.on('data', out.add);
+	announceStarted({
+		what: 'worker process',
+		pid: child.pid,
+		addresses: { temporal: env.address, taskQueue, service: simUrl },
+		log: out.tail,
+	});
 	return child;
 }
 
@@ -259,14 +270,18 @@ export async function devServerWithDb(
 				throw new Error('dev server already running');
 			const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
 			srv.child = child;
-			let stderr = '';
-			child.stderr?.on('data', (d: Buffer) => {
-				if (stderr.length < 20_000) stderr += d.toString();
+			const output = captureOutput(20_000);
+			child.stderr?.on('data', output.add);
+			announceStarted({
+				what: `temporal dev server (${dbFile})`,
+				pid: child.pid,
+				addresses: { grpc: srv.address, http: `http://127.0.0.1:${httpPort}` },
+				log: output.tail,
 			});
 			const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
 			for (;;) {
 				if (child.exitCode !== null)
-					throw new Error(`temporal dev server exited with ${child.exitCode}: ${stderr.slice(0, 2000)}`);
+					throw new Error(`temporal dev server exited with ${child.exitCode}: ${output.head().slice(0, 2000)}`);
 				try {
 					const r = await fetch(`http://127.0.0.1:${httpPort}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
 						signal: AbortSignal.timeout(2000),
@@ -279,7 +294,7 @@ export async function devServerWithDb(
 				if (Date.now() > deadline) {
 					await killChild(child);
 					throw new Error(
-						`temporal dev server (${dbFile}) not ready within ${o.readyTimeoutMs ?? 60_000} ms: ${stderr.slice(0, 2000)}`,
+						`temporal dev server (${dbFile}) not ready within ${o.readyTimeoutMs ?? 60_000} ms: ${output.head().slice(0, 2000)}`,
 					);
 				}
 				await new Promise((r) => setTimeout(r, 200));
@@ -347,6 +362,7 @@ export function siteIds(
 
 /** A small seeded PRNG (mulberry32) for reproducible "random" moments in tests. */
 export function seededRandom(seed: number): () => number {
+	announceStarted({ what: 'seeded random moments (seededRandom)', seed });
 	let a = seed >>> 0;
 	return () => {
 		a = (a + 0x6d2b79f5) >>> 0;

@@ -7,6 +7,7 @@ import { createApiClient } from '../../worker/src/service/client.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import { samples } from '../helpers/samples.mts';
 import { specOperationCount } from '../helpers/spec.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const APP = { appId: 'all-ops-app', secret: 'all-ops-secret' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;

@@ -13,6 +13,7 @@ import { startSimulator } from '../../simulator/index.mts';
 import { createFleetActivities } from '../../worker/src/activities/fleet.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { FLEET_CHECK_ACTIVITY } from '../../workflows/fleet/shared.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const APP = { appId: 'batch-budget-app', secret: 'batch-budget-secret-1' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;

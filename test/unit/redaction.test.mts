@@ -6,6 +6,7 @@ import { createClient, type ClientEvent } from '../../api/client.ts';
 import { redactDeep, redactText } from '../../api/redact.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const APP = { appId: 'red-app', secret: 'S3cr3t-value-XYZ' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;

@@ -11,6 +11,7 @@ import { MemoryTokenStore, buildConnectUrl, parseConnectRedirect } from '../../a
 import { startSimulator } from '../../simulator/index.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { FileTokenStore } from '../../worker/src/service/tokenStore.mts';
+import '../helpers/started.mts'; // a failing test prints what this file started
 
 const APP = { appId: 'tok-app', secret: 'tok-secret-value-1' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;
