@@ -1,4 +1,4 @@
-import { BLOCKING_FIELDS, blockingEntries, callIssues, type BlastRadiusPolicy } from './blastRadius';
+import { GUARDED_FIELDS, guardedEntries, callIssues, type BlastRadiusPolicy } from './blastRadius';
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
@@ -110,7 +110,7 @@ export type ClientEvent =
 	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
 	/** A token request (one per renewal however many calls wait for it), and why: api/tokenRefusal.ts. */
 	| { type: 'token'; kind: 'app' | 'user'; reason: RenewalReason }
-	/** A block wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
+	/** A block or allowed entry wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
 	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string }
 	/** A request's wait for its turn in the budget (rateBudget); `granted: false` when its deadline came first. */
 	| { type: 'budget'; opId: string; cls: PriorityClass; budget: string; waitMs: number; granted: boolean }
@@ -232,10 +232,10 @@ export function splitOverride(
 		return { params: rest };
 	const o = typeof given === 'string' ? { reason: given } : given;
 	const issues: FieldIssue[] = [];
-	if (!blockingOp(op.id))
+	if (!guardedOp(op.id))
 		issues.push({
 			field: OVERRIDE_PARAM,
-			rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)',
+			rule: 'is only for operations that add address entries (IP blacklist add, IP whitelist add, HTTP filters)',
 		});
 	else if (!o || typeof o !== 'object' || typeof o.reason !== 'string' || !o.reason.trim())
 		issues.push({
@@ -251,7 +251,7 @@ export function splitOverride(
 	return { params: rest, override: { reason: ok.reason.trim(), ...(ok.by ? { by: ok.by } : {}) } };
 }
 
-const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
+const guardedOp = (opId: string) => opId in GUARDED_FIELDS;
 
 /** The guard on parsed parameters: ValidationError naming the field, the rule and the conflicting range. */
 function guard(
@@ -666,10 +666,11 @@ export function createClient(opts: ClientOptions): Client {
 		params: Record<string, unknown>,
 		o: CallOptions,
 	): Promise<void> {
-		const entries = blockingEntries(op.id, valid);
+		const entries = guardedEntries(op.id, valid);
 		if (!entries.length) return;
 		const { override, params: given } = splitOverride(op, stripEmpty(params));
-		if (ownLookup && typeof valid.site_id === 'string') {
+		// the site's own addresses matter to what blocks only (letting them through is no risk to the site)
+		if (ownLookup && typeof valid.site_id === 'string' && entries.some((e) => e.side === 'block')) {
 			let own: OwnAddress[];
 			try {
 				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
