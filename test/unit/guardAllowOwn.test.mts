@@ -94,7 +94,7 @@ test('client: an allowed entry under the override is sent and audited; the allow
 			...at,
 			ip_white_list: '10.0.0.0/15',
 			allowWideBlock: { reason: 'the partner network', by: 'oncall' },
-		});
+		} as Record<string, unknown>);
 		await client.call('applicationProtection.ipWhitelist.add', { ...at, ip_white_list: '192.0.2.10' });
 		await client.call('applicationProtection.uaBlacklist.add', { ...at, ua_regex: ['BadBot/\\d+'] });
 		assert.deepEqual(apiCalls(srv.requests), ['POST ip-white-list', 'POST ip-white-list', 'POST ua-black-list']);
