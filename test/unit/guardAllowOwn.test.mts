@@ -5,6 +5,7 @@ import { test, after } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { matchesEveryUserAgent, UA_SAMPLES } from '../../api/uaPatterns.ts';
+import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { createClient, type ClientEvent, type ClientOptions } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
@@ -42,6 +43,20 @@ test('user-agent patterns: what matches every client is refused, what picks some
 	// the samples are very different clients: no word is common to all of them
 	for (const w of ['mozilla', 'bot', 'http', 'curl', '/2', ' '])
 		assert.ok(!UA_SAMPLES.every((ua) => ua.toLowerCase().includes(w)), w);
+});
+
+test("drift enforce's desired lists obey the same rules before anything starts (the allow side: width and special ranges)", () => {
+	const desired = (dp: Record<string, unknown>) => () =>
+		checkDesiredState({ site_id: '20001', domain_ports: { '30001': dp } });
+	assert.throws(
+		desired({ whitelistIncludes: ['192.0.2.10', '0.0.0.0/0'] }),
+		/domain_ports\.30001\.whitelistIncludes\.1: 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest entry an allow list may take \(\/16, 65536 addresses; maxPrefix\); domain_ports\.30001\.whitelistIncludes\.1: 0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8, "this network" \(RFC 1122\): never allowed/,
+	);
+	assert.throws(
+		desired({ blacklistIncludes: ['127.0.0.1'] }),
+		/blacklistIncludes\.0: 127\.0\.0\.1 overlaps the special range 127\.0\.0\.0\/8.*never blocked/,
+	);
+	assert.doesNotThrow(desired({ whitelistIncludes: ['192.0.2.0/24'], blacklistIncludes: ['203.0.113.0/24'] }));
 });
 
 test('client: IP Whitelist 0.0.0.0/0, a special range and a user-agent pattern matching everything refused naming the field and the rule; nothing sent', async () => {
