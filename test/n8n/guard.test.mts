@@ -112,7 +112,7 @@ test('node: the override lets a /15 through, recorded in the output; it never li
 	assert.equal(posts().length, 1);
 });
 
-test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching every client refused by label and rule; the site's own network is never blocked; nothing written", async () => {
+test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching every client refused by label and rule (nothing sent), a /15 allowed under the recorded override; the site's own network is never blocked", async () => {
 	const before = sim.sim.requests().length;
 	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const allow = await runner.run(
@@ -129,6 +129,20 @@ test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching e
 		/^User-Agent Blacklist › Block: User-Agent Patterns \(ua_regex\.1\) ".\*" matches every user agent .*: it would block every client of the site; never sent/,
 	);
 	assert.equal(sim.sim.requests().length, before, 'nothing at all was sent: not even a token request');
+	const wide = await runner.run(
+		chain('allow wide', [
+			ssNode(
+				'Allow',
+				toNodeParameters(ALLOW, { ...at, ip_white_list: '10.0.0.0/15', allowWideBlock: 'the partner network' }),
+			),
+		]),
+	);
+	assert.equal(wide.status, 'success', JSON.stringify(wide.error));
+	assert.deepEqual(wide.runData.Allow[0].items[0].wideBlockOverride, {
+		rule: 'widest prefix (/16)',
+		entries: ['10.0.0.0/15'],
+		reason: 'the partner network',
+	});
 	const net = (sim.sim.world.sites.get(ids.site_id) as { networks: { cidr: string; hosts: { ip: string }[] }[] })
 		.networks[0];
 	assert.deepEqual([net.cidr, ...net.hosts.map((h) => h.ip)], ['198.51.100.16/28', '198.51.100.17', '198.51.100.18']);
@@ -143,9 +157,10 @@ test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching e
 		sim.sim
 			.requests()
 			.slice(before)
-			.filter((r) => r.method !== 'GET' && r.opId !== 'authorization.appToken'),
-		[],
-		'no write at all',
+			.filter((r) => r.method !== 'GET' && r.opId !== 'authorization.appToken')
+			.map((r) => `${r.opId} ${JSON.stringify(r.body)}`),
+		[`applicationProtection.ipWhitelist.add {"ip_white_list":"10.0.0.0-10.1.255.255"}`],
+		'no write but the allowed one under the override',
 	);
 });
 
