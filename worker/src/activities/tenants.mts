@@ -66,16 +66,16 @@ export async function askTenant(temporal: TemporalClient, customerId: string, re
 }
 
 /**
- * site → customer, and each customer's declared protected ranges, from the running tenant workflows' memo (`sites`,
- * `protectedRanges`), read by a visibility list; reloaded on a miss (at most once a second, three times), so a tenant
- * installed on another host is usable within seconds, and when older than `maxAgeMs`, so a changed declaration
- * reaches every worker within a minute.
+ * site → customer and each customer's declared protected ranges, from the running tenant workflows' memo, read by a
+ * visibility list; reloaded on a miss (at most once a second, three times: a tenant installed elsewhere is usable
+ * within seconds) and when older than `maxAgeMs` (a changed declaration reaches every worker within a minute).
  */
 export class TenantDirectory {
 	private bySite = new Map<string, string>();
 	private customers = new Set<string>();
 	private ranges = new Map<string, string[]>();
 	private loadedAt = 0;
+	private triedAt = 0;
 	private loading?: Promise<void>;
 	constructor(
 		private readonly temporal: () => TemporalClient,
@@ -84,9 +84,7 @@ export class TenantDirectory {
 	) {}
 
 	/** The protected ranges the operator declared for a customer at install (`secsvc tenants … --protected`). */
-	protectedRangesOf(customer: string): readonly string[] {
-		return this.ranges.get(customer) ?? [];
-	}
+	protectedRangesOf = (customer: string): readonly string[] => this.ranges.get(customer) ?? [];
 
 	async reload(): Promise<void> {
 		const wait = this.loadedAt + this.minIntervalMs - Date.now();
@@ -116,7 +114,10 @@ export class TenantDirectory {
 
 	/** The tenant of a call: its site's tenant (and the customer_id it names must be that tenant), else its customer_id. */
 	async customerOf(site: string | undefined, customer: string | undefined): Promise<string> {
-		if (this.loadedAt && Date.now() - this.loadedAt > this.maxAgeMs) await this.load();
+		if (this.loadedAt && Date.now() - Math.max(this.loadedAt, this.triedAt) > this.maxAgeMs) {
+			this.triedAt = Date.now();
+			await this.load().catch(() => {}); // a failed refresh keeps what was read; the next one is a minute later
+		}
 		for (let attempt = 0; ; attempt++) {
 			const found =
 				site !== undefined
@@ -225,16 +226,14 @@ export function tenantClients(
 		let c = byCustomer.get(customerId);
 		if (!c || c.ranges !== ranges) {
 			const declared = protectedRanges.map((range) => ({ range, source: `tenant ${customerId} --protected` }));
+			const guard = [...(opts.blastRadius?.protectedRanges ?? []), ...declared];
 			const client = createClient({
 				...opts,
 				credentials: { appId: '', secret: '', tokenKind: 'user' },
 				tokenManager: c?.client.tokens ?? new ClusterTokens((req) => askTenant(temporal(), customerId, req)),
 				// with a request budget: this tenant's own, within the app's (docs/rate-budget.md)
 				budgetKey: customerId,
-				blastRadius: {
-					...opts.blastRadius,
-					protectedRanges: [...(opts.blastRadius?.protectedRanges ?? []), ...declared],
-				},
+				blastRadius: { ...opts.blastRadius, protectedRanges: guard },
 			});
 			byCustomer.set(customerId, (c = { ranges, client }));
 		}
