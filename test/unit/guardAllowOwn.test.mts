@@ -9,6 +9,7 @@ import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { createClient, type ClientEvent, type ClientOptions } from '../../api/client.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
+import { startSimulator } from '../../simulator/index.mts';
 import { startLoopback, tokenAwareHandler, type Recorded } from '../helpers/loopback.mts';
 
 const transport = createUndiciTransport();
@@ -209,5 +210,53 @@ test('client: own addresses from every source the service shows (events, mitigat
 		assert.equal(detail?.url.searchParams.get('module'), 'characterization');
 	} finally {
 		await srv.close();
+	}
+});
+
+test('against the simulator: an ongoing attack’s characterization is read and its destination (the site) refused; an attacker is blocked', async () => {
+	const s = await startSimulator({
+		port: 0,
+		appId: 'demo-app',
+		secret: 'demo-secret-value',
+		clock: 'manual',
+		seed: 11,
+	});
+	const client = createClient({
+		baseUrl: s.url,
+		transport,
+		credentials: { appId: 'demo-app', secret: 'demo-secret-value', tokenKind: 'app' },
+		blastRadius: { ownAddresses: 'lookup' },
+		now: () => s.sim.nowSec() * 1000, // the lookup's 30-day window on the simulator's manual clock
+	});
+	try {
+		const ids = s.sim.firstIds();
+		const site = s.sim.world.sites.get(ids.site_id) as { site_ip: string };
+		s.sim.startAttack({ site_id: ids.site_id, curve: { peakBps: 5e9 }, sources: [{ ip: '198.18.0.1' }] });
+		s.sim.advance(60);
+		const mark = s.sim.requests().length;
+		const add = (ip_black_list: string) =>
+			client.call('applicationProtection.ipBlacklist.add', {
+				site_id: ids.site_id,
+				domain_port_id: ids.domain_port_id,
+				ip_black_list,
+			});
+		await assert.rejects(add(site.site_ip), /overlaps the site's own address/);
+		await add('198.18.0.1');
+		const sent = s.sim
+			.requests()
+			.slice(mark)
+			.filter((r) => !r.opId?.startsWith('authorization.'));
+		assert.deepEqual(
+			sent.map((r) => `${r.opId} ${r.code}`),
+			[
+				'dashboard.ddosEvents 0',
+				'dashboard.activeMitigation 0',
+				'dashboard.eventDetail 0',
+				'applicationProtection.ipBlacklist.add 0',
+			],
+		);
+		assert.equal((sent[2].query as Record<string, string>).module, 'characterization');
+	} finally {
+		await s.close();
 	}
 });
