@@ -99,6 +99,11 @@ export interface BlastRadiusOptions {
 	 */
 	ownAddresses?: 'lookup' | 'off';
 	ownAddressTtlMs?: number;
+	/**
+	 * Protected ranges known only when a block is checked (n8n with a cluster token: the tenant's declared ones, which
+	 * come with its token). Read before a blocking write; a failure refuses the block like a failed lookup.
+	 */
+	declaredRanges?: () => Promise<readonly OwnAddress[]>;
 }
 
 export type ClientEvent =
@@ -657,8 +662,9 @@ export function createClient(opts: ClientOptions): Client {
 	}
 
 	/**
-	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up), and the audit event of
-	 * an override that was needed. A failed lookup refuses the block.
+	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up) and the declared ranges
+	 * (when the host has them only at call time), and the audit event of an override that was needed. A failed read
+	 * refuses the block.
 	 */
 	async function guardWithOwnAddresses(
 		op: CatalogEntry,
@@ -670,18 +676,25 @@ export function createClient(opts: ClientOptions): Client {
 		if (!entries.length) return;
 		const { override, params: given } = splitOverride(op, stripEmpty(params));
 		// the site's own addresses matter to what blocks only (letting them through is no risk to the site)
-		if (ownLookup && typeof valid.site_id === 'string' && entries.some((e) => e.side === 'block')) {
-			let own: OwnAddress[];
+		const site = typeof valid.site_id === 'string' ? valid.site_id : undefined;
+		const blocks = entries.some((e) => e.side === 'block');
+		if (blocks && ((ownLookup && site) || br.declaredRanges)) {
+			let own: OwnAddress[] = [];
+			let declared: readonly OwnAddress[] = [];
 			try {
 				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
 				const lookupLimit: Limit = { retries, deadline: now() + timeoutMs };
-				own = await ownLookup(valid.site_id, (id, p) =>
-					call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit),
-				);
+				[own, declared] = await Promise.all([
+					ownLookup && site
+						? ownLookup(site, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit))
+						: [],
+					br.declaredRanges?.() ?? [],
+				]);
 			} catch (err) {
 				throw ownLookupFailed(op.id, err);
 			}
-			guard(op, valid, { ...policy, ownAddresses: own, allowWideBlock: override }, given);
+			const protectedRanges = [...(policy.protectedRanges ?? []), ...declared];
+			guard(op, valid, { ...policy, protectedRanges, ownAddresses: own, allowWideBlock: override }, given);
 		}
 		if (override) {
 			const wide = callIssues(op.id, valid, { widestPrefix: policy.widestPrefix }, given).filter(

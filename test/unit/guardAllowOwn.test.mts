@@ -260,3 +260,33 @@ test('against the simulator: an ongoing attack’s characterization is read and 
 		await s.close();
 	}
 });
+
+test('client: ranges declared only at call time (n8n with a cluster token) guard blocks, not allowed entries; a failed read refuses', async () => {
+	let asked = 0;
+	let fail = false;
+	const { srv, client } = await setup(() => ({ code: 0 }), {
+		blastRadius: {
+			declaredRanges: async () => {
+				asked++;
+				if (fail) throw new Error('no token from the cluster');
+				return [{ range: '198.51.100.16/28', source: 'tenant 10001 --protected' }];
+			},
+		},
+	});
+	try {
+		await assert.rejects(
+			client.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '198.51.100.17' }),
+			/198\.51\.100\.17 overlaps the protected range 198\.51\.100\.16\/28 \(tenant 10001 --protected\): never blocked/,
+		);
+		await client.call('applicationProtection.ipWhitelist.add', { ...at, ip_white_list: '198.51.100.17' });
+		assert.equal(asked, 1, 'the allow side does not ask');
+		fail = true;
+		await assert.rejects(
+			client.call('applicationProtection.ipBlacklist.add', { ...at, ip_black_list: '198.18.0.1' }),
+			/could not read the site's own addresses .*no token from the cluster.*nothing was sent/,
+		);
+		assert.deepEqual(apiCalls(srv.requests), ['POST ip-white-list']);
+	} finally {
+		await srv.close();
+	}
+});

@@ -73,7 +73,14 @@ export interface TokenRequest {
 	/** The generation the service refused (answered with an auth-failure code): renew unless already newer. */
 	rejectedGeneration?: number;
 }
-export type TokenGrant = Sealed<{ accessToken: string; expiresAt: number; renewAt: number; generation: number }>;
+export type TokenGrant = Sealed<{
+	accessToken: string;
+	expiresAt: number;
+	renewAt: number;
+	generation: number;
+	/** The tenant's declared protected ranges, when any: an n8n credential of the customer guards with them too. */
+	protectedRanges?: string[];
+}>;
 
 /** A token record from the install flow (authorization code exchanged) or, for app tenants, nothing. */
 export type InstallRequest = Sealed<{

@@ -85,6 +85,7 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			expiresAt: state.expiresAt as number,
 			renewAt: state.renewAt as number,
 			generation: state.generation,
+			...(state.protectedRanges?.length ? { protectedRanges: state.protectedRanges } : {}),
 		});
 	const refused = () =>
 		ApplicationFailure.nonRetryable(
