@@ -2,8 +2,8 @@ import { formatIpv4, parseIpv4Entry, type Ipv4Range } from './catalog/ipv4';
 import { uaPatternIssues } from './uaPatterns';
 
 /**
- * The blast-radius guard: what a write that BLOCKS or ALLOWS traffic may never cover. One rule for every write path — the
- * client's validate step (so the n8n node, the node as an AI tool, `secsvc call`, the CLI, the activities and the
+ * The blast-radius guard: what a write that BLOCKS or ALLOWS traffic may never cover. One rule for every write path —
+ * the client's validate step (so the n8n node, the node as an AI tool, `secsvc call`, the CLI, the activities and the
  * runbooks), the expiring blocks (api/blockRules.ts) and the runbooks' planning (workflows/pure/ranges.mts).
  *
  * Pure: no zod, no I/O, no globals (safe inside workflow code). The site's own addresses are looked up by the
@@ -13,8 +13,8 @@ import { uaPatternIssues } from './uaPatterns';
  *  1. widest prefix: at most 2^(32 − widestPrefix) addresses (default /16) — the only rule an audited override lifts;
  *  2. never a special range (SPECIAL_RANGES);
  *  3. never a configured protected range (plan `blacklist.protectedRanges`, the credential's Protected Ranges, the
- *     worker's `api.protectedRanges`);
- *  4. never the site's own addresses (what the service tells: `site_ip` of its DDoS events, active mitigations' cidr).
+ *     worker's `guard.protectedRanges`, a tenant's declared ones: where the site's networks and hosts are declared);
+ *  4. never the site's own addresses as the service shows them (api/ownAddresses.ts).
  * Rules 2–4 refuse any overlap: a block that covers a single protected address is refused.
  * An entry on the ALLOW side (whitelist, HTTP filters that accept or pass) obeys rules 1–2 only: a protected range or
  * the site's own address is exactly what may be let through. User-agent patterns: api/uaPatterns.ts.
