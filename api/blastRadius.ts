@@ -1,8 +1,9 @@
 import { formatIpv4, parseIpv4Entry, type Ipv4Range } from './catalog/ipv4';
+import { uaPatternIssues } from './uaPatterns';
 
 /**
- * The blast-radius guard: what a write that BLOCKS traffic may never cover. One rule for every write path — the
- * client's validate step (so the n8n node, the node as an AI tool, `secsvc call`, the CLI, the activities and the
+ * The blast-radius guard: what a write that BLOCKS or ALLOWS traffic may never cover. One rule for every write path —
+ * the client's validate step (so the n8n node, the node as an AI tool, `secsvc call`, the CLI, the activities and the
  * runbooks), the expiring blocks (api/blockRules.ts) and the runbooks' planning (workflows/pure/ranges.mts).
  *
  * Pure: no zod, no I/O, no globals (safe inside workflow code). The site's own addresses are looked up by the
@@ -12,9 +13,11 @@ import { formatIpv4, parseIpv4Entry, type Ipv4Range } from './catalog/ipv4';
  *  1. widest prefix: at most 2^(32 − widestPrefix) addresses (default /16) — the only rule an audited override lifts;
  *  2. never a special range (SPECIAL_RANGES);
  *  3. never a configured protected range (plan `blacklist.protectedRanges`, the credential's Protected Ranges, the
- *     worker's `api.protectedRanges`);
- *  4. never the site's own addresses (what the service tells: `site_ip` of its DDoS events, active mitigations' cidr).
+ *     worker's `guard.protectedRanges`, a tenant's declared ones: where the site's networks and hosts are declared);
+ *  4. never the site's own addresses as the service shows them (api/ownAddresses.ts).
  * Rules 2–4 refuse any overlap: a block that covers a single protected address is refused.
+ * An entry on the ALLOW side (whitelist, HTTP filters that accept or pass) obeys rules 1–2 only: a protected range or
+ * the site's own address is exactly what may be let through. User-agent patterns: api/uaPatterns.ts.
  */
 
 export const DEFAULT_WIDEST_PREFIX = 16;
@@ -57,7 +60,7 @@ export interface BlastRadiusPolicy {
 export interface BlastRadiusIssue {
 	field: string;
 	rule: string;
-	kind: 'widest-prefix' | 'special-range' | 'protected-range' | 'own-address';
+	kind: 'widest-prefix' | 'special-range' | 'protected-range' | 'own-address' | 'every-user-agent';
 	/** The conflicting range (the special / protected / own one; for the width rule, the entry). */
 	conflict: string;
 }
@@ -66,9 +69,13 @@ export const rangeText = (r: Ipv4Range) =>
 	r.start === r.end ? formatIpv4(r.start) : `${formatIpv4(r.start)}-${formatIpv4(r.end)}`;
 const overlaps = (a: Ipv4Range, b: Ipv4Range) => a.start <= b.end && b.start <= a.end;
 
+/** Which way a guarded entry acts: keeps its sources out, or lets them past the protections. */
+export type GuardSide = 'block' | 'allow';
+
 /** The widest-prefix rule's text (also the expiring blocks' message since they first refused wide blocks). */
-export function widthRule(entry: string, width: number, widestPrefix: number): string {
-	return `${entry} covers ${width} addresses: wider than the widest block allowed (/${widestPrefix}, ${2 ** (32 - widestPrefix)} addresses; maxPrefix)`;
+export function widthRule(entry: string, width: number, widestPrefix: number, side: GuardSide = 'block'): string {
+	const what = side === 'block' ? 'the widest block allowed' : 'the widest entry an allow list may take';
+	return `${entry} covers ${width} addresses: wider than ${what} (/${widestPrefix}, ${2 ** (32 - widestPrefix)} addresses; maxPrefix)`;
 }
 
 /** A widest prefix from configuration: an integer 0–32, else the default. */
@@ -78,14 +85,15 @@ export function widestPrefixOf(v: unknown): number {
 }
 
 /**
- * Every rule one blocking entry breaks (empty = allowed). An entry that is not a valid IPv4 entry gives no issue
- * here: the catalog's own rule reports it.
+ * Every rule one guarded entry breaks (empty = allowed). An entry that is not a valid IPv4 entry gives no issue
+ * here: the catalog's own rule reports it. On the allow side only the width and the special ranges count.
  */
 export function blastRadiusIssues(
 	entry: string,
 	field: string,
 	policy: BlastRadiusPolicy = {},
 	shownAs?: string,
+	side: GuardSide = 'block',
 ): BlastRadiusIssue[] {
 	const r = parseIpv4Entry(String(entry).trim());
 	if (!r) return [];
@@ -98,7 +106,7 @@ export function blastRadiusIssues(
 			field,
 			kind: 'widest-prefix',
 			conflict: shown,
-			rule: `${widthRule(shown, width, prefix)}; an audited override (allowWideBlock with a reason) may lift this rule`,
+			rule: `${widthRule(shown, width, prefix, side)}; an audited override (allowWideBlock with a reason) may lift this rule`,
 		});
 	for (const s of SPECIAL)
 		if (overlaps(r, s))
@@ -106,8 +114,9 @@ export function blastRadiusIssues(
 				field,
 				kind: 'special-range',
 				conflict: s.text,
-				rule: `${shown} overlaps the special range ${s.text}: never blocked`,
+				rule: `${shown} overlaps the special range ${s.text}: never ${side === 'block' ? 'blocked' : 'allowed'}`,
 			});
+	if (side === 'allow') return out;
 	for (const p of policy.protectedRanges ?? []) {
 		const pr = parseIpv4Entry(p.range);
 		if (pr && overlaps(r, pr))
@@ -132,38 +141,37 @@ export function blastRadiusIssues(
 }
 
 /**
- * Which fields of which operation block traffic, and when. The decision (api/README.md "Blast-radius guard"):
- * - IP blacklist add: `ip_black_list` always;
- * - HTTP filter create / update: `other_iprange` (source ranges the policy acts on) when the action keeps the
- *   sources from the site — every action but ACCEPT and PASS (BLOCK_HTTP, BUSY_PAGE and the redirections);
- * - not guarded: removes, the whitelist (allows traffic), UA blacklist (regexes, no addresses), switches,
- *   thresholds and IP authentication (no address lists).
+ * Which fields of which operation carry guarded address entries, and on which side. The decision (api/README.md
+ * "Blast-radius guard"):
+ * - block: IP blacklist add (`ip_black_list`); HTTP filter create / update (`other_iprange`, the sources the policy
+ *   acts on) when the action keeps them from the site — every action but ACCEPT and PASS;
+ * - allow: IP whitelist add (`ip_white_list`); HTTP filter create / update with ACCEPT or PASS;
+ * - not guarded: removes, switches, thresholds, IP authentication and authentication bypass (no address lists); the
+ *   UA blacklist has its own rule (api/uaPatterns.ts).
  */
-export const BLOCKING_FIELDS: Readonly<
-	Record<string, { field: string; when?: (p: Record<string, unknown>) => boolean }>
+export const GUARDED_FIELDS: Readonly<
+	Record<string, { field: string; side: (p: Record<string, unknown>) => GuardSide }>
 > = {
-	'applicationProtection.ipBlacklist.add': { field: 'ip_black_list' },
-	'applicationProtection.httpFilter.create': {
-		field: 'other_iprange',
-		when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)),
-	},
-	'applicationProtection.httpFilter.update': {
-		field: 'other_iprange',
-		when: (p) => !['ACCEPT', 'PASS'].includes(String(p.action)),
-	},
+	'applicationProtection.ipBlacklist.add': { field: 'ip_black_list', side: () => 'block' },
+	'applicationProtection.ipWhitelist.add': { field: 'ip_white_list', side: () => 'allow' },
+	'applicationProtection.httpFilter.create': { field: 'other_iprange', side: (p) => filterSide(p) },
+	'applicationProtection.httpFilter.update': { field: 'other_iprange', side: (p) => filterSide(p) },
 };
+const filterSide = (p: Record<string, unknown>): GuardSide =>
+	['ACCEPT', 'PASS'].includes(String(p.action)) ? 'allow' : 'block';
 
 /**
- * The blocking entries of a call (field path → entry text, and the text the caller wrote when `given` holds it);
- * empty when the operation blocks nothing. `params` are the parsed parameters (the catalog's normalized entries).
+ * The guarded entries of a call (field path → entry text, the text the caller wrote when `given` holds it, and the
+ * side); empty when the operation carries none. `params` are the parsed parameters (the catalog's normalized entries).
  */
-export function blockingEntries(
+export function guardedEntries(
 	opId: string,
 	params: Record<string, unknown>,
 	given?: Record<string, unknown>,
-): { field: string; entry: string; shown: string }[] {
-	const b = BLOCKING_FIELDS[opId];
-	if (!b || (b.when && !b.when(params))) return [];
+): { field: string; entry: string; shown: string; side: GuardSide }[] {
+	const b = GUARDED_FIELDS[opId];
+	if (!b) return [];
+	const side = b.side(params);
 	const v = params[b.field];
 	const g = given?.[b.field];
 	if (v === undefined || v === null) return [];
@@ -173,18 +181,25 @@ export function blockingEntries(
 			field: `${b.field}.${i}`,
 			entry: String(e),
 			shown: raw(Array.isArray(g) ? g[i] : undefined, String(e)),
+			side,
 		}));
-	return [{ field: b.field, entry: String(v), shown: raw(g, String(v)) }];
+	return [{ field: b.field, entry: String(v), shown: raw(g, String(v)), side }];
 }
 
-/** Every issue of a call's blocking entries under a policy (entries named as the caller wrote them, with `given`). */
+/**
+ * Every issue of a call's guarded entries under a policy (entries named as the caller wrote them, with `given`),
+ * and of its user-agent patterns.
+ */
 export function callIssues(
 	opId: string,
 	params: Record<string, unknown>,
 	policy: BlastRadiusPolicy,
 	given?: Record<string, unknown>,
 ): BlastRadiusIssue[] {
-	return blockingEntries(opId, params, given).flatMap((e) => blastRadiusIssues(e.entry, e.field, policy, e.shown));
+	return [
+		...guardedEntries(opId, params, given).flatMap((e) => blastRadiusIssues(e.entry, e.field, policy, e.shown, e.side)),
+		...uaPatternIssues(opId, params),
+	];
 }
 
 /** Protected-range texts (configuration: a list or one comma/space/newline-separated text) → policy entries; invalid ones named. */

@@ -1,4 +1,4 @@
-import { BLOCKING_FIELDS, blockingEntries, callIssues, type BlastRadiusPolicy } from './blastRadius';
+import { GUARDED_FIELDS, guardedEntries, callIssues, type BlastRadiusPolicy } from './blastRadius';
 import { catalog, getOperation, type OperationId } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { encodeRequest } from './encode';
@@ -99,6 +99,11 @@ export interface BlastRadiusOptions {
 	 */
 	ownAddresses?: 'lookup' | 'off';
 	ownAddressTtlMs?: number;
+	/**
+	 * Protected ranges known only when a block is checked (n8n with a cluster token: the tenant's declared ones, which
+	 * come with its token). Read before a blocking write; a failure refuses the block like a failed lookup.
+	 */
+	declaredRanges?: () => Promise<readonly OwnAddress[]>;
 }
 
 export type ClientEvent =
@@ -110,7 +115,7 @@ export type ClientEvent =
 	| { type: 'retry'; opId: string; attempt: number; delayMs: number; reason: string }
 	/** A token request (one per renewal however many calls wait for it), and why: api/tokenRefusal.ts. */
 	| { type: 'token'; kind: 'app' | 'user'; reason: RenewalReason }
-	/** A block wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
+	/** A block or allowed entry wider than the widest prefix, sent under an explicit override (the audit record; no secrets). */
 	| { type: 'override'; opId: string; rule: 'widest-prefix'; entries: string[]; reason: string; by?: string }
 	/** A request's wait for its turn in the budget (rateBudget); `granted: false` when its deadline came first. */
 	| { type: 'budget'; opId: string; cls: PriorityClass; budget: string; waitMs: number; granted: boolean }
@@ -232,10 +237,10 @@ export function splitOverride(
 		return { params: rest };
 	const o = typeof given === 'string' ? { reason: given } : given;
 	const issues: FieldIssue[] = [];
-	if (!blockingOp(op.id))
+	if (!guardedOp(op.id))
 		issues.push({
 			field: OVERRIDE_PARAM,
-			rule: 'is only for operations that block traffic (IP blacklist add, blocking HTTP filters)',
+			rule: 'is only for operations that add address entries (IP blacklist add, IP whitelist add, HTTP filters)',
 		});
 	else if (!o || typeof o !== 'object' || typeof o.reason !== 'string' || !o.reason.trim())
 		issues.push({
@@ -251,7 +256,7 @@ export function splitOverride(
 	return { params: rest, override: { reason: ok.reason.trim(), ...(ok.by ? { by: ok.by } : {}) } };
 }
 
-const blockingOp = (opId: string) => opId in BLOCKING_FIELDS;
+const guardedOp = (opId: string) => opId in GUARDED_FIELDS;
 
 /** The guard on parsed parameters: ValidationError naming the field, the rule and the conflicting range. */
 function guard(
@@ -657,8 +662,9 @@ export function createClient(opts: ClientOptions): Client {
 	}
 
 	/**
-	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up), and the audit event of
-	 * an override that was needed. A failed lookup refuses the block.
+	 * The guard's I/O part, before anything is sent: the site's own addresses (when looked up) and the declared ranges
+	 * (when the host has them only at call time), and the audit event of an override that was needed. A failed read
+	 * refuses the block.
 	 */
 	async function guardWithOwnAddresses(
 		op: CatalogEntry,
@@ -666,21 +672,29 @@ export function createClient(opts: ClientOptions): Client {
 		params: Record<string, unknown>,
 		o: CallOptions,
 	): Promise<void> {
-		const entries = blockingEntries(op.id, valid);
+		const entries = guardedEntries(op.id, valid);
 		if (!entries.length) return;
 		const { override, params: given } = splitOverride(op, stripEmpty(params));
-		if (ownLookup && typeof valid.site_id === 'string') {
-			let own: OwnAddress[];
+		// the site's own addresses matter to what blocks only (letting them through is no risk to the site)
+		const site = typeof valid.site_id === 'string' ? valid.site_id : undefined;
+		const blocks = entries.some((e) => e.side === 'block');
+		if (blocks && ((ownLookup && site) || br.declaredRanges)) {
+			let own: OwnAddress[] = [];
+			let declared: readonly OwnAddress[] = [];
 			try {
 				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
 				const lookupLimit: Limit = { retries, deadline: now() + timeoutMs };
-				own = await ownLookup(valid.site_id, (id, p) =>
-					call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit),
-				);
+				[own, declared] = await Promise.all([
+					ownLookup && site
+						? ownLookup(site, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit))
+						: [],
+					br.declaredRanges?.() ?? [],
+				]);
 			} catch (err) {
 				throw ownLookupFailed(op.id, err);
 			}
-			guard(op, valid, { ...policy, ownAddresses: own, allowWideBlock: override }, given);
+			const protectedRanges = [...(policy.protectedRanges ?? []), ...declared];
+			guard(op, valid, { ...policy, protectedRanges, ownAddresses: own, allowWideBlock: override }, given);
 		}
 		if (override) {
 			const wide = callIssues(op.id, valid, { widestPrefix: policy.widestPrefix }, given).filter(

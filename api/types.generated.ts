@@ -382,6 +382,11 @@ export interface OperationParams {
 		domain_port_id: string | number;
 		/** IP address, start-end range or CIDR. (body) */
 		ip_white_list: string;
+		/**
+		 * Why an allowed entry wider than the widest prefix (/16) is needed; recorded, never sent. (body)
+		 * Client-side option: selects rules, never sent.
+		 */
+		allowWideBlock?: string;
 	};
 	/** GET /api/specp/policy/appshield/site/{site_id}/domain-port/{domain_port_id}/ip-white-list — Get the IP whitelist (§4.3) */
 	'applicationProtection.ipWhitelist.get': {

@@ -143,7 +143,7 @@ export class SecurityServiceApi implements ICredentialType {
 			default: '',
 			placeholder: '198.51.100.0/24, 192.0.2.10',
 			description:
-				"Addresses, start-end ranges or CIDRs (comma-separated) that no block made with this credential may ever cover: your offices, partners, monitoring. Checked before anything is sent, together with the special ranges and the site's own addresses.",
+				"Addresses, start-end ranges or CIDRs (comma-separated) that no block made with this credential may ever cover: the customer's own networks and hosts (the service does not list them), offices, partners, monitoring. Checked before anything is sent, together with the special ranges and the site's own addresses the service shows.",
 		},
 		{
 			displayName: 'Access Token',

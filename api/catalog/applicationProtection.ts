@@ -296,6 +296,17 @@ const ipBlacklistField = (required: boolean, inLoc: 'body' | 'query', name: stri
 		{ required, arrayWire: 'csv' },
 	);
 
+/** Not a wire field: the audited override of the blast-radius guard's widest-prefix rule (api/blastRadius.ts). */
+const wideOverrideField = (what: string) =>
+	field(
+		'allowWideBlock',
+		'body',
+		'string',
+		z.string().max(500),
+		`Why ${what} wider than the widest prefix (/16) is needed; recorded, never sent`,
+		{ local: true },
+	);
+
 // ---------------------------------------------------------------- the 32 operations
 
 export const applicationProtection = [
@@ -599,15 +610,7 @@ export const applicationProtection = [
 		safety: 'unsafe',
 		fields: [
 			ipBlacklistField(true, 'body', 'ip_black_list', 'IP address, start-end range or CIDR'),
-			// Not a wire field: the audited override of the blast-radius guard's widest-prefix rule (api/blastRadius.ts).
-			field(
-				'allowWideBlock',
-				'body',
-				'string',
-				z.string().max(500),
-				'Why a block wider than the widest prefix (/16) is needed; recorded, never sent',
-				{ local: true },
-			),
+			wideOverrideField('a block'),
 		],
 		result: noResult,
 	}),
@@ -644,7 +647,10 @@ export const applicationProtection = [
 		// The spec does not say whether a repeated add duplicates the entry: never repeated blindly here; the
 		// worker's activity makes it idempotent (reads the list first).
 		safety: 'unsafe',
-		fields: [ipBlacklistField(true, 'body', 'ip_white_list', 'IP address, start-end range or CIDR')],
+		fields: [
+			ipBlacklistField(true, 'body', 'ip_white_list', 'IP address, start-end range or CIDR'),
+			wideOverrideField('an allowed entry'),
+		],
 		result: noResult,
 	}),
 	ap({

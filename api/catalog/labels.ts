@@ -386,7 +386,7 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	ip_white_list: {
 		first: true,
 		label: 'IP Address or Range',
-		hint: 'A trusted IPv4 source whose traffic is always let through (never filtered): an address (203.0.113.7), a range (203.0.113.1-203.0.113.20) or a CIDR (203.0.113.0/24). Never an attacking source',
+		hint: 'A trusted IPv4 source whose traffic is always let through (never filtered): an address (203.0.113.7), a range (203.0.113.1-203.0.113.20) or a CIDR (203.0.113.0/24). Never an attacking source. Refused before sending: wider than /16, special ranges (0.0.0.0/8, 127/8, 169.254/16, 224/4, 240/4)',
 		placeholder: '203.0.113.7',
 	},
 	portal_version: { label: 'Portal Version', hint: 'Portals from 2023.2.6 on no longer offer Secure' },
@@ -394,7 +394,10 @@ export const FIELDS: Readonly<Record<string, FieldWords>> = {
 	error_code_rewrite: { label: 'Answer With Status Code', hint: 'Status code sent instead (100-999)' },
 	error_page_type: { label: 'Error Page', hint: 'Which page is shown with the new status code' },
 	error_page_info: { label: 'Custom Page URL', placeholder: 'https://www.example.com/error.html' },
-	ua_regex: { label: 'User-Agent Patterns', hint: 'Regular expressions matched against the User-Agent header' },
+	ua_regex: {
+		label: 'User-Agent Patterns',
+		hint: 'Regular expressions matched against the User-Agent header. A pattern that matches every user agent (.*, .+) is refused before sending',
+	},
 	action_annex_page: { label: 'Page Shown' },
 	url_bypass: { label: 'URLs' },
 	event_id: { label: 'Event ID', hint: 'The alert ID of a DDoS event' },
@@ -499,6 +502,10 @@ const FIELD_IN_OPERATION: Readonly<Record<string, FieldWords>> = {
 		first: true,
 		label: 'IP Addresses or Ranges',
 		hint: 'Whitelist entries to remove, comma-separated, written as IP Whitelist › Get shows them (start_ip-end_ip, or ip)',
+	},
+	'applicationProtection.ipWhitelist.add:allowWideBlock': {
+		label: 'Allow Wide Entry (Reason)',
+		hint: 'Only to let more than 65,536 addresses through (wider than /16): why. Recorded in the output; never lifts the special ranges. Leave empty otherwise',
 	},
 	'applicationProtection.ipBlacklist.add:allowWideBlock': {
 		label: 'Allow Wide Block (Reason)',

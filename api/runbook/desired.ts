@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { blastRadiusIssues, type GuardSide } from '../blastRadius';
 import { boundIssues, issuesText, sizeIssues } from '../limits';
 import { id, ipAuthSchema, list, PLAN_LIMITS, rangeText, threshold, where } from './plan';
 import { ITEM_GROUP } from './planItems';
@@ -28,6 +29,15 @@ const item = z.strictObject({
 		.optional(),
 });
 
+/** A list the drift enforce writes entry by entry: the guard's rules for its side, checked before anything starts. */
+const guardedList = (side: GuardSide) =>
+	list(rangeText, PLAN_LIMITS.protectedRanges).superRefine((entries, ctx) =>
+		entries.forEach((e, i) => {
+			for (const issue of blastRadiusIssues(e, '', {}, undefined, side))
+				ctx.addIssue({ code: 'custom', path: [i], message: issue.rule.replace(/; an audited override.*$/, '') });
+		}),
+	);
+
 const domainPort = z.strictObject({
 	ipAuth: ipAuthSchema.optional(),
 	switches: z
@@ -36,8 +46,8 @@ const domainPort = z.strictObject({
 			z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
 		)
 		.optional(),
-	blacklistIncludes: list(rangeText, PLAN_LIMITS.protectedRanges).optional(),
-	whitelistIncludes: list(rangeText, PLAN_LIMITS.protectedRanges).optional(),
+	blacklistIncludes: guardedList('block').optional(),
+	whitelistIncludes: guardedList('allow').optional(),
 	xForwardedFor: z
 		.strictObject({
 			mode: z

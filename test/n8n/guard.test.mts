@@ -2,7 +2,10 @@
 // helpers), against the simulator: the Security Service node refuses 0.0.0.0/0, a credential-protected range and
 // the site's own address before any write is sent, and records an override in its output; the same node run as an
 // AI tool (n8n's Tool variant of a usableAsTool node, run by n8n's Tool Executor with the arguments a model would
-// give through $fromAI) refuses the same way.
+// give through $fromAI) refuses the same way. The allow side and user-agent patterns: IP Whitelist › Allow 0.0.0.0/0
+// and a pattern matching every client are refused naming the field's label and the rule; the site's own network
+// (198.51.100.16/28 of site 20001 in the simulator, which the spec shows no operation for) declared once in the
+// credential's Protected Ranges is never blocked.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { getOperation } from '../../api/catalog/index.ts';
@@ -16,6 +19,8 @@ let runner: Runner;
 let ids: ReturnType<typeof sim.sim.firstIds>;
 let siteIp: string;
 const ADD = getOperation('applicationProtection.ipBlacklist.add');
+const ALLOW = getOperation('applicationProtection.ipWhitelist.add');
+const UA = getOperation('applicationProtection.uaBlacklist.add');
 
 before(async () => {
 	ensureBuilt();
@@ -27,7 +32,7 @@ before(async () => {
 		secret: APP.secret,
 		grantType: 'app',
 		authFailureCodes: '40101',
-		protectedRanges: '192.0.2.0/28, 198.51.100.77',
+		protectedRanges: '192.0.2.0/28, 198.51.100.77, 198.51.100.16/28',
 		accessToken: '',
 		expiresAt: 0,
 	});
@@ -105,6 +110,58 @@ test('node: the override lets a /15 through, recorded in the output; it never li
 		},
 	]);
 	assert.equal(posts().length, 1);
+});
+
+test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching every client refused by label and rule (nothing sent), a /15 allowed under the recorded override; the site's own network is never blocked", async () => {
+	const before = sim.sim.requests().length;
+	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	const allow = await runner.run(
+		chain('allow', [ssNode('Allow', toNodeParameters(ALLOW, { ...at, ip_white_list: '0.0.0.0/0' }))]),
+	);
+	assert.equal(allow.status, 'error');
+	assert.match(
+		allow.error?.message ?? '',
+		/^IP Whitelist › Allow: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest entry an allow list may take \(\/16, 65536 addresses; maxPrefix\).*IP Address or Range 0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8, "this network" \(RFC 1122\): never allowed.*Nothing was sent\.$/,
+	);
+	const ua = await runner.run(chain('ua', [ssNode('UA', toNodeParameters(UA, { ...at, ua_regex: ['BadBot', '.*'] }))]));
+	assert.match(
+		ua.error?.message ?? '',
+		/^User-Agent Blacklist › Block: User-Agent Patterns \(ua_regex\.1\) ".\*" matches every user agent .*: it would block every client of the site; never sent/,
+	);
+	assert.equal(sim.sim.requests().length, before, 'nothing at all was sent: not even a token request');
+	const wide = await runner.run(
+		chain('allow wide', [
+			ssNode(
+				'Allow',
+				toNodeParameters(ALLOW, { ...at, ip_white_list: '10.0.0.0/15', allowWideBlock: 'the partner network' }),
+			),
+		]),
+	);
+	assert.equal(wide.status, 'success', JSON.stringify(wide.error));
+	assert.deepEqual(wide.runData.Allow[0].items[0].wideBlockOverride, {
+		rule: 'widest prefix (/16)',
+		entries: ['10.0.0.0/15'],
+		reason: 'the partner network',
+	});
+	const net = (sim.sim.world.sites.get(ids.site_id) as { networks: { cidr: string; hosts: { ip: string }[] }[] })
+		.networks[0];
+	assert.deepEqual([net.cidr, ...net.hosts.map((h) => h.ip)], ['198.51.100.16/28', '198.51.100.17', '198.51.100.18']);
+	for (const entry of [net.cidr, net.hosts[1].ip]) {
+		const own = await runner.run(block(entry));
+		assert.match(
+			own.error?.message ?? '',
+			/overlaps the protected range 198\.51\.100\.16\/28 \(credential Protected Ranges\): never blocked/,
+		);
+	}
+	assert.deepEqual(
+		sim.sim
+			.requests()
+			.slice(before)
+			.filter((r) => r.method !== 'GET' && r.opId !== 'authorization.appToken')
+			.map((r) => `${r.opId} ${JSON.stringify(r.body)}`),
+		[`applicationProtection.ipWhitelist.add {"ip_white_list":"10.0.0.0-10.1.255.255"}`],
+		'no write but the allowed one under the override',
+	);
 });
 
 /** Manual Trigger → n8n's Tool Executor, with the Security Service node as its AI tool (ai_tool connection). */

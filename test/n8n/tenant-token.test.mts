@@ -4,7 +4,7 @@
 // expire during the run (n8n's calls are 12 s apart; the runbook polls every second). Asserted: every n8n call and
 // the runbook succeed, 0 refused refreshes, 0 refused tokens, renewals = expiries (the tenant's renewals = the refresh
 // POSTs, one per token lifetime at most), no token in n8n's execution data or credential, and the Token Key of another
-// customer opens nothing.
+// customer opens nothing. The customer's own network declared at tenant install (--protected) guards n8n's blocks too.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,10 +122,17 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 		await waitFor('the tenant worker polling', async () => /task queue/.test(wlog), 180_000);
 		const code = await connectForCode(app, { appId: APP_ID, redirectUri: REDIRECT }, { customerId: c1.customerId });
 		const token = await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code);
+		// the customer's own network, declared once at install (the spec shows no operation that tells it)
+		const own = sim.sim.world.sites.get(ids.site_id)?.networks[0] as { cidr: string; hosts: { ip: string }[] };
 		await installTenant(
 			client,
 			queue,
-			{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
+			{
+				customerId: c1.customerId,
+				kind: 'user',
+				sites: c1.sites.map((s) => s.site_id),
+				protectedRanges: [own.cidr],
+			},
 			token,
 		);
 
@@ -196,6 +203,29 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 				settings: {},
 			}),
 		);
+		const block = toNodeParameters(getOperation('applicationProtection.ipBlacklist.add'), {
+			site_id: ids.site_id,
+			domain_port_id: ids.domain_port_id,
+			ip_black_list: own.hosts[1].ip,
+		});
+		const ownWf = [
+			manualTrigger('24000000-0000-4000-8000-300000000000'),
+			{
+				...node('Block own host', 'CUSTOM.securityService', 1, block, creds(SS_CRED)),
+				onError: 'continueRegularOutput',
+			},
+		];
+		writeFileSync(
+			join(work, 'wf', 'tenantOwn.json'),
+			JSON.stringify({
+				id: 'tenantOwn001',
+				name: 'the tenant’s declared own network',
+				nodes: ownWf,
+				connections: linearConnections(ownWf),
+				active: false,
+				settings: {},
+			}),
+		);
 		const r2 = await n8nCli(home, ['import:workflow', '--separate', `--input=${join(work, 'wf')}`]);
 		assert.equal(r2.code, 0, `import:workflow failed:\n${r2.stdout}\n${r2.stderr}`);
 
@@ -231,6 +261,24 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 			sim.sim.requests({ op: 'dashboard.isUnderAttack' }).length,
 			callsBefore,
 			'nothing sent without a token that opens',
+		);
+
+		// the tenant's declared own network guards the n8n credential too (it comes with the token grant): nothing sent
+		const ownRun = await n8nCli(home, ['execute', '--id=tenantOwn001', '--rawOutput'], 300_000);
+		const ownOut = nodeOutput(parseRawOutput(ownRun.stdout), 'Block own host')[0];
+		assert.match(
+			String(ownOut?.error ?? ''),
+			new RegExp(
+				`${own.hosts[1].ip.replace(/\./g, '\\.')} overlaps the protected range ${own.cidr.replace(/[./]/g, '\\$&')} \\(tenant ${c1.customerId} --protected\\): never blocked`,
+			),
+			JSON.stringify(ownOut),
+		);
+		assert.equal(
+			sim.sim
+				.requests({ op: 'applicationProtection.ipBlacklist.add' })
+				.filter((r) => JSON.stringify(r.body).includes(own.hosts[1].ip)).length,
+			0,
+			'the own host was never sent',
 		);
 
 		// 0 refused refreshes, 0 refused tokens (expired or foreign), renewals = expiries

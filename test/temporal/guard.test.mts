@@ -86,6 +86,21 @@ test("secsvc call: 0.0.0.0/0, a /15 and a configured protected range refused bef
 		);
 		assert.match(whole.err, /0\.0\.0\.0\/0 overlaps the special range 127\.0\.0\.0\/8, loopback/);
 		assert.equal(whole.out, '', 'no workflow started');
+		// the allow side and user-agent patterns: the same guard, refused before anything starts
+		const at = { site_id: t.ids.site_id, domain_port_id: t.ids.domain_port_id };
+		for (const [op, params, re] of [
+			[
+				'applicationProtection.ipWhitelist.add',
+				{ ip_white_list: '0.0.0.0/0' },
+				/ip_white_list: 0\.0\.0\.0\/0 .*never allowed/,
+			],
+			['applicationProtection.uaBlacklist.add', { ua_regex: ['.+'] }, /ua_regex\.0: "\.\+" matches every user agent/],
+		] as const) {
+			const r = await runCli(['call', op, '--params', JSON.stringify({ ...at, ...params }), '--wait'], t.queue);
+			assert.equal(r.code, 2, r.err);
+			assert.match(r.err, re);
+			assert.equal(r.out, '', 'no workflow started');
+		}
 		const wide = await runCli(
 			['call', 'applicationProtection.ipBlacklist.add', '--params', addParams(t.ids, '10.0.0.0/15')],
 			t.queue,

@@ -1,5 +1,6 @@
 // The blast-radius guard (api/blastRadius.ts): its rules, and the client refusing before anything is sent
-// (loopback recorder: 0 requests), the own-address lookup (cached, failure refuses), the audited override.
+// (loopback recorder: 0 requests), a failed own-address lookup refuses, the audited override. The allow side, user-agent
+// patterns and the own-address sources: guardAllowOwn.test.mts.
 import { test, after } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
@@ -79,12 +80,26 @@ test('guard rules: protected ranges and own addresses (any overlap), named with 
 	});
 });
 
-test('which writes are guarded: blacklist add always, HTTP filters that keep sources out, never the whitelist', () => {
+test('which writes are guarded: blacklist add and HTTP filters that keep sources out (block side), the whitelist and accepting filters (allow side: width and special ranges only)', () => {
 	assert.equal(
 		callIssues('applicationProtection.ipBlacklist.add', { ip_black_list: '0.0.0.0-255.255.255.255' }, {}).length > 0,
 		true,
 	);
-	assert.equal(callIssues('applicationProtection.ipWhitelist.add', { ip_white_list: '127.0.0.1' }, {}).length, 0);
+	const own = {
+		ownAddresses: [{ range: '203.0.113.7', source: 's' }],
+		protectedRanges: [{ range: '192.0.2.0/24', source: 'p' }],
+	};
+	assert.deepEqual(
+		callIssues('applicationProtection.ipWhitelist.add', { ip_white_list: '127.0.0.1' }, own).map((i) => i.rule),
+		['127.0.0.1 overlaps the special range 127.0.0.0/8, loopback (RFC 1122): never allowed'],
+	);
+	assert.deepEqual(
+		callIssues('applicationProtection.ipWhitelist.add', { ip_white_list: '192.0.2.0-203.0.113.255' }, own).map(
+			(i) => i.kind,
+		),
+		['widest-prefix'],
+		'letting a protected range or the site itself through is no risk to the site',
+	);
 	assert.equal(callIssues('applicationProtection.ipBlacklist.remove', { ip_black_list: ['127.0.0.1'] }, {}).length, 0);
 	assert.equal(
 		callIssues(
@@ -94,13 +109,14 @@ test('which writes are guarded: blacklist add always, HTTP filters that keep sou
 		)[0].field,
 		'other_iprange.1',
 	);
-	assert.equal(
-		callIssues(
-			'applicationProtection.httpFilter.update',
-			{ action: 'ACCEPT', other_iprange: ['127.0.0.1-127.0.0.2'] },
-			{},
-		).length,
-		0,
+	const accept = callIssues(
+		'applicationProtection.httpFilter.update',
+		{ action: 'ACCEPT', other_iprange: ['203.0.113.7', '127.0.0.1-127.0.0.2'] },
+		own,
+	);
+	assert.deepEqual(
+		accept.map((i) => `${i.field}: ${i.rule}`),
+		['other_iprange.1: 127.0.0.1-127.0.0.2 overlaps the special range 127.0.0.0/8, loopback (RFC 1122): never allowed'],
 	);
 });
 
@@ -175,65 +191,6 @@ test('client: 0.0.0.0/0, a /15 and a protected range refused before anything is 
 	}
 });
 
-test('client: own addresses looked up (site_ip, active mitigation cidr), cached per site; the write is never sent', async () => {
-	const { srv, client } = await setup(
-		(r) => {
-			if (r.url.pathname.endsWith('/ddos_events'))
-				return {
-					code: 0,
-					result: {
-						events: [
-							{
-								alert_id: 'a-1',
-								attack_type: 'syn',
-								duration: 60,
-								start_time: 1700000000,
-								end_time: 0,
-								max_bps: 1,
-								max_pps: 1,
-								profile_desc: '',
-								profile_name: '',
-								severity: 0,
-								site_ip: '203.0.113.7',
-								site_name: 'web',
-								status: 1,
-							},
-						],
-						total: 1,
-					},
-				};
-			if (r.url.pathname.endsWith('/active_mitigation'))
-				return {
-					code: 0,
-					result: [{ cidr: '192.0.2.0/28', name: 'web', bps: { bot: 0, clean: 0 }, pps: { bot: 0, clean: 0 } }],
-				};
-			return { code: 0 };
-		},
-		{ blastRadius: { ownAddresses: 'lookup' } },
-	);
-	try {
-		await assert.rejects(
-			client.call('applicationProtection.ipBlacklist.add', add('203.0.113.0/24')),
-			/overlaps the site's own address 203\.0\.113\.7 \(site_ip of DDoS event a-1\)/,
-		);
-		await assert.rejects(
-			client.call('applicationProtection.ipBlacklist.add', add('192.0.2.5')),
-			/overlaps the site's own address 192\.0\.2\.0\/28 \(cidr of active mitigation web\)/,
-		);
-		await client.call('applicationProtection.ipBlacklist.add', add('198.51.100.1'));
-		const api = srv.requests.filter((r) => r.url.pathname.startsWith('/api/'));
-		assert.deepEqual(
-			api.map((r) => `${r.method} ${r.url.pathname.split('/').pop()}`),
-			['GET ddos_events', 'GET active_mitigation', 'POST ip-black-list'],
-			'one lookup for three calls; only the allowed write sent',
-		);
-		assert.equal(api[0].url.searchParams.get('site_id'), null, 'site in the path');
-		assert.match(api[0].url.pathname, /\/site\/20001\//);
-	} finally {
-		await srv.close();
-	}
-});
-
 test('client: a failed own-address lookup refuses the block (nothing written)', async () => {
 	const { srv, client } = await setup(
 		(r) => (r.url.pathname.endsWith('/ddos_events') ? { code: 40301 } : { code: 0, result: [] }),
@@ -263,13 +220,13 @@ test('client: the override needs a reason, lifts only the width, is never sent, 
 			/special range 127\.0\.0\.0\/8/,
 		);
 		await assert.rejects(
-			client.call('applicationProtection.ipWhitelist.add', {
+			client.call('applicationProtection.ipBlacklist.remove', {
 				site_id: '1',
 				domain_port_id: '2',
-				ip_white_list: '1.2.3.4',
+				ip_black_list: '1.2.3.4',
 				allowWideBlock: { reason: 'x' },
 			} as Record<string, unknown>),
-			/allowWideBlock: is only for operations that block traffic/,
+			/allowWideBlock: is only for operations that add address entries/,
 		);
 		assert.equal(srv.requests.length, 0);
 		await client.call(

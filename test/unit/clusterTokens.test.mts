@@ -217,7 +217,7 @@ test('tenant worker settings: defaults, and a bad value refused naming the setti
 	);
 });
 
-test("tenant mode: a tenant's client carries the worker's guard (a protected range refused, nothing sent)", async () => {
+test("tenant mode: a tenant's client carries the worker's guard and the tenant's declared own networks (refused, nothing sent)", async () => {
 	const cfg = {
 		temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'q' },
 		api: { baseUrl: 'http://127.0.0.1:9', appId: 'app', secret: 'app-secret-1', tokenKind: 'app' },
@@ -236,7 +236,8 @@ test("tenant mode: a tenant's client carries the worker's guard (a protected ran
 	const temporal = {
 		workflow: {
 			list: async function* () {
-				yield { workflowId: 'tenant-c1', memo: { sites: ['20001'] } };
+				yield { workflowId: 'tenant-c1', memo: { sites: ['20001'], protectedRanges: ['203.0.113.16/28'] } };
+				yield { workflowId: 'tenant-c2', memo: { sites: ['20003'] } };
 			},
 		},
 	};
@@ -258,6 +259,14 @@ test("tenant mode: a tenant's client carries the worker's guard (a protected ran
 			}),
 			/ip_black_list: 198\.51\.100\.9 overlaps the protected range 198\.51\.100\.0\/24 \(guard\.protectedRanges\)/,
 		);
+		const own = { site_id: '20001', domain_port_id: '30001', ip_black_list: '203.0.113.18' };
+		await assert.rejects(
+			client.check('applicationProtection.ipBlacklist.add', own),
+			/ip_black_list: 203\.0\.113\.18 overlaps the protected range 203\.0\.113\.16\/28 \(tenant c1 --protected\): never blocked/,
+		);
+		assert.equal(sent, 0);
+		// another customer's own network is not this one's: c2's block of it passes the guard
+		await client.check('applicationProtection.ipBlacklist.add', { ...own, site_id: '20003' });
 		assert.equal(sent, 0);
 	} finally {
 		await close();

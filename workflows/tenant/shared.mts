@@ -1,6 +1,7 @@
 // Tenants: one customer the app acts for, its token owned by ONE entity workflow `tenant-<customer_id>`
 // for the whole cluster. Definitions shared by the workflow, the worker (token requests, renewal activity) and the CLI.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { parseIpv4Entry } from '../../api/catalog/ipv4.ts';
 import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 
 /**
@@ -32,6 +33,11 @@ export interface TenantState {
 	customerId: string;
 	kind: TenantKind;
 	sites: string[];
+	/**
+	 * The customer's own networks and anything else never to block, declared by the operator at install (the spec
+	 * shows no address of a site's networks and hosts): the blast-radius guard's protected ranges for this tenant.
+	 */
+	protectedRanges?: string[];
 	status: TenantStatus;
 	refreshToken?: string;
 	accessToken?: string;
@@ -53,6 +59,7 @@ export interface TenantView {
 	customerId: string;
 	kind: TenantKind;
 	sites: string[];
+	protectedRanges?: string[];
 	status: TenantStatus;
 	validUntil?: string;
 	lastRenewal?: string;
@@ -66,12 +73,21 @@ export interface TokenRequest {
 	/** The generation the service refused (answered with an auth-failure code): renew unless already newer. */
 	rejectedGeneration?: number;
 }
-export type TokenGrant = Sealed<{ accessToken: string; expiresAt: number; renewAt: number; generation: number }>;
+export type TokenGrant = Sealed<{
+	accessToken: string;
+	expiresAt: number;
+	renewAt: number;
+	generation: number;
+	/** The tenant's declared protected ranges, when any: an n8n credential of the customer guards with them too. */
+	protectedRanges?: string[];
+}>;
 
 /** A token record from the install flow (authorization code exchanged) or, for app tenants, nothing. */
 export type InstallRequest = Sealed<{
 	kind: TenantKind;
 	sites: string[];
+	/** Replaces the tenant's protected ranges when given; a re-install without them (the entrance) keeps them. */
+	protectedRanges?: string[];
 	accessToken?: string;
 	refreshToken?: string;
 	/** Epoch ms at which the exchange was SENT (the lifetime counts from there). */
@@ -115,9 +131,15 @@ export function withToken(
 }
 
 export const MAX_SITES = 10_000;
+export const MAX_PROTECTED = 1000;
 const ID = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/;
 /** Input rules shared by the entrance, the CLI and the workflow's validators: field + rule, nothing sent. */
-export function tenantInputProblem(p: { customerId?: unknown; sites?: unknown; kind?: unknown }): string | undefined {
+export function tenantInputProblem(p: {
+	customerId?: unknown;
+	sites?: unknown;
+	kind?: unknown;
+	protectedRanges?: unknown;
+}): string | undefined {
 	if (p.customerId !== undefined && (typeof p.customerId !== 'string' || !ID.test(p.customerId)))
 		return 'customer_id: must be 1-128 characters A-Z a-z 0-9 . _ ~ -, starting with a letter or digit';
 	if (p.kind !== undefined && p.kind !== 'user' && p.kind !== 'app') return "kind: must be 'user' or 'app'";
@@ -126,6 +148,13 @@ export function tenantInputProblem(p: { customerId?: unknown; sites?: unknown; k
 		if (p.sites.length > MAX_SITES) return `sites: at most ${MAX_SITES} sites`;
 		const bad = p.sites.findIndex((s) => typeof s !== 'string' || !ID.test(s));
 		if (bad >= 0) return `sites[${bad}]: must be 1-128 characters A-Z a-z 0-9 . _ ~ -, starting with a letter or digit`;
+	}
+	const pr = p.protectedRanges;
+	if (pr !== undefined) {
+		if (!Array.isArray(pr)) return 'protectedRanges: must be a list of IPv4 addresses, start-end ranges or CIDRs';
+		if (pr.length > MAX_PROTECTED) return `protectedRanges: at most ${MAX_PROTECTED} entries`;
+		const bad = pr.findIndex((r) => typeof r !== 'string' || r.length > 64 || !parseIpv4Entry(r));
+		if (bad >= 0) return `protectedRanges[${bad}]: must be an IPv4 address, start-end range or CIDR`;
 	}
 	return undefined;
 }
@@ -136,6 +165,7 @@ export function viewOf(s: TenantState): TenantView {
 		customerId: s.customerId,
 		kind: s.kind,
 		sites: s.sites,
+		...(s.protectedRanges?.length ? { protectedRanges: s.protectedRanges } : {}),
 		status: s.status,
 		validUntil: iso(s.expiresAt),
 		lastRenewal: iso(s.lastRenewal),

@@ -85,6 +85,7 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			expiresAt: state.expiresAt as number,
 			renewAt: state.renewAt as number,
 			generation: state.generation,
+			...(state.protectedRanges?.length ? { protectedRanges: state.protectedRanges } : {}),
 		});
 	const refused = () =>
 		ApplicationFailure.nonRetryable(
@@ -154,18 +155,26 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			locked(async () => {
 				state.kind = req.kind;
 				state.sites = [...new Set(req.sites)];
+				// only an install that names them changes them (and the memo): an entrance re-install keeps the operator's
+				const ranges = req.protectedRanges === undefined ? undefined : [...new Set(req.protectedRanges)];
+				if (ranges) state.protectedRanges = ranges;
 				state.status = 'ok';
 				delete state.problem;
 				// the same record as the start's (Update-with-start of a new tenant) is not taken twice
 				if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken)
 					take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
 				else if (req.kind === 'app') state.renewAt = 0;
-				upsertMemo({ sites: state.sites, kind: state.kind, status: state.status });
+				upsertMemo({
+					sites: state.sites,
+					kind: state.kind,
+					status: state.status,
+					...(ranges ? { protectedRanges: ranges.length ? ranges : undefined } : {}),
+				});
 				return viewOf(state);
 			}),
 		{
 			validator: (req) => {
-				const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind });
+				const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind, protectedRanges: req?.protectedRanges });
 				if (p) fail(p);
 				if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn))
 					fail('token: a user tenant is installed with the token record of the authorization-code exchange');

@@ -36,6 +36,8 @@ export interface ClusterGrant {
 	expiresAt: number;
 	renewAt: number;
 	generation: number;
+	/** The customer's own networks the operator declared at tenant install (`secsvc tenants add … --protected`). */
+	protectedRanges: string[];
 }
 
 /** No token from the cluster: reported as is by the client (a SecurityServiceError is never retried). */
@@ -107,6 +109,9 @@ export function openGrant(payload: unknown, customerId: string, tokenKey: { id: 
 		expiresAt: Number(g.expiresAt ?? 0),
 		renewAt: g.renewAt,
 		generation: g.generation,
+		protectedRanges: Array.isArray(g.protectedRanges)
+			? g.protectedRanges.filter((r): r is string => typeof r === 'string')
+			: [],
 	};
 }
 

@@ -5,6 +5,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 import { createClient, DEFAULT_AUTH_FAILURE_CODES, DEFAULT_RATE_LIMIT_CODES, type Client } from '../../../api/client';
+import type { OwnAddress } from '../../../api/ownAddresses';
 import { parseProtectedRanges } from '../../../api/blastRadius';
 import { SecurityServiceError, ValidationError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
@@ -45,7 +46,10 @@ export interface TransportStats {
  * token (n8n then runs preAuthentication and persists the new token), rebuilds the body and sends once more.
  * Every answer is bounded in size and total time (bounded.ts).
  */
-export function createN8nTransport(ctx: SecurityServiceContext, stats?: TransportStats): Transport {
+export function createN8nTransport(
+	ctx: SecurityServiceContext,
+	stats?: TransportStats,
+): Transport & { declaredRanges: () => Promise<OwnAddress[]> } {
 	let authCodes: number[] | undefined;
 
 	// The credential is read and decrypted once per node execution, not once (or twice) per item: n8n's
@@ -168,7 +172,15 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		return await sendWith(req, url, (await clusterGrant(cred, g.generation)).accessToken);
 	}
 
-	return async (req: HttpRequest): Promise<HttpResponse> => {
+	// With a cluster token: the customer's own networks declared at tenant install come with its token grant.
+	const declaredRanges = async (): Promise<OwnAddress[]> => {
+		const cred = await credential();
+		if (cred.source !== 'cluster') return [];
+		const source = `tenant ${String(cred.customerId)} --protected`;
+		return (await clusterGrant(cred)).protectedRanges.map((range) => ({ range, source }));
+	};
+
+	const transport = async (req: HttpRequest): Promise<HttpResponse> => {
 		const { url, hadToken } = stripAccessToken(req.url);
 		if (!hadToken) {
 			// Token operations (§4.1) authenticate with app_id/secret in the body.
@@ -191,6 +203,7 @@ export function createN8nTransport(ctx: SecurityServiceContext, stats?: Transpor
 		const tokenNow = String((await credential()).accessToken ?? '');
 		return await sendRenewing(req, url, tokenNow === sentWith ? sentWith : '\u0000');
 	};
+	return Object.assign(transport, { declaredRanges });
 }
 
 /** The client's error of a failed token call inside an n8n error (n8n wraps what preAuthentication throws). */
@@ -210,8 +223,9 @@ export interface ClientSettings {
 
 /**
  * The shared api/ client bound to this n8n context. Validation, encoding, envelope and errors come from api/.
- * Blocks pass the blast-radius guard with the credential's Protected Ranges and the site's own addresses, read from
- * the service once per site and execution (api/ownAddresses.ts).
+ * Blocks pass the blast-radius guard with the credential's Protected Ranges, the site's own addresses, read from
+ * the service once per site and execution (api/ownAddresses.ts), and with a cluster token the ranges the operator
+ * declared at tenant install (they come with the token grant).
  */
 export async function getClient(ctx: SecurityServiceContext, settings: ClientSettings = {}): Promise<Client> {
 	const cred = await ctx.getCredentials(CREDENTIAL_TYPE);
@@ -227,12 +241,17 @@ export async function getClient(ctx: SecurityServiceContext, settings: ClientSet
 					.join(', ')} must be IPv4 addresses, start-end ranges or CIDRs; nothing was sent`,
 			},
 		]);
+	const transport = createN8nTransport(ctx);
 	return createClient({
 		baseUrl,
-		transport: createN8nTransport(ctx),
+		transport,
 		timeoutMs: settings.timeoutMs ?? 30_000,
 		retries: settings.retries ?? 2,
 		sleep: (ms) => sleep(ms),
-		blastRadius: { protectedRanges: guarded.ranges, ownAddresses: 'lookup' },
+		blastRadius: {
+			protectedRanges: guarded.ranges,
+			ownAddresses: 'lookup',
+			...(cred.source === 'cluster' ? { declaredRanges: transport.declaredRanges } : {}),
+		},
 	});
 }

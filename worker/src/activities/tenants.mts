@@ -66,24 +66,32 @@ export async function askTenant(temporal: TemporalClient, customerId: string, re
 }
 
 /**
- * site → customer, from the running tenant workflows' memo (`sites`), read by a visibility list; reloaded on a miss
- * (at most once a second, three times), so a tenant installed on another host is usable within seconds.
+ * site → customer and each customer's declared protected ranges, from the running tenant workflows' memo, read by a
+ * visibility list; reloaded on a miss (at most once a second, three times: a tenant installed elsewhere is usable
+ * within seconds) and when older than `maxAgeMs` (a changed declaration reaches every worker within a minute).
  */
 export class TenantDirectory {
 	private bySite = new Map<string, string>();
 	private customers = new Set<string>();
+	private ranges = new Map<string, string[]>();
 	private loadedAt = 0;
+	private triedAt = 0;
 	private loading?: Promise<void>;
 	constructor(
 		private readonly temporal: () => TemporalClient,
 		private readonly minIntervalMs = 1000,
+		private readonly maxAgeMs = 60_000,
 	) {}
+
+	/** The protected ranges the operator declared for a customer at install (`secsvc tenants … --protected`). */
+	protectedRangesOf = (customer: string): readonly string[] => this.ranges.get(customer) ?? [];
 
 	async reload(): Promise<void> {
 		const wait = this.loadedAt + this.minIntervalMs - Date.now();
 		if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 		const bySite = new Map<string, string>();
 		const customers = new Set<string>();
+		const ranges = new Map<string, string[]>();
 		for await (const w of this.temporal().workflow.list({
 			query: `WorkflowType = '${TENANT_WORKFLOW}' AND ExecutionStatus = 'Running'`,
 		})) {
@@ -91,14 +99,25 @@ export class TenantDirectory {
 			customers.add(customer);
 			const sites = (w.memo?.sites ?? []) as unknown;
 			if (Array.isArray(sites)) for (const s of sites) if (typeof s === 'string') bySite.set(s, customer);
+			const pr = w.memo?.protectedRanges as unknown;
+			if (Array.isArray(pr))
+				ranges.set(
+					customer,
+					pr.filter((r): r is string => typeof r === 'string'),
+				);
 		}
 		this.bySite = bySite;
 		this.customers = customers;
+		this.ranges = ranges;
 		this.loadedAt = Date.now();
 	}
 
 	/** The tenant of a call: its site's tenant (and the customer_id it names must be that tenant), else its customer_id. */
 	async customerOf(site: string | undefined, customer: string | undefined): Promise<string> {
+		if (this.loadedAt && Date.now() - Math.max(this.loadedAt, this.triedAt) > this.maxAgeMs) {
+			this.triedAt = Date.now();
+			await this.load().catch(() => {}); // a failed refresh keeps what was read; the next one is a minute later
+		}
 		for (let attempt = 0; ; attempt++) {
 			const found =
 				site !== undefined
@@ -121,9 +140,13 @@ export class TenantDirectory {
 						: `customer_id: tenant '${customer}' is not installed`,
 					'TenantUnknown',
 				);
-			this.loading ??= this.reload().finally(() => (this.loading = undefined));
-			await this.loading;
+			await this.load();
 		}
+	}
+
+	/** One reload at a time, shared by every caller waiting for it. */
+	private load(): Promise<void> {
+		return (this.loading ??= this.reload().finally(() => (this.loading = undefined)));
 	}
 }
 
@@ -189,25 +212,32 @@ export function tenantRoutingClient(
 	};
 }
 
-/** One client per tenant (shared transport), each with its ClusterTokens. */
+/**
+ * One client per tenant (shared transport), each with its ClusterTokens and its guard: the worker's protected ranges
+ * and the tenant's declared ones (`protectedRanges`; a changed declaration builds the tenant a new client).
+ */
 export function tenantClients(
 	opts: Omit<ClientOptions, 'credentials' | 'tokenManager' | 'tokenStore'>,
 	temporal: () => TemporalClient,
 ) {
-	const byCustomer = new Map<string, Client>();
-	return (customerId: string): Client => {
+	const byCustomer = new Map<string, { ranges: string; client: Client }>();
+	return (customerId: string, protectedRanges: readonly string[] = []): Client => {
+		const ranges = protectedRanges.join(',');
 		let c = byCustomer.get(customerId);
-		if (!c) {
-			c = createClient({
+		if (!c || c.ranges !== ranges) {
+			const declared = protectedRanges.map((range) => ({ range, source: `tenant ${customerId} --protected` }));
+			const guard = [...(opts.blastRadius?.protectedRanges ?? []), ...declared];
+			const client = createClient({
 				...opts,
 				credentials: { appId: '', secret: '', tokenKind: 'user' },
-				tokenManager: new ClusterTokens((req) => askTenant(temporal(), customerId, req)),
+				tokenManager: c?.client.tokens ?? new ClusterTokens((req) => askTenant(temporal(), customerId, req)),
 				// with a request budget: this tenant's own, within the app's (docs/rate-budget.md)
 				budgetKey: customerId,
+				blastRadius: { ...opts.blastRadius, protectedRanges: guard },
 			});
-			byCustomer.set(customerId, c);
+			byCustomer.set(customerId, (c = { ranges, client }));
 		}
-		return c;
+		return c.client;
 	};
 }
 

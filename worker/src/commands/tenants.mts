@@ -22,6 +22,8 @@ import {
 export const TENANTS_USAGE = `  tenants add --customer C --code CODE [--sites S1,S2]   install with a code obtained elsewhere (exchanged here)
   tenants add --customer C --app [--sites S1,S2]        a tenant served with the app token (the operator says so)
   tenants install --customer C [--xspe X] [--sites …]   run the install flow (connect, state check, exchange) now
+      add/install [--protected R1,R2]                   the customer's own networks: never blocked (replaces the
+                                                        declared ones; a re-install without it keeps them)
   tenants list [--json] | show C [--json] | remove C    token state (valid until, last renewal, needs-reinstall); no secret
                                                         list/show exit 3 when a tenant needs re-install
   tenants token-key C                                   the customer's token key for its n8n credential (Token Source
@@ -31,6 +33,9 @@ export const TENANTS_USAGE = `  tenants add --customer C --code CODE [--sites S1
 
 const MAX_PARAM = 512;
 const sitesOf = (v: unknown): string[] => (typeof v === 'string' && v !== '' ? v.split(',').map((s) => s.trim()) : []);
+/** `--protected`: absent = keep what is declared; '' = none. */
+const rangesOf = (v: string | undefined): string[] | undefined =>
+	v === undefined ? undefined : v.split(/[\s,;]+/).filter(Boolean);
 
 function redirectUri(env: Record<string, string | undefined>): string {
 	const v = env.SECSVC_REDIRECT_URI;
@@ -42,11 +47,10 @@ function redirectUri(env: Record<string, string | undefined>): string {
 	return v;
 }
 
-function bounded(field: string, v: unknown): string | undefined {
+function bounded(field: string, v: unknown, max = MAX_PARAM): string | undefined {
 	if (v === undefined || v === true) return undefined;
 	if (typeof v !== 'string') throw new TenantInputError(field, 'must be text');
-	if (v.length > MAX_PARAM)
-		throw new TenantInputError(field, `must be at most ${MAX_PARAM} characters (got ${v.length})`);
+	if (v.length > max) throw new TenantInputError(field, `must be at most ${max} characters (got ${v.length})`);
 	if (/[\u0000-\u001f\u007f]/.test(v)) throw new TenantInputError(field, 'must not contain control characters');
 	return v;
 }
@@ -55,10 +59,10 @@ function bounded(field: string, v: unknown): string | undefined {
 async function installFlow(
 	cfg: WorkerConfig,
 	temporal: TemporalClient,
-	p: { customerId: string; xspe?: string; sites: string[] },
+	p: { customerId: string; xspe?: string; sites: string[]; protectedRanges?: string[] },
 	env = process.env,
 ): Promise<TenantView> {
-	checkInstallInput({ customerId: p.customerId, sites: p.sites, kind: 'user' });
+	checkInstallInput({ customerId: p.customerId, sites: p.sites, kind: 'user', protectedRanges: p.protectedRanges });
 	const app = createApiClient({
 		baseUrl: cfg.api.baseUrl,
 		credentials: { appId: cfg.api.appId, secret: cfg.api.secret, tokenKind: 'app' },
@@ -71,7 +75,7 @@ async function installFlow(
 		return await installTenant(
 			temporal,
 			cfg.temporal.taskQueue,
-			{ customerId: p.customerId, kind: 'user', sites: p.sites },
+			{ customerId: p.customerId, kind: 'user', sites: p.sites, protectedRanges: p.protectedRanges },
 			token,
 		);
 	} finally {
@@ -92,19 +96,20 @@ export async function runTenants(
 		const t = cfg?.temporal ?? (await import('../process/config.mts')).loadTemporalConfig();
 		const customerId = bounded('--customer', o.customer);
 		const sites = sitesOf(bounded('--sites', o.sites));
+		const protectedRanges = rangesOf(bounded('--protected', o.protected, 64 * 1024));
 		const conn = async () => (temporal ??= await tenantTemporalClient(t));
 		switch (sub) {
 			case 'add': {
 				if (!customerId) throw new TenantInputError('--customer', 'is required');
 				if (o.app === true) {
-					checkInstallInput({ customerId, sites, kind: 'app' });
-					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'app', sites }));
+					checkInstallInput({ customerId, sites, kind: 'app', protectedRanges });
+					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'app', sites, protectedRanges }));
 					return 0;
 				}
 				const code = bounded('--code', o.code);
 				if (!code)
 					throw new TenantInputError('--code', 'is required (or --app for a tenant served with the app token)');
-				checkInstallInput({ customerId, sites, kind: 'user' });
+				checkInstallInput({ customerId, sites, kind: 'user', protectedRanges });
 				const c = cfg as WorkerConfig;
 				await conn(); // the key and the connection before the code is used up
 				const app = createApiClient({
@@ -115,7 +120,8 @@ export async function runTenants(
 				});
 				try {
 					const token = await exchangeCode(app, c.api, code);
-					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'user', sites }, token));
+					const input = { customerId, kind: 'user' as const, sites, protectedRanges };
+					out(await installTenant(await conn(), t.taskQueue, input, token));
 				} finally {
 					await app.close();
 				}
@@ -124,7 +130,12 @@ export async function runTenants(
 			case 'install': {
 				if (!customerId) throw new TenantInputError('--customer', 'is required');
 				out(
-					await installFlow(cfg as WorkerConfig, await conn(), { customerId, xspe: bounded('--xspe', o.xspe), sites }),
+					await installFlow(cfg as WorkerConfig, await conn(), {
+						customerId,
+						xspe: bounded('--xspe', o.xspe),
+						sites,
+						protectedRanges,
+					}),
 				);
 				return 0;
 			}

@@ -22,12 +22,12 @@ export function clientSafety(cfg: WorkerConfig): Pick<ClientOptions, 'blastRadiu
 	};
 }
 
-/** Logs every block sent under the widest-prefix override (who, why, what), then hands the event on. */
+/** Logs every entry (block or allow) sent under the widest-prefix override (who, why, what), then hands the event on. */
 export function auditOverrides(next?: ClientOptions['onEvent']): NonNullable<ClientOptions['onEvent']> {
 	return (e) => {
 		if (e.type === 'override')
 			console.warn(
-				`[secsvc audit] ${e.opId}: block wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`,
+				`[secsvc audit] ${e.opId}: entry wider than the widest prefix sent under allowWideBlock — ${e.entries.join(', ')}; reason: ${redactText(e.reason)}${e.by ? `; by ${redactText(e.by)}` : ''}`,
 			);
 		next?.(e);
 	};

@@ -98,9 +98,10 @@ export function tenantMode(
 				temporal,
 			);
 			const dir = new TenantDirectory(temporal);
-			const client = tenantRoutingClient(app, async (site, customer) =>
-				clientFor(await dir.customerOf(site, customer)),
-			);
+			const client = tenantRoutingClient(app, async (site, customer) => {
+				const c = await dir.customerOf(site, customer);
+				return clientFor(c, dir.protectedRangesOf(c));
+			});
 			return { client, close: () => transport.close() };
 		},
 		activities: (app) =>

@@ -54,9 +54,16 @@ export interface InstallInput {
 	customerId: string;
 	kind: TenantKind;
 	sites: string[];
+	/** The customer's own networks (never blocked); replaces the declared ones when given, kept when not. */
+	protectedRanges?: string[];
 }
 
-export function checkInstallInput(i: { customerId?: unknown; sites?: unknown; kind?: unknown }): void {
+export function checkInstallInput(i: {
+	customerId?: unknown;
+	sites?: unknown;
+	kind?: unknown;
+	protectedRanges?: unknown;
+}): void {
 	if (i.customerId === undefined || i.customerId === '') throw new TenantInputError('customer_id', 'is required');
 	const p = tenantInputProblem(i);
 	if (p) {
@@ -124,6 +131,7 @@ const emptyState = (i: InstallInput, now: number): TenantState => ({
 	customerId: i.customerId,
 	kind: i.kind,
 	sites: i.sites,
+	...(i.protectedRanges?.length ? { protectedRanges: i.protectedRanges } : {}),
 	status: 'ok',
 	generation: 0,
 	installedAt: now,
@@ -151,12 +159,24 @@ export async function installTenant(
 			})
 		: start;
 	const update = temporal.workflow.executeUpdateWithStart(installUpdate, {
-		args: [sealed({ kind: i.kind, sites: i.sites, ...(token ?? {}) })],
+		args: [
+			sealed({
+				kind: i.kind,
+				sites: i.sites,
+				...(i.protectedRanges ? { protectedRanges: i.protectedRanges } : {}),
+				...(token ?? {}),
+			}),
+		],
 		startWorkflowOperation: new WithStartWorkflowOperation(TENANT_WORKFLOW, {
 			workflowId: tenantWorkflowId(i.customerId),
 			taskQueue: tenantQueueFor(taskQueue),
 			args: [sealed(first)],
-			memo: { sites: i.sites, kind: i.kind, status: 'ok' },
+			memo: {
+				sites: i.sites,
+				kind: i.kind,
+				status: 'ok',
+				...(i.protectedRanges?.length ? { protectedRanges: i.protectedRanges } : {}),
+			},
 			workflowIdConflictPolicy: 'USE_EXISTING',
 		}),
 	});
@@ -223,7 +243,7 @@ export function formatTenants(rows: TenantView[]): string {
 	return rows
 		.map(
 			(r) =>
-				`${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.problem ? `  (${r.problem})` : ''}`,
+				`${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.protectedRanges?.length ? `  protected ${r.protectedRanges.join(',')}` : ''}${r.problem ? `  (${r.problem})` : ''}`,
 		)
 		.join('\n');
 }
