@@ -11,6 +11,8 @@ export type ApiMode =
 	| 'ok' // {code 0, result {status 0, bps_size 0}}
 	| 'endless' // 200, then 64 KB chunks for ever
 	| 'drip' // 200 and a content-length, then one byte a second
+	| 'hang' // accepts the request, never answers
+	| 'reset' // closes the connection without an answer
 	| 'huge' // a 200 MB body sent as fast as the socket takes it
 	| 'tokenRefusal'; // after drop(): `refusal` for every token issued before it
 export type TokenMode = 'ok' | 'hang' | '502';
@@ -47,6 +49,8 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 		}
 		state.apiRequests++;
 		const mode = o.api ?? 'ok';
+		if (mode === 'hang') return; // never answers
+		if (mode === 'reset') return void req.socket.destroy();
 		if (mode === 'endless' || mode === 'huge') {
 			const total = mode === 'huge' ? 200 * 1024 * 1024 : Infinity;
 			res.writeHead(
