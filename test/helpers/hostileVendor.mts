@@ -27,7 +27,15 @@ export interface HostileOptions {
 }
 
 export async function startHostileVendor(o: HostileOptions = {}) {
-	const state = { tokenRequests: 0, apiRequests: 0, bytesSent: 0, dropped: new Set<string>(), issued: [] as string[] };
+	const state = {
+		tokenRequests: 0,
+		apiRequests: 0,
+		/** API requests per path: a request sent again shows as a count above 1. */
+		paths: {} as Record<string, number>,
+		bytesSent: 0,
+		dropped: new Set<string>(),
+		issued: [] as string[],
+	};
 	const sockets = new Set<import('node:net').Socket>();
 	const json = (res: ServerResponse, v: unknown) => {
 		res.writeHead(200, { 'content-type': 'application/json' });
@@ -48,6 +56,7 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 			return json(res, { code: 0, msg: 'ok', result: { access_token: tok, expires_in: 7200 } });
 		}
 		state.apiRequests++;
+		state.paths[url.pathname] = (state.paths[url.pathname] ?? 0) + 1;
 		const mode = o.api ?? 'ok';
 		if (mode === 'hang') return; // never answers
 		if (mode === 'reset') return void req.socket.destroy();

@@ -104,7 +104,12 @@ for (const name of ['endless', 'huge'] as const)
 		const r = await execute(name);
 		assert.notEqual(r.code, 0);
 		assert.match(r.text, /larger than 16777216 bytes/);
-		assert.equal(vendors[name].state.apiRequests, 1, 'never repeated');
+		// The block's own-address lookup reads two things side by side (api/ownAddresses.ts): each at most once.
+		const paths = vendors[name].state.paths;
+		assert.ok(
+			Object.values(paths).every((n) => n === 1),
+			`never repeated: ${JSON.stringify(paths)}`,
+		);
 		assert.ok(vendors[name].state.bytesSent < 80 * 1024 * 1024, `${vendors[name].state.bytesSent} bytes sent`);
 	});
 

@@ -5,17 +5,22 @@
  * the page documents is checked here.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
-import { readFileSync } from 'node:fs';
 import { checkCliJson, documentedOutputs } from '../helpers/cliJson.mts';
+import { randomBytes } from 'node:crypto';
 import {
+	APP_ID,
 	ATTACK_SOURCES,
 	createEnv,
+	killChild,
+	SECRET,
+	spawnWorker,
+	waitFor,
 	plan,
 	runCli,
 	siteIds,
@@ -46,8 +51,14 @@ after(async () => {
 });
 
 /** Runs `secsvc ARGS`, parses what it printed as JSON documents and checks each against the output `key`. */
-async function json(key: string | string[], args: string[], code = 0): Promise<unknown[]> {
-	const r = await runCli(env, args, queue);
+async function json(
+	key: string | string[],
+	args: string[],
+	code = 0,
+	q = queue,
+	extraEnv: Record<string, string> = {},
+): Promise<unknown[]> {
+	const r = await runCli(env, args, q, extraEnv);
 	assert.equal(r.code, code, `secsvc ${args.join(' ')}: ${r.err}`);
 	const docs = splitDocuments(r.out);
 	const keys = Array.isArray(key) ? key : [key];
@@ -169,14 +180,44 @@ test('every JSON output of secsvc has its documented shape', { timeout: 600_000 
 	};
 	await json('fleet apply --json', ['fleet', 'apply', file('fleet.json', fleet), '--json']);
 	await json('fleet status --json', ['fleet', 'status', '--fleet', 'clijson', '--json']);
+});
 
-	assert.deepEqual(
-		documentedOutputs()
-			.map((o) => o.key)
-			.filter((k) => !checked.has(k)),
-		[],
-		'every output docs/cli-json.md documents is checked here',
-	);
+test('the tenants commands: add, list, show, remove', { timeout: 300_000 }, async () => {
+	// A tenant-mode worker process of its own (the payload codec's keys) on its own queue, against the same simulator.
+	const tq = uniqueQueue('cli-json-tenants');
+	const keys = `k1:${randomBytes(32).toString('base64')}`;
+	const w = spawnWorker({ address: env.address }, sim.url, tq, { SECSVC_TENANTS: '1', SECSVC_PAYLOAD_KEYS: keys });
+	let log = '';
+	w.stdout?.on('data', (d) => (log += d));
+	w.stderr?.on('data', (d) => (log += d));
+	const tenantEnv = {
+		SECSVC_BASE_URL: sim.url,
+		SECSVC_APP_ID: APP_ID,
+		SECSVC_SECRET: SECRET,
+		SECSVC_PAYLOAD_KEYS: keys,
+		SECSVC_REDIRECT_URI: 'https://install.app.example.com/installed',
+	};
+	// two sites of customers of their own (the first test's sites are the simulator's first three)
+	const sites = siteIds(sim.sim, sim.sim.snapshot().sites.length);
+	const own = sites.filter((x, i) => i > 2 && sites.findIndex((y) => y.customer_id === x.customer_id) === i);
+	const [d, e] = own.slice(-2) as [Ids, Ids];
+	const tenants = (key: string, args: string[]) => json(key, ['tenants', ...args], 0, tq, tenantEnv);
+	try {
+		await waitFor('the tenant worker polling', async () => /task queue/.test(log), 120_000);
+		const view = 'tenants add, install, show --json, remove';
+		await tenants(view, ['add', '--customer', d.customer_id, '--app', '--sites', d.site_id]);
+		await tenants(view, ['install', '--customer', e.customer_id, '--sites', e.site_id]);
+		await tenants('tenants list --json', ['list', '--json']);
+		await tenants(view, ['show', d.customer_id, '--json']);
+		await tenants(view, ['remove', d.customer_id]);
+	} finally {
+		await killChild(w);
+	}
+});
+
+test('every output docs/cli-json.md documents was checked above', () => {
+	const missed = documentedOutputs().filter((o) => !checked.has(o.key));
+	assert.deepEqual(missed, [], 'every output docs/cli-json.md documents is checked by this file');
 });
 
 test("every output past its first version is named in the README's changelog", () => {
