@@ -50,7 +50,14 @@ export interface ClientOptions {
 	tokenStoreKey?: string;
 	/** Where access tokens come from instead of the client's own (the worker's cluster tenant tokens); needs `credentials` for its kind. */
 	tokenManager?: TokenManager;
+	/** One request's TOTAL time (connect, headers, body); cut to what is left of the call's `callTimeoutMs`. */
 	timeoutMs?: number;
+	/**
+	 * The longest one call takes, everything included: the guard's own-address lookup, every attempt and back-off,
+	 * its turn in the request budget and its token requests (the user's bound: the n8n nodes set it to `timeoutMs`).
+	 * Unset (the worker: an activity's timeout bounds it): each attempt has `timeoutMs`, tokens `tokenBudgetMs`.
+	 */
+	callTimeoutMs?: number;
 	/** Extra attempts for retryable failures (reads, token calls, rate limiting, requests never sent). */
 	retries?: number;
 	backoff?: { baseMs: number; maxMs: number };
@@ -60,7 +67,8 @@ export interface ClientOptions {
 	expirySkewSeconds?: number;
 	/**
 	 * Getting a token for one call: at most this many token requests (default 2), all within `tokenBudgetMs`
-	 * (default twice `timeoutMs`). A token failure is never repeated by the call's own retries.
+	 * (default twice `timeoutMs`) and what is left of the call's `callTimeoutMs`. A token failure is never repeated by
+	 * the call's own retries.
 	 */
 	tokenAttempts?: number;
 	tokenBudgetMs?: number;
@@ -403,9 +411,9 @@ export function createClient(opts: ClientOptions): Client {
 					skewSeconds: opts.expirySkewSeconds ?? 60,
 					now,
 					onRenew: (reason) => emit({ type: 'token', kind: (opts.credentials as Credentials).tokenKind, reason }),
-					fetchToken: (kind, refreshToken) => {
+					fetchToken: (kind, refreshToken, deadline) => {
 						const c = opts.credentials as Credentials;
-						const limit = { retries: tokenLimit.retries, deadline: now() + tokenLimit.budgetMs };
+						const limit = { retries: tokenLimit.retries, deadline: earliest(now() + tokenLimit.budgetMs, deadline) };
 						return kind === 'app'
 							? (call(
 									'authorization.appToken',
@@ -552,12 +560,12 @@ export function createClient(opts: ClientOptions): Client {
 		});
 	}
 
-	/** Waits for the call's turn in the budget; BudgetDeferredError when its deadline comes first. */
-	async function turn(op: CatalogEntry, o: CallOptions): Promise<void> {
+	/** Waits for the call's turn in the budget; BudgetDeferredError when its (or the call's) deadline comes first. */
+	async function turn(op: CatalogEntry, o: CallOptions, deadline: number | undefined): Promise<void> {
 		const b = budget as RateBudget;
 		const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
 		const t0 = now();
-		const ok = await b.acquire(cls, { key: opts.budgetKey, deadline: o.budgetDeadline });
+		const ok = await b.acquire(cls, { key: opts.budgetKey, deadline: earliest(o.budgetDeadline, deadline) });
 		if (onEvent) onEvent({ type: 'budget', opId: op.id, cls, budget: budgetName, waitMs: now() - t0, granted: ok });
 		if (!ok) throw new BudgetDeferredError(op.id, cls);
 	}
@@ -581,7 +589,10 @@ export function createClient(opts: ClientOptions): Client {
 		return hint;
 	}
 
-	/** Retries for this call: the client's, or the token step's smaller count and deadline. */
+	/**
+	 * Retries for this call and its deadline: the client's (`callTimeoutMs` from the call's start), or the token
+	 * step's and the lookup's smaller count and deadline within their caller's.
+	 */
 	type Limit = { retries: number; deadline?: number };
 
 	/** Everything checked before a request is sent: the catalog's rules and the whole blast-radius guard. */
@@ -589,9 +600,10 @@ export function createClient(opts: ClientOptions): Client {
 		op: CatalogEntry,
 		params: Record<string, unknown>,
 		o: CallOptions,
+		deadline?: number,
 	): Promise<Record<string, unknown>> {
 		const valid = validateParams(op, params, policy);
-		await guardWithOwnAddresses(op, valid, params, o);
+		await guardWithOwnAddresses(op, valid, params, o, deadline);
 		return valid;
 	}
 
@@ -599,11 +611,14 @@ export function createClient(opts: ClientOptions): Client {
 		opId: string,
 		params: Record<string, unknown> = {},
 		o: CallOptions = {},
-		limit: Limit = { retries },
+		outer: Limit = { retries },
 	): Promise<unknown> {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
-		const valid = await checked(op, params, o);
+		// One deadline for the whole call, handed down to its lookup, token requests, budget wait and every attempt.
+		const own = opts.callTimeoutMs === undefined ? undefined : now() + opts.callTimeoutMs;
+		const limit: Limit = { retries: outer.retries, deadline: earliest(outer.deadline, own) };
+		const valid = await checked(op, params, o, limit.deadline);
 		let authRetried = false;
 		let attempt = 0;
 		let token: string | undefined;
@@ -614,9 +629,9 @@ export function createClient(opts: ClientOptions): Client {
 				if (op.auth === 'access_token') {
 					if (o.accessToken) token = o.accessToken;
 					else if (!tokens) throw new Error(`${opId}: no credentials configured to obtain an access token`);
-					else token = await tokens.getToken();
+					else token = await tokens.getToken({ deadline: limit.deadline });
 				}
-				if (budget) await turn(op, o);
+				if (budget) await turn(op, o, limit.deadline);
 				const req = encodeRequest(op, valid, {
 					baseUrl,
 					accessToken: token,
@@ -638,7 +653,12 @@ export function createClient(opts: ClientOptions): Client {
 				if (refusal) {
 					// One fresh token (shared by every call refused with the same token), one retry: safe by refusalOf.
 					authRetried = true;
-					await (tokens as TokenManager).getToken({ force: true, rejected: token, reason: refusal });
+					await (tokens as TokenManager).getToken({
+						force: true,
+						rejected: token,
+						reason: refusal,
+						deadline: limit.deadline,
+					});
 					continue;
 				}
 				env ??= decode(op, res);
@@ -671,6 +691,7 @@ export function createClient(opts: ClientOptions): Client {
 		valid: Record<string, unknown>,
 		params: Record<string, unknown>,
 		o: CallOptions,
+		deadline: number | undefined,
 	): Promise<void> {
 		const entries = guardedEntries(op.id, valid);
 		if (!entries.length) return;
@@ -683,7 +704,7 @@ export function createClient(opts: ClientOptions): Client {
 			let declared: readonly OwnAddress[] = [];
 			try {
 				// The whole lookup within one timeout: a service that does not answer refuses the block in bounded time.
-				const lookupLimit: Limit = { retries, deadline: now() + timeoutMs };
+				const lookupLimit: Limit = { retries, deadline: earliest(now() + timeoutMs, deadline) };
 				[own, declared] = await Promise.all([
 					ownLookup && site
 						? ownLookup(site, (id, p) => call(id, p, { accessToken: o.accessToken, signal: o.signal }, lookupLimit))
@@ -741,7 +762,8 @@ export function createClient(opts: ClientOptions): Client {
 		call: call as Client['call'],
 		validate: ((opId: string, params?: Record<string, unknown>) =>
 			validateParams(getOperation(opId), params, policy)) as Client['validate'],
-		check: (opId, params = {}, o = {}) => checked(getOperation(opId), params, o),
+		check: (opId, params = {}, o = {}) =>
+			checked(getOperation(opId), params, o, opts.callTimeoutMs === undefined ? undefined : now() + opts.callTimeoutMs),
 		get ops() {
 			return (opsTree ??= buildOpsTree(call));
 		},
@@ -751,6 +773,10 @@ export function createClient(opts: ClientOptions): Client {
 	};
 	return client;
 }
+
+/** The earlier of two deadlines (ms since epoch), either of which may be unset. */
+const earliest = (a: number | undefined, b: number | undefined) =>
+	a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
 /** Octokit-style: methods derived from the catalog's dotted ids. */
 function buildOpsTree(call: (id: string, p?: Record<string, unknown>, o?: CallOptions) => Promise<unknown>): OpsTree {

@@ -49,8 +49,11 @@ export interface TokenManagerOptions {
 	credentials: Credentials;
 	store: TokenStore;
 	storeKey: string;
-	/** Fetch a token: app → authorization.appToken, user → authorization.refreshToken. */
-	fetchToken: (kind: 'app' | 'user', refreshToken?: string) => Promise<TokenResult>;
+	/**
+	 * Fetch a token: app → authorization.appToken, user → authorization.refreshToken; within `deadline` (ms since
+	 * epoch) when given: the deadline of the call that needed it.
+	 */
+	fetchToken: (kind: 'app' | 'user', refreshToken?: string, deadline?: number) => Promise<TokenResult>;
 	/** Renew this many seconds before expiry. */
 	skewSeconds: number;
 	now: () => number;
@@ -78,9 +81,12 @@ export class TokenManager {
 	/**
 	 * A valid access token. `force` (after the service refused `rejected` for `reason`) discards that token — only
 	 * that one: a caller whose token was already replaced by a concurrent renewal gets the new one, so however many
-	 * calls fail at once, one token is requested per refused token.
+	 * calls fail at once, one token is requested per refused token. `deadline`: the asking call's (a request made for it
+	 * ends by then; a call that joins a request already under way waits for that one).
 	 */
-	async getToken(opts: { force?: boolean; rejected?: string; reason?: TokenRefusal } = {}): Promise<string> {
+	async getToken(
+		opts: { force?: boolean; rejected?: string; reason?: TokenRefusal; deadline?: number } = {},
+	): Promise<string> {
 		let reason: RenewalReason = 'missing';
 		if (opts.force) {
 			if (!opts.rejected || this.cached?.accessToken === opts.rejected) {
@@ -99,7 +105,7 @@ export class TokenManager {
 		if (this.cached) reason = 'expired';
 		if (!this.inflight) {
 			this.o.onRenew?.(reason);
-			this.inflight = this.renew().finally(() => {
+			this.inflight = this.renew(opts.deadline).finally(() => {
 				this.inflight = undefined;
 			});
 		}
@@ -116,7 +122,7 @@ export class TokenManager {
 		if (this.cached?.accessToken === token) this.unverified = false;
 	}
 
-	private async renew(): Promise<StoredToken> {
+	private async renew(deadline?: number): Promise<StoredToken> {
 		const { credentials, store, storeKey } = this.o;
 		let refresh: string | undefined;
 		if (credentials.tokenKind === 'user') {
@@ -125,7 +131,7 @@ export class TokenManager {
 				throw new Error('No refresh token: complete the authorization-code flow first (authorization.accessToken)');
 		}
 		this.requests++;
-		const r = await this.o.fetchToken(credentials.tokenKind, refresh);
+		const r = await this.o.fetchToken(credentials.tokenKind, refresh, deadline);
 		registerSecret(r.access_token);
 		registerSecret(r.refresh_token);
 		const token: StoredToken = {

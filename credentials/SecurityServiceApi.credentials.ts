@@ -10,7 +10,7 @@ import type {
 import { createClient, DEFAULT_AUTH_FAILURE_CODES } from '../api/client';
 import type { TokenResult } from '../api/tokens';
 import type { HttpRequest } from '../api/transport/types';
-import { PRE_AUTH_TIMEOUT_MS, sendBounded } from '../nodes/SecurityService/transport/request';
+import { CALL_DEADLINE, preAuthLimits, sendBounded } from '../nodes/SecurityService/transport/request';
 
 /**
  * Security Service API credential.
@@ -172,7 +172,8 @@ export class SecurityServiceApi implements ICredentialType {
 			baseUrl: String(credentials.baseUrl ?? ''),
 			transport: async (req: HttpRequest) => await sendBounded((o) => helpers.httpRequest(o), req),
 			retries: 1,
-			timeoutMs: PRE_AUTH_TIMEOUT_MS,
+			// Within the node call's bound when the node's transport asks (its deadline), else 2 × 15 s.
+			...preAuthLimits(credentials[CALL_DEADLINE]),
 		});
 		const appId = String(credentials.appId ?? '');
 		let token: TokenResult;

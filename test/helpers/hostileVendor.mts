@@ -11,6 +11,8 @@ export type ApiMode =
 	| 'ok' // {code 0, result {status 0, bps_size 0}}
 	| 'endless' // 200, then 64 KB chunks for ever
 	| 'drip' // 200 and a content-length, then one byte a second
+	| 'hang' // accepts the request, never answers
+	| 'reset' // closes the connection without an answer
 	| 'huge' // a 200 MB body sent as fast as the socket takes it
 	| 'tokenRefusal'; // after drop(): `refusal` for every token issued before it
 export type TokenMode = 'ok' | 'hang' | '502';
@@ -25,7 +27,15 @@ export interface HostileOptions {
 }
 
 export async function startHostileVendor(o: HostileOptions = {}) {
-	const state = { tokenRequests: 0, apiRequests: 0, bytesSent: 0, dropped: new Set<string>(), issued: [] as string[] };
+	const state = {
+		tokenRequests: 0,
+		apiRequests: 0,
+		/** API requests per path: a request sent again shows as a count above 1. */
+		paths: {} as Record<string, number>,
+		bytesSent: 0,
+		dropped: new Set<string>(),
+		issued: [] as string[],
+	};
 	const sockets = new Set<import('node:net').Socket>();
 	const json = (res: ServerResponse, v: unknown) => {
 		res.writeHead(200, { 'content-type': 'application/json' });
@@ -46,7 +56,10 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 			return json(res, { code: 0, msg: 'ok', result: { access_token: tok, expires_in: 7200 } });
 		}
 		state.apiRequests++;
+		state.paths[url.pathname] = (state.paths[url.pathname] ?? 0) + 1;
 		const mode = o.api ?? 'ok';
+		if (mode === 'hang') return; // never answers
+		if (mode === 'reset') return void req.socket.destroy();
 		if (mode === 'endless' || mode === 'huge') {
 			const total = mode === 'huge' ? 200 * 1024 * 1024 : Infinity;
 			res.writeHead(

@@ -161,12 +161,12 @@ test('a 100,000-line feed: refused whole when it cannot merge; merged, sharded, 
 		const summary = JSON.parse(r2.out) as {
 			lines: number;
 			ranges: number;
-			blocks: number;
+			blocks: { range: string; expiresAt: string }[];
 			shards: Record<string, number>;
 		};
 		assert.equal(summary.lines, 100_000);
 		assert.equal(summary.ranges, ranges);
-		assert.equal(summary.blocks, ranges);
+		assert.equal(summary.blocks.length, ranges);
 		assert.deepEqual(Object.keys(summary.shards).sort(), [
 			`blocks-${ids.site_id}-${dpA}`,
 			`blocks-${ids.site_id}-${dpA}-1`,

@@ -51,3 +51,44 @@ for (const token of ['hang', '502'] as const)
 		assert.equal(v.state.apiRequests, 0);
 		assert.ok(Date.now() - t0 < 1_500, `${Date.now() - t0} ms`);
 	});
+
+// Issue 43 item 2: with `callTimeoutMs` (the n8n nodes' bound) a call ends within it, all attempts and token requests
+// included, and a token that was never refused is not asked for again by the next attempt.
+const BOUND = 3_000;
+for (const api of ['drip', 'hang'] as const)
+	test(`a read against a service that ${api === 'drip' ? 'drip-feeds 1 byte/s' : 'never answers'}: the call ends within callTimeoutMs, one token request`, async () => {
+		const { v, client } = await setup({ api }, { timeoutMs: BOUND, callTimeoutMs: BOUND, retries: 2 });
+		const t0 = Date.now();
+		await assert.rejects(
+			client.call('dashboard.isUnderAttack', read),
+			(e: unknown) => e instanceof TransportError && e.kind === 'timeout',
+		);
+		const ms = Date.now() - t0;
+		assert.ok(ms >= BOUND - 100 && ms < BOUND + 1_000, `${ms} ms`);
+		assert.equal(v.state.tokenRequests, 1);
+		assert.equal(v.state.apiRequests, 1, 'no attempt left after the first one spent the bound');
+	});
+
+test('a token endpoint that hangs: the token step ends within what is left of callTimeoutMs', async () => {
+	// alone, the token step may take 2 requests of timeoutMs each (tokenBudgetMs, twice timeoutMs)
+	const { v, client } = await setup({ token: 'hang' }, { timeoutMs: 2_500, callTimeoutMs: BOUND, retries: 2 });
+	const t0 = Date.now();
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof TransportError && e.opId === 'authorization.appToken' && e.kind === 'timeout',
+	);
+	const ms = Date.now() - t0;
+	assert.ok(ms >= BOUND - 100 && ms < BOUND + 1_000, `${ms} ms`);
+	assert.equal(v.state.tokenRequests, 2);
+	assert.equal(v.state.apiRequests, 0);
+});
+
+test('connections reset on every attempt: each attempt reuses the one token, all within callTimeoutMs', async () => {
+	const { v, client } = await setup({ api: 'reset' }, { timeoutMs: BOUND, callTimeoutMs: BOUND, retries: 2 });
+	await assert.rejects(
+		client.call('dashboard.isUnderAttack', read),
+		(e: unknown) => e instanceof TransportError && e.kind === 'network',
+	);
+	assert.equal(v.state.apiRequests, 3);
+	assert.equal(v.state.tokenRequests, 1);
+});

@@ -21,10 +21,15 @@ const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Prom
 	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
 });
 
-/** The idempotent create heartbeats: a killed worker's attempt is retried within 20 s, not after 5 minutes. */
-const onceActs = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
+/**
+ * The HTTP-filter writes heartbeat while they wait for and hold the domain-port's lease (worker/src/activities/
+ * operations.mts serializedFilterWrite): a killed worker's attempt is retried within 10 s, not after 5 minutes. Only
+ * activities that heartbeat may get a heartbeat timeout (another one would time out after 10 s while still running).
+ */
+const FILTER_WRITES: readonly string[] = [FILTER_CREATE_OP, 'applicationProtection.httpFilter.update'];
+const beatingActs = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
 	startToCloseTimeout: '5m',
-	heartbeatTimeout: '20s',
+	heartbeatTimeout: '10s',
 	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
 });
 
@@ -36,7 +41,8 @@ export async function durableCall(input: DurableCallInput): Promise<unknown> {
 	// policy its earlier attempt created instead of creating a second one (worker/src/activities/httpFilterOnce.mts).
 	if (input.op === FILTER_CREATE_OP && patched('filter-create-once')) {
 		const before = await acts[FILTER_MATCHING_ACTIVITY](input.params ?? {});
-		return onceActs[FILTER_CREATE_ONCE_ACTIVITY]({ params: input.params ?? {}, before });
+		return beatingActs[FILTER_CREATE_ONCE_ACTIVITY]({ params: input.params ?? {}, before });
 	}
-	return acts[input.op](input.params ?? {});
+	// Only the activity's options differ for a filter write (a replay compares activity types, not timeouts).
+	return (FILTER_WRITES.includes(input.op) ? beatingActs : acts)[input.op](input.params ?? {});
 }

@@ -116,12 +116,14 @@ export function openGrant(payload: unknown, customerId: string, tokenKey: { id: 
 }
 
 /**
- * Asks the tenant workflow for a valid token. `rejectedGeneration`: the service refused this generation's token, so
- * the workflow renews unless it already holds a newer one.
+ * Asks the tenant workflow for a valid token, every ask ending by `deadline` (ms since epoch: the asking call's).
+ * `rejectedGeneration`: the service refused this generation's token, so the workflow renews unless it already holds a
+ * newer one.
  */
 export async function askClusterToken(
 	ctx: SecurityServiceContext,
 	cred: ICredentialDataDecryptedObject,
+	deadline: number,
 	rejectedGeneration?: number,
 ): Promise<ClusterGrant> {
 	const customerId = String(cred.customerId ?? '').trim();
@@ -142,6 +144,7 @@ export async function askClusterToken(
 	const workflowId = `tenant-${customerId}`;
 	const url = `${base}/api/v1/namespaces/${pathSegment(ns)}/workflows/${pathSegment(workflowId)}/update/token`;
 	const arg = rejectedGeneration === undefined ? {} : { rejectedGeneration };
+	const again = (ask: number) => ask < ASKS_WHEN_NO_OUTCOME && Date.now() < deadline;
 	for (let ask = 1; ; ask++) {
 		let failure: unknown;
 		const r = await boundedExchange(
@@ -153,7 +156,7 @@ export async function askClusterToken(
 				body: JSON.stringify(updateRequest(workflowId, 'token', arg, randomUUID())),
 				ignoreHttpStatusErrors: true,
 			},
-			TEMPORAL_BOUNDS,
+			{ ...TEMPORAL_BOUNDS, timeoutMs: Math.max(1, Math.min(TEMPORAL_BOUNDS.timeoutMs, deadline - Date.now())) },
 		).catch((error: unknown) => void (failure = error ?? new Error('request failed')));
 		if (!r) {
 			const tlsText = tlsProblem(failure, undefined, base);
@@ -163,8 +166,7 @@ export async function askClusterToken(
 		}
 		const body = parseJsonObject(r.body);
 		// A run that just continued as new (a tenant does so every few hundred events): the next ask reaches the new run.
-		if (r.statusCode === 404 && /already completed/i.test(String(body.message ?? '')) && ask < ASKS_WHEN_NO_OUTCOME)
-			continue;
+		if (r.statusCode === 404 && /already completed/i.test(String(body.message ?? '')) && again(ask)) continue;
 		if (r.statusCode === 404)
 			throw new ClusterTokenError(
 				`Customer ID: customer ${customerId} is not installed in the cluster (no tenant workflow ${workflowId}: secsvc tenants list)`,
@@ -176,7 +178,7 @@ export async function askClusterToken(
 		const outcome = outcomeOf(body);
 		if (!outcome) {
 			// The server's long-poll ended before the Update completed (a renewal under way): ask again.
-			if (ask < ASKS_WHEN_NO_OUTCOME) continue;
+			if (again(ask)) continue;
 			throw new ClusterTokenError(
 				`no token from the cluster: the tenant workflow ${workflowId} did not answer (are tenant workers running?)`,
 			);

@@ -12,7 +12,7 @@ import { sleep } from '../../../api/time';
 import { tokenRefusal, type TokenRefusal } from '../../../api/tokenRefusal';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
 import { askClusterToken, type ClusterGrant } from './clusterToken';
-import { CREDENTIAL_TYPE, envelopeOf, parseCodes, PRE_AUTH_TIMEOUT_MS, sendBounded, stripAccessToken } from './request';
+import { CALL_DEADLINE, CREDENTIAL_TYPE, envelopeOf, parseCodes, sendBounded, stripAccessToken } from './request';
 
 export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
 
@@ -20,8 +20,6 @@ export type SecurityServiceContext = IExecuteFunctions | IPollFunctions | ILoadO
 
 /** Renew this long before the stored expiry (the service's tokens live 7200 s). */
 const EXPIRY_SKEW_MS = 60_000;
-/** Longest a token request in preAuthentication takes: 2 attempts of PRE_AUTH_TIMEOUT_MS plus a backoff. */
-const PRE_AUTH_BUDGET_MS = 2 * PRE_AUTH_TIMEOUT_MS + 1_000;
 /** Codes known to mean "rate limited", never a token refusal. */
 const RATE_CODES: ReadonlySet<number> = new Set(DEFAULT_RATE_LIMIT_CODES);
 
@@ -44,7 +42,9 @@ export interface TransportStats {
  * passed, and once after an answer api/tokenRefusal.ts reads as a refused token (the same rule as the worker's
  * client: HTTP 401, an auth-failure code, or a token message): it hands n8n a copy of the credential with an empty access
  * token (n8n then runs preAuthentication and persists the new token), rebuilds the body and sends once more.
- * Every answer is bounded in size and total time (bounded.ts).
+ * Every answer is bounded in size and total time (bounded.ts), and everything one request of the client needs (a
+ * token request, the answer, a resend after a refused token) within that request's `timeoutMs`: the client cuts it to
+ * what is left of the call's bound (`callTimeoutMs`), so the bound is what the user waits.
  */
 export function createN8nTransport(
 	ctx: SecurityServiceContext,
@@ -63,36 +63,41 @@ export function createN8nTransport(
 		return cached;
 	}
 
-	async function sendAuthenticated(req: HttpRequest, url: string, force: boolean): Promise<HttpResponse> {
+	async function sendAuthenticated(req: Bounded, url: string, force: boolean): Promise<HttpResponse> {
 		if (!force) {
 			// Fast path: the token this execution already holds goes straight into the query string. n8n's
 			// authenticate step (an expression evaluated per request) is only needed when a token must be obtained.
 			const token = String((await credential()).accessToken ?? '');
 			if (token)
-				return await sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
+				return await sendBounded(
+					(o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }),
+					req.left(),
+					url,
+				);
 		}
 		const data = force ? await freshCredentialWithoutToken() : await credential();
-		let response: HttpResponse;
 		try {
-			// n8n may run preAuthentication (the token request, its own bounds) inside this exchange: the deadline covers
-			// it too, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
-			const withToken = data.accessToken ? req : { ...req, timeoutMs: req.timeoutMs + PRE_AUTH_BUDGET_MS };
-			response = await sendBounded(
+			// n8n may run preAuthentication (the token request) inside this exchange: it is told the deadline and ends
+			// before it, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
+			data[CALL_DEADLINE] = req.deadline;
+			return await sendBounded(
 				(o) =>
 					ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, {
 						credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
 					}),
-				withToken,
+				req.left(),
 				url,
 			);
 		} catch (error) {
 			// A refused token call (preAuthentication) reaches us wrapped by n8n: hand the client the service's own
 			// answer (an ApiError of the token operation), which it reports as is and never retries.
 			throw tokenFailureIn(error) ?? error;
+		} finally {
+			delete data[CALL_DEADLINE];
+			// A renewal filled `data` with the new token: use it from now on, also when the answer then failed (the
+			// token was never refused; the client's next attempt must not ask for another).
+			if (force && data.accessToken) cached = data;
 		}
-		// A forced renewal filled `data` with the new token: use it from now on.
-		if (force) cached = data;
-		return response;
 	}
 
 	async function freshCredentialWithoutToken(): Promise<ICredentialDataDecryptedObject> {
@@ -109,7 +114,7 @@ export function createN8nTransport(
 	// same stale token: they fail with the same error (bounded token requests per execution, not per item).
 	let renewals: Promise<unknown> = Promise.resolve();
 	let failedRenewal: { stale: string; error: unknown } | undefined;
-	function sendRenewing(req: HttpRequest, url: string, staleToken: string): Promise<HttpResponse> {
+	function sendRenewing(req: Bounded, url: string, staleToken: string): Promise<HttpResponse> {
 		const run = renewals.then(async () => {
 			const current = await credential();
 			const renewedMeanwhile = Boolean(current.accessToken) && current.accessToken !== staleToken;
@@ -146,41 +151,43 @@ export function createN8nTransport(
 	// (items may run concurrently) and never renew anything here.
 	let grant: ClusterGrant | undefined;
 	let asking: Promise<ClusterGrant> | undefined;
-	function clusterGrant(cred: ICredentialDataDecryptedObject, rejected?: number): Promise<ClusterGrant> {
+	function clusterGrant(
+		cred: ICredentialDataDecryptedObject,
+		deadline: number,
+		rejected?: number,
+	): Promise<ClusterGrant> {
 		const held = grant;
 		if (held && (rejected === undefined ? Date.now() < held.renewAt : held.generation > rejected))
 			return Promise.resolve(held);
-		asking ??= askClusterToken(ctx, cred, rejected)
+		asking ??= askClusterToken(ctx, cred, deadline, rejected)
 			.then((g) => (grant = g))
 			.finally(() => (asking = undefined));
 		return asking;
 	}
-	const sendWith = (req: HttpRequest, url: string, token: string) =>
-		sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req, url);
-	async function sendCluster(
-		req: HttpRequest,
-		url: string,
-		cred: ICredentialDataDecryptedObject,
-	): Promise<HttpResponse> {
+	const sendWith = (req: Bounded, url: string, token: string) =>
+		sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req.left(), url);
+	async function sendCluster(req: Bounded, url: string, cred: ICredentialDataDecryptedObject): Promise<HttpResponse> {
 		if (stats && grant && Date.now() >= grant.renewAt) stats.expiredRenewals++;
-		const g = await clusterGrant(cred);
+		const g = await clusterGrant(cred, req.deadline);
 		const first = await sendWith(req, url, g.accessToken);
 		const why = refusal(req, first);
 		if (!why) return first;
 		// Refused token: the workflow renews unless it already holds a newer generation; one resend.
 		if (stats) stats.refusedRenewals[why]++;
-		return await sendWith(req, url, (await clusterGrant(cred, g.generation)).accessToken);
+		return await sendWith(req, url, (await clusterGrant(cred, req.deadline, g.generation)).accessToken);
 	}
 
-	// With a cluster token: the customer's own networks declared at tenant install come with its token grant.
+	// With a cluster token: the customer's own networks declared at tenant install come with its token grant (asked
+	// within the node's default bound when no grant is held yet).
 	const declaredRanges = async (): Promise<OwnAddress[]> => {
 		const cred = await credential();
 		if (cred.source !== 'cluster') return [];
 		const source = `tenant ${String(cred.customerId)} --protected`;
-		return (await clusterGrant(cred)).protectedRanges.map((range) => ({ range, source }));
+		return (await clusterGrant(cred, Date.now() + 30_000)).protectedRanges.map((range) => ({ range, source }));
 	};
 
-	const transport = async (req: HttpRequest): Promise<HttpResponse> => {
+	const transport = async (request: HttpRequest): Promise<HttpResponse> => {
+		const req = bounded(request);
 		const { url, hadToken } = stripAccessToken(req.url);
 		if (!hadToken) {
 			// Token operations (§4.1) authenticate with app_id/secret in the body.
@@ -204,6 +211,17 @@ export function createN8nTransport(
 		return await sendRenewing(req, url, tokenNow === sentWith ? sentWith : '\u0000');
 	};
 	return Object.assign(transport, { declaredRanges });
+}
+
+/** A request of the client with its deadline: every exchange made for it gets what is `left()` of `timeoutMs`. */
+interface Bounded extends HttpRequest {
+	deadline: number;
+	left(): HttpRequest;
+}
+
+function bounded(req: HttpRequest): Bounded {
+	const deadline = Date.now() + req.timeoutMs;
+	return { ...req, deadline, left: () => ({ ...req, timeoutMs: Math.max(1, deadline - Date.now()) }) };
 }
 
 /** The client's error of a failed token call inside an n8n error (n8n wraps what preAuthentication throws). */
@@ -245,7 +263,9 @@ export async function getClient(ctx: SecurityServiceContext, settings: ClientSet
 	return createClient({
 		baseUrl,
 		transport,
+		// The node's bound is what the user waits for one call: every attempt and token request within it.
 		timeoutMs: settings.timeoutMs ?? 30_000,
+		callTimeoutMs: settings.timeoutMs ?? 30_000,
 		retries: settings.retries ?? 2,
 		sleep: (ms) => sleep(ms),
 		blastRadius: {

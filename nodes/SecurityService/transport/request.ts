@@ -6,6 +6,21 @@ import { boundedExchange } from './bounded';
 /** Total time of one token request made by the credential's preAuthentication (2 attempts at most). */
 export const PRE_AUTH_TIMEOUT_MS = 15_000;
 
+/**
+ * The credential field by which the transport tells preAuthentication when the call it gets a token for must end (ms
+ * since epoch): set on the transport's own copy of the credential for one exchange, never stored (n8n saves only what
+ * preAuthentication returns).
+ */
+export const CALL_DEADLINE = 'callDeadline';
+
+/** preAuthentication's limits: its own, or what is left of the call's deadline (`CALL_DEADLINE`) if less. */
+export function preAuthLimits(deadline: unknown): { timeoutMs: number; callTimeoutMs: number } {
+	// Ends a little before the exchange's deadline, so that the token step's own error is the one reported.
+	const left = typeof deadline === 'number' ? Math.max(1, deadline - Date.now() - 250) : Infinity;
+	const callTimeoutMs = Math.min(left, 2 * PRE_AUTH_TIMEOUT_MS + 1_000);
+	return { timeoutMs: Math.min(PRE_AUTH_TIMEOUT_MS, callTimeoutMs), callTimeoutMs };
+}
+
 /** Name of the credential type every node of this package uses. */
 export const CREDENTIAL_TYPE = 'securityServiceApi';
 

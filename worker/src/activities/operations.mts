@@ -161,12 +161,19 @@ async function run(
 	return op.resource === 'authorization' ? redactDeep(r) : r;
 }
 
+/** The filter lease's life, renewed every other heartbeat while its write runs: it ends with its attempt. */
+const FILTER_LEASE_TTL_S = 20;
+/** Well within the durable call's 10 s heartbeat timeout (workflows/durableCall/durableCall.mts). */
+const FILTER_HEARTBEAT_MS = 2_500;
+
 /**
  * One HTTP-filter create/edit per domain-port at a time: the coordinator's lease across processes and hosts (each
  * activity its own owner, so it serializes one process's activities too), else this process's mutex.
  * The lease is asked for without waiting, again and again with a jittered backoff, rather than by a claim that waits
- * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive, so every other
- * create would wait for that lease's expiry (120 s). The retry of the killed attempt re-takes its own lease at once.
+ * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive. The lease lives
+ * FILTER_LEASE_TTL_S and is renewed while the write runs, and the activity heartbeats meanwhile (waiting included):
+ * a killed attempt's lease lapses within 20 s (it held the domain-port's other writes 120 s) and, with the
+ * workflow's heartbeat timeout, its retry starts within 10 s and re-takes its own lease at once.
  */
 async function serializedFilterWrite<T>(
 	coordination: (() => TemporalClient) | undefined,
@@ -179,8 +186,7 @@ async function serializedFilterWrite<T>(
 	const temporal = coordination();
 	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`; // the same across the activity's retries
 	const keys = [settingKey.httpFilterWrite(dp)];
-	for (let attempt = 0; ; attempt++) {
-		let granted = false;
+	const ask = async () => {
 		try {
 			const r = await claim(
 				temporal,
@@ -189,25 +195,45 @@ async function serializedFilterWrite<T>(
 					owner,
 					keys,
 					mode: 'lease',
-					ttlSeconds: 120,
+					ttlSeconds: FILTER_LEASE_TTL_S,
 					reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)',
 				},
 				info.taskQueue,
 			);
-			granted = r.granted.includes(keys[0]);
+			return r.granted.includes(keys[0]);
 		} catch (e) {
 			// Temporal allows 10 in-flight Updates per workflow: many creates asking at once are asked to come back
 			if (!/in-flight updates/i.test(String((e as Error)?.message))) throw e;
+			return false;
 		}
-		if (granted) break;
-		await new Promise((r) =>
-			setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)),
-		);
-	}
+	};
+	let held = false;
+	let renewing: Promise<unknown> = Promise.resolve();
+	// The same owner's claim renews its lease (a new `until`); a failed renewal is tried again at the next beat.
+	let beats = 0;
+	const beat = setInterval(() => {
+		heartbeatActivity();
+		if (held && ++beats % 2 === 0) renewing = ask().catch(() => undefined);
+	}, FILTER_HEARTBEAT_MS);
 	try {
+		for (let attempt = 0; !(held = await ask()); attempt++)
+			await new Promise((r) =>
+				setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)),
+			);
 		return await fn();
 	} finally {
-		await release(temporal, site, owner, keys).catch(() => undefined); // expires by itself after 120 s otherwise
+		clearInterval(beat);
+		await renewing; // a renewal landing after the release would take the lease again
+		// lapses by itself FILTER_LEASE_TTL_S after the last renewal otherwise
+		if (held) await release(temporal, site, owner, keys).catch(() => undefined);
+	}
+}
+
+function heartbeatActivity(): void {
+	try {
+		Context.current().heartbeat();
+	} catch {
+		// not inside an activity (direct use)
 	}
 }
 
