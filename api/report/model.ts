@@ -23,6 +23,7 @@ export interface RunbookResultLike {
 		note?: string;
 		appliedAt?: string;
 		revertedAt?: string;
+		written?: { wrote?: unknown; replaced?: unknown; notOurs?: unknown };
 	}[];
 	skipped: { source: string; reason: string }[];
 	audit: { at: string; step: string; what: string; why: string; result?: string }[];
@@ -149,7 +150,9 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	mark('reverted', m.revertedAt && r.changes.some((c) => c.appliedAt) ? Date.parse(m.revertedAt) : undefined);
 
 	const changes: ReportModel['changes'] = r.changes.map((c) => {
-		const [before, applied] = diff(c.before, c.after);
+		// What the runbook's write replaced (`written`, since exact ownership), else the snapshot's value.
+		const w = c.written;
+		const [before, applied] = diff(w && 'replaced' in w ? w.replaced : c.before, c.after);
 		const restored =
 			c.status === 'restored'
 				? c.kind === 'blacklistAdd'
@@ -192,9 +195,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 			{ label: 'Time to revert', seconds: r.timeToRevertSeconds, hint: 'attack over → everything restored' },
 		],
 		changes,
-		blacklisted: r.changes
-			.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt)
-			.flatMap((c) => (Array.isArray(c.after) ? (c.after as string[]) : [])),
+		blacklisted: r.changes.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt).flatMap((c) => ownedEntries(c)),
 		skipped: r.skipped,
 		approval,
 		error: r.error,
@@ -253,4 +254,10 @@ export function periodReportModel(
 			status: e.status === 1 ? 'ongoing' : 'stopped',
 		})),
 	};
+}
+
+/** The entries a blacklist change added: what it planned minus what was already listed (not ours). */
+function ownedEntries(c: RunbookResultLike['changes'][number]): string[] {
+	const notOurs = Array.isArray(c.written?.notOurs) ? (c.written.notOurs as string[]) : [];
+	return (Array.isArray(c.after) ? (c.after as string[]) : []).filter((e) => !notOurs.includes(e));
 }

@@ -3,10 +3,10 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation, hasOperation } from '../../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
+import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
 import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
@@ -56,11 +56,15 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 
 const httpFilterMutex = new KeyedMutex();
 
-/** Operations this module makes idempotent (IP-list add/remove check the list first), whatever the catalog says. */
+/**
+ * Operations this module makes idempotent, whatever the catalog says: IP-list add / remove and the settings of
+ * EXACT_SETTINGS read first (exactWrites.mts), so a retry after an unknown outcome finds its own write.
+ */
 const IDEMPOTENT_HERE = (op: CatalogEntry) =>
-	op.resource === 'applicationProtection' &&
-	(op.group === 'ipBlacklist' || op.group === 'ipWhitelist') &&
-	(op.action === 'add' || op.action === 'remove');
+	op.id in EXACT_SETTINGS ||
+	(op.resource === 'applicationProtection' &&
+		(op.group === 'ipBlacklist' || op.group === 'ipWhitelist') &&
+		(op.action === 'add' || op.action === 'remove'));
 
 export const DEFAULT_RETRYABLE_API_CODES: readonly number[] = [42901, 40901, 50001];
 
@@ -139,12 +143,8 @@ async function run(
 	coordination?: () => TemporalClient,
 ): Promise<unknown> {
 	const g = op.group;
-	if (
-		op.resource === 'applicationProtection' &&
-		(g === 'ipBlacklist' || g === 'ipWhitelist') &&
-		(op.action === 'add' || op.action === 'remove')
-	)
-		return idempotentList(client, op, params);
+	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
+	if (IDEMPOTENT_HERE(op)) return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
 	if (
 		op.resource === 'applicationProtection' &&
 		g === 'httpFilter' &&
@@ -217,41 +217,6 @@ function activityInfo(): ReturnType<typeof Context.current>['info'] | undefined 
 	} catch {
 		return undefined; // not inside an activity (direct use): this process's mutex only
 	}
-}
-
-/**
- * Adding an entry already on the list is success; removing an absent entry is success. The list is read first
- * (validation runs before, so bad input still fails with a ValidationError naming the field).
- */
-async function idempotentList(client: Client, op: CatalogEntry, params: Record<string, unknown>) {
-	const valid = client.validate(op.id, params);
-	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
-	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
-	const getId = `applicationProtection.${op.group}.get`;
-	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
-	const list =
-		(await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[
-			listKey
-		] ?? [];
-	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
-	const liveText = listedByKey(list);
-	const raw = valid[key];
-	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
-	if (op.action === 'add') {
-		const k = entryRangeKey(String(wanted[0] ?? ''));
-		if (wanted.length && k && liveText.has(k)) return { alreadyPresent: true, entry: wanted[0] };
-		await client.call(op.id, params);
-		return { added: wanted[0] };
-	}
-	const toRemove = wanted.filter((w) => {
-		const k = entryRangeKey(w);
-		return k !== undefined && liveText.has(k);
-	});
-	const absent = wanted.filter((w) => !toRemove.includes(w));
-	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
-	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
-	return { removed: toRemove, absent };
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */
