@@ -63,7 +63,7 @@ export function nothingOurs(rb: Runbook, c: Change): boolean {
 }
 
 /** "already present, not ours: …" for the timeline, `secsvc inspect` and the report; undefined when all was ours. */
-export function notOursText(c: Change): string | undefined {
+export function notOursText(c: { written?: WriteResult }): string | undefined {
 	const n = c.written?.notOurs;
 	if (n === undefined || (Array.isArray(n) && !n.length)) return undefined;
 	return `already present, not ours: ${Array.isArray(n) ? n.join(', ') : JSON.stringify(n)}`;
