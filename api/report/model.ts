@@ -149,29 +149,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	mark('over', m.attackEndedAt ? Date.parse(m.attackEndedAt) : undefined);
 	mark('reverted', m.revertedAt && r.changes.some((c) => c.appliedAt) ? Date.parse(m.revertedAt) : undefined);
 
-	const changes: ReportModel['changes'] = r.changes.map((c) => {
-		// What the runbook's write replaced (`written`, since exact ownership), else the snapshot's value.
-		const w = c.written;
-		const [before, applied] = diff(w && 'replaced' in w ? w.replaced : c.before, c.after);
-		const restored =
-			c.status === 'restored'
-				? c.kind === 'blacklistAdd'
-					? 'removed'
-					: before
-				: c.status === 'conflict'
-					? `kept operator value ${diff(c.after, c.live)[1]}`
-					: c.status === 'unchanged'
-						? 'nothing to restore'
-						: '—';
-		return {
-			setting: c.what,
-			before: c.kind === 'blacklistAdd' ? '—' : before,
-			applied,
-			restored,
-			status: c.status,
-			note: c.note,
-		};
-	});
+	const changes = changeRows(r.changes);
 
 	let approval: ReportModel['approval'];
 	if (m.decision && m.decision !== 'not-required') {
@@ -260,4 +238,31 @@ export function periodReportModel(
 function ownedEntries(c: RunbookResultLike['changes'][number]): string[] {
 	const notOurs = Array.isArray(c.written?.notOurs) ? (c.written.notOurs as string[]) : [];
 	return (Array.isArray(c.after) ? (c.after as string[]) : []).filter((e) => !notOurs.includes(e));
+}
+
+/** One row per change: the value our write replaced (or the snapshot's), what it applied, what the revert did. */
+function changeRows(changes: RunbookResultLike['changes']): ReportModel['changes'] {
+	return changes.map((c) => {
+		// What the runbook's write replaced (`written`, since exact ownership), else the snapshot's value.
+		const w = c.written;
+		const [before, applied] = diff(w && 'replaced' in w ? w.replaced : c.before, c.after);
+		const restored =
+			c.status === 'restored'
+				? c.kind === 'blacklistAdd'
+					? 'removed'
+					: before
+				: c.status === 'conflict'
+					? `kept operator value ${diff(c.after, c.live)[1]}`
+					: c.status === 'unchanged'
+						? 'nothing to restore'
+						: '—';
+		return {
+			setting: c.what,
+			before: c.kind === 'blacklistAdd' ? '—' : before,
+			applied,
+			restored,
+			status: c.status,
+			note: c.note,
+		};
+	});
 }

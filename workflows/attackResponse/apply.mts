@@ -34,7 +34,10 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		// history before any write is sent — a worker crash can never re-take the snapshot from tightened settings.
 		// The later groups run in the worker without task-queue round trips (idempotent writes: a replay after a
 		// crash may send them again with the same values; blacklist adds read the list first).
-		const writeActs = firstGroup ? ctx.acts : ctx.laterWrites;
+		// Since exact ownership (written.mts) every write is a regular activity: one whose answer a killed worker lost
+		// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local
+		// attempt 1 that would find its own write and call it someone else's (never reverted).
+		const writeActs = firstGroup || exact ? ctx.acts : ctx.laterWrites;
 		firstGroup = false;
 		const settled = await Promise.allSettled(
 			group.map(async (c, i) => {
