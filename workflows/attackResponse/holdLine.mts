@@ -55,8 +55,9 @@ function conflict(rb: Runbook, c: Change, value: unknown): void {
 
 /** Entries of ours someone removed: theirs from now on (`live`), never re-added nor removed by this runbook. */
 function yieldEntries(rb: Runbook, c: Change, missing: string[], owned: number): void {
-	c.live = [...(Array.isArray(c.live) ? (c.live as string[]) : []), ...missing];
-	addNote(c, `removed by someone else after our write: ${missing.join(', ')} (left as they set it)`);
+	const theirs = [...(Array.isArray(c.live) ? (c.live as string[]) : []), ...missing];
+	c.live = theirs;
+	addNote(c, `removed by someone else after our write: ${theirs.join(', ')} (left as they set it)`);
 	if (missing.length === owned) {
 		c.status = 'conflict';
 		rb.obs.conflict(c);

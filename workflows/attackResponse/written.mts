@@ -69,8 +69,13 @@ export function notOursText(c: { written?: WriteResult }): string | undefined {
 	return `already present, not ours: ${Array.isArray(n) ? n.join(', ') : JSON.stringify(n)}`;
 }
 
-/** Adds a note to a change's note (notes are joined with "; "). */
+/**
+ * Adds a note to a change's note (notes are joined with "; "); a note with the same label (its text up to the first
+ * ":") takes the earlier one's place, so a list that grows is shown once, whole.
+ */
 export function addNote(c: Change, note: string | undefined): void {
-	if (!note || c.note?.includes(note)) return;
-	c.note = c.note ? `${c.note}; ${note}` : note;
+	if (!note) return;
+	const label = note.slice(0, note.indexOf(':') + 1);
+	const rest = (c.note ? c.note.split('; ') : []).filter((n) => !(label && n.startsWith(label)));
+	c.note = [...rest, note].join('; ');
 }

@@ -144,7 +144,8 @@ async function run(
 ): Promise<unknown> {
 	const g = op.group;
 	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
-	if (IDEMPOTENT_HERE(op)) return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
+	if (IDEMPOTENT_HERE(op))
+		return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
 	if (
 		op.resource === 'applicationProtection' &&
 		g === 'httpFilter' &&
