@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { requirePollers } from '../../worker/src/temporal/pollers.mts';
 import {
 	createEnv,
 	operatorClient,
@@ -86,6 +87,8 @@ test('secsvc call answers what it wrote: an entry already listed and a switch al
 		await t.op.call('applicationProtection.ipBlacklist.add', { ...t.dp, ip_black_list: '192.0.2.77' });
 		await t.op.call('applicationProtection.switch.set', { ...t.dp, name: 'p_auth', enable: 1 });
 		const seq = lastSeq(t.s);
+		// The CLI refuses a queue nobody polls yet (issue 29): the new worker's pollers first.
+		await waitFor('the worker polling', async () => (await requirePollers(env.client, t.queue), true), 20_000);
 		const call = async (op: string, params: Record<string, unknown>) => {
 			const r = await runCli(env, ['call', op, '--params', JSON.stringify(params), '--wait'], t.queue);
 			assert.equal(r.code, 0, r.err);

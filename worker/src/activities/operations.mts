@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { catalog, getOperation, hasOperation } from '../../../api/catalog/index.ts';
+import { catalog, getOperation } from '../../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
@@ -12,7 +12,7 @@ import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
-import { checkDesiredState, DesiredStateError } from '../../../api/runbook/desired.ts';
+import { checkInput } from './inputCheck.mts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id
@@ -104,36 +104,6 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)),
 	);
 	return acts;
-}
-
-/** The CLI's checks of a workflow input: a refusal is a non-retryable ValidationError naming the field. */
-function checkInput(client: Client, kind: unknown, input: unknown): void {
-	const fail = (message: string) => {
-		throw ApplicationFailure.nonRetryable(message, 'ValidationError');
-	};
-	if (kind === 'desired') {
-		try {
-			checkDesiredState(input);
-		} catch (e) {
-			if (e instanceof DesiredStateError) fail(e.message);
-			throw e;
-		}
-		return;
-	}
-	if (kind === 'durableCall') {
-		const { op, params } = (input ?? {}) as { op?: unknown; params?: Record<string, unknown> };
-		if (typeof op !== 'string' || !hasOperation(op))
-			return fail('invalid durable call — op: not an operation id (npm run -s catalog lists them)');
-		if (getOperation(op).resource === 'authorization') return; // its secrets come from the worker's configuration
-		try {
-			client.validate(op, params ?? {}); // the client's own rules: the activity would refuse the same
-		} catch (e) {
-			if ((e as Error)?.name === 'ValidationError') fail(`invalid durable call — ${redactText((e as Error).message)}`);
-			throw e;
-		}
-		return;
-	}
-	fail('kind: must be desired or durableCall');
 }
 
 async function run(
