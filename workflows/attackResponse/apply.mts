@@ -29,14 +29,11 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		for (const c of group) c.status = 'pending';
 		const done: boolean[] = group.map(() => false);
 		const at: string[] = [];
-		// With local writes (plan.execution.localActivities 'all') the FIRST group still runs as regular activities:
-		// scheduling them completes the workflow task, which records the snapshot's local-activity markers in
-		// history before any write is sent — a worker crash can never re-take the snapshot from tightened settings.
-		// The later groups run in the worker without task-queue round trips (idempotent writes: a replay after a
-		// crash may send them again with the same values; blacklist adds read the list first).
-		// Since exact ownership (written.mts) every write is a regular activity: one whose answer a killed worker lost
-		// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local
-		// attempt 1 that would find its own write and call it someone else's (never reverted).
+		// Every write is a regular activity since exact ownership (written.mts): one whose answer a killed worker lost
+		// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local attempt
+		// 1 that would find its own write and call it someone else's (never reverted). Runbooks recorded before it ran
+		// the groups after the first as local activities (plan.execution.localActivities 'all'); the first group was
+		// regular even then, so the snapshot's local-activity markers are in history before any write is sent.
 		const writeActs = firstGroup || exact ? ctx.acts : ctx.laterWrites;
 		firstGroup = false;
 		const settled = await Promise.allSettled(
