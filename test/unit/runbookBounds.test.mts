@@ -1,5 +1,5 @@
 /**
- * A runbook's carried state stays bounded however long it waits (workflows/README.md "Long waits"): the audit keeps
+ * A runbook's carried state stays bounded however long it waits (docs/workflows/long-waits.md): the audit keeps
  * its first and latest entries with one "omitted" entry between them; the plan's continue-as-new threshold is
  * validated (field and rule named).
  */

@@ -73,7 +73,7 @@ export const REMOVAL_CADENCE_MS = 1000;
  * does leaves a little behind in the workflow isolate until the run ends (measured: ~20 KB of live heap per block at
  * 20 blocks per run, freed when the run completes). As far as the SDK's source (1.24) shows, every cancellation scope
  * (each `condition(fn, timeout)` of the main loop), timer and activity attaches a handler to the run's root
- * cancellation promise, which lives as long as the run. Short runs bound it (workflows/README.md "Expiring blocks").
+ * cancellation promise, which lives as long as the run. Short runs bound it (docs/workflows/expiring-blocks.md).
  */
 export const BULK_RUN_EVENTS = 500;
 /**

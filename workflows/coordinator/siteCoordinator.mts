@@ -63,7 +63,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	failOn('coordinator input', problems(input, coordinatorRules, { maxList: MAX_SITE_BLOCKS }));
 	// `coordinator-timers`: one timer for the earliest `until`, started only when none pending fires by then, never
 	// cancelled (the unpatched loop's `condition(fn, timeout)` woke every 100 ms while anything was held). Runs
-	// recorded before the patch replay the old way (workflows/README.md "Expiring blocks").
+	// recorded before the patch replay the old way (docs/workflows/expiring-blocks.md).
 	const lazy = patched('coordinator-timers');
 	// `coordinator-packed-holds`: holds carried packed (one group per add batch, packing.mts), so a site may hold
 	// MAX_SITE_BLOCKS expiring blocks (api/blockCapacity.ts); runs recorded before it carry one object per hold and
