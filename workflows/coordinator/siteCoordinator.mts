@@ -177,16 +177,25 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 	});
 }
 
-/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
+/**
+ * Tells successors which keys passed to them (a successor that is gone is not waited for), and which of them came by a
+ * plain release or the holder's death (`released`), not by hand-over: since `coordinator-released-keys` (runs
+ * recorded before it sent the keys alone).
+ */
 async function tellSuccessors(table: HoldTable, site_id: string): Promise<void> {
 	const batch = [...table.toTell];
+	const isReleased = new Set(table.released);
 	table.toTell.clear();
+	table.released.clear();
 	await Promise.all(
-		batch.map(([owner, keys]) =>
-			getExternalWorkflowHandle(owner)
-				.signal(handedOverSignal, { site_id, keys })
-				.catch(() => undefined),
-		),
+		batch.map(([owner, keys]) => {
+			const released = keys.filter((k) => isReleased.has(k));
+			const told =
+				released.length && patched('coordinator-released-keys') ? { site_id, keys, released } : { site_id, keys };
+			return getExternalWorkflowHandle(owner)
+				.signal(handedOverSignal, told)
+				.catch(() => undefined);
+		}),
 	);
 }
 
