@@ -179,8 +179,8 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 
 /**
  * Tells successors which keys passed to them (a successor that is gone is not waited for), and which of them came by a
- * plain release or the holder's death (`released`), not by hand-over: since `coordinator-released-keys` (runs
- * recorded before it sent the keys alone).
+ * plain release or the holder's death (`released`), not by hand-over. The same command as before (only its payload
+ * grew): a run recorded before replays unchanged (fixtures/site-coordinator-released-run.json), so no patch.
  */
 async function tellSuccessors(table: HoldTable, site_id: string): Promise<void> {
 	const batch = [...table.toTell];
@@ -190,10 +190,8 @@ async function tellSuccessors(table: HoldTable, site_id: string): Promise<void> 
 	await Promise.all(
 		batch.map(([owner, keys]) => {
 			const released = keys.filter((k) => isReleased.has(k));
-			const told =
-				released.length && patched('coordinator-released-keys') ? { site_id, keys, released } : { site_id, keys };
 			return getExternalWorkflowHandle(owner)
-				.signal(handedOverSignal, told)
+				.signal(handedOverSignal, released.length ? { site_id, keys, released } : { site_id, keys })
 				.catch(() => undefined);
 		}),
 	);
