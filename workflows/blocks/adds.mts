@@ -154,8 +154,8 @@ function endRecheck(run: BlocksRun, p: Pending, field: string, rule: string, pre
 		b,
 		'taken-over',
 		present
-			? `already present, not ours: ${b.range} was on the blacklist of ${run.dp} when its holder let it go without having written it, and no block wrote it: it stays as it is (nothing removed at expiry)`
-			: `its holder let it go without having written it, and the add that followed was refused (${field}: ${rule}): nothing removed at expiry`,
+			? `already present, not ours: ${b.range} was on the blacklist of ${run.dp} when its holder let it go without handing it over, and no block wrote it: it stays as it is (nothing removed at expiry)`
+			: `its holder let it go without handing it over, and the add that followed was refused (${field}: ${rule}): nothing removed at expiry`,
 	);
 	if (field === 'block') {
 		const key = blockKey(run.dp, b.range);
