@@ -15,7 +15,8 @@
  *    four adds, an extend, removals, releases), one before `blocks-local-removals` (fixtures/blocks-bulk-run.json) and
  *    its site coordinator before `coordinator-timers` (fixtures/site-coordinator-run.json) replay under the current code,
  *    and so does a run of the local-removal code recorded before workflows/blocks was split by step
- *    (fixtures/blocks-local-run.json).
+ *    (fixtures/blocks-local-run.json), and a queued block and its coordinator recorded before released keys were
+ *    told apart from handed-over ones (fixtures/blocks-released-run.json, site-coordinator-released-run.json).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -711,6 +712,30 @@ test('a blocks run recorded before workflows/blocks was split by step replays un
 		'a release signal',
 	);
 	await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'blocks-local-run');
+});
+
+test('a queued block and a coordinator recorded before released keys were told apart replay under the current code (patched)', async () => {
+	// Recorded on 4ef0ece. fixtures/site-coordinator-released-run.json: a person's entry a runbook found present (not
+	// ours), a block for it queued behind the runbook, the runbook's revert released the key and the coordinator told
+	// the block with `handedOver` (keys only; the block then DELETEd the person's entry — the defect). The current
+	// coordinator adds `released` to that signal's payload: the same command, no patch. fixtures/blocks-released-run.json:
+	// a queued block got `handedOver` with `released` (as the current coordinator sends it) and, on the code of then,
+	// took the key as handed over. The current code checks such a block as a fresh add (an activity): without the gate
+	// `blocks-released-keys` its replay fails with a nondeterminism error.
+	for (const [file, signal] of [
+		['blocks-released-run', 'handedOver'],
+		['site-coordinator-released-run', 'handedOver'],
+	]) {
+		const json = JSON.parse(readFileSync(new URL(`./fixtures/${file}.json`, import.meta.url), 'utf8'));
+		const history = proto.temporal.api.history.v1.History.fromObject(json);
+		const told = (history.events ?? []).filter(
+			(e) =>
+				(e.workflowExecutionSignaledEventAttributes?.signalName ??
+					e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName) === signal,
+		);
+		assert.ok(told.length, `${file}: ${signal}`);
+		await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file);
+	}
 });
 
 void BlockRefused;

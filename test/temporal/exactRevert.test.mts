@@ -7,7 +7,9 @@
  *    replaced, not the snapshot's);
  *  - after our write the person wins, per kind: a setting set back to the value we replaced, then forward again; a
  *    setting set to a third value; a blacklist entry removed and put back by hand — all kept at the revert;
- *  - an expiring block never removes an entry an operator put there by hand before the runbook's add;
+ *  - an expiring block never removes an entry an operator put there by hand before the runbook's add, nor one put
+ *    there before the block's own add when the block queued behind a runbook that found it present (the runbook
+ *    releases that key instead of handing it over; the block checks it as a fresh add: "already present, not ours");
  *  - a runbook recorded before `exact-ownership` (fixtures/attack-response-run.json: the defect itself, recorded on
  *    e15f4f8) replays under the current code.
  */
@@ -22,7 +24,8 @@ import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { holds } from '../../worker/src/temporal/coordination.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import {
@@ -261,6 +264,70 @@ test("an expiring block never removes an entry an operator put there by hand bef
 		assert.deepEqual(listedOf(await liveSettings(t.op, t.ids)), [hand], "the operator's entry stays");
 		const dels = t.s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' });
 		assert.ok(!dels.some((d) => JSON.stringify(d.query).includes('203.0.113.5')), 'never named by a DELETE');
+	} finally {
+		await t.close();
+	}
+});
+
+test("an expiring block queued behind a runbook that found the entry there never removes the operator's entry", async () => {
+	// A person blocks E by hand; the runbook holds E's key and its write finds E present (not ours); a block for E
+	// queues behind the runbook meanwhile. The runbook's revert RELEASES the key (it hands over only what it wrote):
+	// the block checks E as a fresh add does, finds it listed and written by no block, and leaves it.
+	const t = await setup(40);
+	try {
+		const { site_id, domain_port_id: dp } = t.ids;
+		const attack = t.s.sim.startAttack({ site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			plan(t.ids, {
+				cooldownSeconds: 1,
+				ipAuth: undefined,
+				switches: [],
+				detection: { rapidMode: false, thresholds: [] },
+				approval: { required: true, timeoutSeconds: 600 },
+			}),
+		);
+		await waitFor('the gate', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
+		const hand = '203.0.113.5-203.0.113.6';
+		await t.op.call('applicationProtection.ipBlacklist.add', { ...t.dp, ip_black_list: hand });
+		const q = await addBlock(env.client, t.queue, site_id, dp, {
+			entry: hand,
+			seconds: 2,
+			by: 'bob@soc',
+			reason: 'test',
+			via: 'cli',
+		});
+		assert.equal(q.state, 'queued', 'the runbook holds the entry: the block queues');
+		assert.match(q.note ?? '', new RegExp(`held by attack-response-${site_id}`));
+		await decide(env.client, h.workflowId, { approved: true, by: 'alice', via: 'api' });
+		await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting');
+		const during = listedOf(await liveSettings(t.op, t.ids));
+		assert.ok(during.includes(hand) && during.length > 1, `the runbook wrote its other entries: ${during}`);
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		const bl = change(r, 'blacklistAdd');
+		assert.match(bl.note ?? '', /already present, not ours: 203\.0\.113\.5-203\.0\.113\.6/);
+		assert.doesNotMatch(bl.note ?? '', /handed over/, 'the runbook hands over only what it wrote');
+
+		const ended = async () => (await listBlocks(env.client, site_id, dp)).find((b) => b.range === q.range);
+		await waitFor('the block ended', async () => (await ended())?.state === 'taken-over', 20_000, 200);
+		await new Promise((res) => setTimeout(res, 2500)); // well past the block's expiry
+		assert.deepEqual(listedOf(await liveSettings(t.op, t.ids)), [hand], "ours removed, the operator's entry stays");
+		const dels = t.s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' });
+		assert.ok(dels.length >= 1, "the runbook's revert removed its own entries");
+		assert.ok(!dels.some((d) => JSON.stringify([d.query, d.body]).includes('203.0.113.5')), 'E never named');
+		const posts = t.s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((x) => x.method === 'POST');
+		assert.equal(
+			posts.filter((x) => JSON.stringify([x.query, x.body]).includes('203.0.113.5')).length,
+			1,
+			'only the hand',
+		);
+		assert.match((await ended())?.note ?? '', /^already present, not ours: 203\.0\.113\.5-203\.0\.113\.6 was on/);
+		const list = await runCli(env, ['block', 'list', site_id, '--dp', dp], t.queue);
+		assert.match(list.out, /203\.0\.113\.5-203\.0\.113\.6 .* taken-over .*\[already present, not ours: /);
+		await waitFor('no holds left', async () => (await holds(env.client, site_id)).length === 0, 20_000, 200);
 	} finally {
 		await t.close();
 	}

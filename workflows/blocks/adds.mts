@@ -104,7 +104,8 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
  */
 export async function addBatchBulk(run: BlocksRun, batch: Pending[]): Promise<void> {
 	const { site, dp, byRange } = run;
-	const fail = (p: Pending, field: string, rule: string) => {
+	const fail = (p: Pending, field: string, rule: string, present?: boolean) => {
+		if (p.recheck) return endRecheck(run, p, field, rule, present);
 		p.refusal = { entry: p.block.entry, field, rule };
 		p.error = refuse(field, rule);
 		p.done = true;
@@ -127,15 +128,38 @@ export async function addBatchBulk(run: BlocksRun, batch: Pending[]): Promise<vo
 	const byRangeResult = new Map(r.results.map((x) => [x.range, x]));
 	for (const p of batch) {
 		const x = byRangeResult.get(p.block.range);
+		const key = blockKey(dp, p.block.range);
 		if (!x) fail(p, 'block', 'no answer for this entry');
-		else if (x.outcome === 'refused') fail(p, x.field, x.rule);
+		else if (x.outcome === 'refused') fail(p, x.field, x.rule, x.present);
 		else if (x.outcome === 'queued') {
-			p.block.state = run.handed.delete(blockKey(dp, p.block.range)) ? 'active' : 'queued';
+			p.block.state = run.handed.delete(key) ? 'active' : 'queued';
 			p.block.note = `the entry is held by ${x.holder.owner} (${x.holder.reason}): it passes to this block at its revert; removed at the expiry once it has`;
 			p.done = true;
+			if (run.released.delete(key)) run.recheck(p.block); // released before this answer came
 		} else {
 			p.block.state = 'active';
 			p.done = true;
 		}
+	}
+}
+
+/**
+ * A recheck (BlocksRun.recheck) the fresh add refused: the block ends taken-over, nothing written and nothing removed
+ * at its expiry. The activity released the refused key; after a failure of the whole add it is released here.
+ */
+function endRecheck(run: BlocksRun, p: Pending, field: string, rule: string, present?: boolean): void {
+	const b = p.block;
+	p.done = true;
+	run.end(
+		b,
+		'taken-over',
+		present
+			? `already present, not ours: ${b.range} was on the blacklist of ${run.dp} when its holder let it go without handing it over, and no block wrote it: it stays as it is (nothing removed at expiry)`
+			: `its holder let it go without handing it over, and the add that followed was refused (${field}: ${rule}): nothing removed at expiry`,
+	);
+	if (field === 'block') {
+		const key = blockKey(run.dp, b.range);
+		if (run.modes.local) run.queueRelease(key);
+		else run.toRelease.push(key);
 	}
 }

@@ -111,7 +111,15 @@ export function holdReason(b: Block): string {
 	return `expiring block until ${b.expiresAt} by ${b.by}: ${b.reason}`.slice(0, 480);
 }
 
-export type Pending = { req: BlockRequest; block: Block; error?: Error; refusal?: BulkRefusal; done?: boolean };
+/** An add waiting for its batch; `recheck`: a queued block whose key was released to it (BlocksRun.recheck). */
+export type Pending = {
+	req: BlockRequest;
+	block: Block;
+	error?: Error;
+	refusal?: BulkRefusal;
+	done?: boolean;
+	recheck?: true;
+};
 
 /**
  * The code paths a run replays (`patched` in blocks.mts): `batched` removals, `bulk` adds, `local` removals; each
@@ -142,6 +150,8 @@ export class BlocksRun {
 	pending: Pending[] = [];
 	/** Keys that passed to this workflow before (or after) their block was waiting for them. */
 	readonly handed = new Set<string>();
+	/** The same, passed by a plain release (not handed over): the block checks them as a fresh add. */
+	readonly released = new Set<string>();
 	readonly toRelease: string[] = [];
 	/** Local removals: the history length when a key was last queued for release, since when the oldest waits, and the keys in flight. */
 	queuedAtHistory = 0;
@@ -186,6 +196,19 @@ export class BlocksRun {
 
 	ttlFor(b: Block): number {
 		return Math.max(1, Math.ceil((Date.parse(b.expiresAt) - Date.now()) / 1000)) + HOLD_MARGIN_SECONDS;
+	}
+
+	/**
+	 * A queued block whose key its holder RELEASED (it never wrote the entry, or it died) instead of handing it over
+	 * (since `blocks-released-keys`): the block does not own the entry by that. It is added again as a fresh add
+	 * (adds.mts): an entry already listed that no block wrote is "already present, not ours" and stays as it is (the
+	 * block ends taken-over, nothing removed at expiry); an absent one is POSTed and the block's own.
+	 */
+	recheck(b: Block): void {
+		b.state = 'adding';
+		const req = { entry: b.range, seconds: 1, by: b.by, reason: b.reason, ...(b.adopt ? { adopt: true } : {}) };
+		this.pending.push({ req, block: b, recheck: true });
+		this.wake();
 	}
 
 	/** Work in flight: counted, and its end wakes the loop. */

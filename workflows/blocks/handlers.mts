@@ -1,4 +1,4 @@
-import { condition, log as wlog, setHandler } from '@temporalio/workflow';
+import { condition, log as wlog, patched, setHandler } from '@temporalio/workflow';
 import { claim, release } from '../coordinator/claims.mts';
 import { handedOverSignal, MAX_KEYS } from '../coordinator/coordination.mts';
 import {
@@ -105,6 +105,7 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 			via: req.via ?? 'api',
 			state: 'adding',
 			addedAt: iso(now),
+			...(req.adopt ? { adopt: true as const } : {}),
 		};
 		byRange.set(range, block);
 		if (local) {
@@ -178,33 +179,54 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
 	setHandler(removalIntentSignal, () => undefined);
 
-	setHandler(handedOverSignal, (sig: unknown) => {
-		// Sent by the site's coordinator; anything else (not this site, not this domain-port's keys) changes nothing.
-		const s = sig as { site_id?: unknown; keys?: unknown } | null;
-		const keys = s?.keys;
-		if (
-			!s ||
-			s.site_id !== site ||
-			!Array.isArray(keys) ||
-			keys.length > MAX_KEYS ||
-			keys.some((k) => typeof k !== 'string' || !k.startsWith(run.keyPrefix))
-		) {
-			wlog.warn("handedOver signal refused: not from this site's coordinator for this domain-port", {
-				site_id: site,
-				domain_port_id: dp,
-			});
-			return;
-		}
-		for (const key of keys as string[]) {
-			const b = byRange.get(key.slice(run.keyPrefix.length));
-			if (b?.state === 'queued') {
-				b.state = 'active';
-				b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
-			} else if (b?.state === 'adding') run.handed.add(key);
-			else if (local)
-				run.queueRelease(key); // nobody waits for it any more
-			else run.toRelease.push(key);
-		}
-		run.wake();
-	});
+	setHandler(handedOverSignal, (sig: unknown) => onHandedOver(run, sig));
+}
+
+/**
+ * The coordinator's `handedOver` signal: keys that passed to this workflow. A key handed over (its holder wrote the
+ * entry) makes its queued block active; a key released (`released`) is checked as a fresh add (BlocksRun.recheck).
+ */
+function onHandedOver(run: BlocksRun, sig: unknown): void {
+	const { site, dp, byRange } = run;
+	const { local } = run.modes;
+	// Sent by the site's coordinator; anything else (not this site, not this domain-port's keys) changes nothing.
+	const s = sig as { site_id?: unknown; keys?: unknown; released?: unknown } | null;
+	const keys = s?.keys;
+	const ours = (k: unknown) => typeof k === 'string' && k.startsWith(run.keyPrefix);
+	if (
+		!s ||
+		s.site_id !== site ||
+		!Array.isArray(keys) ||
+		keys.length > MAX_KEYS ||
+		!keys.every(ours) ||
+		(s.released !== undefined && (!Array.isArray(s.released) || !s.released.every((k) => keys.includes(k))))
+	) {
+		wlog.warn("handedOver signal refused: not from this site's coordinator for this domain-port", {
+			site_id: site,
+			domain_port_id: dp,
+		});
+		return;
+	}
+	// Keys released, not handed over: their holder never wrote the entry (or died). Since `blocks-released-keys` a
+	// block does not own such an entry by that: it checks it as a fresh add (BlocksRun.recheck).
+	const released = new Set(
+		run.modes.bulk && Array.isArray(s.released) && s.released.length && patched('blocks-released-keys')
+			? (s.released as string[])
+			: [],
+	);
+	for (const key of keys as string[]) {
+		const b = byRange.get(key.slice(run.keyPrefix.length));
+		const plain = released.has(key);
+		if (b?.state === 'queued' && plain) {
+			b.note = `${b.note ?? ''} released, not handed over, at ${iso(Date.now())}: checked as a fresh add`.trim();
+			run.recheck(b);
+		} else if (b?.state === 'queued') {
+			b.state = 'active';
+			b.note = `${b.note ?? ''} handed over at ${iso(Date.now())}`.trim();
+		} else if (b?.state === 'adding') (plain ? run.released : run.handed).add(key);
+		else if (local)
+			run.queueRelease(key); // nobody waits for it any more
+		else run.toRelease.push(key);
+	}
+	run.wake();
 }

@@ -36,7 +36,11 @@ export type BlockState =
 	| 'queued'
 	| 'removing'
 	| 'removed'
-	/** at expiry the entry was not on the list as written (an operator removed or changed it): nothing written */
+	/**
+	 * the entry is someone else's: at expiry it was not on the list as written (an operator removed or changed it), or
+	 * its holder let it go without having written it and it was already listed ("already present, not ours"): nothing
+	 * written
+	 */
 	| 'taken-over'
 	/** removed from the queue before it was handed over (the holder keeps the entry) */
 	| 'cancelled';
@@ -59,6 +63,8 @@ export interface Block {
 	note?: string;
 	/** Times the expiry was changed (extend / shorten). */
 	changes?: { at: string; by: string; expiresAt: string }[];
+	/** Added with `adopt` (the attack response's own entries): an entry already listed is this block's. */
+	adopt?: true;
 }
 
 export interface BlocksInput {
@@ -133,7 +139,8 @@ export interface AddManyEntry {
 export type AddManyOutcome =
 	| { range: string; outcome: 'active'; byEarlierAttempt?: boolean }
 	| { range: string; outcome: 'queued'; holder: { owner: string; reason: string } }
-	| { range: string; outcome: 'refused'; field: string; rule: string };
+	/** `present`: the entry was on the list before and no block wrote it (the operator's). */
+	| { range: string; outcome: 'refused'; field: string; rule: string; present?: true };
 
 export const blockKey = (dp: string, range: string) => settingKey.blacklistEntry(dp, range);
 

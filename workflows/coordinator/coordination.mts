@@ -44,7 +44,8 @@ export interface ClaimRequest {
 	/**
 	 * hold only (expiring blocks): a key another HOLD has is not refused but queued — this owner becomes its
 	 * successor (one per key). The key passes to the successor when its holder hands it over (`handover`), releases
-	 * it or dies (its `until`); the successor is then told by the signal `handedOver` (keys).
+	 * it or dies (its `until`); the successor is then told by the signal `handedOver` (keys; `released`: those not
+	 * handed over).
 	 */
 	queue?: boolean;
 }
@@ -94,8 +95,17 @@ export const releaseUpdate = defineUpdate<{ released: number; dequeued?: number 
  */
 export const releaseSignal = defineSignal<[ReleaseRequest]>('releaseKeys');
 export const handoverUpdate = defineUpdate<HandoverResult, [HandoverRequest]>('handover');
-/** Sent by the coordinator to a successor when keys pass to it. */
-export const handedOverSignal = defineSignal<[{ site_id: string; keys: string[] }]>('handedOver');
+/**
+ * Sent by the coordinator to a successor when keys pass to it. `released`: those of `keys` whose holder let them go
+ * without handing them over (a release, or its death): it never said it wrote the setting, so the successor does not
+ * own it by that (an expiring block checks the entry as a fresh add does). Absent: all were handed over.
+ */
+export const handedOverSignal = defineSignal<[HandedOver]>('handedOver');
+export interface HandedOver {
+	site_id: string;
+	keys: string[];
+	released?: string[];
+}
 export const holdsQuery = defineQuery<Hold[]>('holds');
 /**
  * The holds a page at a time (`secsvc holds` on a site with thousands of expiring blocks: the whole list in one answer

@@ -12,18 +12,25 @@ export class HoldTable {
 	readonly successors: Map<string, Successor>;
 	/** Keys passed to a successor, by owner, not told yet (sent by the main loop). */
 	readonly toTell = new Map<string, string[]>();
+	/**
+	 * The keys of `toTell` that passed by a plain release or the holder's death, not by `handover`: the holder never
+	 * said it wrote the setting, so the successor must not take it for its own (it checks like a fresh write).
+	 */
+	readonly released = new Set<string>();
 
 	constructor(holds: Hold[], successors: Successor[]) {
 		this.holds = new Map(holds.map((h) => [h.key, h]));
 		this.successors = new Map(successors.map((x) => [x.key, x]));
 	}
 
-	/** Ends a hold; a successor waiting for the key gets it. */
-	drop(key: string): void {
+	/** Ends a hold; a successor waiting for the key gets it (`handedOver`: the holder wrote the setting, see handover). */
+	drop(key: string, handedOver = false): void {
 		this.holds.delete(key);
 		const next = this.successors.get(key);
 		if (!next) return;
 		this.successors.delete(key);
+		if (handedOver) this.released.delete(key);
+		else this.released.add(key);
 		const now = Date.now();
 		this.holds.set(key, {
 			key,
@@ -129,7 +136,7 @@ export class HoldTable {
 		return { released, dequeued };
 	}
 
-	/** The owner's keys that have a successor pass to it now. */
+	/** The owner's keys that have a successor pass to it now: the holder wrote them, the successor owns them now. */
 	handover(req: { owner: string; keys: string[] }): { key: string; to: string }[] {
 		this.expire();
 		const handedOver: { key: string; to: string }[] = [];
@@ -137,7 +144,7 @@ export class HoldTable {
 			const h = this.holds.get(key);
 			const next = this.successors.get(key);
 			if (!h || h.owner !== req.owner || !next) continue;
-			this.drop(key);
+			this.drop(key, true);
 			handedOver.push({ key, to: next.owner });
 		}
 		return handedOver;

@@ -177,16 +177,23 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 	});
 }
 
-/** Tells successors which keys passed to them (a successor that is gone is not waited for). */
+/**
+ * Tells successors which keys passed to them (a successor that is gone is not waited for), and which of them came by a
+ * plain release or the holder's death (`released`), not by hand-over. The same command as before (only its payload
+ * grew): a run recorded before replays unchanged (fixtures/site-coordinator-released-run.json), so no patch.
+ */
 async function tellSuccessors(table: HoldTable, site_id: string): Promise<void> {
 	const batch = [...table.toTell];
+	const isReleased = new Set(table.released);
 	table.toTell.clear();
+	table.released.clear();
 	await Promise.all(
-		batch.map(([owner, keys]) =>
-			getExternalWorkflowHandle(owner)
-				.signal(handedOverSignal, { site_id, keys })
-				.catch(() => undefined),
-		),
+		batch.map(([owner, keys]) => {
+			const released = keys.filter((k) => isReleased.has(k));
+			return getExternalWorkflowHandle(owner)
+				.signal(handedOverSignal, released.length ? { site_id, keys, released } : { site_id, keys })
+				.catch(() => undefined);
+		}),
 	);
 }
 

@@ -192,9 +192,9 @@ async function addMany(
 			});
 	}
 	const giveBack: string[] = [];
-	const refuse = (x: AddManyEntry, field: string, rule: string) => {
+	const refuse = (x: AddManyEntry, field: string, rule: string, present?: true) => {
 		giveBack.push(blockKey(dp, x.range));
-		results.set(x.range, { range: x.range, outcome: 'refused', field, rule });
+		results.set(x.range, { range: x.range, outcome: 'refused', field, rule, ...(present ? { present } : {}) });
 	};
 	if (granted.length) {
 		let live: Map<string, string> | undefined;
@@ -236,6 +236,7 @@ async function addMany(
 						x,
 						'entry',
 						`${x.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`,
+						true,
 					);
 					continue;
 				}
