@@ -36,6 +36,8 @@ test(`${COUNT} interleavings: the runbook undoes only what it wrote; the person 
 	assert.ok(s.outcomes.every((x) => x.trace.length > 0) && s.outcomes.length === COUNT, 'every schedule ran');
 	if (s.failed.length) {
 		const seeds = s.failed.map((x) => x.schedule.seed).join(', ');
-		assert.fail(`${s.failed.length} of ${COUNT} schedules broke the invariant; seeds: ${seeds}\n${s.failed.slice(0, 5).map(failureReport).join('\n')}`);
+		assert.fail(
+			`${s.failed.length} of ${COUNT} schedules broke the invariant; seeds: ${seeds}\n${s.failed.slice(0, 5).map(failureReport).join('\n')}`,
+		);
 	}
 });

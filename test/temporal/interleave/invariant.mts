@@ -117,7 +117,11 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 	for (const w of [...writes].sort((x, y) => x.seq - y.seq)) {
 		let k = keys.get(w.key);
 		if (!k) {
-			k = { cur: valueOf(initial, w.key), last: { actor: 'nobody (the pre-runbook value)', seq: 0 }, touched: new Set() };
+			k = {
+				cur: valueOf(initial, w.key),
+				last: { actor: 'nobody (the pre-runbook value)', seq: 0 },
+				touched: new Set(),
+			};
 			keys.set(w.key, k);
 		}
 		const next = w.merge ? { ...(k.cur as Params), ...(w.value as Params) } : w.value;

@@ -18,7 +18,8 @@ export async function runMany(
 	w: World,
 	o: { first: number; count: number; concurrency: number; onDone?: (x: Outcome, done: number) => void },
 ): Promise<Summary> {
-	if (o.count > w.sites.length) throw new Error(`${o.count} schedules want ${o.count} sites; the world has ${w.sites.length}`);
+	if (o.count > w.sites.length)
+		throw new Error(`${o.count} schedules want ${o.count} sites; the world has ${w.sites.length}`);
 	const t0 = Date.now();
 	const outcomes: Outcome[] = [];
 	let next = 0;
@@ -32,7 +33,9 @@ export async function runMany(
 	};
 	await Promise.all(Array.from({ length: Math.min(o.concurrency, o.count) }, lane));
 	const seconds = (Date.now() - t0) / 1000;
-	const failed = outcomes.filter((x) => x.violations.length || x.errors.length).sort((a, b) => a.schedule.seed - b.schedule.seed);
+	const failed = outcomes
+		.filter((x) => x.violations.length || x.errors.length)
+		.sort((a, b) => a.schedule.seed - b.schedule.seed);
 	const kinds: Summary['kinds'] = {};
 	for (const x of outcomes)
 		for (const k of kindsOf(x)) {

@@ -90,11 +90,14 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 
 	const write = async (a: Act & { actor: 'n8n' | 'console' }): Promise<void> => {
 		const calls: [string, Record<string, unknown>][] = [];
-		if (a.op === 'blockAttack') for (const e of SOURCES) calls.push(['applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: e }]);
+		if (a.op === 'blockAttack')
+			for (const e of SOURCES) calls.push(['applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: e }]);
 		else if (a.op === 'blAdd') calls.push(['applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: a.entry }]);
-		else if (a.op === 'blRemove') calls.push(['applicationProtection.ipBlacklist.remove', { ...dp, ip_black_list: [a.entry] }]);
+		else if (a.op === 'blRemove')
+			calls.push(['applicationProtection.ipBlacklist.remove', { ...dp, ip_black_list: [a.entry] }]);
 		else if (a.op === 'ipAuth') calls.push(['applicationProtection.authIp.set', { ...dp, ...IP_AUTH_VALUES[a.value] }]);
-		else if (a.op === 'switch') calls.push(['applicationProtection.switch.set', { ...dp, name: 'p_auth', enable: a.enable }]);
+		else if (a.op === 'switch')
+			calls.push(['applicationProtection.switch.set', { ...dp, name: 'p_auth', enable: a.enable }]);
 		else
 			calls.push([
 				'detection.setMode',
@@ -178,6 +181,7 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		}
 	};
 
+	// The gate: the runbook's phase (a query, every 400 ms: the gate stays open until the decision).
 	const phaseIn = async (phases: string[], timeoutMs = 60_000) => {
 		const end = Date.now() + timeoutMs;
 		while (Date.now() < end) {
@@ -187,7 +191,23 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 			} catch {
 				// a query while the worker restarts: ask again
 			}
-			await sleep(250);
+			await sleep(400);
+		}
+		return 'timeout';
+	};
+	// The wait: the runbook's first attack poll on this site in the simulator's log (no Temporal call), or its end.
+	let cursor = w.sim.sim.log.length;
+	const waiting = async (timeoutMs = 90_000) => {
+		const end = Date.now() + timeoutMs;
+		const mark = `/site/${ids.site_id}/`;
+		for (let i = 0; Date.now() < end; i++) {
+			const log = w.sim.sim.log;
+			for (; cursor < log.length; cursor++) {
+				const e = log[cursor];
+				if (e.opId === 'dashboard.isUnderAttack' && e.caller === 'app' && e.path.includes(mark)) return 'waiting';
+			}
+			if (i % 5 === 4 && (await h.current?.describe())?.status.name !== 'RUNNING') return 'ended';
+			await sleep(200);
 		}
 		return 'timeout';
 	};
@@ -220,15 +240,16 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 			}).catch((e) => trace.push(`${at()}   decision refused: ${(e as Error).message.slice(0, 120)}`));
 			trace.push(`${at()} ${s.gate}`);
 		}
-		const waitPhase = await phaseIn(['waiting', 'reverting', 'done']);
-		trace.push(`${at()} phase ${waitPhase}`);
+		const waitPhase = await waiting();
+		trace.push(`${at()} ${waitPhase}`);
 		await runAnchor('waiting');
 		w.sim.sim.stopAttack(attack.id);
 		trace.push(`${at()} attack stopped`);
 		await runAnchor('stopped');
 		result = (await within(h.current.result(), 150_000)) as AttackResponseResult | undefined;
 		if (!result) errors.push('the runbook did not finish within 150 s');
-		else trace.push(`${at()} runbook ${result.outcome}: ${result.changes.map((c) => `${c.id} ${c.status}`).join(', ')}`);
+		else
+			trace.push(`${at()} runbook ${result.outcome}: ${result.changes.map((c) => `${c.id} ${c.status}`).join(', ')}`);
 		if (blocks)
 			pending.push(
 				w.client.workflow
@@ -251,7 +272,10 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		trace,
 		writes: log
 			.filter((e) => e.method !== 'GET' && e.code === 0 && e.caller)
-			.map((e) => `#${e.seq} ${w.actorOf(e.caller as string, e.opId?.includes('Blacklist') ? 'bl.' : '')} ${e.opId} ${JSON.stringify(e.body ?? e.query)}`),
+			.map(
+				(e) =>
+					`#${e.seq} ${w.actorOf(e.caller as string, e.opId?.includes('Blacklist') ? 'bl.' : '')} ${e.opId} ${JSON.stringify(e.body ?? e.query)}`,
+			),
 		ms: Date.now() - t0,
 		kills,
 	};

@@ -13,8 +13,18 @@ export const BYSTANDER = '203.0.113.40';
 
 /** IP-authentication records the actors write: the plan's own value, the fleet's default and two of a person's. */
 export const IP_AUTH_VALUES = [
-	{ action: 'ratelimit', enable: 1, mode: 2, action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 } },
-	{ action: 'ratelimit', enable: 0, mode: 0, action_ratelimit: { duration: 60, ratelimit_rps: 100, threshold_rps: 200 } },
+	{
+		action: 'ratelimit',
+		enable: 1,
+		mode: 2,
+		action_ratelimit: { duration: 120, ratelimit_rps: 50, threshold_rps: 100 },
+	},
+	{
+		action: 'ratelimit',
+		enable: 0,
+		mode: 0,
+		action_ratelimit: { duration: 60, ratelimit_rps: 100, threshold_rps: 200 },
+	},
 	{ action: 'blacklist', enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } },
 	{ action: 'ratelimit', enable: 1, mode: 1, action_ratelimit: { duration: 30, ratelimit_rps: 10, threshold_rps: 20 } },
 ] as const;
@@ -62,7 +72,8 @@ export function generate(seed: number): Schedule {
 		['stopped', Math.floor(r() * 3)],
 	];
 	for (const [at, n] of anchors)
-		for (let i = 0; i < n; i++) steps.push({ at, delayMs: Math.floor(r() * (at === 'stopped' ? 1500 : 700)), act: act(at) });
+		for (let i = 0; i < n; i++)
+			steps.push({ at, delayMs: Math.floor(r() * (at === 'stopped' ? 1500 : 700)), act: act(at) });
 	const execution = { localActivities: pick(['all', 'all', 'all', 'reads', 'none'] as const), parallel: chance(0.8) };
 	return { seed, gate, cooldownSeconds: 1 + Math.floor(r() * 2), execution, steps };
 
@@ -99,7 +110,8 @@ export function generate(seed: number): Schedule {
 export function describe(s: Schedule): string {
 	const ex = `localActivities ${s.execution.localActivities}${s.execution.parallel ? ', parallel' : ''}`;
 	const lines = [`seed ${s.seed}: gate ${s.gate}, cooldown ${s.cooldownSeconds} s, ${ex}`];
-	for (const st of s.steps) lines.push(`  ${st.at.padEnd(7)} +${String(st.delayMs).padStart(4)} ms  ${actText(st.act)}`);
+	for (const st of s.steps)
+		lines.push(`  ${st.at.padEnd(7)} +${String(st.delayMs).padStart(4)} ms  ${actText(st.act)}`);
 	return lines.join('\n');
 }
 

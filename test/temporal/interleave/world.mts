@@ -52,7 +52,8 @@ async function refreshTokenOf(url: string, customer: string): Promise<string> {
 		body: new URLSearchParams({ app_id: APP_ID, secret: SECRET, code, grant_type: 'authorization_code' }),
 	});
 	const j = (await t.json()) as { code: number; result?: { refresh_token?: string } };
-	if (j.code !== 0 || !j.result?.refresh_token) throw new Error(`install flow for customer ${customer}: ${JSON.stringify(j)}`);
+	if (j.code !== 0 || !j.result?.refresh_token)
+		throw new Error(`install flow for customer ${customer}: ${JSON.stringify(j)}`);
 	return j.result.refresh_token;
 }
 
@@ -82,7 +83,12 @@ export async function startWorld(o: { sites: number; killGapMs?: number }): Prom
 	const n8n = createClient({
 		baseUrl: sim.url,
 		transport,
-		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'user', refreshToken: await refreshTokenOf(sim.url, N_CUSTOMER) },
+		credentials: {
+			appId: APP_ID,
+			secret: SECRET,
+			tokenKind: 'user',
+			refreshToken: await refreshTokenOf(sim.url, N_CUSTOMER),
+		},
 		retries: 0,
 	});
 	const sites = sim.sim
