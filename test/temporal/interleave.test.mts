@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startWorld, type World } from './interleave/world.mts';
-import { failureReport, runMany } from './interleave/many.mts';
+import { failureLine, failureReport, runMany } from './interleave/many.mts';
 
 const COUNT = Number(process.env.SECSVC_INTERLEAVE_COUNT ?? 200);
 const FIRST = Number(process.env.SECSVC_INTERLEAVE_SEED ?? 1);

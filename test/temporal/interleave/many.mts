@@ -64,6 +64,12 @@ export function kindsOf(x: Outcome): string[] {
 	return [...k].sort();
 }
 
+/** One line per failing schedule: its seed, what it held and what broke. */
+export function failureLine(x: Outcome): string {
+	const what = [...new Set(x.violations.map((v) => `${v.rule} ${v.key}`)), ...x.errors].join('; ');
+	return `seed ${x.schedule.seed} [${kindsOf(x).join(' ')}]: ${what}`;
+}
+
 export function failureReport(x: Outcome): string {
 	return [
 		`--- ${describe(x.schedule)}`,

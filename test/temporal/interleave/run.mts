@@ -261,6 +261,8 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 	} catch (e) {
 		errors.push(`schedule: ${(e as Error).message}`);
 	}
+	const killed = w.kills.filter((k) => k >= t0).map((k) => `+${((k - t0) / 1000).toFixed(1)}s`);
+	if (killed.length) trace.push(`(the runbooks' worker was SIGKILLed during this schedule at ${killed.join(', ')})`);
 	const final = await readValues(w.n8n, ids);
 	const log = siteLog(w, from, ids.site_id);
 	const writes = log.flatMap((e) => writesOf(e, w.actorOf));
