@@ -31,7 +31,8 @@ export const IP_AUTH_VALUES = [
 
 export type Anchor = 'pre' | 'start' | 'gate' | 'waiting' | 'stopped';
 export type Write =
-	| { op: 'blAdd' | 'blRemove'; entry: string }
+	| { op: 'blAdd'; entry: string }
+	| { op: 'blRemove'; entry: string }
 	| { op: 'ipAuth'; value: number }
 	| { op: 'switch'; enable: 0 | 1 }
 	| { op: 'mode'; model: 0 | 1 };
