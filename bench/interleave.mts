@@ -51,6 +51,12 @@ const failingKinds = Object.entries(s.kinds)
 	.filter(([, k]) => k.failed)
 	.sort((a, b) => b[1].failed / b[1].runs - a[1].failed / a[1].runs)
 	.map(([name, k]) => `${name} ${k.failed}/${k.runs}`);
+function seedList(xs: typeof s.outcomes): string {
+	return xs
+		.map((x) => x.schedule.seed)
+		.sort((a, b) => a - b)
+		.join(' ');
+}
 const what = `${count} schedules (seeds ${first}–${first + count - 1}), ${concurrency} at once`;
 const rows: Row[] = [
 	{
@@ -84,10 +90,12 @@ const result = {
 	perMinute: round(s.perMinute, 1),
 	kills: s.kills,
 	durationMs: { p50: pct(ms, 0.5), p95: pct(ms, 0.95), max: ms.at(-1) },
-	violatedSeeds: violated.map((x) => x.schedule.seed).sort((a, b) => a - b),
-	erroredSeeds: errored.map((x) => x.schedule.seed).sort((a, b) => a - b),
+	// seeds as one line each (a soak fails hundreds): rerun one with SECSVC_INTERLEAVE_SEED=N SECSVC_INTERLEAVE_COUNT=1
+	violatedSeeds: seedList(violated),
+	erroredSeeds: seedList(errored),
 	byRule,
-	failingKinds,
+	/** What the failing schedules held, the most often failing first (a schedule counts under each of its kinds). */
+	failingKinds: failingKinds.slice(0, 15).join(', '),
 };
 process.stdout.write(`${table(rows)}\n${JSON.stringify(result)}\n`);
 if (values.record !== undefined) {
@@ -100,9 +108,16 @@ if (values.record !== undefined) {
 		node: process.version,
 		loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
 	};
-	// The run recorded before becomes history (results.interleaveHistory): nothing measured is lost.
-	const prev = doc.results?.interleave;
-	doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== 'I'), ...rows];
+	// The run recorded before becomes history (rows `history (…)`, results.interleaveHistory): nothing measured is lost.
+	const prev = doc.results?.interleave as { note?: string; measuredAt?: string } | undefined;
+	const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
+	const oldI = (doc.rows ?? []).filter((x) => x.bench === 'I');
+	const kept = [
+		...rows,
+		...oldI.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
+		...oldI.filter((x) => x.measure.startsWith('history')),
+	];
+	doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== 'I'), ...kept];
 	doc.results ??= {};
 	if (prev) doc.results.interleaveHistory = [prev, ...((doc.results.interleaveHistory as unknown[] | undefined) ?? [])];
 	doc.results.interleave = { ...result, note: values.record, measuredAt: new Date().toISOString(), machine };

@@ -13,7 +13,7 @@ import { failureLine, failureReport, runMany } from './interleave/many.mts';
 
 const COUNT = Number(process.env.SECSVC_INTERLEAVE_COUNT ?? 200);
 const FIRST = Number(process.env.SECSVC_INTERLEAVE_SEED ?? 1);
-const CONCURRENCY = Number(process.env.SECSVC_INTERLEAVE_CONCURRENCY ?? 16);
+const CONCURRENCY = Number(process.env.SECSVC_INTERLEAVE_CONCURRENCY ?? 24);
 
 let w: World;
 before(async () => {
