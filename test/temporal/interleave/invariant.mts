@@ -28,6 +28,8 @@ export interface Write {
 }
 export interface Violation {
 	key: string;
+	/** (b): whose request it was. */
+	by?: Actor;
 	rule: '(a) final value' | '(b) delete' | '(b) overwrite';
 	text: string;
 }
@@ -134,6 +136,7 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 			if (!ok)
 				violations.push({
 					key: w.key,
+					by: w.actor,
 					rule: removal ? '(b) delete' : '(b) overwrite',
 					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${k.last.actor}${k.last.seq ? ` at seq ${k.last.seq}` : ''}`,
 				});

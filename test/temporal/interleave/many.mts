@@ -66,7 +66,10 @@ export function kindsOf(x: Outcome): string[] {
 
 /** One line per failing schedule: its seed, what it held and what broke. */
 export function failureLine(x: Outcome): string {
-	const what = [...new Set(x.violations.map((v) => `${v.rule} ${v.key}`)), ...x.errors].join('; ');
+	const what = [
+		...new Set(x.violations.map((v) => `${v.rule}${v.by ? ` by ${v.by}` : ''} ${v.key}`)),
+		...x.errors,
+	].join('; ');
 	return `seed ${x.schedule.seed} [${kindsOf(x).join(' ')}]: ${what}`;
 }
 
