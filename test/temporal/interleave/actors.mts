@@ -9,7 +9,7 @@ import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 import { stateQuery } from '../../../workflows/attackResponse/messages.mts';
 import type { driftAudit } from '../../../workflows/drift/driftAudit.mts';
 import type { Ids } from '../helpers.mts';
-import { actText, IP_AUTH_VALUES, SOURCES, type Act, type Anchor, type Schedule } from './schedule.mts';
+import { actText, IP_AUTH_VALUES, SOURCES, TCP_SYN_VALUES, type Act, type Anchor, type Schedule } from './schedule.mts';
 import type { World } from './world.mts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -85,6 +85,7 @@ export class Run {
 	private async write(a: Act & { actor: 'n8n' | 'console' }): Promise<void> {
 		const { ids } = this;
 		const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+		const op = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
 		const calls: [string, Record<string, unknown>][] = [];
 		if (a.op === 'blockAttack')
 			for (const e of SOURCES) calls.push(['applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: e }]);
@@ -94,11 +95,9 @@ export class Run {
 		else if (a.op === 'ipAuth') calls.push(['applicationProtection.authIp.set', { ...dp, ...IP_AUTH_VALUES[a.value] }]);
 		else if (a.op === 'switch')
 			calls.push(['applicationProtection.switch.set', { ...dp, name: 'p_auth', enable: a.enable }]);
-		else
-			calls.push([
-				'detection.setMode',
-				{ customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0', model: String(a.model) },
-			]);
+		else if (a.op === 'item')
+			calls.push(['detection.setPolicy', { ...op, name: 'tcp_syn', type: 'tcp', ...TCP_SYN_VALUES[a.value] }]);
+		else calls.push(['detection.setMode', { ...op, model: String(a.model) }]);
 		for (const [op, params] of calls) {
 			if (a.actor === 'n8n') await this.w.n8n.call(op, params);
 			else {

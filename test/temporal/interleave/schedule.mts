@@ -29,12 +29,20 @@ export const IP_AUTH_VALUES = [
 	{ action: 'ratelimit', enable: 1, mode: 1, action_ratelimit: { duration: 30, ratelimit_rps: 10, threshold_rps: 20 } },
 ] as const;
 
+/** tcp_syn detection thresholds the actors write: the fleet's default, the plan's (factor 0.5) and a person's. */
+export const TCP_SYN_VALUES = [
+	{ is_enabled: 1, low_pps: '50K', high_pps: '200K' },
+	{ is_enabled: 1, low_pps: '25K', high_pps: '100K' },
+	{ is_enabled: 1, low_pps: '40K', high_pps: '150K' },
+] as const;
+
 export type Anchor = 'pre' | 'start' | 'gate' | 'waiting' | 'stopped';
 export type Write =
 	| { op: 'blAdd'; entry: string }
 	| { op: 'blRemove'; entry: string }
 	| { op: 'ipAuth'; value: number }
 	| { op: 'switch'; enable: 0 | 1 }
+	| { op: 'item'; value: number }
 	| { op: 'mode'; model: 0 | 1 };
 export type Act =
 	| ({ actor: 'n8n' | 'console' } & Write)
@@ -86,10 +94,11 @@ export function generate(seed: number): Schedule {
 			// The headline workflow (trigger → block the attack's sources) racing the runbook: the repro.
 			if ((at === 'gate' || at === 'start') && chance(0.35)) return { actor, op: 'blockAttack' };
 			const k = r();
-			if (k < 0.3) return { actor, op: 'blAdd', entry: entry() };
-			if (k < 0.5) return { actor, op: 'blRemove', entry: entry() };
-			if (k < 0.7) return { actor, op: 'ipAuth', value: Math.floor(r() * IP_AUTH_VALUES.length) };
-			if (k < 0.85) return { actor, op: 'switch', enable: pick([0, 1] as const) };
+			if (k < 0.25) return { actor, op: 'blAdd', entry: entry() };
+			if (k < 0.42) return { actor, op: 'blRemove', entry: entry() };
+			if (k < 0.6) return { actor, op: 'ipAuth', value: Math.floor(r() * IP_AUTH_VALUES.length) };
+			if (k < 0.74) return { actor, op: 'switch', enable: pick([0, 1] as const) };
+			if (k < 0.87) return { actor, op: 'item', value: Math.floor(r() * TCP_SYN_VALUES.length) };
 			return { actor, op: 'mode', model: pick([0, 1] as const) };
 		}
 		if (w < 0.64) return { actor: 'block', entry: entry(), seconds: 1 + Math.floor(r() * 3) };
