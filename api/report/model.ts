@@ -23,6 +23,7 @@ export interface RunbookResultLike {
 		note?: string;
 		appliedAt?: string;
 		revertedAt?: string;
+		written?: { wrote?: unknown; replaced?: unknown; notOurs?: unknown };
 	}[];
 	skipped: { source: string; reason: string }[];
 	audit: { at: string; step: string; what: string; why: string; result?: string }[];
@@ -148,27 +149,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 	mark('over', m.attackEndedAt ? Date.parse(m.attackEndedAt) : undefined);
 	mark('reverted', m.revertedAt && r.changes.some((c) => c.appliedAt) ? Date.parse(m.revertedAt) : undefined);
 
-	const changes: ReportModel['changes'] = r.changes.map((c) => {
-		const [before, applied] = diff(c.before, c.after);
-		const restored =
-			c.status === 'restored'
-				? c.kind === 'blacklistAdd'
-					? 'removed'
-					: before
-				: c.status === 'conflict'
-					? `kept operator value ${diff(c.after, c.live)[1]}`
-					: c.status === 'unchanged'
-						? 'nothing to restore'
-						: '—';
-		return {
-			setting: c.what,
-			before: c.kind === 'blacklistAdd' ? '—' : before,
-			applied,
-			restored,
-			status: c.status,
-			note: c.note,
-		};
-	});
+	const changes = changeRows(r.changes);
 
 	let approval: ReportModel['approval'];
 	if (m.decision && m.decision !== 'not-required') {
@@ -192,9 +173,7 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 			{ label: 'Time to revert', seconds: r.timeToRevertSeconds, hint: 'attack over → everything restored' },
 		],
 		changes,
-		blacklisted: r.changes
-			.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt)
-			.flatMap((c) => (Array.isArray(c.after) ? (c.after as string[]) : [])),
+		blacklisted: r.changes.filter((c) => c.kind === 'blacklistAdd' && c.appliedAt).flatMap((c) => ownedEntries(c)),
 		skipped: r.skipped,
 		approval,
 		error: r.error,
@@ -253,4 +232,37 @@ export function periodReportModel(
 			status: e.status === 1 ? 'ongoing' : 'stopped',
 		})),
 	};
+}
+
+/** The entries a blacklist change added: what it planned minus what was already listed (not ours). */
+function ownedEntries(c: RunbookResultLike['changes'][number]): string[] {
+	const notOurs = Array.isArray(c.written?.notOurs) ? (c.written.notOurs as string[]) : [];
+	return (Array.isArray(c.after) ? (c.after as string[]) : []).filter((e) => !notOurs.includes(e));
+}
+
+/** One row per change: the value our write replaced (or the snapshot's), what it applied, what the revert did. */
+function changeRows(changes: RunbookResultLike['changes']): ReportModel['changes'] {
+	return changes.map((c) => {
+		// What the runbook's write replaced (`written`, since exact ownership), else the snapshot's value.
+		const w = c.written;
+		const [before, applied] = diff(w && 'replaced' in w ? w.replaced : c.before, c.after);
+		const restored =
+			c.status === 'restored'
+				? c.kind === 'blacklistAdd'
+					? 'removed'
+					: before
+				: c.status === 'conflict'
+					? `kept operator value ${diff(c.after, c.live)[1]}`
+					: c.status === 'unchanged'
+						? 'nothing to restore'
+						: '—';
+		return {
+			setting: c.what,
+			before: c.kind === 'blacklistAdd' ? '—' : before,
+			applied,
+			restored,
+			status: c.status,
+			note: c.note,
+		};
+	});
 }

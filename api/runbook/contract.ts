@@ -110,6 +110,20 @@ export type Phase = (typeof PHASES)[number];
 
 export type ChangeKind = 'detectionMode' | 'detectionPolicy' | 'blacklistAdd' | 'ipAuth' | 'switch';
 
+/**
+ * What one write actually changed, as the write activity observed it at write time (worker/src/activities/
+ * exactWrites.mts): the one shape every write of a setting or a list entry answers with. A playbook owns only
+ * `wrote` and undoes only that.
+ */
+export interface WriteResult {
+	/** The value this write set, or the list entries it POSTed and the service accepted; absent or [] when nothing was sent. */
+	wrote?: unknown;
+	/** A setting's value this write replaced, read at write time (absent: a retry found its own earlier write). */
+	replaced?: unknown;
+	/** Found already at the target and left as it was, not ours: a setting's value, or the list entries already present. */
+	notOurs?: unknown;
+}
+
 export interface Change {
 	id: string;
 	kind: ChangeKind;
@@ -128,6 +142,11 @@ export interface Change {
 	/** On conflict: the operator's value that was kept. */
 	live?: unknown;
 	note?: string;
+	/**
+	 * What the runbook's own writes changed (since `exact-ownership`; absent in runbooks recorded before it): the
+	 * runbook owns only `written.wrote` and its revert restores `written.replaced`, never what was already there.
+	 */
+	written?: WriteResult;
 }
 
 export interface AuditEntry {
@@ -179,6 +198,8 @@ export interface RunbookState {
 	refusedSignals?: number;
 	/** Audit entries left out of the middle of a very long audit (the first and the latest are kept; bounded payloads). */
 	auditOmitted?: number;
+	/** Ownership from what was written (each change's `written`); false or absent: runbooks recorded before it. */
+	exact?: boolean;
 }
 
 export interface AttackResponseResult {

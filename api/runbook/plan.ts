@@ -143,6 +143,13 @@ export const planSchema = z
 		).default([]),
 		cooldownSeconds: seconds(0, 7 * 86400).default(600),
 		pollSeconds: seconds(1, 3600).default(30),
+		/**
+		 * What a poll does with a setting someone else changed after the runbook's write (back to the value it replaced,
+		 * or a blacklist entry of ours removed): `yield` (default) — the person wins: theirs from then on, reported as a
+		 * conflict, never written again nor reverted; `reapply` — written again (held against resets), and undone at
+		 * the revert. A value other than both is always theirs (workflows/README.md "Attack response semantics").
+		 */
+		holdTheLine: z.enum(['yield', 'reapply']).default('yield'),
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
 		/**

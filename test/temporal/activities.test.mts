@@ -89,10 +89,14 @@ test('IP lists: adding a listed entry and removing an absent one succeed without
 	const posts = () =>
 		s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST').length;
 	const dels = () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.remove' }).length;
-	await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7' });
+	assert.deepEqual(await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7' }), {
+		added: '192.0.2.7',
+		wrote: ['192.0.2.7'],
+		notOurs: [],
+	});
 	assert.deepEqual(
 		await acts['applicationProtection.ipBlacklist.add']({ ...dp, ip_black_list: '192.0.2.7-192.0.2.7' }),
-		{ alreadyPresent: true, entry: '192.0.2.7-192.0.2.7' },
+		{ alreadyPresent: true, entry: '192.0.2.7-192.0.2.7', wrote: [], notOurs: ['192.0.2.7-192.0.2.7'] },
 	);
 	assert.equal(posts(), 1);
 	const list = (await client.call('applicationProtection.ipBlacklist.get', dp)) as {
@@ -106,6 +110,45 @@ test('IP lists: adding a listed entry and removing an absent one succeed without
 		absent: ['192.0.2.7'],
 	});
 	assert.equal(dels(), 1, 'absent entry: no DELETE');
+});
+
+test('a setting write answers what it replaced (read at write time), or "already at target" with nothing sent', async () => {
+	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	const op = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
+	const sets = () =>
+		s.sim.requests().filter((r) => r.method !== 'GET' && /switch\.set|setMode|setPolicy/.test(r.opId ?? '')).length;
+	const n = sets();
+	const model = Number((await client.call('detection.getPolicy', op)).model);
+	const other = model === 1 ? 0 : 1;
+	assert.deepEqual(await acts['detection.setMode']({ ...op, model: String(other) }), { wrote: other, replaced: model });
+	assert.deepEqual(await acts['detection.setMode']({ ...op, model: String(other) }), { notOurs: other });
+	await acts['detection.setMode']({ ...op, model: String(model) });
+	const sw = await acts['applicationProtection.switch.set']({ ...dp, name: 'p_auth', enable: 1 });
+	assert.deepEqual(await acts['applicationProtection.switch.set']({ ...dp, name: 'p_auth', enable: 1 }), {
+		notOurs: 1,
+	});
+	const leaf = (await client.call('detection.getPolicy', op)).tcp.tcp_syn as Record<string, unknown>;
+	const p = await acts['detection.setPolicy']({
+		...op,
+		name: 'tcp_syn',
+		type: 'tcp',
+		is_enabled: 1,
+		low_pps: '7K',
+		high_pps: '9K',
+	});
+	assert.equal((p as { replaced: { low_pps: string } }).replaced.low_pps, leaf.low_pps);
+	assert.deepEqual(
+		await acts['detection.setPolicy']({
+			...op,
+			name: 'tcp_syn',
+			type: 'tcp',
+			is_enabled: 1,
+			low_pps: '7K',
+			high_pps: '9K',
+		}),
+		{ notOurs: { is_enabled: '1', low_pps: '7K', high_pps: '9K' } },
+	);
+	assert.equal(sets(), n + 3 + ((sw as { wrote?: number }).wrote === 1 ? 1 : 0), 'nothing sent when already at target');
 });
 
 test('authorization activities refuse secrets as input, take them from the config, redact tokens', async () => {

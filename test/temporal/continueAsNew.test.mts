@@ -174,7 +174,7 @@ test(
 			const h = await startAttackResponse(
 				env.client,
 				queue,
-				plan(ids, { cooldownSeconds: 3, maxDurationSeconds: 600, execution: TINY }),
+				plan(ids, { cooldownSeconds: 3, maxDurationSeconds: 600, execution: TINY, holdTheLine: 'reapply' }),
 			);
 			await waitFor('the first continue-as-new', async () => (await continued(h)) >= 1, 60_000);
 			const during = await liveSettings(op, ids);

@@ -2,8 +2,8 @@
  * Runbooks as one control system, on a real Temporal dev server against the simulator:
  *  - one owner per setting: the site coordinator's holds, drift (report and enforce) leaving held settings alone,
  *    a drift lease taken just before the runbook's first claim (no two writers of one setting);
- *  - the runbook holds the line: a setting found back at its snapshot value is re-applied, an operator's own value
- *    is kept as a conflict;
+ *  - the runbook holds the line (plan holdTheLine `reapply`): a setting found back at its snapshot value is
+ *    re-applied, an operator's own value is kept as a conflict;
  *  - never disarm on doubt: an API outage during the wait keeps the mitigation; the cooldown counts only after sight
  *    is regained;
  *  - HTTP-filter create/edit serialized across three worker processes (no overlap, no 40901 in the service's log).
@@ -204,11 +204,16 @@ test('a drift lease taken just before the runbook: the runbook waits, snapshots 
 	}
 });
 
-test('the runbook holds the line: a setting back at its snapshot value is re-applied, an operator value is kept', async () => {
+test('plan holdTheLine reapply: a setting back at its snapshot value is re-applied, an operator value is kept', async () => {
 	const t = await setup();
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { cooldownSeconds: 1 }));
+		// The default (`yield`) leaves all of these as the person set them: test/temporal/exactRevert.test.mts.
+		const h = await startAttackResponse(
+			env.client,
+			t.queue,
+			plan(t.ids, { cooldownSeconds: 1, holdTheLine: 'reapply' }),
+		);
 		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
 		const op = { customer_id: t.ids.customer_id, site_id: t.ids.site_id, network_id: '0', host_id: '0' };
 		const dp = { site_id: t.ids.site_id, domain_port_id: t.ids.domain_port_id };

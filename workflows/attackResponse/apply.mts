@@ -1,9 +1,10 @@
-import type { Change } from '../../api/runbook/contract.ts';
+import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import type { SetParams } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
+import { addNote, decideExact, notOursText, nothingOurs, recordWrite } from './written.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -13,6 +14,7 @@ import { registerExpiringBlocks } from './ownership.mts';
  */
 export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const ex = ctx.plan.execution;
+	const exact = decideExact(rb);
 	let firstGroup = true;
 	for (const group of writeGroups(rb.changes, ex.parallel)) {
 		if (rb.state.aborted) break;
@@ -27,12 +29,12 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 		for (const c of group) c.status = 'pending';
 		const done: boolean[] = group.map(() => false);
 		const at: string[] = [];
-		// With local writes (plan.execution.localActivities 'all') the FIRST group still runs as regular activities:
-		// scheduling them completes the workflow task, which records the snapshot's local-activity markers in
-		// history before any write is sent — a worker crash can never re-take the snapshot from tightened settings.
-		// The later groups run in the worker without task-queue round trips (idempotent writes: a replay after a
-		// crash may send them again with the same values; blacklist adds read the list first).
-		const writeActs = firstGroup ? ctx.acts : ctx.laterWrites;
+		// Every write is a regular activity since exact ownership (written.mts): one whose answer a killed worker lost
+		// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local attempt
+		// 1 that would find its own write and call it someone else's (never reverted). Runbooks recorded before it ran
+		// the groups after the first as local activities (plan.execution.localActivities 'all'); the first group was
+		// regular even then, so the snapshot's local-activity markers are in history before any write is sent.
+		const writeActs = firstGroup || exact ? ctx.acts : ctx.laterWrites;
 		firstGroup = false;
 		const settled = await Promise.allSettled(
 			group.map(async (c, i) => {
@@ -41,7 +43,11 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 					rb,
 					ctx,
 					c.what,
-					() => applyChange(writeActs, c, ex.blacklistConcurrency, c.after, (e, why) => skipRefused(rb, c, e, why)),
+					() =>
+						applyChange(writeActs, c, ex.blacklistConcurrency, c.after, {
+							onRefused: (e, why) => skipRefused(rb, c, e, why),
+							onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
+						}),
 					() => rb.state.aborted,
 				);
 				done[i] = true;
@@ -49,17 +55,36 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
 			}),
 		);
 		group.forEach((c, i) => {
-			if (!done[i]) return;
-			c.status = 'applied';
-			c.appliedAt = at[i];
-			rb.obs.applied(c);
-			rb.log(rb.state.phase, c.what, c.why, { before: c.before, after: c.after, result: 'applied' });
+			if (done[i]) recordApplied(rb, c, at[i]);
 		});
 		const failed = settled.find((r) => r.status === 'rejected');
 		if (failed) throw (failed as PromiseRejectedResult).reason;
 		if (k === 'blacklistAdd') await registerExpiringBlocks(rb, ctx); // plan.blacklist.expireAfterSeconds (ownership.mts)
 	}
 	rb.state.mitigatedAt = iso(Date.now());
+}
+
+/**
+ * A change's writes are done: applied, with what they replaced and wrote; or, when everything was already there,
+ * unchanged and not the runbook's (nothing to watch, nothing to revert).
+ */
+function recordApplied(rb: Runbook, c: Change, at: string): void {
+	const notOurs = notOursText(c);
+	addNote(c, notOurs);
+	if (nothingOurs(rb, c)) {
+		c.status = 'unchanged';
+		rb.log(rb.state.phase, c.what, notOurs ?? c.why, { result: 'not ours: nothing sent' });
+		return;
+	}
+	c.status = 'applied';
+	c.appliedAt = at;
+	rb.obs.applied(c);
+	const w = rb.state.exact ? c.written : undefined;
+	rb.log(rb.state.phase, c.what, notOurs ? `${c.why}; ${notOurs}` : c.why, {
+		before: w && 'replaced' in w ? w.replaced : c.before,
+		after: w && 'wrote' in w ? w.wrote : c.after,
+		result: 'applied',
+	});
 }
 
 const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
@@ -94,56 +119,69 @@ function guardRefusal(err: unknown): string | undefined {
 	return undefined;
 }
 
+export interface WriteHooks {
+	/** A blacklist entry the blast-radius guard refuses is handed over instead of failing the write. */
+	onRefused?: (entry: string, why: string) => void;
+	/** Each write's answer (a blacklist change: one per entry) with the value it was asked to write. */
+	onWritten?: (w: WriteResult | undefined, value: unknown) => void;
+}
+
 /**
- * Writes a change's `after` value (or, with `value`, that value: the revert writes `before` the same way).
- * `onRefused`: a blacklist entry the blast-radius guard refuses is handed over instead of failing the write.
+ * Writes a change's `after` value (or, with `value`, that value: the revert writes what it restores the same way).
  */
 export async function applyChange(
 	acts: Acts,
 	c: Change,
 	blacklistConcurrency: number,
 	value: unknown = c.after,
-	onRefused?: (entry: string, why: string) => void,
+	hooks: WriteHooks = {},
 ): Promise<void> {
 	const t = c.target;
+	const done = (w: unknown, v: unknown = value) => hooks.onWritten?.(w as WriteResult | undefined, v);
 	switch (c.kind) {
 		case 'detectionMode':
-			await acts['detection.setMode']({ ...opOf(t), model: String(value) as SetParams<'detection.setMode'>['model'] });
-			return;
+			return done(
+				await acts['detection.setMode']({
+					...opOf(t),
+					model: String(value) as SetParams<'detection.setMode'>['model'],
+				}),
+			);
 		case 'detectionPolicy':
-			await acts['detection.setPolicy']({
-				...opOf(t),
-				name: t.name,
-				type: t.type,
-				...leafBody(value as Params),
-			} as SetParams<'detection.setPolicy'>);
-			return;
+			return done(
+				await acts['detection.setPolicy']({
+					...opOf(t),
+					name: t.name,
+					type: t.type,
+					...leafBody(value as Params),
+				} as SetParams<'detection.setPolicy'>),
+			);
 		case 'blacklistAdd':
-			await settleAll(
+			return settleAll(
 				(value as string[]).map((e) => async () => {
 					try {
-						await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e });
+						done(await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e }), [e]);
 					} catch (err) {
-						const why = onRefused && guardRefusal(err);
+						const why = hooks.onRefused && guardRefusal(err);
 						if (!why) throw err;
-						onRefused(e, why);
+						hooks.onRefused?.(e, why);
 					}
 				}),
 				blacklistConcurrency,
 			);
-			return;
 		case 'ipAuth':
-			await acts['applicationProtection.authIp.set']({
-				...dpOf(t),
-				...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>),
-			});
-			return;
+			return done(
+				await acts['applicationProtection.authIp.set']({
+					...dpOf(t),
+					...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>),
+				}),
+			);
 		case 'switch':
-			await acts['applicationProtection.switch.set']({
-				...dpOf(t),
-				name: t.name,
-				enable: value as SetParams<'applicationProtection.switch.set'>['enable'],
-			});
-			return;
+			return done(
+				await acts['applicationProtection.switch.set']({
+					...dpOf(t),
+					name: t.name,
+					enable: value as SetParams<'applicationProtection.switch.set'>['enable'],
+				}),
+			);
 	}
 }

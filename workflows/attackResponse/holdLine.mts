@@ -3,48 +3,84 @@ import { applyChange } from './apply.mts';
 import type { PlanContext, Runbook } from './context.mts';
 import { compare, presentEntries, type Settings } from './live.mts';
 import { errText } from './settings.mts';
+import { addNote, isExact, notOursText, ownedEntries, recordWrite, restoreValue } from './written.mts';
 
 /**
  * Hold the line (during the wait and the cooldown): every applied change is compared with the live settings read
  * in the same round as the poll.
  *  - still the runbook's value → nothing;
- *  - back at the snapshot's value (the mitigation was undone: another playbook, a script, a console reset) →
- *    written again, audit `re-applied`; blacklist entries of the runbook that disappeared are added again;
- *  - any other value → an operator decided: kept, reported as a conflict, and no longer watched or reverted.
+ *  - back at the value the runbook replaced (its write undone: a person, a script, a console reset), or a blacklist
+ *    entry of ours gone: with plan.holdTheLine `yield` (default since `exact-ownership`) the person wins — theirs from
+ *    now on, reported as a conflict, never written again nor reverted (an entry they put back later stays theirs);
+ *    with `reapply` (and runbooks recorded before it) written again, audit `re-applied`;
+ *  - any other value → someone decided: kept, reported as a conflict, and no longer watched or reverted.
  * A failed re-apply is tried again at the next poll.
  */
 export async function holdTheLine(rb: Runbook, ctx: PlanContext, applied: Change[], live: Settings): Promise<void> {
+	const yieldTo = isExact(rb) && ctx.plan.holdTheLine !== 'reapply';
 	for (const c of applied) {
 		if (c.kind === 'blacklistAdd') {
-			const present = presentEntries(c, live);
-			const missing = (c.after as string[]).filter((e) => !present.includes(e));
-			if (missing.length)
-				await reapply(rb, ctx, c, missing, `${missing.length} blacklisted range(s) removed during the attack`);
+			const owned = ownedEntries(rb, c);
+			const present = presentEntries(owned, c, live);
+			const missing = owned.filter((e) => !present.includes(e));
+			if (!missing.length) continue;
+			if (yieldTo) yieldEntries(rb, c, missing, owned.length);
+			else await reapply(rb, ctx, c, missing, `${missing.length} blacklisted range(s) removed during the attack`);
 			continue;
 		}
-		const { value, is } = compare(c, live);
-		if (is === 'before') await reapply(rb, ctx, c, c.after, 'the setting was back at its value before the attack');
-		else if (is === 'other') {
-			c.status = 'conflict';
-			rb.obs.conflict(c);
-			c.live = value;
-			rb.log(
-				'waiting',
-				c.what,
-				'changed by an operator during the attack: the operator value is kept, not re-applied and not reverted',
-				{
-					before: c.after,
-					after: value,
-					result: 'conflict',
-				},
-			);
-		}
+		const { value, is } = compare(c, live, restoreValue(rb, c));
+		if (is === 'before' && !yieldTo)
+			await reapply(rb, ctx, c, c.after, 'the setting was back at its value before the attack');
+		else if (is !== 'after') conflict(rb, c, value);
 	}
+}
+
+/** Someone else's value after our write: kept, reported with both values, no longer watched or reverted. */
+function conflict(rb: Runbook, c: Change, value: unknown): void {
+	c.status = 'conflict';
+	rb.obs.conflict(c);
+	c.live = value;
+	addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(value)} (kept)`);
+	rb.log(
+		'waiting',
+		c.what,
+		'changed by someone else after our write: their value is kept, not re-applied and not reverted',
+		{
+			before: c.after,
+			after: value,
+			result: 'conflict',
+		},
+	);
+}
+
+/** Entries of ours someone removed: theirs from now on (`live`), never re-added nor removed by this runbook. */
+function yieldEntries(rb: Runbook, c: Change, missing: string[], owned: number): void {
+	const theirs = [...(Array.isArray(c.live) ? (c.live as string[]) : []), ...missing];
+	c.live = theirs;
+	addNote(c, `removed by someone else after our write: ${theirs.join(', ')} (left as they set it)`);
+	if (missing.length === owned) {
+		c.status = 'conflict';
+		rb.obs.conflict(c);
+	}
+	rb.log(
+		'waiting',
+		`${c.what}: ${missing.join(', ')}`,
+		'removed by someone else after our write: left as they set it, not re-added and not removed at the revert',
+		{
+			before: missing,
+			after: [],
+			result: 'conflict',
+		},
+	);
 }
 
 async function reapply(rb: Runbook, ctx: PlanContext, c: Change, value: unknown, why: string): Promise<void> {
 	try {
-		await applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, value);
+		// A re-add that finds the entry listed again: someone put it back after removing it; theirs from now on.
+		await applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, value, {
+			onWritten: isExact(rb) ? (w, v) => recordWrite(c, w, v) : undefined,
+		});
+		addNote(c, notOursText(c));
 		c.reapplied = (c.reapplied ?? 0) + 1;
 		rb.state.reapplied++;
 		rb.obs.reapplied(c);

@@ -75,30 +75,37 @@ export async function readSettings(
 	return s;
 }
 
-/** A change's setting as it is live: the runbook's value (`after`), the snapshot's (`before`), or someone else's. */
-export function compare(c: Change, live: Settings): { value: unknown; is: 'after' | 'before' | 'other' } {
+/**
+ * A change's setting as it is live: the runbook's value (`after`), the one it restores (`before`: the snapshot's, or
+ * since `exact-ownership` what the runbook's write replaced), or someone else's.
+ */
+export function compare(
+	c: Change,
+	live: Settings,
+	before: unknown = c.before,
+): { value: unknown; is: 'after' | 'before' | 'other' } {
 	const t = c.target;
 	const is = (eqAfter: boolean, eqBefore: boolean) => (eqAfter ? 'after' : eqBefore ? 'before' : 'other');
 	switch (c.kind) {
 		case 'detectionMode': {
 			const v = Number(live.detection?.model);
-			return { value: v, is: is(v === Number(c.after), v === Number(c.before)) };
+			return { value: v, is: is(v === Number(c.after), v === Number(before)) };
 		}
 		case 'detectionPolicy': {
 			const leaf = pickLeaf(detectionLeaf(live.detection, t.name) ?? {});
-			return { value: leaf, is: is(sameLeaf(leaf, c.after as Params), sameLeaf(leaf, c.before as Params)) };
+			return { value: leaf, is: is(sameLeaf(leaf, c.after as Params), sameLeaf(leaf, before as Params)) };
 		}
 		case 'ipAuth': {
 			const v = ipAuthBody(live.dp[t.domain_port_id]?.ipAuth);
-			return { value: v, is: is(sameJson(v, c.after), sameJson(v, c.before)) };
+			return { value: v, is: is(sameJson(v, c.after), sameJson(v, before)) };
 		}
 		case 'switch': {
 			const node = findSwitch(live.dp[t.domain_port_id]?.switches, t.name);
 			const v = node ? Number(node.enable) : undefined;
-			return { value: v, is: is(v === c.after, v === c.before) };
+			return { value: v, is: is(v === c.after, v === before) };
 		}
 		case 'blacklistAdd': {
-			const present = presentEntries(c, live);
+			const present = presentEntries(c.after as string[], c, live);
 			return {
 				value: present,
 				is: present.length === (c.after as string[]).length ? 'after' : present.length === 0 ? 'before' : 'other',
@@ -107,12 +114,12 @@ export function compare(c: Change, live: Settings): { value: unknown; is: 'after
 	}
 }
 
-/** The entries of a blacklist change that are on the live list (same range). */
-export function presentEntries(c: Change, live: Settings): string[] {
+/** Those of `entries` (of a blacklist change) that are on the live list (same range). */
+export function presentEntries(entries: string[], c: Change, live: Settings): string[] {
 	const ranges = (live.dp[c.target.domain_port_id]?.black ?? [])
 		.map(entryRange)
 		.filter((r): r is Range => r !== undefined);
-	return (c.after as string[]).filter((e) => {
+	return entries.filter((e) => {
 		const r = parseAll([e]).ranges[0];
 		return r && ranges.some((l) => l.start === r.start && l.end === r.end);
 	});

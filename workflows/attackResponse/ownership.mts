@@ -5,6 +5,7 @@ import { BLOCKS_ACTIVITY } from '../blocks/shared.mts';
 import type { Change } from '../../api/runbook/contract.ts';
 import { formatRange, parseEntry } from '../pure/ranges.mts';
 import type { PlanContext, Runbook } from './context.mts';
+import { ownedEntries } from './written.mts';
 
 /**
  * One owner per setting (workflows/README.md): before the snapshot the runbook HOLDS, at the site's coordinator,
@@ -147,7 +148,7 @@ export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Pro
 	if (!seconds) return;
 	const entries = rb.changes
 		.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied')
-		.flatMap((c) => (c.after as string[]).map((e) => ({ dp: c.target.domain_port_id, e })));
+		.flatMap((c) => ownedEntries(rb, c).map((e) => ({ dp: c.target.domain_port_id, e })));
 	await Promise.all(
 		entries.map(async ({ dp, e }) => {
 			try {
@@ -185,7 +186,7 @@ export async function handOverEntries(rb: Runbook, ctx: PlanContext): Promise<Ma
 	if (rb.state.holding === undefined || !patched('expiring-blocks-handover')) return new Map();
 	const keys = rb.changes
 		.filter((c) => c.kind === 'blacklistAdd' && (c.status === 'applied' || c.status === 'pending'))
-		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
+		.flatMap((c) => ownedEntries(rb, c).map((e) => entryKey(c.target.domain_port_id, e)));
 	if (!keys.length) return new Map();
 	try {
 		const r = await handover(ctx.site, keys);

@@ -6,6 +6,7 @@ import { compare, needFor, presentEntries, readSettings } from './live.mts';
 import { errText } from './settings.mts';
 import { withPatience } from './patience.mts';
 import { entryKey, handOverEntries } from './ownership.mts';
+import { addNote, isExact, ownedEntries, restoreValue } from './written.mts';
 
 /**
  * Step 6 — revert, whatever happened before (success, abort, failure, cancellation): walks the changes in reverse,
@@ -24,7 +25,7 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 				continue;
 			}
 			try {
-				await withPatience(rb, ctx, `revert of ${c.what}`, () => revertChange(ctx, c, handed));
+				await withPatience(rb, ctx, `revert of ${c.what}`, () => revertChange(rb, ctx, c, handed));
 			} catch (e) {
 				c.status = 'revert-failed';
 				c.note = errText(e);
@@ -35,10 +36,14 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 			rb.log(
 				'reverting',
 				c.what,
-				conflict ? 'operator changed it during the attack: operator value kept' : 'restore the snapshot',
+				conflict
+					? 'changed by someone else after our write: their value kept'
+					: isExact(rb)
+						? 'restore what our write replaced'
+						: 'restore the snapshot',
 				{
-					before: c.after,
-					after: conflict ? c.live : c.before,
+					before: c.kind === 'blacklistAdd' ? ownedEntries(rb, c) : c.after,
+					after: conflict ? c.live : restoreValue(rb, c),
 					result: c.status + (c.note ? `: ${c.note}` : ''),
 				},
 			);
@@ -47,19 +52,20 @@ export async function revertAll(rb: Runbook, ctx: PlanContext): Promise<void> {
 	rb.state.revertedAt = iso(Date.now());
 }
 
-async function revertChange(ctx: PlanContext, c: Change, handed: Map<string, string>): Promise<void> {
+async function revertChange(rb: Runbook, ctx: PlanContext, c: Change, handed: Map<string, string>): Promise<void> {
 	const live = await readSettings(ctx, ctx.revertReads, needFor([c]));
 	if (c.kind === 'blacklistAdd') {
 		const to = (e: string) => handed.get(entryKey(c.target.domain_port_id, e));
-		const presentAll = presentEntries(c, live);
+		const owned = ownedEntries(rb, c);
+		const presentAll = presentEntries(owned, c, live);
 		const present = presentAll.filter((e) => !to(e));
 		if (present.length)
 			await ctx.revertActs['applicationProtection.ipBlacklist.remove']({
 				...ctx.dpParams(c.target.domain_port_id),
 				ip_black_list: present,
 			});
-		const gone = (c.after as string[]).filter((e) => !presentAll.includes(e));
-		const notes: string[] = [];
+		const gone = owned.filter((e) => !presentAll.includes(e));
+		const notes: string[] = c.note ? [c.note] : [];
 		if (gone.length) notes.push(`already removed by someone else: ${gone.join(', ')}`);
 		const kept = presentAll.filter((e) => to(e));
 		if (kept.length)
@@ -70,8 +76,13 @@ async function revertChange(ctx: PlanContext, c: Change, handed: Map<string, str
 		c.status = present.length ? 'restored' : 'unchanged';
 		return;
 	}
-	const { value, is } = compare(c, live);
-	if (is === 'after') await applyChange(ctx.revertActs, c, 1, c.before);
-	else if (is === 'other') c.live = value;
+	// Since `exact-ownership`: the value our write replaced (someone may have changed it after the snapshot).
+	const to = restoreValue(rb, c);
+	const { value, is } = compare(c, live, to);
+	if (is === 'after') await applyChange(ctx.revertActs, c, 1, to);
+	else if (is === 'other') {
+		c.live = value;
+		addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(value)} (kept)`);
+	}
 	c.status = is === 'after' ? 'restored' : is === 'before' ? 'unchanged' : 'conflict';
 }

@@ -18,7 +18,8 @@ import type { Activity } from './operations.mts';
  *     returned to the workflow, so they are in history before any POST.
  *  2. FILTER_CREATE_ONCE_ACTIVITY: under the domain-port's lease, lists the policies again; a matching one that was
  *     not there before is what an earlier attempt created: its id is returned and nothing is sent. Otherwise it
- *     POSTs. It heartbeats, so a killed worker's attempt is retried within the heartbeat timeout, and a transport
+ *     POSTs. Either way it answers what it wrote and the matching policies that were there before (`notOurs`:
+ *     another's, never the call's). It heartbeats, so a killed worker's attempt is retried within the heartbeat timeout, and a transport
  *     failure is retried (the next attempt looks before it writes).
  */
 
@@ -52,9 +53,12 @@ export function filterOnceActivities(
 			try {
 				const valid = client.validate(FILTER_CREATE_OP, params); // bad input fails before any lease or read
 				return await serialized(String(valid.site_id), String(valid.domain_port_id), async () => {
+					// What it wrote, and the matching policies that were there before: not ours (WriteResult, exactWrites.mts).
+					const notOurs = [...known];
 					const created = (await listMatching(valid)).find((id) => !known.has(id));
-					if (created !== undefined) return { p_flag_id: created, alreadyCreated: true };
-					return client.call(FILTER_CREATE_OP, params);
+					if (created !== undefined) return { p_flag_id: created, alreadyCreated: true, wrote: [created], notOurs };
+					const r = (await client.call(FILTER_CREATE_OP, params)) as { p_flag_id?: unknown } | undefined;
+					return { ...r, wrote: r?.p_flag_id === undefined ? [] : [r.p_flag_id], notOurs };
 				});
 			} catch (e) {
 				throw retryableTransport(e) ?? toFailure(FILTER_CREATE_OP, e);

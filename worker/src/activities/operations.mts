@@ -1,18 +1,18 @@
 import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { catalog, getOperation, hasOperation } from '../../../api/catalog/index.ts';
+import { catalog, getOperation } from '../../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
+import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
 import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
-import { checkDesiredState, DesiredStateError } from '../../../api/runbook/desired.ts';
+import { checkInput } from './inputCheck.mts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id
@@ -56,11 +56,15 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 
 const httpFilterMutex = new KeyedMutex();
 
-/** Operations this module makes idempotent (IP-list add/remove check the list first), whatever the catalog says. */
+/**
+ * Operations this module makes idempotent, whatever the catalog says: IP-list add / remove and the settings of
+ * EXACT_SETTINGS read first (exactWrites.mts), so a retry after an unknown outcome finds its own write.
+ */
 const IDEMPOTENT_HERE = (op: CatalogEntry) =>
-	op.resource === 'applicationProtection' &&
-	(op.group === 'ipBlacklist' || op.group === 'ipWhitelist') &&
-	(op.action === 'add' || op.action === 'remove');
+	op.id in EXACT_SETTINGS ||
+	(op.resource === 'applicationProtection' &&
+		(op.group === 'ipBlacklist' || op.group === 'ipWhitelist') &&
+		(op.action === 'add' || op.action === 'remove'));
 
 export const DEFAULT_RETRYABLE_API_CODES: readonly number[] = [42901, 40901, 50001];
 
@@ -102,36 +106,6 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 	return acts;
 }
 
-/** The CLI's checks of a workflow input: a refusal is a non-retryable ValidationError naming the field. */
-function checkInput(client: Client, kind: unknown, input: unknown): void {
-	const fail = (message: string) => {
-		throw ApplicationFailure.nonRetryable(message, 'ValidationError');
-	};
-	if (kind === 'desired') {
-		try {
-			checkDesiredState(input);
-		} catch (e) {
-			if (e instanceof DesiredStateError) fail(e.message);
-			throw e;
-		}
-		return;
-	}
-	if (kind === 'durableCall') {
-		const { op, params } = (input ?? {}) as { op?: unknown; params?: Record<string, unknown> };
-		if (typeof op !== 'string' || !hasOperation(op))
-			return fail('invalid durable call — op: not an operation id (npm run -s catalog lists them)');
-		if (getOperation(op).resource === 'authorization') return; // its secrets come from the worker's configuration
-		try {
-			client.validate(op, params ?? {}); // the client's own rules: the activity would refuse the same
-		} catch (e) {
-			if ((e as Error)?.name === 'ValidationError') fail(`invalid durable call — ${redactText((e as Error).message)}`);
-			throw e;
-		}
-		return;
-	}
-	fail('kind: must be desired or durableCall');
-}
-
 async function run(
 	client: Client,
 	op: CatalogEntry,
@@ -139,12 +113,9 @@ async function run(
 	coordination?: () => TemporalClient,
 ): Promise<unknown> {
 	const g = op.group;
-	if (
-		op.resource === 'applicationProtection' &&
-		(g === 'ipBlacklist' || g === 'ipWhitelist') &&
-		(op.action === 'add' || op.action === 'remove')
-	)
-		return idempotentList(client, op, params);
+	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
+	if (IDEMPOTENT_HERE(op))
+		return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
 	if (
 		op.resource === 'applicationProtection' &&
 		g === 'httpFilter' &&
@@ -217,41 +188,6 @@ function activityInfo(): ReturnType<typeof Context.current>['info'] | undefined 
 	} catch {
 		return undefined; // not inside an activity (direct use): this process's mutex only
 	}
-}
-
-/**
- * Adding an entry already on the list is success; removing an absent entry is success. The list is read first
- * (validation runs before, so bad input still fails with a ValidationError naming the field).
- */
-async function idempotentList(client: Client, op: CatalogEntry, params: Record<string, unknown>) {
-	const valid = client.validate(op.id, params);
-	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
-	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
-	const getId = `applicationProtection.${op.group}.get`;
-	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
-	const list =
-		(await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(getId, base))?.p_info?.ipv4?.[
-			listKey
-		] ?? [];
-	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
-	const liveText = listedByKey(list);
-	const raw = valid[key];
-	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
-	if (op.action === 'add') {
-		const k = entryRangeKey(String(wanted[0] ?? ''));
-		if (wanted.length && k && liveText.has(k)) return { alreadyPresent: true, entry: wanted[0] };
-		await client.call(op.id, params);
-		return { added: wanted[0] };
-	}
-	const toRemove = wanted.filter((w) => {
-		const k = entryRangeKey(w);
-		return k !== undefined && liveText.has(k);
-	});
-	const absent = wanted.filter((w) => !toRemove.includes(w));
-	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
-	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
-	return { removed: toRemove, absent };
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */

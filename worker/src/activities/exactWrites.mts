@@ -1,0 +1,177 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '../../../api/client.ts';
+import type { CatalogEntry } from '../../../api/catalog/types.ts';
+import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import type { WriteResult } from '../../../api/runbook/contract.ts';
+import {
+	findSwitch,
+	ipAuthBody,
+	pickLeaf,
+	sameJson,
+	sameLeaf,
+	type Params,
+} from '../../../workflows/attackResponse/settings.mts';
+import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
+
+/**
+ * Exact writes: every write of a setting or a list entry through the activities (runbooks, drift enforce, expiring
+ * blocks' runbook registrations, `secsvc call`) reads the live value first and answers with what it actually changed,
+ * one shape for every kind (WriteResult, api/runbook/contract.ts):
+ *  - a setting: the value it set and the value it replaced (read at write time), or `notOurs` — already at the
+ *    target, nothing sent;
+ *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
+ * A playbook owns only what it wrote. A retry must not take its own earlier write for someone else's: what a regular
+ * activity found before its write travels in its heartbeat details; a retry without them (a local activity, or the
+ * first heartbeat lost) takes a value found at the target as its own earlier write (as the expiring blocks' add
+ * does), with what it replaced unknown.
+ */
+
+interface Setting {
+	/** The read that shows the setting (catalog op id) and its params from the write's. */
+	read: string;
+	readParams(p: Params): Params;
+	/** The setting's value in the read's answer, and the value the write sets. */
+	current(live: unknown, p: Params): unknown;
+	target(p: Params): unknown;
+	/** Whether the live value already is the target. */
+	atTarget(live: unknown, target: unknown): boolean;
+}
+
+const opTarget = (p: Params) => ({
+	customer_id: p.customer_id,
+	site_id: p.site_id,
+	network_id: p.network_id,
+	host_id: p.host_id,
+});
+const dpTarget = (p: Params) => ({ site_id: p.site_id, domain_port_id: p.domain_port_id });
+const same = (a: unknown, b: unknown) => a === b;
+/** The detection item's fields the write names, all equal live (a write may name fewer fields than the leaf has). */
+const leafAtTarget = (live: unknown, target: unknown) => {
+	const t = target as Params;
+	const l = live as Params;
+	return sameLeaf(Object.fromEntries(Object.keys(t).map((k) => [k, l[k]])), t);
+};
+const xffBody = (r: unknown) => {
+	const o = (r ?? {}) as Params;
+	return o.name === undefined ? { mode: o.mode } : { mode: o.mode, name: o.name };
+};
+
+/** The settings the playbooks write, by write operation. */
+export const EXACT_SETTINGS: Record<string, Setting> = {
+	'detection.setMode': {
+		read: 'detection.getPolicy',
+		readParams: opTarget,
+		current: (l) => Number((l as Params | undefined)?.model),
+		target: (p) => Number(p.model),
+		atTarget: same,
+	},
+	'detection.setPolicy': {
+		read: 'detection.getPolicy',
+		readParams: opTarget,
+		current: (l, p) => pickLeaf(detectionLeaf(l as never, String(p.name)) ?? {}),
+		target: (p) => pickLeaf(p),
+		atTarget: leafAtTarget,
+	},
+	'applicationProtection.authIp.set': {
+		read: 'applicationProtection.authIp.get',
+		readParams: dpTarget,
+		current: (l) => ipAuthBody(l as Params),
+		target: (p) => ipAuthBody(p),
+		atTarget: sameJson,
+	},
+	'applicationProtection.switch.set': {
+		read: 'applicationProtection.switch.list',
+		readParams: dpTarget,
+		current: (l, p) => {
+			const n = findSwitch(l, String(p.name));
+			return n ? Number(n.enable) : undefined;
+		},
+		target: (p) => Number(p.enable),
+		atTarget: same,
+	},
+	'applicationProtection.xForwardedFor.set': {
+		read: 'applicationProtection.xForwardedFor.get',
+		readParams: dpTarget,
+		current: xffBody,
+		target: xffBody,
+		atTarget: (l, t) => {
+			const [lv, tv] = [l as Params, t as Params];
+			return lv.mode === tv.mode && (tv.name === undefined || lv.name === tv.name);
+		},
+	},
+};
+
+/** This activity's attempt and what an earlier attempt recorded before its write (regular activities only). */
+function attemptOf(): { attempt: number; earlier?: Params; record(d: Params): void } {
+	let info: ReturnType<typeof Context.current>['info'] | undefined;
+	try {
+		info = Context.current().info;
+	} catch {
+		return { attempt: 1, record: () => undefined }; // not inside an activity (direct use)
+	}
+	return {
+		attempt: info.attempt,
+		earlier: info.heartbeatDetails as Params | undefined,
+		record: (d) => (info.isLocal ? undefined : Context.current().heartbeat(d)),
+	};
+}
+
+/** A setting's write: read, then write only when it is not at the target yet. */
+export async function exactSet(client: Client, op: CatalogEntry, params: Params): Promise<WriteResult> {
+	const s = EXACT_SETTINGS[op.id];
+	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
+	const target = s.target(valid);
+	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
+	const a = attemptOf();
+	if (s.atTarget(live, target)) {
+		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
+		return a.attempt > 1 ? { wrote: target } : { notOurs: target };
+	}
+	a.record({ replaced: live ?? null });
+	await client.call(op.id, params);
+	return { wrote: target, replaced: live };
+}
+
+/**
+ * IP-list add / remove: adding an entry already listed sends nothing and is not ours (`notOurs`); removing an absent
+ * entry is success. The list is read first (validation runs before, so bad input still fails naming the field).
+ */
+export async function exactList(client: Client, op: CatalogEntry, params: Params) {
+	const valid = client.validate(op.id, params);
+	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
+	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
+	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
+	const list =
+		(
+			await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(
+				`applicationProtection.${op.group}.get`,
+				base,
+			)
+		)?.p_info?.ipv4?.[listKey] ?? [];
+	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
+	const liveText = listedByKey(list);
+	const raw = valid[key];
+	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
+	if (op.action === 'add') {
+		// Answered in the caller's own words (a playbook matches the answer with the entry it asked for).
+		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
+		const k = entryRangeKey(String(entry ?? ''));
+		const a = attemptOf();
+		if (entry !== undefined && k && liveText.has(k)) {
+			if (a.earlier?.absentBefore || a.attempt > 1) return { added: entry, wrote: [entry], notOurs: [] };
+			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
+		}
+		a.record({ absentBefore: true });
+		await client.call(op.id, params);
+		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
+	}
+	const toRemove = wanted.filter((w) => {
+		const k = entryRangeKey(w);
+		return k !== undefined && liveText.has(k);
+	});
+	const absent = wanted.filter((w) => !toRemove.includes(w));
+	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
+	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
+	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
+	return { removed: toRemove, absent };
+}
