@@ -69,9 +69,9 @@ run_cluster_tests() { # runner...
 
 # Lanes: groups of test files that share no ports (servers on port 0; the cluster on its own fixed ports,
 # 17300-17309) and no state (temp folders; caches written atomically). Each lane runs its files one at a time.
-# Lane C takes the long chaos files and the cluster so that no lane is much longer than the others
+# Lane C takes the long chaos files, the interleavings and the cluster so that no lane is much longer than the others
 # (test/README.md "What runs in parallel").
-lane_c_temporal=(test/temporal/chaos.test.mts)
+lane_c_temporal=(test/temporal/chaos.test.mts test/temporal/interleave.test.mts)
 temporal_files=()
 for f in test/temporal/**/*.test.mts; do [[ " ${lane_c_temporal[*]} " == *" $f "* ]] || temporal_files+=("$f"); done
 tenants_files=(test/tenants/**/*.test.mts)
@@ -122,7 +122,7 @@ fi
   echo "$rc" >"$LOGS/a.rc"
 ) &
 lane_a_pid=$!
-( # lane C: test/tenants and the long chaos file of test/temporal, then test/cluster
+( # lane C: test/tenants and the long files of test/temporal (chaos, interleave), then test/cluster
   rc=0
   { wait_runtime temporal TEMPORAL_BIN && wait_runtime chromium CHROMIUM_BIN; } >"$LOGS/c-runtimes.log" 2>&1 || rc=1
   [ "$rc" = 0 ] && { to_log tenants spec "${tenants_files[@]}" "${lane_c_temporal[@]}" || rc=1; }

@@ -7,6 +7,7 @@ import type { Fields } from './multipart.mts';
 import { fleetView } from './fleet.mts';
 import { JsonBoundError, parseBoundedJson } from './util.mts';
 import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
+import { consoleCall, type ConsoleCall } from './console.mts';
 
 interface Reply {
 	status: number;
@@ -106,6 +107,7 @@ export async function handleControl(
 					String(body.url),
 				),
 			);
+		if (route === 'POST /console') return ok(await consoleCall(sim, body as unknown as ConsoleCall));
 		if (route === 'POST /ratelimit') {
 			const p = rateLimitProblems(body);
 			if (p.length) return bad(400, p.join('; '));

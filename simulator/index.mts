@@ -10,7 +10,8 @@ import { CODES } from './codes.mts';
 import { DEFAULT_MITIGATION, endOf, isOngoing, type MitigationModel } from './attacks.mts';
 import { handleControl } from './control.mts';
 import { addFleet, checkFleet, type FleetSpec } from './fleet.mts';
-import { handlers, Redirect, type Ctx } from './handlers.mts';
+import { handlers, Redirect } from './handlers.mts';
+import { requestCtx } from './handlers/shared.mts';
 import { boundaryOf, MultipartError, parseMultipart, parseUrlEncoded, type Fields } from './multipart.mts';
 import { catalogRouter, type Router } from './router.mts';
 import {
@@ -174,6 +175,11 @@ export interface LogEntry {
 	recvAt?: number;
 	/** With a rate limit: tokens left in the app's bucket after this request was counted (or refused). */
 	rlTokens?: number;
+	/**
+	 * Who made the call, as the service knows it: `app` (the app token), `user:<customer_id>` (a customer's user
+	 * token), `console` (the vendor's console, `POST /__sim/console`). Absent when the token was refused.
+	 */
+	caller?: string;
 }
 
 const MASKED = new Set(['access_token', 'secret', 'refresh_token', 'code']);
@@ -503,6 +509,13 @@ export class Simulator {
 		}
 		return undefined;
 	}
+	/** Appends to the request log (trimmed in chunks so a full log does not cost an O(n) splice per request). */
+	logRequest(entry: Omit<LogEntry, 'seq'>): LogEntry {
+		const e: LogEntry = { seq: ++this.seq, ...entry };
+		this.log.push(e);
+		if (this.log.length > this.opts.logLimit + 1024) this.log.splice(0, this.log.length - this.opts.logLimit);
+		return e;
+	}
 	requests(filter: { op?: string; since?: number } = {}) {
 		return this.log.filter(
 			(e) => (filter.op === undefined || e.opId === filter.op) && (filter.since === undefined || e.seq > filter.since),
@@ -567,8 +580,7 @@ export class Simulator {
 				: req.headers['transfer-encoding'] !== undefined;
 		const raw = hasBody ? await readBody(req) : (drain(req), EMPTY_BUF);
 		const query = parseUrlEncoded(qs);
-		const entry: LogEntry = {
-			seq: ++this.seq,
+		const entry = this.logRequest({
 			time: this.nowMs(),
 			opId: m.opId,
 			method,
@@ -578,10 +590,7 @@ export class Simulator {
 			status: 200,
 			code: null,
 			recvAt,
-		};
-		this.log.push(entry);
-		// Trim in chunks so a full log does not cost an O(n) splice per request.
-		if (this.log.length > this.opts.logLimit + 1024) this.log.splice(0, this.log.length - this.opts.logLimit);
+		});
 		const finish = (
 			status: number,
 			body: { code: number } & Record<string, unknown>,
@@ -626,7 +635,7 @@ export class Simulator {
 		try {
 			const def = handlers[m.opId];
 			if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
-			if (path.startsWith('/api/')) this.authenticate(m.opId, query, m.params);
+			if (path.startsWith('/api/')) entry.caller = this.authenticate(m.opId, query, m.params);
 			if (this.rateLimiter && path.startsWith('/api/')) {
 				const rec = this.tokens.get(query.get('access_token')?.[0] ?? '');
 				const refusedBy = this.rateLimiter.check(rec?.kind === 'user' ? rec.customer_id : undefined, recvAt);
@@ -691,32 +700,13 @@ export class Simulator {
 					entry.body = maskFields(b);
 				}
 			}
-			const strict = this.opts.unknownFields === 'reject';
-			const q = new Input(query, ['access_token']);
-			const bi = new Input(b);
-			const ctx: Ctx = {
-				params: m.params,
-				q,
-				b: bi,
+			const ctx = requestCtx(
+				m.params,
+				new Input(query, ['access_token']),
+				new Input(b),
 				json,
-				done: () => {
-					const issues = [...q.issues, ...bi.issues];
-					q.issues = [];
-					bi.issues = [];
-					try {
-						q.finish(strict);
-					} catch {
-						/* collected below */
-					}
-					try {
-						bi.finish(strict);
-					} catch {
-						/* collected below */
-					}
-					issues.push(...q.issues, ...bi.issues);
-					if (issues.length) throw validationError(issues);
-				},
-			};
+				this.opts.unknownFields === 'reject',
+			);
 			const result = await def.fn(this, ctx);
 			if (result instanceof Redirect) {
 				entry.status = 302;
@@ -732,7 +722,8 @@ export class Simulator {
 		}
 	}
 
-	private authenticate(opId: string, query: Fields, params: Record<string, string> = {}) {
+	/** Checks the call's token; returns the caller it names (`app` or `user:<customer_id>`). */
+	private authenticate(opId: string, query: Fields, params: Record<string, string> = {}): string {
 		const v = query.get('access_token');
 		if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
 		if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
@@ -753,6 +744,7 @@ export class Simulator {
 				`access_token: a ${rec.kind} token is not accepted by ${opId} (needs ${kinds.join(' or ')})`,
 			);
 		if (this.opts.tenancy === 'strict') this.checkTenancy(opId, rec, params);
+		return rec.kind === 'user' ? `user:${rec.customer_id}` : 'app';
 	}
 
 	/** Strict tenancy: whose token may reach what (simulator/README.md "Tenancy"). */

@@ -1,7 +1,7 @@
 /** Types and helpers every handler file shares: the request context, the handler shape, application-protection policy access. */
 import type { Simulator } from '../index.mts';
 import { type ApPolicy } from '../state.mts';
-import { Input } from '../util.mts';
+import { Input, validationError } from '../util.mts';
 
 export type Encoding = 'multipart' | 'json' | 'form' | 'query' | 'redirect';
 
@@ -15,6 +15,30 @@ export interface Ctx {
 	json: unknown;
 	/** Throws the collected validation issues (query and body) and unknown fields. */
 	done(): void;
+}
+
+/** A handler's context: path params, query and body inputs; `done()` throws every issue of both at once. */
+export function requestCtx(params: Record<string, string>, q: Input, b: Input, json: unknown, strict: boolean): Ctx {
+	return {
+		params,
+		q,
+		b,
+		json,
+		done: () => {
+			const issues = [...q.issues, ...b.issues];
+			q.issues = [];
+			b.issues = [];
+			for (const i of [q, b]) {
+				try {
+					i.finish(strict);
+				} catch {
+					/* collected below */
+				}
+			}
+			issues.push(...q.issues, ...b.issues);
+			if (issues.length) throw validationError(issues);
+		},
+	};
 }
 
 export class Redirect {

@@ -1,0 +1,126 @@
+/**
+ * Bench I — the interleaving soak (issue 37 item 4): test/temporal/interleave.test.mts's schedules, many more of them,
+ * on the same shared world (one dev server, the runbooks' worker process, the blocks / drift worker, one simulator,
+ * one site per schedule). Figures: schedules per minute, schedules that broke the invariant (by seed, and by what
+ * they held), worker kills, schedule duration p50 / p95.
+ *
+ *   node --import tsx bench/interleave.mts [--count 1000] [--seed 1] [--concurrency 24] [--kill-gap 30]
+ *                                          [--record "note"]   (--record stores the bench-I rows and results.interleave)
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { ROOT, pct, round, table, type Row } from './lib.mts';
+import { startWorld } from '../test/temporal/interleave/world.mts';
+import { failureReport, runMany } from '../test/temporal/interleave/many.mts';
+
+const { values } = parseArgs({
+	options: {
+		count: { type: 'string', default: '1000' },
+		seed: { type: 'string', default: '1' },
+		concurrency: { type: 'string', default: '24' },
+		'kill-gap': { type: 'string', default: '30' },
+		record: { type: 'string' },
+	},
+});
+const count = Number(values.count);
+const first = Number(values.seed);
+const concurrency = Number(values.concurrency);
+
+const w = await startWorld({ sites: count, killGapMs: Number(values['kill-gap']) * 1000 });
+let s: Awaited<ReturnType<typeof runMany>>;
+try {
+	s = await runMany(w, {
+		first,
+		count,
+		concurrency,
+		onDone: (x, done) => {
+			if (x.violations.length || x.errors.length) process.stderr.write(`${failureReport(x)}\n`);
+			if (done % 50 === 0) process.stderr.write(`${done}/${count} schedules\n`);
+		},
+	});
+} finally {
+	await w.close();
+}
+const ms = s.outcomes.map((x) => x.ms).sort((a, b) => a - b);
+const violated = s.outcomes.filter((x) => x.violations.length);
+const errored = s.outcomes.filter((x) => x.errors.length);
+const byRule: Record<string, number> = {};
+for (const x of violated) for (const r of new Set(x.violations.map((v) => v.rule))) byRule[r] = (byRule[r] ?? 0) + 1;
+const failingKinds = Object.entries(s.kinds)
+	.filter(([, k]) => k.failed)
+	.sort((a, b) => b[1].failed / b[1].runs - a[1].failed / a[1].runs)
+	.map(([name, k]) => `${name} ${k.failed}/${k.runs}`);
+function seedList(xs: typeof s.outcomes): string {
+	return xs
+		.map((x) => x.schedule.seed)
+		.sort((a, b) => a - b)
+		.join(' ');
+}
+const what = `${count} schedules (seeds ${first}–${first + count - 1}), ${concurrency} at once`;
+const rows: Row[] = [
+	{
+		bench: 'I',
+		measure: `${what}: schedules per minute · duration p50 / p95 · worker kills`,
+		ours: `${round(s.perMinute, 0)}/min · ${round(pct(ms, 0.5) / 1000, 1)} / ${round(pct(ms, 0.95) / 1000, 1)} s · ${s.kills}`,
+		baseline: '—',
+		ratio: '—',
+		goal: '—',
+		met: null,
+	},
+	{
+		bench: 'I',
+		measure: `${what}: schedules that broke the invariant (${
+			Object.entries(byRule)
+				.map(([r, n]) => `${r} ${n}`)
+				.join(', ') || 'none'
+		}) · that failed otherwise`,
+		ours: `${violated.length} · ${errored.length}`,
+		baseline: '—',
+		ratio: '—',
+		goal: '0 · 0',
+		met: violated.length === 0 && errored.length === 0,
+	},
+];
+const result = {
+	count,
+	first,
+	concurrency,
+	seconds: round(s.seconds, 1),
+	perMinute: round(s.perMinute, 1),
+	kills: s.kills,
+	durationMs: { p50: pct(ms, 0.5), p95: pct(ms, 0.95), max: ms.at(-1) },
+	// seeds as one line each (a soak fails hundreds): rerun one with SECSVC_INTERLEAVE_SEED=N SECSVC_INTERLEAVE_COUNT=1
+	violatedSeeds: seedList(violated),
+	erroredSeeds: seedList(errored),
+	byRule,
+	/** What the failing schedules held, the most often failing first (a schedule counts under each of its kinds). */
+	failingKinds: failingKinds.slice(0, 15).join(', '),
+};
+process.stdout.write(`${table(rows)}\n${JSON.stringify(result)}\n`);
+if (values.record !== undefined) {
+	const file = `${ROOT}bench/results.json`;
+	const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
+	const machine = {
+		cpus: cpus().length,
+		cpuModel: cpus()[0]?.model,
+		memoryGB: Math.round(totalmem() / 2 ** 30),
+		node: process.version,
+		loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
+	};
+	// The run recorded before becomes history (rows `history (…)`, results.interleaveHistory): nothing measured is lost.
+	const prev = doc.results?.interleave as { note?: string; measuredAt?: string } | undefined;
+	const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
+	const oldI = (doc.rows ?? []).filter((x) => x.bench === 'I');
+	const kept = [
+		...rows,
+		...oldI.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
+		...oldI.filter((x) => x.measure.startsWith('history')),
+	];
+	doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== 'I'), ...kept];
+	doc.results ??= {};
+	if (prev) doc.results.interleaveHistory = [prev, ...((doc.results.interleaveHistory as unknown[] | undefined) ?? [])];
+	doc.results.interleave = { ...result, note: values.record, measuredAt: new Date().toISOString(), machine };
+	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+	process.stdout.write('saved bench I to bench/results.json\n');
+}

@@ -1,0 +1,164 @@
+/**
+ * Issue 37's invariant, checked from the simulator's request log and final state alone:
+ *
+ *  (a) for every setting a runbook touched, the final value is what the non-runbook actors last wrote (or the
+ *      pre-runbook value if none did);
+ *  (b) no runbook or block ever DELETEs or overwrites what it did not write.
+ *
+ * Who wrote what comes from the log's `caller` (the runbook's worker holds the app token; blocks and drift run on a
+ * worker with customer P's user token; the n8n-style client has customer N's; the console is `console`). A write is
+ * what it changed: a request that leaves the setting as it was (an add of a listed entry, a value set again) is no
+ * write of anyone's — the service keeps no trace of it that any actor could read. A runbook's FIRST request to a
+ * setting is its mitigation and may replace what it finds; any later one (hold-the-line, revert) may only replace
+ * its own value; a DELETE only removes its own entry. A block may remove what it or a runbook wrote (a runbook hands
+ * its entries to a queued block at its revert, workflows/README.md "Hand-over").
+ */
+import type { LogEntry } from '../../../simulator/index.mts';
+import { ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from '../../../workflows/attackResponse/settings.mts';
+
+export type Actor = 'runbook' | 'block' | 'drift' | 'n8n' | 'console';
+export type Values = Map<string, unknown>;
+export interface Write {
+	seq: number;
+	actor: Actor;
+	key: string;
+	value: unknown;
+	/** Partial detection leaf (merged into the live one). */
+	merge?: boolean;
+}
+export interface Violation {
+	key: string;
+	/** (b): whose request it was. */
+	by?: Actor;
+	rule: '(a) final value' | '(b) delete' | '(b) overwrite';
+	text: string;
+}
+
+/** Live settings of one site / domain-port as the invariant compares them (keys as in `writesOf`). */
+export function settingValues(
+	dp: string,
+	live: { model: unknown; leaves: Record<string, Params>; blacklist: Params[]; ipAuth: Params; pAuth: unknown },
+): Values {
+	const v: Values = new Map<string, unknown>([
+		['detection.mode', Number(live.model)],
+		[`ipAuth.${dp}`, ipAuthBody(live.ipAuth)],
+		[`switch.${dp}.p_auth`, Number(live.pAuth)],
+	]);
+	for (const [name, leaf] of Object.entries(live.leaves)) v.set(`detection.${name}`, pickLeaf(leaf));
+	for (const e of live.blacklist) {
+		const text = e.start_ip !== undefined ? `${String(e.start_ip)}-${String(e.end_ip)}` : String(e.ip);
+		v.set(`bl.${dp}.${entryId(text)}`, 1);
+	}
+	return v;
+}
+
+/**
+ * A blacklist entry as the service keeps it: by its notation (`a`, `a-b`, `a/n`), not by its range — the simulator
+ * holds `203.0.113.10` and `203.0.113.10-203.0.113.10` as two entries and a DELETE removes the one it names.
+ */
+const entryId = (text: string) => text.replace(/\s+/g, '');
+
+const valueOf = (v: Values, key: string) => v.get(key) ?? (key.startsWith('bl.') ? 0 : undefined);
+
+function same(key: string, a: unknown, b: unknown): boolean {
+	if (key.startsWith('detection.') && key !== 'detection.mode')
+		return sameLeaf((a ?? {}) as Params, (b ?? {}) as Params);
+	return sameJson(a, b);
+}
+
+const one = (v: unknown) => (Array.isArray(v) ? String(v[0]) : String(v));
+
+/** The setting writes of one successful log entry (a DELETE of several entries is one write each). */
+export function writesOf(e: LogEntry, actorOf: (caller: string, key: string) => Actor | undefined): Write[] {
+	if (e.code !== 0 || e.method === 'GET' || !e.opId || !e.caller) return [];
+	const dp = /\/domain-port\/([^/]+)\//.exec(e.path)?.[1];
+	const b = (e.body ?? {}) as Record<string, unknown>;
+	const out: Omit<Write, 'actor' | 'seq'>[] = [];
+	switch (e.opId) {
+		case 'detection.setMode':
+			out.push({ key: 'detection.mode', value: Number(one(b.model)) });
+			break;
+		case 'detection.setPolicy': {
+			const leaf: Params = {};
+			for (const [k, v] of Object.entries(b)) if (k !== 'name' && k !== 'type') leaf[k] = one(v);
+			out.push({ key: `detection.${one(b.name)}`, value: pickLeaf(leaf), merge: true });
+			break;
+		}
+		case 'applicationProtection.authIp.set':
+			out.push({ key: `ipAuth.${dp}`, value: ipAuthBody(b) });
+			break;
+		case 'applicationProtection.switch.set':
+			out.push({ key: `switch.${dp}.${one(b.name)}`, value: Number(one(b.enable)) });
+			break;
+		case 'applicationProtection.ipBlacklist.add':
+			out.push({ key: `bl.${dp}.${entryId(one(b.ip_black_list))}`, value: 1 });
+			break;
+		case 'applicationProtection.ipBlacklist.remove':
+			for (const t of one(e.query.ip_black_list).split(','))
+				if (t.trim()) out.push({ key: `bl.${dp}.${entryId(t)}`, value: 0 });
+			break;
+	}
+	return out.flatMap((w) => {
+		const actor = actorOf(e.caller as string, w.key);
+		return actor ? [{ ...w, actor, seq: e.seq }] : [];
+	});
+}
+
+interface KeyState {
+	cur: unknown;
+	last: { actor: Actor | 'nobody (the pre-runbook value)'; seq: number };
+	touched: Set<Actor>;
+	/** The last effective write of an actor other than a runbook (undefined: none). */
+	other?: { value: unknown; actor: Actor; seq: number };
+}
+
+/** Replays the writes in log order from the initial values; returns every violation of (a) and (b). */
+export function check(initial: Values, final: Values, writes: readonly Write[]): Violation[] {
+	const keys = new Map<string, KeyState>();
+	const violations: Violation[] = [];
+	for (const w of [...writes].sort((x, y) => x.seq - y.seq)) {
+		let k = keys.get(w.key);
+		if (!k) {
+			k = {
+				cur: valueOf(initial, w.key),
+				last: { actor: 'nobody (the pre-runbook value)', seq: 0 },
+				touched: new Set(),
+			};
+			keys.set(w.key, k);
+		}
+		const next = w.merge ? { ...(k.cur as Params), ...(w.value as Params) } : w.value;
+		const effective = !same(w.key, next, k.cur);
+		if (effective && (w.actor === 'runbook' || w.actor === 'block')) {
+			const removal = w.key.startsWith('bl.') && w.value === 0;
+			const ok = removal
+				? k.last.actor === w.actor || (w.actor === 'block' && k.last.actor === 'runbook')
+				: k.last.actor === w.actor || !k.touched.has(w.actor);
+			if (!ok)
+				violations.push({
+					key: w.key,
+					by: w.actor,
+					rule: removal ? '(b) delete' : '(b) overwrite',
+					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${k.last.actor}${k.last.seq ? ` at seq ${k.last.seq}` : ''}`,
+				});
+		}
+		if (w.actor === 'runbook' || w.actor === 'block') k.touched.add(w.actor);
+		if (!effective) continue;
+		k.cur = next;
+		k.last = { actor: w.actor, seq: w.seq };
+		if (w.actor !== 'runbook') k.other = { value: next, actor: w.actor, seq: w.seq };
+	}
+	for (const [key, k] of keys) {
+		if (!k.touched.has('runbook')) continue;
+		const expected = k.other ? k.other.value : valueOf(initial, key);
+		const got = valueOf(final, key);
+		if (!same(key, got, expected))
+			violations.push({
+				key,
+				rule: '(a) final value',
+				text: `${key} is ${show(key, got)} at the end; ${k.other ? `${k.other.actor} last wrote ${show(key, expected)} (seq ${k.other.seq})` : `nobody but the runbook wrote it: the pre-runbook value ${show(key, expected)}`}`,
+			});
+	}
+	return violations;
+}
+
+const show = (key: string, v: unknown) => (key.startsWith('bl.') ? (v ? 'listed' : 'not listed') : JSON.stringify(v));
