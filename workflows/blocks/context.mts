@@ -95,7 +95,7 @@ export const RELEASE_CARRY_MS = 5000;
  * for a free slot); the removal (local activity) then waits for each entry's expiry on the worker's clock. Small on
  * purpose: a waiting local activity keeps its workflow task — and a workflow task slot of the worker — open; with
  * 1.5 s (bench 8 at 10,000: 100 domain-ports, one removal each per 1.2 s) 13 % of the removals were 2–5 s late, as
- * if queued behind such tasks (bench/README.md "Bench 8").
+ * if queued behind such tasks (docs/bench/blocks.md).
  */
 export const MAX_LEAD_MS = 300;
 export const iso = (ms: number) => new Date(ms).toISOString();

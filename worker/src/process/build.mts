@@ -11,7 +11,7 @@ import { BUILD_MARK, ROOT, hashInputs, readBuildInfo, type BuildInfo } from './b
  * esbuild (the one tsx ships) bundles worker/src/process/main.mts and every repository file it imports (worker/src, api,
  * workflows) into one ESM file; packages stay external and load from node_modules. Running the sources through
  * `--import tsx` instead costs the worker ~30 MB of RSS for nothing at run time (tsx's module-hooks thread with its
- * own V8 isolate, the transform cache, inline source maps), see bench/README.md "Bench 5".
+ * own V8 isolate, the transform cache, inline source maps), see docs/bench/memory.md.
  *
  * A stale build is impossible by construction: the file's first line records the hash of its inputs (from
  * esbuild's metafile) and of the esbuild version and this script; `ensureWorkerBuild()` (used by demo/stack.mts,
