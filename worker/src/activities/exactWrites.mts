@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import {
+	entryRangeKey,
+	listedByKey,
+	listEntryText,
+	toRangeText,
+	type Ipv4ListEntry,
+} from '../../../api/catalog/ipv4.ts';
 import type { WriteResult } from '../../../api/runbook/contract.ts';
 import {
 	findSwitch,
@@ -171,7 +177,12 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	});
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
+	// The service keeps `a` and `a-a` as two entries: a remove names the notation an add of `w` POSTed (api/ sends
+	// adds as `start-end`) when that one is listed, so an owner removes its own entry, never another's notation of it.
+	const listed = new Set(list.map(listEntryText));
+	const names = toRemove.map((w) =>
+		listed.has(toRangeText(w)) ? toRangeText(w) : (liveText.get(entryRangeKey(w) as string) ?? w),
+	);
 	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
 	return { removed: toRemove, absent };
 }
