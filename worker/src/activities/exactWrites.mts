@@ -26,10 +26,11 @@ import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
  *  - a setting: the value it set and the value it replaced (read at write time), or `notOurs` — already at the
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
- * A playbook owns only what it wrote. A retry must not take its own earlier write for someone else's: what a regular
- * activity found before its write travels in its heartbeat details; a retry without them (a local activity, or the
- * first heartbeat lost) takes a value found at the target as its own earlier write (as the expiring blocks' add
- * does), with what it replaced unknown.
+ * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
+ * write for someone else's nor someone else's value for its own: what the first attempt found, before it wrote
+ * anything, travels in its heartbeat details (as the expiring blocks' add records `listedBefore`), whether it then
+ * wrote or found the target already there; a retry without them (a local activity, or the first heartbeat lost) takes
+ * a value found at the target (a list entry: in the notation it POSTs) as its own earlier write, replaced unknown.
  */
 
 interface Setting {
@@ -131,7 +132,9 @@ export async function exactSet(client: Client, op: CatalogEntry, params: Params)
 	const a = attemptOf();
 	if (s.atTarget(live, target)) {
 		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
-		return a.attempt > 1 ? { wrote: target } : { notOurs: target };
+		if (a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
+		a.record({ atTarget: true }); // a retry of an answer lost after this finds it not ours too
+		return { notOurs: target };
 	}
 	a.record({ replaced: live ?? null });
 	await client.call(op.id, params);
@@ -156,6 +159,7 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		)?.p_info?.ipv4?.[listKey] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
 	const liveText = listedByKey(list);
+	const listed = new Set(list.map(listEntryText));
 	const raw = valid[key];
 	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
 	if (op.action === 'add') {
@@ -163,11 +167,16 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
 		const k = entryRangeKey(String(entry ?? ''));
 		const a = attemptOf();
-		if (entry !== undefined && k && liveText.has(k)) {
-			if (a.earlier?.absentBefore || a.attempt > 1) return { added: entry, wrote: [entry], notOurs: [] };
+		const present = entry !== undefined && k !== undefined && liveText.has(k);
+		// Listed before this activity wrote anything: the first attempt's record (heartbeat details), else this read.
+		// A retry without a record (the first heartbeat lost) takes its own notation listed as its earlier write.
+		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present && a.attempt === 1;
+		a.record({ listedBefore });
+		if (present) {
+			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
+			if (!listedBefore && listed.has(toRangeText(String(entry)))) return { added: entry, wrote: [entry], notOurs: [] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
-		a.record({ absentBefore: true });
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}
@@ -179,7 +188,6 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
 	// The service keeps `a` and `a-a` as two entries: a remove names the notation an add of `w` POSTed (api/ sends
 	// adds as `start-end`) when that one is listed, so an owner removes its own entry, never another's notation of it.
-	const listed = new Set(list.map(listEntryText));
 	const names = toRemove.map((w) =>
 		listed.has(toRangeText(w)) ? toRangeText(w) : (liveText.get(entryRangeKey(w) as string) ?? w),
 	);
