@@ -29,8 +29,9 @@ import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
  * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
  * write for someone else's nor someone else's value for its own: what the first attempt found, before it wrote
  * anything, travels in its heartbeat details (as the expiring blocks' add records `listedBefore`), whether it then
- * wrote or found the target already there; a retry without them (a local activity, or the first heartbeat lost) takes
- * a value found at the target (a list entry: in the notation it POSTs) as its own earlier write, replaced unknown.
+ * wrote or found the target already there; a retry of a setting's write without them (a local activity, or the first
+ * heartbeat lost) takes a value found at the target as its own earlier write, replaced unknown; a list add's takes a
+ * listed entry as someone else's (see exactList).
  */
 
 interface Setting {
@@ -169,8 +170,10 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		const a = attemptOf();
 		const present = entry !== undefined && k !== undefined && liveText.has(k);
 		// Listed before this activity wrote anything: the first attempt's record (heartbeat details), else this read.
-		// A retry without a record (the first heartbeat lost) takes its own notation listed as its earlier write.
-		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present && a.attempt === 1;
+		// A retry without a record takes a listed entry as someone else's: the record goes out a round trip before our
+		// POST, so a lost one is most likely an attempt that found the entry listed and answered at once, the kill
+		// losing both its heartbeat and its answer (interleave seeds 2, 11, 94 on the CI run).
+		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present;
 		a.record({ listedBefore });
 		if (present) {
 			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
