@@ -1,13 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import {
-	entryRangeKey,
-	listedByKey,
-	listEntryText,
-	toRangeText,
-	type Ipv4ListEntry,
-} from '../../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import type { WriteResult } from '../../../api/runbook/contract.ts';
 import {
 	findSwitch,
@@ -160,7 +154,6 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		)?.p_info?.ipv4?.[listKey] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
 	const liveText = listedByKey(list);
-	const listed = new Set(list.map(listEntryText));
 	const raw = valid[key];
 	const wanted = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
 	if (op.action === 'add') {
@@ -177,7 +170,8 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		a.record({ listedBefore });
 		if (present) {
 			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
-			if (!listedBefore && listed.has(toRangeText(String(entry)))) return { added: entry, wrote: [entry], notOurs: [] };
+			if (!listedBefore && liveText.get(k) === toRangeText(String(entry)))
+				return { added: entry, wrote: [entry], notOurs: [] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
 		await client.call(op.id, params);
@@ -189,11 +183,7 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	});
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	// The service keeps `a` and `a-a` as two entries: a remove names the notation an add of `w` POSTed (api/ sends
-	// adds as `start-end`) when that one is listed, so an owner removes its own entry, never another's notation of it.
-	const names = toRemove.map((w) =>
-		listed.has(toRangeText(w)) ? toRangeText(w) : (liveText.get(entryRangeKey(w) as string) ?? w),
-	);
+	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
 	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
 	return { removed: toRemove, absent };
 }
