@@ -135,6 +135,16 @@ test('a setting flipped away and back between two of the runbook reads is no wri
 		run(listed(), listed(), unread).map((x) => x.rule),
 		['(b) overwrite', '(a) final value'],
 	);
+	// a block knows its own writes: its add, remove and add again across the runbook's reads stays its own
+	const bl = (caller: string): LogEntry => entry(caller, 'applicationProtection.ipBlacklist.get', 'GET', BL, undefined);
+	const block = [
+		bl('app'),
+		add('user:P', '198.18.0.1'),
+		del('user:P', '198.18.0.1'),
+		bl('app'),
+		add('user:P', '198.18.0.1'),
+	];
+	assert.deepEqual(run(listed(), listed('198.18.0.1'), block), []);
 	// someone else's read proves nothing about the runbook's view
 	const theirs = [
 		poll('app'),

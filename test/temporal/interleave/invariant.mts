@@ -124,7 +124,10 @@ export function writesOf(e: LogEntry, actorOf: (caller: string, key: string) => 
 
 interface KeyState {
 	cur: unknown;
+	/** Who last changed it, as a runbook could know it (see `observe`) ... */
 	last: { actor: Actor | 'nobody (the pre-runbook value)'; seq: number };
+	/** ... and as it happened (a block is judged by this: its own writes are known to it). */
+	written: KeyState['last'];
 	touched: Set<Actor>;
 	/** The last effective write of an actor other than a runbook (undefined: none). */
 	other?: { value: unknown; actor: Actor; seq: number };
@@ -148,6 +151,7 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 			k = {
 				cur: valueOf(initial, w.key),
 				last: { actor: 'nobody (the pre-runbook value)', seq: 0 },
+				written: { actor: 'nobody (the pre-runbook value)', seq: 0 },
 				touched: new Set(),
 			};
 			// Unwritten until now: a runbook's earlier read of it saw the initial value.
@@ -158,21 +162,22 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 		const effective = !same(w.key, next, k.cur);
 		if (effective && (w.actor === 'runbook' || w.actor === 'block')) {
 			const removal = w.key.startsWith('bl.') && w.value === 0;
+			const by = w.actor === 'block' ? k.written : k.last;
 			const ok = removal
-				? k.last.actor === w.actor || (w.actor === 'block' && k.last.actor === 'runbook')
-				: k.last.actor === w.actor || !k.touched.has(w.actor);
+				? by.actor === w.actor || (w.actor === 'block' && by.actor === 'runbook')
+				: by.actor === w.actor || !k.touched.has(w.actor);
 			if (!ok)
 				violations.push({
 					key: w.key,
 					by: w.actor,
 					rule: removal ? '(b) delete' : '(b) overwrite',
-					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${k.last.actor}${k.last.seq ? ` at seq ${k.last.seq}` : ''}`,
+					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${by.actor}${by.seq ? ` at seq ${by.seq}` : ''}`,
 				});
 		}
 		if (w.actor === 'runbook' || w.actor === 'block') k.touched.add(w.actor);
 		if (!effective) continue;
 		k.cur = next;
-		k.last = { actor: w.actor, seq: w.seq };
+		k.last = k.written = { actor: w.actor, seq: w.seq };
 		if (w.actor !== 'runbook') k.other = { value: next, actor: w.actor, seq: w.seq };
 		else seen(k);
 	}
