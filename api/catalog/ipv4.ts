@@ -92,12 +92,19 @@ export function entryRangeKey(text: string): string | undefined {
 	return r ? rangeKeyOf(r) : undefined;
 }
 
-/** A list as the service shows it: each entry's key → its text (what a remove must name, found from any notation). */
+/**
+ * A list as the service shows it: each entry's key → its text (what a remove must name, found from any notation).
+ * The service keeps `a` and `a-a` as two entries; of several notations of one range the `start-end` one is kept, the
+ * one our adds POST (the catalog sends adds as `start-end`), so an owner's remove names its own entry, never another
+ * actor's notation of it.
+ */
 export function listedByKey(entries: readonly Ipv4ListEntry[]): Map<string, string> {
 	const out = new Map<string, string>();
 	for (const e of entries) {
 		const r = listEntryRange(e);
-		if (r) out.set(rangeKeyOf(r), listEntryText(e));
+		if (!r) continue;
+		const text = listEntryText(e);
+		if (!out.has(rangeKeyOf(r)) || text === `${formatIpv4(r.start)}-${formatIpv4(r.end)}`) out.set(rangeKeyOf(r), text);
 	}
 	return out;
 }

@@ -1,7 +1,8 @@
 /**
  * The interleaving test's invariant (test/temporal/interleave/invariant.mts) on hand-written request logs: the issue's
  * repro is caught by both halves, a correct revert passes, the person wins after the runbook's write, a write that
- * changes nothing moves no ownership, and a block may remove what a runbook handed to it.
+ * changes nothing moves no ownership, a block may remove what a runbook handed to it, and writes that undo each other
+ * between two of the runbook's reads are no writes for it (it cannot observe them).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -20,6 +21,7 @@ const del = (caller: string, ips: string): LogEntry => ({
 });
 const sw = (caller: string, enable: number): LogEntry =>
 	entry(caller, 'applicationProtection.switch.set', 'POST', SW, { name: 'p_auth', enable: String(enable) });
+const poll = (caller: string): LogEntry => entry(caller, 'applicationProtection.switch.list', 'GET', SW, undefined);
 function entry(caller: string, opId: string, method: string, path: string, body: unknown): LogEntry {
 	return { seq: ++seq, time: 0, opId, method, path, query: {}, body, status: 200, code: 0, caller };
 }
@@ -114,6 +116,48 @@ test('a request that changes nothing moves no ownership; a block may remove what
 	assert.deepEqual(
 		run(listed(), listed(), [add('console', '198.18.0.1'), del('user:P', '198.18.0.1')]).map((x) => x.rule),
 		['(b) delete'],
+	);
+});
+
+test('a setting flipped away and back between two of the runbook reads is no write for it; one it saw is', () => {
+	// n8n sets 0 and the console 1 again between two polls: the runbook cannot tell, so its value is still its own
+	const unseen = [poll('app'), sw('app', 1), poll('app'), sw('user:N', 0), sw('console', 1), poll('app'), sw('app', 0)];
+	assert.deepEqual(run(listed(), listed(), unseen), []);
+	// a poll between the two writes saw n8n's 0: the console's 1 is the person's, reverting it is a violation
+	const seen = [poll('app'), sw('app', 1), sw('user:N', 0), poll('app'), sw('console', 1), poll('app'), sw('app', 0)];
+	assert.deepEqual(
+		run(listed(), listed(), seen).map((x) => x.rule),
+		['(b) overwrite', '(a) final value'],
+	);
+	// only reads close the window: the same flip with no runbook read after it stays the console's
+	const unread = [poll('app'), sw('app', 1), poll('app'), sw('user:N', 0), sw('console', 1), sw('app', 0)];
+	assert.deepEqual(
+		run(listed(), listed(), unread).map((x) => x.rule),
+		['(b) overwrite', '(a) final value'],
+	);
+	// a block knows its own writes: its add, remove and add again across the runbook's reads stays its own
+	const bl = (caller: string): LogEntry => entry(caller, 'applicationProtection.ipBlacklist.get', 'GET', BL, undefined);
+	const block = [
+		bl('app'),
+		add('user:P', '198.18.0.1'),
+		del('user:P', '198.18.0.1'),
+		bl('app'),
+		add('user:P', '198.18.0.1'),
+	];
+	assert.deepEqual(run(listed(), listed('198.18.0.1'), block), []);
+	// someone else's read proves nothing about the runbook's view
+	const theirs = [
+		poll('app'),
+		sw('app', 1),
+		poll('app'),
+		sw('user:N', 0),
+		sw('console', 1),
+		poll('user:N'),
+		sw('app', 0),
+	];
+	assert.deepEqual(
+		run(listed(), listed(), theirs).map((x) => x.rule),
+		['(b) overwrite', '(a) final value'],
 	);
 });
 

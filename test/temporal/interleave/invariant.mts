@@ -11,7 +11,9 @@
  * write of anyone's — the service keeps no trace of it that any actor could read. A runbook's FIRST request to a
  * setting is its mitigation and may replace what it finds; any later one (hold-the-line, revert) may only replace
  * its own value; a DELETE only removes its own entry. A block may remove what it or a runbook wrote (a runbook hands
- * its entries to a queued block at its revert, workflows/README.md "Hand-over").
+ * its entries to a queued block at its revert, workflows/README.md "Hand-over"). Writes of others between two of a
+ * runbook's reads of a setting (its GETs in the log) that return it to what the earlier read saw (or the runbook's
+ * own write set) are no writes for it: no polling client of this API can observe them (`observe` below).
  */
 import type { LogEntry } from '../../../simulator/index.mts';
 import { ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from '../../../workflows/attackResponse/settings.mts';
@@ -25,6 +27,8 @@ export interface Write {
 	value: unknown;
 	/** Partial detection leaf (merged into the live one). */
 	merge?: boolean;
+	/** A runbook's read: `key` is the prefix of every setting the read shows. */
+	read?: true;
 }
 export interface Violation {
 	key: string;
@@ -68,10 +72,24 @@ function same(key: string, a: unknown, b: unknown): boolean {
 
 const one = (v: unknown) => (Array.isArray(v) ? String(v[0]) : String(v));
 
-/** The setting writes of one successful log entry (a DELETE of several entries is one write each). */
+/** The reads a runbook polls with, by the prefix of the keys each shows. */
+const READS: Record<string, (dp: string | undefined) => string> = {
+	'detection.getPolicy': () => 'detection.',
+	'applicationProtection.ipBlacklist.get': (dp) => `bl.${dp}.`,
+	'applicationProtection.authIp.get': (dp) => `ipAuth.${dp}`,
+	'applicationProtection.switch.list': (dp) => `switch.${dp}.`,
+};
+
+/** The setting writes of one successful log entry (a DELETE of several entries is one write each), or a runbook's read. */
 export function writesOf(e: LogEntry, actorOf: (caller: string, key: string) => Actor | undefined): Write[] {
-	if (e.code !== 0 || e.method === 'GET' || !e.opId || !e.caller) return [];
+	if (e.code !== 0 || !e.opId || !e.caller) return [];
 	const dp = /\/domain-port\/([^/]+)\//.exec(e.path)?.[1];
+	if (e.method === 'GET') {
+		const key = READS[e.opId]?.(dp);
+		return key && actorOf(e.caller, key) === 'runbook'
+			? [{ seq: e.seq, actor: 'runbook', key, value: undefined, read: true }]
+			: [];
+	}
 	const b = (e.body ?? {}) as Record<string, unknown>;
 	const out: Omit<Write, 'actor' | 'seq'>[] = [];
 	switch (e.opId) {
@@ -106,46 +124,62 @@ export function writesOf(e: LogEntry, actorOf: (caller: string, key: string) => 
 
 interface KeyState {
 	cur: unknown;
+	/** Who last changed it, as a runbook could know it (see `observe`) ... */
 	last: { actor: Actor | 'nobody (the pre-runbook value)'; seq: number };
+	/** ... and as it happened (a block is judged by this: its own writes are known to it). */
+	written: KeyState['last'];
 	touched: Set<Actor>;
 	/** The last effective write of an actor other than a runbook (undefined: none). */
 	other?: { value: unknown; actor: Actor; seq: number };
+	/** The key as the runbook last observed it (its read of the setting, or its own write): value and owners. */
+	seen?: { cur: unknown; last: KeyState['last']; other: KeyState['other'] };
 }
 
 /** Replays the writes in log order from the initial values; returns every violation of (a) and (b). */
 export function check(initial: Values, final: Values, writes: readonly Write[]): Violation[] {
 	const keys = new Map<string, KeyState>();
 	const violations: Violation[] = [];
+	const read = new Set<string>(); // prefixes a runbook has read
 	for (const w of [...writes].sort((x, y) => x.seq - y.seq)) {
+		if (w.read) {
+			read.add(w.key);
+			for (const [key, k] of keys) if (key.startsWith(w.key)) observe(key, k);
+			continue;
+		}
 		let k = keys.get(w.key);
 		if (!k) {
 			k = {
 				cur: valueOf(initial, w.key),
 				last: { actor: 'nobody (the pre-runbook value)', seq: 0 },
+				written: { actor: 'nobody (the pre-runbook value)', seq: 0 },
 				touched: new Set(),
 			};
+			// Unwritten until now: a runbook's earlier read of it saw the initial value.
+			if ([...read].some((p) => w.key.startsWith(p))) seen(k);
 			keys.set(w.key, k);
 		}
 		const next = w.merge ? { ...(k.cur as Params), ...(w.value as Params) } : w.value;
 		const effective = !same(w.key, next, k.cur);
 		if (effective && (w.actor === 'runbook' || w.actor === 'block')) {
 			const removal = w.key.startsWith('bl.') && w.value === 0;
+			const by = w.actor === 'block' ? k.written : k.last;
 			const ok = removal
-				? k.last.actor === w.actor || (w.actor === 'block' && k.last.actor === 'runbook')
-				: k.last.actor === w.actor || !k.touched.has(w.actor);
+				? by.actor === w.actor || (w.actor === 'block' && by.actor === 'runbook')
+				: by.actor === w.actor || !k.touched.has(w.actor);
 			if (!ok)
 				violations.push({
 					key: w.key,
 					by: w.actor,
 					rule: removal ? '(b) delete' : '(b) overwrite',
-					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${k.last.actor}${k.last.seq ? ` at seq ${k.last.seq}` : ''}`,
+					text: `${w.actor} ${removal ? 'DELETEd' : `wrote ${show(w.key, next)} over`} ${w.key} at seq ${w.seq}; its value ${show(w.key, k.cur)} was written by ${by.actor}${by.seq ? ` at seq ${by.seq}` : ''}`,
 				});
 		}
 		if (w.actor === 'runbook' || w.actor === 'block') k.touched.add(w.actor);
 		if (!effective) continue;
 		k.cur = next;
-		k.last = { actor: w.actor, seq: w.seq };
+		k.last = k.written = { actor: w.actor, seq: w.seq };
 		if (w.actor !== 'runbook') k.other = { value: next, actor: w.actor, seq: w.seq };
+		else seen(k);
 	}
 	for (const [key, k] of keys) {
 		if (!k.touched.has('runbook')) continue;
@@ -160,5 +194,21 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 	}
 	return violations;
 }
+
+/**
+ * A runbook's read of a key. Writes of others since its last observation (its previous read, or its own write) that
+ * leave the key as it was then are no writes for it: the service keeps no write history and no author or time per
+ * value (spec: every read answers the current value only), so no client that polls can tell a setting flipped away
+ * and back between two of its reads from one never touched. The key's owners go back to what they were then.
+ */
+function observe(key: string, k: KeyState): void {
+	if (k.seen && same(key, k.cur, k.seen.cur)) {
+		k.last = k.seen.last;
+		k.other = k.seen.other;
+	}
+	seen(k);
+}
+
+const seen = (k: KeyState) => (k.seen = { cur: k.cur, last: k.last, other: k.other });
 
 const show = (key: string, v: unknown) => (key.startsWith('bl.') ? (v ? 'listed' : 'not listed') : JSON.stringify(v));

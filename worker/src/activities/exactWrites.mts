@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import type { WriteResult } from '../../../api/runbook/contract.ts';
 import {
 	findSwitch,
@@ -20,10 +20,12 @@ import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
  *  - a setting: the value it set and the value it replaced (read at write time), or `notOurs` — already at the
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
- * A playbook owns only what it wrote. A retry must not take its own earlier write for someone else's: what a regular
- * activity found before its write travels in its heartbeat details; a retry without them (a local activity, or the
- * first heartbeat lost) takes a value found at the target as its own earlier write (as the expiring blocks' add
- * does), with what it replaced unknown.
+ * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
+ * write for someone else's nor someone else's value for its own: what the first attempt found, before it wrote
+ * anything, travels in its heartbeat details (as the expiring blocks' add records `listedBefore`), whether it then
+ * wrote or found the target already there; a retry of a setting's write without them (a local activity, or the first
+ * heartbeat lost) takes a value found at the target as its own earlier write, replaced unknown; a list add's takes a
+ * listed entry as someone else's (see exactList).
  */
 
 interface Setting {
@@ -125,7 +127,9 @@ export async function exactSet(client: Client, op: CatalogEntry, params: Params)
 	const a = attemptOf();
 	if (s.atTarget(live, target)) {
 		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
-		return a.attempt > 1 ? { wrote: target } : { notOurs: target };
+		if (a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
+		a.record({ atTarget: true }); // a retry of an answer lost after this finds it not ours too
+		return { notOurs: target };
 	}
 	a.record({ replaced: live ?? null });
 	await client.call(op.id, params);
@@ -157,11 +161,19 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
 		const k = entryRangeKey(String(entry ?? ''));
 		const a = attemptOf();
-		if (entry !== undefined && k && liveText.has(k)) {
-			if (a.earlier?.absentBefore || a.attempt > 1) return { added: entry, wrote: [entry], notOurs: [] };
+		const present = entry !== undefined && k !== undefined && liveText.has(k);
+		// Listed before this activity wrote anything: the first attempt's record (heartbeat details), else this read.
+		// A retry without a record takes a listed entry as someone else's: the record goes out a round trip before our
+		// POST, so a lost one is most likely an attempt that found the entry listed and answered at once, the kill
+		// losing both its heartbeat and its answer (interleave seeds 2, 11, 94 on the CI run).
+		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present;
+		a.record({ listedBefore });
+		if (present) {
+			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
+			if (!listedBefore && liveText.get(k) === toRangeText(String(entry)))
+				return { added: entry, wrote: [entry], notOurs: [] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
-		a.record({ absentBefore: true });
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}
