@@ -25,7 +25,7 @@ export interface World {
 	sites: Ids[];
 	/** The log's caller → actor (blocks and drift share P's token: blacklist writes are the blocks', the rest drift's). */
 	actorOf(caller: string, key: string): Actor | undefined;
-	/** SIGKILLs the runbooks' worker by PID (and starts it again), unless one was killed less than `gapMs` ago. */
+	/** SIGKILLs the runbooks' worker by PID (and starts it again), unless one was killed less than `gapMs` ago (an infinite gap: never). */
 	kill(): Promise<boolean>;
 	kills: number[];
 	close(): Promise<void>;
@@ -114,7 +114,7 @@ export async function startWorld(o: { sites: number; killGapMs?: number }): Prom
 		kills: [],
 		async kill() {
 			const last = w.kills.at(-1);
-			if (last !== undefined && Date.now() - last < gap) return false;
+			if (!Number.isFinite(gap) || (last !== undefined && Date.now() - last < gap)) return false;
 			w.kills.push(Date.now());
 			await r.kill();
 			return true;
