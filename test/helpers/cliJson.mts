@@ -1,19 +1,23 @@
-// The shapes docs/cli-json.md documents for secsvc's JSON outputs, read from the page itself (its ```json blocks under
+// The shapes docs/cli-json/ documents for secsvc's JSON outputs, read from the pages themselves (their ```json blocks under
 // "### `KEY`" and "### Type `Name`" headings), and a strict check of a value against one of them.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 type Shape = string | Shape[] | { [key: string]: Shape };
 
-const PAGE = new URL('../../docs/cli-json.md', import.meta.url);
+const PAGES = new URL('../../docs/cli-json/', import.meta.url);
 
 /** Outputs by key (heading "### `KEY` (vN)") and named types by name ("### Type `Name`"), as the page documents them. */
 function readPage() {
 	const outputs = new Map<string, { shape: Shape; version: number }>();
 	const types = new Map<string, Shape>();
 	const re = /^### (Type )?`([^`]+)`( \(v(\d+)\))?[^\n]*\n[\s\S]*?^```json\n([\s\S]*?)^```/gm;
-	for (const m of readFileSync(PAGE, 'utf8').matchAll(re)) {
-		if ((m[1] ? types : outputs).has(m[2])) throw new Error(`docs/cli-json.md: ${m[2]} is documented twice`);
-		if (!m[1] && !m[4]) throw new Error(`docs/cli-json.md: ${m[2]} has no version (vN) in its heading`);
+	const text = readdirSync(PAGES)
+		.filter((f) => f.endsWith('.md'))
+		.map((f) => readFileSync(new URL(f, PAGES), 'utf8'))
+		.join('\n');
+	for (const m of text.matchAll(re)) {
+		if ((m[1] ? types : outputs).has(m[2])) throw new Error(`docs/cli-json/: ${m[2]} is documented twice`);
+		if (!m[1] && !m[4]) throw new Error(`docs/cli-json/: ${m[2]} has no version (vN) in its heading`);
 		const shape = JSON.parse(m[5]) as Shape;
 		if (m[1]) types.set(m[2], shape);
 		else outputs.set(m[2], { shape, version: Number(m[4]) });
@@ -33,7 +37,7 @@ export function documentedOutputs(): { key: string; version: number }[] {
 export function checkCliJson(key: string, value: unknown): string[] {
 	const { outputs, types } = readPage();
 	const output = outputs.get(key);
-	if (output === undefined) return [`${key}: not documented in docs/cli-json.md`];
+	if (output === undefined) return [`${key}: not documented in docs/cli-json/`];
 	const problems: string[] = [];
 	check(value, output.shape, '$', types, problems);
 	return problems.slice(0, 20);

@@ -1,6 +1,6 @@
 /**
  * Issue 43 item 3: every machine-readable output of `secsvc` (`--json`, and the commands that print JSON) has the shape
- * docs/cli-json.md documents. One run of each command against a real dev server, worker and simulator; each output
+ * docs/cli-json/ documents. One run of each command against a real dev server, worker and simulator; each output
  * checked against its documented shape (a field missing, of another type, or not documented fails), and every shape
  * the page documents is checked here.
  */
@@ -215,15 +215,15 @@ test('the tenants commands: add, list, show, remove', { timeout: 300_000 }, asyn
 	}
 });
 
-test('every output docs/cli-json.md documents was checked above', () => {
+test('every output docs/cli-json/ documents was checked above', () => {
 	const missed = documentedOutputs().filter((o) => !checked.has(o.key));
-	assert.deepEqual(missed, [], 'every output docs/cli-json.md documents is checked by this file');
+	assert.deepEqual(missed, [], 'every output docs/cli-json/ documents is checked by this file');
 });
 
 test("every output past its first version is named in the README's changelog", () => {
 	const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 	const changelog = /^## Changelog\n([\s\S]*?)(?=^## |$(?![\s\S]))/m.exec(readme)?.[1] ?? '';
-	assert.match(changelog, /docs\/cli-json\.md/, 'the changelog links the shapes');
+	assert.match(changelog, /docs\/cli-json\//, 'the changelog links the shapes');
 	for (const { key, version } of documentedOutputs())
 		if (version > 1)
 			assert.ok(changelog.includes(`\`${key}\` v${version}`), `README changelog: \`${key}\` v${version}`);

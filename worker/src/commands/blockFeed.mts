@@ -94,6 +94,6 @@ export async function addFeed(
 	const slices = await usage(() => planFeed(client, site, feed, '--file', limit));
 	const r = await sendFeed(client, taskQueue, site, slices, maxPrefix);
 	const ranges = [...feed.values()].reduce((n, x) => n + x.length, 0);
-	// `blocks` is the list of blocks added, as every `block add` prints it (docs/cli-json.md); never a count.
+	// `blocks` is the list of blocks added, as every `block add` prints it (docs/cli-json/); never a count.
 	return { lines: lines.length, ranges, blocks: r.blocks, shards: r.shards, refused: r.refused };
 }
