@@ -59,15 +59,8 @@ export async function handleControl(
 ): Promise<Reply> {
 	const refused = controlRequestProblem(headers, raw.length);
 	if (refused) return refused;
-	let body: Record<string, unknown> = {};
-	if (raw.length) {
-		try {
-			body = parseBoundedJson(raw.toString('utf8')) as Record<string, unknown>;
-		} catch (e) {
-			return bad(400, e instanceof JsonBoundError ? `body ${e.message}` : 'body must be JSON');
-		}
-		if (!body || typeof body !== 'object' || Array.isArray(body)) return bad(400, 'body must be a JSON object');
-	}
+	const [body, malformed] = readControlBody(raw);
+	if (malformed) return malformed;
 	const seg = path.split('/').filter(Boolean).slice(1); // after __sim
 	const route = `${method} /${seg.join('/')}`;
 	try {
@@ -108,36 +101,54 @@ export async function handleControl(
 				),
 			);
 		if (route === 'POST /console') return ok(await consoleCall(sim, body as unknown as ConsoleCall));
-		if (route === 'POST /ratelimit') {
-			const p = rateLimitProblems(body);
-			if (p.length) return bad(400, p.join('; '));
-			return ok(sim.setRateLimit(body as unknown as RateLimitSpec));
-		}
-		if (route === 'GET /ratelimit')
-			return ok({
-				spec: sim.rateLimiter?.spec ?? null,
-				refused: sim.rateLimiter?.refused ?? {},
-				stalls: sim.rateLimiter?.stalls ?? [],
-			});
-		if (route === 'DELETE /ratelimit') return ok(sim.setRateLimit(undefined) ?? null);
-		if (route === 'POST /faults') return ok(sim.addFault(body as never));
-		if (route === 'GET /faults') return ok(sim.faults);
-		if (route === 'DELETE /faults') {
-			sim.faults = [];
-			return ok({ ok: true });
-		}
-		if (route === 'GET /requests') {
-			const op = query.get('op')?.[0];
-			const since = query.get('since')?.[0];
-			return ok(sim.requests({ op, since: since === undefined ? undefined : Number(since) }));
-		}
-		if (route === 'DELETE /requests') {
-			sim.clearRequests();
-			return ok({ ok: true });
-		}
-		if (route === 'POST /tokens/expire') return ok({ expired: sim.expireTokens() });
-		return bad(404, `no control route ${route}`);
+		return serviceRoute(sim, route, query, body);
 	} catch (e) {
 		return bad(400, (e as Error).message);
 	}
+}
+
+/** The service's behaviour under test: its rate limit, injected faults, request log and tokens. */
+function serviceRoute(sim: Simulator, route: string, query: Fields, body: Record<string, unknown>): Reply {
+	if (route === 'POST /ratelimit') {
+		const p = rateLimitProblems(body);
+		if (p.length) return bad(400, p.join('; '));
+		return ok(sim.setRateLimit(body as unknown as RateLimitSpec));
+	}
+	if (route === 'GET /ratelimit')
+		return ok({
+			spec: sim.rateLimiter?.spec ?? null,
+			refused: sim.rateLimiter?.refused ?? {},
+			stalls: sim.rateLimiter?.stalls ?? [],
+		});
+	if (route === 'DELETE /ratelimit') return ok(sim.setRateLimit(undefined) ?? null);
+	if (route === 'POST /faults') return ok(sim.addFault(body as never));
+	if (route === 'GET /faults') return ok(sim.faults);
+	if (route === 'DELETE /faults') {
+		sim.faults = [];
+		return ok({ ok: true });
+	}
+	if (route === 'GET /requests') {
+		const op = query.get('op')?.[0];
+		const since = query.get('since')?.[0];
+		return ok(sim.requests({ op, since: since === undefined ? undefined : Number(since) }));
+	}
+	if (route === 'DELETE /requests') {
+		sim.clearRequests();
+		return ok({ ok: true });
+	}
+	if (route === 'POST /tokens/expire') return ok({ expired: sim.expireTokens() });
+	return bad(404, `no control route ${route}`);
+}
+
+/** The request's JSON object (none: {}), or the answer refusing it. */
+function readControlBody(raw: Buffer): [Record<string, unknown>, Reply?] {
+	if (!raw.length) return [{}];
+	let body: unknown;
+	try {
+		body = parseBoundedJson(raw.toString('utf8'));
+	} catch (e) {
+		return [{}, bad(400, e instanceof JsonBoundError ? `body ${e.message}` : 'body must be JSON')];
+	}
+	if (!body || typeof body !== 'object' || Array.isArray(body)) return [{}, bad(400, 'body must be a JSON object')];
+	return [body as Record<string, unknown>];
 }
