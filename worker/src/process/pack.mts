@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './buildInfo.mts';
 import { buildWorker, esbuildModule } from './build.mts';
@@ -6,8 +6,8 @@ import { buildBundleFile, SHIPPED, sourceHash } from './bundle.mts';
 import { DIST } from './launch.mts';
 
 /**
- * What the npm package of the worker and CLI ships (`npm pack` in worker/ runs this as `prepack`): plain JavaScript
- * in dist/, so an installation needs neither tsx nor the repository (launch.mts PACKAGED):
+ * What the npm package of the worker and CLI ships (`npm pack` in worker/ runs this as `prepack`; package.json
+ * `files` names each file): plain JavaScript in dist/, so an installation needs neither tsx nor the repository (launch.mts PACKAGED):
  *   main.mjs              the worker process (build.mts; its build record is ignored where no sources are)
  *   cli.mjs, launch.mjs   the `secsvc` command, and what `secsvc worker` loads before it becomes the worker
  *   simulator.mjs         the simulator (`secsvc sandbox --simulator`)
@@ -33,7 +33,8 @@ function compile(entry: string, out: string): void {
 }
 
 export async function pack(): Promise<void> {
-	rmSync(DIST, { recursive: true, force: true });
+	// dist/ is not emptied first: tests and launchers in this checkout may be starting dist/main.mjs right now (it is
+	// replaced atomically); package.json `files` lists exactly what is shipped.
 	mkdirSync(join(DIST, 'examples'), { recursive: true });
 	buildWorker(join(DIST, 'main.mjs'));
 	compile('worker/src/commands/cli.mts', 'cli.mjs');
