@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { searchAttributeArgs } from '../../../workflows/attackResponse/searchAttributes.mts';
-import { loadConfig, loadTemporalConfig } from '../process/config.mts';
+import { ConfigError, loadConfig, loadTemporalConfig } from '../process/config.mts';
 import { DIST, PACKAGE_DIR, PACKAGED } from '../process/launch.mts';
 import { assertPortFree, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
 import { temporalCli } from '../process/temporalCli.mts';
@@ -122,7 +122,15 @@ function workerPart(env: NodeJS.ProcessEnv, where: string, taskQueue: string, pl
 	};
 }
 
+const OPTIONS = ['simulator', 'grpc-port', 'http-port', 'ui-port', 'db', 'simulator-port', 'attack-seconds', 'help'];
+
 export async function runSandbox(o: Record<string, string | boolean>, io: SandboxIo): Promise<number> {
+	const unknown = Object.keys(o).find((k) => !OPTIONS.includes(k));
+	if (unknown) throw new UsageError(`sandbox: unknown option --${unknown}\nusage: secsvc${SANDBOX_USAGE.slice(1)}`);
+	if (o.help) {
+		io.out(`usage: secsvc${SANDBOX_USAGE.slice(1)}\n`);
+		return 0;
+	}
 	const ports = {
 		grpc: port(o, '--grpc-port', 7233),
 		http: port(o, '--http-port', 7243),
@@ -144,7 +152,15 @@ export async function runSandbox(o: Record<string, string | boolean>, io: Sandbo
 			SECSVC_SECRET: SIM.secret,
 			SECSVC_TOKEN_KIND: 'app',
 		});
-	else loadConfig({ ...process.env, ...env }); // the service's settings: one line naming what is missing, nothing started
+	else
+		try {
+			loadConfig({ ...process.env, ...env }); // the service's settings: one line naming what is missing, nothing started
+		} catch (e) {
+			if (!(e instanceof ConfigError)) throw e;
+			throw new UsageError(
+				`${e.message} (the service the worker acts on; or --simulator to rehearse on the simulator)`,
+			);
+		}
 	const used = new Set<number>();
 	const check = async (p: number, flag: string) => {
 		if (used.has(p)) throw new UsageError(`${flag} ${p}: already used by another of the sandbox's ports`);

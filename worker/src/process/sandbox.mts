@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
  *
  * Stopping: SIGINT / SIGTERM to the sandbox (a terminal's Ctrl-C), or any part ending on its own, stops every part
  * that runs, the last started first (the worker drains before its Temporal server stops), each with SIGTERM to its
- * process group and SIGKILL after its grace. Each part runs in a process group of its own, so a terminal's Ctrl-C
+ * process group and SIGKILL after its grace (a second signal: SIGKILL at once). Each part runs in a process group of its own, so a terminal's Ctrl-C
  * reaches the sandbox only and the order holds. Should the sandbox itself be killed (SIGKILL), Linux's
  * parent-death signal (util-linux `setpriv --pdeathsig`, where present) sends every part SIGTERM: no orphans.
  */
@@ -71,19 +71,21 @@ function startPart(part: Part, io: SandboxIo): Running {
 
 const alive = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
 
+function killGroup(pid: number, sig: NodeJS.Signals): void {
+	try {
+		process.kill(-pid, sig);
+	} catch {
+		// already gone
+	}
+}
+
 async function stopPart(r: Running): Promise<void> {
 	const { child } = r;
 	if (!alive(child) || !child.pid) return;
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-	const kill = (sig: NodeJS.Signals) => {
-		try {
-			process.kill(-(child.pid as number), sig);
-		} catch {
-			// already gone
-		}
-	};
-	kill('SIGTERM');
-	const t = setTimeout(() => kill('SIGKILL'), r.part.stopGraceMs ?? 10_000);
+	const pid = child.pid;
+	killGroup(pid, 'SIGTERM');
+	const t = setTimeout(() => killGroup(pid, 'SIGKILL'), r.part.stopGraceMs ?? 10_000);
 	await exited;
 	clearTimeout(t);
 }
@@ -99,7 +101,12 @@ export async function runParts(parts: Part[], io: SandboxIo): Promise<number> {
 	let signalled: NodeJS.Signals | undefined;
 	let wake = () => {};
 	const onSignal = (sig: NodeJS.Signals) => {
-		if (signalled) return;
+		if (signalled) {
+			// a second Ctrl-C: stop now, without waiting for the worker's drain
+			io.err(`secsvc sandbox: ${sig} again; killing ${running.map((r) => r.part.name).join(', ')}\n`);
+			for (const r of running) if (alive(r.child) && r.child.pid) killGroup(r.child.pid, 'SIGKILL');
+			return;
+		}
 		signalled = sig;
 		io.err(`secsvc sandbox: ${sig}: stopping ${running.map((r) => r.part.name).join(', ') || 'nothing'}\n`);
 		wake();
