@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './buildInfo.mts';
 import { buildWorker, esbuildModule } from './build.mts';
@@ -46,12 +46,23 @@ export async function pack(): Promise<void> {
 	copyFileSync(join(ROOT, 'examples/plans/attack-response-demo.json'), join(DIST, 'examples/attack-response.json'));
 }
 
+/**
+ * After `npm pack` (`postpack`): the workflow bundles leave the checkout. They are webpack output whose comments name
+ * rules of the TypeScript lint config, and the root package's `n8n-node lint` lints every .js file outside its own
+ * dist/; the tarball holds them already.
+ */
+export function afterPack(): void {
+	for (const f of [SHIPPED.versioned, SHIPPED.unversioned]) rmSync(join(DIST, f), { force: true });
+}
+
 if (process.argv[1] && process.argv[1] === join(ROOT, 'worker/src/process/pack.mts')) {
-	pack().then(
-		() => console.error(`worker package: built ${DIST}`),
-		(e) => {
-			console.error(`worker package: ${e instanceof Error ? e.message : String(e)}`);
-			process.exit(1);
-		},
-	);
+	if (process.argv.includes('--after')) afterPack();
+	else
+		pack().then(
+			() => console.error(`worker package: built ${DIST}`),
+			(e) => {
+				console.error(`worker package: ${e instanceof Error ? e.message : String(e)}`);
+				process.exit(1);
+			},
+		);
 }
