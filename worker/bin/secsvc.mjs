@@ -1,27 +1,41 @@
 #!/usr/bin/env node
-// secsvc: run the worker, start / approve / abort / inspect runbooks, manage schedules, print timelines.
-// The sources are TypeScript (.mts, and the shared api/*.ts as CommonJS); tsx compiles them on the fly.
+// secsvc: run the worker, start / approve / abort / inspect runbooks, manage schedules, print timelines, a sandbox.
+// Installed from the npm package (no src/ next to this folder) everything runs from the compiled dist/ (built at pack
+// time: worker/src/process/pack.mts); in the repository the TypeScript sources run (.mts, and the shared api/*.ts as
+// CommonJS), through tsx.
 //
-// `secsvc worker` runs the COMPILED worker instead (worker/dist/main.mjs, rebuilt first when stale, with the node
+// `secsvc worker` runs the COMPILED worker (dist/main.mjs; in the repository rebuilt first when stale), with the node
 // flags of SECSVC_WORKER_NODE_FLAGS, default --max-old-space-size=512 --max-semi-space-size=2; see docs/worker/production.md "Memory"): it replaces this
 // process where node can (process.execve, node ≥ 22.15), else runs as a child that this (plain, ~40 MB) process
-// waits for and forwards signals to, and that exits when this process is gone (see below). SECSVC_WORKER_IN_PROCESS=1 runs the worker inside this process from source.
+// waits for and forwards signals to, and that exits when this process is gone (see below). SECSVC_WORKER_IN_PROCESS=1 runs the worker inside this process.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+const packaged = !existsSync(new URL('../src', import.meta.url));
 
 if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1') {
 	const root = fileURLToPath(new URL('../../', import.meta.url));
 	let cmd;
-	try {
-		const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/process/build.mts', import.meta.url)), '--command'], {
-			cwd: root,
-			encoding: 'utf8',
-			stdio: ['ignore', 'pipe', 'inherit'],
-		});
-		cmd = JSON.parse(out.trim().split('\n').pop());
-	} catch {
-		process.exit(1); // build.mts printed why
-	}
+	if (packaged) {
+		const { workerLaunch } = await import('../dist/launch.mjs');
+		try {
+			cmd = workerLaunch();
+		} catch (e) {
+			console.error(`secsvc worker: ${e.message}`);
+			process.exit(1);
+		}
+	} else
+		try {
+			const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/process/build.mts', import.meta.url)), '--command'], {
+				cwd: root,
+				encoding: 'utf8',
+				stdio: ['ignore', 'pipe', 'inherit'],
+			});
+			cmd = JSON.parse(out.trim().split('\n').pop());
+		} catch {
+			process.exit(1); // build.mts printed why
+		}
 	const rest = process.argv.slice(3);
 	const env = { ...process.env, ...cmd.env }; // MALLOC_ARENA_MAX (build.mts workerEnv)
 	if (typeof process.execve === 'function') process.execve(cmd.command, [cmd.command, ...cmd.args, ...rest], env);
@@ -38,6 +52,9 @@ if (process.argv[2] === 'worker' && process.env.SECSVC_WORKER_IN_PROCESS !== '1'
 	for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
 	const signum = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 	child.on('exit', (code, signal) => process.exit(code ?? 128 + (signum[signal] ?? 1)));
+} else if (packaged) {
+	const { run } = await import('../dist/cli.mjs');
+	process.exitCode = await run(process.argv.slice(2));
 } else {
 	const { register: registerCjs } = await import('tsx/cjs/api');
 	const { register: registerEsm } = await import('tsx/esm/api');

@@ -31,7 +31,18 @@ export function opts(args: string[]) {
 			if (
 				next !== undefined &&
 				!next.startsWith('--') &&
-				!['dry-run', 'wait', 'reject', 'enforce', 'markdown', 'running', 'json', 'with-html', 'app'].includes(k)
+				![
+					'dry-run',
+					'wait',
+					'reject',
+					'enforce',
+					'markdown',
+					'running',
+					'json',
+					'with-html',
+					'app',
+					'simulator',
+				].includes(k)
 			) {
 				o[k] = next;
 				i++;

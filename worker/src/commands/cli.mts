@@ -17,12 +17,14 @@ import { drift } from './drift.mts';
 import { holds } from './holds.mts';
 import { report } from './report.mts';
 import { schedule } from './schedule.mts';
+import { runSandbox, SANDBOX_USAGE } from './sandbox.mts';
 
 /** The `secsvc` command: one module per command (this folder), found by name here. `worker` runs the worker process. */
 
 const USAGE = `usage: secsvc <command> [options]
 
   worker                                   run the worker (config: env / SECSVC_CONFIG, see worker/README.md)
+${SANDBOX_USAGE}
   start --plan FILE [--dry-run] [--wait] [--login]   start attack response (workflow id attack-response-<site>); SECSVC_ID_TOKEN or --login: the starter's proof
   approve SITE|ID [--login | --by ID] [--reason TEXT]   approve (Update: the decision comes back; refused when not an approver …)
   reject SITE|ID [--login | --by ID] --reason TEXT     reject (a reason is required)
@@ -104,6 +106,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 		}
 		// tenants: their own Temporal client with the payload codec (tenants.mts)
 		if (cmd === 'tenants') return await (await import('./tenants.mts')).runTenants({ pos, o }, io);
+		if (cmd === 'sandbox') return await runSandbox(o, io);
 		if (cmd === 'entrance') return await (await import('./tenants.mts')).runEntrance(o, io);
 		if (cmd === 'worker') {
 			const { main } = await import('../process/main.mts');

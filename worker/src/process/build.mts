@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { BUILD_MARK, ROOT, hashInputs, readBuildInfo, type BuildInfo } from './buildInfo.mts';
+import { workerEnv, workerLaunch, workerNodeFlags } from './launch.mts';
 
 /**
  * The worker process runs COMPILED, from plain JavaScript: `node <flags> worker/dist/main.mjs` (flags below).
@@ -26,37 +27,7 @@ export const WORKER_ENTRY = join(ROOT, 'worker/dist/main.mjs');
 const SOURCE_ENTRY = join(ROOT, 'worker/src/process/main.mts');
 const SELF = join(ROOT, 'worker/src/process/build.mts');
 
-/**
- * Node/V8 options of the worker process (SECSVC_WORKER_NODE_FLAGS, space-separated, `none` for none), placed before
- * the entry by every launcher. V8 flags are process-wide, so they size the main isolate AND the workflow thread's
- * isolate (the SDK creates that thread without resourceLimits). Default:
- *   --max-old-space-size=512  caps each isolate's old generation at 512 MB, which also lowers V8's heap growing
- *                             factor: garbage is collected at a small multiple of the live heap instead of piling up
- *                             to 4× it; raise it for far more cached workflows per worker.
- *   --max-semi-space-size=2   young generation of 2 MB semi-spaces instead of 16 (less idle memory per isolate).
- *   --heap-growing-percent=20 the next full GC at 1.2× the live old generation instead of V8's ~1.5×.
- * What each flag saves, measured: docs/worker/production.md "Memory". `--optimize-for-size` gets lower still for more worker
- * CPU. The first two default flags are also accepted in NODE_OPTIONS (--heap-growing-percent is not: put it on the
- * command line, as deploy/ does), for deployments that start `node worker/dist/main.mjs` themselves.
- */
-export const DEFAULT_WORKER_NODE_FLAGS = [
-	'--max-old-space-size=512',
-	'--max-semi-space-size=2',
-	'--heap-growing-percent=20',
-];
-
-export function workerNodeFlags(env: Record<string, string | undefined> = process.env): string[] {
-	const v = env.SECSVC_WORKER_NODE_FLAGS;
-	if (v === undefined || v.trim() === '') return [...DEFAULT_WORKER_NODE_FLAGS];
-	if (v.trim() === 'none') return [];
-	const flags = v.trim().split(/\s+/);
-	const bad = flags.find((f) => !/^--[a-z0-9][a-z0-9_-]*(=\S+)?$/i.test(f));
-	if (bad)
-		throw new Error(
-			`SECSVC_WORKER_NODE_FLAGS: every entry must be a node/V8 option like --max-semi-space-size=4 (got ${JSON.stringify(bad)})`,
-		);
-	return flags;
-}
+export { DEFAULT_WORKER_NODE_FLAGS, workerEnv, workerNodeFlags } from './launch.mts';
 
 interface Esbuild {
 	buildSync: (o: object) => {
@@ -66,7 +37,7 @@ interface Esbuild {
 	version: string;
 }
 
-function esbuildModule(): Esbuild {
+export function esbuildModule(): Esbuild {
 	// tsx's own esbuild (a dependency of tsx, hoisted or not).
 	const req = createRequire(fileURLToPath(import.meta.resolve('tsx')));
 	return req('esbuild') as Esbuild;
@@ -121,17 +92,6 @@ export function ensureWorkerBuild(): string {
 }
 
 /**
- * Environment the worker process needs on top of the caller's. MALLOC_ARENA_MAX=2 (unless already set): glibc
- * otherwise gives each of the many native threads (Rust core's tokio runtime, V8 and libuv helpers) its own malloc
- * arena, up to 8 per core, and freed memory stays spread over them; 2 keeps the worker's native memory smaller at
- * the same CPU time (docs/worker/production.md "Memory"). glibc reads it at process start, so it must be
- * in the environment of the exec, not set by the worker itself. Ignored by other C libraries.
- */
-export function workerEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
-	return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX || '2' };
-}
-
-/**
  * How to start the worker process: `process.execPath` with the node flags and the compiled entry (built first when
  * stale), and `env` to add to the process environment. SECSVC_WORKER_FROM_SOURCE=1 runs the sources through tsx
  * instead (debugging; costs ~30 MB RSS).
@@ -142,7 +102,7 @@ export function workerCommand(
 ): { command: string; args: string[]; env: Record<string, string> } {
 	if (env.SECSVC_WORKER_FROM_SOURCE === '1')
 		return { command: process.execPath, args: [...flags, '--import', 'tsx', SOURCE_ENTRY], env: workerEnv(env) };
-	return { command: process.execPath, args: [...flags, ensureWorkerBuild()], env: workerEnv(env) };
+	return workerLaunch(ensureWorkerBuild(), env, flags);
 }
 
 if (process.argv[1] && process.argv[1] === SELF) {

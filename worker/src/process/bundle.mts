@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT, hashInputs } from './buildInfo.mts';
+import { DIST, PACKAGED } from './launch.mts';
 
 /**
  * Workflow bundling, done ONCE per source version and cached on disk, never inside the worker process.
@@ -202,7 +203,7 @@ const cached = new Map<boolean, Promise<{ codePath: string; buildId: string }>>(
 /**
  * The prebuilt workflow bundle as `{ codePath }` (for `Worker.create({ workflowBundle })` and
  * `Worker.runReplayHistories`) and its `buildId`: SECSVC_WORKFLOW_BUNDLE (build id = hash of the file), else the
- * cached file for the current sources (build id = their source hash), else built once in a child process.
+ * installed package's own (shippedBundle), else the cached file for the current sources (build id = their source hash), else built once in a child process.
  * Resolved once per process. `unversioned`: the variant for workers without deployment versioning (unversioned.mts).
  */
 export function workflowBundle(o: { unversioned?: boolean } = {}): Promise<{ codePath: string; buildId: string }> {
@@ -215,6 +216,7 @@ export function workflowBundle(o: { unversioned?: boolean } = {}): Promise<{ cod
 			if (!existsSync(fixed)) throw new Error(`SECSVC_WORKFLOW_BUNDLE: file not found: ${fixed}`);
 			return { codePath: fixed, buildId: createHash('sha256').update(readFileSync(fixed)).digest('hex').slice(0, 16) };
 		}
+		if (PACKAGED) return shippedBundle(unversioned);
 		const buildId = sourceHash();
 		const out = join(bundleDir(), `workflows-${buildId}${unversioned ? '-unversioned' : ''}.js`);
 		if (!existsSync(out)) await buildInChild(out, unversioned);
@@ -223,6 +225,19 @@ export function workflowBundle(o: { unversioned?: boolean } = {}): Promise<{ cod
 	cached.set(unversioned, p);
 	p.catch(() => cached.delete(unversioned));
 	return p;
+}
+
+/** File names of the bundles the npm package ships (built by pack.mts) and of their build record. */
+export const SHIPPED = { versioned: 'workflows.js', unversioned: 'workflows-unversioned.js', record: 'workflows.json' };
+
+/**
+ * The installed package's bundle (launch.mts PACKAGED), built at pack time: there are no sources to hash, so the build
+ * id is the source hash recorded then — the same id a worker run from the repository at that commit has.
+ */
+function shippedBundle(unversioned: boolean): { codePath: string; buildId: string } {
+	const codePath = join(DIST, unversioned ? SHIPPED.unversioned : SHIPPED.versioned);
+	const { buildId } = JSON.parse(readFileSync(join(DIST, SHIPPED.record), 'utf8')) as { buildId: string };
+	return { codePath, buildId };
 }
 
 const noop = () => {};

@@ -26,7 +26,8 @@ import { loadProcessConfig } from './processConfig.mts';
 import { clientFromConfig, safeMessage, startWorker, type RunningWorker } from './worker.mts';
 import { installMetrics } from './metrics.mts';
 import { markMetricsOn } from './runbookMetrics.mts';
-import { tenantMode } from './tenantWorker.mts';
+import { refreshRejected, tenantMode } from './tenantWorker.mts';
+import { DEFAULT_REFRESH_REJECTED_CODES } from '../activities/tenants.mts';
 
 /** A start-up failure: printed as one line, exit code 1. */
 export class StartupError extends Error {}
@@ -64,10 +65,20 @@ async function connectTemporal(cfg: ReturnType<typeof loadConfig>) {
 	}
 }
 
+/** A refresh answer meaning the refresh token is gone (SECSVC_REFRESH_REJECTED_CODES, default 40103). */
+const refreshGone = (code: number) => (refreshRejected() ?? DEFAULT_REFRESH_REJECTED_CODES).includes(code);
+
 async function checkCredentials(api: ReturnType<typeof clientFromConfig>, cfg: ReturnType<typeof loadConfig>) {
 	try {
 		await api.client.tokens?.getToken();
 	} catch (e) {
+		if (e instanceof ApiError && cfg.api.tokenKind === 'user' && refreshGone(e.code))
+			throw new StartupError(
+				`SECSVC_REFRESH_TOKEN (api.refreshToken): the service no longer accepts this refresh token — ${safeMessage(e)}. ` +
+					`Every renewal replaces a user token's refresh token, so another worker (or n8n) given the same one has most likely renewed it: ` +
+					`workers acting for one customer need tenant mode (SECSVC_TENANTS=1 and the same SECSVC_PAYLOAD_KEYS on every worker, ` +
+					`one token per customer for the whole cluster: docs/worker/tenants.md), or this worker a refresh token of its own (a new install)`,
+			);
 		if (e instanceof ApiError)
 			throw new StartupError(
 				`SECSVC_APP_ID / SECSVC_SECRET (api.appId / api.secret): the service refused a token — ${safeMessage(e)}`,

@@ -72,9 +72,7 @@ export function tenantMode(
 	const dataConverter = dataConverterFor(requireKeys(env)) as TenantMode['dataConverter'];
 	const cachedWorkflows = tenantCachedWorkflows(env);
 	const workflowThread = tenantWorkflowThread(env);
-	const refreshRejectedCodes = env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
-		.map((s) => Number(s.trim()))
-		.filter(Number.isInteger);
+	const refreshRejectedCodes = refreshRejected(env);
 	return {
 		dataConverter,
 		cachedWorkflows,
@@ -107,4 +105,11 @@ export function tenantMode(
 		activities: (app) =>
 			createTenantActivities(app, { appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes }) as never,
 	};
+}
+
+/** SECSVC_REFRESH_REJECTED_CODES: refresh answers that mean the refresh token is gone (unset: the activity's default). */
+export function refreshRejected(env: NodeJS.ProcessEnv = process.env): number[] | undefined {
+	return env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
+		.map((s) => Number(s.trim()))
+		.filter(Number.isInteger);
 }

@@ -1,0 +1,201 @@
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { searchAttributeArgs } from '../../../workflows/attackResponse/searchAttributes.mts';
+import { ConfigError, loadConfig, loadTemporalConfig } from '../process/config.mts';
+import { DIST, PACKAGE_DIR, PACKAGED } from '../process/launch.mts';
+import { assertPortFree, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
+import { temporalCli } from '../process/temporalCli.mts';
+import { UsageError } from './args.mts';
+
+/**
+ * `secsvc sandbox`: from nothing to a working sandbox in one command — a Temporal dev server on fixed ports with its
+ * database kept under the user's data folder, the worker, and with --simulator the simulator with an attack under
+ * way to rehearse on; Ctrl-C stops them together (process/sandbox.mts). Given a Temporal address of its own
+ * (TEMPORAL_ADDRESS, SECSVC_CONFIG or a Temporal profile: the worker's own settings) it starts no server and runs
+ * the worker against it.
+ */
+
+export const SANDBOX_USAGE = `  sandbox [--simulator] [--grpc-port 7233] [--http-port 7243] [--ui-port 8233] [--db FILE]
+          [--simulator-port 8443] [--attack-seconds 300]
+                                           a Temporal dev server (fixed ports, database kept in
+                                           \${XDG_DATA_HOME:-~/.local/share}/secsvc/sandbox), the worker and with
+                                           --simulator the simulator and an attack on site 20001; Ctrl-C stops all.
+                                           With TEMPORAL_ADDRESS (or a profile) set: only the worker`;
+
+const SIM = { appId: 'demo-app', secret: 'demo-secret', site: '20001' };
+
+function port(o: Record<string, string | boolean>, flag: string, dflt: number): number {
+	const v = o[flag.slice(2)];
+	if (v === undefined) return dflt;
+	const n = Number(v);
+	if (!(Number.isInteger(n) && n >= 1 && n <= 65535)) throw new UsageError(`${flag}: must be a port number 1–65535`);
+	return n;
+}
+
+export function sandboxDb(env: NodeJS.ProcessEnv = process.env): string {
+	return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'secsvc', 'sandbox', 'temporal.db');
+}
+
+const node = (packaged: string, source: string, args: string[]) =>
+	PACKAGED
+		? { command: process.execPath, args: [join(DIST, packaged), ...args] }
+		: { command: process.execPath, args: ['--import', 'tsx', join(PACKAGE_DIR, '..', source), ...args] };
+
+async function answers(url: string): Promise<boolean> {
+	try {
+		const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+		await r.arrayBuffer();
+		return r.ok;
+	} catch {
+		return false;
+	}
+}
+
+function temporalPart(bin: string, p: { grpc: number; http: number; ui: number }, db: string): Part {
+	return {
+		name: 'temporal',
+		command: bin,
+		// eager activity dispatch as in demo/stack.mts; the runbooks' search attributes
+		args: [
+			...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(p.grpc), '--http-port', String(p.http)],
+			...['--ui-ip', '127.0.0.1', '--ui-port', String(p.ui), '--db-filename', db, '--log-level', 'error'],
+			...['--dynamic-config-value', 'system.enableActivityEagerExecution=true', ...searchAttributeArgs()],
+		],
+		ready: () => answers(`http://127.0.0.1:${p.http}/api/v1/namespaces/default`),
+		summary: () => [
+			`  Temporal gRPC   127.0.0.1:${p.grpc}           TEMPORAL_ADDRESS of secsvc and workers`,
+			`  Temporal HTTP   http://127.0.0.1:${p.http}    n8n's Temporal API credential (HTTP API Address)`,
+			`  Temporal UI     http://127.0.0.1:${p.ui}`,
+			`  database        ${db}`,
+		],
+	};
+}
+
+function simulatorPart(simPort: number, attackSeconds: number): Part {
+	const url = `http://127.0.0.1:${simPort}`;
+	const attack = {
+		site_id: SIM.site,
+		attack_type: 'UDP Total',
+		duration: attackSeconds,
+		curve: { shape: 'ramp', peakBps: 20e9, peakPps: 4e6, rampSeconds: 3 },
+		sources: [{ ip: '203.0.113.10', weight: 3 }, { ip: '203.0.113.11', weight: 2 }, { cidr: '198.51.100.4/30' }],
+	};
+	let started = false;
+	return {
+		name: 'simulator',
+		...node('simulator.mjs', 'simulator/main.mts', ['--port', String(simPort), '--app-id', SIM.appId]),
+		env: { SECSVC_SIM_SECRET: SIM.secret },
+		ready: async (out) => {
+			if (!out.includes(url)) return false;
+			if (!started) {
+				const r = await fetch(`${url}/__sim/attacks`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(attack),
+				});
+				if (!r.ok) throw new Error(`simulator: the sandbox's attack was refused: ${await r.text()}`);
+				started = true;
+			}
+			return true;
+		},
+		summary: () => [
+			`  simulator       ${url}    app id ${SIM.appId}, secret ${SIM.secret} (n8n's Security Service API credential)`,
+			`  attack          site ${SIM.site}: ${attack.attack_type}, ${attackSeconds} s from now; another: curl -X POST ${url}/__sim/attacks \\`,
+			`                    -H 'content-type: application/json' -d '${JSON.stringify({ ...attack, duration: 120 })}'`,
+		],
+	};
+}
+
+function workerPart(env: NodeJS.ProcessEnv, where: string, taskQueue: string, plan: string): Part {
+	return {
+		name: 'worker',
+		command: process.execPath,
+		args: [join(PACKAGE_DIR, 'bin', 'secsvc.mjs'), 'worker'],
+		env,
+		ready: (out) => out.includes('secsvc worker: task queue'),
+		stopGraceMs: 60_000,
+		summary: () => [
+			`  worker          task queue ${taskQueue} on ${where}`,
+			`  next            secsvc start --plan ${plan} --wait     (then: secsvc timeline ${SIM.site})`,
+		],
+	};
+}
+
+const OPTIONS = ['simulator', 'grpc-port', 'http-port', 'ui-port', 'db', 'simulator-port', 'attack-seconds', 'help'];
+
+export async function runSandbox(o: Record<string, string | boolean>, io: SandboxIo): Promise<number> {
+	const unknown = Object.keys(o).find((k) => !OPTIONS.includes(k));
+	if (unknown) throw new UsageError(`sandbox: unknown option --${unknown}\nusage: secsvc${SANDBOX_USAGE.slice(1)}`);
+	if (o.help) {
+		io.out(`usage: secsvc${SANDBOX_USAGE.slice(1)}\n`);
+		return 0;
+	}
+	const ports = {
+		grpc: port(o, '--grpc-port', 7233),
+		http: port(o, '--http-port', 7243),
+		ui: port(o, '--ui-port', 8233),
+		sim: port(o, '--simulator-port', 8443),
+	};
+	const attackSeconds = o['attack-seconds'] === undefined ? 300 : Number(o['attack-seconds']);
+	if (!(Number.isInteger(attackSeconds) && attackSeconds >= 1 && attackSeconds <= 86400))
+		throw new UsageError('--attack-seconds: must be an integer of 1–86400 seconds');
+	const simulator = o.simulator === true;
+	const t = loadTemporalConfig();
+	const external = t.from?.address !== undefined; // the user's own Temporal: no dev server
+	const env: NodeJS.ProcessEnv = { SECSVC_SHUTDOWN_GRACE: process.env.SECSVC_SHUTDOWN_GRACE || '5s' };
+	if (!external) Object.assign(env, { TEMPORAL_ADDRESS: `127.0.0.1:${ports.grpc}`, TEMPORAL_NAMESPACE: 'default' });
+	if (simulator)
+		Object.assign(env, {
+			SECSVC_BASE_URL: `http://127.0.0.1:${ports.sim}`,
+			SECSVC_APP_ID: SIM.appId,
+			SECSVC_SECRET: SIM.secret,
+			SECSVC_TOKEN_KIND: 'app',
+		});
+	else
+		try {
+			loadConfig({ ...process.env, ...env }); // the service's settings: one line naming what is missing, nothing started
+		} catch (e) {
+			if (!(e instanceof ConfigError)) throw e;
+			throw new UsageError(
+				`${e.message} (the service the worker acts on; or --simulator to rehearse on the simulator)`,
+			);
+		}
+	const used = new Set<number>();
+	const check = async (p: number, flag: string) => {
+		if (used.has(p)) throw new UsageError(`${flag} ${p}: already used by another of the sandbox's ports`);
+		used.add(p);
+		await assertPortFree(p, flag).catch((e: Error) => {
+			throw new UsageError(e.message);
+		});
+	};
+	const parts: Part[] = [];
+	if (!external) {
+		for (const [p, flag] of [
+			[ports.grpc, '--grpc-port'],
+			[ports.http, '--http-port'],
+			[ports.ui, '--ui-port'],
+		] as const)
+			await check(p, flag);
+		const db = typeof o.db === 'string' ? resolve(o.db) : sandboxDb();
+		mkdirSync(dirname(db), { recursive: true });
+		const bin = await temporalCli((s) => io.err(`secsvc sandbox: ${s}\n`));
+		parts.push(temporalPart(bin, ports, db));
+	}
+	if (simulator) {
+		await check(ports.sim, '--simulator-port');
+		parts.push(simulatorPart(ports.sim, attackSeconds));
+	}
+	const plan = PACKAGED
+		? join(DIST, 'examples', 'attack-response.json')
+		: join(PACKAGE_DIR, '..', 'examples/plans/attack-response-demo.json');
+	const where = external ? `${t.address} (${t.from?.address})` : `127.0.0.1:${ports.grpc}`;
+	parts.push(workerPart(env, where, t.taskQueue, plan));
+	io.out(`secsvc sandbox: starting ${parts.map((p) => p.name).join(', ')}\n`);
+	const code = await runParts(parts, {
+		out: (s) => io.out(`secsvc sandbox: running; Ctrl-C stops everything\n${s}`),
+		err: io.err,
+	});
+	io.out(`secsvc sandbox: stopped\n`);
+	return code;
+}
