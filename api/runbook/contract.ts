@@ -1,4 +1,5 @@
 import type { DecideRequest, VerifiedIdentity } from '../decideRules';
+import type { WaveState } from './waveRules';
 
 /**
  * The runbook contract: what the workflows, the worker, the CLI and the n8n Runbook node agree on — workflow type
@@ -200,6 +201,8 @@ export interface RunbookState {
 	auditOmitted?: number;
 	/** Ownership from what was written (each change's `written`); false or absent: runbooks recorded before it. */
 	exact?: boolean;
+	/** New waves answered during the wait (api/runbook/waveRules.ts). */
+	waves?: WaveState;
 }
 
 export interface AttackResponseResult {

@@ -2,6 +2,7 @@ import { z } from 'zod/v4';
 import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../limits';
 import { parseEntry } from '../ranges';
 import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planItems';
+import { wavesSchema } from './wavesSchema';
 
 export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planItems';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
@@ -127,6 +128,8 @@ export const planSchema = z
 				 * ends). Absent: the revert removes the entries, as before.
 				 */
 				expireAfterSeconds: seconds(1, 90 * 86400).optional(),
+				/** New waves during the wait (api/runbook/waveRules.ts): new top sources blacklisted under the same guard. */
+				waves: wavesSchema,
 			})
 			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
 		ipAuth: ipAuthSchema.optional(),

@@ -49,7 +49,7 @@ export const entryKey = (dp: string, entry: string) => {
 	return settingKey.blacklistEntry(dp, r ? formatRange(r) : entry);
 };
 
-const ttlOf = (ctx: PlanContext) =>
+export const ttlOf = (ctx: PlanContext) =>
 	ctx.plan.maxDurationSeconds + (ctx.plan.approval.required ? ctx.plan.approval.timeoutSeconds : 0) + 6 * 3600;
 
 /** Holds the plan's settings before the snapshot. Returns the keys held by someone else (left alone). */
@@ -143,10 +143,10 @@ const blockActs = proxyActivities<Record<string, (input: Record<string, unknown>
 	},
 });
 
-export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Promise<void> {
+export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext, only = rb.changes): Promise<void> {
 	const seconds = ctx.plan.blacklist.expireAfterSeconds;
 	if (!seconds) return;
-	const entries = rb.changes
+	const entries = only
 		.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied')
 		.flatMap((c) => ownedEntries(rb, c).map((e) => ({ dp: c.target.domain_port_id, e })));
 	await Promise.all(
