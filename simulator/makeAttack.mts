@@ -2,15 +2,7 @@
  * Attacks from specs (control API, scenarios): validated, sources expanded into concrete IPs, waves included
  * (simulator/waves.mts reads them).
  */
-import {
-	ATTACK_TYPES,
-	COUNTRIES,
-	PROFILES,
-	type Attack,
-	type AttackSource,
-	type Curve,
-	type World,
-} from './state.mts';
+import { ATTACK_TYPES, COUNTRIES, PROFILES, type Attack, type AttackSource, type Curve, type World } from './state.mts';
 import { Rng, intToIp, ipToInt } from './util.mts';
 
 export interface SourceSpec {

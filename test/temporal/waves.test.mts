@@ -95,7 +95,11 @@ test('a new wave during the wait: new top sources blocked, owned and reverted; a
 		s.sim.stopAttack(second.id);
 		const r = (await h.result()) as AttackResponseResult;
 		assert.equal(r.outcome, 'reverted');
-		assert.deepEqual(listed(await liveSettings(op, ids)), before, 'every wave reverted; .10 stays as the person left it');
+		assert.deepEqual(
+			listed(await liveSettings(op, ids)),
+			before,
+			'every wave reverted; .10 stays as the person left it',
+		);
 		const bl = r.changes.filter((c) => c.kind === 'blacklistAdd');
 		assert.deepEqual(
 			bl.map((c) => [c.id, c.status, (c.written?.wrote as string[] | undefined)?.sort()]),

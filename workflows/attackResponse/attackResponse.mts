@@ -6,6 +6,7 @@ import { runbookStartRules } from '../input/inputRules.mts';
 import { approvalGate, approvalPolicy } from './approval.mts';
 import type { Sealed } from '../tenant/shared.mts';
 import { applyChanges } from './apply.mts';
+import { registerAllowList } from './allowList.mts';
 import { checkCarry, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
 import { finish } from './finish.mts';
@@ -35,6 +36,7 @@ export async function attackResponse(
 	const rb = newRunbook(input);
 	registerHandlers(rb);
 	const ctx = planContext(await parsePlanInWorker(input?.plan));
+	registerAllowList(rb, ctx); // the allow-list always wins (allowList.mts)
 	// Who may approve (the operator's policy; the plan only narrows it) and who started: refused at start (approval.mts).
 	if (!input?.carry) await approvalPolicy(rb, ctx, startedBy);
 

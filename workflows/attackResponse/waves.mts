@@ -1,7 +1,13 @@
 import { patched } from '@temporalio/workflow';
 import type { Change } from '../../api/runbook/contract.ts';
 import { DEFAULT_WIDEST_PREFIX } from '../../api/blastRadius.ts';
-import { MAX_SEEN_EVENTS, waveChangeId, wavesOf, type WavesConfig, type WaveState } from '../../api/runbook/waveRules.ts';
+import {
+	MAX_SEEN_EVENTS,
+	waveChangeId,
+	wavesOf,
+	type WavesConfig,
+	type WaveState,
+} from '../../api/runbook/waveRules.ts';
 import {
 	blacklistCandidates,
 	entryRange,
@@ -90,7 +96,8 @@ async function readWave(
 		.slice(0, cfg.maxEvents);
 	const maps = await ctx.all(
 		events.map(
-			(e) => () => ctx.pollActs['dashboard.eventDetail']({ event_id: e.alert_id, module: 'threat_map' }) as Promise<unknown>,
+			(e) => () =>
+				ctx.pollActs['dashboard.eventDetail']({ event_id: e.alert_id, module: 'threat_map' }) as Promise<unknown>,
 		),
 	);
 	const sources: { ip: string; event: string }[] = [];
