@@ -36,3 +36,18 @@ export async function afterWhitelistAdd(
 	if (typeof site !== 'string' || typeof dp !== 'string' || typeof entry !== 'string') return undefined;
 	return allowListWins(client, site, [entry], `whitelist entry ${entry} added by ${by}`, dp);
 }
+
+/** After a tenant declared its protected ranges (`secsvc tenants add|install --protected`): on each of its sites. */
+export async function afterTenantRanges(
+	client: Parameters<typeof allowListWins>[0],
+	customerId: string,
+	sites: string[],
+	ranges: string[] | undefined,
+	out: (v: unknown) => void,
+): Promise<void> {
+	if (!ranges?.length) return;
+	for (const site of sites) {
+		const r = await allowListWins(client, site, ranges, `protected range declared by tenant ${customerId}`);
+		if (r.ended.length || r.notEnded.length) out(formatAllow(r));
+	}
+}
