@@ -15,6 +15,7 @@ export const WORKFLOW_TYPE = {
 	attackWatch: 'attackWatch',
 	attackReport: 'attackReport',
 	blocks: 'blocks',
+	offenders: 'offenders',
 	driftAudit: 'driftAudit',
 	durableCall: 'durableCall',
 	fleetWatch: 'fleetWatch',

@@ -152,8 +152,9 @@ export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext, only
 	await Promise.all(
 		entries.map(async ({ dp, e }) => {
 			try {
-				await blockActs[BLOCKS_ACTIVITY.register]({
+				const b = (await blockActs[BLOCKS_ACTIVITY.register]({
 					site_id: ctx.site,
+					customer_id: ctx.plan.customer_id,
 					domain_port_id: dp,
 					entry: e,
 					seconds,
@@ -161,11 +162,13 @@ export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext, only
 					reason: 'attack source blacklisted by the attack response',
 					via: 'runbook',
 					adopt: true,
-				});
+				})) as { reason?: string; expiresAt?: string } | undefined;
+				// A repeat offender's block is longer (worker/src/temporal/offenders.mts): its reason says why.
+				const longer = / — (repeat offender: .*)$/.exec(b?.reason ?? '')?.[1];
 				rb.log(
 					'blacklisting',
-					`expiring block registered: ${e} (${dp})`,
-					`plan.blacklist.expireAfterSeconds = ${seconds}: removed by its block at the latest after the runbook lets go`,
+					`expiring block registered: ${e} (${dp})${b?.expiresAt ? `, until ${b.expiresAt}` : ''}`,
+					`plan.blacklist.expireAfterSeconds = ${seconds}${longer ? `; ${longer}` : ''}: removed by its block at the latest after the runbook lets go`,
 				);
 			} catch (err) {
 				rb.log(
