@@ -4,6 +4,8 @@
  * sources not yet covered are blacklisted as a new wave, owned and reverted like the first ones.
  */
 
+export type { RearmState } from './holdDownRules';
+
 /** plan.blacklist.waves: what a runbook does with a new wave during its wait. Absent fields take WAVE_DEFAULTS. */
 export interface WavesConfig {
 	/** Answer new waves (new alert_id or new top sources) during the wait. */

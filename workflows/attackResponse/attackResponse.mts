@@ -14,6 +14,7 @@ import { registerHandlers } from './handlers.mts';
 import { holdPlannedChanges, holdPlanSettings, releaseAll } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
 import { revertAll } from './revert.mts';
+import { rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
@@ -60,7 +61,9 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
 	const { snap, events } = await takeSnapshot(rb, ctx);
 	const eventId = pickEvent(rb, ctx, events);
-	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId, events);
+	// A return within the hold-down pre-blocks the last run's sources (rearm.mts).
+	const pre = await rearmFromLast(rb, ctx);
+	planChanges(rb, ctx, snap, [...pre, ...(await topSources(ctx, eventId))], eventId, events);
 
 	if (rb.dryRun) {
 		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');

@@ -93,7 +93,12 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 			if (Number(status) === 1) await checkWave(rb, ctx); // the attack goes on: the cooldown starts again anyway
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
-		if (clock.endedAtMs !== undefined && now - clock.endedAtMs >= cooldownMs) {
+		// plan.stopWhen (holdDownRules.ts): only `attack-ended` (the default) ends by the cooldown.
+		if (
+			(plan.stopWhen ?? 'attack-ended') === 'attack-ended' &&
+			clock.endedAtMs !== undefined &&
+			now - clock.endedAtMs >= cooldownMs
+		) {
 			state.endedBy = 'cooldown';
 			rb.log('waiting', 'cooldown elapsed without attack', 'revert');
 			return;
