@@ -1,5 +1,5 @@
 /** The event detail's four modules (§4.4), from an attack and the simulator clock; sources of the moment (waves.mts). */
-import type { Attack, Site, World } from './state.mts';
+import type { Attack, AttackSource, Site, World } from './state.mts';
 import { baselineAt, endOf, isOngoing, maxRaw, rawAt } from './attacks.mts';
 import { ipToInt } from './util.mts';
 import { sourcesAt } from './waves.mts';
@@ -62,9 +62,12 @@ export function eventDetail(w: World, a: Attack, now: number, module: string): u
 		out.push({ country: '', element: 'dst_ip', item: 'Destination IP', value: site.site_ip, percent: 100 });
 		return out;
 	}
-	// traffic_patterns: one row per source /24
-	const mx = maxRaw(a, now);
-	const elapsed = Math.max(1, until - a.start);
+	return trafficPatterns(a, sources, maxRaw(a, now), Math.max(1, until - a.start));
+}
+
+/** traffic_patterns: one row per source /24 of the sources of the moment. */
+function trafficPatterns(a: Attack, sources: AttackSource[], mx: { bps: number; pps: number }, elapsed: number) {
+	const totalW = sources.reduce((t, x) => t + x.weight, 0);
 	const rows = new Map<string, { asn: number; w: number }>();
 	for (const s of sources) {
 		const n = ipToInt(s.ip) as number;
