@@ -6,6 +6,7 @@
 import type { Attack, IpEntry, Site, World, LevelState } from './state.mts';
 import { defaultLevel } from './state.mts';
 import { ipToInt, parseCidr, parseRange, type IpRange } from './util.mts';
+import { sourcesAt, sourcesUntil } from './waves.mts';
 
 export interface MitigationModel {
 	/** Multiplier on the remaining attack when the site-level detection mode is rapid (1). */
@@ -130,7 +131,7 @@ export function effectOf(w: World, m: MitigationModel, a: Attack, now: number): 
 	let totalW = 0;
 	let passW = 0;
 	const blockedSources: string[] = [];
-	for (const s of a.sources) {
+	for (const s of sourcesAt(a, now)) {
 		totalW += s.weight;
 		const n = ipToInt(s.ip) as number;
 		const inR = (r: IpRange) => n >= r.start && n <= r.end;
@@ -250,9 +251,10 @@ export function networkSummary(w: World, site: Site, now: number, range: string,
 		bump(app, appName, size);
 		bump(proto, a.protocol, size);
 		sum(atype, a.attack_type, size);
-		const totalW = a.sources.reduce((s, x) => s + x.weight, 0);
+		const sources = sourcesUntil(a, now);
+		const totalW = sources.reduce((s, x) => s + x.weight, 0);
 		const seenAsn = new Set<number>();
-		for (const s of a.sources) {
+		for (const s of sources) {
 			const part = Math.round((size * s.weight) / totalW);
 			sum(country, s.country, part);
 			sum(ip, s.ip, part);
@@ -276,91 +278,4 @@ export function networkSummary(w: World, site: Site, now: number, range: string,
 	};
 }
 
-/** The four modules of the event detail (§4.4). */
-export function eventDetail(w: World, a: Attack, now: number, module: string): unknown {
-	const site = w.sites.get(a.site_id) as Site;
-	const ongoing = isOngoing(a, now);
-	const until = Math.min(now, endOf(a));
-	const ref = ongoing ? rawAt(a, now) : maxRaw(a, now);
-	const totalW = a.sources.reduce((s, x) => s + x.weight, 0);
-	if (module === 'threat_map') {
-		const row = (s: (typeof a.sources)[number], v: number) => ({
-			code: s.code,
-			country: s.country,
-			ip: s.ip,
-			org: s.org,
-			size: String(Math.round((v * s.weight) / totalW)),
-			latitude: s.latitude,
-			longitude: s.longitude,
-			percent: Math.round((100 * s.weight) / totalW),
-		});
-		const sorted = [...a.sources].sort((p, q) => q.weight - p.weight || (p.ip < q.ip ? -1 : 1));
-		return { bps: sorted.map((s) => row(s, ref.bps)), pps: sorted.map((s) => row(s, ref.pps)) };
-	}
-	if (module === 'traffic') {
-		const span = Math.max(0, until - a.start);
-		const step = Math.max(60, Math.ceil(span / 120));
-		const bps: Record<string, number[][]> = { attack: [], clean: [] };
-		const pps: Record<string, number[][]> = { attack: [], clean: [] };
-		for (let t = a.start; t <= until; t += step) {
-			const r = rawAt(a, Math.min(t, until - 1e-6));
-			const c = baselineAt(site, t);
-			bps.attack.push([t, r.bps]);
-			bps.clean.push([t, c]);
-			pps.attack.push([t, r.pps]);
-			pps.clean.push([t, Math.round(c / 8000)]);
-		}
-		return { bps, pps };
-	}
-	if (module === 'characterization') {
-		const out: { country: string; element: string; item: string; value: string; percent: number }[] = [];
-		const byCountry = new Map<string, { w: number; code: string }>();
-		for (const s of a.sources) {
-			const v = byCountry.get(s.country) ?? { w: 0, code: s.code };
-			v.w += s.weight;
-			byCountry.set(s.country, v);
-		}
-		for (const [c, v] of byCountry)
-			out.push({
-				country: c,
-				element: 'src_country',
-				item: 'Source country',
-				value: v.code,
-				percent: Math.round((100 * v.w) / totalW),
-			});
-		out.push({ country: '', element: 'protocol', item: 'Protocol', value: a.protocol, percent: 100 });
-		out.push({ country: '', element: 'dst_port', item: 'Destination port', value: a.dest_port, percent: 100 });
-		out.push({ country: '', element: 'dst_ip', item: 'Destination IP', value: site.site_ip, percent: 100 });
-		return out;
-	}
-	// traffic_patterns: one row per source /24
-	const mx = maxRaw(a, now);
-	const elapsed = Math.max(1, until - a.start);
-	const rows = new Map<string, { asn: number; w: number }>();
-	for (const s of a.sources) {
-		const n = ipToInt(s.ip) as number;
-		const base = n - (n % 256);
-		const cidr = `${Math.floor(base / 16777216)}.${Math.floor(base / 65536) % 256}.${Math.floor(base / 256) % 256}.0/24`;
-		const v = rows.get(cidr) ?? { asn: s.asn, w: 0 };
-		v.w += s.weight;
-		rows.set(cidr, v);
-	}
-	return [...rows].map(([cidr, v]) => {
-		const f = v.w / totalW;
-		const maxB = Math.round(mx.bps * f);
-		const maxP = Math.round(mx.pps * f);
-		const avgB = Math.round(maxB * 0.8);
-		const avgP = Math.round(maxP * 0.8);
-		return {
-			asn: v.asn,
-			cidr,
-			dest_port: a.dest_port,
-			protocol: a.protocol,
-			router: 'edge-1',
-			src_port: a.protocol === 'UDP' && /Amplification|Reflection/.test(a.attack_type) ? 'service' : 'random',
-			average: { bps: avgB, pps: avgP },
-			max: { bps: maxB, pps: maxP },
-			total: { byte: Math.round((avgB / 8) * elapsed), packet: Math.round(avgP * elapsed) },
-		};
-	});
-}
+export { eventDetail } from './eventDetail.mts';

@@ -66,12 +66,26 @@ export function checkAttackItem(a: unknown, where: string): void {
 			num(q[2], `${where}.curve.points.${i}.2`, 0, 1e13);
 		}
 	}
-	for (const [i, s] of list(x.sources, `${where}.sources`, MAX_SOURCES).entries()) {
-		if (!isObj(s)) fail(`${where}.sources.${i}`, 'must be an object');
+	checkSources(x.sources, `${where}.sources`);
+	for (const [i, wv] of list(x.waves, `${where}.waves`, MAX_WAVES).entries()) {
+		if (!isObj(wv)) fail(`${where}.waves.${i}`, 'must be an object { at, sources }');
+		const o = wv as Record<string, unknown>;
+		num(o.at, `${where}.waves.${i}.at`, 1, MAX_SECONDS, true);
+		if (o.at === undefined) fail(`${where}.waves.${i}.at`, 'is required (seconds after the attack start)');
+		checkSources(o.sources, `${where}.waves.${i}.sources`);
+	}
+}
+
+/** Later waves of one attack (shifting and returning sources), at most this many. */
+const MAX_WAVES = 100;
+
+function checkSources(v: unknown, where: string): void {
+	for (const [i, s] of list(v, where, MAX_SOURCES).entries()) {
+		if (!isObj(s)) fail(`${where}.${i}`, 'must be an object');
 		const o = s as Record<string, unknown>;
-		for (const k of ['ip', 'cidr', 'country'] as const) text(o[k], `${where}.sources.${i}.${k}`);
-		if (o.asn !== undefined && typeof o.asn !== 'number') text(o.asn, `${where}.sources.${i}.asn`);
-		num(o.weight, `${where}.sources.${i}.weight`, Number.MIN_VALUE, 1e9);
+		for (const k of ['ip', 'cidr', 'country'] as const) text(o[k], `${where}.${i}.${k}`);
+		if (o.asn !== undefined && typeof o.asn !== 'number') text(o.asn, `${where}.${i}.asn`);
+		num(o.weight, `${where}.${i}.weight`, Number.MIN_VALUE, 1e9);
 	}
 }
 

@@ -16,6 +16,7 @@ import { setWorkflowOptions } from '@temporalio/workflow';
 import { attackReport } from './report/attackReport.mts';
 import { attackWatch } from './attackWatch/attackWatch.mts';
 import { blocks } from './blocks/blocks.mts';
+import { offenders } from './blocks/offenders.mts';
 import { driftAudit } from './drift/driftAudit.mts';
 import { durableCall } from './durableCall/durableCall.mts';
 import { fleetWatch } from './fleet/fleetWatch.mts';
@@ -31,6 +32,7 @@ const AUTO_UPGRADING = {
 	durableCall,
 	fleetWatch,
 	blocks,
+	offenders,
 	tenant,
 	rateBudget,
 };
@@ -38,4 +40,15 @@ for (const wf of Object.values(AUTO_UPGRADING))
 	setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
 
 export { attackResponse } from './attackResponse/attackResponse.mts';
-export { attackWatch, driftAudit, attackReport, siteCoordinator, durableCall, fleetWatch, blocks, tenant, rateBudget };
+export {
+	attackWatch,
+	driftAudit,
+	attackReport,
+	siteCoordinator,
+	durableCall,
+	fleetWatch,
+	blocks,
+	offenders,
+	tenant,
+	rateBudget,
+};

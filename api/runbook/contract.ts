@@ -1,4 +1,5 @@
 import type { DecideRequest, VerifiedIdentity } from '../decideRules';
+import type { RearmState, WaveState } from './waveRules';
 
 /**
  * The runbook contract: what the workflows, the worker, the CLI and the n8n Runbook node agree on — workflow type
@@ -14,6 +15,7 @@ export const WORKFLOW_TYPE = {
 	attackWatch: 'attackWatch',
 	attackReport: 'attackReport',
 	blocks: 'blocks',
+	offenders: 'offenders',
 	driftAudit: 'driftAudit',
 	durableCall: 'durableCall',
 	fleetWatch: 'fleetWatch',
@@ -107,7 +109,6 @@ export interface Hold {
 }
 
 export type Phase = (typeof PHASES)[number];
-
 export type ChangeKind = 'detectionMode' | 'detectionPolicy' | 'blacklistAdd' | 'ipAuth' | 'switch';
 
 /**
@@ -200,6 +201,9 @@ export interface RunbookState {
 	auditOmitted?: number;
 	/** Ownership from what was written (each change's `written`); false or absent: runbooks recorded before it. */
 	exact?: boolean;
+	/** Issue 39: waves answered during the wait (waveRules.ts); the re-arm from the site's last run (holdDownRules.ts). */
+	waves?: WaveState;
+	rearm?: RearmState;
 }
 
 export interface AttackResponseResult {

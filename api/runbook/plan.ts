@@ -2,6 +2,8 @@ import { z } from 'zod/v4';
 import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../limits';
 import { parseEntry } from '../ranges';
 import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planItems';
+import { wavesSchema } from './wavesSchema';
+import { holdDownSchema, stopWhenSchema } from './holdDownSchema';
 
 export { CONTINUE_AS_NEW_EVENTS, ITEM_GROUP, ITEM_TYPE } from './planItems';
 const SETTABLE_ITEMS = Object.keys(ITEM_TYPE);
@@ -127,6 +129,8 @@ export const planSchema = z
 				 * ends). Absent: the revert removes the entries, as before.
 				 */
 				expireAfterSeconds: seconds(1, 90 * 86400).optional(),
+				/** New waves during the wait (api/runbook/waveRules.ts): new top sources blacklisted under the same guard. */
+				waves: wavesSchema,
 			})
 			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
 		ipAuth: ipAuthSchema.optional(),
@@ -152,6 +156,9 @@ export const planSchema = z
 		holdTheLine: z.enum(['yield', 'reapply']).default('yield'),
 		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
 		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
+		/** Stop conditions and hold-down re-arm (api/runbook/holdDownRules.ts; default attack-ended, 30 min hold-down). */
+		stopWhen: stopWhenSchema,
+		holdDown: holdDownSchema,
 		/**
 		 * How long a write the runbook must finish — a mitigation write, a revert write — keeps trying while the API does
 		 * not answer (outage, timeouts, rate limiting) before it gives up (the mitigation then reverts what it applied; a

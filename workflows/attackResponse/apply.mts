@@ -68,7 +68,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void>
  * A change's writes are done: applied, with what they replaced and wrote; or, when everything was already there,
  * unchanged and not the runbook's (nothing to watch, nothing to revert).
  */
-function recordApplied(rb: Runbook, c: Change, at: string): void {
+export function recordApplied(rb: Runbook, c: Change, at: string): void {
 	const notOurs = notOursText(c);
 	addNote(c, notOurs);
 	if (nothingOurs(rb, c)) {
@@ -99,7 +99,7 @@ function writeGroups(changes: Change[], parallel: boolean): Change[][] {
  * A blacklist entry the worker's blast-radius guard refused (nothing was sent): skipped with the guard's reason and
  * taken out of the change, so hold-the-line and the revert never touch it.
  */
-function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
+export function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
 	rb.skipped.push({
 		source: `${c.target.domain_port_id}:${entry}`,
 		reason: `refused by the blast-radius guard: ${why}`,

@@ -119,8 +119,8 @@ export async function deciderOf(rb: Runbook, req: DecideRequest): Promise<Verifi
 export async function approvalGate(rb: Runbook, ctx: PlanContext): Promise<boolean> {
 	const { plan } = ctx;
 	const { state } = rb;
-	if (!plan.approval.required) {
-		state.decision = 'not-required';
+	if (!plan.approval.required || state.rearm?.gate === 'skip') {
+		state.decision = 'not-required'; // a re-arm inside the hold-down may skip the gate (plan.holdDown.approval)
 		return true;
 	}
 	rb.approvers = plan.approval.approvers;

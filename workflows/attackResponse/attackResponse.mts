@@ -6,6 +6,7 @@ import { runbookStartRules } from '../input/inputRules.mts';
 import { approvalGate, approvalPolicy } from './approval.mts';
 import type { Sealed } from '../tenant/shared.mts';
 import { applyChanges } from './apply.mts';
+import { registerAllowList } from './allowList.mts';
 import { checkCarry, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
 import { finish } from './finish.mts';
@@ -13,6 +14,7 @@ import { registerHandlers } from './handlers.mts';
 import { holdPlannedChanges, holdPlanSettings, releaseAll } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
 import { revertAll } from './revert.mts';
+import { rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
@@ -35,6 +37,7 @@ export async function attackResponse(
 	const rb = newRunbook(input);
 	registerHandlers(rb);
 	const ctx = planContext(await parsePlanInWorker(input?.plan));
+	registerAllowList(rb, ctx); // the allow-list always wins (allowList.mts)
 	// Who may approve (the operator's policy; the plan only narrows it) and who started: refused at start (approval.mts).
 	if (!input?.carry) await approvalPolicy(rb, ctx, startedBy);
 
@@ -58,7 +61,9 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
 	const { snap, events } = await takeSnapshot(rb, ctx);
 	const eventId = pickEvent(rb, ctx, events);
-	planChanges(rb, ctx, snap, await topSources(ctx, eventId), eventId, events);
+	// A return within the hold-down pre-blocks the last run's sources (rearm.mts).
+	const pre = await rearmFromLast(rb, ctx);
+	planChanges(rb, ctx, snap, [...pre, ...(await topSources(ctx, eventId))], eventId, events);
 
 	if (rb.dryRun) {
 		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');

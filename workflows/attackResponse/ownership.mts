@@ -49,7 +49,7 @@ export const entryKey = (dp: string, entry: string) => {
 	return settingKey.blacklistEntry(dp, r ? formatRange(r) : entry);
 };
 
-const ttlOf = (ctx: PlanContext) =>
+export const ttlOf = (ctx: PlanContext) =>
 	ctx.plan.maxDurationSeconds + (ctx.plan.approval.required ? ctx.plan.approval.timeoutSeconds : 0) + 6 * 3600;
 
 /** Holds the plan's settings before the snapshot. Returns the keys held by someone else (left alone). */
@@ -143,17 +143,18 @@ const blockActs = proxyActivities<Record<string, (input: Record<string, unknown>
 	},
 });
 
-export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Promise<void> {
+export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext, only = rb.changes): Promise<void> {
 	const seconds = ctx.plan.blacklist.expireAfterSeconds;
 	if (!seconds) return;
-	const entries = rb.changes
+	const entries = only
 		.filter((c) => c.kind === 'blacklistAdd' && c.status === 'applied')
 		.flatMap((c) => ownedEntries(rb, c).map((e) => ({ dp: c.target.domain_port_id, e })));
 	await Promise.all(
 		entries.map(async ({ dp, e }) => {
 			try {
-				await blockActs[BLOCKS_ACTIVITY.register]({
+				const b = (await blockActs[BLOCKS_ACTIVITY.register]({
 					site_id: ctx.site,
+					customer_id: ctx.plan.customer_id,
 					domain_port_id: dp,
 					entry: e,
 					seconds,
@@ -161,11 +162,13 @@ export async function registerExpiringBlocks(rb: Runbook, ctx: PlanContext): Pro
 					reason: 'attack source blacklisted by the attack response',
 					via: 'runbook',
 					adopt: true,
-				});
+				})) as { reason?: string; expiresAt?: string } | undefined;
+				// A repeat offender's block is longer (worker/src/temporal/offenders.mts): its reason says why.
+				const longer = / — (repeat offender: .*)$/.exec(b?.reason ?? '')?.[1];
 				rb.log(
 					'blacklisting',
-					`expiring block registered: ${e} (${dp})`,
-					`plan.blacklist.expireAfterSeconds = ${seconds}: removed by its block at the latest after the runbook lets go`,
+					`expiring block registered: ${e} (${dp})${b?.expiresAt ? `, until ${b.expiresAt}` : ''}`,
+					`plan.blacklist.expireAfterSeconds = ${seconds}${longer ? `; ${longer}` : ''}: removed by its block at the latest after the runbook lets go`,
 				);
 			} catch (err) {
 				rb.log(

@@ -41,11 +41,7 @@ export function planChanges(
 	// The blast-radius guard (api/blastRadius.ts) on each source: special ranges and the site's own addresses the
 	// snapshot's events show (site_ip). The worker's client checks again before writing (its configured protected
 	// ranges, active mitigations); what it refuses is skipped at apply (apply.mts).
-	const guard: BlastRadiusPolicy = { ownAddresses: ownAddressesOf(events) };
-	const refuse = (source: string) => {
-		const i = blastRadiusIssues(source, 'source', guard).find((x) => x.kind !== 'widest-prefix');
-		return i ? `refused by the blast-radius guard: ${i.rule}` : undefined;
-	};
+	const refuse = sourceGuard(events);
 	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
 		add({
@@ -140,6 +136,15 @@ export function planChanges(
 				});
 		}
 	}
+}
+
+/** The blast-radius guard on one source: its refusal, or undefined (also for the waves during the wait, waves.mts). */
+export function sourceGuard(events: { events?: unknown[] } | undefined): (source: string) => string | undefined {
+	const guard: BlastRadiusPolicy = { ownAddresses: ownAddressesOf(events) };
+	return (source) => {
+		const i = blastRadiusIssues(source, 'source', guard).find((x) => x.kind !== 'widest-prefix');
+		return i ? `refused by the blast-radius guard: ${i.rule}` : undefined;
+	};
 }
 
 /** The site's own addresses the events show (`site_ip`), for the blast-radius guard. */

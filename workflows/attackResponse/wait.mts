@@ -4,6 +4,7 @@ import { continueIfFull } from './continue.mts';
 import { holdTheLine } from './holdLine.mts';
 import { needFor, readSettings, type Settings } from './live.mts';
 import { errText } from './settings.mts';
+import { checkWave, decideWaves } from './waves.mts';
 
 /**
  * Step 5 — wait out the attack. Each poll asks is_under_attack and, in the same round, reads the settings the runbook
@@ -24,6 +25,7 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const clock = rb.wait;
 	clock.mitigatedMs ??= Date.now();
 	const mitigated = clock.mitigatedMs;
+	decideWaves(rb); // new waves during the wait (waves.mts)
 	for (;;) {
 		if (state.aborted) {
 			state.endedBy = 'abort';
@@ -88,9 +90,15 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 				);
 			}
 			if (live) await holdTheLine(rb, ctx, applied, live);
+			if (Number(status) === 1) await checkWave(rb, ctx); // the attack goes on: the cooldown starts again anyway
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
-		if (clock.endedAtMs !== undefined && now - clock.endedAtMs >= cooldownMs) {
+		// plan.stopWhen (holdDownRules.ts): only `attack-ended` (the default) ends by the cooldown.
+		if (
+			(plan.stopWhen ?? 'attack-ended') === 'attack-ended' &&
+			clock.endedAtMs !== undefined &&
+			now - clock.endedAtMs >= cooldownMs
+		) {
 			state.endedBy = 'cooldown';
 			rb.log('waiting', 'cooldown elapsed without attack', 'revert');
 			return;

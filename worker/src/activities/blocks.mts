@@ -1,3 +1,4 @@
+import { escalateBlocks, offendersKey } from '../temporal/offenders.mts';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
@@ -118,12 +119,18 @@ export function createBlocksActivities(
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal)
 				throw ApplicationFailure.nonRetryable('blocks.register: the worker has no Temporal client', 'ValidationError');
-			const { site_id, domain_port_id, ...req } = input as unknown as BlockRequest & {
+			const { site_id, domain_port_id, customer_id, ...req } = input as unknown as BlockRequest & {
 				site_id: string;
 				domain_port_id: string;
+				customer_id?: string;
 			};
+			const info = Context.current().info;
 			try {
-				return await addBlock(temporal(), Context.current().info.taskQueue, site_id, domain_port_id, req);
+				// Repeat offenders are blocked longer (offenders.mts); a retry of this activity counts nothing twice.
+				const [esc] = await escalateBlocks(temporal(), info.taskQueue, offendersKey(site_id, customer_id), [req], {
+					dedupe: `${info.workflowExecution?.workflowId}/${info.activityId}`,
+				});
+				return await addBlock(temporal(), info.taskQueue, site_id, domain_port_id, esc);
 			} catch (e) {
 				if (e instanceof BlockRefused) throw ApplicationFailure.nonRetryable(e.message, 'BlockRefused');
 				throw e;

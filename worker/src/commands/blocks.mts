@@ -9,6 +9,7 @@ import {
 } from '../../../workflows/blocks/shared.mts';
 import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
 import { siteArg, UsageError, type Command } from './args.mts';
+import { escalateBlocks, offendersKey } from '../temporal/offenders.mts';
 import { addFeed, feedLines, siteLimit } from './blockFeed.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks/blocks.mts). */
@@ -63,15 +64,19 @@ async function blockCommand(
 			const dp = arg(2, 'DP');
 			const entries = blockEntries(pos.slice(3));
 			const seconds = int('seconds');
-			const reqs: BlockRequest[] = entries.map((e) => ({
+			const asked: BlockRequest[] = entries.map((e) => ({
 				entry: e.entry,
 				seconds,
 				by: by(),
 				reason: o.reason as string,
 				via: 'cli' as const,
 			}));
-			if (reqs.length === 1) {
-				out(await addBlock(await conn(), taskQueue, site, dp, reqs[0], maxPrefix));
+			// Repeat offenders are blocked longer (worker/src/temporal/offenders.mts); --customer names whose history.
+			const customer = o.customer === undefined ? undefined : siteArg(o.customer, '--customer');
+			const escalated = async () =>
+				escalateBlocks(await conn(), taskQueue, offendersKey(site, customer), asked, { maxPrefix });
+			if (asked.length === 1) {
+				out(await addBlock(await conn(), taskQueue, site, dp, (await escalated())[0], maxPrefix));
 				return 0;
 			}
 			// Every entry checked before anything is sent; an error names the entry as the user wrote it.
@@ -90,6 +95,7 @@ async function blockCommand(
 					);
 				seen.set(range, e.label);
 			}
+			const reqs = await escalated(); // after the checks: a refused command counts no offense
 			const chunks: BlockRequest[][] = [];
 			for (let i = 0; i < reqs.length; i += MAX_BULK_BLOCKS) chunks.push(reqs.slice(i, i + MAX_BULK_BLOCKS));
 			for (const c of chunks) checkBulkRequest({ blocks: c }, maxPrefix);

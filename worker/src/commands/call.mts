@@ -3,6 +3,7 @@ import { validateParams } from '../../../api/client.ts';
 import { loadGuardConfig } from '../process/config.mts';
 import { UsageError, type Command } from './args.mts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
+import { afterWhitelistAdd } from './allow.mts';
 import type { durableCall } from '../../../workflows/durableCall/durableCall.mts';
 
 /** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
@@ -36,6 +37,11 @@ export const call: Command = async ({ o, conn, t, out, need }) => {
 		workflowId: `call-${op}-${Date.now()}`,
 		args: [{ op, params }],
 	});
-	out(o.wait ? await h.result() : { workflowId: h.workflowId });
-	return 0;
+	const result = o.wait ? await h.result() : { workflowId: h.workflowId };
+	// The allow-list always wins: the blocks that overlap a whitelist entry end now (allow.mts).
+	if (op !== 'applicationProtection.ipWhitelist.add') return (out(result), 0);
+	const by = typeof o.by === 'string' ? o.by : 'secsvc call';
+	const allowed = await afterWhitelistAdd(await conn(), params, by);
+	out({ ...(result as object), allowList: allowed });
+	return allowed?.notEnded.length ? 1 : 0;
 };

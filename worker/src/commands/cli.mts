@@ -12,6 +12,7 @@ import { opts, runbookArg, text, UsageError, type Command } from './args.mts';
 import { abortCommand, decideCommand, extend, inspectCommand, list, start, timelineCommand } from './runbook.mts';
 import { block } from './blocks.mts';
 import { call } from './call.mts';
+import { allow } from './allow.mts';
 import { deploy } from './deploy.mts';
 import { drift } from './drift.mts';
 import { holds } from './holds.mts';
@@ -60,6 +61,10 @@ ${SANDBOX_USAGE}
   block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
   block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
   block remove SITE DP ENTRY --by ID       remove now
+  allow SITE [RANGE…] --reason TEXT [--dp DP] [--from-config] [--json]
+                                           the allow-list wins: ends at once the live expiring blocks and runbook
+                                           entries overlapping the ranges (or guard.protectedRanges), each with why;
+                                           \`call applicationProtection.ipWhitelist.add\` does it for its entry
   call OPERATION --params JSON [--wait] [--allow-wide-block REASON --by ID]
                                            one API operation as a durable step (retried; HTTP-filter writes serialized);
                                            a block is checked by the blast-radius guard before anything starts;
@@ -83,6 +88,7 @@ const COMMANDS: Record<string, Command> = {
 	report,
 	holds,
 	call,
+	allow,
 	schedule,
 	deploy,
 	block,

@@ -1,4 +1,5 @@
 // `secsvc tenants …` and `secsvc entrance` (the install entrance the SPE portal calls). docs/worker/tenants.md.
+import { afterTenantRanges } from './allow.mts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { redactText } from '../../../api/redact.ts';
@@ -104,6 +105,7 @@ export async function runTenants(
 				if (o.app === true) {
 					checkInstallInput({ customerId, sites, kind: 'app', protectedRanges });
 					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'app', sites, protectedRanges }));
+					await afterTenantRanges(await conn(), customerId, sites, protectedRanges, out); // the allow-list wins
 					return 0;
 				}
 				const code = bounded('--code', o.code);
@@ -125,6 +127,7 @@ export async function runTenants(
 				} finally {
 					await app.close();
 				}
+				await afterTenantRanges(await conn(), customerId, sites, protectedRanges, out);
 				return 0;
 			}
 			case 'install': {
@@ -137,6 +140,7 @@ export async function runTenants(
 						protectedRanges,
 					}),
 				);
+				await afterTenantRanges(await conn(), customerId, sites, protectedRanges, out);
 				return 0;
 			}
 			case 'list': {

@@ -10,6 +10,7 @@ import { admissionGauges, workerSizing } from './sizing.mts';
 import { createCoordinationActivities } from '../activities/coordination.mts';
 import { createFleetActivities } from '../activities/fleet.mts';
 import { createBlocksActivities } from '../activities/blocks.mts';
+import { createHoldDownActivities } from '../activities/holdDown.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
@@ -220,6 +221,7 @@ function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () 
 		...createCoordinationActivities(temporalClient),
 		...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
 		...createBlocksActivities(client, temporalClient),
+		...createHoldDownActivities(temporalClient),
 		...createIdentityActivities(cfg.identity),
 	};
 }

@@ -1,0 +1,118 @@
+/**
+ * Issue 39 item 2, hold-down re-arm and stop conditions, on a real dev server + in-process worker + simulator: a
+ * runbook started within the hold-down after the site's last revert pre-blocks the last run's sources with its own,
+ * lengthens its cooldown (×2 per return, cap ×4), skips the approval gate only when plan.holdDown.approval says
+ * `skip` (the default keeps it); outside the hold-down it starts from nothing; `stopWhen: manual` holds the mitigation
+ * after the attack ended until a person aborts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { abort, decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import {
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	type Ids,
+} from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+const listed = (live: Awaited<ReturnType<typeof liveSettings>>) =>
+	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
+const one = (ip: string) => `${ip}-${ip}`;
+const ip = (n: number) => `203.0.113.${n}`;
+
+test('a return within the hold-down re-arms from the last run; the gate by policy; stopWhen manual holds until a person ends it', async () => {
+	const s = await startSim(44);
+	const ids: Ids = s.sim.firstIds();
+	const queue = uniqueQueue('holddown');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	const op = operatorClient(s.url);
+	const base = { ...plan(ids, { cooldownSeconds: 2, ipAuth: undefined, switches: [] }) };
+	try {
+		const before = listed(await liveSettings(op, ids));
+		// First wave: .10 and .20, a first runbook, reverted.
+		const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
+		const h1 = await startAttackResponse(env.client, queue, base);
+		await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
+		s.sim.stopAttack(a1.id);
+		const r1 = (await h1.result()) as AttackResponseResult;
+		assert.equal(r1.outcome, 'reverted');
+		assert.deepEqual(listed(await liveSettings(op, ids)), before);
+
+		// They come back, now from .30 only, with approval required and a policy that skips it inside the hold-down.
+		const a2 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(30) }] });
+		const h2 = await startAttackResponse(env.client, queue, {
+			...base,
+			approval: { required: true, timeoutSeconds: 600 },
+			holdDown: { seconds: 600, approval: 'skip' },
+		});
+		await waitFor('run 2 waiting, no gate', async () => (await h2.query(stateQuery)).phase === 'waiting', 20_000);
+		const st2 = await h2.query(stateQuery);
+		assert.equal(st2.decision, 'not-required');
+		assert.deepEqual([st2.rearm?.returns, st2.rearm?.preBlocked, st2.rearm?.extraCooldownSeconds], [1, 2, 2]);
+		assert.equal(st2.extraCooldownSeconds, 2, 'cooldown 2 s × 2');
+		assert.deepEqual(listed(await liveSettings(op, ids)), [...before, one(ip(10)), one(ip(20)), one(ip(30))].sort());
+		s.sim.stopAttack(a2.id);
+		const r2 = (await h2.result()) as AttackResponseResult;
+		assert.equal(r2.outcome, 'reverted');
+		assert.deepEqual(listed(await liveSettings(op, ids)), before, 'the pre-blocked entries are owned and reverted too');
+		console.log(`time to mitigate: first ${r1.timeToMitigateSeconds}s, return ${r2.timeToMitigateSeconds}s`);
+
+		// A second return, default policy: the gate stays; cooldown ×4 (cap); stopWhen manual holds after the attack.
+		const a3 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(40) }] });
+		const h3 = await startAttackResponse(env.client, queue, {
+			...base,
+			approval: { required: true, timeoutSeconds: 600 },
+			stopWhen: 'manual',
+		});
+		await waitFor('run 3 at the gate', async () => (await h3.query(stateQuery)).phase === 'awaiting-approval', 20_000);
+		assert.deepEqual(
+			[(await h3.query(stateQuery)).rearm?.returns, (await h3.query(stateQuery)).extraCooldownSeconds],
+			[2, 6],
+		);
+		await decide(env.client, h3.workflowId, { approved: true, by: 'alice', via: 'api' });
+		await waitFor('run 3 waiting', async () => (await h3.query(stateQuery)).phase === 'waiting', 20_000);
+		s.sim.stopAttack(a3.id);
+		await waitFor('the attack seen over', async () => (await h3.query(stateQuery)).attackEndedAt !== undefined, 20_000);
+		await new Promise((res) => setTimeout(res, 9000)); // past the cooldown (2 s + 6 s extra)
+		assert.equal((await h3.query(stateQuery)).phase, 'waiting', 'manual: held past the cooldown');
+		await abort(env.client, h3.workflowId, 'alice', 'done');
+		const r3 = (await h3.result()) as AttackResponseResult;
+		assert.equal(r3.outcome, 'aborted-reverted');
+		assert.deepEqual(listed(await liveSettings(op, ids)), before);
+		assert.ok(
+			r3.audit.some((e) => /^re-armed: return 2 within the hold-down/.test(e.what)),
+			'in the timeline',
+		);
+
+		// Outside the hold-down (a 1 s window, 2.5 s after the revert): from nothing.
+		await new Promise((res) => setTimeout(res, 2500));
+		const a4 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(50) }] });
+		const h4 = await startAttackResponse(env.client, queue, { ...base, holdDown: { seconds: 1 } });
+		await waitFor('run 4 waiting', async () => (await h4.query(stateQuery)).phase === 'waiting', 20_000);
+		assert.equal((await h4.query(stateQuery)).rearm, undefined);
+		s.sim.stopAttack(a4.id);
+		await h4.result();
+	} finally {
+		await worker.shutdown();
+		await op.close();
+		await s.close();
+	}
+});

@@ -1,0 +1,55 @@
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { holdDownOf, LAST_RUN_ACTIVITY, rearmExtraCooldown, type LastRun } from '../../api/runbook/holdDownRules.ts';
+import type { PlanContext, Runbook } from './context.mts';
+import { errText } from './settings.mts';
+
+/**
+ * Hold-down re-arm (issue 39 item 2; api/runbook/holdDownRules.ts): a runbook that starts within plan.holdDown.seconds
+ * (default 30 min) of the site's last revert is a RETURN: the last run's entries (every wave, minus what a person
+ * removed or the allow-list ended) are pre-blocked with this run's top sources, the cooldown is lengthened
+ * (×cooldownFactor per return, capped), and the approval follows plan.holdDown.approval (`gate` by default; `skip`:
+ * no new approval inside the hold-down). `patched('runbook-hold-down')`: runbooks recorded before it never look.
+ */
+export const REARM_PATCH = 'runbook-hold-down';
+
+const acts = proxyActivities<{
+	[LAST_RUN_ACTIVITY]: (input: { site_id: string; currentRunId: string }) => Promise<LastRun | undefined>;
+}>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumAttempts: 3 } });
+
+/** The sources to pre-block (empty when this is not a return). */
+export async function rearmFromLast(rb: Runbook, ctx: PlanContext): Promise<string[]> {
+	const cfg = holdDownOf(ctx.plan);
+	if (rb.dryRun || cfg.seconds <= 0 || !patched(REARM_PATCH)) return [];
+	let last: LastRun | undefined;
+	try {
+		last = await acts[LAST_RUN_ACTIVITY]({ site_id: ctx.site, currentRunId: workflowInfo().runId });
+	} catch (e) {
+		rb.log('snapshot', 'hold-down: the last runbook could not be read', `${errText(e)}; starting from nothing`);
+		return [];
+	}
+	if (!last) return [];
+	const ago = Math.round((Date.now() - Date.parse(last.revertedAt)) / 1000);
+	if (!(ago <= cfg.seconds)) return [];
+	const returns = last.returns + 1;
+	const extra = rearmExtraCooldown(ctx.plan.cooldownSeconds, returns, cfg);
+	rb.state.extraCooldownSeconds += extra;
+	const pre = [...new Set(Object.values(last.entries).flat())];
+	rb.state.rearm = {
+		from: last.runId,
+		revertedAt: last.revertedAt,
+		returns,
+		preBlocked: pre.length,
+		extraCooldownSeconds: extra,
+		gate: cfg.approval,
+	};
+	rb.log(
+		'snapshot',
+		`re-armed: return ${returns} within the hold-down (the last runbook, run ${last.runId}, reverted ${ago}s ago)`,
+		`${pre.length} source(s) of its last waves pre-blocked; cooldown +${extra}s; approval: ${
+			cfg.approval === 'skip'
+				? 'not asked again inside the hold-down (plan.holdDown.approval skip)'
+				: 'the gate as usual'
+		}`,
+	);
+	return pre;
+}
