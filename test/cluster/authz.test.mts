@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Connection, Client } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import Long from 'long';
 import { startLocalProvider, type LocalProvider } from '../../worker/src/identity/localProvider.mts';
 import { fetchBearer } from '../../worker/src/process/temporalToken.mts';
@@ -143,12 +143,8 @@ test("a worker's token cannot act on another namespace; a token from another pro
 			clientSecret: 'forged-secret-0123456789',
 			audience: env.SECSVC_TEMPORAL_TOKEN_AUDIENCE,
 		});
-		const connection = await Connection.connect({ ...connectionOptions(t), apiKey: forged.token });
-		try {
-			await assert.rejects(new Client({ connection, namespace: t.namespace }).workflow.list()[Symbol.asyncIterator]().next(), denied);
-		} finally {
-			await connection.close();
-		}
+		// refused at the first call (the SDK's connect asks the server's capabilities): the token does not verify
+		await assert.rejects(Connection.connect({ ...connectionOptions(t), apiKey: forged.token }), denied);
 	} finally {
 		await forger?.close();
 	}

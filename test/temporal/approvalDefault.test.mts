@@ -87,8 +87,9 @@ test("the demo's identity provider: bob approves through `secsvc approve` (brows
 		},
 		undefined,
 	);
-	const w = await startWorker(cfg, { connection: env.nativeConnection });
 	const saved = { ...process.env };
+	process.env.SECSVC_PAYLOAD_KEYS = id.workerEnv.SECSVC_PAYLOAD_KEYS; // the worker's codec reads its keys here
+	const w = await startWorker(cfg, { connection: env.nativeConnection });
 	try {
 		const ids = s.sim.firstIds();
 		const workflowId = `attack-response-${ids.site_id}-demo-${process.pid}`;
