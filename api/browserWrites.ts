@@ -15,7 +15,11 @@ export interface BrowserRefusal {
 const LOOPBACK_ORIGIN = /^https?:\/\/(127(?:\.\d{1,3}){3}|localhost|\[::1\])(:\d{1,5})?$/i;
 
 /** Why a request looks like a web page's write (`what` names the API in the refusal), or undefined. */
-export function browserWriteProblem(headers: RequestHeaders, bodyLength: number, what: string): BrowserRefusal | undefined {
+export function browserWriteProblem(
+	headers: RequestHeaders,
+	bodyLength: number,
+	what: string,
+): BrowserRefusal | undefined {
 	const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 	const origin = one(headers.origin);
 	if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin.trim()))

@@ -44,7 +44,11 @@ after(async () => {
 /** A workflow nobody runs (no worker polls its queue): the target of the refused writes. */
 async function target(): Promise<string> {
 	const id = `authz-target-${process.pid}-${Date.now()}`;
-	await writer.workflow.start('attackResponse', { taskQueue: `authz-nobody-${process.pid}`, workflowId: id, args: [{}] });
+	await writer.workflow.start('attackResponse', {
+		taskQueue: `authz-nobody-${process.pid}`,
+		workflowId: id,
+		args: [{}],
+	});
 	return id;
 }
 
@@ -53,7 +57,11 @@ test('a CA-signed client certificate without a token is refused, gRPC and HTTP A
 	try {
 		await assert.rejects(bare.workflow.list()[Symbol.asyncIterator]().next(), denied, 'list');
 		await assert.rejects(
-			bare.workflow.start('attackResponse', { taskQueue: 'authz-nobody', workflowId: `authz-bare-${Date.now()}`, args: [{}] }),
+			bare.workflow.start('attackResponse', {
+				taskQueue: 'authz-nobody',
+				workflowId: `authz-bare-${Date.now()}`,
+				args: [{}],
+			}),
 			denied,
 			'start',
 		);
@@ -93,7 +101,9 @@ test('a reader describes and lists, but cannot signal, update, terminate or rese
 		await assert.rejects(h.signal('abort', { reason: 'reader' }), denied, 'signal');
 		await assert.rejects(h.executeUpdate('decide', { args: [{ approved: true, by: 'reader' }] }), denied, 'update');
 		await assert.rejects(h.terminate('reader'), denied, 'terminate');
-		const first = (await writer.workflow.getHandle(id).fetchHistory()).events?.find((e) => e.workflowTaskCompletedEventAttributes);
+		const first = (await writer.workflow.getHandle(id).fetchHistory()).events?.find(
+			(e) => e.workflowTaskCompletedEventAttributes,
+		);
 		await assert.rejects(
 			reader.workflowService.resetWorkflowExecution({
 				namespace: env.TEMPORAL_NAMESPACE,
@@ -105,7 +115,11 @@ test('a reader describes and lists, but cannot signal, update, terminate or rese
 			denied,
 			'reset',
 		);
-		await assert.rejects(reader.workflow.start('attackResponse', { taskQueue: 'x', workflowId: `${id}-2`, args: [{}] }), denied, 'start');
+		await assert.rejects(
+			reader.workflow.start('attackResponse', { taskQueue: 'x', workflowId: `${id}-2`, args: [{}] }),
+			denied,
+			'start',
+		);
 	} finally {
 		await reader.close();
 	}
@@ -121,7 +135,11 @@ test("a worker's token cannot act on another namespace; a token from another pro
 	try {
 		await assert.rejects(elsewhere.workflow.list()[Symbol.asyncIterator]().next(), denied, 'list on another namespace');
 		await assert.rejects(
-			elsewhere.workflow.start('attackResponse', { taskQueue: 'x', workflowId: `authz-other-${Date.now()}`, args: [{}] }),
+			elsewhere.workflow.start('attackResponse', {
+				taskQueue: 'x',
+				workflowId: `authz-other-${Date.now()}`,
+				args: [{}],
+			}),
 			denied,
 			'start on another namespace',
 		);

@@ -84,7 +84,11 @@ export async function clusterClient(
 ): Promise<Client & { close(): Promise<void> }> {
 	const t = loadTemporalConfig(env, undefined);
 	const source =
-		o.as === null ? undefined : o.as === undefined ? t.token : { ...t.token!, clientId: o.as, clientSecret: secretOf(env, o.as) };
+		o.as === null
+			? undefined
+			: o.as === undefined
+				? t.token
+				: { ...t.token!, clientId: o.as, clientSecret: secretOf(env, o.as) };
 	const connection = await connectWithBearer((x) => Connection.connect(x), connectionOptions(t), source);
 	const c = new Client({ connection, namespace: o.namespace ?? t.namespace });
 	return Object.assign(c, { close: () => connection.close() });

@@ -21,7 +21,15 @@ import {
 	uniqueQueue,
 	waitFor,
 } from '../temporal/helpers.mts';
-import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, tokenOf, type ClusterEnv } from './helpers.mts';
+import {
+	clusterClient,
+	clusterWorker,
+	ensureCluster,
+	freeSites,
+	secsvc,
+	tokenOf,
+	type ClusterEnv,
+} from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;

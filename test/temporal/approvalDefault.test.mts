@@ -63,11 +63,17 @@ test('no identity provider and no opt-in: a runbook that requires approval is re
 		await s.close();
 	}
 	assert.match(approvalsNotice(undefined, false), /runbooks that require approval are refused at start/);
-	assert.match(approvalsNotice(undefined, true), /^WARNING: UNVERIFIED APPROVALS ARE ON \(SECSVC_UNVERIFIED_APPROVALS\)/);
+	assert.match(
+		approvalsNotice(undefined, true),
+		/^WARNING: UNVERIFIED APPROVALS ARE ON \(SECSVC_UNVERIFIED_APPROVALS\)/,
+	);
 	const base = { SECSVC_BASE_URL: 'http://127.0.0.1:1', SECSVC_APP_ID: 'a', SECSVC_SECRET: 's' };
 	assert.equal(loadConfig(base, undefined).unverifiedApprovals, undefined, 'off by default');
 	assert.equal(loadConfig({ ...base, SECSVC_UNVERIFIED_APPROVALS: '1' }, undefined).unverifiedApprovals, true);
-	assert.throws(() => loadConfig({ ...base, SECSVC_UNVERIFIED_APPROVALS: 'yes' }, undefined), /SECSVC_UNVERIFIED_APPROVALS: must be 1 or 0/);
+	assert.throws(
+		() => loadConfig({ ...base, SECSVC_UNVERIFIED_APPROVALS: 'yes' }, undefined),
+		/SECSVC_UNVERIFIED_APPROVALS: must be 1 or 0/,
+	);
 });
 
 test("the demo's identity provider: bob approves through `secsvc approve` (browser login), verified; an unsealed starter token is refused before the start", async () => {

@@ -28,8 +28,9 @@ const signalBody = JSON.stringify({ signalName: 'abort', input: { payloads: [] }
 const post = (base: string, id: string, headers: Record<string, string>, body = signalBody) =>
 	fetch(`${base}/api/v1/namespaces/${dev.namespace}/workflows/${id}/signal/abort`, { method: 'POST', headers, body });
 const signals = async (id: string) =>
-	((await client.workflow.getHandle(id).fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes)
-		.length;
+	((await client.workflow.getHandle(id).fetchHistory()).events ?? []).filter(
+		(e) => e.workflowExecutionSignaledEventAttributes,
+	).length;
 
 test("the demo's Temporal HTTP API refuses a web page's cross-origin or text/plain write; a plain client's JSON write works", async () => {
 	const id = `cross-origin-${process.pid}`;
@@ -39,7 +40,10 @@ test("the demo's Temporal HTTP API refuses a web page's cross-origin or text/pla
 	assert.equal(r.status, 403, await r.text());
 	r = await post(dev.httpUrl, id, { 'content-type': 'text/plain' });
 	assert.equal(r.status, 415);
-	assert.match(((await r.json()) as { message: string }).message, /content-type must be application\/json \(got text\/plain\)/);
+	assert.match(
+		((await r.json()) as { message: string }).message,
+		/content-type must be application\/json \(got text\/plain\)/,
+	);
 	r = await post(dev.httpUrl, id, { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' });
 	assert.equal(r.status, 403, await r.text());
 	r = await post(dev.httpUrl, id, { origin: 'null', 'content-type': 'application/json' });

@@ -207,7 +207,10 @@ export async function startLocalProvider(o: LocalProviderOptions): Promise<Local
 				`<!doctype html><title>secsvc local login</title><h1>Log in (local demo provider)</h1>` +
 					`<form method="post" action="/interaction/${esc(d.uid)}">` +
 					Object.entries(people)
-						.map(([id, p]) => `<button name="account" value="${esc(id)}">${esc(p.email)} (${esc(p.groups.join(', '))})</button><br>`)
+						.map(
+							([id, p]) =>
+								`<button name="account" value="${esc(id)}">${esc(p.email)} (${esc(p.groups.join(', '))})</button><br>`,
+						)
 						.join('') +
 					`</form>`,
 			);

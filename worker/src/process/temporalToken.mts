@@ -37,7 +37,8 @@ export class TokenSettingError extends Error {
 export function tokenSourceFrom(env: NodeJS.ProcessEnv): TokenSource | undefined {
 	const issuer = env.SECSVC_TEMPORAL_TOKEN_ISSUER?.replace(/\/+$/, '');
 	if (!issuer) return undefined;
-	if (!/^https?:\/\//.test(issuer)) throw new TokenSettingError('SECSVC_TEMPORAL_TOKEN_ISSUER', 'must be an http(s) URL');
+	if (!/^https?:\/\//.test(issuer))
+		throw new TokenSettingError('SECSVC_TEMPORAL_TOKEN_ISSUER', 'must be an http(s) URL');
 	const clientId = env.SECSVC_TEMPORAL_TOKEN_CLIENT_ID ?? '';
 	if (!clientId) throw new TokenSettingError('SECSVC_TEMPORAL_TOKEN_CLIENT_ID', 'is required with an issuer');
 	let clientSecret = env.SECSVC_TEMPORAL_TOKEN_CLIENT_SECRET ?? '';
@@ -46,7 +47,10 @@ export function tokenSourceFrom(env: NodeJS.ProcessEnv): TokenSource | undefined
 		try {
 			clientSecret = readFileSync(file, 'utf8').trim();
 		} catch (e) {
-			throw new TokenSettingError('SECSVC_TEMPORAL_TOKEN_CLIENT_SECRET_FILE', `cannot be read (${(e as Error).message})`);
+			throw new TokenSettingError(
+				'SECSVC_TEMPORAL_TOKEN_CLIENT_SECRET_FILE',
+				`cannot be read (${(e as Error).message})`,
+			);
 		}
 	}
 	if (!clientSecret)
@@ -82,7 +86,12 @@ async function askProvider(src: TokenSource): Promise<BearerToken> {
 			...(src.audience ? { resource: src.audience } : {}),
 		}),
 	});
-	const t = (await res.json()) as { access_token?: string; expires_in?: number; error?: string; error_description?: string };
+	const t = (await res.json()) as {
+		access_token?: string;
+		expires_in?: number;
+		error?: string;
+		error_description?: string;
+	};
 	if (!t.access_token)
 		throw new Error(
 			`Temporal token: the provider refused client ${src.clientId} (${t.error ?? res.status}: ${t.error_description ?? ''})`,
@@ -136,11 +145,7 @@ export function keepRenewed(
 export async function connectWithBearer<
 	O extends { apiKey?: string },
 	C extends { setApiKey(k: string): void | Promise<void> },
->(
-	connect: (o: O) => Promise<C>,
-	opts: O,
-	src: TokenSource | undefined,
-): Promise<C> {
+>(connect: (o: O) => Promise<C>, opts: O, src: TokenSource | undefined): Promise<C> {
 	if (!src || opts.apiKey) return connect(opts);
 	const first = await fetchBearer(src);
 	const connection = await connect({ ...opts, apiKey: first.token });

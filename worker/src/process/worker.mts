@@ -178,7 +178,8 @@ export async function startWorker(cfg: WorkerConfig, opts: StartOptions = {}): P
  */
 async function clientsFor(cfg: WorkerConfig, opts: StartOptions, tenancy: ReturnType<typeof tenantMode>) {
 	const { client: app, close: closeApp, budget } = opts.api ?? clientFromConfig(cfg);
-	const connection = opts.connection ??
+	const connection =
+		opts.connection ??
 		(await connectWithBearer((o) => NativeConnection.connect(o), connectionOptions(cfg.temporal), cfg.temporal.token));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
