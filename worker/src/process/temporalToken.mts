@@ -62,7 +62,11 @@ export function tokenSourceFrom(env: NodeJS.ProcessEnv): TokenSource | undefined
 /** One access token from the provider's token endpoint (client credentials). Errors name the provider's answer. */
 export async function fetchBearer(src: TokenSource): Promise<BearerToken> {
 	try {
-		return await askProvider(src);
+		// Once more on a network failure: a pooled keep-alive connection the provider closed while this process was
+		// busy (seen after a long synchronous step) fails at once with "other side closed"; a fresh one answers.
+		return await askProvider(src).catch((e: Error) =>
+			e.message.startsWith('Temporal token:') ? Promise.reject(e) : askProvider(src),
+		);
 	} catch (e) {
 		const m = (e as Error).message;
 		if (m.startsWith('Temporal token:')) throw e;
