@@ -12,7 +12,7 @@
  * Ctrl-C at any time stops the worker, the dev server and the simulator.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -92,6 +92,8 @@ let sim: RunningSimulator | undefined;
 let temporal: TemporalDev | undefined;
 let worker: WorkerProcess | undefined;
 let identity: DemoIdentity | undefined;
+/** The operator's shell settings for `secsvc approve --login` (0600, removed at exit). */
+const clientEnvFile = join(tmpdir(), `secsvc-demo-${process.pid}.env`);
 let connection: Connection | undefined;
 let scheduleId: string | undefined;
 let cleaning: Promise<void> | undefined;
@@ -106,6 +108,7 @@ function cleanup(): Promise<void> {
 		await temporal?.stop().catch(() => {});
 		await sim?.close().catch(() => {});
 		await identity?.stop().catch(() => {});
+		rmSync(clientEnvFile, { force: true });
 	})();
 	return cleaning;
 }
@@ -181,7 +184,6 @@ async function main(): Promise<number> {
 	// identity provider, so an approval here is proven (the worker accepts no typed name: docs/approvals.md).
 	temporal = await startTemporalDev({ ui: true, port: grpc, uiPort: ui, httpPort: http, guardHttp: true });
 	identity = await startDemoIdentity();
-	const clientEnvFile = join(tmpdir(), `secsvc-demo-${process.pid}.env`);
 	writeFileSync(
 		clientEnvFile,
 		Object.entries({ ...identity.clientEnv, TEMPORAL_ADDRESS: temporal.address })
