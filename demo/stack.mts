@@ -87,6 +87,8 @@ export interface TemporalDev {
 	httpUrl: string;
 	/** Web UI, when started with ui. */
 	uiUrl?: string;
+	/** With guardHttp: the server's own HTTP API behind the guard (it answers only what the guard forwards). */
+	serverHttpUrl?: string;
 	namespace: string;
 	child: ChildProcess;
 	stop(): Promise<void>;
@@ -102,6 +104,8 @@ export interface TemporalDevOptions {
 	dbFile?: string;
 	/** Give up after this long (ms). */
 	readyTimeoutMs?: number;
+	/** worker/src/process/httpGuard.mts in front of the HTTP API (the demo): `httpUrl` is the guard. */
+	guardHttp?: boolean;
 }
 
 /**
@@ -115,8 +119,9 @@ export const DEV_SERVER_DYNAMIC_CONFIG = ['--dynamic-config-value', 'system.enab
 /** Starts `temporal server start-dev` (in-memory) and waits until its HTTP API answers for the namespace. */
 export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<TemporalDev> {
 	const port = o.port ?? (await freePort());
-	const httpPort = o.httpPort ?? (await freePort());
+	const httpPort = o.guardHttp ? await freePort() : (o.httpPort ?? (await freePort()));
 	const namespace = o.namespace ?? 'default';
+	const guarded = o.guardHttp ? await import('../worker/src/process/httpGuard.mts') : undefined;
 	const args = [
 		'server',
 		'start-dev',
@@ -132,6 +137,7 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 		'error',
 		...DEV_SERVER_DYNAMIC_CONFIG,
 		...searchAttributeArgs(),
+		...(guarded?.GUARDED_DEV_SERVER_ARGS ?? []),
 	];
 	if (o.dbFile) args.push('--db-filename', o.dbFile);
 	let uiPort: number | undefined;
@@ -143,14 +149,18 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 	const child = spawn(temporalBin(), args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
 	const output = captureOutput(20_000);
 	child.stderr?.on('data', output.add);
-	const httpUrl = `http://127.0.0.1:${httpPort}`;
+	const guard = guarded && (await guarded.startHttpGuard(`http://127.0.0.1:${httpPort}`, o.httpPort ?? 0));
+	const httpUrl = guard?.url ?? `http://127.0.0.1:${httpPort}`;
 	announceStarted({
 		what: 'temporal dev server',
 		pid: child.pid,
 		addresses: { grpc: `127.0.0.1:${port}`, http: httpUrl, ui: uiPort && `http://127.0.0.1:${uiPort}`, namespace },
 		log: output.tail,
 	});
-	const stop = () => stopChild(child);
+	const stop = async () => {
+		await guard?.close();
+		await stopChild(child);
+	};
 	const deadline = Date.now() + (o.readyTimeoutMs ?? 60_000);
 	for (;;) {
 		if (child.exitCode !== null)
@@ -176,6 +186,7 @@ export async function startTemporalDev(o: TemporalDevOptions = {}): Promise<Temp
 		address: `127.0.0.1:${port}`,
 		httpUrl,
 		uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : undefined,
+		...(guard ? { serverHttpUrl: `http://127.0.0.1:${httpPort}` } : {}),
 		namespace,
 		child,
 		stop,

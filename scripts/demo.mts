@@ -12,7 +12,7 @@
  * Ctrl-C at any time stops the worker, the dev server and the simulator.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +39,7 @@ import {
 	type TemporalDev,
 	type WorkerProcess,
 } from '../demo/stack.mts';
+import { DEMO_PEOPLE, startDemoIdentity, type DemoIdentity } from '../worker/src/identity/demoIdentity.mts';
 
 const { values: args } = parseArgs({
 	options: {
@@ -90,6 +91,9 @@ function progress(s: string) {
 let sim: RunningSimulator | undefined;
 let temporal: TemporalDev | undefined;
 let worker: WorkerProcess | undefined;
+let identity: DemoIdentity | undefined;
+/** The operator's shell settings for `secsvc approve --login` (0600, removed at exit). */
+const clientEnvFile = join(tmpdir(), `secsvc-demo-${process.pid}.env`);
 let connection: Connection | undefined;
 let scheduleId: string | undefined;
 let cleaning: Promise<void> | undefined;
@@ -103,6 +107,8 @@ function cleanup(): Promise<void> {
 		await worker?.stop().catch(() => {});
 		await temporal?.stop().catch(() => {});
 		await sim?.close().catch(() => {});
+		await identity?.stop().catch(() => {});
+		rmSync(clientEnvFile, { force: true });
 	})();
 	return cleaning;
 }
@@ -174,7 +180,17 @@ async function main(): Promise<number> {
 	const [grpc, ui, http] = args.ephemeral
 		? [undefined, undefined, undefined]
 		: await Promise.all([portOr(7233), portOr(8233), portOr(7243)]);
-	temporal = await startTemporalDev({ ui: true, port: grpc, uiPort: ui, httpPort: http });
+	// The HTTP API behind a guard (no web page's cross-origin or text/plain write reaches it: issue 41), and a local
+	// identity provider, so an approval here is proven (the worker accepts no typed name: docs/approvals.md).
+	temporal = await startTemporalDev({ ui: true, port: grpc, uiPort: ui, httpPort: http, guardHttp: true });
+	identity = await startDemoIdentity();
+	writeFileSync(
+		clientEnvFile,
+		Object.entries({ ...identity.clientEnv, TEMPORAL_ADDRESS: temporal.address })
+			.map(([k, v]) => `export ${k}='${v}'\n`)
+			.join(''),
+		{ mode: 0o600 },
+	);
 	say(`  simulator        ${sim.url}  ${dim(`(site ${ids.site_id}, domain-port ${ids.domain_port_id})`)}`);
 	say(`  Temporal         ${temporal.address}  ${dim(`namespace ${temporal.namespace}`)}`);
 	say(`  Temporal Web UI  ${bold(temporal.uiUrl ?? '')}`);
@@ -189,12 +205,18 @@ async function main(): Promise<number> {
 		simUrl: sim.url,
 		appId,
 		secret,
-		env: { SECSVC_METRICS_ADDRESS: metricsAddress },
+		env: { SECSVC_METRICS_ADDRESS: metricsAddress, ...identity.workerEnv },
 	});
 	say(
 		`  worker           pid ${worker.pid}, task queue ${taskQueue}  ${dim(`(ready ${((Date.now() - wall0) / 1000).toFixed(1)} s after start)`)}`,
 	);
 	say(`  metrics          ${metricsUrl}  ${dim('(Prometheus; curl it while the demo runs)')}`);
+	say(
+		`  identity         ${identity.provider.issuer}  ${dim(`(local OpenID Connect provider: approvals are proven; people ${Object.keys(DEMO_PEOPLE).join(', ')})`)}`,
+	);
+	say(
+		`  approve          ${dim(`. ${clientEnvFile} && secsvc approve SITE --login`)}  ${dim('(a runbook that requires approval; the login page lists the demo people)')}`,
+	);
 
 	connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: temporal.namespace });

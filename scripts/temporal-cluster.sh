@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# A production-shaped Temporal cluster on this machine: Temporal Server (pinned) on a private PostgreSQL, the four
-# services as separate processes, mutual TLS on the frontend (gRPC and HTTP API) and between the services.
+# A production-shaped Temporal cluster on this machine: Temporal Server (pinned) on a private PostgreSQL, the
+# services as separate processes, mutual TLS on the frontend (gRPC and HTTP API) and between the services, and
+# Temporal's JWT authorization (default claim mapper and authorizer): every call carries an access token of the
+# cluster's OpenID Connect provider (worker/src/identity/localProvider.mts, its own process) whose `permissions`
+# claim names the caller's role per namespace. The system worker reaches the frontend through an internal-frontend
+# (internode mutual TLS, no tokens), so no public client certificate is ever trusted as the system.
 #
 #   bash scripts/temporal-cluster.sh path                  build (or find) temporal-server and temporal-sql-tool,
 #                                                          install PostgreSQL when missing; prints the bin folder
@@ -20,14 +24,21 @@
 # ${TMPDIR:-/tmp}/secsvc-cluster-<base port> (PostgreSQL runs as the postgres user when we are root, so it must
 # not sit under /root). `start` is idempotent: run it again after killing a service or PostgreSQL and it starts
 # only what is down. Ports: base+0 frontend gRPC, +1 frontend HTTP API, +2 history, +3 matching, +4 worker,
-# +5..+8 their membership ports, +9 PostgreSQL — all on 127.0.0.1. Progress goes to stderr.
+# +5..+8 their membership ports, +9 PostgreSQL, +10 internal-frontend gRPC, +11 its membership port, +12 the identity
+# provider (http, loopback), +13 internal-frontend HTTP — all on 127.0.0.1. Progress goes to stderr.
+#
+# Roles (the provider's service clients, their secrets in DIR/idp/<client>.secret; docs/worker/authorization.md):
+#   temporal-worker, temporal-cli, temporal-n8n  NS:write   workers, the CLI and n8n's Temporal API credential
+#   temporal-reader                             NS:read    dashboards, auditors: describe, list, query; no writes
+#   temporal-admin                              temporal-system:admin  operators (namespaces, search attributes)
 set -euo pipefail
 
 TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-v1.29.1}"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/temporal-cluster"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
-SERVICES=(history matching frontend worker)
+SERVICES=(history matching frontend internal-frontend worker)
+IDP_CLIENTS=(temporal-admin temporal-worker temporal-cli temporal-n8n temporal-reader)
 
 log() { echo "temporal-cluster.sh: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -216,6 +227,14 @@ persistence:
         maxConns: 5
         maxIdleConns: 5
 global:
+  authorization:
+    jwtKeyProvider:
+      keySourceURIs: ["http://127.0.0.1:$IDP_PORT/jwks"]
+      refreshInterval: 1m
+    permissionsClaimName: permissions
+    authorizer: default
+    claimMapper: default
+    audience: "$TOKEN_AUDIENCE"
   membership:
     maxJoinDuration: 30s
     broadcastAddress: 127.0.0.1
@@ -252,6 +271,8 @@ services:
     rpc: { grpcPort: $((BASE + 2)), membershipPort: $((BASE + 6)), bindOnIP: 127.0.0.1 }
   matching:
     rpc: { grpcPort: $((BASE + 3)), membershipPort: $((BASE + 7)), bindOnIP: 127.0.0.1 }
+  internal-frontend:
+    rpc: { grpcPort: $((BASE + 10)), httpPort: $((BASE + 13)), membershipPort: $((BASE + 11)), bindOnIP: 127.0.0.1 }
   worker:
     rpc: { grpcPort: $((BASE + 4)), membershipPort: $((BASE + 8)), bindOnIP: 127.0.0.1 }
 clusterMetadata:
@@ -306,6 +327,65 @@ matching.wv.VersionDrainageStatusRefreshInterval:
 EOF
 }
 
+# ---- identity provider ----------------------------------------------------------------------------------------
+idp_pid() { [ -f "$DIR/pid/idp" ] && cat "$DIR/pid/idp" || true; }
+idp_up() { local p; p="$(idp_pid)"; [ -n "$p" ] && kill -0 "$p" 2>/dev/null && grep -q identity-provider "/proc/$p/cmdline" 2>/dev/null; }
+
+# The provider's clients and their roles; secrets are drawn once per cluster and kept in DIR/idp (0600).
+write_idp_config() {
+  local d="$DIR/idp" c
+  mkdir -p "$d"; chmod 700 "$d"
+  for c in "${IDP_CLIENTS[@]}"; do
+    [ -f "$d/$c.secret" ] || (umask 077; openssl rand -hex 24 >"$d/$c.secret")
+  done
+  local ns="$NAMESPACE"
+  role() { case "$1" in temporal-admin) echo "temporal-system:admin" ;; temporal-reader) echo "$ns:read" ;; *) echo "$ns:write" ;; esac; }
+  {
+    echo '{ "serviceAudience": "'"$TOKEN_AUDIENCE"'", "serviceTokenSeconds": 600,'
+    echo '  "people": { "oncall-alice": { "email": "oncall-alice@example.com", "groups": ["soc-oncall"] },'
+    echo '              "bob": { "email": "bob@example.com", "groups": ["soc-oncall"] } },'
+    echo '  "clients": ["secsvc", "secsvc-n8n"], "services": ['
+    local first=1
+    for c in "${IDP_CLIENTS[@]}"; do
+      [ $first = 1 ] || echo ','
+      first=0
+      printf '    { "id": "%s", "secret": "%s", "permissions": ["%s"] }' "$c" "$(cat "$d/$c.secret")" "$(role "$c")"
+    done
+    echo; echo '] }'
+  } >"$d/config.json"
+  chmod 600 "$d/config.json"
+}
+
+start_idp() {
+  idp_up && return 0
+  write_idp_config
+  log "starting the identity provider on http://127.0.0.1:$IDP_PORT"
+  mkdir -p "$DIR/pid" "$DIR/log"
+  cd "$ROOT" # node resolves tsx from here; every other path in this script is absolute
+  setsid "${NODE:-node}" --import tsx scripts/identity-provider.mts --port "$IDP_PORT" \
+    --config "$DIR/idp/config.json" --key-file "$DIR/idp/signing-key.json" >>"$DIR/log/idp.log" 2>&1 </dev/null &
+  echo $! >"$DIR/pid/idp"
+  local i
+  for i in $(seq 1 60); do
+    curl -fsS "http://127.0.0.1:$IDP_PORT/jwks" >/dev/null 2>&1 && return 0
+    idp_up || { tail -n 20 "$DIR/log/idp.log" >&2; die "the identity provider exited (log: $DIR/log/idp.log)"; }
+    sleep 0.5
+  done
+  die "the identity provider did not answer on 127.0.0.1:$IDP_PORT within 30 s"
+}
+
+# An access token of CLIENT (client credentials grant), for the script's own operator calls.
+declare -A TOKENS=()
+token_for() {
+  local c="$1"
+  if [ -z "${TOKENS[$c]:-}" ]; then
+    TOKENS[$c]="$(curl -fsS "http://127.0.0.1:$IDP_PORT/token" -d grant_type=client_credentials -d "client_id=$c" \
+      --data-urlencode "client_secret=$(cat "$DIR/idp/$c.secret")" --data-urlencode "resource=$TOKEN_AUDIENCE" \
+      | sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')" || die "no access token for $c from the identity provider"
+  fi
+  echo "${TOKENS[$c]}"
+}
+
 # ---- services -------------------------------------------------------------------------------------------------
 svc_pid() { [ -f "$DIR/pid/$1" ] && cat "$DIR/pid/$1" || true; }
 svc_up() {
@@ -319,7 +399,7 @@ start_service() {
   log "starting $s"
   mkdir -p "$DIR/pid" "$DIR/log"
   # setsid: the service outlives the shell that started it (a test's or a terminal's process group)
-  setsid "$CACHE/bin/temporal-server" --root "$DIR" --config config --env secsvc --allow-no-auth start --service "$s" \
+  setsid "$CACHE/bin/temporal-server" --root "$DIR" --config config --env secsvc start --service "$s" \
     >>"$DIR/log/$s.log" 2>&1 </dev/null &
   echo $! >"$DIR/pid/$s"
 }
@@ -343,7 +423,7 @@ start_services() {
 }
 
 cli() { "$TEMPORAL_CLI" "$@" --address "127.0.0.1:$BASE" --tls-ca-path "$DIR/certs/ca.pem" \
-  --tls-cert-path "$DIR/certs/client.pem" --tls-key-path "$DIR/certs/client.key"; }
+  --tls-cert-path "$DIR/certs/client.pem" --tls-key-path "$DIR/certs/client.key" --api-key "$(token_for temporal-admin)"; }
 
 wait_ready() {
   local i
@@ -388,6 +468,10 @@ print_env() {
     TEMPORAL_TLS_CLIENT_CERT_PATH "$c/client.pem" \
     TEMPORAL_TLS_CLIENT_KEY_PATH "$c/client.key" \
     SECSVC_TEMPORAL_HTTP_URL "https://127.0.0.1:$((BASE + 1))" \
+    SECSVC_TEMPORAL_TOKEN_ISSUER "http://127.0.0.1:$IDP_PORT" \
+    SECSVC_TEMPORAL_TOKEN_CLIENT_ID temporal-worker \
+    SECSVC_TEMPORAL_TOKEN_CLIENT_SECRET_FILE "$DIR/idp/temporal-worker.secret" \
+    SECSVC_TEMPORAL_TOKEN_AUDIENCE "$TOKEN_AUDIENCE" \
     SECSVC_CLUSTER_DIR "$DIR" \
     SECSVC_CLUSTER_BASE_PORT "$BASE"
 }
@@ -413,6 +497,7 @@ done
 DIR="${DIR:-${TMPDIR:-/tmp}/secsvc-cluster-$BASE}"
 PGDATA="$DIR/pg"; PGPORT=$((BASE + 9))
 FRONTEND_NAME="frontend.secsvc.internal"; INTERNODE_NAME="internode.secsvc.internal"
+IDP_PORT=$((BASE + 12)); TOKEN_AUDIENCE="https://temporal.secsvc.internal"
 
 case "$cmd" in
   path)
@@ -427,18 +512,25 @@ case "$cmd" in
     mkdir -p "$DIR/log" "$DIR/pid"; chmod 755 "$DIR"
     if ! pg_up && ! svc_up frontend; then
       # A fresh start: every port must be free (another engineer's server, or a cluster with another --dir).
-      for off in 0 1 2 3 4 5 6 7 8 9; do
+      for off in 0 1 2 3 4 5 6 7 8 9 10 11 12 13; do
         port_busy $((BASE + off)) && die "port $((BASE + off)) on 127.0.0.1 is in use: choose another --base-port"
       done
+    fi
+    # A cluster an older copy of this script started (no authorization) must not get a frontend with it beside its
+    # other services (a restart would mix the two): stop it first.
+    if [ -f "$DIR/config/secsvc.yaml" ] && ! grep -q '^  authorization:' "$DIR/config/secsvc.yaml" \
+      && { svc_up history || svc_up matching || svc_up frontend || svc_up worker; }; then
+      die "a cluster without Temporal's authorization is running in $DIR (started by an older temporal-cluster.sh): stop it first (stop --base-port $BASE)"
     fi
     start_postgres
     create_schemas
     make_certs
+    start_idp
     write_config
     start_services
     wait_ready
     ensure_namespace
-    log "cluster up: frontend 127.0.0.1:$BASE (gRPC, mTLS), https://127.0.0.1:$((BASE + 1)) (HTTP API, mTLS); state in $DIR"
+    log "cluster up: frontend 127.0.0.1:$BASE (gRPC, mTLS + JWT), https://127.0.0.1:$((BASE + 1)) (HTTP API, mTLS + JWT), identity provider http://127.0.0.1:$IDP_PORT; state in $DIR"
     print_env
     ;;
   env)
@@ -450,10 +542,11 @@ case "$cmd" in
       if svc_up "$s"; then echo "$s $(svc_pid "$s") up"; else echo "$s - down"; fi
     done
     if pg_up; then echo "postgres $(pg_pid) up"; else echo "postgres - down"; fi
+    if idp_up; then echo "idp $(idp_pid) up"; else echo "idp - down"; fi
     ;;
   kill)
     case "$target" in
-      history|matching|frontend|worker)
+      history|matching|frontend|internal-frontend|worker)
         svc_up "$target" || die "$target is not running"
         p="$(svc_pid "$target")"; log "SIGKILL $target (pid $p)"; kill -KILL "$p"
         for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -463,11 +556,11 @@ case "$cmd" in
         log "immediate shutdown of PostgreSQL (pid $(pg_pid)): no checkpoint, crash recovery on the next start"
         as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" -m immediate -w stop >&2
         ;;
-      *) die "kill: name one of history, matching, frontend, worker, postgres" ;;
+      *) die "kill: name one of history, matching, frontend, internal-frontend, worker, postgres" ;;
     esac
     ;;
   stop)
-    for s in frontend worker matching history; do
+    for s in frontend internal-frontend worker matching history; do
       if svc_up "$s"; then
         p="$(svc_pid "$s")"; log "stopping $s (pid $p)"; kill -TERM "$p"
         for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -476,6 +569,8 @@ case "$cmd" in
       rm -f "$DIR/pid/$s"
     done
     if pg_up; then log "stopping PostgreSQL (pid $(pg_pid))"; as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" -m fast -w stop >&2; fi
+    if idp_up; then p="$(idp_pid)"; log "stopping the identity provider (pid $p)"; kill -TERM "$p"; fi
+    rm -f "$DIR/pid/idp"
     ;;
   *)
     echo "usage: bash scripts/temporal-cluster.sh path | start | env | status | stop | kill NAME [--base-port N] [--dir DIR] [--namespace NS]" >&2

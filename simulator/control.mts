@@ -8,6 +8,7 @@ import { fleetView } from './fleet.mts';
 import { JsonBoundError, parseBoundedJson } from './util.mts';
 import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 import { consoleCall, type ConsoleCall } from './console.mts';
+import { browserWriteProblem } from '../api/browserWrites.ts';
 
 interface Reply {
 	status: number;
@@ -20,33 +21,14 @@ const bad = (status: number, error: string): Reply => ({ status, body: { error }
 /** Request headers the control API's browser check reads (node's lower-cased IncomingHttpHeaders). */
 export type ControlHeaders = Record<string, string | string[] | undefined>;
 
-const LOOPBACK_ORIGIN = /^https?:\/\/(127(?:\.\d{1,3}){3}|localhost|\[::1\])(:\d{1,5})?$/i;
-
 /**
  * The control API changes what the simulator answers (faults, resets, token expiry), so a web page open in the
- * operator's browser must not reach it: a request carrying an Origin that is not loopback (http(s)://127.x.x.x,
- * localhost, [::1]; `null` included) or marked cross-site by the browser (Sec-Fetch-Site) is refused (403), and a
- * request with a body must say `content-type: application/json` (415) — the "simple" content types a page may send
- * without a CORS preflight (text/plain, form-urlencoded, multipart) never reach a route. Non-browser clients send no
- * Origin and are unaffected.
+ * operator's browser must not reach it: api/browserWrites.ts (403 for a foreign Origin or a cross-site request, 415
+ * for a body that is not JSON), the same rule the demo's guard in front of Temporal's HTTP API applies.
  */
 export function controlRequestProblem(headers: ControlHeaders, bodyLength: number): Reply | undefined {
-	const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-	const origin = one(headers.origin);
-	if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin.trim()))
-		return bad(
-			403,
-			`origin ${JSON.stringify(origin.slice(0, 100))} is not loopback: the control API answers local clients only`,
-		);
-	const site = one(headers['sec-fetch-site']);
-	if (site === 'cross-site' || site === 'same-site')
-		return bad(403, `a ${site} browser request: the control API answers local clients only`);
-	const type = (one(headers['content-type']) ?? '').split(';')[0].trim().toLowerCase();
-	// a bodiless request (DELETE /faults, POST /tokens/expire from a plain client) carries no content to type; from
-	// a browser it carries an Origin (every cross-origin POST does), checked above
-	if (bodyLength > 0 && type !== 'application/json')
-		return bad(415, `content-type must be application/json${type ? ` (got ${type.slice(0, 60)})` : ''}`);
-	return undefined;
+	const r = browserWriteProblem(headers, bodyLength, 'the control API');
+	return r && bad(r.status, r.error);
 }
 
 export async function handleControl(

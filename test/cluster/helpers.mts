@@ -15,6 +15,9 @@ import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import { workflowIdFor } from '../../api/runbook/contract.ts';
 import { ROOT, spawnWorker } from '../temporal/helpers.mts';
 import { announceStarted } from '../../demo/stack.mts';
+import { connectWithBearer, fetchBearer } from '../../worker/src/process/temporalToken.mts';
+import { ensureSearchAttributes } from '../../worker/src/process/runbookMetrics.mts';
+import type { NativeConnection } from '@temporalio/worker';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');
 export const BASE_PORT = process.env.SECSVC_CLUSTER_BASE_PORT ?? '17300';
@@ -39,6 +42,13 @@ export async function ensureCluster(): Promise<ClusterEnv> {
 	});
 	const env = parseEnv(r.stdout);
 	if (!env.TEMPORAL_ADDRESS) throw new Error(`temporal-cluster.sh start printed no env: ${r.stdout}`);
+	// Workers hold `write`, not `admin`: an operator registers the runbooks' search attributes (docs/worker/authorization.md).
+	const admin = await clusterClient(env, { as: 'temporal-admin' });
+	try {
+		await ensureSearchAttributes(admin.connection as unknown as NativeConnection, env.TEMPORAL_NAMESPACE);
+	} finally {
+		await admin.close();
+	}
 	announceStarted({
 		what: 'temporal cluster (scripts/temporal-cluster.sh)',
 		addresses: { grpc: env.TEMPORAL_ADDRESS, http: env.SECSVC_TEMPORAL_HTTP_URL, dir: env.SECSVC_CLUSTER_DIR },
@@ -64,12 +74,40 @@ export function clusterPids(): Record<string, number | undefined> {
 	);
 }
 
-export async function clusterClient(env: ClusterEnv): Promise<Client & { close(): Promise<void> }> {
+/**
+ * A client of the cluster with the bearer token of `as` (one of the cluster provider's clients, default the env's
+ * temporal-worker; `null` = no token at all), on `namespace` (default the env's).
+ */
+export async function clusterClient(
+	env: ClusterEnv,
+	o: { as?: string | null; namespace?: string } = {},
+): Promise<Client & { close(): Promise<void> }> {
 	const t = loadTemporalConfig(env, undefined);
-	const connection = await Connection.connect(connectionOptions(t));
-	const c = new Client({ connection, namespace: t.namespace });
+	const source =
+		o.as === null
+			? undefined
+			: o.as === undefined
+				? t.token
+				: { ...t.token!, clientId: o.as, clientSecret: secretOf(env, o.as) };
+	const connection = await connectWithBearer((x) => Connection.connect(x), connectionOptions(t), source);
+	const c = new Client({ connection, namespace: o.namespace ?? t.namespace });
 	return Object.assign(c, { close: () => connection.close() });
 }
+
+/** The secret of one of the cluster provider's clients (temporal-admin, -worker, -cli, -n8n, -reader). */
+export const secretOf = (env: ClusterEnv, clientId: string) =>
+	readFileSync(join(env.SECSVC_CLUSTER_DIR, 'idp', `${clientId}.secret`), 'utf8').trim();
+
+/** An access token of one of the cluster provider's clients. */
+export const tokenOf = async (env: ClusterEnv, clientId: string) =>
+	(
+		await fetchBearer({
+			issuer: env.SECSVC_TEMPORAL_TOKEN_ISSUER,
+			clientId,
+			clientSecret: secretOf(env, clientId),
+			audience: env.SECSVC_TEMPORAL_TOKEN_AUDIENCE,
+		})
+	).token;
 
 let deployN = 0;
 /** A worker process on the cluster: its own deployment name, so its build becomes current whatever ran before. */

@@ -24,7 +24,7 @@ import {
 } from '../n8n/harness.mts';
 import { runbookNodes } from '../n8n/runbook-stack.mts';
 import { chain } from '../n8n/workflows.mts';
-import { clusterClient, clusterWorker, ensureCluster, freeSites, type ClusterEnv } from './helpers.mts';
+import { clusterClient, clusterWorker, ensureCluster, freeSites, tokenOf, type ClusterEnv } from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -61,7 +61,9 @@ before(async () => {
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	const pem = (p: string) => readFileSync(p, 'utf8');
-	const base = { address: env.SECSVC_TEMPORAL_HTTP_URL, namespace: env.TEMPORAL_NAMESPACE, apiKey: '' };
+	// n8n's Temporal API credential sends its API Key as the bearer token: the temporal-n8n client's (NS:write)
+	const apiKey = await tokenOf(env, 'temporal-n8n');
+	const base = { address: env.SECSVC_TEMPORAL_HTTP_URL, namespace: env.TEMPORAL_NAMESPACE, apiKey };
 	const full = {
 		...base,
 		caCertificate: pem(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH),

@@ -21,7 +21,15 @@ import {
 	uniqueQueue,
 	waitFor,
 } from '../temporal/helpers.mts';
-import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
+import {
+	clusterClient,
+	clusterWorker,
+	ensureCluster,
+	freeSites,
+	secsvc,
+	tokenOf,
+	type ClusterEnv,
+} from './helpers.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -122,13 +130,16 @@ test('refused: no client certificate, another server name, plain text; each name
 	} finally {
 		await s.close();
 	}
-	// The HTTP API: with the client certificate it answers, without one the handshake is refused.
-	const get = (withCert: boolean) =>
+	// The HTTP API: with the client certificate and a token it answers; a certificate without a token is refused
+	// (Temporal's JWT authorization); without a certificate the handshake is refused.
+	const reader = await tokenOf(env, 'temporal-reader');
+	const get = (withCert: boolean, token = reader) =>
 		new Promise<number>((resolve, reject) => {
 			const req = request(
 				`${env.SECSVC_TEMPORAL_HTTP_URL}/api/v1/namespaces/${env.TEMPORAL_NAMESPACE}`,
 				{
 					ca: readFileSync(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
+					...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
 					...(withCert
 						? {
 								cert: readFileSync(env.TEMPORAL_TLS_CLIENT_CERT_PATH),
@@ -142,5 +153,6 @@ test('refused: no client certificate, another server name, plain text; each name
 			req.end();
 		});
 	assert.equal(await get(true), 200);
+	assert.equal(await get(true, ''), 403, 'a CA-signed client certificate without a token');
 	await assert.rejects(get(false), /certificate required|socket hang up|ECONNRESET/i);
 });

@@ -1,34 +1,18 @@
 /**
- * A real OpenID Connect provider on loopback for the approval tests: the certified `oidc-provider` package, on
- * 127.0.0.1 port 0, issuing real signed ID tokens through the authorization code flow. The person's login is done
- * programmatically through the provider's interactions API (interactionDetails / interactionFinished with a grant):
- * the test says who logs in with `login_hint`. Nothing here is a stand-in for the verification under test.
+ * A real OpenID Connect provider on loopback for the approval tests: worker/src/identity/localProvider.mts (the
+ * certified `oidc-provider` package, also what the demo starts), issuing real signed ID tokens through the
+ * authorization code flow. The person's login is done programmatically: the test says who logs in with `login_hint`
+ * (or `nextLogin` for device and browser logins). Nothing here is a stand-in for the verification under test.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-// oidc-provider ships no types of its own (@types/oidc-provider would pull koa's and express's): the few calls used here.
-import ProviderModule from 'oidc-provider';
+import {
+	REDIRECT_URI,
+	startLocalProvider,
+	type LocalProvider,
+	type Person,
+	type ServiceClient,
+} from '../../worker/src/identity/localProvider.mts';
 
-interface Interaction {
-	params: Record<string, string>;
-}
-interface GrantLike {
-	addOIDCScope(scope: string): void;
-	save(): Promise<string>;
-}
-interface ProviderLike {
-	callback(): (req: IncomingMessage, res: ServerResponse) => void;
-	interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
-	interactionFinished(req: IncomingMessage, res: ServerResponse, result: unknown, opts?: unknown): Promise<void>;
-	Grant: new (o: { accountId: string; clientId: string }) => GrantLike;
-}
-const Provider = ProviderModule as unknown as new (issuer: string, config: unknown) => ProviderLike;
-
-export const REDIRECT_URI = 'http://127.0.0.1/callback';
-export interface Person {
-	email: string;
-	groups: string[];
-}
+export { REDIRECT_URI, type Person };
 
 export interface TestProvider {
 	issuer: string;
@@ -46,86 +30,15 @@ export interface TestProvider {
 export async function startProvider(
 	people: Record<string, Person>,
 	clients: string[] = ['secsvc', 'other-app'],
+	services: ServiceClient[] = [],
 ): Promise<TestProvider> {
-	let deviceAccount = '';
-	const server = createServer();
-	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-	const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-	const ttl = { idToken: 600 };
-	const provider = new Provider(issuer, {
-		clients: [
-			...clients.map((id) => ({
-				client_id: id,
-				client_secret: `${id}-secret-for-tests-only-0123456789`,
-				redirect_uris: [REDIRECT_URI],
-				grant_types: ['authorization_code'],
-				response_types: ['code'],
-				token_endpoint_auth_method: 'client_secret_post',
-			})),
-			// the CLI's public native client: browser logins with a loopback redirect (any port) and device-code logins
-			{
-				client_id: 'secsvc-cli',
-				application_type: 'native',
-				token_endpoint_auth_method: 'none',
-				grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
-				response_types: ['code'],
-				redirect_uris: ['http://127.0.0.1/callback'],
-			},
-		],
-		claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'], profile: ['name'] },
-		scopes: ['openid', 'email', 'groups', 'profile'],
-		conformIdTokenClaims: false, // the scopes' claims in the ID token itself (the worker reads only the ID token)
-		findAccount: (_ctx: unknown, id: string) =>
-			people[id]
-				? {
-						accountId: id,
-						claims: () => ({ sub: id, email: people[id].email, email_verified: true, groups: people[id].groups }),
-					}
-				: undefined,
-		features: {
-			devInteractions: { enabled: false },
-			// the device flow's pages reduced to their forms (the test's "browser" submits them)
-			deviceFlow: {
-				enabled: true,
-				userCodeConfirmSource: async (ctx: { body: string }, form: string) => void (ctx.body = form),
-				successSource: async (ctx: { body: string }) => void (ctx.body = 'device login done'),
-			},
-		},
-		pkce: { required: () => false },
-		ttl: {
-			IdToken: () => ttl.idToken,
-			AccessToken: 600,
-			AuthorizationCode: 60,
-			Interaction: 600,
-			Session: 600,
-			Grant: 600,
-		},
-		interactions: { url: (_ctx: unknown, i: { uid: string }) => `/interaction/${i.uid}` },
-		cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
-	});
-	const handle = provider.callback();
-	server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-		if (!req.url?.startsWith('/interaction/')) return handle(req, res);
-		// The person "logs in and consents": the interaction ends with their account and a grant for the asked scopes.
-		void (async () => {
-			try {
-				const d = await provider.interactionDetails(req, res);
-				const accountId = d.params.login_hint ?? deviceAccount;
-				const grant = new provider.Grant({ accountId, clientId: d.params.client_id });
-				grant.addOIDCScope(d.params.scope);
-				const grantId = await grant.save();
-				await provider.interactionFinished(
-					req,
-					res,
-					{ login: { accountId }, consent: { grantId } },
-					{ mergeWithLastSubmission: false },
-				);
-			} catch (e) {
-				res.statusCode = 500;
-				res.end(String(e));
-			}
-		})();
-	});
+	const p = await startLocalProvider({ people, clients, services });
+	return { issuer: p.issuer, ttl: p.ttl, ...personAt(p), close: () => p.close() };
+}
+
+/** A person's side of a login at a running local provider (the demo's too): login, device confirmation, browser. */
+export function personAt(p: LocalProvider): Pick<TestProvider, 'login' | 'confirmDevice' | 'browse'> {
+	const issuer = p.issuer;
 
 	async function login(accountId: string, opts: { nonce?: string; clientId?: string }): Promise<string> {
 		const clientId = opts.clientId ?? 'secsvc';
@@ -169,7 +82,7 @@ export async function startProvider(
 				code,
 				redirect_uri: REDIRECT_URI,
 				client_id: clientId,
-				client_secret: `${clientId}-secret-for-tests-only-0123456789`,
+				client_secret: p.clientSecret(clientId),
 			}),
 		});
 		const t = (await res.json()) as { id_token?: string; error?: string; error_description?: string };
@@ -178,7 +91,7 @@ export async function startProvider(
 	}
 
 	async function confirmDevice(uri: string, accountId: string): Promise<void> {
-		deviceAccount = accountId;
+		p.nextLogin = accountId;
 		const jar = new Map<string, string>();
 		const go = async (url: string, body?: URLSearchParams) => {
 			const res = await fetch(url, {
@@ -212,7 +125,7 @@ export async function startProvider(
 	}
 
 	async function browse(loginUrl: string, accountId: string): Promise<void> {
-		deviceAccount = accountId;
+		p.nextLogin = accountId;
 		const jar = new Map<string, string>();
 		let url = loginUrl;
 		for (let hop = 0; hop < 10; hop++) {
@@ -236,12 +149,5 @@ export async function startProvider(
 		throw new Error('oidc test browser: too many redirects');
 	}
 
-	return {
-		issuer,
-		ttl,
-		login,
-		confirmDevice,
-		browse,
-		close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-	};
+	return { login, confirmDevice, browse };
 }

@@ -21,6 +21,9 @@ import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
 import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';
 
+// This file's runbooks are approved by a typed name: its workers opt in to unverified approvals (issue 41).
+process.env.SECSVC_UNVERIFIED_APPROVALS ??= '1';
+
 const APP = { appId: 'first-day-app', secret: 'first-day-secret-42' };
 const OUT = join(process.env.SECSVC_TEST_OUTPUT || join(ROOT, 'test-output'), 'first-day');
 const ATTACKERS = ['198.51.100.10', '198.51.100.11', '203.0.113.50'];

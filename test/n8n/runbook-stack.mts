@@ -10,6 +10,9 @@ import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
 import { freePort, makeN8nHome, n8nCli, packPackage, type N8nHome } from './harness.mts';
 
+// This file's runbooks are approved by a typed name: its workers opt in to unverified approvals (issue 41).
+process.env.SECSVC_UNVERIFIED_APPROVALS ??= '1';
+
 export const TEMPORAL_CRED = { id: 'temporalCred001', name: 'Temporal (dev server)' };
 
 export interface RunbookStack {

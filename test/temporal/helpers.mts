@@ -54,8 +54,19 @@ export function startSim(seed = 7): Promise<RunningSimulator> {
 	return startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed });
 }
 
+/**
+ * The tests that approve by a typed name run their workers opted in to unverified approvals (issue 41: without an
+ * identity provider and without this opt-in, a runbook that requires approval is refused at start). Every worker
+ * these helpers start (workerConfig, spawnWorker, and through process.env demo/stack.mts's startWorkerProcess) gets
+ * it; the proven path is tested with a real provider (identity.test, runbook-identity.test), the default refusal in
+ * approvalDefault.test.
+ */
+export const UNVERIFIED_OPT_IN = { SECSVC_UNVERIFIED_APPROVALS: '1' } as const;
+process.env.SECSVC_UNVERIFIED_APPROVALS ??= UNVERIFIED_OPT_IN.SECSVC_UNVERIFIED_APPROVALS;
+
 export function workerConfig(env: TestWorkflowEnvironment, simUrl: string, taskQueue: string): WorkerConfig {
 	return {
+		unverifiedApprovals: true,
 		temporal: { address: env.address, namespace: 'default', taskQueue },
 		api: { baseUrl: simUrl, appId: APP_ID, secret: SECRET, tokenKind: 'app', timeoutMs: 4000, retries: 1 },
 	};

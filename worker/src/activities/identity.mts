@@ -6,18 +6,19 @@ import {
 	type PolicyInput,
 	type VerifyInput,
 } from '../../../workflows/attackResponse/identity.mts';
-import { policyFor, type IdentityConfig } from '../identity/config.mts';
+import { NO_PROVIDER_SOURCE, policyFor, type IdentityConfig } from '../identity/config.mts';
 import { createVerifier, ProofRefused } from '../identity/verify.mts';
 
 /**
  * The runbook's identity steps, run as LOCAL activities (I/O outside the workflow sandbox; their results, never the
  * tokens, are recorded in history — the tokens arrive sealed, docs/approvals.md):
- *  - `identity.policy`: the operator's approver policy for the plan's customer, the plan's approvers checked against
+ *  - `identity.policy`: the operator's approver policy for the plan's customer (no provider and no opt-in to
+ *    unverified approvals: a plan that requires approval is refused), the plan's approvers checked against
  *    it (a plan may only narrow it; someone must be able to approve), the starter's proof verified;
  *  - `identity.verify`: a decision's ID token verified against the provider and bound to the gate's nonce.
  * Refusals are non-retryable ValidationErrors `field: rule`.
  */
-export function createIdentityActivities(cfg: IdentityConfig | undefined) {
+export function createIdentityActivities(cfg: IdentityConfig | undefined, unverified = false) {
 	const verify = cfg ? createVerifier(cfg) : undefined;
 	const refuse = (e: unknown): never => {
 		if (e instanceof ProofRefused) throw ApplicationFailure.nonRetryable(e.message, 'ValidationError');
@@ -27,7 +28,12 @@ export function createIdentityActivities(cfg: IdentityConfig | undefined) {
 		async [IDENTITY_POLICY_ACTIVITY](
 			input: PolicyInput,
 		): Promise<{ policy: ApproverPolicy; starter?: VerifiedIdentity }> {
-			const policy = policyFor(cfg, input.customerId);
+			const policy = policyFor(cfg, input.customerId, unverified);
+			if (policy.source === NO_PROVIDER_SOURCE && input.required)
+				throw ApplicationFailure.nonRetryable(
+					'approval: this worker cannot prove who approves: it has no identity provider (SECSVC_OIDC_ISSUER) and unverified approvals are off (SECSVC_UNVERIFIED_APPROVALS=1 lets a typed name decide, recorded unverified)',
+					'ValidationError',
+				);
 			let starter: VerifiedIdentity | undefined;
 			if (input.starter?.idToken) {
 				if (!verify)

@@ -3,7 +3,8 @@ import type { ApproverPolicy } from '../../../api/decideRules.ts';
 
 /**
  * The identity provider and the approver policy (docs/approvals.md), from the JSON config (`identity`) and the
- * environment (wins). No issuer configured = compatibility mode: typed `by`, recorded "unverified".
+ * environment (wins). No issuer configured: no typed name decides, unless the operator opted in to unverified
+ * approvals (unverifiedApprovalsOptIn: compatibility mode, typed `by` recorded "unverified").
  *
  *   "identity": { "issuer": "https://idp.example", "audience": ["secsvc-cli", "secsvc-n8n"], "clientId": "secsvc-cli",
  *                 "identityClaim": "email", "groupsClaim": "groups", "clockSkewSeconds": 60, "jwksCacheSeconds": 600,
@@ -119,10 +120,40 @@ export function loadIdentityConfig(
 	};
 }
 
-/** The approver policy for a customer: its tenant's entry when there is one, else the worker's. */
-export function policyFor(cfg: IdentityConfig | undefined, customerId: string): ApproverPolicy {
+/**
+ * Whether the operator opted in to unverified approvals (a typed name decides, recorded `unverified`):
+ * SECSVC_UNVERIFIED_APPROVALS=1 or `identity.unverifiedApprovals: true`. Off by default: without an identity
+ * provider a runbook that requires approval is refused at start. Ignored when an issuer is configured.
+ */
+export function unverifiedApprovalsOptIn(env: NodeJS.ProcessEnv = process.env, file = env.SECSVC_CONFIG): boolean {
+	const v = env.SECSVC_UNVERIFIED_APPROVALS;
+	if (v !== undefined && v !== '') {
+		if (!['0', '1', 'true', 'false'].includes(v))
+			throw new IdentityConfigError('SECSVC_UNVERIFIED_APPROVALS', 'must be 1 or 0 (true or false)');
+		return v === '1' || v === 'true';
+	}
+	if (!file) return false;
+	try {
+		const j = JSON.parse(readFileSync(file, 'utf8')) as { identity?: { unverifiedApprovals?: unknown } };
+		return j.identity?.unverifiedApprovals === true;
+	} catch {
+		return false; // the worker's own config loader reports an unreadable file
+	}
+}
+
+/** Where an approver policy without a provider says it comes from (the refusals name it). */
+export const NO_PROVIDER_SOURCE =
+	'no identity provider (SECSVC_OIDC_ISSUER) and unverified approvals off (SECSVC_UNVERIFIED_APPROVALS)';
+
+/**
+ * The approver policy for a customer: its tenant's entry when there is one, else the worker's. Without a provider:
+ * compatibility mode when the operator opted in, else a policy that nobody can satisfy (no typed name decides).
+ */
+export function policyFor(cfg: IdentityConfig | undefined, customerId: string, unverified = false): ApproverPolicy {
 	if (!cfg)
-		return { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' };
+		return unverified
+			? { mode: 'unverified', groups: [], identities: [], source: 'compatibility mode (no identity provider)' }
+			: { mode: 'oidc', groups: [], identities: [], source: NO_PROVIDER_SOURCE };
 	const t = cfg.tenants[customerId];
 	return t
 		? {
@@ -133,4 +164,19 @@ export function policyFor(cfg: IdentityConfig | undefined, customerId: string): 
 				source: `tenant ${customerId}`,
 			}
 		: { mode: 'oidc', issuer: cfg.issuer, groups: cfg.approverGroups, identities: cfg.approvers, source: 'worker' };
+}
+
+/** The worker's start-up line about approvals: a loud warning when typed names decide, a note when nothing can. */
+export function approvalsNotice(cfg: IdentityConfig | undefined, unverified: boolean): string {
+	if (cfg)
+		return unverified
+			? `approvals: proven by ${cfg.issuer} (SECSVC_UNVERIFIED_APPROVALS is ignored: an identity provider is configured)`
+			: `approvals: proven by ${cfg.issuer}`;
+	if (unverified)
+		return [
+			'WARNING: UNVERIFIED APPROVALS ARE ON (SECSVC_UNVERIFIED_APPROVALS): a typed name decides a runbook and nobody',
+			"proves who it is: anyone who can reach this namespace can approve as anyone. Every decision is recorded 'unverified'.",
+			'Configure SECSVC_OIDC_ISSUER (docs/approvals.md) and turn this off.',
+		].join(' ');
+	return 'approvals: no identity provider (SECSVC_OIDC_ISSUER): runbooks that require approval are refused at start (docs/approvals.md)';
 }

@@ -1,7 +1,8 @@
-import { loadIdentityConfig, type IdentityConfig } from '../identity/config.mts';
+import { loadIdentityConfig, unverifiedApprovalsOptIn, type IdentityConfig } from '../identity/config.mts';
 import { readFileSync } from 'node:fs';
 import { parseProtectedRanges, DEFAULT_WIDEST_PREFIX } from '../../../api/blastRadius.ts';
 import { loadRateLimit, type RateLimitConfig } from './rateLimitConfig.mts';
+import { tokenSourceFrom, TokenSettingError, type TokenSource } from './temporalToken.mts';
 import { resolveTemporal, TemporalSettingError, tlsMaterial, type Sources, type TlsSettings } from './temporalEnv.mts';
 
 /**
@@ -38,6 +39,8 @@ export interface WorkerConfig {
 		apiKey?: string;
 		/** gRPC metadata from the profile or TEMPORAL_GRPC_META_* (e.g. Temporal Cloud's routing headers). */
 		metadata?: Record<string, string>;
+		/** Where the bearer token comes from (SECSVC_TEMPORAL_TOKEN_*: a cluster with Temporal's JWT authorization). */
+		token?: TokenSource;
 		/** Which setting gave each connection value (for error messages; never the values). */
 		from?: Sources;
 		/** Worker Deployment name (SECSVC_DEPLOYMENT_NAME; default `secsvc`); the build id comes from the workflow bundle. */
@@ -69,6 +72,8 @@ export interface WorkerConfig {
 	guard?: GuardConfig;
 	/** The identity provider and approver policy (worker/src/identity/config.mts); absent = compatibility mode. */
 	identity?: IdentityConfig;
+	/** The operator's opt-in to typed (unverified) approvals when there is no identity provider; default off. */
+	unverifiedApprovals?: boolean;
 }
 
 export interface GuardConfig {
@@ -152,8 +157,16 @@ export function loadTemporalConfig(
 	if (v !== undefined && v !== '' && !['0', '1', 'true', 'false'].includes(v))
 		throw new ConfigError([{ field: 'SECSVC_WORKER_VERSIONING', rule: 'must be 1 or 0 (true or false)' }]);
 	const workerVersioning = v !== undefined && v !== '' ? v === '1' || v === 'true' : t.workerVersioning !== false;
+	let token: TokenSource | undefined;
+	try {
+		token = tokenSourceFrom(env);
+	} catch (e) {
+		if (e instanceof TokenSettingError) throw new ConfigError([{ field: e.field, rule: e.rule }]);
+		throw e;
+	}
 	return {
 		address: r.address ?? '127.0.0.1:7233',
+		...(token ? { token } : {}),
 		namespace: r.namespace ?? 'default',
 		taskQueue: env.TEMPORAL_TASK_QUEUE ?? t.taskQueue ?? DEFAULT_TASK_QUEUE,
 		tls: r.tls,
@@ -215,7 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, file = env.SECS
 	if (issues.length) throw new ConfigError(issues);
 	if (rl.config) Object.assign(api, { rateLimit: rl.config });
 	const identity = loadIdentityConfig(env, file);
+	const unverifiedApprovals = unverifiedApprovalsOptIn(env, file);
 	return {
+		...(unverifiedApprovals ? { unverifiedApprovals } : {}),
 		temporal: loadTemporalConfig(env, file),
 		api,
 		guard: loadGuardConfig(env, file),

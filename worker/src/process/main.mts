@@ -20,6 +20,8 @@ import { NativeConnection } from '@temporalio/worker';
 import { ApiError } from '../../../api/errors.ts';
 import { assertFreshBuild } from './buildInfo.mts';
 import { connectionOptions, loadConfig, type WorkerConfig } from './config.mts';
+import { connectWithBearer } from './temporalToken.mts';
+import { approvalsNotice } from '../identity/config.mts';
 import { explainConnectFailure } from './tlsProbe.mts';
 import { startHealthServer, type HealthServer } from './health.mts';
 import { loadProcessConfig } from './processConfig.mts';
@@ -57,8 +59,9 @@ export function watchParent(env: NodeJS.ProcessEnv = process.env): void {
 async function connectTemporal(cfg: ReturnType<typeof loadConfig>) {
 	const opts = connectionOptions(cfg.temporal); // a bad TLS file: ConfigError naming its setting
 	try {
-		return await NativeConnection.connect(opts);
+		return await connectWithBearer((o) => NativeConnection.connect(o), opts, cfg.temporal.token);
 	} catch (e) {
+		if (safeMessage(e).startsWith('Temporal token:')) throw new StartupError(safeMessage(e));
 		throw new StartupError(
 			await explainConnectFailure(cfg.temporal.address, opts.tls, cfg.temporal.from ?? {}, safeMessage(e)),
 		);
@@ -144,6 +147,7 @@ export async function main(): Promise<number> {
 	watchParent();
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
+	console.error(`secsvc worker: ${approvalsNotice(cfg.identity, cfg.unverifiedApprovals === true)}`);
 	tenantMode(cfg); // tenant mode without the payload key: one line naming SECSVC_PAYLOAD_KEYS, before anything starts
 	const proc = loadProcessConfig();
 	// Prometheus /metrics (worker/src/process/metrics.mts): the SDK Runtime must be installed before the first connection.

@@ -12,6 +12,7 @@ import { createFleetActivities } from '../activities/fleet.mts';
 import { createBlocksActivities } from '../activities/blocks.mts';
 import { createHoldDownActivities } from '../activities/holdDown.mts';
 import { workflowBundle } from './bundle.mts';
+import { connectWithBearer } from './temporalToken.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
@@ -178,7 +179,9 @@ export async function startWorker(cfg: WorkerConfig, opts: StartOptions = {}): P
  */
 async function clientsFor(cfg: WorkerConfig, opts: StartOptions, tenancy: ReturnType<typeof tenantMode>) {
 	const { client: app, close: closeApp, budget } = opts.api ?? clientFromConfig(cfg);
-	const connection = opts.connection ?? (await NativeConnection.connect(connectionOptions(cfg.temporal)));
+	const connection =
+		opts.connection ??
+		(await connectWithBearer((o) => NativeConnection.connect(o), connectionOptions(cfg.temporal), cfg.temporal.token));
 	await ensureSearchAttributes(connection, cfg.temporal.namespace);
 	// The playbooks reach the site coordinator (one owner per setting) through this worker's own connection.
 	let temporal: TemporalClient | undefined;
@@ -222,7 +225,7 @@ function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () 
 		...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
 		...createBlocksActivities(client, temporalClient),
 		...createHoldDownActivities(temporalClient),
-		...createIdentityActivities(cfg.identity),
+		...createIdentityActivities(cfg.identity, cfg.unverifiedApprovals === true),
 	};
 }
 

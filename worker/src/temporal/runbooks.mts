@@ -33,6 +33,7 @@ import { parsePlan } from '../../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
 import { explainConnectFailure } from '../process/tlsProbe.mts';
+import { connectWithBearer } from '../process/temporalToken.mts';
 import type { attackResponse } from '../../../workflows/attackResponse/attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
@@ -41,8 +42,9 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 	const opts = connectionOptions(t);
 	let connection: Connection;
 	try {
-		connection = await Connection.connect(opts);
+		connection = await connectWithBearer((o) => Connection.connect(o), opts, t.token);
 	} catch (e) {
+		if ((e as Error).message.startsWith('Temporal token:')) throw e;
 		// One line naming the setting (the client library only says "Failed to connect before the deadline").
 		throw new Error(await explainConnectFailure(t.address, opts.tls, t.from ?? {}, (e as Error).message));
 	}
@@ -53,6 +55,17 @@ export async function temporalClient(t: WorkerConfig['temporal']): Promise<Clien
 
 /** Accepts a site id or a full workflow id: the one rule of api/runbook/contract.ts, as the Runbook node reads it. */
 export const runbookId = runbookIdFrom;
+
+/**
+ * A token goes out only sealed: a client without the payload codec (SECSVC_PAYLOAD_KEYS) would send it in plain
+ * text, and a start keeps its arguments in history. Refused before anything is sent.
+ */
+function requireSealing(client: Client, what: string, outcome: string): void {
+	if (!client.options.loadedDataConverter.payloadCodecs.length)
+		throw new Error(
+			`SECSVC_PAYLOAD_KEYS: is required to send ${what} (without the payload key it would be kept in the runbook's history in plain text); ${outcome}`,
+		);
+}
 
 /** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
 export async function startAttackResponse(
@@ -65,6 +78,7 @@ export async function startAttackResponse(
 	const workflowId =
 		opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
 	const input = { plan, dryRun: opts.dryRun };
+	if (opts.idToken) requireSealing(client, "the starter's ID token", 'nothing was started');
 	const args: Parameters<typeof attackResponse> = opts.idToken ? [input, sealed({ idToken: opts.idToken })] : [input];
 	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args });
 }

@@ -28,6 +28,7 @@ import {
 } from '../../../workflows/tenant/shared.mts';
 import { dataConverterFor, requireKeys } from './codec.mts';
 import { connectionOptions, type WorkerConfig } from '../process/config.mts';
+import { connectWithBearer } from '../process/temporalToken.mts';
 
 /** Bad input or a refusal of the install flow: `field: rule`; nothing was stored. */
 export class TenantInputError extends Error {
@@ -46,7 +47,7 @@ export async function tenantTemporalClient(
 	env: Record<string, string | undefined> = process.env,
 ): Promise<TemporalClient> {
 	const dataConverter = dataConverterFor(requireKeys(env));
-	const connection = await Connection.connect(connectionOptions(t));
+	const connection = await connectWithBearer((o) => Connection.connect(o), connectionOptions(t), t.token);
 	return new TemporalClient({ connection, namespace: t.namespace, dataConverter });
 }
 

@@ -1,6 +1,0 @@
-// oidc-provider ships no types; @types/oidc-provider would pull koa's and express's. test/helpers/oidcProvider.mts
-// types the few calls it makes.
-declare module 'oidc-provider' {
-	const Provider: unknown;
-	export default Provider;
-}
