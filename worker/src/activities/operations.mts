@@ -8,6 +8,7 @@ import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
 import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
+import { beating, sendOnce } from './writeRecord.mts';
 import { claim, release } from '../temporal/coordination.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
@@ -103,7 +104,12 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		acts,
 		filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)),
 	);
-	return acts;
+	// Every activity heartbeats while it runs (writeRecord.mts): a killed worker's attempt is retried within the
+	// caller's heartbeat timeout, not after its start-to-close.
+	const beatingActs: Record<string, Activity> = {};
+	for (const [k, f] of Object.entries(acts) as [string, (...a: unknown[]) => Promise<unknown>][])
+		beatingActs[k] = (...a: unknown[]) => beating(() => f(...a));
+	return beatingActs;
 }
 
 async function run(
@@ -112,30 +118,32 @@ async function run(
 	params: Record<string, unknown>,
 	coordination?: () => TemporalClient,
 ): Promise<unknown> {
-	const g = op.group;
-	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
-	if (IDEMPOTENT_HERE(op))
-		return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
-	if (
-		op.resource === 'applicationProtection' &&
-		g === 'httpFilter' &&
-		(op.action === 'create' || op.action === 'update')
-	) {
+	if (op.resource === 'applicationProtection' && op.group === 'httpFilter' && /^(create|update)$/.test(op.action)) {
 		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
-		// lease at the site's coordinator across processes and hosts.
+		// lease at the site's coordinator across processes and hosts. An edit is checked against the policy first.
 		const valid = client.validate(op.id, params); // bad input fails before any lease is taken
 		return serializedFilterWrite(coordination, String(valid.site_id), String(valid.domain_port_id), () =>
-			client.call(op.id, params),
+			op.action === 'update'
+				? exactSet(client, op, params, coordination)
+				: sendOnce(op.id, coordination, () => client.call(op.id, params)),
 		);
 	}
-	const r = await client.call(op.id, params);
+	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
+	if (IDEMPOTENT_HERE(op))
+		return op.id in EXACT_SETTINGS
+			? exactSet(client, op, params, coordination)
+			: exactList(client, op, params, coordination);
+	// Any other write that a retry cannot check is sent at most once (writeRecord.mts).
+	const r =
+		op.safety === 'unsafe'
+			? await sendOnce(op.id, coordination, () => client.call(op.id, params))
+			: await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
 }
 
-/** The filter lease's life, renewed every other heartbeat while its write runs: it ends with its attempt. */
+/** The filter lease's life, renewed every 5 s while its write runs: it ends with its attempt. */
 const FILTER_LEASE_TTL_S = 20;
-/** Well within the durable call's 10 s heartbeat timeout (workflows/durableCall/durableCall.mts). */
-const FILTER_HEARTBEAT_MS = 2_500;
+const FILTER_RENEW_MS = 5_000;
 
 /**
  * One HTTP-filter create/edit per domain-port at a time: the coordinator's lease across processes and hosts (each
@@ -180,12 +188,11 @@ async function serializedFilterWrite<T>(
 	};
 	let held = false;
 	let renewing: Promise<unknown> = Promise.resolve();
-	// The same owner's claim renews its lease (a new `until`); a failed renewal is tried again at the next beat.
-	let beats = 0;
-	const beat = setInterval(() => {
-		heartbeatActivity();
-		if (held && ++beats % 2 === 0) renewing = ask().catch(() => undefined);
-	}, FILTER_HEARTBEAT_MS);
+	// The same owner's claim renews its lease (a new `until`); a failed renewal is tried again 5 s later. The activity
+	// heartbeats meanwhile (`beating`, writeRecord.mts): a killed attempt's lease is renewed by nobody.
+	const renew = setInterval(() => {
+		if (held) renewing = ask().catch(() => undefined);
+	}, FILTER_RENEW_MS);
 	try {
 		for (let attempt = 0; !(held = await ask()); attempt++)
 			await new Promise((r) =>
@@ -193,18 +200,10 @@ async function serializedFilterWrite<T>(
 			);
 		return await fn();
 	} finally {
-		clearInterval(beat);
+		clearInterval(renew);
 		await renewing; // a renewal landing after the release would take the lease again
 		// lapses by itself FILTER_LEASE_TTL_S after the last renewal otherwise
 		if (held) await release(temporal, site, owner, keys).catch(() => undefined);
-	}
-}
-
-function heartbeatActivity(): void {
-	try {
-		Context.current().heartbeat();
-	} catch {
-		// not inside an activity (direct use)
 	}
 }
 
