@@ -1,16 +1,13 @@
-import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
-import { KeyedMutex } from './mutex.mts';
 import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
 import { beating, sendOnce } from './writeRecord.mts';
-import { claim, release } from '../temporal/coordination.mts';
-import { settingKey } from '../../../workflows/coordinator/coordination.mts';
+import { serializedFilterWrite } from './filterLease.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
 import { checkInput } from './inputCheck.mts';
@@ -54,8 +51,6 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 	refresh_token: 'refreshToken',
 	code: 'authCode',
 };
-
-const httpFilterMutex = new KeyedMutex();
 
 /**
  * Operations this module makes idempotent, whatever the catalog says: IP-list add / remove and the settings of
@@ -139,80 +134,6 @@ async function run(
 			? await sendOnce(op.id, coordination, () => client.call(op.id, params))
 			: await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
-}
-
-/** The filter lease's life, renewed every 5 s while its write runs: it ends with its attempt. */
-const FILTER_LEASE_TTL_S = 20;
-const FILTER_RENEW_MS = 5_000;
-
-/**
- * One HTTP-filter create/edit per domain-port at a time: the coordinator's lease across processes and hosts (each
- * activity its own owner, so it serializes one process's activities too), else this process's mutex.
- * The lease is asked for without waiting, again and again with a jittered backoff, rather than by a claim that waits
- * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive. The lease lives
- * FILTER_LEASE_TTL_S and is renewed while the write runs, and the activity heartbeats meanwhile (waiting included):
- * a killed attempt's lease lapses within 20 s (it held the domain-port's other writes 120 s) and, with the
- * workflow's heartbeat timeout, its retry starts within 10 s and re-takes its own lease at once.
- */
-async function serializedFilterWrite<T>(
-	coordination: (() => TemporalClient) | undefined,
-	site: string,
-	dp: string,
-	fn: () => Promise<T>,
-): Promise<T> {
-	const info = activityInfo();
-	if (!coordination || !info?.workflowExecution) return httpFilterMutex.run(`${site}/${dp}`, fn);
-	const temporal = coordination();
-	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`; // the same across the activity's retries
-	const keys = [settingKey.httpFilterWrite(dp)];
-	const ask = async () => {
-		try {
-			const r = await claim(
-				temporal,
-				{
-					site_id: site,
-					owner,
-					keys,
-					mode: 'lease',
-					ttlSeconds: FILTER_LEASE_TTL_S,
-					reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)',
-				},
-				info.taskQueue,
-			);
-			return r.granted.includes(keys[0]);
-		} catch (e) {
-			// Temporal allows 10 in-flight Updates per workflow: many creates asking at once are asked to come back
-			if (!/in-flight updates/i.test(String((e as Error)?.message))) throw e;
-			return false;
-		}
-	};
-	let held = false;
-	let renewing: Promise<unknown> = Promise.resolve();
-	// The same owner's claim renews its lease (a new `until`); a failed renewal is tried again 5 s later. The activity
-	// heartbeats meanwhile (`beating`, writeRecord.mts): a killed attempt's lease is renewed by nobody.
-	const renew = setInterval(() => {
-		if (held) renewing = ask().catch(() => undefined);
-	}, FILTER_RENEW_MS);
-	try {
-		for (let attempt = 0; !(held = await ask()); attempt++)
-			await new Promise((r) =>
-				setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)),
-			);
-		return await fn();
-	} finally {
-		clearInterval(renew);
-		await renewing; // a renewal landing after the release would take the lease again
-		// lapses by itself FILTER_LEASE_TTL_S after the last renewal otherwise
-		if (held) await release(temporal, site, owner, keys).catch(() => undefined);
-	}
-}
-
-function activityInfo(): ReturnType<typeof Context.current>['info'] | undefined {
-	try {
-		return Context.current().info;
-	} catch {
-		return undefined; // not inside an activity (direct use): this process's mutex only
-	}
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */
