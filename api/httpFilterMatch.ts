@@ -27,3 +27,34 @@ export function matchingFilterIds(list: unknown, req: Record<string, unknown>): 
 	if (!Array.isArray(list)) return [];
 	return list.filter((f) => filterMatches(f, req)).map((f) => String((f as { p_flag_id?: unknown }).p_flag_id ?? ''));
 }
+
+const rangeText = (r: unknown) =>
+	typeof r === 'object' && r !== null
+		? `${(r as { start_ip?: unknown }).start_ip}-${(r as { end_ip?: unknown }).end_ip}`
+		: String(r).includes('-')
+			? String(r).trim()
+			: `${String(r).trim()}-${String(r).trim()}`;
+const sameSet = (a: unknown, b: unknown, f: (x: unknown) => string = String) =>
+	JSON.stringify((Array.isArray(a) ? a : []).map(f).sort()) ===
+	JSON.stringify((Array.isArray(b) ? b : []).map(f).sort());
+
+/**
+ * Whether a listed policy already is what an edit (a PUT that replaces the policy, §4.3.1) would make it: the create's
+ * fields (filterMatches), its description, methods and source ranges, and the redirect / busy page of its action.
+ * A field the listing leaves out counts as different: an edit that cannot be checked is sent.
+ */
+export function filterAtTarget(listed: unknown, req: Record<string, unknown>): boolean {
+	if (!filterMatches(listed, req)) return false;
+	const f = listed as Record<string, unknown>;
+	if ((f.p_desc ?? '') !== (req.p_desc ?? '')) return false;
+	if (!sameSet(f.methods, req.methods)) return false;
+	if (!sameSet(f.other_iprange, req.other_iprange, rangeText)) return false;
+	const annex = (f.action_annex ?? {}) as Record<string, unknown>;
+	const action = String(req.action ?? '');
+	if (action === 'BUSY_PAGE' && annex.page !== req.page) return false;
+	if (action === 'URL_REDIRECTION' || action === 'DOMAIN_REDIRECTION') {
+		const url = `${req.scheme}://${req.redirect_host}${action === 'URL_REDIRECTION' ? req.redirect_url : ''}`;
+		if (annex.url !== url || Number(annex.http_code) !== Number(req.rp_code)) return false;
+	}
+	return true;
+}

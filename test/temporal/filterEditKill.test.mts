@@ -1,8 +1,9 @@
 /**
  * Issue 43 item 1 (S4c): a worker SIGKILLed while the service holds its HTTP-filter edit (4 s) and restarted. The
  * durable call heartbeats and its lease lives 20 s renewed while it writes: the edit is retried and done within 30 s
- * of the restart (it was 296 s: a 5-minute start-to-close, no heartbeat), and the domain-port's next filter write is
- * not held by the killed attempt's lease (it waited 115.7 s for a 120 s lease).
+ * of the restart (it was 296 s: a 5-minute start-to-close, no heartbeat), the domain-port's next filter write is
+ * not held by the killed attempt's lease (it waited 115.7 s for a 120 s lease), and the retry checks the policy
+ * before it writes: the killed attempt's PUT landed, so the PUT is in the service's log once (it was twice).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -76,6 +77,13 @@ test('a worker SIGKILLed mid-edit: the edit is done within 30 s of the restart, 
 		);
 		assert.ok(editMs < 30_000, `edit done ${editMs} ms after the restart`);
 		assert.ok(nextMs < 30_000, `next filter write done ${nextMs} ms after the restart`);
+		// the retry read the policy, found the killed attempt's edit on it and sent nothing (it sent the PUT again)
+		assert.equal(puts(), 1, 'the edit is sent once');
+		assert.equal(
+			((await edit.result()) as { wrote?: unknown }).wrote !== undefined,
+			true,
+			'the edit answers what it wrote',
+		);
 		const policy = s.sim.dp(ids).policy.httpFilters.find((f) => f.p_flag_id === created.p_flag_id);
 		assert.deepEqual(policy?.action, ['PASS'], `the edit is on the service: ${JSON.stringify(policy)}`);
 	} finally {

@@ -79,10 +79,14 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 			);
 			workers = spawn3();
 		}
+		// the timer is cleared: left running it kept the file's process alive 240 s after the race (271 s per file)
+		let timer: NodeJS.Timeout | undefined;
 		const results = (await Promise.race([
 			Promise.all(handles.map((h) => h.result())),
-			new Promise((_, reject) => setTimeout(() => reject(new Error('durable calls not done within 240 s')), 240_000)),
-		])) as { p_flag_id?: string; alreadyCreated?: boolean }[];
+			new Promise((_, reject) => {
+				timer = setTimeout(() => reject(new Error('durable calls not done within 240 s')), 240_000);
+			}),
+		]).finally(() => clearTimeout(timer))) as { p_flag_id?: string; alreadyCreated?: boolean }[];
 		const list = await listFilters(s, ids);
 		const names = list.map((f) => f.p_name).sort();
 		const asked = Array.from({ length: N }, (_, i) => `storm-${i}`).sort();

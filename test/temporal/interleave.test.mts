@@ -10,11 +10,9 @@
  * 57, 103) was impossible for any client of this API: the spec's reads answer the current value only — no write
  * history, no author or time per value — so a poll cannot tell it from no write at all.
  *
- * Worker kills are OFF here unless SECSVC_INTERLEAVE_KILLS=1 (the soak, bench/interleave.mts, keeps them): a kill
- * between a list add's POST and the arrival of its pre-write record (a heartbeat, sent asynchronously) leaves a retry
- * unable to tell its own entry from a person's, and a rejected runbook under 4 kills once left a block running
- * (seeds 106 and 36 of the s10-classes runs; bench/README "Bench I"). Until a record confirmed before the write exists
- * (as the blocks' removal intent is), those schedules fail 1–2 in 200; issue 37 stays open for them.
+ * Worker kills are ON (SECSVC_INTERLEAVE_KILLS=0 turns them off): a kill between a write's POST and its answer is
+ * what seeds 106 and 36 of the s10-classes runs broke on; every write now records what it found, stored by the server
+ * before it sends (worker/src/activities/writeRecord.mts), so a retry tells its own write from a person's.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -34,7 +32,7 @@ let w: World;
 before(async () => {
 	w = await startWorld({
 		sites: COUNT,
-		...(process.env.SECSVC_INTERLEAVE_KILLS === '1' ? {} : { killGapMs: Number.POSITIVE_INFINITY }),
+		...(process.env.SECSVC_INTERLEAVE_KILLS === '0' ? { killGapMs: Number.POSITIVE_INFINITY } : {}),
 	});
 });
 after(async () => {

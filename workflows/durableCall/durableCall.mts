@@ -7,8 +7,8 @@ import { FILTER_CREATE_ONCE_ACTIVITY, FILTER_CREATE_OP, FILTER_MATCHING_ACTIVITY
 /**
  * One API operation as a durable step (`secsvc call`, the n8n Runbook node): retried by Temporal, and — for
  * HTTP-filter create/edit — serialized per domain-port across every worker process and host through the site
- * coordinator's lease (worker/src/activities/operations.mts); an HTTP-filter create is also never repeated by a retry
- * (httpFilterOnce.mts). No ownership check beyond that: it is the raw operation.
+ * coordinator's lease (worker/src/activities/operations.mts); a write is never repeated blindly by a retry
+ * (writeRecord.mts; an HTTP-filter create: httpFilterOnce.mts). No ownership check beyond that: the raw operation.
  */
 export interface DurableCallInput {
 	/** Catalog operation id, e.g. applicationProtection.httpFilter.create. */
@@ -16,18 +16,12 @@ export interface DurableCallInput {
 	params: Record<string, unknown>;
 }
 
-const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
-	startToCloseTimeout: '5m',
-	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
-});
-
 /**
- * The HTTP-filter writes heartbeat while they wait for and hold the domain-port's lease (worker/src/activities/
- * operations.mts serializedFilterWrite): a killed worker's attempt is retried within 10 s, not after 5 minutes. Only
- * activities that heartbeat may get a heartbeat timeout (another one would time out after 10 s while still running).
+ * Every operation heartbeats while it runs (worker/src/activities/writeRecord.mts): a killed worker's attempt is
+ * retried within 10 s, not after the 5-minute start-to-close, and an HTTP-filter write's lease ends with its attempt.
+ * A write records what it found before it sends, so a retry checks the service instead of sending it again.
  */
-const FILTER_WRITES: readonly string[] = [FILTER_CREATE_OP, 'applicationProtection.httpFilter.update'];
-const beatingActs = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
+const acts = proxyActivities<Record<string, (p: Record<string, unknown>) => Promise<unknown>>>({
 	startToCloseTimeout: '5m',
 	heartbeatTimeout: '10s',
 	retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 8 },
@@ -41,8 +35,8 @@ export async function durableCall(input: DurableCallInput): Promise<unknown> {
 	// policy its earlier attempt created instead of creating a second one (worker/src/activities/httpFilterOnce.mts).
 	if (input.op === FILTER_CREATE_OP && patched('filter-create-once')) {
 		const before = await acts[FILTER_MATCHING_ACTIVITY](input.params ?? {});
-		return beatingActs[FILTER_CREATE_ONCE_ACTIVITY]({ params: input.params ?? {}, before });
+		return acts[FILTER_CREATE_ONCE_ACTIVITY]({ params: input.params ?? {}, before });
 	}
-	// Only the activity's options differ for a filter write (a replay compares activity types, not timeouts).
-	return (FILTER_WRITES.includes(input.op) ? beatingActs : acts)[input.op](input.params ?? {});
+	// Only the activities' options changed (a replay compares activity types, not timeouts): no patch.
+	return acts[input.op](input.params ?? {});
 }

@@ -8,6 +8,7 @@ import { claim as coordinatorClaim, release as coordinatorRelease } from '../tem
 import { liveEntries, liveEntry, ownerId, retryable } from './blocksLive.mts';
 import { entryRangeKey } from '../../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './blocksRemoval.mts';
+import { beating, writeAttempt } from './writeRecord.mts';
 import { addBlock, BlockRefused } from '../temporal/blocks.mts';
 import {
 	blockKey,
@@ -113,7 +114,8 @@ export function createBlocksActivities(
 				throw retryable('applicationProtection.ipBlacklist.remove', e);
 			}
 		},
-		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
+		[BLOCKS_ACTIVITY.addMany]: async (input) =>
+			beating(() => addMany(api, withTemporal, input as unknown as AddManyInput, temporal)),
 		// The removal as a LOCAL activity (workflows/blocks/blocks.mts since `blocks-local-removals`; worker/src/activities/blocksRemoval.mts).
 		[BLOCKS_ACTIVITY.removeDue]: createRemoveDue(api, withTemporal),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
@@ -159,6 +161,7 @@ async function addMany(
 	api: Client,
 	withTemporal: <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>,
 	input: AddManyInput,
+	temporal?: () => TemporalClient,
 ): Promise<{ results: AddManyOutcome[] }> {
 	const { site_id, domain_port_id: dp, entries, ttlSeconds, reason } = input;
 	const ctx = Context.current();
@@ -221,17 +224,18 @@ async function addMany(
 				);
 		}
 		if (live) {
-			// Listed before this activity wrote anything: from the first attempt that got this far (heartbeat details).
-			const earlier = (ctx.info.heartbeatDetails as { listedBefore?: string[] } | undefined)?.listedBefore;
-			// A retry without them (the first heartbeat was lost too) takes a listed entry as this activity's, as
-			// `blocks.add` does on a retry: never a duplicate POST, never an entry of ours left behind unowned.
+			// Listed before this activity wrote anything: from the first attempt that got this far, stored by the server
+			// before any POST (writeRecord.mts); none: no attempt POSTed, what is listed is another's. Without a stored
+			// record (no Temporal client) a retry takes a listed entry as this activity's, as `blocks.add` does.
+			const a = writeAttempt(temporal);
+			const earlier = a.earlier?.listedBefore as string[] | undefined;
 			const listedBefore = new Set(
 				earlier ??
-					(ctx.info.attempt > 1
+					(ctx.info.attempt > 1 && !a.durable
 						? []
 						: granted.filter((x) => live.has(entryRangeKey(x.range) ?? '')).map((x) => x.range)),
 			);
-			if (!earlier) ctx.heartbeat({ listedBefore: [...listedBefore] });
+			if (!earlier) await a.record({ listedBefore: [...listedBefore] });
 			for (const x of granted) {
 				const present = live.has(entryRangeKey(x.range) ?? '');
 				if (present && (x.adopt || !listedBefore.has(x.range))) {

@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
 import { entryRangeKey, listedByKey, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
@@ -12,6 +12,8 @@ import {
 	type Params,
 } from '../../../workflows/attackResponse/settings.mts';
 import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
+import { filterAtTarget } from '../../../api/httpFilterMatch.ts';
+import { writeAttempt } from './writeRecord.mts';
 
 /**
  * Exact writes: every write of a setting or a list entry through the activities (runbooks, drift enforce, expiring
@@ -21,11 +23,10 @@ import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
  * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
- * write for someone else's nor someone else's value for its own: what the first attempt found, before it wrote
- * anything, travels in its heartbeat details (as the expiring blocks' add records `listedBefore`), whether it then
- * wrote or found the target already there; a retry of a setting's write without them (a local activity, or the first
- * heartbeat lost) takes a value found at the target as its own earlier write, replaced unknown; a list add's takes a
- * listed entry as someone else's (see exactList).
+ * write for someone else's nor someone else's value for its own: what an attempt found is recorded, and stored by the
+ * server, before it sends its write (writeRecord.mts); a retry without a record knows that no attempt sent anything.
+ * Without the worker's Temporal client (direct use) the record is best effort and a retry of a setting's write takes
+ * a value found at its target as its own earlier write, replaced unknown.
  */
 
 interface Setting {
@@ -58,8 +59,15 @@ const xffBody = (r: unknown) => {
 	return o.name === undefined ? { mode: o.mode } : { mode: o.mode, name: o.name };
 };
 
-/** The settings the playbooks write, by write operation. */
+/** The settings the playbooks write, by write operation (and an HTTP-filter edit: the policy it replaces). */
 export const EXACT_SETTINGS: Record<string, Setting> = {
+	'applicationProtection.httpFilter.update': {
+		read: 'applicationProtection.httpFilter.get',
+		readParams: (p) => ({ ...dpTarget(p), p_flag_id: p.p_flag_id }),
+		current: (l) => l,
+		target: ({ site_id: _s, domain_port_id: _d, p_flag_id: _p, ...body }) => body,
+		atTarget: (l, t) => filterAtTarget(l, t as Params),
+	},
 	'detection.setMode': {
 		read: 'detection.getPolicy',
 		readParams: opTarget,
@@ -103,35 +111,27 @@ export const EXACT_SETTINGS: Record<string, Setting> = {
 	},
 };
 
-/** This activity's attempt and what an earlier attempt recorded before its write (regular activities only). */
-function attemptOf(): { attempt: number; earlier?: Params; record(d: Params): void } {
-	let info: ReturnType<typeof Context.current>['info'] | undefined;
-	try {
-		info = Context.current().info;
-	} catch {
-		return { attempt: 1, record: () => undefined }; // not inside an activity (direct use)
-	}
-	return {
-		attempt: info.attempt,
-		earlier: info.heartbeatDetails as Params | undefined,
-		record: (d) => (info.isLocal ? undefined : Context.current().heartbeat(d)),
-	};
-}
-
 /** A setting's write: read, then write only when it is not at the target yet. */
-export async function exactSet(client: Client, op: CatalogEntry, params: Params): Promise<WriteResult> {
+export async function exactSet(
+	client: Client,
+	op: CatalogEntry,
+	params: Params,
+	temporal?: () => TemporalClient,
+): Promise<WriteResult> {
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
 	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
-	const a = attemptOf();
+	const a = writeAttempt(temporal);
 	if (s.atTarget(live, target)) {
+		// An earlier attempt recorded what it replaced before it wrote: the value at the target is its write.
 		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
-		if (a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
-		a.record({ atTarget: true }); // a retry of an answer lost after this finds it not ours too
+		// Without a confirmed record a retry cannot tell its own lost write from someone else's: taken as its own.
+		if (!a.durable && a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
+		if (!a.durable) await a.record({ atTarget: true });
 		return { notOurs: target };
 	}
-	a.record({ replaced: live ?? null });
+	await a.record({ replaced: live ?? null }); // stored before the write is sent (writeRecord.mts)
 	await client.call(op.id, params);
 	return { wrote: target, replaced: live };
 }
@@ -140,7 +140,7 @@ export async function exactSet(client: Client, op: CatalogEntry, params: Params)
  * IP-list add / remove: adding an entry already listed sends nothing and is not ours (`notOurs`); removing an absent
  * entry is success. The list is read first (validation runs before, so bad input still fails naming the field).
  */
-export async function exactList(client: Client, op: CatalogEntry, params: Params) {
+export async function exactList(client: Client, op: CatalogEntry, params: Params, temporal?: () => TemporalClient) {
 	const valid = client.validate(op.id, params);
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
@@ -160,20 +160,18 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		// Answered in the caller's own words (a playbook matches the answer with the entry it asked for).
 		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
 		const k = entryRangeKey(String(entry ?? ''));
-		const a = attemptOf();
+		const a = writeAttempt(temporal);
 		const present = entry !== undefined && k !== undefined && liveText.has(k);
-		// Listed before this activity wrote anything: the first attempt's record (heartbeat details), else this read.
-		// A retry without a record takes a listed entry as someone else's: the record goes out a round trip before our
-		// POST, so a lost one is most likely an attempt that found the entry listed and answered at once, the kill
-		// losing both its heartbeat and its answer (interleave seeds 2, 11, 94 on the CI run).
+		// Listed before this activity wrote anything: an earlier attempt's record, stored before its POST
+		// (writeRecord.mts), else this read: with no record no attempt sent anything, so a listed entry is another's.
 		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present;
-		a.record({ listedBefore });
 		if (present) {
 			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
 			if (!listedBefore && liveText.get(k) === toRangeText(String(entry)))
 				return { added: entry, wrote: [entry], notOurs: [] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
+		await a.record({ listedBefore: false });
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { getOperation } from '../../../api/catalog/index.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
@@ -19,14 +18,13 @@ import type { Activity } from './operations.mts';
  *  2. FILTER_CREATE_ONCE_ACTIVITY: under the domain-port's lease, lists the policies again; a matching one that was
  *     not there before is what an earlier attempt created: its id is returned and nothing is sent. Otherwise it
  *     POSTs. Either way it answers what it wrote and the matching policies that were there before (`notOurs`:
- *     another's, never the call's). It heartbeats, so a killed worker's attempt is retried within the heartbeat timeout, and a transport
- *     failure is retried (the next attempt looks before it writes).
+ *     another's, never the call's). It heartbeats (every activity does, writeRecord.mts), so a killed worker's attempt
+ *     is retried within the heartbeat timeout, and a transport failure is retried (the next attempt looks first).
  */
 
 type Serialized = <T>(site: string, dp: string, fn: () => Promise<T>) => Promise<T>;
 
 const LIST_OP: string = 'applicationProtection.httpFilter.list';
-const HEARTBEAT_MS = 2_000;
 
 export function filterOnceActivities(
 	client: Client,
@@ -49,7 +47,6 @@ export function filterOnceActivities(
 		[FILTER_CREATE_ONCE_ACTIVITY]: async (input = {}) => {
 			const { params = {}, before = [] } = input as { params?: Record<string, unknown>; before?: unknown[] };
 			const known = new Set((Array.isArray(before) ? before : []).map(String));
-			const beat = setInterval(() => heartbeat(), HEARTBEAT_MS);
 			try {
 				const valid = client.validate(FILTER_CREATE_OP, params); // bad input fails before any lease or read
 				return await serialized(String(valid.site_id), String(valid.domain_port_id), async () => {
@@ -62,19 +59,9 @@ export function filterOnceActivities(
 				});
 			} catch (e) {
 				throw retryableTransport(e) ?? toFailure(FILTER_CREATE_OP, e);
-			} finally {
-				clearInterval(beat);
 			}
 		},
 	};
-}
-
-function heartbeat() {
-	try {
-		Context.current().heartbeat();
-	} catch {
-		// not inside an activity (direct use)
-	}
 }
 
 /** A lost answer is retried here: the next attempt finds the policy if it was created (a 4xx refusal is not). */

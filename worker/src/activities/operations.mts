@@ -1,15 +1,13 @@
-import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { catalog, getOperation } from '../../../api/catalog/index.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
 import { isClientRefusal, type Client } from '../../../api/client.ts';
 import { redactDeep, redactText } from '../../../api/redact.ts';
-import { KeyedMutex } from './mutex.mts';
 import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
-import { claim, release } from '../temporal/coordination.mts';
-import { settingKey } from '../../../workflows/coordinator/coordination.mts';
+import { beating, sendOnce } from './writeRecord.mts';
+import { serializedFilterWrite } from './filterLease.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
 import { checkInput } from './inputCheck.mts';
@@ -53,8 +51,6 @@ const FROM_CONFIG: Record<string, keyof NonNullable<ActivityOptions['authInputs'
 	refresh_token: 'refreshToken',
 	code: 'authCode',
 };
-
-const httpFilterMutex = new KeyedMutex();
 
 /**
  * Operations this module makes idempotent, whatever the catalog says: IP-list add / remove and the settings of
@@ -103,7 +99,12 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		acts,
 		filterOnceActivities(client, serialized, (op, e) => toFailure(op, e, rateCodes)),
 	);
-	return acts;
+	// Every activity heartbeats while it runs (writeRecord.mts): a killed worker's attempt is retried within the
+	// caller's heartbeat timeout, not after its start-to-close.
+	const beatingActs: Record<string, Activity> = {};
+	for (const [k, f] of Object.entries(acts) as [string, (...a: unknown[]) => Promise<unknown>][])
+		beatingActs[k] = (...a: unknown[]) => beating(() => f(...a));
+	return beatingActs;
 }
 
 async function run(
@@ -112,108 +113,27 @@ async function run(
 	params: Record<string, unknown>,
 	coordination?: () => TemporalClient,
 ): Promise<unknown> {
-	const g = op.group;
-	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
-	if (IDEMPOTENT_HERE(op))
-		return op.id in EXACT_SETTINGS ? exactSet(client, op, params) : exactList(client, op, params);
-	if (
-		op.resource === 'applicationProtection' &&
-		g === 'httpFilter' &&
-		(op.action === 'create' || op.action === 'update')
-	) {
+	if (op.resource === 'applicationProtection' && op.group === 'httpFilter' && /^(create|update)$/.test(op.action)) {
 		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
-		// lease at the site's coordinator across processes and hosts.
+		// lease at the site's coordinator across processes and hosts. An edit is checked against the policy first.
 		const valid = client.validate(op.id, params); // bad input fails before any lease is taken
 		return serializedFilterWrite(coordination, String(valid.site_id), String(valid.domain_port_id), () =>
-			client.call(op.id, params),
+			op.action === 'update'
+				? exactSet(client, op, params, coordination)
+				: sendOnce(op.id, coordination, () => client.call(op.id, params)),
 		);
 	}
-	const r = await client.call(op.id, params);
+	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
+	if (IDEMPOTENT_HERE(op))
+		return op.id in EXACT_SETTINGS
+			? exactSet(client, op, params, coordination)
+			: exactList(client, op, params, coordination);
+	// Any other write that a retry cannot check is sent at most once (writeRecord.mts).
+	const r =
+		op.safety === 'unsafe'
+			? await sendOnce(op.id, coordination, () => client.call(op.id, params))
+			: await client.call(op.id, params);
 	return op.resource === 'authorization' ? redactDeep(r) : r;
-}
-
-/** The filter lease's life, renewed every other heartbeat while its write runs: it ends with its attempt. */
-const FILTER_LEASE_TTL_S = 20;
-/** Well within the durable call's 10 s heartbeat timeout (workflows/durableCall/durableCall.mts). */
-const FILTER_HEARTBEAT_MS = 2_500;
-
-/**
- * One HTTP-filter create/edit per domain-port at a time: the coordinator's lease across processes and hosts (each
- * activity its own owner, so it serializes one process's activities too), else this process's mutex.
- * The lease is asked for without waiting, again and again with a jittered backoff, rather than by a claim that waits
- * in the coordinator: a waiting claim outlives a SIGKILLed caller and is granted to nobody alive. The lease lives
- * FILTER_LEASE_TTL_S and is renewed while the write runs, and the activity heartbeats meanwhile (waiting included):
- * a killed attempt's lease lapses within 20 s (it held the domain-port's other writes 120 s) and, with the
- * workflow's heartbeat timeout, its retry starts within 10 s and re-takes its own lease at once.
- */
-async function serializedFilterWrite<T>(
-	coordination: (() => TemporalClient) | undefined,
-	site: string,
-	dp: string,
-	fn: () => Promise<T>,
-): Promise<T> {
-	const info = activityInfo();
-	if (!coordination || !info?.workflowExecution) return httpFilterMutex.run(`${site}/${dp}`, fn);
-	const temporal = coordination();
-	const owner = `${info.workflowExecution.workflowId}#${info.activityId}`; // the same across the activity's retries
-	const keys = [settingKey.httpFilterWrite(dp)];
-	const ask = async () => {
-		try {
-			const r = await claim(
-				temporal,
-				{
-					site_id: site,
-					owner,
-					keys,
-					mode: 'lease',
-					ttlSeconds: FILTER_LEASE_TTL_S,
-					reason: 'HTTP-filter create/edit (§4.3.1: never concurrent)',
-				},
-				info.taskQueue,
-			);
-			return r.granted.includes(keys[0]);
-		} catch (e) {
-			// Temporal allows 10 in-flight Updates per workflow: many creates asking at once are asked to come back
-			if (!/in-flight updates/i.test(String((e as Error)?.message))) throw e;
-			return false;
-		}
-	};
-	let held = false;
-	let renewing: Promise<unknown> = Promise.resolve();
-	// The same owner's claim renews its lease (a new `until`); a failed renewal is tried again at the next beat.
-	let beats = 0;
-	const beat = setInterval(() => {
-		heartbeatActivity();
-		if (held && ++beats % 2 === 0) renewing = ask().catch(() => undefined);
-	}, FILTER_HEARTBEAT_MS);
-	try {
-		for (let attempt = 0; !(held = await ask()); attempt++)
-			await new Promise((r) =>
-				setTimeout(r, Math.min(2000, 200 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random() / 2)),
-			);
-		return await fn();
-	} finally {
-		clearInterval(beat);
-		await renewing; // a renewal landing after the release would take the lease again
-		// lapses by itself FILTER_LEASE_TTL_S after the last renewal otherwise
-		if (held) await release(temporal, site, owner, keys).catch(() => undefined);
-	}
-}
-
-function heartbeatActivity(): void {
-	try {
-		Context.current().heartbeat();
-	} catch {
-		// not inside an activity (direct use)
-	}
-}
-
-function activityInfo(): ReturnType<typeof Context.current>['info'] | undefined {
-	try {
-		return Context.current().info;
-	} catch {
-		return undefined; // not inside an activity (direct use): this process's mutex only
-	}
 }
 
 /** Authorization operations take their secrets from the worker configuration, never from activity input. */

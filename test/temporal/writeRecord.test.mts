@@ -1,0 +1,56 @@
+/**
+ * Issue 43 item 1 / issue 37 item 4: the record a write makes before it sends (worker/src/activities/writeRecord.mts)
+ * survives a SIGKILL of its worker right after it: the retry, in the next worker process, reads it. The SDK's heartbeat
+ * alone is sent later and asynchronously, so such a kill may lose it (interleave seed 106: the retry took its own entry
+ * for a person's); the control case shows how often it did here.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createEnv, killChild, ROOT, uniqueQueue } from './helpers.mts';
+
+const SCRIPT = fileURLToPath(new URL('./fixtures/recordThenDie.mts', import.meta.url));
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+function worker(queue: string): ChildProcess {
+	const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, env.address, queue], {
+		cwd: ROOT,
+		stdio: ['ignore', 'pipe', 'inherit'],
+	});
+	child.stdout?.resume();
+	return child;
+}
+
+/** Runs the fixture workflow: the first worker process dies right after the record, a second one retries. */
+async function killedAfterRecord(mode: 'stored' | 'sdk'): Promise<{ attempt: number; earlier: unknown }> {
+	const queue = uniqueQueue(`write-record-${mode}`);
+	const first = worker(queue);
+	const h = await env.client.workflow.start('recordedWrite', { taskQueue: queue, workflowId: queue, args: [mode] });
+	await new Promise<void>((r) => first.once('exit', () => r()));
+	assert.equal(first.signalCode, 'SIGKILL', 'the first attempt killed its worker right after the record');
+	const second = worker(queue);
+	try {
+		return (await h.result()) as { attempt: number; earlier: unknown };
+	} finally {
+		await killChild(second, 'SIGTERM');
+	}
+}
+
+test('a write record stored before the write survives a SIGKILL right after it; the retry reads it', async () => {
+	const r = await killedAfterRecord('stored');
+	assert.equal(r.attempt, 2);
+	assert.deepEqual(r.earlier, { found: 'listed before the write' });
+	const control = await killedAfterRecord('sdk');
+	process.stderr.write(
+		`[write record] stored: the retry read ${JSON.stringify(r.earlier)}; SDK heartbeat alone: ${JSON.stringify(control.earlier)}\n`,
+	);
+});

@@ -1,0 +1,114 @@
+import { Context } from '@temporalio/activity';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+
+/**
+ * The one mechanism for a write that may be in flight when its worker is killed (issue 43 item 1, issue 37 item 4).
+ * Every write activity:
+ *  1. heartbeats while it runs (`beating`), so a killed worker's attempt is retried within the caller's heartbeat
+ *     timeout, and a lease it holds is renewed only while it beats (it ends with its attempt);
+ *  2. records what it found, before it sends its write, in its heartbeat details — and waits until the server has
+ *     stored them (`record`: RecordActivityTaskHeartbeat through the worker's Temporal client, answered once the
+ *     activity's state is persisted). A heartbeat through the SDK alone is sent later and asynchronously: a kill a
+ *     round trip after it may lose it together with the write's answer (interleave seed 106);
+ *  3. on a retry, reads that record (`earlier`) and checks the service before writing again: a setting already at
+ *     its target, a list entry already listed, a filter already created or already edited is not written twice, and
+ *     whether it is ours is decided by the record — none means no attempt got as far as sending.
+ * A write with no such check is never re-sent after an attempt recorded that it was sending (`OutcomeUnknown`).
+ * Without the worker's Temporal client (activities used directly, local activities) the record is best effort.
+ */
+
+export type Details = Record<string, unknown>;
+
+export interface WriteAttempt {
+	attempt: number;
+	/** What an earlier attempt recorded before its write; undefined: no attempt got as far as sending. */
+	earlier?: Details;
+	/** Whether `record` is confirmed by the server (a regular activity with the worker's Temporal client). */
+	durable: boolean;
+	/** Stores `d` as this attempt's record; resolves once it is stored (when durable). */
+	record(d: Details): Promise<void>;
+}
+
+/** The details each running activity's heartbeats carry: the last record, so a plain beat never erases it. */
+const current = new WeakMap<object, Details>();
+
+function context(): Context | undefined {
+	try {
+		return Context.current();
+	} catch {
+		return undefined; // not inside an activity (direct use)
+	}
+}
+
+/** A heartbeat carrying this attempt's record (a no-op outside an activity). */
+export function beat(): void {
+	const ctx = context();
+	if (ctx && !ctx.info.isLocal) ctx.heartbeat(current.get(ctx) ?? ctx.info.heartbeatDetails);
+}
+
+/** This activity's attempt, its earlier attempt's record and the means to record before a write. */
+export function writeAttempt(temporal?: () => TemporalClient): WriteAttempt {
+	const ctx = context();
+	if (!ctx) return { attempt: 1, durable: false, record: async () => undefined };
+	const info = ctx.info;
+	const earlier = info.heartbeatDetails as Details | undefined;
+	const durable = !info.isLocal && temporal !== undefined;
+	return {
+		attempt: info.attempt,
+		earlier: earlier && typeof earlier === 'object' ? earlier : undefined,
+		durable,
+		record: async (d) => {
+			if (info.isLocal) return;
+			current.set(ctx, d);
+			ctx.heartbeat(d); // what the SDK sends next carries it too
+			if (!temporal) return;
+			try {
+				await temporal().activity.heartbeat(info.taskToken, d);
+			} catch (e) {
+				// this attempt is no longer the activity's (timed out, retried elsewhere): it must not write
+				throw ApplicationFailure.retryable(
+					`the write's record was not stored (${(e as Error)?.message}); nothing sent`,
+					'RecordFailed',
+				);
+			}
+		},
+	};
+}
+
+/** Heartbeats every 2.5 s while `fn` runs (well within the durable call's 10 s heartbeat timeout). */
+export const BEAT_MS = 2_500;
+export async function beating<T>(fn: () => Promise<T>): Promise<T> {
+	const ctx = context();
+	if (!ctx || ctx.info.isLocal) return fn();
+	const t = setInterval(beat, BEAT_MS);
+	try {
+		return await fn();
+	} finally {
+		clearInterval(t);
+	}
+}
+
+/** A write that cannot be checked against the service: sent at most once per durable record. */
+export async function sendOnce<T>(
+	opId: string,
+	temporal: (() => TemporalClient) | undefined,
+	send: () => Promise<T>,
+): Promise<T> {
+	const a = writeAttempt(temporal);
+	if (a.earlier?.sending === opId)
+		throw ApplicationFailure.nonRetryable(
+			`${opId}: an earlier attempt sent this write and its answer was lost (worker killed); the service offers no way to check it, so it is not sent again (outcome unknown)`,
+			'OutcomeUnknown',
+			{ opId },
+		);
+	await a.record({ sending: opId });
+	try {
+		return await send();
+	} catch (e) {
+		// refused by the service, or not sent at all: nothing applied, a retry may send it
+		const x = e as { name?: string; maybeApplied?: boolean };
+		if (x?.name === 'ApiError' || x?.maybeApplied === false) await a.record({}).catch(() => undefined);
+		throw e;
+	}
+}
