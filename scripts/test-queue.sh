@@ -2,7 +2,7 @@
 # file as soon as a slot is free and the runtimes it needs are provisioned (test/README.md "What runs in parallel").
 # Expects from test.sh: LOGS, T0, SLOTS, spec and the job_<name> functions of its named jobs. Each job's spec output goes to
 # $LOGS/jobs/<n>.log, its per-file times to $LOGS/jobs/<n>.times; $LOGS/schedule.tsv gets
-# `start⇥end⇥exit⇥job` (seconds since T0) for every job.
+# `start⇥end⇥exit⇥job` (seconds since T0) for every job, $LOGS/queue.log each start with the CPU pressure then.
 
 # The runtimes a test file needs (provision names of test.sh), by folder; the files that need none run first.
 job_needs() { # file-or-"cluster"
@@ -53,6 +53,20 @@ expected_seconds() { # file-or-"cluster"
   echo 30
 }
 
+# CPU pressure (the kernel's PSI "some avg10": % of the last 10 s in which a runnable task waited for a CPU); without
+# PSI, the load average per core × 50. Above SECSVC_TEST_PRESSURE (default 40) the queue adds no job beyond
+# SECSVC_TEST_MIN_SLOTS (default 2): on a machine that other work saturates, more files at once only make every
+# file's waits and bounds slower (seen: load 35 on 2 cores, a 5-slot run failed its chaos files and an n8n migration
+# took > 180 s).
+cpu_pressure() {
+  if [ -r /proc/pressure/cpu ]; then awk -F'[ =]' '/^some/ { printf "%d\n", $3 }' /proc/pressure/cpu
+  else awk -v n="$(nproc)" '{ printf "%d\n", 50 * $1 / n }' /proc/loadavg; fi
+}
+room_for_more() { # running-count
+  [ "$1" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] && return 0
+  [ "$1" -lt "$SLOTS" ] && [ "$(cpu_pressure)" -lt "${SECSVC_TEST_PRESSURE:-40}" ]
+}
+
 run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs them in $SLOTS slots; 1 when any failed
   mkdir -p "$LOGS/jobs"
   : >"$LOGS/schedule.tsv"
@@ -63,7 +77,7 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
   )
   echo "== ${#queue[@]} jobs in $SLOTS slots, longest expected first: ${queue[*]:0:6} …"
   declare -A running=() started=() ids=()
-  local rc=0 n=0 i pid st needs
+  local rc=0 n=0 i pid st needs next_at=0
   while [ "${#queue[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
     for pid in "${!running[@]}"; do # reap finished jobs
       kill -0 "$pid" 2>/dev/null && continue
@@ -73,7 +87,8 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
       unset "running[$pid]"
     done
     local launched=0
-    if [ "${#running[@]}" -lt "$SLOTS" ]; then
+    # beyond the minimum, one more job at most every 10 s (PSI's window) and only while the CPUs have room
+    if [ "${#running[@]}" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] || { [ "$SECONDS" -ge "$next_at" ] && room_for_more "${#running[@]}"; }; then
       for i in "${!queue[@]}"; do
         job="${queue[$i]}"
         # shellcheck disable=SC2046
@@ -95,7 +110,8 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
           if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job"
           else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job"; fi
         ) >"$LOGS/jobs/$n.log" 2>&1 &
-        running[$!]="$job"; started[$!]=$(( SECONDS - T0 ))
+        running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); next_at=$(( SECONDS + 10 ))
+        echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
         unset "queue[$i]"; queue=("${queue[@]}")
         launched=1
         break
