@@ -8,7 +8,6 @@ import http from 'node:http';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import {
 	freePort,
@@ -17,10 +16,10 @@ import {
 	nodeOutput,
 	packPackage,
 	parseRawOutput,
-	ROOT,
 	type N8nHome,
 } from '../n8n/harness.mts';
 import { chain } from '../n8n/workflows.mts';
+import { ensureBuilt } from '../n8n/inprocess-driver.mts';
 import { SecurityServiceRunbook } from '../../nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.ts';
 import { PATH_TRICKS, TEN_K_BAD_IPS, Tally, hostileValue, setAt } from './hostile.mts';
 
@@ -105,7 +104,8 @@ before(async () => {
 	});
 	await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
 	recorderUrl = `http://127.0.0.1:${(recorder.address() as { port: number }).port}`;
-	execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] }); // the node as it is now
+	// the node as it is now; rebuilt only when stale: an unconditional build rewrites dist/ under files run beside it
+	ensureBuilt();
 	const work = mkdtempSync(join(tmpdir(), 'secsvc-n8n-fuzz-'));
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());

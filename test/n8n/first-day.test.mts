@@ -267,7 +267,9 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
 	await creator().locator('input').first().waitFor(); // keys typed before the panel's search is open go elsewhere
 	await page.keyboard.type('manual');
-	await creator().getByText('Trigger manually', { exact: true }).first().click();
+	// The search's result is "Manual Trigger"; "Trigger manually" is the same node's label in the unsearched list, so
+	// clicking that raced the search (under load the results replaced it: detached, then never there for 30 s).
+	await creator().getByText('Manual Trigger', { exact: true }).first().click();
 	await ui.canvasNode('When clicking').first().waitFor();
 	await ui.canvasNode('When clicking').first().hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').first().click();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import '../helpers/started.mts'; // a failing test prints what its file started
+import { copyMigratedDb } from './migratedDb.mts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -76,6 +77,7 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
 		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
 	};
+	copyMigratedDb(n8nRuntime(), env, dir);
 	return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

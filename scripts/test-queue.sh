@@ -1,0 +1,125 @@
+# Sourced by scripts/test.sh: runs test files from one queue in $SLOTS slots at once, longest expected first, each
+# file as soon as a slot is free and the runtimes it needs are provisioned (test/README.md "What runs in parallel").
+# Expects from test.sh: LOGS, T0, SLOTS, spec and the job_<name> functions of its named jobs. Each job's spec output goes to
+# $LOGS/jobs/<n>.log, its per-file times to $LOGS/jobs/<n>.times; $LOGS/schedule.tsv gets
+# `start⇥end⇥exit⇥job` (seconds since T0) for every job, $LOGS/queue.log each start with the CPU pressure then.
+
+# The runtimes a test file needs (provision names of test.sh), by folder; the files that need none run first.
+job_needs() { # file-or-"cluster"
+  case "$1" in
+    cluster) echo "temporal n8n cluster-build" ;;
+    checks) echo "" ;;
+    test/unit/* | test/simulator/*) echo "" ;;
+    test/temporal/observability.test.mts) echo "temporal chromium" ;;
+    test/temporal/* | test/tenants/*) echo "temporal" ;;
+    *) echo "temporal chromium n8n actionlint" ;;
+  esac
+}
+# provision name -> exported variable
+runtime_var() {
+  case "$1" in
+    temporal) echo TEMPORAL_BIN ;; chromium) echo CHROMIUM_BIN ;; n8n) echo N8N_RUNTIME ;;
+    actionlint) echo ACTIONLINT_BIN ;; cluster-build) echo SECSVC_CLUSTER_BIN ;;
+  esac
+}
+# 0: all ready; 1: some still provisioning; 2: one failed (its log printed once into the job's log)
+runtimes_state() { # names...
+  local n
+  for n in "$@"; do
+    [ -f "$LOGS/prov-$n.rc" ] || return 1
+    [ "$(cat "$LOGS/prov-$n.rc")" = 0 ] || return 2
+  done
+  return 0
+}
+export_runtimes() { # names...: exports each runtime's variable from its provision output
+  local n v
+  for n in "$@"; do
+    v="$(runtime_var "$n")"
+    export "$v=$(cat "$LOGS/prov-$n.out")"
+  done
+}
+
+# Expected seconds per file: this machine's last run (~/.cache/secsvc/test-file-times.tsv), else the committed
+# figures (test/file-times.tsv), else 30 s. Lines `seconds⇥file` (a named job: its name); the cluster job is the sum
+# of test/cluster's files.
+TIMES_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/test-file-times.tsv"
+expected_seconds() { # file-or-"cluster"
+  local key="$1" f
+  [ "$key" = cluster ] && key='test/cluster/'
+  for f in "$TIMES_CACHE" test/file-times.tsv; do
+    [ -s "$f" ] || continue
+    awk -F'\t' -v k="$key" 'index($2, k) == 1 && (k ~ /\/$/ || $2 == k) { s += $1; n++ } END { if (n) printf "%d\n", s; else exit 1 }' "$f" && return 0
+  done
+  echo 30
+}
+
+# CPU pressure (the kernel's PSI "some avg10": % of the last 10 s in which a runnable task waited for a CPU); without
+# PSI, the load average per core × 50. Above SECSVC_TEST_PRESSURE (default 40) the queue adds no job beyond
+# SECSVC_TEST_MIN_SLOTS (default 2): on a machine that other work saturates, more files at once only make every
+# file's waits and bounds slower (seen: load 35 on 2 cores, a 5-slot run failed its chaos files and an n8n migration
+# took > 180 s).
+cpu_pressure() {
+  if [ -r /proc/pressure/cpu ]; then awk -F'[ =]' '/^some/ { printf "%d\n", $3 }' /proc/pressure/cpu
+  else awk -v n="$(nproc)" '{ printf "%d\n", 50 * $1 / n }' /proc/loadavg; fi
+}
+room_for_more() { # running-count
+  [ "$1" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] && return 0
+  [ "$1" -lt "$SLOTS" ] && [ "$(cpu_pressure)" -lt "${SECSVC_TEST_PRESSURE:-40}" ]
+}
+
+run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs them in $SLOTS slots; 1 when any failed
+  mkdir -p "$LOGS/jobs"
+  : >"$LOGS/schedule.tsv"
+  local queue=() job
+  # longest expected first
+  while IFS=$'\t' read -r _ job; do queue+=("$job"); done < <(
+    for job in "$@"; do printf '%s\t%s\n' "$(expected_seconds "$job")" "$job"; done | sort -t$'\t' -k1,1 -rn
+  )
+  echo "== ${#queue[@]} jobs in $SLOTS slots, longest expected first: ${queue[*]:0:6} …"
+  declare -A running=() started=() ids=()
+  local rc=0 n=0 i pid st needs next_at=0
+  while [ "${#queue[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
+    for pid in "${!running[@]}"; do # reap finished jobs
+      kill -0 "$pid" 2>/dev/null && continue
+      st=0; wait "$pid" || st=$?
+      [ "$st" = 0 ] || rc=1
+      printf '%d\t%d\t%d\t%s\n' "${started[$pid]}" "$(( SECONDS - T0 ))" "$st" "${running[$pid]}" >>"$LOGS/schedule.tsv"
+      unset "running[$pid]"
+    done
+    local launched=0
+    # beyond the minimum, one more job at most every 10 s (PSI's window) and only while the CPUs have room
+    if [ "${#running[@]}" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] || { [ "$SECONDS" -ge "$next_at" ] && room_for_more "${#running[@]}"; }; then
+      for i in "${!queue[@]}"; do
+        job="${queue[$i]}"
+        # shellcheck disable=SC2046
+        read -r -a needs <<<"$(job_needs "$job")"
+        st=0; runtimes_state "${needs[@]}" || st=$?
+        [ "$st" = 1 ] && continue
+        n=$(( n + 1 )); ids[$job]=$n
+        ( # one job: its runtimes' variables, its own log and times
+          if [ "$st" = 2 ]; then
+            for r in "${needs[@]}"; do
+              [ "$(cat "$LOGS/prov-$r.rc")" = 0 ] && continue
+              cat "$LOGS/prov-$r.log"
+              echo "ERROR: provisioning $r failed (scripts/test.sh provision $r; its log is above); $job not run"
+            done
+            exit 1
+          fi
+          export_runtimes "${needs[@]}"
+          # a job that is not a file is test.sh's function job_<name>
+          if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job"
+          else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job"; fi
+        ) >"$LOGS/jobs/$n.log" 2>&1 &
+        running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); next_at=$(( SECONDS + 10 ))
+        echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
+        unset "queue[$i]"; queue=("${queue[@]}")
+        launched=1
+        break
+      done
+    fi
+    [ "$launched" = 1 ] || sleep 1
+  done
+  # one list in queue order for the summary: job number, name, log
+  for job in "${!ids[@]}"; do printf '%d\t%s\n' "${ids[$job]}" "$job"; done | sort -n >"$LOGS/jobs.tsv"
+  return "$rc"
+}
