@@ -20,27 +20,6 @@ export const REPEAT_DEFAULTS: Readonly<RepeatRule> = Object.freeze({ factor: 2, 
 /** Sources one history keeps (the least recently blocked go first). */
 export const MAX_OFFENDERS = 10_000;
 
-/** SECSVC_REPEAT_RULE: `off`, or JSON `{ "factor": 2, "maxMultiplier": 4, "quietDays": 7 }` (absent fields: defaults). */
-export function parseRepeatRule(text: string | undefined): RepeatRule {
-	if (text === undefined || text.trim() === '') return { ...REPEAT_DEFAULTS };
-	if (text.trim() === 'off') return { ...REPEAT_DEFAULTS, factor: 1, maxMultiplier: 1 };
-	let o: Partial<RepeatRule>;
-	try {
-		o = JSON.parse(text) as Partial<RepeatRule>;
-	} catch {
-		throw new Error('SECSVC_REPEAT_RULE: must be off or a JSON object { factor, maxMultiplier, quietDays }');
-	}
-	const r = { ...REPEAT_DEFAULTS, ...o };
-	const bad = (f: string, rule: string) => new Error(`SECSVC_REPEAT_RULE.${f}: ${rule}`);
-	if (!(typeof r.factor === 'number' && r.factor >= 1 && r.factor <= 10))
-		throw bad('factor', 'must be a number from 1 to 10');
-	if (!(typeof r.maxMultiplier === 'number' && r.maxMultiplier >= 1 && r.maxMultiplier <= 100))
-		throw bad('maxMultiplier', 'must be a number from 1 to 100');
-	if (!(typeof r.quietDays === 'number' && r.quietDays > 0 && r.quietDays <= 365))
-		throw bad('quietDays', 'must be a number of days from more than 0 to 365');
-	return { factor: r.factor, maxMultiplier: r.maxMultiplier, quietDays: r.quietDays };
-}
-
 /** The count left of `n` earlier blocks, the last at `lastMs`: halved per quiet period elapsed since. */
 export function decayed(n: number, lastMs: number, nowMs: number, rule: RepeatRule): number {
 	const periods = Math.floor(Math.max(0, nowMs - lastMs) / (rule.quietDays * 86_400_000));

@@ -1,7 +1,8 @@
 /** Issue 39 item 3: the repeat-offender rule (api/escalation.ts), pure. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decayed, escalate, parseRepeatRule, REPEAT_DEFAULTS } from '../../api/escalation.ts';
+import { decayed, escalate, REPEAT_DEFAULTS } from '../../api/escalation.ts';
+import { parseRepeatRule } from '../../worker/src/temporal/offenders.mts';
 
 const DAY = 86_400_000;
 

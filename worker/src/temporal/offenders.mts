@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import { escalate, parseRepeatRule, type RepeatRule } from '../../../api/escalation.ts';
+import { escalate, REPEAT_DEFAULTS, type RepeatRule } from '../../../api/escalation.ts';
 import { normalizeEntry, type BlockRequest } from '../../../api/blockRules.ts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 import {
@@ -8,6 +8,27 @@ import {
 	type offenders,
 	type OffenderRecord,
 } from '../../../workflows/blocks/offenders.mts';
+
+/** SECSVC_REPEAT_RULE: `off`, or JSON `{ "factor": 2, "maxMultiplier": 4, "quietDays": 7 }` (absent fields: defaults). */
+export function parseRepeatRule(text: string | undefined): RepeatRule {
+	if (text === undefined || text.trim() === '') return { ...REPEAT_DEFAULTS };
+	if (text.trim() === 'off') return { ...REPEAT_DEFAULTS, factor: 1, maxMultiplier: 1 };
+	let o: Partial<RepeatRule>;
+	try {
+		o = JSON.parse(text) as Partial<RepeatRule>;
+	} catch {
+		throw new Error('SECSVC_REPEAT_RULE: must be off or a JSON object { factor, maxMultiplier, quietDays }');
+	}
+	const r = { ...REPEAT_DEFAULTS, ...o };
+	const bad = (f: string, rule: string) => new Error(`SECSVC_REPEAT_RULE.${f}: ${rule}`);
+	if (!(typeof r.factor === 'number' && r.factor >= 1 && r.factor <= 10))
+		throw bad('factor', 'must be a number from 1 to 10');
+	if (!(typeof r.maxMultiplier === 'number' && r.maxMultiplier >= 1 && r.maxMultiplier <= 100))
+		throw bad('maxMultiplier', 'must be a number from 1 to 100');
+	if (!(typeof r.quietDays === 'number' && r.quietDays > 0 && r.quietDays <= 365))
+		throw bad('quietDays', 'must be a number of days from more than 0 to 365');
+	return { factor: r.factor, maxMultiplier: r.maxMultiplier, quietDays: r.quietDays };
+}
 
 /**
  * Repeat offenders are blocked longer (issue 39 item 3; api/escalation.ts): before expiring blocks are added, their
