@@ -114,10 +114,9 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 	const exactSet = async (
 		read: string,
 		readParams: object,
-		atTarget: (live: any) => boolean,
+		atTarget: (live: { model?: unknown } | undefined) => boolean,
 		write: () => Promise<unknown>,
 	) => {
-		// eslint-disable-line @typescript-eslint/no-explicit-any
 		if (!atTarget(await call(read, readParams as Record<string, unknown>))) await write();
 	};
 	if (plan.detection.rapidMode && Number(pol.model) !== 1)
