@@ -1,5 +1,6 @@
 import { boundIssues, issuesText } from './limits';
 import { redactText } from './redact';
+import type { PriorityClass } from './rateBudget';
 
 /** Errors thrown by the client. Messages and properties never carry a secret or a token. */
 
@@ -107,4 +108,12 @@ function scrubCause(cause: unknown): unknown {
 		return e;
 	}
 	return typeof cause === 'string' ? redactText(cause) : undefined;
+}
+
+/** A call whose turn in the request budget did not come before its `budgetDeadline`: nothing was sent. */
+export class BudgetDeferredError extends SecurityServiceError {
+	constructor(opId: string, cls: PriorityClass) {
+		super(opId, `no turn in the request budget (class ${cls}) before the call's deadline; nothing was sent`);
+		this.name = 'BudgetDeferredError';
+	}
 }

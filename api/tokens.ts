@@ -112,6 +112,12 @@ export class TokenManager {
 		return (await this.inflight).accessToken;
 	}
 
+	/** The cached token while it is valid, without I/O or a promise (the common case of getToken); else undefined. */
+	peek(): string | undefined {
+		const c = this.cached;
+		return c && c.expiresAt - this.o.skewSeconds * 1000 > this.o.now() ? c.accessToken : undefined;
+	}
+
 	/** True while `token` is a stored one the service has not accepted yet (api/tokenRefusal.ts `unverified`). */
 	isUnverified(token: string): boolean {
 		return this.unverified && this.cached?.accessToken === token;

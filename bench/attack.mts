@@ -14,7 +14,10 @@ import { scaleThreshold } from '../workflows/pure/thresholds.mts';
 import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+import { loadText, median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+
+/** Goals (issue 42): the runbook's time to mitigate at most this many times the script's, by API latency, equal calls. */
+export const TTM_GOALS: Record<number, number> = { 20: 1.15, 100: 1.05 };
 
 const APP_ID = 'bench-attack';
 const SECRET = 'bench-attack-secret-1';
@@ -60,7 +63,10 @@ type Call = (opId: string, params: Record<string, unknown>) => Promise<any>; // 
  * The same decisions and API calls as the runbook up to the last mitigation write, as a plain script. It
  * parallelizes exactly as the runbook does when plan.execution.parallel (the default): every snapshot read and the
  * event lookup at once; then the event detail; then the writes in groups (mode → detection items at once →
- * blacklist adds, plan.execution.blacklistConcurrency at once → IP authentication → switches at once).
+ * blacklist adds, plan.execution.blacklistConcurrency at once → IP authentication → switches at once). Like the
+ * worker's write activities (exact ownership, worker/src/activities/exactWrites.mts), every write reads its setting
+ * or list first and is sent only when the live value is not the target yet: a script that must revert exactly what
+ * it wrote needs that read too.
  */
 export async function plainMitigation(call: Call, planInput: PlanInput): Promise<void> {
 	const plan = parsePlan(planInput);
@@ -104,7 +110,22 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 		.sort((a, b) => (b.percent ?? 0) - (a.percent ?? 0) || Number(b.size) - Number(a.size))
 		.slice(0, plan.blacklist.topN)
 		.map((i) => i.ip);
-	if (plan.detection.rapidMode && Number(pol.model) !== 1) await call('detection.setMode', { ...op, model: '1' });
+	// a setting's write: its read first, the write only when the live value is not the target (exactSet)
+	const exactSet = async (
+		read: string,
+		readParams: object,
+		atTarget: (live: { model?: unknown } | undefined) => boolean,
+		write: () => Promise<unknown>,
+	) => {
+		if (!atTarget(await call(read, readParams as Record<string, unknown>))) await write();
+	};
+	if (plan.detection.rapidMode && Number(pol.model) !== 1)
+		await exactSet(
+			'detection.getPolicy',
+			op,
+			(l) => Number(l?.model) === 1,
+			() => call('detection.setMode', { ...op, model: '1' }),
+		);
 	const items: (() => Promise<void>)[] = [];
 	for (const t of plan.detection.thresholds) {
 		const leaf = pol[ITEM_GROUP[t.name]][t.name] as Record<string, unknown>;
@@ -129,7 +150,13 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 		}
 		body.is_enabled = '1';
 		items.push(
-			async () => void (await call('detection.setPolicy', { ...op, name: t.name, type: ITEM_TYPE[t.name], ...body })),
+			async () =>
+				void (await exactSet(
+					'detection.getPolicy',
+					op,
+					() => false,
+					() => call('detection.setPolicy', { ...op, name: t.name, type: ITEM_TYPE[t.name], ...body }),
+				)),
 		);
 	}
 	await all(items);
@@ -161,7 +188,12 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 		await all(
 			plan.domain_ports.map(
 				(dp) => async () =>
-					void (await call('applicationProtection.authIp.set', { site_id: site, domain_port_id: dp, ...a })),
+					void (await exactSet(
+						'applicationProtection.authIp.get',
+						{ site_id: site, domain_port_id: dp },
+						() => false,
+						() => call('applicationProtection.authIp.set', { site_id: site, domain_port_id: dp, ...a }),
+					)),
 			),
 		);
 	}
@@ -169,12 +201,18 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 		plan.domain_ports.flatMap((dp) =>
 			plan.switches.map(
 				(sw) => async () =>
-					void (await call('applicationProtection.switch.set', {
-						site_id: site,
-						domain_port_id: dp,
-						name: sw.name,
-						enable: sw.enable,
-					})),
+					void (await exactSet(
+						'applicationProtection.switch.list',
+						{ site_id: site, domain_port_id: dp },
+						() => false,
+						() =>
+							call('applicationProtection.switch.set', {
+								site_id: site,
+								domain_port_id: dp,
+								name: sw.name,
+								enable: sw.enable,
+							}),
+					)),
 			),
 		),
 	);
@@ -188,10 +226,17 @@ async function prepare(sim: SimProcess, delayMs: number) {
 	return ids;
 }
 
-const opSeq = async (sim: SimProcess) =>
-	(await sim.control<{ opId?: string; method: string }[]>('GET', '/requests'))
-		.map((r) => r.opId ?? '')
-		.filter((o) => o && !o.startsWith('authorization.') && o !== 'dashboard.isUnderAttack');
+/**
+ * The API operations made up to the last mitigation write (time to mitigate ends there; the runbook's polls of the
+ * wait that follow are not part of it), tokens and is_under_attack left out.
+ */
+const opSeq = async (sim: SimProcess) => {
+	const ops = (await sim.control<{ opId?: string; method: string }[]>('GET', '/requests'))
+		.map((r) => ({ op: r.opId ?? '', write: r.method !== 'GET' }))
+		.filter((r) => r.op && !r.op.startsWith('authorization.') && r.op !== 'dashboard.isUnderAttack');
+	const lastWrite = ops.map((r) => r.write).lastIndexOf(true);
+	return ops.slice(0, lastWrite + 1).map((r) => r.op);
+};
 
 /**
  * One runbook on a fresh simulator with an ongoing attack: start → last mitigation write answered (see below).
@@ -203,7 +248,7 @@ export async function timeRunbook(
 	taskQueue: string,
 	delayMs: number,
 	i: number,
-): Promise<{ ms: number; observedMs: number; seq: string[] }> {
+): Promise<{ ms: number; observedMs: number; seq: string[]; workflowId: string; site: string; t0: number }> {
 	const ids = await prepare(sim, delayMs);
 	// warm the worker's token: an attack watch on another site (not under attack) makes one API call
 	await tc.workflow.execute('attackWatch', {
@@ -213,7 +258,8 @@ export async function timeRunbook(
 	});
 	await sim.control('DELETE', '/requests');
 	const t0 = Date.now();
-	const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId: `bench-attack-${Date.now()}-${i}` });
+	const workflowId = `bench-attack-${t0}-${i}`;
+	const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId });
 	let st: RunbookState | undefined;
 	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
 		await sleep(20);
@@ -235,7 +281,7 @@ export async function timeRunbook(
 	const seq = await opSeq(sim);
 	await h.signal(abortSignal, { by: 'bench', reason: 'measured' });
 	await h.result();
-	return { ms, observedMs, seq };
+	return { ms, observedMs, seq, workflowId, site: ids.site_id, t0 };
 }
 
 export async function benchAttack(temporal: TemporalDev, o: { runs?: number; delays?: number[] } = {}) {
@@ -266,6 +312,7 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 		observedMs: number[];
 		sameCalls: boolean;
 		calls: number;
+		load: string;
 	}[] = [];
 	try {
 		for (const delayMs of delays) {
@@ -300,7 +347,7 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 				}
 				calls = seqPlain.length;
 			}
-			out.push({ delayMs, runbookMs, plainMs, observedMs, sameCalls, calls });
+			out.push({ delayMs, runbookMs, plainMs, observedMs, sameCalls, calls, load: loadText() });
 		}
 	} finally {
 		await api.close();
@@ -311,14 +358,15 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 	const rows: Row[] = out.map((x) => {
 		const rb = median(x.runbookMs);
 		const pl = median(x.plainMs);
+		const goal = TTM_GOALS[x.delayMs];
 		return {
 			bench: '3',
-			measure: `time to mitigate: runbook vs plain script, ${x.calls} API calls, API latency +${x.delayMs} ms`,
+			measure: `time to mitigate: runbook vs plain script, ${x.sameCalls ? 'the same' : 'DIFFERENT'} ${x.calls} API calls up to the last mitigation write, API latency +${x.delayMs} ms (runs ${x.runbookMs.map((m) => Math.round(m)).join(' / ')} vs ${x.plainMs.map((m) => Math.round(m)).join(' / ')} ms; load ${x.load})`,
 			ours: `${round(rb, 0)} ms`,
 			baseline: `${round(pl, 0)} ms`,
 			ratio: `${(rb / pl).toFixed(2)}×`,
-			goal: '≤ 1.3×',
-			met: rb / pl <= 1.3 && x.sameCalls,
+			goal: goal ? `≤ ${goal.toFixed(2)}×, equal calls` : '—',
+			met: goal ? rb / pl <= goal && x.sameCalls : null,
 		};
 	});
 	return {

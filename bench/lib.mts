@@ -1,6 +1,7 @@
 /** Shared bench helpers: the simulator as its own process (one core of its own), stats, a results table. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { ROOT, stopChild } from '../demo/stack.mts';
 
 export { ROOT };
@@ -99,3 +100,9 @@ export function table(rows: Row[]): string {
 	const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i])).join(' | ');
 	return [line(head), w.map((n) => '-'.repeat(n)).join('-|-'), ...data.map(line)].join('\n');
 }
+
+/** The machine's load average (1, 5, 15 min) as printed beside each figure: timings on a shared machine need it. */
+export const loadText = () =>
+	loadavg()
+		.map((x) => x.toFixed(1))
+		.join(' ');

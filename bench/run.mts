@@ -50,6 +50,7 @@ const runs = Math.min(10, Math.max(1, Number(values.runs) || 3));
 const rows: Row[] = [];
 const results: Record<string, unknown> = {};
 const started = new Date();
+const loadAtStart = loadavg().map((x) => Math.round(x * 10) / 10);
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
@@ -147,17 +148,36 @@ const machine = {
 	cpuModel: cpus()[0]?.model,
 	memoryGB: Math.round(totalmem() / 2 ** 30),
 	node: process.version,
+	loadAverageAtStart: loadAtStart,
 	loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
 };
+// The benches not run now keep their recorded rows and results (each row says when it was measured).
+const ran = new Set(rows.map((r) => r.bench));
+let before: { rows?: Row[]; results?: Record<string, unknown>; runs?: Record<string, unknown>; [k: string]: unknown } =
+	{};
+try {
+	before = JSON.parse(readFileSync(`${ROOT}bench/results.json`, 'utf8'));
+} catch {
+	// first run
+}
 const doc = {
+	...before,
 	at: started.toISOString(),
 	seconds: Math.round((Date.now() - started.getTime()) / 1000),
 	machine,
-	rows,
-	results,
-	notYetMeasured: only.has('2') ? [] : ['2: n8n Security Service node vs HTTP Request node (left out by --only)'],
+	rows: [...(before.rows ?? []).filter((r) => !ran.has(r.bench)), ...rows].sort((a, b) =>
+		a.bench.localeCompare(b.bench),
+	),
+	results: { ...before.results, ...results },
+	// when each bench's figures were measured, and on what load
+	runs: { ...before.runs, ...Object.fromEntries([...ran].map((b) => [b, { at: started.toISOString(), machine }])) },
 };
 writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(doc, null, 2)}\n`);
+const goals = rows.filter((r) => r.met !== null && r.met !== undefined);
 process.stdout.write(
-	`\n${table(rows)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s)\n`,
+	`\n${table(rows)}\n\ngoals of this run (side by side, one run):\n${goals
+		.map((r) => `  ${r.met ? 'MET    ' : 'NOT MET'}  bench ${r.bench}: ${r.ratio} (goal ${r.goal}) — ${r.measure}`)
+		.join(
+			'\n',
+		)}\n${goals.every((r) => r.met) ? 'every goal met' : `${goals.filter((r) => !r.met).length} of ${goals.length} goals not met`}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGB} GB, node ${machine.node}, load average at start ${machine.loadAverageAtStart.join(' ')}, at end ${machine.loadAverageAtEnd.join(' ')}\nsaved bench/results.json (${doc.seconds} s; rows of benches not run kept)\n`,
 );

@@ -204,6 +204,48 @@ test('a drift lease taken just before the runbook: the runbook waits, snapshots 
 	}
 });
 
+test("without an approval gate the entries' hold overlaps the detection writes: an entry someone else holds is never written", async () => {
+	const t = await setup();
+	const other = 'owner-expiring-block';
+	try {
+		// Another owner holds one of the entries the runbook will plan (the attack's 203.0.113.5-6) before it starts.
+		const key = settingKey.blacklistEntry(t.ids.domain_port_id, '203.0.113.5-203.0.113.6');
+		const pre = await claim(
+			env.client,
+			{ site_id: t.ids.site_id, owner: other, keys: [key], mode: 'hold', ttlSeconds: 600, reason: 'test hold' },
+			t.queue,
+		);
+		assert.deepEqual(pre.granted, [key]);
+		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { cooldownSeconds: 1 }));
+		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting');
+		const adds = writesOf(t.s)
+			.filter((r) => r.opId === 'applicationProtection.ipBlacklist.add')
+			.map((r) => String((r.body as Record<string, unknown>)?.ip_black_list ?? ''));
+		assert.ok(adds.length > 0, 'the other entries are blacklisted');
+		assert.ok(!adds.some((e) => e.startsWith('203.0.113.')), `the held entry is never written (${adds.join(', ')})`);
+		// Every entry the runbook wrote was held by it before its POST (the hold is granted before the blacklist group).
+		const held = await holds(env.client, t.ids.site_id);
+		assert.equal(held.find((x) => x.key === key)?.owner, other);
+		assert.ok(
+			held.some((x) => x.key !== key && x.key.includes('/blacklist/') && x.owner === workflowIdFor(t.ids.site_id)),
+		);
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		assert.deepEqual(
+			r.heldByOthers.map((x) => [x.key, x.owner]),
+			[[key, other]],
+		);
+		await waitFor("the runbook's holds released", async () =>
+			(await holds(env.client, t.ids.site_id)).every((x) => x.owner === other),
+		);
+	} finally {
+		await release(env.client, t.ids.site_id, other).catch(() => undefined);
+		await t.close();
+	}
+});
+
 test('plan holdTheLine reapply: a setting back at its snapshot value is re-applied, an operator value is kept', async () => {
 	const t = await setup();
 	try {

@@ -12,56 +12,74 @@ import { addNote, decideExact, notOursText, nothingOurs, recordWrite } from './w
  * plan.execution.parallel; the next group starts when every write of the group has finished. Statuses and the audit
  * are recorded in the changes' order, whatever order the writes finish in.
  */
-export async function applyChanges(rb: Runbook, ctx: PlanContext): Promise<void> {
-	const ex = ctx.plan.execution;
+export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: Promise<void>): Promise<void> {
 	const exact = decideExact(rb);
 	let firstGroup = true;
-	for (const group of writeGroups(rb.changes, ex.parallel)) {
-		if (rb.state.aborted) break;
-		const k = group[0].kind;
-		rb.phase(
-			k === 'detectionMode' || k === 'detectionPolicy'
-				? 'tightening'
-				: k === 'blacklistAdd'
-					? 'blacklisting'
-					: 'rate-limiting',
-		);
-		for (const c of group) c.status = 'pending';
-		const done: boolean[] = group.map(() => false);
-		const at: string[] = [];
-		// Every write is a regular activity since exact ownership (written.mts): one whose answer a killed worker lost
-		// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local attempt
-		// 1 that would find its own write and call it someone else's (never reverted). Runbooks recorded before it ran
-		// the groups after the first as local activities (plan.execution.localActivities 'all'); the first group was
-		// regular even then, so the snapshot's local-activity markers are in history before any write is sent.
-		const writeActs = firstGroup || exact ? ctx.acts : ctx.laterWrites;
-		firstGroup = false;
-		const settled = await Promise.allSettled(
-			group.map(async (c, i) => {
-				// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
-				await withPatience(
-					rb,
-					ctx,
-					c.what,
-					() =>
-						applyChange(writeActs, c, ex.blacklistConcurrency, c.after, {
-							onRefused: (e, why) => skipRefused(rb, c, e, why),
-							onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
-						}),
-					() => rb.state.aborted,
-				);
-				done[i] = true;
-				at[i] = iso(Date.now());
-			}),
-		);
-		group.forEach((c, i) => {
-			if (done[i]) recordApplied(rb, c, at[i]);
-		});
-		const failed = settled.find((r) => r.status === 'rejected');
-		if (failed) throw (failed as PromiseRejectedResult).reason;
-		if (k === 'blacklistAdd') await registerExpiringBlocks(rb, ctx); // plan.blacklist.expireAfterSeconds (ownership.mts)
+	let waiting = entriesHeld;
+	try {
+		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel)) {
+			if (rb.state.aborted) break;
+			let group = planned;
+			if (waiting && planned[0].kind === 'blacklistAdd') {
+				// No entry is written before it is held: the hold drops the entries (and changes) someone else holds.
+				await waiting;
+				waiting = undefined;
+				group = planned.filter((c) => rb.changes.includes(c));
+				if (!group.length) continue;
+			}
+			// Every write is a regular activity since exact ownership (written.mts): one whose answer a killed worker lost
+			// is retried as attempt 2 (which takes a value at its target as its own), never re-run as a fresh local attempt
+			// 1 that would find its own write and call it someone else's (never reverted). Runbooks recorded before it ran
+			// the groups after the first as local activities (plan.execution.localActivities 'all'); the first group was
+			// regular even then, so the snapshot's local-activity markers are in history before any write is sent.
+			await applyGroup(rb, ctx, group, firstGroup || exact ? ctx.acts : ctx.laterWrites, exact);
+			firstGroup = false;
+		}
+	} finally {
+		// A hold still under way (no blacklist group, an abort, a failed write) ends first: releaseAll must follow it.
+		await waiting?.catch(() => undefined);
 	}
 	rb.state.mitigatedAt = iso(Date.now());
+}
+
+/** One group's writes at once; statuses and the audit recorded in the changes' order, whatever order they finish in. */
+async function applyGroup(rb: Runbook, ctx: PlanContext, group: Change[], writeActs: Acts, exact: boolean) {
+	const ex = ctx.plan.execution;
+	const k = group[0].kind;
+	rb.phase(
+		k === 'detectionMode' || k === 'detectionPolicy'
+			? 'tightening'
+			: k === 'blacklistAdd'
+				? 'blacklisting'
+				: 'rate-limiting',
+	);
+	for (const c of group) c.status = 'pending';
+	const done: boolean[] = group.map(() => false);
+	const at: string[] = [];
+	const settled = await Promise.allSettled(
+		group.map(async (c, i) => {
+			// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
+			await withPatience(
+				rb,
+				ctx,
+				c.what,
+				() =>
+					applyChange(writeActs, c, ex.blacklistConcurrency, c.after, {
+						onRefused: (e, why) => skipRefused(rb, c, e, why),
+						onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
+					}),
+				() => rb.state.aborted,
+			);
+			done[i] = true;
+			at[i] = iso(Date.now());
+		}),
+	);
+	group.forEach((c, i) => {
+		if (done[i]) recordApplied(rb, c, at[i]);
+	});
+	const failed = settled.find((r) => r.status === 'rejected');
+	if (failed) throw (failed as PromiseRejectedResult).reason;
+	if (k === 'blacklistAdd') await registerExpiringBlocks(rb, ctx); // plan.blacklist.expireAfterSeconds (ownership.mts)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, setWorkflowOptions } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, setWorkflowOptions } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from '../../api/runbook/contract.ts';
 import { parsePlanInWorker } from '../input/parsePlan.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
@@ -11,7 +11,14 @@ import { checkCarry, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
 import { finish } from './finish.mts';
 import { registerHandlers } from './handlers.mts';
-import { holdPlannedChanges, holdPlanSettings, releaseAll } from './ownership.mts';
+import {
+	dropHeld,
+	ENTRIES_HOLD_OVERLAP,
+	holdEntries,
+	holdPlannedChanges,
+	holdPlanSettings,
+	releaseAll,
+} from './ownership.mts';
 import { planChanges } from './planChanges.mts';
 import { revertAll } from './revert.mts';
 import { rearmFromLast } from './rearm.mts';
@@ -74,7 +81,10 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		rb.phase('done');
 		return rb.lastResult;
 	}
-	await holdPlannedChanges(rb, ctx, heldBefore);
+	// Without an approval gate the entries' hold is asked while the detection groups are written (ownership.mts).
+	const overlap = !ctx.plan.approval.required && patched(ENTRIES_HOLD_OVERLAP);
+	if (overlap) dropHeld(rb, heldBefore);
+	else await holdPlannedChanges(rb, ctx, heldBefore);
 	if (!(await approvalGate(rb, ctx))) {
 		rb.lastResult = rb.result('rejected');
 		rb.obs.finish(rb.lastResult);
@@ -82,14 +92,28 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		return rb.lastResult;
 	}
 
-	return mitigateThenRevert(rb, ctx, true);
+	return mitigateThenRevert(rb, ctx, true, overlap ? settledLater(holdEntries(rb, ctx)) : undefined);
 }
 
-/** Apply (unless resuming a continued wait) → wait out the attack → revert, whatever happened; then the result. */
-async function mitigateThenRevert(rb: Runbook, ctx: PlanContext, apply: boolean): Promise<AttackResponseResult> {
+/** A promise awaited later: its failure is not an unhandled rejection meanwhile (it is thrown where it is awaited). */
+function settledLater<T>(p: Promise<T>): Promise<T> {
+	p.catch(() => undefined);
+	return p;
+}
+
+/**
+ * Apply (unless resuming a continued wait) → wait out the attack → revert, whatever happened; then the result.
+ * `entriesHeld`: the blacklist entries' hold still under way (applyChanges waits for it before their group).
+ */
+async function mitigateThenRevert(
+	rb: Runbook,
+	ctx: PlanContext,
+	apply: boolean,
+	entriesHeld?: Promise<void>,
+): Promise<AttackResponseResult> {
 	const ending: { failure?: unknown; cancelError?: unknown } = {};
 	try {
-		if (apply) await applyChanges(rb, ctx);
+		if (apply) await applyChanges(rb, ctx, entriesHeld);
 		else rb.obs.event(rb.state.eventId); // the new run's search attributes (site, dry run: observer; phase: below)
 		if (!rb.state.aborted) {
 			rb.phase('waiting');

@@ -72,24 +72,43 @@ export async function holdPlanSettings(rb: Runbook, ctx: PlanContext): Promise<H
 	return r.held;
 }
 
+/**
+ * Patch: without an approval gate the entries' hold overlaps the detection writes (issue 42). Runbooks recorded
+ * before it asked for it before their first write.
+ */
+export const ENTRIES_HOLD_OVERLAP = 'entries-hold-overlaps-writes';
+
 /** After planning: holds the blacklist entries to add; drops changes (and entries) that someone else holds. */
 export async function holdPlannedChanges(rb: Runbook, ctx: PlanContext, heldBefore: Hold[]): Promise<void> {
-	const heldKeys = new Map(heldBefore.map((h) => [h.key, h]));
+	dropHeld(rb, heldBefore);
+	await holdEntries(rb, ctx);
+}
+
+/**
+ * Holds the planned blacklist entries; drops those someone else holds. Without an approval gate the runbook asks for
+ * this hold while it writes its detection groups and waits for it before the blacklist group (apply.mts): no entry
+ * is written before it is held, and the other changes' settings were held before the snapshot.
+ */
+export async function holdEntries(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const entryKeys = rb.changes
 		.filter((c) => c.kind === 'blacklistAdd')
 		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
-	if (entryKeys.length) {
-		rb.state.holding ??= 0;
-		const r = await claim(ctx.site, {
-			keys: entryKeys,
-			mode: 'hold',
-			reason: 'attack response: blacklisted attack source',
-			ttlSeconds: ttlOf(ctx),
-		});
-		rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
-		for (const h of r.held) heldKeys.set(h.key, h);
-	}
-	if (!heldKeys.size) return;
+	if (!entryKeys.length) return;
+	rb.state.holding ??= 0;
+	const r = await claim(ctx.site, {
+		keys: entryKeys,
+		mode: 'hold',
+		reason: 'attack response: blacklisted attack source',
+		ttlSeconds: ttlOf(ctx),
+	});
+	rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
+	dropHeld(rb, r.held);
+}
+
+/** Drops the changes (and blacklist entries) whose settings someone else holds, each noted as held by them. */
+export function dropHeld(rb: Runbook, held: Hold[]): void {
+	if (!held.length) return;
+	const heldKeys = new Map(held.map((h) => [h.key, h]));
 	const note = (what: string, h: Hold) => {
 		rb.heldByOthers.push(h);
 		rb.log('planning', what, `held by ${h.owner} since ${h.since} (${h.reason}); left alone`);

@@ -42,7 +42,7 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 				// would only repeat it with a timer per request.
 				signal: AbortSignal.timeout(req.timeoutMs),
 			});
-			const text = await readBounded(res.body, req.maxResponseBytes ?? MAX_RESPONSE_BYTES);
+			const text = await readBounded(res, req.maxResponseBytes ?? MAX_RESPONSE_BYTES);
 			const h: Record<string, string> = {};
 			const rh = res.headers;
 			for (const k in rh) {
@@ -65,23 +65,33 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 }
 
 /**
- * The body as text, at most `max` bytes: past it the stream is destroyed (the connection is not reused) and the
- * error carries `tooLarge`. The request's abort signal still ends a body that drips in too slowly.
+ * The body as text, at most `max` bytes. With a content-length within the bound (the common case), undici's own
+ * reader: the HTTP parser ends the body at that length, so it cannot read more. Without one (chunked), chunk by chunk:
+ * past the bound the stream is destroyed (the connection is not reused) and the error carries `tooLarge`. The
+ * request's abort signal still ends a body that drips in too slowly.
  */
 async function readBounded(
-	body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown },
+	res: { headers: Record<string, string | string[] | undefined>; body: BodyStream },
 	max: number,
 ): Promise<string> {
+	const declared = res.headers['content-length'];
+	const length = typeof declared === 'string' && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
+	if (length !== undefined && length <= max) return res.body.text();
+	if (length !== undefined) throw tooLarge(res.body, max);
 	const chunks: Uint8Array[] = [];
 	let size = 0;
-	for await (const chunk of body) {
+	for await (const chunk of res.body) {
 		size += chunk.byteLength;
-		if (size > max) {
-			const e = Object.assign(new Error(`response body larger than ${max} bytes`), { tooLarge: true });
-			body.destroy(e);
-			throw e;
-		}
+		if (size > max) throw tooLarge(res.body, max);
 		chunks.push(chunk);
 	}
 	return Buffer.concat(chunks, size).toString('utf8');
+}
+
+type BodyStream = AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown; text(): Promise<string> };
+
+function tooLarge(body: BodyStream, max: number): Error {
+	const e = Object.assign(new Error(`response body larger than ${max} bytes`), { tooLarge: true });
+	body.destroy(e);
+	return e;
 }

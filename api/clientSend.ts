@@ -1,0 +1,128 @@
+import type { CatalogEntry } from './catalog/types';
+import { earliest, type ClientContext } from './clientContext';
+import type { CallOptions } from './clientTypes';
+import type { Envelope } from './envelope';
+import { BudgetDeferredError, SecurityServiceError, TransportError } from './errors';
+import { defaultClassOf, retryAfterMs } from './rateBudget';
+import { redactText } from './redact';
+import { tokenRefusal, type TokenRefusal } from './tokenRefusal';
+import type { HttpRequest, HttpResponse, TransportThrown } from './transport/types';
+
+/** One request of a call: its turn in the budget, the transport, and what a refusal means (rate, token). */
+
+/** Sends one request: the answer and its round-trip time (ms), or the TransportError of no usable answer. */
+export async function send(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	req: HttpRequest,
+	attempt: number,
+): Promise<{ res: HttpResponse; ms: number }> {
+	const { now, onEvent } = ctx;
+	// The redacted URL is only built for a listener (it is the client's largest per-call cost otherwise).
+	if (onEvent) onEvent({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
+	const t0 = now();
+	let failure: unknown;
+	let res: HttpResponse | undefined;
+	try {
+		res = await ctx.opts.transport(req);
+	} catch (err) {
+		failure = err ?? new Error('transport failed');
+	}
+	if (res !== undefined) return { res, ms: now() - t0 };
+	// A host transport that obtains tokens itself (n8n) reports a refused token call as the client's own error.
+	if (failure instanceof SecurityServiceError) throw failure;
+	const t = (failure ?? {}) as TransportThrown & Error;
+	if (t.tooLarge) throw tooLargeError(ctx, op, req, now() - t0, failure);
+	const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
+	ctx.emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });
+	throw new TransportError(
+		op.id,
+		timeout ? 'timeout' : 'network',
+		timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`,
+		{
+			maybeApplied: t.sent !== false,
+			cause: failure,
+		},
+	);
+}
+
+/** An answer past `maxResponseBytes`: the service did answer (a write may have been applied); never repeated. */
+function tooLargeError(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	req: HttpRequest,
+	ms: number,
+	cause: unknown,
+): TransportError {
+	ctx.emit({ type: 'failure', opId: op.id, kind: 'too_large', ms });
+	return new TransportError(
+		op.id,
+		'too_large',
+		`the answer is larger than ${req.maxResponseBytes ?? ctx.maxResponseBytes} bytes (maxResponseBytes): not read further`,
+		{ maybeApplied: true, cause },
+	);
+}
+
+/** Waits for the call's turn in the budget; BudgetDeferredError when its (or the call's) deadline comes first. */
+export async function turn(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	o: CallOptions,
+	deadline: number | undefined,
+): Promise<void> {
+	const { budget, opts, now } = ctx;
+	if (!budget) return;
+	const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
+	const t0 = now();
+	const ok = await budget.acquire(cls, { key: opts.budgetKey, deadline: earliest(o.budgetDeadline, deadline) });
+	ctx.onEvent?.({ type: 'budget', opId: op.id, cls, budget: ctx.budgetName, waitMs: now() - t0, granted: ok });
+	if (!ok) throw new BudgetDeferredError(op.id, cls);
+}
+
+/** A rate-limited answer: its retry hint (ms) pauses the budget, and the host hears of it. */
+export function refused(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	res: HttpResponse,
+	env: Envelope | undefined,
+): number | undefined {
+	const hint = retryAfterMs(res.headers, ctx.now());
+	ctx.onEvent?.({
+		type: 'refused',
+		opId: op.id,
+		status: res.status,
+		code: env?.code,
+		retryAfterMs: hint,
+		budget: ctx.budgetName,
+	});
+	if (ctx.budget && hint !== undefined) {
+		ctx.budget.pauseUntil(ctx.now() + hint);
+		ctx.opts.onRetryHint?.(hint);
+	}
+	return hint;
+}
+
+/**
+ * A refused token (api/tokenRefusal.ts) on a call that got its token from this client: the reason to renew it
+ * once and send again, or undefined.
+ */
+export function refusalOf(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	status: number,
+	env: Envelope | undefined,
+	token: string | undefined,
+	o: CallOptions,
+): TokenRefusal | undefined {
+	const { tokens } = ctx;
+	if (op.auth !== 'access_token' || !tokens || o.accessToken || token === undefined) return undefined;
+	return tokenRefusal({
+		status,
+		code: env?.code,
+		msg: env?.msg,
+		authFailureCodes: ctx.authCodes,
+		otherCodes: ctx.rateCodes,
+		safety: op.safety,
+		unverified: tokens.isUnverified(token),
+	});
+}
