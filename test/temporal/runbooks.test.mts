@@ -11,7 +11,7 @@ import type { temporal } from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { abortSignal, approveSignal, resultQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { createSchedule, deleteSchedule } from '../../worker/src/temporal/schedules.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {

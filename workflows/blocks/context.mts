@@ -18,7 +18,7 @@ import {
  */
 
 type Where = { site_id: string; domain_port_id: string };
-/** The blocks activities (worker/src/activities/blocks.mts, blocksRemoval.mts) as this workflow calls them. */
+/** The blocks activities (workflows/blocks/activities.mts, blocksRemoval.mts) as this workflow calls them. */
 type BlocksActivities = {
 	[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => Promise<{ added: boolean; byEarlierAttempt?: boolean }>;
 	[BLOCKS_ACTIVITY.addMany]: (
@@ -43,7 +43,7 @@ export const writes = proxyActivities<Act>({
 		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
 	},
 });
-/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/activities/blocksRemoval.mts). */
+/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (workflows/blocks/activitiesRemoval.mts). */
 export const localWrites = proxyLocalActivities<Act>({
 	startToCloseTimeout: '30s',
 	retry: {

@@ -75,7 +75,7 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		const { intervalSeconds, batchSize, activities } = w.cfg.settings;
 		w.nextTickAt = undefined;
 		// Starvation bound: a site that would pass maxIntervalStretch intervals unchecked by this tick's end goes
-		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
+		// first, in a higher class of the request budget (workflows/fleet/activities.mts); then the deferred sites.
 		// Runs recorded before replay the old order (deferred first).
 		const bounded = patched('fleet-budget-order');
 		// Every site in order of its last check, oldest first (never checked first), and each check timed when its

@@ -8,7 +8,7 @@ import { redactDeep, redactText } from '../../../api/redact.ts';
 import { KeyedMutex } from './mutex.mts';
 import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
 import { filterOnceActivities } from './httpFilterOnce.mts';
-import { claim, release } from '../temporal/coordination.mts';
+import { claim, release } from '../../../workflows/coordinator/client.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';

@@ -3,19 +3,32 @@ import { PlanError } from '../../../api/runbook/plan.ts';
 import { DesiredStateError } from '../../../api/runbook/desired.ts';
 import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.mts';
 import { ValidationError } from '../../../api/errors.ts';
-import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';
-import { BlockRefused } from '../temporal/blocks.mts';
+import { FLEET_USAGE, isFleetUserError, runFleet } from '../../../workflows/fleet/command.mts';
+import { BlockRefused } from '../../../workflows/blocks/client.mts';
 import { NoPollers, requirePollers, startsWorkflow } from '../temporal/pollers.mts';
 import { BlockInputError, MAX_BULK_BLOCKS } from '../../../workflows/blocks/shared.mts';
-import { DecisionRefused, failureText, ListFilterError, temporalClient } from '../temporal/runbooks.mts';
+import {
+	DecisionRefused,
+	failureText,
+	ListFilterError,
+	temporalClient,
+} from '../../../workflows/attackResponse/client.mts';
 import { opts, runbookArg, text, UsageError, type Command } from './args.mts';
-import { abortCommand, decideCommand, extend, inspectCommand, list, start, timelineCommand } from './runbook.mts';
-import { block } from './blocks.mts';
-import { call } from './call.mts';
+import {
+	abortCommand,
+	decideCommand,
+	extend,
+	inspectCommand,
+	list,
+	start,
+	timelineCommand,
+} from '../../../workflows/attackResponse/command.mts';
+import { block } from '../../../workflows/blocks/command.mts';
+import { call } from '../../../workflows/durableCall/command.mts';
 import { deploy } from './deploy.mts';
-import { drift } from './drift.mts';
-import { holds } from './holds.mts';
-import { report } from './report.mts';
+import { drift } from '../../../workflows/drift/command.mts';
+import { holds } from '../../../workflows/coordinator/command.mts';
+import { report } from '../../../workflows/report/command.mts';
 import { schedule } from './schedule.mts';
 
 /** The `secsvc` command: one module per command (this folder), found by name here. `worker` runs the worker process. */
@@ -103,8 +116,9 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			return cmd ? 0 : 2;
 		}
 		// tenants: their own Temporal client with the payload codec (tenants.mts)
-		if (cmd === 'tenants') return await (await import('./tenants.mts')).runTenants({ pos, o }, io);
-		if (cmd === 'entrance') return await (await import('./tenants.mts')).runEntrance(o, io);
+		if (cmd === 'tenants')
+			return await (await import('../../../workflows/tenant/command.mts')).runTenants({ pos, o }, io);
+		if (cmd === 'entrance') return await (await import('../../../workflows/tenant/command.mts')).runEntrance(o, io);
 		if (cmd === 'worker') {
 			const { main } = await import('../process/main.mts');
 			loadConfig(); // fail early with a clear message

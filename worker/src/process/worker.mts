@@ -1,4 +1,4 @@
-import { createIdentityActivities } from '../activities/identity.mts';
+import { createIdentityActivities } from '../../../workflows/attackResponse/activitiesIdentity.mts';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -7,9 +7,9 @@ import { redactText, registerSecret } from '../../../api/redact.ts';
 import { createActivities } from '../activities/operations.mts';
 import { AdmissionSlots, coordinatorQueueFor } from './admission.mts';
 import { admissionGauges, workerSizing } from './sizing.mts';
-import { createCoordinationActivities } from '../activities/coordination.mts';
-import { createFleetActivities } from '../activities/fleet.mts';
-import { createBlocksActivities } from '../activities/blocks.mts';
+import { createCoordinationActivities } from '../../../workflows/coordinator/activities.mts';
+import { createFleetActivities } from '../../../workflows/fleet/activities.mts';
+import { createBlocksActivities } from '../../../workflows/blocks/activities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';

@@ -1,6 +1,6 @@
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { scheduleIdFor, WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import { failureText } from './runbooks.mts';
+import { failureText } from '../../../workflows/attackResponse/client.mts';
 
 /** Schedules of the playbooks that run on a timer (watch, drift, report) and their health (`secsvc schedule list`). */
 export type ScheduleKind = 'watch' | 'drift' | 'report';

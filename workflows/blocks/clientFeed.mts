@@ -7,11 +7,11 @@ import {
 	type Block,
 	type BlockRequest,
 	type BulkBlockResult,
-} from '../../../workflows/blocks/shared.mts';
-import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../../api/blockCapacity.ts';
-import { blocksShardId, blocksShardIds, planShards, type ShardLoad } from '../../../api/blockShards.ts';
-import { addBlocks } from './blocks.mts';
-import { holds as coordinatorHolds } from './coordination.mts';
+} from './shared.mts';
+import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blockCapacity.ts';
+import { blocksShardId, blocksShardIds, planShards, type ShardLoad } from '../../api/blockShards.ts';
+import { addBlocks } from './client.mts';
+import { holds as coordinatorHolds } from '../coordinator/client.mts';
 
 /**
  * A threat feed of one site (the CLI's `block add … --file`; docs/expiring-blocks-capacity.md), already merged into

@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
-import { ID_ALPHABET, idProblem } from '../../../api/limits.ts';
-import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
-import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from '../../../workflows/fleet/shared.mts';
-import { parseEntry } from '../../../workflows/pure/ranges.mts';
+import { ID_ALPHABET, idProblem } from '../../api/limits.ts';
+import { parsePlan, PlanError } from '../../api/runbook/plan.ts';
+import { FLEET_BOUNDS as B, sitePlan, type FleetSettings, type FleetSite } from './shared.mts';
+import { parseEntry } from '../pure/ranges.mts';
 
 /**
  * The fleet file (`secsvc fleet apply FILE`): sites (customer, site, domain-ports) → a plan template + per-site

@@ -1,20 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { Client } from '../../../api/client.ts';
-import { toFailure } from './operations.mts';
-import { claim as coordinatorClaim, release as coordinatorRelease } from '../temporal/coordination.mts';
-import { liveEntries, liveEntry, ownerId, retryable } from './blocksLive.mts';
-import { entryRangeKey } from '../../../api/catalog/ipv4.ts';
-import { createRemoveDue } from './blocksRemoval.mts';
-import { addBlock, BlockRefused } from '../temporal/blocks.mts';
-import {
-	blockKey,
-	BLOCKS_ACTIVITY,
-	type AddManyEntry,
-	type AddManyOutcome,
-	type BlockRequest,
-} from '../../../workflows/blocks/shared.mts';
+import type { Client } from '../../api/client.ts';
+import { toFailure } from '../../worker/src/activities/operations.mts';
+import { claim as coordinatorClaim, release as coordinatorRelease } from '../coordinator/client.mts';
+import { liveEntries, liveEntry, ownerId, retryable } from './activitiesLive.mts';
+import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { createRemoveDue } from './activitiesRemoval.mts';
+import { addBlock, BlockRefused } from './client.mts';
+import { blockKey, BLOCKS_ACTIVITY, type AddManyEntry, type AddManyOutcome, type BlockRequest } from './shared.mts';
 
 /**
  * Expiring blocks, worker side (workflows/blocks/blocks.mts):
@@ -23,7 +17,7 @@ import {
  *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
  *    `blocks.removeDue` (blocksRemoval.mts): the same as a local activity, with the release of earlier removals;
  *    `blocks.register`: the attack response registers its own entries as blocks (plan blacklist.expireAfterSeconds).
- * The client side (the CLI's add / extend / remove / list) is ../temporal/blocks.mts.
+ * The client side (the CLI's add / extend / remove / list) is client.mts.
  */
 
 export function createBlocksActivities(
@@ -113,7 +107,7 @@ export function createBlocksActivities(
 			}
 		},
 		[BLOCKS_ACTIVITY.addMany]: async (input) => addMany(api, withTemporal, input as unknown as AddManyInput),
-		// The removal as a LOCAL activity (workflows/blocks/blocks.mts since `blocks-local-removals`; worker/src/activities/blocksRemoval.mts).
+		// The removal as a LOCAL activity (workflows/blocks/blocks.mts since `blocks-local-removals`; workflows/blocks/activitiesRemoval.mts).
 		[BLOCKS_ACTIVITY.removeDue]: createRemoveDue(api, withTemporal),
 		[BLOCKS_ACTIVITY.register]: async (input) => {
 			if (!temporal)

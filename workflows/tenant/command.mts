@@ -1,11 +1,11 @@
 // `secsvc tenants …` and `secsvc entrance` (the install entrance the SPE portal calls). docs/worker/tenants.md.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { redactText } from '../../../api/redact.ts';
-import { tenantInputProblem, type TenantView } from '../../../workflows/tenant/shared.mts';
-import { CodecKeyError, requireKeys, tenantTokenKey } from '../temporal/codec.mts';
-import { loadConfig, type WorkerConfig } from '../process/config.mts';
-import { createApiClient } from '../service/client.mts';
+import { redactText } from '../../api/redact.ts';
+import { tenantInputProblem, type TenantView } from './shared.mts';
+import { CodecKeyError, requireKeys, tenantTokenKey } from '../../worker/src/temporal/codec.mts';
+import { loadConfig, type WorkerConfig } from '../../worker/src/process/config.mts';
+import { createApiClient } from '../../worker/src/service/client.mts';
 import {
 	checkInstallInput,
 	connectForCode,
@@ -17,7 +17,7 @@ import {
 	showTenant,
 	TenantInputError,
 	tenantTemporalClient,
-} from '../temporal/tenants.mts';
+} from './client.mts';
 
 export const TENANTS_USAGE = `  tenants add --customer C --code CODE [--sites S1,S2]   install with a code obtained elsewhere (exchanged here)
   tenants add --customer C --app [--sites S1,S2]        a tenant served with the app token (the operator says so)
@@ -93,7 +93,7 @@ export async function runTenants(
 	const out = (v: unknown) => io.out(typeof v === 'string' ? v + '\n' : JSON.stringify(v, null, 2) + '\n');
 	try {
 		const cfg = sub === 'add' || sub === 'install' ? loadConfig() : undefined;
-		const t = cfg?.temporal ?? (await import('../process/config.mts')).loadTemporalConfig();
+		const t = cfg?.temporal ?? (await import('../../worker/src/process/config.mts')).loadTemporalConfig();
 		const customerId = bounded('--customer', o.customer);
 		const sites = sitesOf(bounded('--sites', o.sites));
 		const protectedRanges = rangesOf(bounded('--protected', o.protected, 64 * 1024));

@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { Client } from '../../../api/client.ts';
-import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from '../../../workflows/blocks/shared.mts';
-import { releaseBySignal } from '../temporal/coordination.mts';
+import type { Client } from '../../api/client.ts';
+import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from './shared.mts';
+import { releaseBySignal } from '../coordinator/client.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { liveEntries, ownerId, retryable } from './blocksLive.mts';
-import { entryRangeKey } from '../../../api/catalog/ipv4.ts';
+import { liveEntries, ownerId, retryable } from './activitiesLive.mts';
+import { entryRangeKey } from '../../api/catalog/ipv4.ts';
 
 /** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 0.3 s early). */
 const MAX_WAIT_MS = 5000;

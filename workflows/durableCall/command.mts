@@ -1,9 +1,9 @@
-import { getOperation, hasOperation } from '../../../api/catalog/index.ts';
-import { validateParams } from '../../../api/client.ts';
-import { loadGuardConfig } from '../process/config.mts';
-import { UsageError, type Command } from './args.mts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { durableCall } from '../../../workflows/durableCall/durableCall.mts';
+import { getOperation, hasOperation } from '../../api/catalog/index.ts';
+import { validateParams } from '../../api/client.ts';
+import { loadGuardConfig } from '../../worker/src/process/config.mts';
+import { UsageError, type Command } from '../../worker/src/commands/args.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { durableCall } from './durableCall.mts';
 
 /** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
 export const call: Command = async ({ o, conn, t, out, need }) => {

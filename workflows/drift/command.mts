@@ -1,7 +1,7 @@
-import { checkDesiredState } from '../../../api/runbook/desired.ts';
-import { readJson, type Command } from './args.mts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { DesiredState, driftAudit } from '../../../workflows/drift/driftAudit.mts';
+import { checkDesiredState } from '../../api/runbook/desired.ts';
+import { readJson, type Command } from '../../worker/src/commands/args.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { DesiredState, driftAudit } from './driftAudit.mts';
 
 /** `secsvc drift --desired FILE [--enforce]`: one drift audit, its result printed. */
 export const drift: Command = async ({ o, conn, t, out }) => {

@@ -1,7 +1,7 @@
-import { abortInputProblem, extendInputProblem } from '../../../api/signalRules.ts';
-import { parsePlan } from '../../../api/runbook/plan.ts';
-import { browserLogin, deviceLogin } from '../identity/login.mts';
-import { loadIdentityConfig } from '../identity/config.mts';
+import { abortInputProblem, extendInputProblem } from '../../api/signalRules.ts';
+import { parsePlan } from '../../api/runbook/plan.ts';
+import { browserLogin, deviceLogin } from '../../worker/src/identity/login.mts';
+import { loadIdentityConfig } from '../../worker/src/identity/config.mts';
 import {
 	abort,
 	decide,
@@ -13,8 +13,8 @@ import {
 	listRunbooks,
 	startAttackResponse,
 	timeline,
-} from '../temporal/runbooks.mts';
-import { readJson, text, UsageError, type Command } from './args.mts';
+} from './client.mts';
+import { readJson, text, UsageError, type Command } from '../../worker/src/commands/args.mts';
 
 /** `secsvc start | approve | reject | abort | extend | inspect | list | timeline`: one attack response. */
 

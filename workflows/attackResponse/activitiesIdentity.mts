@@ -1,13 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { planApproversProblem, type ApproverPolicy, type VerifiedIdentity } from '../../../api/decideRules.ts';
-import {
-	IDENTITY_POLICY_ACTIVITY,
-	IDENTITY_VERIFY_ACTIVITY,
-	type PolicyInput,
-	type VerifyInput,
-} from '../../../workflows/attackResponse/identity.mts';
-import { policyFor, type IdentityConfig } from '../identity/config.mts';
-import { createVerifier, ProofRefused } from '../identity/verify.mts';
+import { planApproversProblem, type ApproverPolicy, type VerifiedIdentity } from '../../api/decideRules.ts';
+import { IDENTITY_POLICY_ACTIVITY, IDENTITY_VERIFY_ACTIVITY, type PolicyInput, type VerifyInput } from './identity.mts';
+import { policyFor, type IdentityConfig } from '../../worker/src/identity/config.mts';
+import { createVerifier, ProofRefused } from '../../worker/src/identity/verify.mts';
 
 /**
  * The runbook's identity steps, run as LOCAL activities (I/O outside the workflow sandbox; their results, never the

@@ -1,6 +1,6 @@
-import { holds as heldAt, release } from '../temporal/coordination.mts';
-import { printable } from '../temporal/printable.mts';
-import { runbookArg, siteArg, UsageError, type Command } from './args.mts';
+import { holds as heldAt, release } from './client.mts';
+import { printable } from '../../worker/src/temporal/printable.mts';
+import { runbookArg, siteArg, UsageError, type Command } from '../../worker/src/commands/args.mts';
 
 /** `secsvc holds SITE` (what the site's coordinator holds) and `secsvc holds release SITE --owner ID`. */
 export const holds: Command = async ({ pos, o, conn, out }) => {

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
-import { renderReportHtml } from '../../../api/report/html.ts';
-import { runbookReportModel } from '../../../api/report/model.ts';
-import { inspect } from '../temporal/runbooks.mts';
-import { hoursArg, siteArg, UsageError, type Command } from './args.mts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { attackReport } from '../../../workflows/report/attackReport.mts';
+import { renderReportHtml } from '../../api/report/html.ts';
+import { runbookReportModel } from '../../api/report/model.ts';
+import { inspect } from '../attackResponse/client.mts';
+import { hoursArg, siteArg, UsageError, type Command } from '../../worker/src/commands/args.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { attackReport } from './attackReport.mts';
 
 /** `secsvc report SITE|ID --html FILE` (one runbook) and `secsvc report --site SITE` (the attack report playbook). */
 export const report: Command = async ({ pos, o, conn, t, out }) => {

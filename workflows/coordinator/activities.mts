@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { COORDINATION } from '../../../workflows/coordinator/coordination.mts';
-import { claim, handover, holds, release, type CoordinationInput } from '../temporal/coordination.mts';
+import { COORDINATION } from './coordination.mts';
+import { claim, handover, holds, release, type CoordinationInput } from './client.mts';
 
 /**
  * The playbooks' way to the site coordinator: activities that send it an Update or a query
- * (../temporal/coordination.mts). The owner of a claim is the calling workflow's id, taken from the activity context,
+ * (client.mts). The owner of a claim is the calling workflow's id, taken from the activity context,
  * never from the input. `client` = the worker's own Temporal connection.
  */
 export function createCoordinationActivities(

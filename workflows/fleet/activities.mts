@@ -1,14 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client } from '../../../api/client.ts';
-import { redactText } from '../../../api/redact.ts';
-import {
-	FLEET_CHECK_ACTIVITY,
-	type CheckBatchInput,
-	type CheckBatchResult,
-	type CheckProgress,
-} from '../../../workflows/fleet/shared.mts';
+import type { Client } from '../../api/client.ts';
+import { redactText } from '../../api/redact.ts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type CheckProgress } from './shared.mts';
 
 /**
  * The fleet watchers' batch activity (workflows/fleet/fleetWatch.mts): `dashboard.isUnderAttack` for each site of a batch,

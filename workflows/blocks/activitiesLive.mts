@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client } from '../../../api/client.ts';
-import { toFailure } from './operations.mts';
-import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import type { Client } from '../../api/client.ts';
+import { toFailure } from '../../worker/src/activities/operations.mts';
+import { entryRangeKey, listedByKey, type Ipv4ListEntry } from '../../api/catalog/ipv4.ts';
 
 /** Expiring blocks: reading a domain-port's blacklist as written, shared by the add and removal activities. */
 

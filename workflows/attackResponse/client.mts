@@ -1,6 +1,6 @@
-import { sealed } from '../../../workflows/tenant/shared.mts';
-import { dataConverterFor, keysFromEnv } from './codec.mts';
-import { printable } from './printable.mts';
+import { sealed } from '../tenant/shared.mts';
+import { dataConverterFor, keysFromEnv } from '../../worker/src/temporal/codec.mts';
+import { printable } from '../../worker/src/temporal/printable.mts';
 import {
 	Client,
 	Connection,
@@ -19,7 +19,7 @@ import {
 	type DecideRequest,
 	type Phase,
 	type RunbookState,
-} from '../../../api/runbook/contract.ts';
+} from '../../api/runbook/contract.ts';
 import {
 	abortSignal,
 	approveSignal,
@@ -28,12 +28,12 @@ import {
 	extendCooldownSignal,
 	stateQuery,
 	decideUpdate,
-} from '../../../workflows/attackResponse/messages.mts';
-import { parsePlan } from '../../../api/runbook/plan.ts';
-import { MITIGATION_PHASES, SA } from '../../../workflows/attackResponse/searchAttributes.mts';
-import { connectionOptions, type WorkerConfig } from '../process/config.mts';
-import { explainConnectFailure } from '../process/tlsProbe.mts';
-import type { attackResponse } from '../../../workflows/attackResponse/attackResponse.mts';
+} from './messages.mts';
+import { parsePlan } from '../../api/runbook/plan.ts';
+import { MITIGATION_PHASES, SA } from './searchAttributes.mts';
+import { connectionOptions, type WorkerConfig } from '../../worker/src/process/config.mts';
+import { explainConnectFailure } from '../../worker/src/process/tlsProbe.mts';
+import type { attackResponse } from './attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
 

@@ -1,4 +1,4 @@
-import { coordinatorQueueFor } from '../process/admission.mts';
+import { coordinatorQueueFor } from '../../worker/src/process/admission.mts';
 import { ApplicationFailure } from '@temporalio/common';
 import {
 	WithStartWorkflowOperation,
@@ -20,14 +20,14 @@ import {
 	type ClaimRequest,
 	type ClaimResult,
 	type Hold,
-} from '../../../workflows/coordinator/coordination.mts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { siteCoordinator } from '../../../workflows/coordinator/siteCoordinator.mts';
+} from './coordination.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { siteCoordinator } from './siteCoordinator.mts';
 
 /**
  * The way to the site coordinator (workflows/coordinator/siteCoordinator.mts) over a Temporal client: claim / release / handover
  * as Updates (started on first use: Update-with-start), holds as a query. Used by the coordination activities
- * (../activities/coordination.mts), the blocks and operation activities, and the CLI.
+ * (activities.mts), the blocks and operation activities, and the CLI.
  */
 
 export interface CoordinationInput {

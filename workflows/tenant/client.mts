@@ -8,10 +8,10 @@ import {
 	WorkflowNotFoundError,
 	WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { Client } from '../../../api/client.ts';
-import { ApiError, ValidationError } from '../../../api/errors.ts';
-import { randomState } from '../../../api/tokens.ts';
-import { redactText } from '../../../api/redact.ts';
+import type { Client } from '../../api/client.ts';
+import { ApiError, ValidationError } from '../../api/errors.ts';
+import { randomState } from '../../api/tokens.ts';
+import { redactText } from '../../api/redact.ts';
 import {
 	installUpdate,
 	removeUpdate,
@@ -25,9 +25,9 @@ import {
 	type TenantKind,
 	type TenantState,
 	type TenantView,
-} from '../../../workflows/tenant/shared.mts';
-import { dataConverterFor, requireKeys } from './codec.mts';
-import { connectionOptions, type WorkerConfig } from '../process/config.mts';
+} from './shared.mts';
+import { dataConverterFor, requireKeys } from '../../worker/src/temporal/codec.mts';
+import { connectionOptions, type WorkerConfig } from '../../worker/src/process/config.mts';
 
 /** Bad input or a refusal of the install flow: `field: rule`; nothing was stored. */
 export class TenantInputError extends Error {

@@ -9,10 +9,10 @@ import {
 	type FleetSite,
 	type WatcherConfig,
 	type WatcherStatus,
-} from '../../../workflows/fleet/shared.mts';
-import type { ParsedFleet } from './fleetConfig.mts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { fleetWatch } from '../../../workflows/fleet/fleetWatch.mts';
+} from './shared.mts';
+import type { ParsedFleet } from './clientConfig.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { fleetWatch } from './fleetWatch.mts';
 
 /**
  * Client side of the fleet watch: `secsvc fleet apply` makes the running watchers match a fleet file (adds,

@@ -19,11 +19,11 @@ import {
 	type BulkBlockRequest,
 	type BulkBlockResult,
 	type ChangeRequest,
-} from '../../../workflows/blocks/shared.mts';
-import { printable } from './printable.mts';
-import { blocksShardId, blocksShardIds, SHARD_FULL_RE } from '../../../api/blockShards.ts';
-import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import type { blocks } from '../../../workflows/blocks/blocks.mts';
+} from './shared.mts';
+import { printable } from '../../worker/src/temporal/printable.mts';
+import { blocksShardId, blocksShardIds, SHARD_FULL_RE } from '../../api/blockShards.ts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
+import type { blocks } from './blocks.mts';
 
 /**
  * Expiring blocks, client side (the CLI, the tests and the bench; workflows/blocks/blocks.mts): add / extend / remove are

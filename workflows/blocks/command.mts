@@ -6,10 +6,10 @@ import {
 	normalizeEntry,
 	type BlockRequest,
 	type BulkBlockResult,
-} from '../../../workflows/blocks/shared.mts';
-import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from '../temporal/blocks.mts';
-import { siteArg, UsageError, type Command } from './args.mts';
-import { addFeed, feedLines, siteLimit } from './blockFeed.mts';
+} from './shared.mts';
+import { addBlock, addBlocks, extendBlock, formatBlocks, listBlocks, removeBlock } from './client.mts';
+import { siteArg, UsageError, type Command } from '../../worker/src/commands/args.mts';
+import { addFeed, feedLines, siteLimit } from './commandFeed.mts';
 
 /** `secsvc block add | list | extend | remove`: expiring blocks (workflows/blocks/blocks.mts). */
 export const block: Command = ({ pos, o, conn, t, out }) => blockCommand(pos, o, conn, t.taskQueue, out);

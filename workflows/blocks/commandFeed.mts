@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { BlockInputError, BlockRequest } from '../../../workflows/blocks/shared.mts';
-import { DEFAULT_SITE_BLOCK_LIMIT, siteBlockLimitProblem } from '../../../api/blockCapacity.ts';
-import { mergeFeed } from '../../../api/blockFeed.ts';
-import { planFeed, sendFeed } from '../temporal/blocksFeed.mts';
-import { siteArg, UsageError } from './args.mts';
+import type { BlockInputError, BlockRequest } from './shared.mts';
+import { DEFAULT_SITE_BLOCK_LIMIT, siteBlockLimitProblem } from '../../api/blockCapacity.ts';
+import { mergeFeed } from '../../api/blockFeed.ts';
+import { planFeed, sendFeed } from './clientFeed.mts';
+import { siteArg, UsageError } from '../../worker/src/commands/args.mts';
 
 /**
  * `secsvc block add SITE [DP] --file FEED` (docs/expiring-blocks-capacity.md): one entry a line (`DP ENTRY` a line when

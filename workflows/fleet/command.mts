@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { applyFleet, fleetStatus, formatApply, formatStatus } from '../temporal/fleet.mts';
-import { FleetConfigError, parseFleet } from '../temporal/fleetConfig.mts';
+import { applyFleet, fleetStatus, formatApply, formatStatus } from './client.mts';
+import { FleetConfigError, parseFleet } from './clientConfig.mts';
 
 /** `secsvc fleet apply FILE [--dry-run] [--json]` and `secsvc fleet status [--fleet NAME] [--json]` (worker/src/commands/cli.mts). */
 export const FLEET_USAGE = `  fleet apply FILE [--dry-run] [--json]     make the fleet's watchers match FILE (examples/fleet/fleet.json)

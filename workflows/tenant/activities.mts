@@ -5,9 +5,9 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowUpdateFailedError, type Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
-import { getOperation } from '../../../api/catalog/index.ts';
-import { createClient, type Client, type ClientOptions } from '../../../api/client.ts';
-import { redactText } from '../../../api/redact.ts';
+import { getOperation } from '../../api/catalog/index.ts';
+import { createClient, type Client, type ClientOptions } from '../../api/client.ts';
+import { redactText } from '../../api/redact.ts';
 import {
 	RENEW_ACTIVITY,
 	sealed,
@@ -18,9 +18,9 @@ import {
 	type RenewResult,
 	type TokenGrant,
 	type TokenRequest,
-} from '../../../workflows/tenant/shared.mts';
-import { toFailure } from './operations.mts';
-import { ClusterTokens, TOKEN_WAIT_METRIC } from './clusterTokens.mts';
+} from './shared.mts';
+import { toFailure } from '../../worker/src/activities/operations.mts';
+import { ClusterTokens, TOKEN_WAIT_METRIC } from '../../worker/src/activities/clusterTokens.mts';
 
 export { ClusterTokens };
 
