@@ -11,10 +11,9 @@ import { builtinModules } from 'node:module';
 import { dirname, join, normalize, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { HOST_FILE } from '../../workflows/playbooks.mts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** A playbook folder's host side: its activities factories, client and commands (run by the worker and the CLI). */
-const HOST_FILE = /(^|\/)(activities|client|command)([A-Z]\w*)?\.mts$/;
 const SOURCES = ['api', 'credentials', 'nodes', 'simulator', 'workflows', 'worker/src'];
 const NODE = builtinModules.flatMap((m) => [m, `node:${m}`]);
 const TEMPORAL_WF = ['@temporalio/workflow', '@temporalio/common', 'zod'];
@@ -35,7 +34,8 @@ export function roomOf(path: string): string {
 }
 
 type Rule = { rooms: (string | RegExp)[]; packages: (string | RegExp)[] | 'any'; why: string };
-const wfShared = /^workflows(\/(?!index).*)?$/;
+/** The bundled workflow code (every folder of workflows/ but the bundle entry and the playbooks' host side). */
+const wfShared = /^workflows(\/(?!index)(?!.*\/host$).*)?$/;
 /** The worker's kernel, below the playbooks: what a playbook's host side builds on. */
 const KERNEL = [
 	'worker/src/service',
@@ -75,7 +75,11 @@ const RULES: Record<string, Rule> = {
 		packages: TEMPORAL_WF,
 		why: 'workflows/README.md: input checks sit below the playbooks',
 	},
-	workflows: { rooms: [wfShared], packages: TEMPORAL_WF, why: 'workflows/README.md: the bundle entry' },
+	workflows: {
+		rooms: [wfShared, 'api'],
+		packages: TEMPORAL_WF,
+		why: 'workflows/README.md: the bundle entry and the playbook records',
+	},
 	'worker/src/service': {
 		rooms: ['worker/src/service', 'api', wfShared],
 		packages: 'any',
@@ -181,13 +185,15 @@ test('no import breaks a folder README\'s "May import" rule (beyond the known on
 	assert.deepEqual(mended, [], `mended — take them off KNOWN in this file:\n${mended.join('\n')}`);
 });
 
-test('the checker sees an upward import: api importing the worker or a Node built-in, a playbook the composition root', () => {
+test('the checker sees an upward import: api importing the worker or a Node built-in, the kernel a playbook, a playbook the composition root', () => {
 	const rule = RULES.api;
 	assert.equal(matches(rule.rooms, roomOf('worker/src/process/config.mts')), false);
 	assert.equal(matches(rule.packages as string[], packageOf('node:fs')), false);
 	assert.equal(matches(RULES['workflows/input'].rooms, roomOf('workflows/fleet/shared.mts')), false);
-	// a playbook's host side does not reach up to the composition root or the CLI
+	// a playbook's host side is not workflow code, the kernel does not reach up into it, it does not reach the root
 	assert.equal(roomOf('workflows/blocks/activitiesLive.mts'), 'workflows/blocks/host');
+	assert.equal(matches(playbookRule.rooms, roomOf('workflows/blocks/client.mts')), false);
+	assert.equal(matches(RULES['worker/src/service'].rooms, roomOf('workflows/fleet/command.mts')), false);
 	assert.equal(matches(hostRule.rooms, roomOf('worker/src/playbooks.mts')), false);
 	assert.equal(matches(hostRule.rooms, roomOf('worker/src/commands/cli.mts')), false);
 	assert.deepEqual(

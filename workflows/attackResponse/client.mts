@@ -1,13 +1,7 @@
 import { sealed } from '../tenant/shared.mts';
-import { dataConverterFor, keysFromEnv } from '../../worker/src/temporal/codec.mts';
 import { printable } from '../../worker/src/temporal/printable.mts';
-import {
-	Client,
-	Connection,
-	WorkflowNotFoundError,
-	WorkflowUpdateFailedError,
-	type WorkflowHandle,
-} from '@temporalio/client';
+import { failureText } from '../../worker/src/temporal/failureText.mts';
+import { Client, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import {
 	WORKFLOW_TYPE,
 	workflowIdFor,
@@ -17,7 +11,6 @@ import {
 	type AttackResponseResult,
 	type AuditEntry,
 	type DecideRequest,
-	type Phase,
 	type RunbookState,
 } from '../../api/runbook/contract.ts';
 import {
@@ -31,28 +24,9 @@ import {
 } from './messages.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from './searchAttributes.mts';
-import { connectionOptions, type WorkerConfig } from '../../worker/src/process/config.mts';
-import { explainConnectFailure } from '../../worker/src/process/tlsProbe.mts';
 import type { attackResponse } from './attackResponse.mts';
 
 /** Client-side operations on runbooks and schedules (used by the CLI, the n8n bridge and the tests). */
-
-export async function temporalClient(t: WorkerConfig['temporal']): Promise<Client> {
-	const opts = connectionOptions(t);
-	let connection: Connection;
-	try {
-		connection = await Connection.connect(opts);
-	} catch (e) {
-		// One line naming the setting (the client library only says "Failed to connect before the deadline").
-		throw new Error(await explainConnectFailure(t.address, opts.tls, t.from ?? {}, (e as Error).message));
-	}
-	// The payload codec when keys are configured: sealed values (ID tokens, tenant tokens) leave this process encrypted.
-	const dataConverter = dataConverterFor(keysFromEnv());
-	return new Client({ connection, namespace: t.namespace, ...(dataConverter ? { dataConverter } : {}) });
-}
-
-/** Accepts a site id or a full workflow id: the one rule of api/runbook/contract.ts, as the Runbook node reads it. */
-export const runbookId = runbookIdFrom;
 
 /** Starts a runbook; `idToken` = the starter's ID token (sealed: separation of duties, docs/approvals.md). */
 export async function startAttackResponse(
@@ -76,7 +50,7 @@ export async function gateOf(client: Client, siteOrId: string): Promise<RunbookS
 }
 
 export const handleFor = (client: Client, siteOrId: string): WorkflowHandle =>
-	client.workflow.getHandle(runbookId(siteOrId));
+	client.workflow.getHandle(runbookIdFrom(siteOrId));
 
 /**
  * Approve / reject through the runbook's `decide` Update: the decision comes back (accepted, by whom, when, via), or
@@ -183,37 +157,7 @@ export function formatTimeline(entries: AuditEntry[]): string {
 		.join('\n');
 }
 
-/**
- * The root cause of a failure, for people: the chain of causes (workflow → activity → application failure), the
- * innermost message last, without Temporal's generic wrappers ("Workflow execution failed", "Activity task failed")
- * when a cause says more. Bounded to 2000 characters.
- */
-export function failureText(e: unknown): string {
-	const msgs: string[] = [];
-	const seen = new Set<unknown>();
-	for (
-		let c: unknown = e;
-		c && typeof c === 'object' && !seen.has(c) && msgs.length < 8;
-		c = (c as { cause?: unknown }).cause
-	) {
-		seen.add(c);
-		const m = String((c as Error).message ?? '').trim();
-		const details = (c as { details?: unknown }).details;
-		if (m) msgs.push(m);
-		else if (typeof details === 'string' && details) msgs.push(details);
-	}
-	const generic =
-		/^(Workflow execution failed|Activity task failed|Child Workflow execution failed|Failed to start Workflow|Workflow execution timed out|Workflow execution terminated)\.?$/i;
-	const useful = msgs.filter((m) => !generic.test(m));
-	const text = (useful.length ? useful[useful.length - 1] : msgs[0]) ?? String(e);
-	const head = msgs[0] && useful.length && msgs[0] !== text ? `${msgs[0].replace(/\.$/, '')}: ` : '';
-	const all = head + text;
-	return all.length > 2000 ? `${all.slice(0, 1999)}…` : all;
-}
-
 export { WorkflowNotFoundError };
-
-export const PHASE_NAMES: readonly Phase[] = PHASES;
 
 export class ListFilterError extends Error {}
 
@@ -231,10 +175,10 @@ export function listQuery(o: { site?: string; phase?: string; running?: boolean 
 	}
 	if (o.phase !== undefined) {
 		if (o.phase === 'mitigation') q.push(`${SA.phase.name} IN (${MITIGATION_PHASES.map((p) => `'${p}'`).join(', ')})`);
-		else if ((PHASE_NAMES as string[]).includes(o.phase)) q.push(`${SA.phase.name} = '${o.phase}'`);
+		else if ((PHASES as readonly string[]).includes(o.phase)) q.push(`${SA.phase.name} = '${o.phase}'`);
 		else
 			throw new ListFilterError(
-				`--phase: must be one of ${PHASE_NAMES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`,
+				`--phase: must be one of ${PHASES.join(', ')} or mitigation, got ${JSON.stringify(o.phase)}`,
 			);
 	}
 	// A runbook that continued as new during a long wait has one closed run per continue: list only its latest run.

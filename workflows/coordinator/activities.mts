@@ -1,17 +1,27 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { COORDINATION } from './coordination.mts';
-import { claim, handover, holds, release, type CoordinationInput } from './client.mts';
+import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
+import { claim, handover, holds, release } from './client.mts';
+
+/** The `coordination.*` activities as workflow code calls them (workflows/coordinator/claims.mts, `import type`). */
+export interface CoordinationActivities {
+	[COORDINATION.claim]: (input: { site_id: string } & Omit<ClaimRequest, 'owner'>) => Promise<ClaimResult>;
+	[COORDINATION.release]: (input: {
+		site_id: string;
+		keys?: string[];
+		queuedOnly?: true;
+	}) => Promise<{ released: number; dequeued?: number }>;
+	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
+	[COORDINATION.holds]: (input: { site_id: string; keys?: string[] }) => Promise<Hold[]>;
+}
 
 /**
  * The playbooks' way to the site coordinator: activities that send it an Update or a query
  * (client.mts). The owner of a claim is the calling workflow's id, taken from the activity context,
  * never from the input. `client` = the worker's own Temporal connection.
  */
-export function createCoordinationActivities(
-	client: () => Client,
-): Record<string, (input: CoordinationInput) => Promise<unknown>> {
+export function createCoordinationActivities(client: () => Client): CoordinationActivities {
 	const callerId = () => {
 		const id = Context.current().info.workflowExecution?.workflowId;
 		if (!id) throw ApplicationFailure.nonRetryable('coordination: only workflows hold settings', 'ValidationError');

@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
+import type { createCoordinationActivities } from './activities.mts';
 
 /**
  * Workflow side of "one owner per setting": claim, release and look up the holds of a site through the
@@ -7,19 +8,7 @@ import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult,
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
-/** The `coordination.*` activities as workflow code calls them (workflows/coordinator/activities.mts registers them). */
-interface CoordinationActivities {
-	[COORDINATION.claim]: (input: { site_id: string } & Omit<ClaimRequest, 'owner'>) => Promise<ClaimResult>;
-	[COORDINATION.release]: (input: {
-		site_id: string;
-		keys?: string[];
-		queuedOnly?: true;
-	}) => Promise<{ released: number; dequeued?: number }>;
-	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
-	[COORDINATION.holds]: (input: { site_id: string; keys?: string[] }) => Promise<Hold[]>;
-}
-
-const coord = proxyActivities<CoordinationActivities>({
+const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
 	startToCloseTimeout: '10m',
 	// The activities heartbeat while they wait (workflows/coordinator/client.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.

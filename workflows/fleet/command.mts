@@ -2,11 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { applyFleet, fleetStatus, formatApply, formatStatus } from './client.mts';
 import { FleetConfigError, parseFleet } from './clientConfig.mts';
+import { fleetWatchPlaybook } from './playbook.mts';
 
-/** `secsvc fleet apply FILE [--dry-run] [--json]` and `secsvc fleet status [--fleet NAME] [--json]` (worker/src/commands/cli.mts). */
-export const FLEET_USAGE = `  fleet apply FILE [--dry-run] [--json]     make the fleet's watchers match FILE (examples/fleet/fleet.json)
-  fleet status [--fleet NAME] [--json]     each site's last check, state and runbook
-`;
+/** `secsvc fleet apply FILE [--dry-run] [--json]` and `secsvc fleet status [--fleet NAME] [--json]` (./playbook.mts). */
+const FLEET_USAGE = fleetWatchPlaybook.commands.fleet.usage + '\n';
 
 export class FleetUsageError extends Error {}
 

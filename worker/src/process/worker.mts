@@ -1,15 +1,12 @@
-import { createIdentityActivities } from '../../../workflows/attackResponse/activitiesIdentity.mts';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client } from '../../../api/client.ts';
 import { redactText, registerSecret } from '../../../api/redact.ts';
 import { createActivities } from '../activities/operations.mts';
+import { playbookActivities } from '../playbooks.mts';
 import { AdmissionSlots, coordinatorQueueFor } from './admission.mts';
 import { admissionGauges, workerSizing } from './sizing.mts';
-import { createCoordinationActivities } from '../../../workflows/coordinator/activities.mts';
-import { createFleetActivities } from '../../../workflows/fleet/activities.mts';
-import { createBlocksActivities } from '../../../workflows/blocks/activities.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
 import { createApiClient } from '../service/client.mts';
@@ -204,7 +201,7 @@ async function clientsFor(cfg: WorkerConfig, opts: StartOptions, tenancy: Return
 	return { app, client, connection, temporalClient, close };
 }
 
-/** The activities of the runbooks' task queue, from their factories (each receives its clients). */
+/** The activities of the runbooks' task queue: the operations' and each playbook's (worker/src/playbooks.mts). */
 function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () => TemporalClient) {
 	return {
 		...createActivities(client, {
@@ -217,10 +214,7 @@ function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () 
 			},
 			coordination: temporalClient,
 		}),
-		...createCoordinationActivities(temporalClient),
-		...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
-		...createBlocksActivities(client, temporalClient),
-		...createIdentityActivities(cfg.identity),
+		...playbookActivities({ client, cfg, temporalClient }),
 	};
 }
 
