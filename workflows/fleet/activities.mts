@@ -25,15 +25,6 @@ import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type
  */
 export function createFleetActivities(client: Client, opts: { rateLimitCodes?: readonly number[] } = {}) {
 	const rateCodes = new Set(opts.rateLimitCodes ?? [42901]);
-	const isRateLimited = (e: unknown) => {
-		const x = e as { name?: string; code?: number; rateLimited?: boolean };
-		return (
-			(x?.name === 'ApiError' && typeof x.code === 'number' && rateCodes.has(x.code)) ||
-			(x?.name === 'TransportError' && x.rateLimited === true)
-		);
-	};
-	/** Longest a call can take with the client's timeout and retries (+1 s of backoff and slack). */
-	const callMaxMs = () => (client.options?.timeoutMs ?? 15_000) * ((client.options?.retries ?? 0) + 1) + 1000;
 	return {
 		async [FLEET_CHECK_ACTIVITY](input: CheckBatchInput): Promise<CheckBatchResult> {
 			const ids = input?.site_ids;
@@ -42,93 +33,136 @@ export function createFleetActivities(client: Client, opts: { rateLimitCodes?: r
 					`${FLEET_CHECK_ACTIVITY}: site_ids: must be a list of site ids`,
 					'ValidationError',
 				);
-			const concurrency = Math.max(1, Math.min(64, Math.floor(Number(input.concurrency) || 1)));
-			let ctx: Context | undefined;
-			try {
-				ctx = Context.current();
-			} catch {
-				ctx = undefined; // called outside an activity (unit use)
-			}
-			const t0 = Date.now();
-			const info = ctx?.info;
-			const stc = info?.startToCloseTimeoutMs ?? 0;
-			const budgetMs = Math.max(
-				500,
-				Math.min(
-					Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity,
-					stc > 0 ? stc - callMaxMs() : Infinity,
-					10 * 60_000,
-				),
-			);
-			const prev = (info?.heartbeatDetails ?? undefined) as CheckProgress | undefined;
-			const done = new Set<string>(Array.isArray(prev?.done) ? prev.done : []);
-			const attacked: string[] = Array.isArray(prev?.attacked) ? [...prev.attacked] : [];
-			const failed: [string, string][] = Array.isArray(prev?.failed) ? [...prev.failed] : [];
-			const todo = ids.filter((s) => !done.has(s));
-			const deferred: string[] = [];
-			const checkedAt: Record<string, number> = {};
-			const heartbeat =
-				info && !info.isLocal
-					? () => ctx?.heartbeat({ done: [...done], attacked, failed } satisfies CheckProgress)
-					: () => {};
-			const gate = new RateGate();
-			let stopped = false;
-			let budgetHeld = false;
-			const urgent = new Set(Array.isArray(input.urgent) ? input.urgent : []);
-			const queue = [...todo];
-			const overBudget = () => ctx?.cancellationSignal.aborted || Date.now() - t0 > budgetMs;
-			const lane = async (n: number) => {
-				while (queue.length) {
-					if (!(await gate.pass(n, () => t0 + budgetMs)) || overBudget()) {
-						stopped = true;
-						return;
-					}
-					const site_id = queue.shift() as string;
-					try {
-						const r = (await client.call(
-							'dashboard.isUnderAttack',
-							{ site_id },
-							{ priority: urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: t0 + budgetMs },
-						)) as { status?: unknown };
-						if (Number(r?.status) === 1) attacked.push(site_id);
-						checkedAt[site_id] = Date.now();
-						done.add(site_id);
-						gate.answered();
-					} catch (e) {
-						if ((e as Error)?.name === 'BudgetDeferredError') {
-							// No turn in the budget within the interval: not sent, checked first next tick.
-							queue.unshift(site_id);
-							stopped = true;
-							budgetHeld = true;
-							return;
-						}
-						if (isRateLimited(e)) {
-							// Refused, not checked: asked again first, once the back-off allows.
-							queue.unshift(site_id);
-							gate.refused();
-						} else {
-							failed.push([site_id, redactText((e as Error)?.message ?? String(e)).slice(0, 300)]);
-							done.add(site_id);
-							gate.answered();
-						}
-					}
-					heartbeat();
-				}
-			};
-			await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, (_, n) => lane(n)));
-			deferred.push(...queue);
-			return {
-				attacked,
-				deferred,
-				failed,
-				rateLimited: gate.limited,
-				startedAt: t0,
-				checkedAt,
-				...(stopped && !gate.limited ? { outOfTime: true } : {}),
-				...(budgetHeld ? { budgetHeld: true } : {}),
-			};
+			return new CheckRun(client, rateCodes, input, ids).run();
 		},
 	};
+}
+
+/** One attempt of a batch: what the earlier attempts checked (heartbeat details), the lanes, the time budget. */
+class CheckRun {
+	private readonly ctx: Context | undefined;
+	private readonly t0 = Date.now();
+	private readonly budgetMs: number;
+	private readonly done: Set<string>;
+	private readonly attacked: string[];
+	private readonly failed: [string, string][];
+	private readonly checkedAt: Record<string, number> = {};
+	private readonly urgent: Set<string>;
+	private readonly queue: string[];
+	private readonly gate = new RateGate();
+	private stopped = false;
+	private budgetHeld = false;
+
+	constructor(
+		private readonly client: Client,
+		private readonly rateCodes: Set<number>,
+		private readonly input: CheckBatchInput,
+		ids: string[],
+	) {
+		try {
+			this.ctx = Context.current();
+		} catch {
+			this.ctx = undefined; // called outside an activity (unit use)
+		}
+		const stc = this.ctx?.info.startToCloseTimeoutMs ?? 0;
+		this.budgetMs = Math.max(
+			500,
+			Math.min(
+				Number(input.budgetMs) > 0 ? Number(input.budgetMs) : Infinity,
+				stc > 0 ? stc - this.callMaxMs() : Infinity,
+				10 * 60_000,
+			),
+		);
+		const prev = (this.ctx?.info.heartbeatDetails ?? undefined) as CheckProgress | undefined;
+		this.done = new Set<string>(Array.isArray(prev?.done) ? prev.done : []);
+		this.attacked = Array.isArray(prev?.attacked) ? [...prev.attacked] : [];
+		this.failed = Array.isArray(prev?.failed) ? [...prev.failed] : [];
+		this.urgent = new Set(Array.isArray(input.urgent) ? input.urgent : []);
+		this.queue = ids.filter((s) => !this.done.has(s));
+	}
+
+	async run(): Promise<CheckBatchResult> {
+		const concurrency = Math.max(1, Math.min(64, Math.floor(Number(this.input.concurrency) || 1)));
+		const lanes = Math.min(concurrency, this.queue.length);
+		await Promise.all(Array.from({ length: lanes }, (_, n) => this.lane(n)));
+		return {
+			attacked: this.attacked,
+			deferred: [...this.queue],
+			failed: this.failed,
+			rateLimited: this.gate.limited,
+			startedAt: this.t0,
+			checkedAt: this.checkedAt,
+			...(this.stopped && !this.gate.limited ? { outOfTime: true } : {}),
+			...(this.budgetHeld ? { budgetHeld: true } : {}),
+		};
+	}
+
+	/** Longest a call can take with the client's timeout and retries (+1 s of backoff and slack). */
+	private callMaxMs() {
+		const o = this.client.options;
+		return (o?.timeoutMs ?? 15_000) * ((o?.retries ?? 0) + 1) + 1000;
+	}
+
+	private overBudget() {
+		return this.ctx?.cancellationSignal.aborted || Date.now() - this.t0 > this.budgetMs;
+	}
+
+	private async lane(n: number) {
+		while (this.queue.length) {
+			if (!(await this.gate.pass(n, () => this.t0 + this.budgetMs)) || this.overBudget()) {
+				this.stopped = true;
+				return;
+			}
+			if (!(await this.check(this.queue.shift() as string))) return;
+			if (this.ctx && !this.ctx.info.isLocal)
+				this.ctx.heartbeat({
+					done: [...this.done],
+					attacked: this.attacked,
+					failed: this.failed,
+				} satisfies CheckProgress);
+		}
+	}
+
+	/** One site's check; false when the lane stops (no turn in the request budget). */
+	private async check(site_id: string): Promise<boolean> {
+		try {
+			const r = (await this.client.call(
+				'dashboard.isUnderAttack',
+				{ site_id },
+				{ priority: this.urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: this.t0 + this.budgetMs },
+			)) as { status?: unknown };
+			if (Number(r?.status) === 1) this.attacked.push(site_id);
+			this.checkedAt[site_id] = Date.now();
+			this.done.add(site_id);
+			this.gate.answered();
+		} catch (e) {
+			if ((e as Error)?.name === 'BudgetDeferredError') {
+				// No turn in the budget within the interval: not sent, checked first next tick.
+				this.queue.unshift(site_id);
+				this.stopped = true;
+				this.budgetHeld = true;
+				return false;
+			}
+			if (this.isRateLimited(e)) {
+				// Refused, not checked: asked again first, once the back-off allows.
+				this.queue.unshift(site_id);
+				this.gate.refused();
+			} else {
+				this.failed.push([site_id, redactText((e as Error)?.message ?? String(e)).slice(0, 300)]);
+				this.done.add(site_id);
+				this.gate.answered();
+			}
+		}
+		return true;
+	}
+
+	private isRateLimited(e: unknown) {
+		const x = e as { name?: string; code?: number; rateLimited?: boolean };
+		return (
+			(x?.name === 'ApiError' && typeof x.code === 'number' && this.rateCodes.has(x.code)) ||
+			(x?.name === 'TransportError' && x.rateLimited === true)
+		);
+	}
 }
 
 /**

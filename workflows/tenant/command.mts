@@ -94,86 +94,116 @@ export async function runTenants(
 	try {
 		const cfg = sub === 'add' || sub === 'install' ? loadConfig() : undefined;
 		const t = cfg?.temporal ?? (await import('../../worker/src/process/config.mts')).loadTemporalConfig();
-		const customerId = bounded('--customer', o.customer);
-		const sites = sitesOf(bounded('--sites', o.sites));
-		const protectedRanges = rangesOf(bounded('--protected', o.protected, 64 * 1024));
-		const conn = async () => (temporal ??= await tenantTemporalClient(t));
-		switch (sub) {
-			case 'add': {
-				if (!customerId) throw new TenantInputError('--customer', 'is required');
-				if (o.app === true) {
-					checkInstallInput({ customerId, sites, kind: 'app', protectedRanges });
-					out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'app', sites, protectedRanges }));
-					return 0;
-				}
-				const code = bounded('--code', o.code);
-				if (!code)
-					throw new TenantInputError('--code', 'is required (or --app for a tenant served with the app token)');
-				checkInstallInput({ customerId, sites, kind: 'user', protectedRanges });
-				const c = cfg as WorkerConfig;
-				await conn(); // the key and the connection before the code is used up
-				const app = createApiClient({
-					baseUrl: c.api.baseUrl,
-					credentials: { appId: c.api.appId, secret: c.api.secret, tokenKind: 'app' },
-					timeoutMs: c.api.timeoutMs,
-					retries: 0,
-				});
-				try {
-					const token = await exchangeCode(app, c.api, code);
-					const input = { customerId, kind: 'user' as const, sites, protectedRanges };
-					out(await installTenant(await conn(), t.taskQueue, input, token));
-				} finally {
-					await app.close();
-				}
-				return 0;
-			}
-			case 'install': {
-				if (!customerId) throw new TenantInputError('--customer', 'is required');
-				out(
-					await installFlow(cfg as WorkerConfig, await conn(), {
-						customerId,
-						xspe: bounded('--xspe', o.xspe),
-						sites,
-						protectedRanges,
-					}),
-				);
-				return 0;
-			}
-			case 'list': {
-				const rows = await listTenants(await conn());
-				out(o.json ? rows : formatTenants(rows));
-				return rows.some((r) => r.status === 'needs-reinstall') ? 3 : 0;
-			}
-			case 'show': {
-				if (!arg) throw new TenantInputError('CUSTOMER', 'is required');
-				const v = await showTenant(await conn(), arg);
-				out(o.json ? v : formatTenants([v]));
-				return v.status === 'needs-reinstall' ? 3 : 0;
-			}
-			case 'token-key': {
-				// The one subcommand that prints a secret, on purpose: what the operator pastes into the n8n credential.
-				if (!arg) throw new TenantInputError('CUSTOMER', 'is required');
-				const problem = tenantInputProblem({ customerId: arg });
-				if (problem) throw new TenantInputError('CUSTOMER', problem.replace(/^customer_id: /, ''));
-				const keys = requireKeys();
-				const newest = keys[keys.length - 1];
-				out(`${newest.id}:${tenantTokenKey(newest.key, arg).toString('base64')}`);
-				return 0;
-			}
-			case 'remove': {
-				if (!arg) throw new TenantInputError('CUSTOMER', 'is required');
-				out(await removeTenant(await conn(), arg));
-				return 0;
-			}
-			default:
-				throw new TenantInputError('tenants', `unknown subcommand '${sub ?? ''}'\n${TENANTS_USAGE}`);
-		}
+		const c: TenantsContext = {
+			o,
+			arg,
+			cfg,
+			t,
+			customerId: bounded('--customer', o.customer),
+			sites: sitesOf(bounded('--sites', o.sites)),
+			protectedRanges: rangesOf(bounded('--protected', o.protected, 64 * 1024)),
+			conn: async () => (temporal ??= await tenantTemporalClient(t)),
+			out,
+		};
+		const run = Object.hasOwn(TENANTS, sub ?? '') ? TENANTS[sub] : undefined;
+		if (!run) throw new TenantInputError('tenants', `unknown subcommand '${sub ?? ''}'\n${TENANTS_USAGE}`);
+		return await run(c);
 	} catch (e) {
 		io.err(`secsvc: ${redactText((e as Error)?.message ?? String(e))}\n`);
 		return e instanceof TenantInputError || e instanceof CodecKeyError || (e as Error)?.name === 'ConfigError' ? 2 : 1;
 	} finally {
 		await temporal?.connection.close().catch(() => {});
 	}
+}
+
+/** What a `secsvc tenants` subcommand gets: its checked options and the tenant-aware Temporal client. */
+interface TenantsContext {
+	o: Record<string, string | boolean>;
+	arg: string | undefined;
+	cfg: WorkerConfig | undefined;
+	t: WorkerConfig['temporal'];
+	customerId: string | undefined;
+	sites: ReturnType<typeof sitesOf>;
+	protectedRanges: ReturnType<typeof rangesOf>;
+	conn: () => Promise<TemporalClient>;
+	out: (v: unknown) => void;
+}
+
+const required = (arg: string | undefined): string => {
+	if (!arg) throw new TenantInputError('CUSTOMER', 'is required');
+	return arg;
+};
+
+const TENANTS: Record<string, (c: TenantsContext) => Promise<number>> = {
+	add: addTenant,
+	install: async ({ cfg, conn, customerId, o, sites, protectedRanges, out }) => {
+		if (!customerId) throw new TenantInputError('--customer', 'is required');
+		const xspe = bounded('--xspe', o.xspe);
+		out(await installFlow(cfg as WorkerConfig, await conn(), { customerId, xspe, sites, protectedRanges }));
+		return 0;
+	},
+	list: async ({ conn, o, out }) => {
+		const rows = await listTenants(await conn());
+		out(o.json ? rows : formatTenants(rows));
+		return rows.some((r) => r.status === 'needs-reinstall') ? 3 : 0;
+	},
+	show: async ({ arg, conn, o, out }) => {
+		const v = await showTenant(await conn(), required(arg));
+		out(o.json ? v : formatTenants([v]));
+		return v.status === 'needs-reinstall' ? 3 : 0;
+	},
+	'token-key': async ({ arg, out }) => {
+		// The one subcommand that prints a secret, on purpose: what the operator pastes into the n8n credential.
+		const customer = required(arg);
+		const problem = tenantInputProblem({ customerId: customer });
+		if (problem) throw new TenantInputError('CUSTOMER', problem.replace(/^customer_id: /, ''));
+		const keys = requireKeys();
+		const newest = keys[keys.length - 1];
+		out(`${newest.id}:${tenantTokenKey(newest.key, customer).toString('base64')}`);
+		return 0;
+	},
+	remove: async ({ arg, conn, out }) => {
+		out(await removeTenant(await conn(), required(arg)));
+		return 0;
+	},
+};
+
+/** `tenants add`: with `--app` a tenant served with the app token, else the code exchanged here for its tokens. */
+async function addTenant({
+	cfg,
+	conn,
+	customerId,
+	o,
+	sites,
+	protectedRanges,
+	t,
+	out,
+}: TenantsContext): Promise<number> {
+	if (!customerId) throw new TenantInputError('--customer', 'is required');
+	if (o.app === true) {
+		checkInstallInput({ customerId, sites, kind: 'app', protectedRanges });
+		out(await installTenant(await conn(), t.taskQueue, { customerId, kind: 'app', sites, protectedRanges }));
+		return 0;
+	}
+	const code = bounded('--code', o.code);
+	if (!code) throw new TenantInputError('--code', 'is required (or --app for a tenant served with the app token)');
+	checkInstallInput({ customerId, sites, kind: 'user', protectedRanges });
+	const c = cfg as WorkerConfig;
+	await conn(); // the key and the connection before the code is used up
+	const app = createApiClient({
+		baseUrl: c.api.baseUrl,
+		credentials: { appId: c.api.appId, secret: c.api.secret, tokenKind: 'app' },
+		timeoutMs: c.api.timeoutMs,
+		retries: 0,
+	});
+	try {
+		const token = await exchangeCode(app, c.api, code);
+		const input = { customerId, kind: 'user' as const, sites, protectedRanges };
+		out(await installTenant(await conn(), t.taskQueue, input, token));
+	} finally {
+		await app.close();
+	}
+	return 0;
 }
 
 const ENTRANCE_PARAMS = new Set(['customer_id', 'xspe', 'sites']);
