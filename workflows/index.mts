@@ -14,47 +14,19 @@
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type { WorkflowType } from '../api/runbook/contract.ts';
-import { attackResponse } from './attackResponse/attackResponse.mts';
-import { attackReport } from './report/attackReport.mts';
-import { attackWatch } from './attackWatch/attackWatch.mts';
-import { blocks } from './blocks/blocks.mts';
-import { driftAudit } from './drift/driftAudit.mts';
-import { durableCall } from './durableCall/durableCall.mts';
-import { fleetWatch } from './fleet/fleetWatch.mts';
-import { rateBudget } from './rateBudget/rateBudget.mts';
-import { siteCoordinator } from './coordinator/siteCoordinator.mts';
-import { tenant } from './tenant/tenant.mts';
 import { PLAYBOOKS } from './playbooks.mts';
+import * as registered from './registered.mts';
 
-/** Every workflow function by its type name (an export of this module is a registered type). */
-const WORKFLOWS = {
-	attackResponse,
-	attackWatch,
-	driftAudit,
-	attackReport,
-	siteCoordinator,
-	durableCall,
-	fleetWatch,
-	blocks,
-	tenant,
-	rateBudget,
-} satisfies Record<WorkflowType, unknown>;
-// Each type's versioning behaviour comes from its playbook record.
-for (const p of PLAYBOOKS)
-	setWorkflowOptions(
-		{ versioningBehavior: p.versioning },
-		WORKFLOWS[p.type] as unknown as (...args: never[]) => Promise<unknown>,
-	);
+// Each type's versioning behaviour comes from its playbook record. Every type has its function and every function its
+// type: `_exact` fails the typecheck otherwise.
+type Fn = (...args: never[]) => Promise<unknown>;
+const _exact: [Exclude<WorkflowType, keyof typeof registered>, Exclude<keyof typeof registered, WorkflowType>] extends [
+	never,
+	never,
+]
+	? true
+	: false = true;
+const WORKFLOWS: Record<WorkflowType, unknown> = registered;
+for (const p of PLAYBOOKS) setWorkflowOptions({ versioningBehavior: p.versioning }, WORKFLOWS[p.type] as Fn);
 
-export {
-	attackResponse,
-	attackWatch,
-	driftAudit,
-	attackReport,
-	siteCoordinator,
-	durableCall,
-	fleetWatch,
-	blocks,
-	tenant,
-	rateBudget,
-};
+export * from './registered.mts';

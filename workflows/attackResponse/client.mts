@@ -5,6 +5,7 @@ import { Client, WorkflowNotFoundError, WorkflowUpdateFailedError, type Workflow
 import {
 	WORKFLOW_TYPE,
 	workflowIdFor,
+	dryRunIdFor,
 	runbookIdFrom,
 	PHASES,
 	type ApprovalRecord,
@@ -22,7 +23,7 @@ import {
 	stateQuery,
 	decideUpdate,
 } from './messages.mts';
-import { parsePlan } from '../../api/runbook/plan.ts';
+import { parsePlan, type Plan } from '../../api/runbook/plan.ts';
 import { MITIGATION_PHASES, SA } from './searchAttributes.mts';
 import type { attackResponse } from './attackResponse.mts';
 
@@ -33,11 +34,10 @@ export async function startAttackResponse(
 	client: Client,
 	taskQueue: string,
 	plan: unknown,
-	opts: { dryRun?: boolean; workflowId?: string; idToken?: string } = {},
+	opts: { dryRun?: boolean; workflowId?: string; idToken?: string; parsed?: Plan } = {},
 ) {
-	const p = parsePlan(plan); // clear errors before anything is sent
-	const workflowId =
-		opts.workflowId ?? (opts.dryRun ? `${workflowIdFor(p.site_id)}-dry-run-${Date.now()}` : workflowIdFor(p.site_id));
+	const p = opts.parsed ?? parsePlan(plan); // clear errors before anything is sent (once: a caller that checked passes it)
+	const workflowId = opts.workflowId ?? (opts.dryRun ? dryRunIdFor(p.site_id, Date.now()) : workflowIdFor(p.site_id));
 	const input = { plan, dryRun: opts.dryRun };
 	const args: Parameters<typeof attackResponse> = opts.idToken ? [input, sealed({ idToken: opts.idToken })] : [input];
 	return client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, { taskQueue, workflowId, args });

@@ -20,11 +20,12 @@ import { readJson, text, UsageError, type Command } from '../../worker/src/comma
 
 export const start: Command = async ({ o, conn, t, out, err }) => {
 	const plan = readJson(o.plan, 'plan');
-	parsePlan(plan);
+	const parsed = parsePlan(plan); // before a login is asked for
 	// The starter's proof (separation of duties: they cannot approve it): SECSVC_ID_TOKEN or --login.
 	const idToken = await proof(o, err);
 	const h = await startAttackResponse(await conn(), t.taskQueue, plan, {
 		dryRun: o['dry-run'] === true,
+		parsed,
 		...(idToken ? { idToken } : {}),
 	});
 	out({ workflowId: h.workflowId, runId: h.firstExecutionRunId });

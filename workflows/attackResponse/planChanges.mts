@@ -1,5 +1,5 @@
 import type { Change } from '../../api/runbook/contract.ts';
-import { ITEM_TYPE } from '../../api/runbook/planItems.ts';
+import { ITEM_TYPE, THRESHOLD_FIELDS } from '../../api/runbook/planItems.ts';
 import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
 import { scaleThreshold, thresholdValue } from '../pure/thresholds.mts';
@@ -68,7 +68,7 @@ function planDetection(rb: Runbook, { plan, op }: PlanContext, snap: Snapshot, a
 			return;
 		}
 		const after: Record<string, unknown> = { ...leaf };
-		for (const f of ['low_pps', 'high_pps', 'low_bps', 'high_bps'] as const) {
+		for (const f of THRESHOLD_FIELDS) {
 			if (leaf[f] === undefined) continue;
 			if (t[f]) {
 				refuseRaise(`detection.thresholds.${i}.${f}`, String(t[f]), String(leaf[f]));
