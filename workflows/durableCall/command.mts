@@ -2,8 +2,7 @@ import { getOperation, hasOperation } from '../../api/catalog/index.ts';
 import { validateParams } from '../../api/client.ts';
 import { loadGuardConfig } from '../../worker/src/process/config.mts';
 import { UsageError, type Command } from '../../worker/src/commands/args.mts';
-import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
-import type { durableCall } from './durableCall.mts';
+import { startDurableCall } from './client.mts';
 
 /** `secsvc call OPERATION --params JSON [--wait]`: one API operation as a durable step (the durableCall playbook). */
 export const call: Command = async ({ o, conn, t, out, need }) => {
@@ -29,13 +28,7 @@ export const call: Command = async ({ o, conn, t, out, need }) => {
 	// The blast-radius guard with this host's configuration (the worker checks again, with the site's own addresses).
 	const g = loadGuardConfig();
 	validateParams(getOperation(op), params, { widestPrefix: g.widestPrefix, protectedRanges: g.protectedRanges });
-	const h = await (
-		await conn()
-	).workflow.start<typeof durableCall>(WORKFLOW_TYPE.durableCall, {
-		taskQueue: t.taskQueue,
-		workflowId: `call-${op}-${Date.now()}`,
-		args: [{ op, params }],
-	});
+	const h = await startDurableCall(await conn(), t.taskQueue, { op, params });
 	out(o.wait ? await h.result() : { workflowId: h.workflowId });
 	return 0;
 };

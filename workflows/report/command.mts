@@ -3,8 +3,7 @@ import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
 import { inspect } from '../attackResponse/client.mts';
 import { hoursArg, siteArg, UsageError, type Command } from '../../worker/src/commands/args.mts';
-import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
-import type { attackReport } from './attackReport.mts';
+import { startAttackReport } from './client.mts';
 
 /** `secsvc report SITE|ID --html FILE` (one runbook) and `secsvc report --site SITE` (the attack report playbook). */
 export const report: Command = async ({ pos, o, conn, t, out }) => {
@@ -22,13 +21,8 @@ export const report: Command = async ({ pos, o, conn, t, out }) => {
 		return 0;
 	}
 	const site = siteArg(o.site, '--site');
-	const r = (await (
-		await conn()
-	).workflow.execute<typeof attackReport>(WORKFLOW_TYPE.attackReport, {
-		taskQueue: t.taskQueue,
-		workflowId: `attack-report-${site}-${Date.now()}`,
-		args: [{ site_id: site, periodHours: hoursArg(o.hours), html: typeof o.html === 'string' }],
-	})) as { report: unknown; markdown: string; html?: string };
+	const input = { site_id: site, periodHours: hoursArg(o.hours), html: typeof o.html === 'string' };
+	const r = await (await startAttackReport(await conn(), t.taskQueue, input)).result();
 	if (typeof o.html === 'string') {
 		writeFileSync(o.html, r.html ?? '');
 		out(o.html);
