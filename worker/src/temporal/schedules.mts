@@ -29,12 +29,6 @@ export async function deleteSchedule(client: Client, scheduleId: string) {
 	await client.schedule.getHandle(scheduleId).delete();
 }
 
-export async function listSchedules(client: Client): Promise<string[]> {
-	const out: string[] = [];
-	for await (const s of client.schedule.list()) out.push(s.scheduleId);
-	return out;
-}
-
 export type ScheduleHealth = 'ok' | 'failing' | 'stuck' | 'no runs yet';
 
 export interface ScheduleStatus {
