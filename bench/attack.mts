@@ -11,7 +11,7 @@ import { abortSignal, stateQuery } from '../workflows/attackResponse/messages.mt
 import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../api/runbook/plan.ts';
 import { blacklistCandidates, formatRange, parseAll } from '../workflows/pure/ranges.mts';
 import { scaleThreshold } from '../workflows/pure/thresholds.mts';
-import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { loadText, median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';

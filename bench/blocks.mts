@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { addBlock, addBlocks } from '../worker/src/temporal/blocks.mts';
+import { addBlock, addBlocks } from '../workflows/blocks/client.mts';
 import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocks/shared.mts';
 import { rssOf, sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';

@@ -23,11 +23,11 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
-import { applyFleet } from '../worker/src/temporal/fleet.mts';
-import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
+import { applyFleet } from '../workflows/fleet/client.mts';
+import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { ROOT, pct, round, startSimProcess, table, type Row } from './lib.mts';
 import { explainRefusals, type SimLogEntry } from './budgetTrace.mts';
-import { fleetStatus } from '../worker/src/temporal/fleet.mts';
+import { fleetStatus } from '../workflows/fleet/client.mts';
 
 const APP_ID = 'bench-budget';
 const SECRET = 'bench-budget-secret-1';

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { stateQuery } from '../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { AttackResponseResult } from '../api/runbook/contract.ts';
 import type { PlanInput } from '../api/runbook/plan.ts';
-import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
 import { workerNodeFlags } from '../worker/src/process/build.mts';
 import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';

@@ -33,10 +33,10 @@ import {
 	type WorkerProcess,
 } from '../demo/stack.mts';
 import type { FleetSite } from '../workflows/fleet/shared.mts';
-import { applyFleet } from '../worker/src/temporal/fleet.mts';
-import { parseFleet } from '../worker/src/temporal/fleetConfig.mts';
+import { applyFleet } from '../workflows/fleet/client.mts';
+import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts';
-import { connectForCode, exchangeCode, installTenant, listTenants } from '../worker/src/temporal/tenants.mts';
+import { connectForCode, exchangeCode, installTenant, listTenants } from '../workflows/tenant/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';
 import { gaugeByQueue, inspectorUrl, smapsOf } from './memoryDiag.mts';

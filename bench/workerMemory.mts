@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { startAttackResponse } from '../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { rssOf, startTemporalDev, stopChild } from '../demo/stack.mts';
 import { DEFAULT_WORKER_NODE_FLAGS, workerCommand } from '../worker/src/process/build.mts';
 import { startSimProcess } from './lib.mts';

@@ -2,8 +2,8 @@
  * Workflow entry point for the worker's bundle: every export here is a workflow type.
  *
  * Which build each type runs on (Worker Deployment Versioning; rollout in worker/README.md), declared for EVERY type:
- *  - attackResponse is PINNED (attackResponse.mts): a runbook finishes on the build it started on;
- *  - every other type is AUTO_UPGRADE (below): short playbooks and the entity workflows (site coordinator, blocks, fleet
+ *  - attackResponse is PINNED (its record, attackResponse/playbook.mts): a runbook finishes on the build it started on;
+ *  - every other type is AUTO_UPGRADE (their records): short playbooks and the entity workflows (site coordinator, blocks, fleet
  *    watchers) move to the current build at their next task and guard changed code with `patched()`.
  * The worker's default behaviour is PINNED (worker/src/process/deploy.mts) and is NOT relied on by any type: the SDK completes
  * workflow-task heartbeats (a local activity running past ~80 % of the task timeout) with the worker's default, not
@@ -13,42 +13,20 @@
  * one more task.
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
-import { attackReport } from './report/attackReport.mts';
-import { attackWatch } from './attackWatch/attackWatch.mts';
-import { blocks } from './blocks/blocks.mts';
-import { offenders } from './blocks/offenders.mts';
-import { driftAudit } from './drift/driftAudit.mts';
-import { durableCall } from './durableCall/durableCall.mts';
-import { fleetWatch } from './fleet/fleetWatch.mts';
-import { rateBudget } from './rateBudget/rateBudget.mts';
-import { siteCoordinator } from './coordinator/siteCoordinator.mts';
-import { tenant } from './tenant/tenant.mts';
+import type { WorkflowType } from '../api/runbook/contract.ts';
+import { PLAYBOOKS } from './playbooks.mts';
+import * as registered from './registered.mts';
 
-const AUTO_UPGRADING = {
-	attackWatch,
-	driftAudit,
-	attackReport,
-	siteCoordinator,
-	durableCall,
-	fleetWatch,
-	blocks,
-	offenders,
-	tenant,
-	rateBudget,
-};
-for (const wf of Object.values(AUTO_UPGRADING))
-	setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, wf as (...args: never[]) => Promise<unknown>);
+// Each type's versioning behaviour comes from its playbook record. Every type has its function and every function its
+// type: `_exact` fails the typecheck otherwise.
+type Fn = (...args: never[]) => Promise<unknown>;
+const _exact: [Exclude<WorkflowType, keyof typeof registered>, Exclude<keyof typeof registered, WorkflowType>] extends [
+	never,
+	never,
+]
+	? true
+	: false = true;
+const WORKFLOWS: Record<WorkflowType, unknown> = registered;
+for (const p of PLAYBOOKS) setWorkflowOptions({ versioningBehavior: p.versioning }, WORKFLOWS[p.type] as Fn);
 
-export { attackResponse } from './attackResponse/attackResponse.mts';
-export {
-	attackWatch,
-	driftAudit,
-	attackReport,
-	siteCoordinator,
-	durableCall,
-	fleetWatch,
-	blocks,
-	offenders,
-	tenant,
-	rateBudget,
-};
+export * from './registered.mts';

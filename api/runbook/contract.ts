@@ -35,7 +35,9 @@ export const workflowIdFor = (site: string) => `attack-response-${site}`;
 export const dryRunIdFor = (site: string, nowMs: number) => `${workflowIdFor(site)}-dry-run-${nowMs}`;
 /** A Runbook reference as operators give it: a site id (digits) means that site's runbook, anything else is the id. */
 export const runbookIdFrom = (ref: string) => (/^\d+$/.test(ref) ? workflowIdFor(ref) : ref);
-export const scheduleIdFor = (kind: 'watch' | 'drift' | 'report', site: string) => `secsvc-${kind}-${site}`;
+/** The schedules `secsvc schedule create KIND` makes (the playbook records say which playbook each starts). */
+export type ScheduleKind = 'watch' | 'drift' | 'report';
+export const scheduleIdFor = (kind: ScheduleKind, site: string) => `secsvc-${kind}-${site}`;
 
 /** The attack response's signals (approve: older builds; Decide is the `decide` Update). */
 export const RUNBOOK_SIGNAL = { approve: 'approve', abort: 'abort', extendCooldown: 'extendCooldown' } as const;

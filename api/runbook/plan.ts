@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { boundIssues, ID_ALPHABET, ID_MAX, ID_RE, issuesText, sizeIssues } from '../limits';
 import { parseEntry } from '../ranges';
-import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE } from './planItems';
+import { CONTINUE_AS_NEW_EVENTS, ITEM_TYPE, THRESHOLD_FIELDS } from './planItems';
 import { wavesSchema } from './wavesSchema';
 import { holdDownSchema, stopWhenSchema } from './holdDownSchema';
 
@@ -224,11 +224,11 @@ export const planSchema = z
 				message: 'must list at least one domain-port when ipAuth or switches are set',
 			});
 		for (const [i, t] of p.detection.thresholds.entries()) {
-			if (t.factor === undefined && !t.low_pps && !t.high_pps && !t.low_bps && !t.high_bps)
+			if (t.factor === undefined && !THRESHOLD_FIELDS.some((f) => t[f]))
 				ctx.addIssue({
 					code: 'custom',
 					path: ['detection', 'thresholds', i],
-					message: 'must give factor or at least one of low_pps, high_pps, low_bps, high_bps',
+					message: `must give factor or at least one of ${THRESHOLD_FIELDS.join(', ')}`,
 				});
 		}
 	});

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { killChild, operatorClient, startSim, uniqueQueue, waitFor, type Ids } from '../temporal/helpers.mts';
 import {
 	BASE_PORT,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sourceHash } from '../../worker/src/process/bundle.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import {

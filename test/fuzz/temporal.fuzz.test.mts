@@ -14,7 +14,7 @@ import { createEnv, startInProcessWorker, startSim, uniqueQueue, waitFor } from 
 import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { run } from '../../worker/src/commands/cli.mts';
-import { failureText } from '../../worker/src/temporal/runbooks.mts';
+import { failureText } from '../../worker/src/temporal/failureText.mts';
 import { createSchedule, deleteSchedule } from '../../worker/src/temporal/schedules.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { checkDesiredState } from '../../api/runbook/desired.ts';

@@ -22,8 +22,9 @@ import {
 } from '../temporal/helpers.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
-import { addBlock } from '../../worker/src/temporal/blocks.mts';
-import { decide, failureText, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { addBlock } from '../../workflows/blocks/client.mts';
+import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { failureText } from '../../worker/src/temporal/failureText.mts';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	createEnv,

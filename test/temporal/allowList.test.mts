@@ -10,8 +10,8 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	createEnv,

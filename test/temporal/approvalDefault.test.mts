@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { loadConfig } from '../../worker/src/process/config.mts';

@@ -10,7 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
-import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,

@@ -37,9 +37,9 @@ import {
 	extendBlock,
 	listBlocks,
 	removeBlock,
-} from '../../worker/src/temporal/blocks.mts';
-import { holds, release } from '../../worker/src/temporal/coordination.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+} from '../../workflows/blocks/client.mts';
+import { holds, release } from '../../workflows/coordinator/client.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,

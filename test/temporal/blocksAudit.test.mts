@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { addBlocks, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { addBlocks, listBlocks } from '../../workflows/blocks/client.mts';
 import { createEnv, killChild, operatorClient, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
 
 let env: TestWorkflowEnvironment;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MAX_SHARD_BLOCKS } from '../../api/blockCapacity.ts';
-import { addBlock, addBlocks, listBlocks } from '../../worker/src/temporal/blocks.mts';
+import { addBlock, addBlocks, listBlocks } from '../../workflows/blocks/client.mts';
 import {
 	createEnv,
 	operatorClient,

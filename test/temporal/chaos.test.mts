@@ -23,8 +23,8 @@ import { after, before, test } from 'node:test';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type AttackResponseResult, type Change } from '../../api/runbook/contract.ts';
 import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import type { DesiredState, DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
 import {
 	ATTACK_SOURCES,

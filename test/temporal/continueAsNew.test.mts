@@ -38,7 +38,7 @@ import {
 	listRunbooks,
 	startAttackResponse,
 	timeline,
-} from '../../worker/src/temporal/runbooks.mts';
+} from '../../workflows/attackResponse/client.mts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,

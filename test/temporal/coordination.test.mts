@@ -16,8 +16,8 @@ import { coordinatorIdFor, holdsQuery, settingKey } from '../../workflows/coordi
 import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import type { DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
-import { claim, holds, release } from '../../worker/src/temporal/coordination.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { claim, holds, release } from '../../workflows/coordinator/client.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import {

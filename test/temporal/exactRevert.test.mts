@@ -23,9 +23,9 @@ import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts
 import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { addBlock, listBlocks } from '../../worker/src/temporal/blocks.mts';
-import { holds } from '../../worker/src/temporal/coordination.mts';
+import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
+import { holds } from '../../workflows/coordinator/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import {

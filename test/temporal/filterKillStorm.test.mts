@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator } from '../../simulator/index.mts';
 import { workerCommand } from '../../worker/src/process/build.mts';
-import { holds } from '../../worker/src/temporal/coordination.mts';
+import { holds } from '../../workflows/coordinator/client.mts';
 import { APP_ID, createEnv, killChild, SECRET, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const N = 24;

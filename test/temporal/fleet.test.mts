@@ -17,8 +17,8 @@ import { Worker } from '@temporalio/worker';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleet/shared.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
-import { runFleet } from '../../worker/src/commands/fleet.mts';
-import { parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
+import { runFleet } from '../../workflows/fleet/command.mts';
+import { parseFleet } from '../../workflows/fleet/clientConfig.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { APP_ID, SECRET, checksBySite as checks, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 

@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { statusQuery, watcherId } from '../../workflows/fleet/shared.mts';
-import { runFleet } from '../../worker/src/commands/fleet.mts';
+import { runFleet } from '../../workflows/fleet/command.mts';
 import {
 	APP_ID,
 	SECRET,

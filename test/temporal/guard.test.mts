@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';

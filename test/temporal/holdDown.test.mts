@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { abort, decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { abort, decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	createEnv,

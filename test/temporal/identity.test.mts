@@ -16,7 +16,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { decide, startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { dataConverterFor, parseKeys } from '../../worker/src/temporal/codec.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';

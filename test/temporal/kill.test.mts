@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import {
 	ATTACK_SOURCES,
 	createEnv,

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse, listRunbooks } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse, listRunbooks } from '../../workflows/attackResponse/client.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { freePort, startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';

@@ -11,8 +11,10 @@ import type { temporal } from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { abortSignal, approveSignal, resultQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { createSchedule, deleteSchedule } from '../../worker/src/temporal/schedules.mts';
+import { startDriftAudit } from '../../workflows/drift/client.mts';
+import { startAttackReport } from '../../workflows/report/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,
@@ -363,11 +365,7 @@ test('drift audit reports differences and enforces; attack report gives JSON and
 				[t.ids.domain_port_id]: { switches: { p_auth: 1, p_filt: 1 }, blacklistIncludes: ['192.0.2.0/30'] },
 			},
 		};
-		const audit = await env.client.workflow.execute('driftAudit', {
-			taskQueue: t.queue,
-			workflowId: `drift-${t.queue}`,
-			args: [{ desired }],
-		});
+		const audit = await (await startDriftAudit(env.client, t.queue, { desired }, `drift-${t.queue}`)).result();
 		recorded.push({ workflowId: `drift-${t.queue}` });
 		assert.deepEqual(audit.drifts.map((d: { setting: string }) => d.setting).sort(), [
 			'blacklistIncludes',
@@ -377,21 +375,15 @@ test('drift audit reports differences and enforces; attack report gives JSON and
 		]);
 		t.s.sim.clearRequests();
 		assert.deepEqual(writes(t.s), []);
-		const enforced = await env.client.workflow.execute('driftAudit', {
-			taskQueue: t.queue,
-			workflowId: `drift-enf-${t.queue}`,
-			args: [{ desired, enforce: true }],
-		});
+		const enforced = await (
+			await startDriftAudit(env.client, t.queue, { desired, enforce: true }, `drift-enf-${t.queue}`)
+		).result();
 		recorded.push({ workflowId: `drift-enf-${t.queue}` });
 		assert.ok(
-			enforced.drifts.every((d: { enforced: string }) => d.enforced === 'fixed'),
+			enforced.drifts.every((d) => d.enforced === 'fixed'),
 			JSON.stringify(enforced.drifts),
 		);
-		const again = await env.client.workflow.execute('driftAudit', {
-			taskQueue: t.queue,
-			workflowId: `drift-again-${t.queue}`,
-			args: [{ desired }],
-		});
+		const again = await (await startDriftAudit(env.client, t.queue, { desired }, `drift-again-${t.queue}`)).result();
 		assert.deepEqual(again.drifts, []);
 		const bl = (await t.op.call('applicationProtection.ipBlacklist.get', dp)) as {
 			p_info: { ipv4: { black_soc: unknown[] } };
@@ -399,11 +391,9 @@ test('drift audit reports differences and enforces; attack report gives JSON and
 		assert.equal(bl.p_info.ipv4.black_soc.length, 1);
 
 		const a = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const rep = await env.client.workflow.execute('attackReport', {
-			taskQueue: t.queue,
-			workflowId: `report-${t.queue}`,
-			args: [{ site_id: t.ids.site_id, periodHours: 24 }],
-		});
+		const rep = await (
+			await startAttackReport(env.client, t.queue, { site_id: t.ids.site_id, periodHours: 24 }, `report-${t.queue}`)
+		).result();
 		recorded.push({ workflowId: `report-${t.queue}` });
 		assert.ok(rep.report.events.some((e: { alert_id: string }) => e.alert_id === a.id));
 		assert.ok(rep.report.totals.ongoing >= 1);

@@ -20,7 +20,7 @@ import { startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import { sourceHash } from '../../worker/src/process/bundle.mts';
 import { DeployError, versionPollers } from '../../worker/src/process/deploy.mts';
 import { deploymentStatus, setCurrent } from '../../worker/src/process/deployStatus.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { ConfigError, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';

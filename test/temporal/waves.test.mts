@@ -12,8 +12,8 @@ import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts
 import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
-import { holds } from '../../worker/src/temporal/coordination.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { holds } from '../../workflows/coordinator/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	createEnv,

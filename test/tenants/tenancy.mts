@@ -8,7 +8,7 @@ import { MemoryTokenStore } from '../../api/tokens.ts';
 import { createClient } from '../../api/client.ts';
 import { createApiClient } from '../../worker/src/service/client.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
-import { connectForCode, exchangeCode, installTenant } from '../../worker/src/temporal/tenants.mts';
+import { connectForCode, exchangeCode, installTenant } from '../../workflows/tenant/client.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { APP_ID, liveSettings, SECRET, type Ids } from '../temporal/helpers.mts';
 

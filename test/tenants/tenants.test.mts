@@ -32,8 +32,8 @@ import {
 	installTenant,
 	listTenants,
 	TenantInputError,
-} from '../../worker/src/temporal/tenants.mts';
-import { startAttackResponse } from '../../worker/src/temporal/runbooks.mts';
+} from '../../workflows/tenant/client.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { installAll, REDIRECT, settingsOf } from './tenancy.mts';
 import { tenantWorkflowId, tokenUpdate, type RenewResult } from '../../workflows/tenant/shared.mts';

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { run } from '../../worker/src/commands/cli.mts';
-import { formatRunbookList, formatTimeline } from '../../worker/src/temporal/runbooks.mts';
-import { formatBlocks } from '../../worker/src/temporal/blocks.mts';
+import { formatRunbookList, formatTimeline } from '../../workflows/attackResponse/client.mts';
+import { formatBlocks } from '../../workflows/blocks/client.mts';
 import { printable } from '../../worker/src/temporal/printable.mts';
 import type { Block } from '../../workflows/blocks/shared.mts';
 

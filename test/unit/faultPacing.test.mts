@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextTickAfter, nextGridPoint } from '../../workflows/fleet/shared.mts';
-import { RateGate } from '../../worker/src/activities/fleet.mts';
+import { RateGate } from '../../workflows/fleet/activities.mts';
 import {
 	blockCarryBytes,
 	checkBlockCapacity,

@@ -1,5 +1,5 @@
 /**
- * The fleet watch's batch activity (worker/src/activities/fleet.mts) under the request budget, against the simulator:
+ * The fleet watch's batch activity (workflows/fleet/activities.mts) under the request budget, against the simulator:
  * a batch whose calls get no turn before its time budget ends returns the sites it did not send as `deferred` and
  * says `budgetHeld` (the watcher then follows its tick at once: workflows/fleet/fleetWatch.mts); a batch that ran out
  * of time with the budget not involved does not say it (the watcher keeps its grid), and nothing it did not send
@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { createClient } from '../../api/client.ts';
 import { RateBudget } from '../../api/rateBudget.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { createFleetActivities } from '../../worker/src/activities/fleet.mts';
+import { createFleetActivities } from '../../workflows/fleet/activities.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { FLEET_CHECK_ACTIVITY } from '../../workflows/fleet/shared.mts';
 import '../helpers/started.mts'; // a failing test prints what this file started

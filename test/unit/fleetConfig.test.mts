@@ -1,11 +1,11 @@
 import { ID_ALPHABET } from '../../api/limits.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FleetConfigError, parseFleet } from '../../worker/src/temporal/fleetConfig.mts';
+import { FleetConfigError, parseFleet } from '../../workflows/fleet/clientConfig.mts';
 import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleet/shared.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 
-/** The fleet file (worker/src/temporal/fleetConfig.mts): defaults, per-site plans, and errors that name the site and field. */
+/** The fleet file (workflows/fleet/clientConfig.mts): defaults, per-site plans, and errors that name the site and field. */
 
 const site = (n: number, o?: object) => ({
 	customer_id: '110001',

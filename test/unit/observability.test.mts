@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { renderReportHtml, formatBps } from '../../api/report/html.ts';
 import { periodReportModel, runbookReportModel, type RunbookResultLike } from '../../api/report/model.ts';
 import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
-import { listQuery, ListFilterError } from '../../worker/src/temporal/runbooks.mts';
+import { listQuery, ListFilterError } from '../../workflows/attackResponse/client.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { SEARCH_ATTRIBUTES, searchAttributeArgs } from '../../workflows/attackResponse/searchAttributes.mts';
 

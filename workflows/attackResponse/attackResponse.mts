@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, patched, setWorkflowOptions } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import type { AttackResponseInput, AttackResponseResult } from '../../api/runbook/contract.ts';
 import { parsePlanInWorker } from '../input/parsePlan.mts';
 import { failOn, problems } from '../input/inputChecks.mts';
@@ -130,9 +130,6 @@ async function mitigateThenRevert(
 	rb.eventTraffic = await eventTraffic(rb.state.eventId);
 	return finish(rb, ending);
 }
-
-// Safe upgrades: a runbook finishes on the build it started on (Worker Deployment Versioning, worker/src/process/deploy.mts).
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, attackResponse);
 
 /** The start's second argument: the starter's ID token, sealed (the payload codec keeps it out of history in plain text). */
 function startedByProblem(s: unknown): { field: string; rule: string }[] {

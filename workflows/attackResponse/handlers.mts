@@ -28,7 +28,14 @@ export const SIGNALS_REFUSED_METRIC = 'secsvc_signals_refused';
  * counter `secsvc_signals_refused{signal}` and a worker log warning.
  */
 export function registerHandlers(rb: Runbook): void {
-	const { state, changes, log } = rb;
+	registerQueries(rb);
+	const refuse = refuser(rb);
+	registerDecisions(rb, refuse);
+	registerOperatorSignals(rb, refuse);
+}
+
+function registerQueries(rb: Runbook): void {
+	const { state, changes } = rb;
 	setHandler(stateQuery, () => ({
 		...state,
 		changes: changes.length,
@@ -38,8 +45,14 @@ export function registerHandlers(rb: Runbook): void {
 	setHandler(changesQuery, () => changes);
 	setHandler(resultQuery, () => rb.lastResult);
 	setHandler(auditQuery, () => rb.audit);
+}
 
-	const refuse = (signal: string, rule: string) => {
+type Refuse = (signal: string, rule: string) => void;
+
+/** How a signal that breaks a rule is recorded: audit entry (the first few), count, metric, worker log. */
+function refuser(rb: Runbook): Refuse {
+	const { state, log } = rb;
+	return (signal: string, rule: string) => {
 		state.refusedSignals = (state.refusedSignals ?? 0) + 1;
 		if (state.refusedSignals <= MAX_REFUSED_IN_AUDIT)
 			log('signal', `${signal} signal refused`, 'the signal breaks a rule; nothing changed', {
@@ -54,15 +67,20 @@ export function registerHandlers(rb: Runbook): void {
 			.add(1, { signal });
 		wlog.warn('runbook signal refused', { signal, rule, refused: state.refusedSignals });
 	};
-	const problemOf = (f: () => void): string | undefined => {
-		try {
-			f();
-			return undefined;
-		} catch (e) {
-			return String((e as Error)?.message ?? e);
-		}
-	};
+}
 
+const problemOf = (f: () => void): string | undefined => {
+	try {
+		f();
+		return undefined;
+	} catch (e) {
+		return String((e as Error)?.message ?? e);
+	}
+};
+
+/** The approval gate's ways in: the `decide` Update and the older `approve` signal, under the same rules. */
+function registerDecisions(rb: Runbook, refuse: Refuse): void {
+	const { log } = rb;
 	// The `decide` Update's rules, for scripts that still signal: no answer, recorded via 'signal'.
 	setHandler(approveSignal, (a: unknown) => {
 		const raw = a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : undefined;
@@ -109,6 +127,10 @@ export function registerHandlers(rb: Runbook): void {
 		},
 		{ validator: (req) => checkDecision(rb, req) },
 	);
+}
+
+function registerOperatorSignals(rb: Runbook, refuse: Refuse): void {
+	const { state, log } = rb;
 	setHandler(abortSignal, (a: unknown) => {
 		const problem = abortInputProblem(a);
 		if (problem) return refuse('abort', problem);

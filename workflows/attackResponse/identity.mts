@@ -1,5 +1,5 @@
 /**
- * Names and inputs of the runbook's identity local activities (worker/src/activities/identity.mts), shared by the runbook and
+ * Names and inputs of the runbook's identity local activities (workflows/attackResponse/activitiesIdentity.mts), shared by the runbook and
  * the worker. Tokens travel only inside sealed values (`$sealed` first: the payload codec encrypts them in history).
  */
 import type { Sealed } from '../tenant/shared.mts';

@@ -65,6 +65,38 @@ export interface Observer {
  * `carried`: what a run continued as new brings along (workflows/attackResponse/continue.mts): the samples so far
  * and the changes already counted as conflicts (a metric is never counted twice across runs).
  */
+const count = (name: string, description: string, tags: Record<string, string>) =>
+	metricMeter.createCounter(name, '1', description).add(1, tags);
+const seconds = (name: string, description: string, v: number | undefined) => {
+	if (v !== undefined && Number.isFinite(v) && v >= 0)
+		metricMeter.createHistogram(name, 'float', 's', description).record(v);
+};
+
+/** A traffic sample; past MAX_SAMPLES every other one is dropped (the series keeps its span at half the density). */
+function addSample(samples: TrafficSample[], at: number, status: number, bps: number | undefined): void {
+	if (samples.length >= MAX_SAMPLES) samples.splice(0, samples.length, ...samples.filter((_, i) => i % 2 === 0));
+	samples.push({
+		at: new Date(at).toISOString(),
+		underAttack: status === 1,
+		...(bps !== undefined && Number.isFinite(bps) ? { bps } : {}),
+	});
+}
+
+/** The end of a runbook: its times (not for a dry run), its outcome counted and searchable. */
+function finished(r: Parameters<Observer['finish']>[0], dryRun: boolean): void {
+	if (!dryRun) {
+		seconds(WF_METRIC.timeToDetect, 'event start → runbook start (s)', r.timeToDetectSeconds);
+		seconds(
+			WF_METRIC.timeToMitigate,
+			'event start (or runbook start) → last mitigation write (s)',
+			r.timeToMitigateSeconds,
+		);
+		seconds(WF_METRIC.timeToRevert, 'attack no longer reported → revert done (s)', r.timeToRevertSeconds);
+	}
+	count(WF_METRIC.finished, 'runbooks finished, by outcome', { outcome: r.outcome });
+	upsertSearchAttributes([{ key: SA.outcome, value: r.outcome }]);
+}
+
 export function observer(
 	site: string,
 	dryRun: boolean,
@@ -78,8 +110,6 @@ export function observer(
 		{ key: SA.site, value: site },
 		{ key: SA.dryRun, value: dryRun },
 	]);
-	const count = (name: string, description: string, tags: Record<string, string>) =>
-		metricMeter.createCounter(name, '1', description).add(1, tags);
 	const conflicted = new Set<string>(carried.conflicts ?? []);
 	const conflict = (c: Change) => {
 		if (conflicted.has(c.id)) return;
@@ -87,10 +117,6 @@ export function observer(
 		count(WF_METRIC.conflicts, 'settings changed by someone else during the attack and kept (not restored), by kind', {
 			kind: c.kind,
 		});
-	};
-	const seconds = (name: string, description: string, v: number | undefined) => {
-		if (v !== undefined && Number.isFinite(v) && v >= 0)
-			metricMeter.createHistogram(name, 'float', 's', description).record(v);
 	};
 	const phase = (p: Phase) => {
 		if (p === current) return;
@@ -105,14 +131,7 @@ export function observer(
 			eventId = id;
 			upsertSearchAttributes([{ key: SA.eventId, value: id }]);
 		},
-		sample(at, status, bps) {
-			if (samples.length >= MAX_SAMPLES) samples.splice(0, samples.length, ...samples.filter((_, i) => i % 2 === 0));
-			samples.push({
-				at: new Date(at).toISOString(),
-				underAttack: status === 1,
-				...(bps !== undefined && Number.isFinite(bps) ? { bps } : {}),
-			});
-		},
+		sample: (at, status, bps) => addSample(samples, at, status, bps),
 		applied(c) {
 			count(WF_METRIC.applied, 'settings changed by runbooks, by kind', { kind: c.kind });
 		},
@@ -127,19 +146,7 @@ export function observer(
 			else if (c.status === 'conflict') conflict(c);
 		},
 		conflict,
-		finish(r) {
-			if (!dryRun) {
-				seconds(WF_METRIC.timeToDetect, 'event start → runbook start (s)', r.timeToDetectSeconds);
-				seconds(
-					WF_METRIC.timeToMitigate,
-					'event start (or runbook start) → last mitigation write (s)',
-					r.timeToMitigateSeconds,
-				);
-				seconds(WF_METRIC.timeToRevert, 'attack no longer reported → revert done (s)', r.timeToRevertSeconds);
-			}
-			count(WF_METRIC.finished, 'runbooks finished, by outcome', { outcome: r.outcome });
-			upsertSearchAttributes([{ key: SA.outcome, value: r.outcome }]);
-		},
+		finish: (r) => finished(r, dryRun),
 		samples: () => samples,
 		handOff() {
 			current = undefined;

@@ -1,5 +1,5 @@
 import type { Change } from '../../api/runbook/contract.ts';
-import { ITEM_TYPE } from '../../api/runbook/planItems.ts';
+import { ITEM_TYPE, THRESHOLD_FIELDS } from '../../api/runbook/planItems.ts';
 import { blastRadiusIssues, DEFAULT_WIDEST_PREFIX, type BlastRadiusPolicy } from '../../api/blastRadius.ts';
 import { blacklistCandidates, entryRange, formatRange, parseAll, type ListEntry, type Range } from '../pure/ranges.mts';
 import { scaleThreshold, thresholdValue } from '../pure/thresholds.mts';
@@ -35,14 +35,22 @@ export function planChanges(
 	eventId: string | undefined,
 	events?: { events?: unknown[] },
 ): void {
-	const { plan, op, dpParams } = ctx;
 	rb.phase('planning');
-	const protectedRanges = parseAll(plan.blacklist.protectedRanges).ranges;
-	// The blast-radius guard (api/blastRadius.ts) on each source: special ranges and the site's own addresses the
-	// snapshot's events show (site_ip). The worker's client checks again before writing (its configured protected
-	// ranges, active mitigations); what it refuses is skipped at apply (apply.mts).
-	const refuse = sourceGuard(events);
-	const add = (c: Omit<Change, 'status'>) => rb.changes.push({ ...c, status: 'planned' });
+	const add: Add = (c) => rb.changes.push({ ...c, status: 'planned' });
+	planDetection(rb, ctx, snap, add);
+	const bl = blacklistPlanner(rb, ctx, sources, eventId, events, add);
+	for (const dp of ctx.plan.domain_ports) {
+		const s = snap.dp[dp];
+		bl(dp, s);
+		planIpAuth(ctx, dp, s, add);
+		planSwitches(rb, ctx, dp, s, add);
+	}
+}
+
+type Add = (c: Omit<Change, 'status'>) => void;
+type DpSnapshot = Snapshot['dp'][string];
+
+function planDetection(rb: Runbook, { plan, op }: PlanContext, snap: Snapshot, add: Add): void {
 	if (snap.detection && plan.detection.rapidMode && Number(snap.detection.model) !== 1)
 		add({
 			id: 'detection.mode',
@@ -60,7 +68,7 @@ export function planChanges(
 			return;
 		}
 		const after: Record<string, unknown> = { ...leaf };
-		for (const f of ['low_pps', 'high_pps', 'low_bps', 'high_bps'] as const) {
+		for (const f of THRESHOLD_FIELDS) {
 			if (leaf[f] === undefined) continue;
 			if (t[f]) {
 				refuseRaise(`detection.thresholds.${i}.${f}`, String(t[f]), String(leaf[f]));
@@ -79,62 +87,81 @@ export function planChanges(
 				why: 'lower thresholds so the attack traffic is caught',
 			});
 	});
-	for (const dp of plan.domain_ports) {
-		const s = snap.dp[dp];
-		if (plan.blacklist.enabled && sources.length) {
-			const toRanges = (l: ListEntry[] | undefined) =>
-				(l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
-			const cand = blacklistCandidates({
-				sources,
-				whitelist: toRanges(s.white),
-				protectedRanges,
-				alreadyListed: toRanges(s.black),
-				refuse,
-				widestPrefix: DEFAULT_WIDEST_PREFIX,
+}
+
+/** The blacklist change of one domain-port: the top sources, aggregated, minus whitelist and protected ranges. */
+function blacklistPlanner(
+	rb: Runbook,
+	{ plan, dpParams }: PlanContext,
+	sources: string[],
+	eventId: string | undefined,
+	events: { events?: unknown[] } | undefined,
+	add: Add,
+) {
+	const protectedRanges = parseAll(plan.blacklist.protectedRanges).ranges;
+	// The blast-radius guard (api/blastRadius.ts) on each source: special ranges and the site's own addresses the
+	// snapshot's events show (site_ip). The worker's client checks again before writing (its configured protected
+	// ranges, active mitigations); what it refuses is skipped at apply (apply.mts).
+	const refuse = sourceGuard(events);
+	return (dp: string, s: DpSnapshot) => {
+		if (!plan.blacklist.enabled || !sources.length) return;
+		const toRanges = (l: ListEntry[] | undefined) =>
+			(l ?? []).map(entryRange).filter((r): r is Range => r !== undefined);
+		const cand = blacklistCandidates({
+			sources,
+			whitelist: toRanges(s.white),
+			protectedRanges,
+			alreadyListed: toRanges(s.black),
+			refuse,
+			widestPrefix: DEFAULT_WIDEST_PREFIX,
+		});
+		for (const sk of cand.skipped) rb.skipped.push({ ...sk, source: `${dp}:${sk.source}` });
+		if (cand.add.length)
+			add({
+				id: `blacklist.${dp}`,
+				kind: 'blacklistAdd',
+				what: `IP blacklist of ${dp}`,
+				target: dpParams(dp),
+				before: [],
+				after: cand.add.map(formatRange),
+				why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges`,
 			});
-			for (const sk of cand.skipped) rb.skipped.push({ ...sk, source: `${dp}:${sk.source}` });
-			if (cand.add.length)
-				add({
-					id: `blacklist.${dp}`,
-					kind: 'blacklistAdd',
-					what: `IP blacklist of ${dp}`,
-					target: dpParams(dp),
-					before: [],
-					after: cand.add.map(formatRange),
-					why: `top ${plan.blacklist.topN} attacking sources of event ${eventId} (${plan.blacklist.metric}), aggregated, minus whitelist and protected ranges`,
-				});
+	};
+}
+
+function planIpAuth({ plan, dpParams }: PlanContext, dp: string, s: DpSnapshot, add: Add): void {
+	if (!plan.ipAuth || !s.ipAuth) return;
+	const want = ipAuthBody(plan.ipAuth as Params);
+	const have = ipAuthBody(s.ipAuth);
+	if (!sameJson(want, have))
+		add({
+			id: `ipAuth.${dp}`,
+			kind: 'ipAuth',
+			what: `IP authentication of ${dp}`,
+			target: dpParams(dp),
+			before: have,
+			after: want,
+			why: 'rate-limit sources per IP during the attack',
+		});
+}
+
+function planSwitches(rb: Runbook, { plan, dpParams }: PlanContext, dp: string, s: DpSnapshot, add: Add): void {
+	for (const sw of plan.switches) {
+		const node = findSwitch(s.switches, sw.name);
+		if (!node) {
+			rb.log('planning', `switch ${sw.name} on ${dp}`, 'not present in the switch tree; left alone');
+			continue;
 		}
-		if (plan.ipAuth && s.ipAuth) {
-			const want = ipAuthBody(plan.ipAuth as Params);
-			const have = ipAuthBody(s.ipAuth);
-			if (!sameJson(want, have))
-				add({
-					id: `ipAuth.${dp}`,
-					kind: 'ipAuth',
-					what: `IP authentication of ${dp}`,
-					target: dpParams(dp),
-					before: have,
-					after: want,
-					why: 'rate-limit sources per IP during the attack',
-				});
-		}
-		for (const sw of plan.switches) {
-			const node = findSwitch(s.switches, sw.name);
-			if (!node) {
-				rb.log('planning', `switch ${sw.name} on ${dp}`, 'not present in the switch tree; left alone');
-				continue;
-			}
-			if (Number(node.enable) !== sw.enable)
-				add({
-					id: `switch.${dp}.${sw.name}`,
-					kind: 'switch',
-					what: `switch ${sw.name} of ${dp}`,
-					target: { ...dpParams(dp), name: sw.name },
-					before: Number(node.enable),
-					after: sw.enable,
-					why: 'plan turns this policy on during the attack',
-				});
-		}
+		if (Number(node.enable) !== sw.enable)
+			add({
+				id: `switch.${dp}.${sw.name}`,
+				kind: 'switch',
+				what: `switch ${sw.name} of ${dp}`,
+				target: { ...dpParams(dp), name: sw.name },
+				before: Number(node.enable),
+				after: sw.enable,
+				why: 'plan turns this policy on during the attack',
+			});
 	}
 }
 

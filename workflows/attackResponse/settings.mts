@@ -1,4 +1,5 @@
 import { sameThreshold } from '../pure/thresholds.mts';
+import { LEAF_FIELDS } from '../../api/runbook/planItems.ts';
 
 /** Pure helpers about settings: detection leaves, the IP-authentication record, the switch tree, comparisons. */
 
@@ -11,17 +12,6 @@ export const opOf = (t: Record<string, string>) => ({
 	host_id: t.host_id,
 });
 export const dpOf = (t: Record<string, string>) => ({ site_id: t.site_id, domain_port_id: t.domain_port_id });
-
-const LEAF_FIELDS = [
-	'is_enabled',
-	'low_pps',
-	'high_pps',
-	'low_bps',
-	'high_bps',
-	'blackhole_bps',
-	'blackhole_pps',
-	'blackhole_time',
-] as const;
 
 export function pickLeaf(leaf: Params): Params {
 	const out: Params = {};

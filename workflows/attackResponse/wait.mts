@@ -1,4 +1,5 @@
 import { condition, log as wlog } from '@temporalio/workflow';
+import type { Change } from '../../api/runbook/contract.ts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
 import { continueIfFull } from './continue.mts';
 import { holdTheLine } from './holdLine.mts';
@@ -24,7 +25,6 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const { state } = rb;
 	const clock = rb.wait;
 	clock.mitigatedMs ??= Date.now();
-	const mitigated = clock.mitigatedMs;
 	decideWaves(rb); // new waves during the wait (waves.mts)
 	for (;;) {
 		if (state.aborted) {
@@ -33,96 +33,16 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		}
 		await continueIfFull(rb, ctx);
 		const applied = rb.changes.filter((c) => c.status === 'applied');
-		let status: unknown;
-		let bps: unknown;
-		let live: Settings | undefined;
-		let pollError: unknown;
-		const pollStart = Date.now();
-		try {
-			live = await readSettings(ctx, ctx.pollActs, needFor(applied), [
-				async () => {
-					const r = await ctx.pollActs['dashboard.isUnderAttack']({ site_id: plan.site_id });
-					status = r?.status;
-					bps = r?.bps_size;
-				},
-			]);
-		} catch (e) {
-			pollError = e;
-		}
+		const p = await poll(ctx, applied);
 		const now = Date.now();
-		if (pollError !== undefined) {
-			clock.endedAtMs = undefined; // a cooldown must be observed: blind time never counts towards it
-			state.attackEndedAt = undefined;
-			if (state.blindSince === undefined) {
-				// from the start of the first poll that got no answer, not its end: a hung service makes a poll fail
-				// only after every attempt's timeout, and the service stopped answering before that poll began
-				state.blindSince = iso(pollStart);
-				rb.log(
-					'waiting',
-					'blind: cannot tell whether the attack goes on',
-					`${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`,
-				);
-			}
-		} else {
-			if (state.blindSince !== undefined) {
-				const s = Math.round((now - Date.parse(state.blindSince)) / 1000);
-				state.blindSeconds += s;
-				state.blindSince = undefined;
-				rb.log(
-					'waiting',
-					`sight regained after ${s}s blind`,
-					'the API answers again; the mitigation was kept meanwhile',
-				);
-			}
-			rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
-			if (Number(status) === 1) {
-				if (clock.endedAtMs !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
-				clock.endedAtMs = undefined;
-				state.lastAttackSeenAt = iso(now);
-				state.attackEndedAt = undefined;
-			} else if (clock.endedAtMs === undefined) {
-				clock.endedAtMs = now;
-				state.attackEndedAt = iso(now);
-				rb.log(
-					'waiting',
-					'attack no longer reported',
-					`cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`,
-				);
-			}
-			if (live) await holdTheLine(rb, ctx, applied, live);
-			if (Number(status) === 1) await checkWave(rb, ctx); // the attack goes on: the cooldown starts again anyway
+		if (p.error !== undefined) goneBlind(rb, p.error, p.startedMs);
+		else {
+			answered(rb, ctx, now, p.status, p.bps);
+			if (p.live) await holdTheLine(rb, ctx, applied, p.live);
+			if (Number(p.status) === 1) await checkWave(rb, ctx); // the attack goes on: the cooldown starts again anyway
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
-		// plan.stopWhen (holdDownRules.ts): only `attack-ended` (the default) ends by the cooldown.
-		if (
-			(plan.stopWhen ?? 'attack-ended') === 'attack-ended' &&
-			clock.endedAtMs !== undefined &&
-			now - clock.endedAtMs >= cooldownMs
-		) {
-			state.endedBy = 'cooldown';
-			rb.log('waiting', 'cooldown elapsed without attack', 'revert');
-			return;
-		}
-		if (now - mitigated >= plan.maxDurationSeconds * 1000) {
-			state.endedBy = 'max-duration';
-			const why =
-				state.blindSince !== undefined
-					? `blind since ${state.blindSince}`
-					: clock.endedAtMs === undefined
-						? 'the attack was still reported'
-						: 'the cooldown had not elapsed';
-			rb.log(
-				'waiting',
-				`MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`,
-				'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it',
-			);
-			wlog.warn('attack response ended by maxDurationSeconds', {
-				site_id: plan.site_id,
-				maxDurationSeconds: plan.maxDurationSeconds,
-				why,
-			});
-			return;
-		}
+		if (ended(rb, ctx, now, cooldownMs)) return;
 		const extra = state.extraCooldownSeconds;
 		const wait =
 			clock.endedAtMs !== undefined
@@ -130,4 +50,102 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 				: plan.pollSeconds * 1000;
 		await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
 	}
+}
+
+/** One poll: is the site under attack, and the live settings of what the runbook applied (to hold the line). */
+async function poll(ctx: PlanContext, applied: Change[]) {
+	const r: { status?: unknown; bps?: unknown; live?: Settings; error?: unknown; startedMs: number } = {
+		startedMs: Date.now(),
+	};
+	try {
+		r.live = await readSettings(ctx, ctx.pollActs, needFor(applied), [
+			async () => {
+				const a = await ctx.pollActs['dashboard.isUnderAttack']({ site_id: ctx.plan.site_id });
+				r.status = a?.status;
+				r.bps = a?.bps_size;
+			},
+		]);
+	} catch (e) {
+		r.error = e;
+	}
+	return r;
+}
+
+/** A poll got no answer: the cooldown stops (blind time never counts towards it) and the blind time starts. */
+function goneBlind(rb: Runbook, pollError: unknown, pollStart: number): void {
+	const { state } = rb;
+	rb.wait.endedAtMs = undefined; // a cooldown must be observed: blind time never counts towards it
+	state.attackEndedAt = undefined;
+	if (state.blindSince === undefined) {
+		// from the start of the first poll that got no answer, not its end: a hung service makes a poll fail
+		// only after every attempt's timeout, and the service stopped answering before that poll began
+		state.blindSince = iso(pollStart);
+		rb.log(
+			'waiting',
+			'blind: cannot tell whether the attack goes on',
+			`${errText(pollError)}; the mitigation stays in place until an attack-free cooldown is observed`,
+		);
+	}
+}
+
+/** A poll answered: sight regained, and the attack still reported (cooldown restarts) or not (cooldown starts). */
+function answered(rb: Runbook, { plan }: PlanContext, now: number, status: unknown, bps: unknown): void {
+	const { state } = rb;
+	const clock = rb.wait;
+	if (state.blindSince !== undefined) {
+		const s = Math.round((now - Date.parse(state.blindSince)) / 1000);
+		state.blindSeconds += s;
+		state.blindSince = undefined;
+		rb.log('waiting', `sight regained after ${s}s blind`, 'the API answers again; the mitigation was kept meanwhile');
+	}
+	rb.obs.sample(now, Number(status), bps === undefined || bps === null ? undefined : Number(bps));
+	if (Number(status) === 1) {
+		if (clock.endedAtMs !== undefined) rb.log('waiting', 'attack reported again', 'cooldown restarts when it ends');
+		clock.endedAtMs = undefined;
+		state.lastAttackSeenAt = iso(now);
+		state.attackEndedAt = undefined;
+	} else if (clock.endedAtMs === undefined) {
+		clock.endedAtMs = now;
+		state.attackEndedAt = iso(now);
+		rb.log(
+			'waiting',
+			'attack no longer reported',
+			`cooldown of ${plan.cooldownSeconds + state.extraCooldownSeconds}s starts`,
+		);
+	}
+}
+
+/** The wait is over: an attack-free cooldown elapsed, or the plan's maximum duration. */
+function ended(rb: Runbook, { plan }: PlanContext, now: number, cooldownMs: number): boolean {
+	const { state } = rb;
+	const clock = rb.wait;
+	// plan.stopWhen (holdDownRules.ts): only `attack-ended` (the default) ends by the cooldown.
+	if (
+		(plan.stopWhen ?? 'attack-ended') === 'attack-ended' &&
+		clock.endedAtMs !== undefined &&
+		now - clock.endedAtMs >= cooldownMs
+	) {
+		state.endedBy = 'cooldown';
+		rb.log('waiting', 'cooldown elapsed without attack', 'revert');
+		return true;
+	}
+	if (now - (clock.mitigatedMs as number) < plan.maxDurationSeconds * 1000) return false;
+	state.endedBy = 'max-duration';
+	const why =
+		state.blindSince !== undefined
+			? `blind since ${state.blindSince}`
+			: clock.endedAtMs === undefined
+				? 'the attack was still reported'
+				: 'the cooldown had not elapsed';
+	rb.log(
+		'waiting',
+		`MAXIMUM DURATION REACHED (${plan.maxDurationSeconds}s): reverting while ${why}`,
+		'maxDurationSeconds bounds every mitigation; start a new runbook if the site still needs it',
+	);
+	wlog.warn('attack response ended by maxDurationSeconds', {
+		site_id: plan.site_id,
+		maxDurationSeconds: plan.maxDurationSeconds,
+		why,
+	});
+	return true;
 }

@@ -1,5 +1,6 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { claim, release } from '../coordinator/claims.mts';
+import type { ClaimResult } from '../coordinator/coordination.mts';
 import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from './shared.mts';
 import { entryRangeKey, listedByKey, type ListEntry } from '../pure/ranges.mts';
 import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
@@ -12,13 +13,35 @@ import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './
  */
 
 /** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
+/** An add that did not happen: its caller gets the refusal, the block is forgotten. */
+function failAdd(run: BlocksRun, p: Pending, e: Error): void {
+	p.error = e;
+	p.done = true;
+	if (run.byRange.get(p.block.range) === p.block) run.byRange.delete(p.block.range);
+}
+
+/** The adds the claim granted; the others wait behind a holder (queued), or are refused when a successor already waits. */
+function grantedOf(run: BlocksRun, batch: Pending[], c: ClaimResult): Pending[] {
+	const heldBy = new Map(c.held.map((h) => [h.key, h]));
+	const queued = new Set(c.queued ?? []);
+	const granted: Pending[] = [];
+	for (const p of batch) {
+		const key = blockKey(run.dp, p.block.range);
+		const h = heldBy.get(key);
+		if (!h) granted.push(p);
+		else if (queued.has(key)) {
+			p.block.state = run.handed.delete(key) ? 'active' : 'queued';
+			p.block.note = `the entry is held by ${h.owner} (${h.reason}): it passes to this block at its revert; removed at the expiry once it has`;
+			p.done = true;
+		} else
+			failAdd(run, p, refuse('entry', `${p.block.range} is held by ${h.owner} and another block already waits for it`));
+	}
+	return granted;
+}
+
 export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> {
-	const { site, dp, byRange } = run;
-	const fail = (p: Pending, e: Error) => {
-		p.error = e;
-		p.done = true;
-		if (byRange.get(p.block.range) === p.block) byRange.delete(p.block.range);
-	};
+	const { site, dp } = run;
+	const fail = (p: Pending, e: Error) => failAdd(run, p, e);
 	const keys = batch.map((p) => blockKey(dp, p.block.range));
 	const ttl = Math.max(...batch.map((p) => run.ttlFor(p.block)));
 	let c;
@@ -34,20 +57,8 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 		for (const p of batch) fail(p, refuse('block', `the site's coordinator refused: ${errText(e)}`));
 		return;
 	}
-	const heldBy = new Map(c.held.map((h) => [h.key, h]));
-	const queued = new Set(c.queued ?? []);
-	const granted: Pending[] = [];
+	const granted = grantedOf(run, batch, c);
 	const giveBack: string[] = [];
-	for (const p of batch) {
-		const key = blockKey(dp, p.block.range);
-		const h = heldBy.get(key);
-		if (!h) granted.push(p);
-		else if (queued.has(key)) {
-			p.block.state = run.handed.delete(key) ? 'active' : 'queued';
-			p.block.note = `the entry is held by ${h.owner} (${h.reason}): it passes to this block at its revert; removed at the expiry once it has`;
-			p.done = true;
-		} else fail(p, refuse('entry', `${p.block.range} is held by ${h.owner} and another block already waits for it`));
-	}
 	if (!granted.length) return;
 	let listed: Map<string, string>;
 	try {

@@ -1,11 +1,9 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { OperationActivities } from '../pure/activityTypes.mts';
+import type { createBlocksActivities } from './activities.mts';
 import {
-	BLOCKS_ACTIVITY,
 	blockKey,
 	DEFAULT_MAX_PREFIX,
-	type AddManyOutcome,
-	type RemoveDueResult,
 	type Block,
 	type BlockRequest,
 	type BlocksInput,
@@ -17,21 +15,8 @@ import {
  * in flight, the keys waiting for their release, and the activity proxies. One `BlocksRun` per workflow run.
  */
 
-type Where = { site_id: string; domain_port_id: string };
-/** The blocks activities (worker/src/activities/blocks.mts, blocksRemoval.mts) as this workflow calls them. */
-type BlocksActivities = {
-	[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => Promise<{ added: boolean; byEarlierAttempt?: boolean }>;
-	[BLOCKS_ACTIVITY.addMany]: (
-		input: Where & { entries: { range: string; adopt?: true }[]; ttlSeconds: number; reason: string },
-	) => Promise<{ results: AddManyOutcome[] }>;
-	[BLOCKS_ACTIVITY.remove]: (input: Where & { entry: string }) => Promise<{ removed: boolean; note?: string }>;
-	[BLOCKS_ACTIVITY.removeMany]: (
-		input: Where & { entries: string[] },
-	) => Promise<{ results: { entry: string; removed: boolean; note?: string }[] }>;
-	[BLOCKS_ACTIVITY.removeDue]: (
-		input: Where & { entries: { range: string; expiresAt: string }[]; release?: unknown[] },
-	) => Promise<RemoveDueResult>;
-};
+/** The blocks activities as their factory makes them (./activities.mts; a type only, never bundled). */
+type BlocksActivities = ReturnType<typeof createBlocksActivities>;
 type Act = BlocksActivities & Pick<OperationActivities, 'applicationProtection.ipBlacklist.get'>;
 /** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
 export const writes = proxyActivities<Act>({
@@ -43,7 +28,7 @@ export const writes = proxyActivities<Act>({
 		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
 	},
 });
-/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (worker/src/activities/blocksRemoval.mts). */
+/** Since `blocks-local-removals`: the removal as a local activity, retried the same way (workflows/blocks/activitiesRemoval.mts). */
 export const localWrites = proxyLocalActivities<Act>({
 	startToCloseTimeout: '30s',
 	retry: {

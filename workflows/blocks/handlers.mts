@@ -25,13 +25,21 @@ import { blockCarryBytes, carriedBytes, checkBlockCapacity } from '../../api/blo
  * signal. An add is queued for the main loop (blocks.mts), which sends the adds of one moment as one batch.
  */
 export function registerBlocksHandlers(run: BlocksRun): void {
-	const { site, dp, maxPrefix, byRange } = run;
-	const { local } = run.modes;
+	registerAdds(run);
+	registerChanges(run);
+	setHandler(blocksQuery, () => [...run.byRange.values(), ...run.ended]);
+	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
+	setHandler(removalIntentSignal, () => undefined);
+	setHandler(handedOverSignal, (sig: unknown) => onHandedOver(run, sig));
+}
 
+/** addBlock and addBlocks: checked, then queued for the main loop. */
+function registerAdds(run: BlocksRun): void {
+	const { dp, maxPrefix, byRange } = run;
 	setHandler(
 		addBlockUpdate,
 		async (req) => {
-			const p = enqueue(req, checkBlockRequest(req, maxPrefix));
+			const p = enqueue(run, req, checkBlockRequest(req, maxPrefix));
 			await condition(() => p.done === true);
 			if (p.error) throw p.error;
 			return p.block;
@@ -44,7 +52,7 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 					throw new Error(
 						`entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`,
 					);
-				checkCarry('entry', [range], [req]);
+				checkCarry(run, 'entry', [range], [req]);
 			},
 		},
 	);
@@ -53,7 +61,7 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 		addBlocksUpdate,
 		async (req) => {
 			const ranges = checkBulkRequest(req, maxPrefix);
-			const ps = req.blocks.map((b, i) => enqueue(b, ranges[i]));
+			const ps = req.blocks.map((b, i) => enqueue(run, b, ranges[i]));
 			await condition(() => ps.every((p) => p.done === true));
 			return {
 				blocks: ps.flatMap((p) => (p.error ? [] : [p.block])),
@@ -72,62 +80,78 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 							`blocks[${i}].entry: ${range} is already blocked on ${dp} until ${cur.expiresAt} (${cur.state}); extend it instead`,
 						);
 				});
-				checkCarry('blocks', ranges, req.blocks);
+				checkCarry(run, 'blocks', ranges, req.blocks);
 			},
 		},
 	);
+}
 
-	/** An add that would make this shard carry too many blocks, or too heavy ones, across continue-as-new is refused. */
-	function checkCarry(field: string, ranges: string[], reqs: BlockRequest[]): void {
-		const active = [...byRange.values()].filter((b) => ACTIVE_STATES.includes(b.state));
-		const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
-		checkBlockCapacity({
-			field,
-			site,
-			dp,
-			adding: reqs.length,
-			addingBytes,
-			carried: carriedBytes(active),
-			active: active.length,
-		});
-	}
+/** An add that would make this shard carry too many blocks, or too heavy ones, across continue-as-new is refused. */
+function checkCarry(run: BlocksRun, field: string, ranges: string[], reqs: BlockRequest[]): void {
+	const { site, dp, byRange } = run;
+	const active = [...byRange.values()].filter((b) => ACTIVE_STATES.includes(b.state));
+	const addingBytes = reqs.reduce((n, r, i) => n + blockCarryBytes(site, dp, ranges[i], r), 0);
+	checkBlockCapacity({
+		field,
+		site,
+		dp,
+		adding: reqs.length,
+		addingBytes,
+		carried: carriedBytes(active),
+		active: active.length,
+	});
+}
 
-	function enqueue(req: BlockRequest, range: string): Pending {
-		const now = Date.now();
-		const block: Block = {
-			site_id: site,
-			domain_port_id: dp,
-			range,
-			entry: req.entry.trim(),
-			expiresAt: iso(now + req.seconds * 1000),
-			by: req.by,
-			reason: req.reason,
-			via: req.via ?? 'api',
-			state: 'adding',
-			addedAt: iso(now),
-			...(req.adopt ? { adopt: true as const } : {}),
-		};
-		byRange.set(range, block);
-		if (local) {
-			// Re-added before the release of its earlier block was sent: the hold just stays.
-			const i = run.toRelease.indexOf(blockKey(dp, range));
-			if (i >= 0) run.toRelease.splice(i, 1);
-		}
-		const p: Pending = { req, block };
-		run.pending.push(p);
-		run.wake();
-		return p;
-	}
-
-	const current = (entry: string, withSeconds: boolean, req: { entry: string; seconds?: number; by: string }) => {
-		const range = checkChangeRequest(req as never, withSeconds);
-		const b = byRange.get(range);
-		if (!b || !ACTIVE_STATES.includes(b.state)) throw new Error(`entry: no active block for ${entry} on ${dp}`);
-		if (b.state === 'adding' || b.state === 'removing')
-			throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
-		return b;
+function enqueue(run: BlocksRun, req: BlockRequest, range: string): Pending {
+	const { site, dp, byRange } = run;
+	const { local } = run.modes;
+	const now = Date.now();
+	const block: Block = {
+		site_id: site,
+		domain_port_id: dp,
+		range,
+		entry: req.entry.trim(),
+		expiresAt: iso(now + req.seconds * 1000),
+		by: req.by,
+		reason: req.reason,
+		via: req.via ?? 'api',
+		state: 'adding',
+		addedAt: iso(now),
+		...(req.adopt ? { adopt: true as const } : {}),
 	};
+	byRange.set(range, block);
+	if (local) {
+		// Re-added before the release of its earlier block was sent: the hold just stays.
+		const i = run.toRelease.indexOf(blockKey(dp, range));
+		if (i >= 0) run.toRelease.splice(i, 1);
+	}
+	const p: Pending = { req, block };
+	run.pending.push(p);
+	run.wake();
+	return p;
+}
 
+/** The block an extend or a remove names: active, and not in the middle of its add or removal. */
+function currentBlock(
+	run: BlocksRun,
+	entry: string,
+	withSeconds: boolean,
+	req: { entry: string; seconds?: number; by: string },
+) {
+	const { dp, byRange } = run;
+	const range = checkChangeRequest(req as never, withSeconds);
+	const b = byRange.get(range);
+	if (!b || !ACTIVE_STATES.includes(b.state)) throw new Error(`entry: no active block for ${entry} on ${dp}`);
+	if (b.state === 'adding' || b.state === 'removing')
+		throw new Error(`entry: the block of ${range} is ${b.state}; try again in a moment`);
+	return b;
+}
+
+/** extendBlock and removeBlock. */
+function registerChanges(run: BlocksRun): void {
+	const { site, dp } = run;
+	const current = (entry: string, withSeconds: boolean, req: { entry: string; seconds?: number; by: string }) =>
+		currentBlock(run, entry, withSeconds, req);
 	setHandler(
 		extendBlockUpdate,
 		async (req) => {
@@ -174,12 +198,6 @@ export function registerBlocksHandlers(run: BlocksRun): void {
 		},
 		{ validator: (req) => void current(req?.entry, false, req) },
 	);
-
-	setHandler(blocksQuery, () => [...byRange.values(), ...run.ended]);
-	// The removal's own record in the history (read by a later attempt after a lost task): nothing to do here.
-	setHandler(removalIntentSignal, () => undefined);
-
-	setHandler(handedOverSignal, (sig: unknown) => onHandedOver(run, sig));
 }
 
 /**

@@ -4,7 +4,7 @@ import { settingKey } from '../coordinator/coordination.mts';
 /**
  * Expiring blocks (docs/workflows/expiring-blocks.md): one workflow per domain-port, `blocks-<site>-<dp>`, holds
  * the timers of all its blocks. Shared by the workflow (blocks.mts), the worker's activities and client
- * (worker/src/activities/blocks.mts), the CLI, the n8n Runbook node's tests and the attack response. The input rules live in
+ * (workflows/blocks/activities.mts), the CLI, the n8n Runbook node's tests and the attack response. The input rules live in
  * api/blockRules.ts (the n8n Runbook node checks with them too) and are re-exported here.
  */
 

@@ -1,27 +1,16 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
+import type { createCoordinationActivities } from './activities.mts';
 
 /**
  * Workflow side of "one owner per setting": claim, release and look up the holds of a site through the
- * `coordination.*` activities (worker/src/temporal/coordination.mts). The calling workflow is the owner.
+ * `coordination.*` activities (workflows/coordinator/client.mts). The calling workflow is the owner.
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
-/** The `coordination.*` activities as workflow code calls them (worker/src/activities/coordination.mts registers them). */
-interface CoordinationActivities {
-	[COORDINATION.claim]: (input: { site_id: string } & Omit<ClaimRequest, 'owner'>) => Promise<ClaimResult>;
-	[COORDINATION.release]: (input: {
-		site_id: string;
-		keys?: string[];
-		queuedOnly?: true;
-	}) => Promise<{ released: number; dequeued?: number }>;
-	[COORDINATION.handover]: (input: { site_id: string; keys: string[] }) => Promise<HandoverResult>;
-	[COORDINATION.holds]: (input: { site_id: string; keys?: string[] }) => Promise<Hold[]>;
-}
-
-const coord = proxyActivities<CoordinationActivities>({
+const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
 	startToCloseTimeout: '10m',
-	// The activities heartbeat while they wait (worker/src/temporal/coordination.mts): a worker that dies during a claim costs
+	// The activities heartbeat while they wait (workflows/coordinator/client.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.
 	heartbeatTimeout: '10s',
 	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },

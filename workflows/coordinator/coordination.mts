@@ -116,7 +116,7 @@ export const holdsPageQuery = defineQuery<{ total: number; holds: Hold[] }, [{ o
 );
 export const HOLDS_PAGE = 2000;
 
-/** Activity names (registered by worker/src/temporal/coordination.mts). */
+/** Activity names (registered by workflows/coordinator/client.mts). */
 export const COORDINATION = {
 	claim: 'coordination.claim',
 	release: 'coordination.release',

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { OperationActivities, SetParams } from '../pure/activityTypes.mts';
 import { settingKey } from '../coordinator/coordination.mts';
-import { ITEM_GROUP, ITEM_TYPE } from '../../api/runbook/planItems.ts';
+import { ITEM_GROUP, ITEM_TYPE, LEAF_FIELDS } from '../../api/runbook/planItems.ts';
 import { aggregate, entryRange, formatRange, parseAll, subtract, type ListEntry, type Range } from '../pure/ranges.mts';
 import { sameThreshold } from '../pure/thresholds.mts';
 import { findSwitch, sameJson } from '../attackResponse/settings.mts';
@@ -30,17 +30,6 @@ const acts = proxyActivities<OperationActivities>({
 	startToCloseTimeout: '30s',
 	retry: { maximumAttempts: 8, maximumInterval: '10s' },
 });
-
-const LEAF_FIELDS = [
-	'is_enabled',
-	'low_pps',
-	'high_pps',
-	'low_bps',
-	'high_bps',
-	'blackhole_bps',
-	'blackhole_pps',
-	'blackhole_time',
-];
 
 function found(f: Found, drift: Drift, fix?: Omit<Fix, 'drift'>): void {
 	f.drifts.push(drift);

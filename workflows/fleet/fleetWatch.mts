@@ -59,81 +59,9 @@ export async function fleetWatch(input: WatcherInput): Promise<FleetWatchResult>
 		// Wait for the tick (an Update may arrive meanwhile; it is applied and the wait goes on). Control flow depends
 		// only on which of the two happened, never on comparing clock readings (those differ between a first run,
 		// where local-activity results advance the workflow clock, and a replay).
-		if (w.nextTickAt !== undefined) {
-			for (;;) {
-				const updated = await condition(() => w.pending !== undefined, Math.max(1, (w.nextTickAt ?? 0) - Date.now()));
-				if (!updated) break;
-				w.applyPending();
-				if (w.cfg.sites.length === 0) break;
-			}
-			if (w.cfg.sites.length === 0) continue;
-		}
+		if (!(await untilTick(w))) continue;
 
-		/** When this tick was due (a grid point, or earlier after an Update); undefined for a new watcher's first tick. */
-		const due = w.nextTickAt;
-		const tickAt = Date.now();
-		const { intervalSeconds, batchSize, activities } = w.cfg.settings;
-		w.nextTickAt = undefined;
-		// Starvation bound: a site that would pass maxIntervalStretch intervals unchecked by this tick's end goes
-		// first, in a higher class of the request budget (worker/src/activities/fleet.mts); then the deferred sites.
-		// Runs recorded before replay the old order (deferred first).
-		const bounded = patched('fleet-budget-order');
-		// Every site in order of its last check, oldest first (never checked first), and each check timed when its
-		// answer came: under a budget the watch is then a round robin, each site's gap about sites ÷ the watch's rate;
-		// runs recorded before keep the order above and the batch's return as the check time.
-		const timed = patched('fleet-check-times');
-		const { urgent, order } = w.tickOrder(tickAt, bounded, timed);
-		w.deferred = [];
-		// The tick ends an interval after it began; since fleet-follow-deferred, at the watcher's grid point nearest
-		// to that (the same for a tick on time). A watcher that is behind follows each tick at once, so its ticks
-		// would all start and end together with the other watchers' (they begin together when a fleet is applied):
-		// ending on the phase-spread grid keeps one watcher's pause between ticks apart from the others', and the
-		// budget it leaves goes to them.
-		const tickEnd = followBehind
-			? nextGridPoint(tickAt + (intervalSeconds * 1000) / 2, w.cfg.index, intervalSeconds)
-			: tickAt + intervalSeconds * 1000;
-		const batches: string[][] = [];
-		for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
-		const t = await runTick(batches, {
-			activities,
-			backoff: paced,
-			checkTimes: timed,
-			concurrency: w.concurrency,
-			parallel: w.cfg.settings.parallelBatches ?? 4,
-			intervalSeconds,
-			// No new call after the tick's interval is over (the rest is checked first next tick).
-			budgetMs: () => Math.max(500, tickEnd - Date.now()),
-			states: w.states,
-			// Under fleet-check-times the oldest sites lead every tick; promoting them to a higher class of the budget
-			// made the watchers of one worker starve each other in turns (each tick's urgent lanes took every token).
-			...(urgent.size && !timed ? { urgent } : {}),
-			startRunbooks: (attacked) => w.startRunbooks(attacked),
-		});
-		w.afterTick(t, tickAt);
-		// the oldest check, in intervals (the starvation bound's metric; not emitted on replay)
-		metricMeter
-			.createGauge(
-				'secsvc_fleet_oldest_check_intervals',
-				'float',
-				'1',
-				'intervals since the least recently checked site of a watcher was checked',
-			)
-			.set(w.oldest(Date.now()).max, { fleet: w.cfg.fleet, watcher: String(w.cfg.index) });
-		// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or
-		// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
-		// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
-		// Under fleet-check-times, a tick the request budget held back (sites left unchecked because their calls got
-		// no turn before its end, not a refusal) is followed at once: the next one begins with the sites waiting
-		// longest, so waiting for the grid would only leave the budget idle and those sites older. A tick left
-		// behind by time alone (run late after a restart) keeps the grid: following it at once would check again
-		// the sites it has just checked.
-		const lastDueAt = (w.lastDueAt = due ?? tickAt);
-		const behind = followBehind && timed && t.budgetHeld && t.deferred.length > 0 && !t.rateLimited;
-		w.nextTickAt = behind
-			? Date.now()
-			: paced
-				? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, w.cfg.index, intervalSeconds), Date.now())
-				: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, w.cfg.index, intervalSeconds), Date.now());
+		const timed = await tick(w, paced, followBehind);
 
 		if (w.ticks >= w.cfg.settings.ticksPerRun || workflowInfo().continueAsNewSuggested) {
 			await condition(allHandlersFinished);
@@ -162,4 +90,90 @@ function registerHandlers(w: WatchState): void {
 	);
 	setHandler(configQuery, () => w.pending ?? w.cfg);
 	setHandler(statusQuery, (): WatcherStatus => w.status());
+}
+
+/** Waits for the tick's time, applying Updates that arrive meanwhile; false when the watcher has no sites left. */
+async function untilTick(w: WatchState): Promise<boolean> {
+	if (w.nextTickAt === undefined) return true;
+	for (;;) {
+		const updated = await condition(() => w.pending !== undefined, Math.max(1, (w.nextTickAt ?? 0) - Date.now()));
+		if (!updated) break;
+		w.applyPending();
+		if (w.cfg.sites.length === 0) break;
+	}
+	return w.cfg.sites.length !== 0;
+}
+
+/** The oldest check, in intervals (the starvation bound's metric; not emitted on replay). */
+function recordOldest(w: WatchState): void {
+	metricMeter
+		.createGauge(
+			'secsvc_fleet_oldest_check_intervals',
+			'float',
+			'1',
+			'intervals since the least recently checked site of a watcher was checked',
+		)
+		.set(w.oldest(Date.now()).max, { fleet: w.cfg.fleet, watcher: String(w.cfg.index) });
+}
+
+/** One tick: the sites in order, their batches through runTick, and when the next tick is due. */
+async function tick(w: WatchState, paced: boolean, followBehind: boolean): Promise<boolean> {
+	/** When this tick was due (a grid point, or earlier after an Update); undefined for a new watcher's first tick. */
+	const due = w.nextTickAt;
+	const tickAt = Date.now();
+	const { intervalSeconds, batchSize, activities } = w.cfg.settings;
+	w.nextTickAt = undefined;
+	// Starvation bound: a site that would pass maxIntervalStretch intervals unchecked by this tick's end goes
+	// first, in a higher class of the request budget (workflows/fleet/activities.mts); then the deferred sites.
+	// Runs recorded before replay the old order (deferred first).
+	const bounded = patched('fleet-budget-order');
+	// Every site in order of its last check, oldest first (never checked first), and each check timed when its
+	// answer came: under a budget the watch is then a round robin, each site's gap about sites ÷ the watch's rate;
+	// runs recorded before keep the order above and the batch's return as the check time.
+	const timed = patched('fleet-check-times');
+	const { urgent, order } = w.tickOrder(tickAt, bounded, timed);
+	w.deferred = [];
+	// The tick ends an interval after it began; since fleet-follow-deferred, at the watcher's grid point nearest
+	// to that (the same for a tick on time). A watcher that is behind follows each tick at once, so its ticks
+	// would all start and end together with the other watchers' (they begin together when a fleet is applied):
+	// ending on the phase-spread grid keeps one watcher's pause between ticks apart from the others', and the
+	// budget it leaves goes to them.
+	const tickEnd = followBehind
+		? nextGridPoint(tickAt + (intervalSeconds * 1000) / 2, w.cfg.index, intervalSeconds)
+		: tickAt + intervalSeconds * 1000;
+	const batches: string[][] = [];
+	for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
+	const t = await runTick(batches, {
+		activities,
+		backoff: paced,
+		checkTimes: timed,
+		concurrency: w.concurrency,
+		parallel: w.cfg.settings.parallelBatches ?? 4,
+		intervalSeconds,
+		// No new call after the tick's interval is over (the rest is checked first next tick).
+		budgetMs: () => Math.max(500, tickEnd - Date.now()),
+		states: w.states,
+		// Under fleet-check-times the oldest sites lead every tick; promoting them to a higher class of the budget
+		// made the watchers of one worker starve each other in turns (each tick's urgent lanes took every token).
+		...(urgent.size && !timed ? { urgent } : {}),
+		startRunbooks: (attacked) => w.startRunbooks(attacked),
+	});
+	w.afterTick(t, tickAt);
+	recordOldest(w);
+	// Ticks fall on the watcher's grid (tickPhaseMs: watchers spread over the interval; no drift from timer or
+	// tick latency). A tick that was due on the grid is followed one interval later; a first tick (or one moved by
+	// a configuration change) by the first grid point an interval on. A tick that ran past that is followed at once.
+	// Under fleet-check-times, a tick the request budget held back (sites left unchecked because their calls got
+	// no turn before its end, not a refusal) is followed at once: the next one begins with the sites waiting
+	// longest, so waiting for the grid would only leave the budget idle and those sites older. A tick left
+	// behind by time alone (run late after a restart) keeps the grid: following it at once would check again
+	// the sites it has just checked.
+	const lastDueAt = (w.lastDueAt = due ?? tickAt);
+	const behind = followBehind && timed && t.budgetHeld && t.deferred.length > 0 && !t.rateLimited;
+	w.nextTickAt = behind
+		? Date.now()
+		: paced
+			? Math.max(nextTickAfter(lastDueAt, tickAt + t.lateMs, w.cfg.index, intervalSeconds), Date.now())
+			: Math.max(nextGridPoint(lastDueAt + intervalSeconds * 1000, w.cfg.index, intervalSeconds), Date.now());
+	return timed;
 }

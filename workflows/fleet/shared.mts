@@ -1,6 +1,6 @@
 /**
  * Fleet watch: what the watcher workflows, the worker's batch activity and the CLI share. Pure (no zod, no I/O):
- * the workflow bundle imports it. The fleet file's zod schema is in worker/src/temporal/fleetConfig.mts.
+ * the workflow bundle imports it. The fleet file's zod schema is in workflows/fleet/clientConfig.mts.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 

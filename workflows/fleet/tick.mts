@@ -1,5 +1,6 @@
 import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type SiteState } from './shared.mts';
+import { FLEET_CHECK_ACTIVITY, type CheckBatchResult, type SiteState } from './shared.mts';
+import type { createFleetActivities } from './activities.mts';
 
 /**
  * One tick of a fleet watcher (workflows/fleet/fleetWatch.mts): every batch of sites through the batch activity
@@ -14,13 +15,14 @@ import { FLEET_CHECK_ACTIVITY, type CheckBatchInput, type CheckBatchResult, type
  * before it replay the old way: a rate-limited batch stopped the tick and the batches not started were deferred.
  */
 
-type Check = (i: CheckBatchInput) => Promise<CheckBatchResult>;
+/** The batch activity as its factory makes it (./activities.mts; a type only). */
+type Acts = ReturnType<typeof createFleetActivities>;
 const retry = { maximumAttempts: 3, initialInterval: '500ms' } as const;
 // The batch stops sending at its budget (≤ the interval) and early enough for its calls in flight to finish inside
 // the start-to-close timeout, so it is not retried as a whole for being slow.
-const local = proxyLocalActivities<Record<string, Check>>({ startToCloseTimeout: '60s', retry });
+const local = proxyLocalActivities<Acts>({ startToCloseTimeout: '60s', retry });
 const regularFor = (intervalSeconds: number) =>
-	proxyActivities<Record<string, Check>>({
+	proxyActivities<Acts>({
 		startToCloseTimeout: '60s',
 		// A killed worker's batch is retried within this (from the last heartbeat); the retry skips the sites the
 		// heartbeats recorded as checked.

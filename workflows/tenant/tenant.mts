@@ -21,12 +21,13 @@ import {
 	viewOf,
 	viewQuery,
 	withToken,
-	type RenewInput,
-	type RenewResult,
 	type Sealed,
 	type TenantState,
 	type TokenGrant,
+	type TokenRequest,
+	type InstallRequest,
 } from './shared.mts';
+import type { createTenantActivities } from './activities.mts';
 
 /**
  * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, docs/worker/tenants.md).
@@ -51,7 +52,7 @@ const CONTINUE_AFTER_EVENTS = 300;
 const CONTINUE_AFTER_EVENTS_BEFORE = 2_000;
 const SHORT_RUNS_PATCH = 'tenant-short-runs';
 
-const { [RENEW_ACTIVITY]: renew } = proxyActivities<{ [RENEW_ACTIVITY]: (i: RenewInput) => Promise<RenewResult> }>({
+const { [RENEW_ACTIVITY]: renew } = proxyActivities<ReturnType<typeof createTenantActivities>>({
 	startToCloseTimeout: '15 seconds',
 	// A retry after a refresh that reached the service gets the service's refusal (the old token is gone): the tenant
 	// is then needs-reinstall, loudly; a retry after a request that never left gets a token.
@@ -67,122 +68,28 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 	const { $sealed: _, ...start } = input;
 	const state: TenantState = { ...start };
 	const continueAfter = patched(SHORT_RUNS_PATCH) ? CONTINUE_AFTER_EVENTS : CONTINUE_AFTER_EVENTS_BEFORE;
-	let busy = false;
-	// A mutex for the handlers: every waiting condition that holds is released in the same pass, so each waiter
-	// checks again when it runs (Updates delivered together in one activation would otherwise all enter at once).
-	const locked = async <T,>(fn: () => Promise<T>): Promise<T> => {
-		while (busy) await condition(() => !busy);
-		busy = true;
-		try {
-			return await fn();
-		} finally {
-			busy = false;
-		}
-	};
-	const grant = (): TokenGrant =>
-		sealedFor(state.customerId, {
-			accessToken: state.accessToken as string,
-			expiresAt: state.expiresAt as number,
-			renewAt: state.renewAt as number,
-			generation: state.generation,
-			...(state.protectedRanges?.length ? { protectedRanges: state.protectedRanges } : {}),
-		});
-	const refused = () =>
-		ApplicationFailure.nonRetryable(
-			`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`,
-			'NeedsReinstall',
-		);
-	const take = (accessToken: string, expiresIn: number, sentAt: number, refreshToken?: string) => {
-		Object.assign(state, withToken(state, { accessToken, expiresIn, sentAt, refreshToken }));
-	};
-
+	const run = tenantRun(state);
 	setHandler(viewQuery, () => viewOf(state));
-	setHandler(
-		tokenUpdate,
-		(req) =>
-			locked(async () => {
-				if (state.status !== 'ok') throw refused();
-				const due =
-					!state.accessToken ||
-					Date.now() >= (state.renewAt ?? 0) ||
-					(req.rejectedGeneration !== undefined && req.rejectedGeneration >= state.generation);
-				if (!due) return grant();
-				if (state.kind === 'user' && !state.refreshToken) {
-					state.status = 'needs-reinstall';
-					state.problem = 'no refresh token: install the app for this customer again';
-					throw refused();
-				}
-				try {
-					const r = await renew(
-						sealed({
-							customerId: state.customerId,
-							kind: state.kind,
-							...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}),
-						}),
-					);
-					take(r.accessToken, r.expiresIn, r.sentAt, r.refreshToken);
-					state.lastRenewal = r.answeredAt;
-					state.renewals++;
-					return grant();
-				} catch (e) {
-					const cause = e instanceof ActivityFailure ? e.cause : undefined;
-					if (cause instanceof ApplicationFailure && cause.type === 'RefreshRejected') {
-						state.status = 'needs-reinstall';
-						state.problem = cause.message;
-						upsertMemo({ status: state.status });
-						throw refused();
-					}
-					throw ApplicationFailure.nonRetryable(
-						`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`,
-						'TokenUnavailable',
-					);
-				}
-			}),
-		{
-			validator: (req) => {
-				if (
-					!req ||
-					typeof req !== 'object' ||
-					(req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration))
-				)
-					fail('rejectedGeneration: must be an integer when given');
-			},
+	setHandler(tokenUpdate, (req) => run.locked(() => token(run, req)), {
+		validator: (req) => {
+			if (
+				!req ||
+				typeof req !== 'object' ||
+				(req.rejectedGeneration !== undefined && !Number.isInteger(req.rejectedGeneration))
+			)
+				fail('rejectedGeneration: must be an integer when given');
 		},
-	);
-	setHandler(
-		installUpdate,
-		(req) =>
-			locked(async () => {
-				state.kind = req.kind;
-				state.sites = [...new Set(req.sites)];
-				// only an install that names them changes them (and the memo): an entrance re-install keeps the operator's
-				const ranges = req.protectedRanges === undefined ? undefined : [...new Set(req.protectedRanges)];
-				if (ranges) state.protectedRanges = ranges;
-				state.status = 'ok';
-				delete state.problem;
-				// the same record as the start's (Update-with-start of a new tenant) is not taken twice
-				if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken)
-					take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
-				else if (req.kind === 'app') state.renewAt = 0;
-				upsertMemo({
-					sites: state.sites,
-					kind: state.kind,
-					status: state.status,
-					...(ranges ? { protectedRanges: ranges.length ? ranges : undefined } : {}),
-				});
-				return viewOf(state);
-			}),
-		{
-			validator: (req) => {
-				const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind, protectedRanges: req?.protectedRanges });
-				if (p) fail(p);
-				if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn))
-					fail('token: a user tenant is installed with the token record of the authorization-code exchange');
-			},
+	});
+	setHandler(installUpdate, (req) => run.locked(async () => install(run, req)), {
+		validator: (req) => {
+			const p = tenantInputProblem({ sites: req?.sites, kind: req?.kind, protectedRanges: req?.protectedRanges });
+			if (p) fail(p);
+			if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn))
+				fail('token: a user tenant is installed with the token record of the authorization-code exchange');
 		},
-	);
+	});
 	setHandler(removeUpdate, () =>
-		locked(async () => {
+		run.locked(async () => {
 			state.status = 'removed';
 			delete state.accessToken;
 			delete state.refreshToken;
@@ -195,9 +102,111 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			workflowInfo().continueAsNewSuggested ||
 			workflowInfo().historyLength > continueAfter,
 	);
-	await condition(() => !busy && allHandlersFinished());
+	await condition(() => !run.busy && allHandlersFinished());
 	if (state.status === 'removed') return viewOf(state);
 	return continueAsNew<typeof tenant>(sealed(state));
+}
+
+type TenantRun = ReturnType<typeof tenantRun>;
+
+/** One run's state and the helpers its handlers share (state lives in the workflow function's scope, never the module's). */
+function tenantRun(state: TenantState) {
+	const run = {
+		state,
+		busy: false,
+		// A mutex for the handlers: every waiting condition that holds is released in the same pass, so each waiter
+		// checks again when it runs (Updates delivered together in one activation would otherwise all enter at once).
+		locked: async <T,>(fn: () => Promise<T>): Promise<T> => {
+			while (run.busy) await condition(() => !run.busy);
+			run.busy = true;
+			try {
+				return await fn();
+			} finally {
+				run.busy = false;
+			}
+		},
+		grant: (): TokenGrant =>
+			sealedFor(state.customerId, {
+				accessToken: state.accessToken as string,
+				expiresAt: state.expiresAt as number,
+				renewAt: state.renewAt as number,
+				generation: state.generation,
+				...(state.protectedRanges?.length ? { protectedRanges: state.protectedRanges } : {}),
+			}),
+		refused: () =>
+			ApplicationFailure.nonRetryable(
+				`tenant ${state.customerId} needs re-install: ${state.problem ?? 'no token'}`,
+				'NeedsReinstall',
+			),
+		take: (accessToken: string, expiresIn: number, sentAt: number, refreshToken?: string) => {
+			Object.assign(state, withToken(state, { accessToken, expiresIn, sentAt, refreshToken }));
+		},
+	};
+	return run;
+}
+
+/** The `token` Update: the current token, renewed first when due (or when the asker's generation was rejected). */
+async function token(run: TenantRun, req: TokenRequest): Promise<TokenGrant> {
+	const { state } = run;
+	if (state.status !== 'ok') throw run.refused();
+	const due =
+		!state.accessToken ||
+		Date.now() >= (state.renewAt ?? 0) ||
+		(req.rejectedGeneration !== undefined && req.rejectedGeneration >= state.generation);
+	if (!due) return run.grant();
+	if (state.kind === 'user' && !state.refreshToken) {
+		state.status = 'needs-reinstall';
+		state.problem = 'no refresh token: install the app for this customer again';
+		throw run.refused();
+	}
+	try {
+		const r = await renew(
+			sealed({
+				customerId: state.customerId,
+				kind: state.kind,
+				...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}),
+			}),
+		);
+		run.take(r.accessToken, r.expiresIn, r.sentAt, r.refreshToken);
+		state.lastRenewal = r.answeredAt;
+		state.renewals++;
+		return run.grant();
+	} catch (e) {
+		const cause = e instanceof ActivityFailure ? e.cause : undefined;
+		if (cause instanceof ApplicationFailure && cause.type === 'RefreshRejected') {
+			state.status = 'needs-reinstall';
+			state.problem = cause.message;
+			upsertMemo({ status: state.status });
+			throw run.refused();
+		}
+		throw ApplicationFailure.nonRetryable(
+			`tenant ${state.customerId}: no token now (${cause instanceof Error ? cause.message : String(e)}); ask again`,
+			'TokenUnavailable',
+		);
+	}
+}
+
+/** The `install` Update: a new token record and sites (a re-install clears needs-reinstall). */
+function install(run: TenantRun, req: InstallRequest) {
+	const { state } = run;
+	state.kind = req.kind;
+	state.sites = [...new Set(req.sites)];
+	// only an install that names them changes them (and the memo): an entrance re-install keeps the operator's
+	const ranges = req.protectedRanges === undefined ? undefined : [...new Set(req.protectedRanges)];
+	if (ranges) state.protectedRanges = ranges;
+	state.status = 'ok';
+	delete state.problem;
+	// the same record as the start's (Update-with-start of a new tenant) is not taken twice
+	if (req.accessToken && req.expiresIn && req.accessToken !== state.accessToken)
+		run.take(req.accessToken, req.expiresIn, req.issuedAt ?? Date.now(), req.refreshToken);
+	else if (req.kind === 'app') state.renewAt = 0;
+	upsertMemo({
+		sites: state.sites,
+		kind: state.kind,
+		status: state.status,
+		...(ranges ? { protectedRanges: ranges.length ? ranges : undefined } : {}),
+	});
+	return viewOf(state);
 }
 
 function fail(rule: string): never {

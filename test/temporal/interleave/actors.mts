@@ -3,8 +3,8 @@
  * drift enforce, a signal, a worker kill), when each anchor is reached, and what happened, in order (the trace).
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { abort, extendCooldown } from '../../../worker/src/temporal/runbooks.mts';
-import { addBlock } from '../../../worker/src/temporal/blocks.mts';
+import { abort, extendCooldown } from '../../../workflows/attackResponse/client.mts';
+import { addBlock } from '../../../workflows/blocks/client.mts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 import { stateQuery } from '../../../workflows/attackResponse/messages.mts';
 import type { driftAudit } from '../../../workflows/drift/driftAudit.mts';

@@ -5,7 +5,7 @@
  */
 import type { Client } from '../../../api/client.ts';
 import type { LogEntry } from '../../../simulator/index.mts';
-import { decide, startAttackResponse } from '../../../worker/src/temporal/runbooks.mts';
+import { decide, startAttackResponse } from '../../../workflows/attackResponse/client.mts';
 import { blocksShardId } from '../../../api/blockShards.ts';
 import type { AttackResponseResult } from '../../../api/runbook/contract.ts';
 import { plan, type Ids } from '../helpers.mts';

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { KeyedMutex } from './mutex.mts';
-import { claim, release } from '../temporal/coordination.mts';
+import { claim, release } from '../../../workflows/coordinator/client.mts';
 import { settingKey } from '../../../workflows/coordinator/coordination.mts';
 
 const httpFilterMutex = new KeyedMutex();

@@ -1,6 +1,6 @@
 import { allowRequestProblems } from '../../../api/runbook/allowRules.ts';
 import { loadGuardConfig } from '../process/config.mts';
-import { allowListWins, formatAllow, type AllowResult } from '../temporal/allowWins.mts';
+import { allowListWins, formatAllow } from '../../../workflows/blocks/clientAllow.mts';
 import { siteArg, UsageError, type Command } from './args.mts';
 
 /**
@@ -23,31 +23,3 @@ export const allow: Command = async ({ pos, o, conn, out }) => {
 	out(o.json ? r : formatAllow(r));
 	return r.notEnded.length ? 1 : 0;
 };
-
-/** After a whitelist entry was asked for through `secsvc call`: the blocks that overlap it end (call.mts). */
-export async function afterWhitelistAdd(
-	client: Parameters<typeof allowListWins>[0],
-	params: Record<string, unknown>,
-	by: string,
-): Promise<AllowResult | undefined> {
-	const site = params.site_id;
-	const dp = params.domain_port_id;
-	const entry = params.ip_white_list;
-	if (typeof site !== 'string' || typeof dp !== 'string' || typeof entry !== 'string') return undefined;
-	return allowListWins(client, site, [entry], `whitelist entry ${entry} added by ${by}`, dp);
-}
-
-/** After a tenant declared its protected ranges (`secsvc tenants add|install --protected`): on each of its sites. */
-export async function afterTenantRanges(
-	client: Parameters<typeof allowListWins>[0],
-	customerId: string,
-	sites: string[],
-	ranges: string[] | undefined,
-	out: (v: unknown) => void,
-): Promise<void> {
-	if (!ranges?.length) return;
-	for (const site of sites) {
-		const r = await allowListWins(client, site, ranges, `protected range declared by tenant ${customerId}`);
-		if (r.ended.length || r.notEnded.length) out(formatAllow(r));
-	}
-}

@@ -3,20 +3,18 @@ import { PlanError } from '../../../api/runbook/plan.ts';
 import { DesiredStateError } from '../../../api/runbook/desired.ts';
 import { loadConfig, loadTemporalConfig, ConfigError } from '../process/config.mts';
 import { ValidationError } from '../../../api/errors.ts';
-import { FLEET_USAGE, isFleetUserError, runFleet } from './fleet.mts';
-import { BlockRefused } from '../temporal/blocks.mts';
+import { isFleetUserError } from '../../../workflows/fleet/command.mts';
+import { BlockRefused } from '../../../workflows/blocks/client.mts';
 import { NoPollers, requirePollers, startsWorkflow } from '../temporal/pollers.mts';
-import { BlockInputError, MAX_BULK_BLOCKS } from '../../../workflows/blocks/shared.mts';
-import { DecisionRefused, failureText, ListFilterError, temporalClient } from '../temporal/runbooks.mts';
+import { BlockInputError } from '../../../workflows/blocks/shared.mts';
+import { PLAYBOOKS } from '../../../workflows/playbooks.mts';
+import { playbookCommand } from '../playbooks.mts';
+import { DecisionRefused, ListFilterError } from '../../../workflows/attackResponse/client.mts';
+import { failureText } from '../temporal/failureText.mts';
+import { temporalClient } from '../process/temporalClient.mts';
 import { opts, runbookArg, text, UsageError, type Command } from './args.mts';
-import { abortCommand, decideCommand, extend, inspectCommand, list, start, timelineCommand } from './runbook.mts';
-import { block } from './blocks.mts';
-import { call } from './call.mts';
 import { allow } from './allow.mts';
 import { deploy } from './deploy.mts';
-import { drift } from './drift.mts';
-import { holds } from './holds.mts';
-import { report } from './report.mts';
 import { schedule } from './schedule.mts';
 import { runSandbox, SANDBOX_USAGE } from './sandbox.mts';
 
@@ -26,74 +24,23 @@ const USAGE = `usage: secsvc <command> [options]
 
   worker                                   run the worker (config: env / SECSVC_CONFIG, see worker/README.md)
 ${SANDBOX_USAGE}
-  start --plan FILE [--dry-run] [--wait] [--login]   start attack response (workflow id attack-response-<site>); SECSVC_ID_TOKEN or --login: the starter's proof
-  approve SITE|ID [--login | --by ID] [--reason TEXT]   approve (Update: the decision comes back; refused when not an approver …)
-  reject SITE|ID [--login | --by ID] --reason TEXT     reject (a reason is required)
-                                           proof of who decides: SECSVC_ID_TOKEN, or --login [browser|device] at the
-                                           identity provider (the default when SECSVC_OIDC_ISSUER is set); --by only without one
-  abort SITE|ID [--by NAME] [--reason TEXT]
-  extend SITE|ID --seconds N               extend the cooldown
-  inspect SITE|ID                          state and changes (running) or result (closed), as JSON
-  list [--site S] [--phase P] [--running] [--json]
-                                           attack responses (visibility query on the search attributes);
-                                           --phase mitigation = tightening, blacklisting, rate-limiting or waiting
-  timeline SITE|ID                         the runbook's audit trail, one line per step
-  drift --desired FILE [--enforce] [--wait]
-  report --site SITE [--hours N] [--markdown] [--html FILE]
-                                           period report (attack report playbook); --html writes the HTML report
-  report SITE|ID --html FILE               one runbook's attack report as a self-contained HTML file
+${PLAYBOOKS.flatMap((p) => Object.values(p.commands ?? {}).map((c) => c.usage + '\n')).join('')}\
   schedule create watch --plan FILE --every 60s
   schedule create drift --desired FILE --every 1h [--enforce]
   schedule create report --site SITE --every 24h [--hours N] [--with-html]   (result carries the HTML report)
   schedule delete SCHEDULE_ID
   schedule list                            health of every schedule; exit 3 when one is failing or stuck
-  holds SITE [--json]                      settings held at the site's coordinator (who, since, until, why)
-  holds release SITE --owner WORKFLOW_ID   let go of what an owner holds (an owner that will never release)
-  tenants add|install|list|show|remove, entrance   customers the app acts for (docs/worker/tenants.md)
-  block add SITE DP ENTRY [ENTRY…] --seconds N --by ID --reason TEXT [--max-prefix N]
-  block add SITE [DP] --file FILE --seconds N --by ID --reason TEXT [--max-site-blocks N]
-                                           a threat feed: one entry a line (\`DP ENTRY\` a line without DP; # comments),
-                                           merged into ranges per domain-port, refused whole (nothing sent) past the
-                                           site's limit (SECSVC_MAX_SITE_BLOCKS, default 20000 ranges) or its shards
-                                           block addresses / start-end ranges / CIDRs for N seconds (removed at expiry);
-                                           several entries go in bulk adds (one Update per ${MAX_BULK_BLOCKS}); a bad entry is
-                                           named (ENTRY 2 / --file line 7) and nothing is sent
-  block list SITE [--dp DP] [--json]       site, domain-port, range, expires at, by, why, state
-  block extend SITE DP ENTRY --seconds N --by ID   new remaining time (longer or shorter)
-  block remove SITE DP ENTRY --by ID       remove now
   allow SITE [RANGE…] --reason TEXT [--dp DP] [--from-config] [--json]
                                            the allow-list wins: ends at once the live expiring blocks and runbook
                                            entries overlapping the ranges (or guard.protectedRanges), each with why;
                                            \`call applicationProtection.ipWhitelist.add\` does it for its entry
-  call OPERATION --params JSON [--wait] [--allow-wide-block REASON --by ID]
-                                           one API operation as a durable step (retried; HTTP-filter writes serialized);
-                                           a block is checked by the blast-radius guard before anything starts;
-                                           --allow-wide-block lifts only its widest-prefix rule (recorded)
   deploy status [--json]                   builds of the worker deployment, routing, build of each running runbook
   deploy set-current BUILD_ID              roll a build out: new runbooks go to it (pinned ones stay on theirs)
   deploy retire-check [BUILD_ID] [--json]  which old builds have no pinned runbook left (exit 1: BUILD_ID not yet)
-${FLEET_USAGE}`;
+`;
 
-/** Every command but `worker` and `help`, by name. */
-const COMMANDS: Record<string, Command> = {
-	start,
-	approve: decideCommand,
-	reject: decideCommand,
-	abort: abortCommand,
-	extend,
-	inspect: inspectCommand,
-	list,
-	timeline: timelineCommand,
-	drift,
-	report,
-	holds,
-	call,
-	allow,
-	schedule,
-	deploy,
-	block,
-	fleet: ({ pos, o, conn, t, out }) => runFleet(pos, o, conn, t.taskQueue, out),
-};
+/** The commands of no playbook (the playbooks' own come from their rows in ../playbooks.mts). */
+const COMMANDS: Record<string, Command> = { allow, schedule, deploy };
 
 export interface CliIo {
 	out(s: string): void;
@@ -111,9 +58,10 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			return cmd ? 0 : 2;
 		}
 		// tenants: their own Temporal client with the payload codec (tenants.mts)
-		if (cmd === 'tenants') return await (await import('./tenants.mts')).runTenants({ pos, o }, io);
+		if (cmd === 'tenants')
+			return await (await import('../../../workflows/tenant/command.mts')).runTenants({ pos, o }, io);
 		if (cmd === 'sandbox') return await runSandbox(o, io);
-		if (cmd === 'entrance') return await (await import('./tenants.mts')).runEntrance(o, io);
+		if (cmd === 'entrance') return await (await import('../../../workflows/tenant/command.mts')).runEntrance(o, io);
 		if (cmd === 'worker') {
 			const { main } = await import('../process/main.mts');
 			loadConfig(); // fail early with a clear message
@@ -134,7 +82,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 			if (!pos[i]) throw new UsageError(`${what}: is required`);
 			return what === 'SITE|ID' ? runbookArg(pos[i]) : (text(pos[i], what) as string);
 		};
-		const command = COMMANDS[cmd];
+		const command = COMMANDS[cmd] ?? playbookCommand(cmd);
 		if (!command) throw new UsageError(`unknown command '${cmd}'\n${USAGE}`);
 		return await command({
 			cmd,

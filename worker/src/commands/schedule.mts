@@ -1,6 +1,7 @@
 import { checkDesiredState } from '../../../api/runbook/desired.ts';
 import { parsePlan } from '../../../api/runbook/plan.ts';
 import { createSchedule, deleteSchedule, scheduleStatuses, type ScheduleKind } from '../temporal/schedules.mts';
+import { scheduledBy } from '../../../workflows/playbooks.mts';
 import { everyArg, hoursArg, readJson, siteArg, UsageError, type Command } from './args.mts';
 
 /** `secsvc schedule create watch|drift|report …`, `schedule delete ID`, `schedule list` (exit 3: one failing or stuck). */
@@ -21,7 +22,7 @@ export const schedule: Command = async ({ o, conn, t, out, err, need }) => {
 	}
 	if (sub !== 'create') throw new UsageError(`schedule ${sub}: must be create, delete or list`);
 	const kind = need(1, 'watch|drift|report') as ScheduleKind;
-	const every = everyArg(o.every, kind === 'watch' ? '60s' : '24h');
+	const every = everyArg(o.every, scheduledBy(kind)?.schedule?.every ?? '24h');
 	let site: string;
 	let input: unknown;
 	if (kind === 'watch') {

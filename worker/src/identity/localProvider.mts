@@ -96,33 +96,7 @@ export async function startLocalProvider(o: LocalProviderOptions): Promise<Local
 	const ttl = { idToken: 600 };
 	const provider = new Provider(issuer, {
 		jwks: { keys: [signingKey(o.keyFile)] },
-		clients: [
-			...(o.clients ?? ['secsvc']).map((id) => ({
-				client_id: id,
-				client_secret: clientSecretOf(id),
-				redirect_uris: [REDIRECT_URI],
-				grant_types: ['authorization_code'],
-				response_types: ['code'],
-				token_endpoint_auth_method: 'client_secret_post',
-			})),
-			// the CLI's public native client: browser logins with a loopback redirect (any port) and device-code logins
-			{
-				client_id: 'secsvc-cli',
-				application_type: 'native',
-				token_endpoint_auth_method: 'none',
-				grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
-				response_types: ['code'],
-				redirect_uris: [REDIRECT_URI],
-			},
-			...[...services.values()].map((s) => ({
-				client_id: s.id,
-				client_secret: s.secret,
-				grant_types: ['client_credentials'],
-				response_types: [],
-				redirect_uris: [],
-				token_endpoint_auth_method: 'client_secret_post',
-			})),
-		],
+		clients: providerClients(o, services),
 		claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'], profile: ['name'] },
 		scopes: ['openid', 'email', 'groups', 'profile', 'offline_access'],
 		conformIdTokenClaims: false, // the scopes' claims in the ID token itself (the worker reads only the ID token)
@@ -138,30 +112,7 @@ export async function startLocalProvider(o: LocalProviderOptions): Promise<Local
 			token.kind === 'ClientCredentials' && services.has(token.clientId)
 				? { permissions: services.get(token.clientId)!.permissions }
 				: undefined,
-		features: {
-			devInteractions: { enabled: false },
-			clientCredentials: { enabled: true },
-			introspection: { enabled: true },
-			revocation: { enabled: true },
-			resourceIndicators: {
-				enabled: true,
-				defaultResource: () => serviceAudience,
-				useGrantedResource: () => true,
-				getResourceServerInfo: () => ({
-					scope: 'temporal',
-					audience: serviceAudience,
-					accessTokenTTL: o.serviceTokenSeconds ?? 600,
-					accessTokenFormat: 'jwt',
-					jwt: { sign: { alg: 'RS256' } },
-				}),
-			},
-			// the device flow's pages reduced to their forms
-			deviceFlow: {
-				enabled: true,
-				userCodeConfirmSource: async (ctx: { body: string }, form: string) => void (ctx.body = form),
-				successSource: async (ctx: { body: string }) => void (ctx.body = 'device login done'),
-			},
-		},
+		features: providerFeatures(o, serviceAudience),
 		pkce: { required: () => false },
 		ttl: {
 			IdToken: () => ttl.idToken,
@@ -186,45 +137,111 @@ export async function startLocalProvider(o: LocalProviderOptions): Promise<Local
 	};
 	server.on('request', (req: IncomingMessage, res: ServerResponse) => {
 		if (!req.url?.startsWith('/interaction/')) return handle(req, res);
-		void interaction(req, res).catch((e) => {
+		void interaction(provider, people, self, req, res).catch((e) => {
 			res.statusCode = 500;
 			res.end(String(e));
 		});
 	});
 
-	/** The person logs in and consents: at once when the login names them, else on a page listing the people. */
-	async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
-		const d = await provider.interactionDetails(req, res);
-		let accountId = people[d.params.login_hint] ? d.params.login_hint : self.nextLogin;
-		if (req.method === 'POST') {
-			let body = '';
-			for await (const c of req) body += c;
-			accountId = new URLSearchParams(body).get('account') ?? undefined;
-		}
-		if (!accountId || !people[accountId]) {
-			res.setHeader('content-type', 'text/html; charset=utf-8');
-			res.end(
-				`<!doctype html><title>secsvc local login</title><h1>Log in (local demo provider)</h1>` +
-					`<form method="post" action="/interaction/${esc(d.uid)}">` +
-					Object.entries(people)
-						.map(
-							([id, p]) =>
-								`<button name="account" value="${esc(id)}">${esc(p.email)} (${esc(p.groups.join(', '))})</button><br>`,
-						)
-						.join('') +
-					`</form>`,
-			);
-			return;
-		}
-		const grant = new provider.Grant({ accountId, clientId: d.params.client_id });
-		grant.addOIDCScope(d.params.scope);
-		const grantId = await grant.save();
-		await provider.interactionFinished(
-			req,
-			res,
-			{ login: { accountId }, consent: { grantId } },
-			{ mergeWithLastSubmission: false },
-		);
-	}
 	return self;
+}
+
+/** The provider's clients: the approvers' apps, the CLI's public native client and the services' (client credentials). */
+function providerClients(o: LocalProviderOptions, services: Map<string, ServiceClient>) {
+	return [
+		...(o.clients ?? ['secsvc']).map((id) => ({
+			client_id: id,
+			client_secret: clientSecretOf(id),
+			redirect_uris: [REDIRECT_URI],
+			grant_types: ['authorization_code'],
+			response_types: ['code'],
+			token_endpoint_auth_method: 'client_secret_post',
+		})),
+		// the CLI's public native client: browser logins with a loopback redirect (any port) and device-code logins
+		{
+			client_id: 'secsvc-cli',
+			application_type: 'native',
+			token_endpoint_auth_method: 'none',
+			grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+			response_types: ['code'],
+			redirect_uris: [REDIRECT_URI],
+		},
+		...[...services.values()].map((s) => ({
+			client_id: s.id,
+			client_secret: s.secret,
+			grant_types: ['client_credentials'],
+			response_types: [],
+			redirect_uris: [],
+			token_endpoint_auth_method: 'client_secret_post',
+		})),
+	];
+}
+
+/** The provider's features: device logins, client credentials with JWT access tokens for the services' audience. */
+function providerFeatures(o: LocalProviderOptions, serviceAudience: string) {
+	return {
+		devInteractions: { enabled: false },
+		clientCredentials: { enabled: true },
+		introspection: { enabled: true },
+		revocation: { enabled: true },
+		resourceIndicators: {
+			enabled: true,
+			defaultResource: () => serviceAudience,
+			useGrantedResource: () => true,
+			getResourceServerInfo: () => ({
+				scope: 'temporal',
+				audience: serviceAudience,
+				accessTokenTTL: o.serviceTokenSeconds ?? 600,
+				accessTokenFormat: 'jwt',
+				jwt: { sign: { alg: 'RS256' } },
+			}),
+		},
+		// the device flow's pages reduced to their forms
+		deviceFlow: {
+			enabled: true,
+			userCodeConfirmSource: async (ctx: { body: string }, form: string) => void (ctx.body = form),
+			successSource: async (ctx: { body: string }) => void (ctx.body = 'device login done'),
+		},
+	};
+}
+
+/** The person logs in and consents: at once when the login names them, else on a page listing the people. */
+async function interaction(
+	provider: ProviderLike,
+	people: LocalProviderOptions['people'],
+	self: LocalProvider,
+	req: IncomingMessage,
+	res: ServerResponse,
+): Promise<void> {
+	const d = await provider.interactionDetails(req, res);
+	let accountId = people[d.params.login_hint] ? d.params.login_hint : self.nextLogin;
+	if (req.method === 'POST') {
+		let body = '';
+		for await (const c of req) body += c;
+		accountId = new URLSearchParams(body).get('account') ?? undefined;
+	}
+	if (!accountId || !people[accountId]) {
+		res.setHeader('content-type', 'text/html; charset=utf-8');
+		res.end(
+			`<!doctype html><title>secsvc local login</title><h1>Log in (local demo provider)</h1>` +
+				`<form method="post" action="/interaction/${esc(d.uid)}">` +
+				Object.entries(people)
+					.map(
+						([id, p]) =>
+							`<button name="account" value="${esc(id)}">${esc(p.email)} (${esc(p.groups.join(', '))})</button><br>`,
+					)
+					.join('') +
+				`</form>`,
+		);
+		return;
+	}
+	const grant = new provider.Grant({ accountId, clientId: d.params.client_id });
+	grant.addOIDCScope(d.params.scope);
+	const grantId = await grant.save();
+	await provider.interactionFinished(
+		req,
+		res,
+		{ login: { accountId }, consent: { grantId } },
+		{ mergeWithLastSubmission: false },
+	);
 }

@@ -6,6 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT, hashInputs } from './buildInfo.mts';
 import { DIST, PACKAGED } from './launch.mts';
+import { HOST_FILE } from '../../../workflows/playbooks.mts';
 
 /**
  * Workflow bundling, done ONCE per source version and cached on disk, never inside the worker process.
@@ -89,7 +90,8 @@ export function workflowsDir(env: Record<string, string | undefined> = process.e
 
 /** Hash of everything that goes into the bundle (same scheme as the compiled worker's build record). */
 export function sourceHash(dir = workflowsDir()): string {
-	const files = [...listSources(dir, ['.mts', '.ts']), ...listSources(join(ROOT, 'api'), ['.ts']), SELF, UNVERSIONED];
+	const bundled = listSources(dir, ['.mts', '.ts']).filter((f) => !HOST_FILE.test(f)); // host side: never bundled
+	const files = [...bundled, ...listSources(join(ROOT, 'api'), ['.ts']), SELF, UNVERSIONED];
 	return (
 		hashInputs(
 			files.map((f) => relative(ROOT, f)),

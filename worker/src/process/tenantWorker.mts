@@ -8,7 +8,12 @@ import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import type { WorkerConfig } from './config.mts';
 import { createUndiciTransport } from '../service/undici.mts';
 import { clientSafety } from './clientSafety.mts';
-import { createTenantActivities, TenantDirectory, tenantClients, tenantRoutingClient } from '../activities/tenants.mts';
+import {
+	createTenantActivities,
+	TenantDirectory,
+	tenantClients,
+	tenantRoutingClient,
+} from '../../../workflows/tenant/activities.mts';
 
 export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
 	const v = env.SECSVC_TENANTS;

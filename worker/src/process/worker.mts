@@ -1,16 +1,12 @@
-import { createIdentityActivities } from '../activities/identity.mts';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Client } from '../../../api/client.ts';
 import { redactText, registerSecret } from '../../../api/redact.ts';
 import { createActivities } from '../activities/operations.mts';
+import { playbookActivities } from '../playbooks.mts';
 import { AdmissionSlots, coordinatorQueueFor } from './admission.mts';
 import { admissionGauges, workerSizing } from './sizing.mts';
-import { createCoordinationActivities } from '../activities/coordination.mts';
-import { createFleetActivities } from '../activities/fleet.mts';
-import { createBlocksActivities } from '../activities/blocks.mts';
-import { createHoldDownActivities } from '../activities/holdDown.mts';
 import { workflowBundle } from './bundle.mts';
 import { connectWithBearer } from './temporalToken.mts';
 import { connectionOptions, type WorkerConfig } from './config.mts';
@@ -208,7 +204,7 @@ async function clientsFor(cfg: WorkerConfig, opts: StartOptions, tenancy: Return
 	return { app, client, connection, temporalClient, close };
 }
 
-/** The activities of the runbooks' task queue, from their factories (each receives its clients). */
+/** The activities of the runbooks' task queue: the operations' and each playbook's (worker/src/playbooks.mts). */
 function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () => TemporalClient) {
 	return {
 		...createActivities(client, {
@@ -221,11 +217,7 @@ function workerActivities(client: Client, cfg: WorkerConfig, temporalClient: () 
 			},
 			coordination: temporalClient,
 		}),
-		...createCoordinationActivities(temporalClient),
-		...createFleetActivities(client, { rateLimitCodes: cfg.api.rateLimitCodes }),
-		...createBlocksActivities(client, temporalClient),
-		...createHoldDownActivities(temporalClient),
-		...createIdentityActivities(cfg.identity, cfg.unverifiedApprovals === true),
+		...playbookActivities({ client, cfg, temporalClient }),
 	};
 }
 

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { commandOf } from '../../../workflows/playbooks.mts';
 
 /**
  * Before a command starts a workflow: does a worker poll its task queue? Temporal accepts a start on any queue name,
@@ -26,11 +27,7 @@ export async function requirePollers(client: Client, taskQueue: string): Promise
 		);
 }
 
-/** Whether a command line starts a workflow on the configured task queue (the commands that check first). */
+/** Whether a command line starts a workflow on the configured task queue (its playbook record says; those check first). */
 export function startsWorkflow(cmd: string, pos: string[]): boolean {
-	if (cmd === 'start' || cmd === 'drift' || cmd === 'call') return true;
-	if (cmd === 'report') return !pos[0]; // `report --site` runs the report playbook; `report SITE --html` only reads
-	if (cmd === 'block') return pos[0] === 'add';
-	if (cmd === 'fleet') return pos[0] === 'apply';
-	return false;
+	return commandOf(cmd)?.command.startsWorkflow?.(pos) ?? false;
 }

@@ -1,9 +1,10 @@
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { scheduleIdFor, WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import { failureText } from './runbooks.mts';
+import { scheduleIdFor } from '../../../api/runbook/contract.ts';
+import { scheduledBy, type ScheduleKind } from '../../../workflows/playbooks.mts';
+import { failureText } from './failureText.mts';
 
-/** Schedules of the playbooks that run on a timer (watch, drift, report) and their health (`secsvc schedule list`). */
-export type ScheduleKind = 'watch' | 'drift' | 'report';
+/** Schedules of the playbooks that run on a timer (their records' `schedule`) and their health (`secsvc schedule list`). */
+export type { ScheduleKind };
 
 export async function createSchedule(
 	client: Client,
@@ -13,12 +14,8 @@ export async function createSchedule(
 	every: string,
 	input: unknown,
 ) {
-	const workflowType =
-		kind === 'watch'
-			? WORKFLOW_TYPE.attackWatch
-			: kind === 'drift'
-				? WORKFLOW_TYPE.driftAudit
-				: WORKFLOW_TYPE.attackReport;
+	const workflowType = scheduledBy(kind)?.type;
+	if (!workflowType) throw new Error(`schedule kind ${kind}: no playbook runs on it`);
 	const scheduleId = scheduleIdFor(kind, site);
 	return client.schedule.create({
 		scheduleId,
@@ -30,12 +27,6 @@ export async function createSchedule(
 
 export async function deleteSchedule(client: Client, scheduleId: string) {
 	await client.schedule.getHandle(scheduleId).delete();
-}
-
-export async function listSchedules(client: Client): Promise<string[]> {
-	const out: string[] = [];
-	for await (const s of client.schedule.list()) out.push(s.scheduleId);
-	return out;
 }
 
 export type ScheduleHealth = 'ok' | 'failing' | 'stuck' | 'no runs yet';

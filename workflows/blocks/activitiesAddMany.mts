@@ -1,0 +1,168 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Client } from '../../api/client.ts';
+import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { toFailure } from '../../worker/src/activities/operations.mts';
+import { claim as coordinatorClaim, release as coordinatorRelease } from '../coordinator/client.mts';
+import type { ClaimResult } from '../coordinator/coordination.mts';
+import { liveEntries, ownerId, retryable } from './activitiesLive.mts';
+import { writeAttempt } from '../../worker/src/activities/writeRecord.mts';
+import { blockKey, type AddManyEntry, type AddManyOutcome } from './shared.mts';
+
+export type WithTemporal = <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>;
+
+export interface AddManyInput {
+	site_id: string;
+	domain_port_id: string;
+	entries: AddManyEntry[];
+	ttlSeconds: number;
+	reason: string;
+}
+
+/** One batch's progress: the outcome of each range so far, and the keys to give back to the coordinator. */
+interface Batch {
+	site_id: string;
+	dp: string;
+	results: Map<string, AddManyOutcome>;
+	giveBack: string[];
+}
+
+/**
+ * An add batch in ONE activity (workflows/blocks/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
+ * successor), one read of the list, one POST per granted entry not yet listed, then one release of the keys not
+ * written. The claim is idempotent per owner; the entries listed before any POST are recorded in the heartbeat
+ * details, so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.
+ * A refusal of one entry (held by another with a successor waiting, the operator's entry, the service refused the
+ * POST) names it and the others go on; an unreadable list refuses the batch, naming domain_port_id.
+ */
+export async function addMany(
+	api: Client,
+	withTemporal: WithTemporal,
+	input: AddManyInput,
+	temporal?: () => TemporalClient,
+): Promise<{ results: AddManyOutcome[] }> {
+	const { site_id, domain_port_id: dp, entries, ttlSeconds, reason } = input;
+	const owner = ownerId();
+	const keys = entries.map((e) => blockKey(dp, e.range));
+	let c: ClaimResult;
+	try {
+		const q = Context.current().info.taskQueue;
+		c = await withTemporal((t) =>
+			coordinatorClaim(t, { site_id, keys, mode: 'hold', queue: true, reason, ttlSeconds, owner }, q),
+		);
+	} catch (e) {
+		if (e instanceof ApplicationFailure && e.type === 'ValidationError') {
+			const rule = `the site's coordinator refused: ${e.message}`;
+			return { results: entries.map((x) => ({ range: x.range, outcome: 'refused', field: 'block', rule })) };
+		}
+		throw e;
+	}
+	const batch: Batch = { site_id, dp, results: new Map(), giveBack: [] };
+	const granted = sortClaimed(batch, entries, c);
+	if (granted.length) {
+		const live = await readLive(api, batch, granted);
+		if (live) await writeGranted(api, batch, granted, live, temporal);
+	}
+	if (batch.giveBack.length) await withTemporal((t) => coordinatorRelease(t, site_id, owner, batch.giveBack));
+	return { results: entries.map((x) => batch.results.get(x.range) as AddManyOutcome) };
+}
+
+function refuse(b: Batch, x: AddManyEntry, field: string, rule: string, present?: true) {
+	b.giveBack.push(blockKey(b.dp, x.range));
+	b.results.set(x.range, { range: x.range, outcome: 'refused', field, rule, ...(present ? { present } : {}) });
+}
+
+/** The entries the claim granted; the others queued behind a holder, or refused when a successor already waits. */
+function sortClaimed(b: Batch, entries: AddManyEntry[], c: ClaimResult): AddManyEntry[] {
+	const heldBy = new Map(c.held.map((h) => [h.key, h]));
+	const queued = new Set(c.queued ?? []);
+	const granted: AddManyEntry[] = [];
+	for (const x of entries) {
+		const h = heldBy.get(blockKey(b.dp, x.range));
+		if (!h) granted.push(x);
+		else if (queued.has(blockKey(b.dp, x.range)))
+			b.results.set(x.range, { range: x.range, outcome: 'queued', holder: { owner: h.owner, reason: h.reason } });
+		else
+			b.results.set(x.range, {
+				range: x.range,
+				outcome: 'refused',
+				field: 'entry',
+				rule: `${x.range} is held by ${h.owner} and another block already waits for it`,
+			});
+	}
+	return granted;
+}
+
+/** The list as it is now; unreadable for good (or after 3 attempts): every granted entry refused, nothing sent. */
+async function readLive(api: Client, b: Batch, granted: AddManyEntry[]): Promise<Map<string, string> | undefined> {
+	try {
+		return await liveEntries(api, b.site_id, b.dp);
+	} catch (e) {
+		const f = toFailure('applicationProtection.ipBlacklist.get', e);
+		const permanent =
+			f instanceof ApplicationFailure &&
+			(f.type === 'ValidationError' || f.type === 'ApiError' || f.type === 'HttpRefused');
+		if (!permanent && Context.current().info.attempt < 3) throw retryable('applicationProtection.ipBlacklist.get', e);
+		const rule = `${b.dp} of site ${b.site_id}: the blacklist cannot be read (${f.message}); nothing was sent`;
+		for (const x of granted) refuse(b, x, 'domain_port_id', rule);
+		return undefined;
+	}
+}
+
+/** One POST per granted entry not listed yet; a listed one is ours (written by an earlier attempt) or an operator's. */
+async function writeGranted(
+	api: Client,
+	b: Batch,
+	granted: AddManyEntry[],
+	live: Map<string, string>,
+	temporal?: () => TemporalClient,
+) {
+	const ctx = Context.current();
+	// Listed before this activity wrote anything: from the first attempt that got this far, stored by the server
+	// before any POST (writeRecord.mts); none: no attempt POSTed, what is listed is another's. Without a stored
+	// record (no Temporal client) a retry takes a listed entry as this activity's, as `blocks.add` does.
+	const a = writeAttempt(temporal);
+	const earlier = a.earlier?.listedBefore as string[] | undefined;
+	const listedBefore = new Set(
+		earlier ??
+			(ctx.info.attempt > 1 && !a.durable
+				? []
+				: granted.filter((x) => live.has(entryRangeKey(x.range) ?? '')).map((x) => x.range)),
+	);
+	if (!earlier) await a.record({ listedBefore: [...listedBefore] });
+	for (const x of granted) {
+		const present = live.has(entryRangeKey(x.range) ?? '');
+		if (present && (x.adopt || !listedBefore.has(x.range)))
+			b.results.set(x.range, { range: x.range, outcome: 'active', ...(x.adopt ? {} : { byEarlierAttempt: true }) });
+		else if (present)
+			refuse(
+				b,
+				x,
+				'entry',
+				`${x.range} is already on the blacklist of ${b.dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`,
+				true,
+			);
+		else await writeOne(api, b, x);
+	}
+}
+
+async function writeOne(api: Client, b: Batch, x: AddManyEntry) {
+	try {
+		await api.call('applicationProtection.ipBlacklist.add', {
+			site_id: b.site_id,
+			domain_port_id: b.dp,
+			ip_black_list: x.range,
+		});
+		b.results.set(x.range, { range: x.range, outcome: 'active' });
+	} catch (e) {
+		const f = toFailure('applicationProtection.ipBlacklist.add', e);
+		// The service refused this entry (e.g. a full list): refused, the others go on. Anything else: the activity is
+		// retried (its read then finds what this attempt wrote).
+		if (f instanceof ApplicationFailure && f.type === 'BlastRadius')
+			refuse(b, x, 'entry', `refused by the blast-radius guard: ${f.message}`);
+		else if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError'))
+			refuse(b, x, 'entry', `the service refused to add ${x.range}: ${f.message}`);
+		else throw retryable('applicationProtection.ipBlacklist.add', e);
+	}
+}
