@@ -70,14 +70,16 @@ const NARROW: ChartSize = { cls: 'narrow', W: 480, H: 400, L: 88, xTicks: 3, cha
 /** The chart twice: wide (desktop) and narrow (phones, larger type); CSS shows one of them. */
 function chart(m: ReportModel): string {
 	const all0 = m.series.flatMap((s) => s.points);
-	if (!all0.length && !m.markers.length) return '<p class="empty">No traffic data was recorded for this report.</p>';
+	if (!all0.length && !m.markers.length)
+		return `<p class="empty">No traffic data was recorded for this report.</p>${(m.notes ?? []).map((n) => `<p class="note">${esc(n)}</p>`).join('')}`;
 	const legend = m.series
 		.map(
 			(s) =>
 				`<span class="key"><i style="background:${COLOR[s.kind]}"></i>${esc(s.label)} <small>(${s.points.length})</small></span>`,
 		)
 		.join('');
-	return `${svgChart(m, WIDE)}${svgChart(m, NARROW)}<div class="legend">${legend}<span class="key"><i class="dash"></i>markers (UTC)</span></div>`;
+	const notes = (m.notes ?? []).map((n) => `<p class="note">${esc(n)}</p>`).join('');
+	return `${svgChart(m, WIDE)}${svgChart(m, NARROW)}<div class="legend">${legend}<span class="key"><i class="dash"></i>markers (UTC)</span></div>${notes}`;
 }
 
 function svgChart(m: ReportModel, z: ChartSize): string {
@@ -314,6 +316,7 @@ tr:last-child td{border-bottom:none}
 .chips{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:8px}
 .chips li{background:var(--chip);border-radius:8px;padding:4px 10px}
 .empty{color:var(--muted);margin:0}
+.note{color:var(--muted);font-size:13px;margin:8px 0 0}
 .error{background:var(--badbg);color:var(--bad);border-radius:10px;padding:10px 14px}
 footer{color:var(--muted);font-size:12.5px;text-align:center;margin-top:24px}
 @media (max-width:700px){main{padding:16px 12px 28px}h1{font-size:21px}header{flex-direction:column;gap:8px}.grid2{grid-template-columns:1fr}.card{padding:14px}

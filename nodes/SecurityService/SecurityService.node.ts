@@ -10,6 +10,7 @@ import { listSearch, loadOptions } from './actions/listSearch';
 import { router } from './actions/router';
 import { SUBTITLE } from './actions/resources';
 import { versionProperties } from './actions/versionDescription';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../SecurityServiceRunbook/credentialTest/index';
 import { CREDENTIAL_TEST, securityServiceApiTest } from './credentialTest/index';
 
 export class SecurityService implements INodeType {
@@ -28,15 +29,26 @@ export class SecurityService implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' },
-			// Only for a Security Service credential whose Token Source is the cluster (the tenant workflow's token).
-			{ name: 'temporalApi', required: false },
+			{
+				name: 'securityServiceApi',
+				displayName: 'Security Service Credential',
+				required: true,
+				testedBy: 'securityServiceApiTest',
+			},
+			// Shown only when the node's Token Source is the cluster (credentialSlots.ts).
+			{
+				name: 'temporalApi',
+				displayName: 'Temporal Credential (Cluster Token)',
+				required: true,
+				testedBy: 'temporalApiTest',
+				displayOptions: { show: { tokenSource: ['cluster'] } },
+			},
 		],
 		properties: versionProperties,
 	};
 
 	methods = {
-		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
+		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest, [TEMPORAL_CREDENTIAL_TEST]: temporalApiTest },
 		listSearch,
 		loadOptions,
 	};

@@ -18,6 +18,8 @@ import { attackerFields, domainPortsFor } from './attackers';
 import { sampleItem, triggerError } from './sample';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
 import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
+import { tokenSourceProperty } from '../SecurityService/credentialSlots';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../SecurityServiceRunbook/credentialTest/index';
 import { getClient, CLIENT_AUTH_STANDIN } from '../SecurityService/transport';
 
 /** Most alert ids remembered per trigger node (oldest dropped first). */
@@ -95,11 +97,23 @@ export class SecurityServiceTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{ name: 'securityServiceApi', required: true, testedBy: 'securityServiceApiTest' },
-			// Only for a Security Service credential whose Token Source is the cluster (the tenant workflow's token).
-			{ name: 'temporalApi', required: false },
+			{
+				name: 'securityServiceApi',
+				displayName: 'Security Service Credential',
+				required: true,
+				testedBy: 'securityServiceApiTest',
+			},
+			// Shown only when the node's Token Source is the cluster (credentialSlots.ts).
+			{
+				name: 'temporalApi',
+				displayName: 'Temporal Credential (Cluster Token)',
+				required: true,
+				testedBy: 'temporalApiTest',
+				displayOptions: { show: { tokenSource: ['cluster'] } },
+			},
 		],
 		properties: [
+			tokenSourceProperty,
 			{
 				displayName: 'Event',
 				name: 'event',
@@ -155,7 +169,7 @@ export class SecurityServiceTrigger implements INodeType {
 	};
 
 	methods = {
-		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest },
+		credentialTest: { [CREDENTIAL_TEST]: securityServiceApiTest, [TEMPORAL_CREDENTIAL_TEST]: temporalApiTest },
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
@@ -182,7 +196,15 @@ export class SecurityServiceTrigger implements INodeType {
 			const { message, description } = triggerError(error);
 			if (error instanceof ValidationError) throw new NodeOperationError(this.getNode(), message, { description });
 			if (error instanceof SecurityServiceError)
-				throw new NodeApiError(this.getNode(), error.toJSON() as JsonObject, { message, description });
+				// The detail n8n shows is this object: the user's words, never the client's operation id.
+				throw new NodeApiError(
+					this.getNode(),
+					{ message, ...('code' in error ? { code: error.code } : {}) } as JsonObject,
+					{
+						message,
+						description,
+					},
+				);
 			throw new NodeOperationError(this.getNode(), message, { description });
 		};
 		const read = async (lookback: number, kind: EventKind) => {
@@ -236,7 +258,7 @@ export class SecurityServiceTrigger implements INodeType {
 				if (recent)
 					return [
 						this.helpers.returnJsonArray(
-							(await emit([recent])).map((i) => ({ test_note: triggerText.pastEvent(event), ...i })),
+							(await emit([recent])).map((i) => ({ test_event: true, test_note: triggerText.pastEvent(event), ...i })),
 						),
 					];
 			}

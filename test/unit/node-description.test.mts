@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import type { INodeProperties } from 'n8n-workflow';
 import { catalog } from '../../api/catalog/index.ts';
 import { ValidationError } from '../../api/errors.ts';
-import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
+import { collectParams } from '../../nodes/SecurityService/actions/fieldValues.ts';
 import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
 import { SecurityServiceTrigger } from '../../nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts';
