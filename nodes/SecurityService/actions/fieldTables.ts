@@ -173,6 +173,9 @@ export const TIME_FIELDS: Readonly<Record<string, 'ymdhms' | 'unix'>> = {
 const PARAM_NAMES: Readonly<Record<string, string>> = {
 	'applicationProtection.ipBlacklist.remove:ip_black_list': 'ip_black_list_entries',
 	'applicationProtection.ipWhitelist.remove:ip_white_list': 'ip_white_list_entries',
+	// Create types a new status code; Update and Delete pick an existing one from the service's list.
+	'applicationProtection.statusCodes.update:error_code': 'existing_error_code',
+	'applicationProtection.statusCodes.delete:error_code': 'existing_error_code',
 };
 
 /** The n8n parameter name of a catalog field in an operation. */
