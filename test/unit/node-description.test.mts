@@ -258,11 +258,15 @@ test('issue 40: the Temporal credential slot shows only for Token Source "cluste
 			['credential', 'cluster'],
 		);
 		for (const c of slots)
-			assert.equal(typeof n.methods.credentialTest[String(c.testedBy)], 'function', `${d.name}: ${c.name}`);
+			assert.equal(
+				typeof (n.methods.credentialTest as Record<string, unknown>)[String(c.testedBy)],
+				'function',
+				`${d.name}: ${c.name}`,
+			);
 	}
 	const rb = new SecurityServiceRunbook();
 	const t = rb.description.credentials?.[0];
-	assert.equal(typeof rb.methods.credentialTest[String(t?.testedBy)], 'function');
+	assert.equal(typeof (rb.methods.credentialTest as Record<string, unknown>)[String(t?.testedBy)], 'function');
 	// n8n runs a credential's declarative `test` before any node's testedBy: there must be none, or the raw
 	// HPE_INVALID_CONSTANT comes back.
 	assert.equal((new TemporalApi() as { test?: unknown }).test, undefined);
