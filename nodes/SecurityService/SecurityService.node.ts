@@ -25,7 +25,14 @@ export class SecurityService implements INodeType {
 		description:
 			'Block IPs, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API',
 		defaults: { name: 'Security Service' },
-		usableAsTool: true,
+		// As an AI tool: the description the agent gets when its Tool Description is set manually (n8n's default text)
+		// says what every write obeys, so the model does not try what the guard refuses.
+		usableAsTool: {
+			replacements: {
+				description:
+					"Block or unblock IP addresses and ranges, switch protections, manage HTTP filters and read DDoS attacks through the Security Service Open API. Every block is checked before it is sent and refused, naming the rule: wider than /16, a special range (0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, multicast, reserved), a protected range, or the site's own addresses. An allow-list entry obeys the first two rules.",
+			},
+		},
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [

@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { errorText, fieldWords, hasOperationWords, operationTitle, triggerText } from '../../api/catalog/labels';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
-import type { EventKind } from './SecurityServiceTrigger.node';
+import type { EventKind } from './poll';
 
 /**
  * Fetch Test Event when the site has no event to show: an item of the same shape as a real one, marked

@@ -336,3 +336,10 @@ test('issue 40: Start shows the plan and the gate first; Workflow ID, Task Queue
 	assert.equal(start[0], 'plan');
 	assert.deepEqual(start.slice(-3), ['workflowId', 'taskQueue', 'idToken']);
 });
+
+test("issue 40: the AI tool's description (n8n's manual Tool Description default) names the guard's rules", () => {
+	const tool = node.description.usableAsTool;
+	const text = typeof tool === 'object' ? String(tool.replacements?.description ?? '') : '';
+	for (const rule of [/wider than \/16/, /special range/, /protected range/, /site's own addresses/])
+		assert.match(text, rule);
+});
