@@ -106,6 +106,6 @@ export class TemporalApi implements ICredentialType {
 		};
 	}
 
-	// No declarative `test`: the nodes' `temporalApiTest` (nodes/SecurityServiceRunbook/credentialTest) names the
+	// No declarative `test`: the nodes' `temporalApiTest` (nodes/temporalCredentialTest.ts) names the
 	// problem in words (the gRPC port, a missing scheme, a TLS field) where n8n would show the raw parser code.
 }

@@ -10,7 +10,7 @@ import { listSearch, loadOptions } from './actions/listSearch';
 import { router } from './actions/router';
 import { SUBTITLE } from './actions/resources';
 import { versionProperties } from './actions/versionDescription';
-import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../SecurityServiceRunbook/credentialTest/index';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../temporalCredentialTest';
 import { CREDENTIAL_TEST, securityServiceApiTest } from './credentialTest/index';
 
 export class SecurityService implements INodeType {

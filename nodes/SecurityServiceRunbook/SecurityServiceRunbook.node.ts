@@ -8,7 +8,7 @@ import {
 import { RUNBOOK } from '../../api/catalog/labels';
 import { docsUrl } from '../docs';
 import { router } from './actions/router';
-import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from './credentialTest/index';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../temporalCredentialTest';
 import { versionProperties } from './actions/versionDescription';
 
 /**

@@ -3,7 +3,7 @@ import { SITE_ID_HINT, TRIGGER_EVENTS, triggerText } from '../../api/catalog/lab
 import { docsUrl } from '../docs';
 import { tokenSourceProperty } from '../SecurityService/credentialSlots';
 import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
-import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../SecurityServiceRunbook/credentialTest/index';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../temporalCredentialTest';
 import { MAX_SITES, pollTrigger } from './poll';
 
 /** The polling trigger's description; each poll is poll.ts. */

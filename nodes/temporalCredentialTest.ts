@@ -4,8 +4,8 @@ import type {
 	ICredentialTestFunctions,
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
-import { pathSegment } from '../../../api/limits';
-import { addressProblem, temporalTlsOptions, tlsProblem } from '../transport/tls';
+import { pathSegment } from '../api/limits';
+import { addressProblem, temporalTlsOptions, tlsProblem } from './SecurityServiceRunbook/transport/tls';
 
 /** Name under which the nodes that use the Temporal API credential declare its test (`testedBy`). */
 export const TEMPORAL_CREDENTIAL_TEST = 'temporalApiTest';
