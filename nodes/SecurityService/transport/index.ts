@@ -1,8 +1,4 @@
-import type {
-	IExecuteFunctions,
-	ILoadOptionsFunctions,
-	IPollFunctions,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
 import { createClient, DEFAULT_AUTH_FAILURE_CODES, DEFAULT_RATE_LIMIT_CODES, type Client } from '../../../api/client';
 import type { OwnAddress } from '../../../api/ownAddresses';
 import { parseProtectedRanges } from '../../../api/blastRadius';
