@@ -65,6 +65,9 @@ interface ChartSize {
 	/** Characters → width of a marker label, for the overlap check. */
 	charW: number;
 }
+/** Right and bottom margins of both layouts. */
+const R = 36;
+const B = 40;
 const WIDE: ChartSize = { cls: 'wide', W: 1000, H: 360, L: 72, xTicks: 6, charW: 7 };
 const NARROW: ChartSize = { cls: 'narrow', W: 480, H: 400, L: 88, xTicks: 3, charW: 8 };
 
@@ -85,9 +88,7 @@ function chart(m: ReportModel): string {
 
 function svgChart(m: ReportModel, z: ChartSize): string {
 	const { W, H, L } = z;
-	const R = 36;
 	const T = 56;
-	const B = 40;
 	const all = m.series.flatMap((s) => s.points);
 	const xs = [...all.map((p) => p[0]), ...m.markers.map((k) => k.at)];
 	let x0 = Math.min(...xs);
@@ -151,9 +152,18 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 		})
 		.join('');
 
-	// Marker labels in up to three rows so close markers do not overlap.
+	const markers = markerLabels(m, z, X);
+
+	return `<svg class="chart ${z.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Traffic over time with markers" preserveAspectRatio="xMidYMid meet">
+<title>Traffic over time (UTC)</title>${grid}<line class="axis" x1="${L}" x2="${W - R}" y1="${f(Y(0))}" y2="${f(Y(0))}"/>${xt}${series}${markers}</svg>`;
+}
+
+/** Marker lines with their labels in up to three rows, so close markers do not overlap. */
+function markerLabels(m: ReportModel, z: ChartSize, X: (t: number) => number): string {
+	const { W, H, L } = z;
+	const f = (n: number) => n.toFixed(1);
 	const rows: number[] = [];
-	const markers = m.markers
+	return m.markers
 		.map((k) => {
 			const x = X(k.at);
 			const w = k.label.length * z.charW + 10;
@@ -167,9 +177,6 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 			return `<g class="marker ${k.kind}" data-kind="${k.kind}"><line x1="${f(x)}" x2="${f(x)}" y1="${ty + 4}" y2="${H - B}"/><text x="${f(x)}" y="${ty}" text-anchor="${anchor}">${esc(k.label)}</text><title>${esc(`${k.label} at ${hhmmss(k.at)} UTC`)}</title></g>`;
 		})
 		.join('');
-
-	return `<svg class="chart ${z.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Traffic over time with markers" preserveAspectRatio="xMidYMid meet">
-<title>Traffic over time (UTC)</title>${grid}<line class="axis" x1="${L}" x2="${W - R}" y1="${f(Y(0))}" y2="${f(Y(0))}"/>${xt}${series}${markers}</svg>`;
 }
 
 const STATUS_CLASS: Record<string, string> = {
