@@ -38,7 +38,6 @@ export class SecurityServiceTrigger implements INodeType {
 			},
 		],
 		properties: [
-			tokenSourceProperty,
 			{
 				displayName: 'Event',
 				name: 'event',
@@ -90,6 +89,8 @@ export class SecurityServiceTrigger implements INodeType {
 				description:
 					'How far back each poll looks (at most 31 days for DDoS events, 90 days for flow-down alerts). Alerts already seen are skipped by alert_id.',
 			},
+			// Last: rarely changed.
+			tokenSourceProperty,
 		],
 	};
 

@@ -14,7 +14,6 @@ export const TEST_EVENT_PARAM = 'writeOnTestEvent';
 
 /** Version 1 parameters: generated from the endpoint catalog (resource → operation → fields). */
 export const versionProperties: INodeProperties[] = [
-	tokenSourceProperty,
 	...buildProperties(),
 	{
 		displayName: 'Write on Test Events',
@@ -24,4 +23,6 @@ export const versionProperties: INodeProperties[] = [
 		description: errorText.testEventOption,
 		displayOptions: { show: { operation: WRITE_ACTIONS } },
 	},
+	// Last: rarely changed, and the field the user came to give stays first.
+	tokenSourceProperty,
 ];

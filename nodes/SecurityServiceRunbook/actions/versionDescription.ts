@@ -8,13 +8,15 @@ import { startApprovalProperties } from './runbook/start.operation';
  * comes to give first, the rarely changed ones (Start's Workflow ID, Task Queue, ID Token) last.
  */
 export const versionProperties: INodeProperties[] = [
-	// One resource, hidden: n8n names a new node after its operation's action only when the operation is shown for a
-	// resource ("Start an attack-response runbook", not "Security Service Runbook1" for the second node).
+	// One resource: n8n names a new node after its operation's action only when the operation is shown for a
+	// resource ("Start an attack-response runbook", not "Security Service Runbook1" for the second node), and its node
+	// creator lists the actions per resource option (a hidden resource listed none).
 	{
 		displayName: 'Resource',
 		name: 'resource',
-		type: 'hidden',
+		type: 'options',
 		noDataExpression: true,
+		options: [{ name: 'Runbook', value: 'runbook' }],
 		default: 'runbook',
 	},
 	{
