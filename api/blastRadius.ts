@@ -78,6 +78,17 @@ export function widthRule(entry: string, width: number, widestPrefix: number, si
 	return `${entry} covers ${width} addresses: wider than ${what} (/${widestPrefix}, ${2 ** (32 - widestPrefix)} addresses; maxPrefix)`;
 }
 
+/**
+ * The rules name two settings by their configuration keys (`maxPrefix`, `allowWideBlock`: what the CLI, the worker and
+ * the blocks workflow take). A host with its own words renders them here, so the guard stays one: the n8n node names
+ * its field label and has no widest-prefix setting to name.
+ */
+export function guardRuleIn(rule: string, words: { override: string; widestPrefix?: string }): string {
+	return rule
+		.replace(/; maxPrefix\)/g, words.widestPrefix ? `; ${words.widestPrefix})` : ')')
+		.replace(/an audited override \(allowWideBlock with a reason\) may lift this rule/g, words.override);
+}
+
 /** A widest prefix from configuration: an integer 0–32, else the default. */
 export function widestPrefixOf(v: unknown): number {
 	const n = typeof v === 'string' && v.trim() ? Number(v) : v;

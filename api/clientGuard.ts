@@ -82,7 +82,9 @@ async function guardWithOwnAddresses(
 /** A failed own-address lookup: the block is refused (nothing was sent), with the lookup's failure named. */
 function ownLookupFailed(opId: string, err: unknown): SecurityServiceError {
 	const why = `could not read the site's own addresses to check the block (${err instanceof Error ? err.message : String(err)}); nothing was sent`;
-	if (err instanceof ApiError) return new ApiError(opId, err.code, why);
+	// The service's own answer (e.g. `site_id: site '99999' does not exist`) comes first: hosts label its field.
+	if (err instanceof ApiError)
+		return new ApiError(opId, err.code, `${err.msg} (read to check the site's own addresses; nothing was sent)`);
 	const t = err instanceof TransportError ? err : undefined;
 	return new TransportError(opId, t?.kind ?? 'network', why, { status: t?.status, maybeApplied: false, cause: err });
 }

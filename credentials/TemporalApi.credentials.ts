@@ -1,6 +1,5 @@
 import type {
 	ICredentialDataDecryptedObject,
-	ICredentialTestRequest,
 	ICredentialType,
 	IHttpRequestOptions,
 	INodeProperties,
@@ -107,11 +106,6 @@ export class TemporalApi implements ICredentialType {
 		};
 	}
 
-	test: ICredentialTestRequest = {
-		request: {
-			baseURL: '={{$credentials.address.replace(/\\/+$/, "")}}',
-			url: '=/api/v1/namespaces/{{encodeURIComponent($credentials.namespace)}}',
-			method: 'GET',
-		},
-	};
+	// No declarative `test`: the nodes' `temporalApiTest` (nodes/temporalCredentialTest.ts) names the
+	// problem in words (the gRPC port, a missing scheme, a TLS field) where n8n would show the raw parser code.
 }

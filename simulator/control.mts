@@ -5,6 +5,7 @@
 import type { Simulator } from './index.mts';
 import type { Fields } from './multipart.mts';
 import { fleetView } from './fleet.mts';
+import { siteNetwork } from './help.mts';
 import { JsonBoundError, parseBoundedJson } from './util.mts';
 import { rateLimitProblems, type RateLimitSpec } from './rateLimit.mts';
 import { consoleCall, type ConsoleCall } from './console.mts';
@@ -49,6 +50,10 @@ export async function handleControl(
 		if (route === 'GET /state') return ok(sim.snapshot());
 		if (route === 'GET /ids') return ok(sim.firstIds());
 		if (route === 'GET /fleet') return ok(fleetView(sim.world));
+		if (method === 'GET' && seg.length === 3 && seg[0] === 'sites' && seg[2] === 'network') {
+			const site = sim.world.sites.get(seg[1]);
+			return site ? ok(siteNetwork(site)) : bad(404, `site '${seg[1].slice(0, 64)}' does not exist`);
+		}
 		if (route === 'POST /reset') {
 			const seed = body.seed === undefined ? undefined : Number(body.seed);
 			if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 2 ** 32))

@@ -726,6 +726,10 @@ export const errorText = {
 	credentialRefused: (msg: string, code: number) =>
 		`The service refused the credential: ${msg || 'no reason given'} (code ${code}). Check the App ID and Secret (or refresh token) of the Security Service credential.`,
 	credentialRefusedHint: (title: string) => `Nothing was sent for ${title}: no access token could be obtained.`,
+	testEvent: (title: string) =>
+		`${title}: this item is the trigger's test event (Fetch Test Event: a past event or a sample, test_event: true), not a live attack. Nothing was sent. To write on it anyway, turn on Write on Test Events.`,
+	testEventOption:
+		"Whether this write may act on the trigger's test event (Fetch Test Event marks a past event or a sample with test_event: true). Off: such an item stops the step and nothing is sent",
 };
 
 /** The Runbook node's words. */
@@ -741,7 +745,7 @@ export const RUNBOOK = {
 		{
 			name: 'Add Expiring Block',
 			value: 'blockAdd',
-			action: 'Block an IP range for a while',
+			action: 'Add an expiring block',
 			description:
 				'Blacklist an address, range or CIDR on a domain-port; Temporal removes exactly that entry when the time is up',
 		},
@@ -821,7 +825,7 @@ export const RUNBOOK = {
 		},
 	],
 	subtitle:
-		'={{ {"blockAdd":"Block an IP range for a while","blockExtend":"Change when an expiring block ends","blockList":"List expiring blocks","blockRemove":"Remove an expiring block now","cancel":"Cancel a runbook","decide":"Approve or reject a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
+		'={{ {"blockAdd":"Add an expiring block","blockExtend":"Change when an expiring block ends","blockList":"List expiring blocks","blockRemove":"Remove an expiring block now","cancel":"Cancel a runbook","decide":"Approve or reject a runbook","describe":"Describe a runbook","query":"Query a runbook","signal":"Signal a runbook","start":"Start an attack-response runbook"}[$parameter["operation"]] || "" }}',
 	planHelp:
 		'Attack-response plan: site, customer, domain-ports and what to tighten while the attack lasts (detection, blacklist, IP authentication, switches, cooldown). Every field is described under "Runbook plans" in the package README; the worker validates the plan again.',
 	/** Field labels of the Decide and block operations; a refusal from the workflow names its field by these. */

@@ -1,4 +1,5 @@
 import type { ReportModel, SeriesKind } from './model';
+import { CSS } from './style';
 
 /**
  * The attack report as ONE self-contained HTML file: inline CSS and SVG, no script, no external font, image or
@@ -64,27 +65,30 @@ interface ChartSize {
 	/** Characters → width of a marker label, for the overlap check. */
 	charW: number;
 }
+/** Right and bottom margins of both layouts. */
+const R = 36;
+const B = 40;
 const WIDE: ChartSize = { cls: 'wide', W: 1000, H: 360, L: 72, xTicks: 6, charW: 7 };
 const NARROW: ChartSize = { cls: 'narrow', W: 480, H: 400, L: 88, xTicks: 3, charW: 8 };
 
 /** The chart twice: wide (desktop) and narrow (phones, larger type); CSS shows one of them. */
 function chart(m: ReportModel): string {
 	const all0 = m.series.flatMap((s) => s.points);
-	if (!all0.length && !m.markers.length) return '<p class="empty">No traffic data was recorded for this report.</p>';
+	if (!all0.length && !m.markers.length)
+		return `<p class="empty">No traffic data was recorded for this report.</p>${(m.notes ?? []).map((n) => `<p class="note">${esc(n)}</p>`).join('')}`;
 	const legend = m.series
 		.map(
 			(s) =>
 				`<span class="key"><i style="background:${COLOR[s.kind]}"></i>${esc(s.label)} <small>(${s.points.length})</small></span>`,
 		)
 		.join('');
-	return `${svgChart(m, WIDE)}${svgChart(m, NARROW)}<div class="legend">${legend}<span class="key"><i class="dash"></i>markers (UTC)</span></div>`;
+	const notes = (m.notes ?? []).map((n) => `<p class="note">${esc(n)}</p>`).join('');
+	return `${svgChart(m, WIDE)}${svgChart(m, NARROW)}<div class="legend">${legend}<span class="key"><i class="dash"></i>markers (UTC)</span></div>${notes}`;
 }
 
 function svgChart(m: ReportModel, z: ChartSize): string {
 	const { W, H, L } = z;
-	const R = 36;
 	const T = 56;
-	const B = 40;
 	const all = m.series.flatMap((s) => s.points);
 	const xs = [...all.map((p) => p[0]), ...m.markers.map((k) => k.at)];
 	let x0 = Math.min(...xs);
@@ -148,23 +152,31 @@ function svgChart(m: ReportModel, z: ChartSize): string {
 		})
 		.join('');
 
-	// Marker labels in up to three rows so close markers do not overlap.
+	const markers = markerLabels(m, z, X);
+
+	return `<svg class="chart ${z.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Traffic over time with markers" preserveAspectRatio="xMidYMid meet">
+<title>Traffic over time (UTC)</title>${grid}<line class="axis" x1="${L}" x2="${W - R}" y1="${f(Y(0))}" y2="${f(Y(0))}"/>${xt}${series}${markers}</svg>`;
+}
+
+/** Marker lines with their labels in up to three rows, so close markers do not overlap. */
+function markerLabels(m: ReportModel, z: ChartSize, X: (t: number) => number): string {
+	const { W, H, L } = z;
+	const f = (n: number) => n.toFixed(1);
 	const rows: number[] = [];
-	const markers = m.markers
+	return m.markers
 		.map((k) => {
 			const x = X(k.at);
 			const w = k.label.length * z.charW + 10;
-			let row = rows.findIndex((end) => end < x - w / 2);
-			if (row === -1) row = rows.length < 3 ? rows.length : 0;
-			rows[row] = x + w / 2;
 			const anchor = x < L + w / 2 ? 'start' : x > W - R - w / 2 ? 'end' : 'middle';
+			// The label's extent as drawn: a label at the left edge runs right from its line, at the right edge left.
+			const left = anchor === 'start' ? x : anchor === 'end' ? x - w : x - w / 2;
+			let row = rows.findIndex((end) => end < left);
+			if (row === -1) row = rows.length < 3 ? rows.length : 0;
+			rows[row] = left + w;
 			const ty = 16 + row * 15;
 			return `<g class="marker ${k.kind}" data-kind="${k.kind}"><line x1="${f(x)}" x2="${f(x)}" y1="${ty + 4}" y2="${H - B}"/><text x="${f(x)}" y="${ty}" text-anchor="${anchor}">${esc(k.label)}</text><title>${esc(`${k.label} at ${hhmmss(k.at)} UTC`)}</title></g>`;
 		})
 		.join('');
-
-	return `<svg class="chart ${z.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Traffic over time with markers" preserveAspectRatio="xMidYMid meet">
-<title>Traffic over time (UTC)</title>${grid}<line class="axis" x1="${L}" x2="${W - R}" y1="${f(Y(0))}" y2="${f(Y(0))}"/>${xt}${series}${markers}</svg>`;
 }
 
 const STATUS_CLASS: Record<string, string> = {
@@ -263,63 +275,3 @@ ${sections.join('\n')}
 </main></body></html>
 `;
 }
-
-const CSS = `
-:root{--bg:#f6f7f9;--card:#fff;--fg:#1b1f24;--muted:#5f6b7a;--line:#e3e7ec;--grid:#eceff3;--attack:#d9363e;--clean:#2f7de1;--reported:#e8890c;--ok:#16794c;--okbg:#e3f5ec;--warn:#8a5a00;--warnbg:#fff3d6;--bad:#b42318;--badbg:#fde8e7;--chip:#eef1f5}
-@media (prefers-color-scheme:dark){:root{--bg:#0f1216;--card:#181c22;--fg:#e6e9ee;--muted:#9aa5b4;--line:#2a3038;--grid:#232931;--attack:#ff6b6b;--clean:#5aa2ff;--reported:#ffb347;--ok:#5fd39a;--okbg:#12301f;--warn:#f5c46b;--warnbg:#3a2e12;--bad:#ff8a80;--badbg:#3d1715;--chip:#222831}}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1200px;margin:0 auto;padding:28px 24px 40px}
-header{display:flex;justify-content:space-between;align-items:flex-start;gap:16px;margin-bottom:20px}
-h1{font-size:26px;line-height:1.2;margin:0 0 4px}
-h2{font-size:16px;margin:0 0 12px}
-h2 small{color:var(--muted);font-weight:500;margin-left:6px}
-.sub{color:var(--muted);margin:0}
-.card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:18px 20px;margin-bottom:16px}
-.kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(190px,1fr));gap:12px;margin-bottom:16px}
-.kpi{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:14px 16px}
-.kpi .label{color:var(--muted);font-size:13px;text-transform:uppercase;letter-spacing:.04em}
-.kpi .value{font-size:28px;font-weight:650;font-variant-numeric:tabular-nums}
-.kpi .value.small{font-size:20px;padding:5px 0}
-.kpi .hint{color:var(--muted);font-size:13px}
-.grid2{display:grid;grid-template-columns:1fr 1fr;gap:16px}
-.grid2 .card{margin-bottom:0}
-.grid2{margin-bottom:16px}
-.chart{width:100%;height:auto;display:block}
-.chart .grid{stroke:var(--grid);stroke-width:1}
-.chart .axis{stroke:var(--muted);stroke-width:1}
-.chart .tick{fill:var(--muted);font-size:12px;font-variant-numeric:tabular-nums}
-.chart .line{fill:none;stroke-width:2.2;stroke-linejoin:round}
-.chart .area{opacity:.16}
-.chart .marker line{stroke:var(--muted);stroke-width:1.2;stroke-dasharray:4 4}
-.chart .marker text{fill:var(--fg);font-size:12.5px;font-weight:600}
-.chart .marker.start line{stroke:var(--attack)}.chart .marker.start text{fill:var(--attack)}
-.chart .marker.mitigated line{stroke:var(--reported)}.chart .marker.mitigated text{fill:var(--reported)}
-.chart .marker.reverted line{stroke:var(--ok)}.chart .marker.reverted text{fill:var(--ok)}
-.chart.narrow{display:none}
-.legend{display:flex;flex-wrap:wrap;gap:8px 18px;margin-top:8px;color:var(--muted);font-size:13px}
-.key i{display:inline-block;width:12px;height:12px;border-radius:3px;margin-right:6px;vertical-align:-1px}
-.key i.dash{background:none;border-left:2px dashed var(--muted);border-radius:0;width:2px}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;width:100%;font-size:14px}
-th{text-align:left;color:var(--muted);font-weight:600;font-size:12.5px;text-transform:uppercase;letter-spacing:.03em;border-bottom:1px solid var(--line);padding:6px 10px 8px}
-td{border-bottom:1px solid var(--line);padding:8px 10px;vertical-align:top}
-tr:last-child td{border-bottom:none}
-.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
-.changes td:first-child{min-width:180px}
-.note{color:var(--muted);font-size:12.5px;margin-top:2px}
-.badge{display:inline-block;padding:2px 9px;border-radius:999px;font-size:12.5px;font-weight:600;white-space:nowrap;background:var(--chip);color:var(--muted)}
-.badge.big{font-size:15px;padding:5px 14px}
-.badge.ok{background:var(--okbg);color:var(--ok)}.badge.warn{background:var(--warnbg);color:var(--warn)}.badge.bad{background:var(--badbg);color:var(--bad)}
-.chips{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:8px}
-.chips li{background:var(--chip);border-radius:8px;padding:4px 10px}
-.empty{color:var(--muted);margin:0}
-.error{background:var(--badbg);color:var(--bad);border-radius:10px;padding:10px 14px}
-footer{color:var(--muted);font-size:12.5px;text-align:center;margin-top:24px}
-@media (max-width:700px){main{padding:16px 12px 28px}h1{font-size:21px}header{flex-direction:column;gap:8px}.grid2{grid-template-columns:1fr}.card{padding:14px}
-.kpis{grid-template-columns:1fr 1fr;gap:10px}.kpi{padding:12px}.kpi .value{font-size:22px}.kpi .label{font-size:11.5px}
-.chart.wide{display:none}.chart.narrow{display:block}.chart .tick{font-size:14px}.chart .marker text{font-size:14px}
-table,tbody,tr,td{display:block;width:100%}thead{display:none}tr{border-bottom:1px solid var(--line);padding:8px 0}tr:last-child{border-bottom:none}
-td{border:none;padding:3px 0}td::before{content:attr(data-label);display:block;color:var(--muted);font-size:11.5px;text-transform:uppercase;letter-spacing:.03em}
-.changes td:first-child{font-weight:600}}
-`;

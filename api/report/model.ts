@@ -58,12 +58,26 @@ export interface ReportModel {
 	approval?: { decision: string; by?: string; at?: string; reason?: string };
 	events?: { id: string; type: string; start: string; end: string; maxBps: number; status: string }[];
 	error?: string;
+	/** Sentences under the chart: what a series means, and series too thin to draw. */
+	notes?: string[];
 }
 
 export const SERIES_LABEL: Record<SeriesKind, string> = {
 	attack: 'attack traffic (event)',
 	clean: 'clean traffic (event)',
-	reported: 'attack reaching the site (runbook polls)',
+	// The service's current-traffic view reports the attack's size at its edge, before mitigation: not what reaches
+	// the site, so it can grow after "mitigated" while the mitigation holds.
+	reported: 'attack size the service reports (runbook polls, before mitigation)',
+};
+
+/** A series needs two samples to show a course; fewer is said in words instead of drawn as a flat line. */
+export const MIN_SERIES_POINTS = 2;
+
+export const REPORT_NOTES = {
+	reported:
+		'The runbook\'s polls show the attack\'s size as the service reports it, before mitigation: not the traffic that reaches the site. It can grow after "mitigated" while the mitigation holds.',
+	thin: (label: string, n: number) =>
+		`${label}: ${n} sample${n === 1 ? '' : 's'} when the runbook read it (the event had just begun): not drawn.`,
 };
 
 export const MARKER_LABEL: Record<MarkerKind, string> = {
@@ -127,17 +141,16 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 		traffic: given.traffic ?? [],
 	};
 	const m = r.marks ?? {};
-	const series: ReportModel['series'] = [];
-	const ev: Record<string, number[][] | null | undefined> = r.eventTraffic?.bps ?? {};
-	if (ev.attack?.length) series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(ev.attack) });
-	if (ev.clean?.length) series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(ev.clean) });
+	const { series, notes } = eventSeries(r.eventTraffic?.bps);
 	const samples = (r.traffic ?? []).filter((s) => s && Number.isFinite(Date.parse(s.at)));
-	if (samples.length)
+	if (samples.length) {
 		series.push({
 			kind: 'reported',
 			label: SERIES_LABEL.reported,
 			points: samples.map((s) => [Date.parse(s.at), s.underAttack ? Math.max(0, s.bps ?? 0) : 0]),
 		});
+		notes.push(REPORT_NOTES.reported);
+	}
 
 	const markers: ReportModel['markers'] = [];
 	const mark = (kind: MarkerKind, at: number | undefined) => {
@@ -177,7 +190,20 @@ export function runbookReportModel(given: RunbookResultLike, generatedAt: string
 		skipped: r.skipped,
 		approval,
 		error: r.error,
+		...(notes.length ? { notes } : {}),
 	};
+}
+
+/** The event's own series (attack, clean): drawn when they show a course, else named in a note. */
+function eventSeries(bps: Record<string, number[][] | null | undefined> | null | undefined) {
+	const series: ReportModel['series'] = [];
+	const notes: string[] = [];
+	for (const kind of ['attack', 'clean'] as const) {
+		const points = seriesPoints(bps?.[kind]);
+		if (points.length >= MIN_SERIES_POINTS) series.push({ kind, label: SERIES_LABEL[kind], points });
+		else if (points.length) notes.push(REPORT_NOTES.thin(SERIES_LABEL[kind], points.length));
+	}
+	return { series, notes };
 }
 
 /** The part of the period report (workflows/report/report.mts AttackReport) the HTML report reads. */
@@ -201,11 +227,7 @@ export function periodReportModel(
 	r: PeriodReportLike,
 	traffic?: { bps?: Record<string, number[][] | null> } | null,
 ): ReportModel {
-	const series: ReportModel['series'] = [];
-	if (traffic?.bps?.attack?.length)
-		series.push({ kind: 'attack', label: SERIES_LABEL.attack, points: seriesPoints(traffic.bps.attack) });
-	if (traffic?.bps?.clean?.length)
-		series.push({ kind: 'clean', label: SERIES_LABEL.clean, points: seriesPoints(traffic.bps.clean) });
+	const { series, notes } = eventSeries(traffic?.bps);
 	const markers: ReportModel['markers'] = [];
 	for (const e of r.events ?? []) {
 		markers.push({ kind: 'start', label: `${MARKER_LABEL.start} ${e.alert_id}`, at: e.start_time * 1000 });
@@ -231,6 +253,7 @@ export function periodReportModel(
 			maxBps: e.max_bps,
 			status: e.status === 1 ? 'ongoing' : 'stopped',
 		})),
+		...(notes.length ? { notes } : {}),
 	};
 }
 

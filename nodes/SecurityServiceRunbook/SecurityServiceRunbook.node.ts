@@ -8,6 +8,7 @@ import {
 import { RUNBOOK } from '../../api/catalog/labels';
 import { docsUrl } from '../docs';
 import { router } from './actions/router';
+import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../temporalCredentialTest';
 import { versionProperties } from './actions/versionDescription';
 
 /**
@@ -33,9 +34,11 @@ export class SecurityServiceRunbook implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'temporalApi', required: true }],
+		credentials: [{ name: 'temporalApi', required: true, testedBy: 'temporalApiTest' }],
 		properties: versionProperties,
 	};
+
+	methods = { credentialTest: { [TEMPORAL_CREDENTIAL_TEST]: temporalApiTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { errorText, fieldWords, hasOperationWords, operationTitle, triggerText } from '../../api/catalog/labels';
 import { SecurityServiceError, ValidationError } from '../../api/errors';
-import type { EventKind } from './SecurityServiceTrigger.node';
+import type { EventKind } from './poll';
 
 /**
  * Fetch Test Event when the site has no event to show: an item of the same shape as a real one, marked
@@ -10,7 +10,13 @@ import type { EventKind } from './SecurityServiceTrigger.node';
 export function sampleItem(event: EventKind, site: string, domainPorts: string): IDataObject {
 	const now = Math.floor(Date.now() / 1000);
 	const iso = (t: number) => new Date(t * 1000).toISOString();
-	const base: IDataObject = { sample: true, test_note: triggerText.sample(event), site_id: site, event };
+	const base: IDataObject = {
+		sample: true,
+		test_event: true,
+		test_note: triggerText.sample(event),
+		site_id: site,
+		event,
+	};
 	if (event === 'newFlowDownAlert')
 		return {
 			...base,
@@ -61,16 +67,14 @@ export function triggerError(error: unknown): { message: string; description?: s
 			.join('; ');
 		return {
 			message: triggerText.readFailed(hasOperationWords(opId) ? operationTitle(opId) : 'Security Service', issues),
-			description: error.message,
 		};
 	}
 	if (error instanceof SecurityServiceError) {
 		const opId = error.opId;
 		const title = hasOperationWords(opId) ? operationTitle(opId) : 'Security Service';
-		return {
-			message: triggerText.readFailed(title, error.message.replace(/^[\w.]+: /, '')),
-			description: `${opId}: ${error.message.replace(/^[\w.]+: /, '')}`,
-		};
+		// The service's answer with its `site_id:` in the trigger's words; no internal operation id anywhere.
+		const why = error.message.replace(/^[\w.]+: /, '').replace(/\bsite_id: /g, 'Site IDs: ');
+		return { message: triggerText.readFailed(title, why) };
 	}
 	return { message: error instanceof Error ? error.message : String(error) };
 }

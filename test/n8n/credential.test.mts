@@ -2,10 +2,14 @@
 // (the node's testedBy function in n8n-core's CredentialTestContext with n8n's request helper; node runs through
 // n8n-core's WorkflowExecute and n8n's CredentialsHelper), against the simulator.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { getOperation } from '../../api/catalog/index.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createApiClient } from '../../worker/src/service/client.mts';
+import { devServerWithDb } from '../temporal/helpers.mts';
 import { chain, ensureBuilt, ssNode, startRunner, toNodeParameters, type Runner } from './inprocess-driver.mts';
 
 const APP = { appId: 'cred-test-app', secret: 'cred-test-secret-value-42' };
@@ -207,4 +211,125 @@ test('defect 4: IP Blacklist › Block without an address fails in the node and 
 	const sent = calls(mark, 'applicationProtection.ipBlacklist.add');
 	assert.equal(sent.length, 1);
 	assert.equal(sent[0].code, 0);
+});
+
+test('issue 40: Block on an item Fetch Test Event marked refuses and sends nothing; Write on Test Events lets it through', async () => {
+	await runner.setCredential('cred-ok', 'Security Service', cred());
+	const params = {
+		resource: 'applicationProtection.ipBlacklist',
+		operation: 'add',
+		site_id: ids.site_id,
+		domain_port_id: ids.domain_port_id,
+		ip_black_list: '={{ $json.attacking_ranges }}',
+	};
+	const testItem = { test_event: true, site_id: ids.site_id, attacking_ranges: ['203.0.113.40'] };
+	const mark = lastSeq();
+	const refused = await runner.run(chain('test event', [ssNode('Block', params, { credId: 'cred-ok' })], [testItem]));
+	assert.equal(refused.status, 'error');
+	assert.match(
+		refused.runData.Block?.[0]?.error?.message ?? '',
+		/^IP Blacklist › Block: this item is the trigger's test event .*Nothing was sent\. To write on it anyway, turn on Write on Test Events\.$/,
+	);
+	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.add').length, 0, 'nothing was blocked');
+	const allowed = await runner.run(
+		chain(
+			'test event allowed',
+			[ssNode('Block', { ...params, writeOnTestEvent: true }, { credId: 'cred-ok' })],
+			[testItem],
+		),
+	);
+	assert.equal(allowed.status, 'success', JSON.stringify(allowed.error));
+	assert.deepEqual(
+		calls(mark, 'applicationProtection.ipBlacklist.add').map(
+			(c) => (c.body as { ip_black_list?: string }).ip_black_list,
+		),
+		['203.0.113.40-203.0.113.40'],
+	);
+	// A read on the same item is never stopped.
+	const read = await runner.run(
+		chain(
+			'test event read',
+			[
+				ssNode('Read', toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: ids.site_id }), {
+					credId: 'cred-ok',
+				}),
+			],
+			[testItem],
+		),
+	);
+	assert.equal(read.status, 'success', JSON.stringify(read.error));
+});
+
+test('issue 40: Unblock says what it removed in words (no JSON); Block on an unknown site names Site ID, not an operation id', async () => {
+	await runner.setCredential('cred-ok', 'Security Service', cred());
+	const at = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	const block = await runner.run(
+		chain('block', [
+			ssNode(
+				'Block',
+				toNodeParameters(getOperation('applicationProtection.ipBlacklist.add'), {
+					...at,
+					ip_black_list: '203.0.113.50',
+				}),
+				{ credId: 'cred-ok' },
+			),
+		]),
+	);
+	assert.equal(block.status, 'success', JSON.stringify(block.error));
+	const remove = toNodeParameters(getOperation('applicationProtection.ipBlacklist.remove'), {
+		...at,
+		ip_black_list: ['203.0.113.50-203.0.113.50'],
+	});
+	assert.ok(
+		'ip_black_list_entries' in remove,
+		`Unblock's list has its own parameter name: ${Object.keys(remove).join(', ')}`,
+	);
+	const unblock = await runner.run(chain('unblock', [ssNode('Unblock', remove, { credId: 'cred-ok' })]));
+	assert.equal(unblock.status, 'success', JSON.stringify(unblock.error));
+	const summary = String((unblock.runData.Unblock?.[0]?.items?.[0] as { summary?: string } | undefined)?.summary ?? '');
+	assert.match(summary, /203\.0\.113\.50-203\.0\.113\.50/);
+	assert.doesNotMatch(summary, /[[\]"{}]/, summary);
+
+	const mark = lastSeq();
+	const unknown = await runner.run(
+		chain('unknown site', [
+			ssNode(
+				'Block',
+				toNodeParameters(getOperation('applicationProtection.ipBlacklist.add'), {
+					site_id: '99999',
+					domain_port_id: ids.domain_port_id,
+					ip_black_list: '203.0.113.51',
+				}),
+				{ credId: 'cred-ok' },
+			),
+		]),
+	);
+	const message = unknown.runData.Block?.[0]?.error?.message ?? '';
+	assert.match(message, /^IP Blacklist › Block: the service refused the request: Site ID: site '99999' does not exist/);
+	assert.doesNotMatch(message, /dashboard\.|ddosEvents|site_id/, message);
+	assert.equal(calls(mark, 'applicationProtection.ipBlacklist.add').length, 0);
+});
+
+test("issue 40: the Temporal API credential's Test names the gRPC port, the namespace and a missing scheme in words (real dev server)", async () => {
+	const dir = mkdtempSync(join(tmpdir(), 'secsvc-temporal-cred-'));
+	const srv = await devServerWithDb(join(dir, 'temporal.db'));
+	try {
+		const temporal = (address: string, namespace = 'default') => ({ address, namespace, apiKey: '' });
+		const ok = await runner.testCredential(temporal(srv.http), 'temporalApi');
+		assert.equal(ok.status, 'OK', ok.message);
+		const grpc = await runner.testCredential(temporal(`http://${srv.address}`), 'temporalApi');
+		assert.equal(grpc.status, 'Error');
+		assert.match(
+			grpc.message,
+			/^HTTP API Address: this port does not answer HTTP — it is probably Temporal's gRPC port/,
+		);
+		assert.doesNotMatch(grpc.message, /HPE_|Parse Error/);
+		const ns = await runner.testCredential(temporal(srv.http, 'no-such-namespace'), 'temporalApi');
+		assert.match(ns.message, /^Namespace: 'no-such-namespace' does not exist on this server$/);
+		const scheme = await runner.testCredential(temporal(srv.http.replace('http://', '')), 'temporalApi');
+		assert.match(scheme.message, /^HTTP API Address: enter the full address with http:\/\/ or https:\/\//);
+	} finally {
+		await srv.stop();
+		rmSync(dir, { recursive: true, force: true });
+	}
 });

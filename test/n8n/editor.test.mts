@@ -161,6 +161,32 @@ test('create the credential in the UI: Save runs the credential test, which succ
 	await ui.closeCredential();
 });
 
+test('issue 40: one credential slot with its own label; the Temporal one only for Token Source "cluster"; Unblock → Block leaves the address empty', async () => {
+	const temporalSlot = ui.ndv.getByText('Temporal Credential (Cluster Token)');
+	assert.equal(await temporalSlot.count(), 0, 'no Temporal slot for a node that does not need one');
+	assert.ok(await ui.ndv.getByText('Security Service Credential').count(), 'the slot says what it takes');
+	await ui.screenshot('one-credential-slot');
+	await ui.choose('tokenSource', "From the Cluster's Token Owner (Temporal)");
+	await temporalSlot.first().waitFor();
+	await ui.screenshot('cluster-token-slot');
+	await ui.choose('tokenSource', 'This Credential');
+	await temporalSlot.first().waitFor({ state: 'detached' });
+
+	// n8n keeps a value across operations when the name is the same: Unblock's list once showed [object Object] here.
+	await ui.choose('operation', 'Unblock');
+	await ui.ndv
+		.locator(
+			'[data-test-id="parameter-input-ip_black_list_entries"], [data-test-id="fixed-collection-ip_black_list_entries"]',
+		)
+		.first()
+		.waitFor()
+		.catch(() => undefined);
+	await ui.choose('operation', 'Block');
+	const value = await ui.ndv.locator('[data-test-id="parameter-input-ip_black_list"] input').inputValue();
+	assert.equal(value, '', `IP Address or Range after Unblock → Block: ${JSON.stringify(value)}`);
+	await ui.screenshot('unblock-then-block');
+});
+
 test('conditional fields appear with the action; a customer is picked from the list', async () => {
 	await ui.choose('resource', 'HTTP Filter Policy');
 	await ui.choose('operation', 'Create');

@@ -318,7 +318,8 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	await ui.canvasNode('Wait').hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
 	await addFromPanel('runbook', 'Security Service Runbook', 'Approve or reject a runbook');
-	await expression('runbook', "$('Security Service Runbook').item.json.workflowId");
+	// issue 40: n8n names the Start node after its action (was "Security Service Runbook", the next one "…Runbook1").
+	await expression('runbook', "$('Start an attack-response runbook').item.json.workflowId");
 	await ui.choose('decision', 'Approve');
 	await ui.fill('by', 'oncall-alice');
 	await ui.screenshot('decide');

@@ -63,10 +63,20 @@ test("node: 0.0.0.0/0 and a credential-protected range refused with 0 requests; 
 	const before = sim.sim.requests().length;
 	const whole = await runner.run(block('0.0.0.0/0'));
 	assert.equal(whole.status, 'error');
+	// issue 40: the first rule in the message, every rule once in the details, field labels (never maxPrefix or
+	// allowWideBlock, which are the CLI's and the worker's names).
 	assert.match(
 		whole.error?.message ?? '',
-		/^IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses; maxPrefix\); an audited override .*0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8.*Nothing was sent\.$/,
+		/^IP Blacklist › Block: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest block allowed \(\/16, 65536 addresses\); fill Allow Wide Block \(Reason\) to lift this rule \(and (\d+) more: see the details\)\. Nothing was sent\.$/,
 	);
+	const details = String(whole.error?.description ?? '').split('\n');
+	assert.match(whole.error?.message ?? '', new RegExp(`\\(and ${details.length - 1} more: `));
+	assert.equal(new Set(details).size, details.length, `each rule once:\n${details.join('\n')}`);
+	assert.ok(
+		details.slice(1).every((d) => /^IP Address or Range 0\.0\.0\.0\/0 overlaps the (special|protected) range /.test(d)),
+		details.join('\n'),
+	);
+	assert.doesNotMatch(`${whole.error?.message}\n${details.join('\n')}`, /maxPrefix|allowWideBlock|ip_black_list/);
 	const prot = await runner.run(block('192.0.2.5'));
 	assert.match(
 		prot.error?.message ?? '',
@@ -121,7 +131,11 @@ test("node: IP Whitelist › Allow 0.0.0.0/0 and a user-agent pattern matching e
 	assert.equal(allow.status, 'error');
 	assert.match(
 		allow.error?.message ?? '',
-		/^IP Whitelist › Allow: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest entry an allow list may take \(\/16, 65536 addresses; maxPrefix\).*IP Address or Range 0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8, "this network" \(RFC 1122\): never allowed.*Nothing was sent\.$/,
+		/^IP Whitelist › Allow: IP Address or Range 0\.0\.0\.0\/0 covers 4294967296 addresses: wider than the widest entry an allow list may take \(\/16, 65536 addresses\); fill Allow Wide Entry \(Reason\) to lift this rule \(and 5 more: see the details\)\. Nothing was sent\.$/,
+	);
+	assert.match(
+		String(allow.error?.description ?? ''),
+		/\nIP Address or Range 0\.0\.0\.0\/0 overlaps the special range 0\.0\.0\.0\/8, "this network" \(RFC 1122\): never allowed\n/,
 	);
 	const ua = await runner.run(chain('ua', [ssNode('UA', toNodeParameters(UA, { ...at, ua_regex: ['BadBot', '.*'] }))]));
 	assert.match(

@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CatalogEntry } from '../../api/catalog/index.ts';
-import { fieldProperty, isHiddenField, isPaged } from '../../nodes/SecurityService/actions/fields.ts';
+import { fieldProperty } from '../../nodes/SecurityService/actions/fields.ts';
+import { isHiddenField, isPaged, paramName } from '../../nodes/SecurityService/actions/fieldTables.ts';
 import { resourceOf } from '../../nodes/SecurityService/actions/resources.ts';
 import { ROOT } from './harness.mts';
 import { startN8nChild } from './n8n-child.mts';
@@ -77,7 +78,10 @@ export interface Runner {
 		pinData?: Record<string, unknown[]>;
 	}): Promise<RunResult>;
 	/** The credential's Test button (the node's testedBy function in n8n's CredentialTestContext). */
-	testCredential(data: Record<string, unknown>): Promise<{ status: 'OK' | 'Error'; message: string }>;
+	testCredential(
+		data: Record<string, unknown>,
+		credType?: 'securityServiceApi' | 'temporalApi',
+	): Promise<{ status: 'OK' | 'Error'; message: string }>;
 	close(): Promise<void>;
 }
 
@@ -98,7 +102,7 @@ export async function startRunner(): Promise<Runner> {
 		setCredential: (credId, name, data) => c.send({ cmd: 'setCredential', credId, name, data }),
 		getCredential: (credId) => c.send({ cmd: 'getCredential', credId }),
 		run: (workflow) => c.send({ cmd: 'run', workflow }),
-		testCredential: (data) => c.send({ cmd: 'testCredential', data }),
+		testCredential: (data, credType) => c.send({ cmd: 'testCredential', data, credType }),
 		close: c.close,
 	};
 }
@@ -121,6 +125,7 @@ export function toNodeParameters(
 		const v = params[f.name];
 		if (v === undefined) continue;
 		const prop = fieldProperty(f);
+		const name = paramName(op.id, f.name);
 		let value: unknown = v;
 		switch (prop.type) {
 			case 'boolean':
@@ -136,8 +141,8 @@ export function toNodeParameters(
 				value = Array.isArray(v) ? v.join(',') : v;
 				break;
 		}
-		if (f.showWhen || f.required) out[f.name] = value;
-		else additional[f.name] = value;
+		if (f.showWhen || f.required) out[name] = value;
+		else additional[name] = value;
 	}
 	if (Object.keys(additional).length) out.additionalFields = additional;
 	if (isPaged(op)) out.returnAll = true;

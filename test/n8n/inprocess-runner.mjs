@@ -7,8 +7,9 @@
 //   {id, cmd: 'setCredential', credId, name, data}       store a credential (encrypted, like n8n's database)
 //   {id, cmd: 'getCredential', credId}                   the stored credential, decrypted
 //   {id, cmd: 'run', workflow: {nodes, connections, pinData?}}  run it (manual mode) → {status, error, runData, order}
-//   {id, cmd: 'testCredential', data}                     the credential's Test button: the test function the node
-//                                                        names in `testedBy`, run in n8n's CredentialTestContext
+//   {id, cmd: 'testCredential', data, credType?}          the credential's Test button: the test function the node
+//                                                        names in `testedBy` (securityServiceApi unless credType
+//                                                        says temporalApi), run in n8n's CredentialTestContext
 //   {id, cmd: 'exit'}
 // Environment: N8N_RUNTIME (folder holding node_modules/n8n), SECSVC_DIST (this repo's dist/),
 // N8N_USER_FOLDER (a temp folder), N8N_ENCRYPTION_KEY.
@@ -113,12 +114,12 @@ async function run(workflowDoc) {
 }
 
 /** What n8n's CredentialsTester does for a function test: find the node's `testedBy` function and call it. */
-async function testCredential(data) {
+async function testCredential(data, credType = 'securityServiceApi') {
 	const type = nodeTypes.getByName('CUSTOM.securityService');
-	const testedBy = type.description.credentials.find((c) => c.name === 'securityServiceApi')?.testedBy;
+	const testedBy = type.description.credentials.find((c) => c.name === credType)?.testedBy;
 	const fn = typeof testedBy === 'string' ? type.methods?.credentialTest?.[testedBy] : undefined;
 	if (typeof fn !== 'function') throw new Error(`the node names no credential test function (testedBy: ${String(testedBy)})`);
-	return await fn.call(new core.CredentialTestContext(), { id: 'cred-under-test', name: 'Security Service', type: 'securityServiceApi', data });
+	return await fn.call(new core.CredentialTestContext(), { id: 'cred-under-test', name: credType, type: credType, data });
 }
 
 await serveCommands(
@@ -128,6 +129,6 @@ await serveCommands(
 		setCredential: (m) => setCredential(m.credId, m.name, m.data),
 		getCredential: (m) => getCredential(m.credId),
 		run: (m) => run(m.workflow),
-		testCredential: (m) => testCredential(m.data),
+		testCredential: (m) => testCredential(m.data, m.credType),
 	},
 );

@@ -67,6 +67,7 @@ before(async () => {
 				by: 'oncall-n8n',
 			}),
 			rbNode('State', { operation: 'query', runbook: ids.site_id, query: 'state' }),
+			rbNode('Audit', { operation: 'query', runbook: ids.site_id, query: 'audit' }),
 		]),
 		chain('wfRunbook00003', 'Runbook: changes, abort', [
 			rbNode('Changes', { operation: 'query', runbook: ids.site_id, query: 'changes' }),
@@ -191,6 +192,18 @@ test('n8n starts, describes, signals and queries a runbook on the real Temporal 
 	assert.equal(state.query, 'state');
 	assert.equal(typeof state.result.phase, 'string');
 	assert.equal(state.result.extraCooldownSeconds, 120, 'the extend signal reached the runbook before the query');
+	// issue 40: the audit trail is one item per entry, in order, each naming its runbook.
+	const audit = nodeOutput(run, 'Audit') as Array<{ workflowId: string; index: number; step: string; what: string }>;
+	assert.ok(audit.length > 2, JSON.stringify(audit));
+	assert.deepEqual(
+		audit.map((a) => a.index),
+		audit.map((_, i) => i),
+	);
+	assert.ok(audit.every((a) => a.workflowId === wid && typeof a.step === 'string' && typeof a.what === 'string'));
+	assert.ok(
+		audit.some((a) => a.step === 'signal' && a.what === 'extend cooldown by 120s'),
+		JSON.stringify(audit),
+	);
 
 	// Once it mitigates (phase waiting), a second n8n workflow reads the applied changes and aborts.
 	const h = client.workflow.getHandle(wid);

@@ -161,7 +161,10 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 		const r1 = await n8nCli(home, ['import:credentials', `--input=${join(work, 'creds.json')}`]);
 		assert.equal(r1.code, 0, `import:credentials failed:\n${r1.stdout}\n${r1.stderr}`);
 
-		const read = toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: ids.site_id });
+		const read = {
+			tokenSource: 'cluster',
+			...toNodeParameters(getOperation('dashboard.isUnderAttack'), { site_id: ids.site_id }),
+		};
 		const creds = (ss: typeof SS_CRED) => ({ securityServiceApi: ss, temporalApi: TEMPORAL_CRED });
 		const wait = (name: string) =>
 			node(name, 'n8n-nodes-base.wait', 1.1, { resume: 'timeInterval', amount: 12, unit: 'seconds' });

@@ -107,9 +107,17 @@ test('decide: refusals change nothing; the approver gets the decision back; resu
 			JSON.stringify(r.audit.filter((e) => e.step === 'signal')),
 		);
 		assert.deepEqual(r.approval?.identity, { verified: 'unverified', name: 'alice@soc' });
-		assert.ok(
-			!r.audit.some((e) => /mallory/.test(JSON.stringify(e))),
-			'a refused decision leaves no trace in the runbook',
+		// issue 40: a person refused is in the audit (who, the rule); input mistakes (no reason, no name) are refused
+		// before the Update is accepted and leave no trace (the validator's refusal is not in history).
+		assert.deepEqual(
+			r.audit.filter((e) => /refused/.test(e.what)).map((e) => [e.step, e.what, e.result]),
+			[
+				[
+					'signal',
+					'decide refused (approve by mallory)',
+					'refused: by: mallory is not in approval.approvers; nothing changed',
+				],
+			],
 		);
 	} finally {
 		await t.close();

@@ -239,6 +239,8 @@ function freePort(): Promise<number> {
  */
 export interface DbDevServer {
 	address: string;
+	/** The HTTP API's base URL (http://127.0.0.1:PORT). */
+	http: string;
 	dbFile: string;
 	child: ChildProcess | undefined;
 	start(): Promise<void>;
@@ -274,6 +276,7 @@ export async function devServerWithDb(
 	];
 	const srv: DbDevServer = {
 		address: `127.0.0.1:${port}`,
+		http: `http://127.0.0.1:${httpPort}`,
 		dbFile,
 		child: undefined,
 		async start() {

@@ -249,9 +249,16 @@ test(
 				String(runbookReportModel(r, new Date().toISOString()).approval?.by),
 				/bob@soc\.example .*verified: oidc/,
 			);
-			assert.ok(
-				!r.audit.some((e) => /mallory/.test(JSON.stringify(e))),
-				'a refused decision leaves no trace in the runbook',
+			// issue 40: the verified person refused is in the audit, with the rule.
+			const refusedEntries = r.audit.filter((e) => /mallory/.test(JSON.stringify(e)));
+			assert.deepEqual(
+				refusedEntries.map((e) => e.what),
+				['decide refused (approve by mallory@soc.example)'],
+				JSON.stringify(refusedEntries),
+			);
+			assert.match(
+				String(refusedEntries[0]?.result),
+				/^refused: approver: mallory@soc\.example is in none of the operator's approver groups/,
 			);
 
 			// --- runbook B on the same site: bob's proof for A's gate is refused here (replay), a fresh one is taken

@@ -1,11 +1,13 @@
 // What the editor shows, read from the node's own description (the same objects n8n loads): no silent numbers, every
 // entry a user selects is offered from the service's lists, and the words follow n8n's style, not the wire's.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { INodeProperties } from 'n8n-workflow';
+import { NodeHelpers, type INodeProperties } from 'n8n-workflow';
+import { TemporalApi } from '../../credentials/TemporalApi.credentials.ts';
 import { catalog } from '../../api/catalog/index.ts';
 import { ValidationError } from '../../api/errors.ts';
-import { collectParams } from '../../nodes/SecurityService/actions/fields.ts';
+import { collectParams } from '../../nodes/SecurityService/actions/fieldValues.ts';
 import { offlineClient } from '../helpers/offlineClient.mts';
 import { SecurityService } from '../../nodes/SecurityService/SecurityService.node.ts';
 import { SecurityServiceTrigger } from '../../nodes/SecurityServiceTrigger/SecurityServiceTrigger.node.ts';
@@ -88,7 +90,7 @@ test('entries a user selects come from the service: resource locators and option
 		'p_flag_id:searchHttpFilterPolicies',
 		'name:searchSwitchNames',
 		'name:searchDetectionItems',
-		'error_code:searchStatusCodes',
+		'existing_error_code:searchStatusCodes',
 		'url_id:searchBypassRecords',
 		'value:blacklistEntries',
 		'value:whitelistEntries',
@@ -103,8 +105,9 @@ test('entries a user selects come from the service: resource locators and option
 
 test('the fields that select an existing entry (update / delete) are picked from a list', () => {
 	const selectors: Record<string, string> = {
-		'applicationProtection.statusCodes.update': 'error_code',
-		'applicationProtection.statusCodes.delete': 'error_code',
+		// Create's error_code is a typed number: the picked one has its own parameter name (no clash on switching).
+		'applicationProtection.statusCodes.update': 'existing_error_code',
+		'applicationProtection.statusCodes.delete': 'existing_error_code',
 		'applicationProtection.authBypass.delete': 'url_id',
 		'applicationProtection.httpFilter.update': 'p_flag_id',
 		'applicationProtection.httpFilter.delete': 'p_flag_id',
@@ -237,4 +240,106 @@ test('Temporal credential: a raw ERR_INVALID_URL or HPE_INVALID_CONSTANT becomes
 		String(tlsProblem({ message: 'Parse Error: Expected HTTP/', cause: { code: 'HPE_INVALID_CONSTANT' } })),
 		/^HTTP API Address: this port does not answer HTTP .*gRPC port \(7233\)/,
 	);
+});
+
+test('issue 40: the Temporal credential slot shows only for Token Source "cluster", each slot has its own label, both Tests exist', () => {
+	for (const n of [node, new SecurityServiceTrigger()]) {
+		const d = n.description;
+		const slots = d.credentials ?? [];
+		const temporal = slots.find((c) => c.name === 'temporalApi');
+		assert.deepEqual(temporal?.displayOptions, { show: { tokenSource: ['cluster'] } }, d.name);
+		const labels = slots.map((c) => c.displayName ?? 'Credential');
+		assert.equal(new Set(labels).size, labels.length, labels.join(' / '));
+		assert.ok(!labels.includes('Credential'), labels.join(' / '));
+		const source = d.properties.find((p) => p.name === 'tokenSource');
+		assert.equal(source?.default, 'credential', `${d.name}: the slot is hidden unless asked for`);
+		assert.deepEqual(
+			(source?.options as Array<{ value: string }>).map((o) => o.value),
+			['credential', 'cluster'],
+		);
+		for (const c of slots)
+			assert.equal(
+				typeof (n.methods.credentialTest as Record<string, unknown>)[String(c.testedBy)],
+				'function',
+				`${d.name}: ${c.name}`,
+			);
+	}
+	const rb = new SecurityServiceRunbook();
+	const t = rb.description.credentials?.[0];
+	assert.equal(typeof (rb.methods.credentialTest as Record<string, unknown>)[String(t?.testedBy)], 'function');
+	// n8n runs a credential's declarative `test` before any node's testedBy: there must be none, or the raw
+	// HPE_INVALID_CONSTANT comes back.
+	assert.equal((new TemporalApi() as { test?: unknown }).test, undefined);
+});
+
+test('issue 40: no two operations of a resource share a parameter name with different forms (no [object Object] on switching)', () => {
+	const seen = new Map<string, string>();
+	const clashes: string[] = [];
+	for (const p of props) {
+		const resources = (p.displayOptions?.show?.resource as string[] | undefined) ?? ['*'];
+		const form = `${p.type}${p.type === 'fixedCollection' || p.type === 'collection' ? ':object' : ''}`;
+		for (const r of resources) {
+			const key = `${r}:${p.name}`;
+			const before = seen.get(key);
+			if (before !== undefined && before !== form) clashes.push(`${key} ${before} vs ${form}`);
+			seen.set(key, form);
+		}
+	}
+	assert.deepEqual(clashes, []);
+	const kinds = props
+		.filter(
+			(p) =>
+				p.name.startsWith('ip_black_list') &&
+				(p.displayOptions?.show?.resource as string[])?.[0] === 'applicationProtection.ipBlacklist',
+		)
+		.map((p) => `${(p.displayOptions?.show?.operation as string[])[0]}:${p.name}:${p.type}`);
+	assert.deepEqual(kinds.sort(), ['add:ip_black_list:string', 'remove:ip_black_list_entries:fixedCollection']);
+});
+
+test('issue 40: searches for approving and expiring blocks find the Runbook node; a new Runbook node is named after its action', () => {
+	const codex = JSON.parse(
+		readFileSync(
+			new URL('../../nodes/SecurityServiceRunbook/SecurityServiceRunbook.node.json', import.meta.url),
+			'utf8',
+		),
+	) as { alias: string[] };
+	const rb = new SecurityServiceRunbook().description;
+	const words = [rb.displayName, ...codex.alias].map((w) => w.toLowerCase());
+	for (const q of ['approve', 'approval', 'expiring block', 'temporary block', 'runbook'])
+		assert.ok(
+			words.some((w) => w.includes(q)),
+			`"${q}" matches none of ${words.join(', ')}`,
+		);
+	// n8n's own naming (the editor calls makeNodeName with the parameters and their defaults).
+	const name = (operation: string) =>
+		NodeHelpers.makeNodeName(
+			NodeHelpers.getNodeParameters(rb.properties, { operation }, true, false, null, rb) ?? {},
+			rb,
+		);
+	assert.equal(name('start'), 'Start an attack-response runbook');
+	assert.equal(name('decide'), 'Approve or reject a runbook');
+	const ops = rb.properties.find((p) => p.name === 'operation')?.options as Array<{
+		name: string;
+		action: string;
+		value: string;
+	}>;
+	const add = ops.find((o) => o.value === 'blockAdd');
+	assert.equal(add?.action.toLowerCase(), 'add an expiring block', 'the panel says what the list says');
+	assert.match(String(rb.subtitle), /"blockAdd":"Add an expiring block"/);
+});
+
+test('issue 40: Start shows the plan and the gate first; Workflow ID, Task Queue and ID Token last', () => {
+	const rb = new SecurityServiceRunbook().description.properties;
+	const start = rb
+		.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('start'))
+		.map((p) => p.name);
+	assert.equal(start[0], 'plan');
+	assert.deepEqual(start.slice(-3), ['workflowId', 'taskQueue', 'idToken']);
+});
+
+test("issue 40: the AI tool's description (n8n's manual Tool Description default) names the guard's rules", () => {
+	const tool = node.description.usableAsTool;
+	const text = typeof tool === 'object' ? String(tool.replacements?.description ?? '') : '';
+	for (const rule of [/wider than \/16/, /special range/, /protected range/, /site's own addresses/])
+		assert.match(text, rule);
 });

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { renderReportHtml, formatBps } from '../../api/report/html.ts';
-import { periodReportModel, runbookReportModel, type RunbookResultLike } from '../../api/report/model.ts';
+import {
+	periodReportModel,
+	REPORT_NOTES,
+	runbookReportModel,
+	SERIES_LABEL,
+	type RunbookResultLike,
+} from '../../api/report/model.ts';
 import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
 import { listQuery, ListFilterError } from '../../workflows/attackResponse/client.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
@@ -113,16 +119,42 @@ const result: RunbookResultLike = {
 
 test('runbook report model: series, markers in time order, changes, approval', () => {
 	const m = runbookReportModel(result, at(20));
+	// issue 40: the event's series had one sample each (read as the event began): said in words, never drawn as a
+	// flat line; the polls are labelled as what they are (the attack's size the service reports, before mitigation).
 	assert.deepEqual(
 		m.series.map((s) => [s.kind, s.points.length]),
+		[['reported', 4]],
+	);
+	assert.deepEqual(m.notes, [
+		`${SERIES_LABEL.attack}: 1 sample when the runbook read it (the event had just begun): not drawn.`,
+		`${SERIES_LABEL.clean}: 1 sample when the runbook read it (the event had just begun): not drawn.`,
+		REPORT_NOTES.reported,
+	]);
+	assert.doesNotMatch(SERIES_LABEL.reported, /reaching the site/);
+	assert.match(SERIES_LABEL.reported, /before mitigation/);
+	const twoSamples = runbookReportModel(
+		{
+			...result,
+			eventTraffic: {
+				bps: {
+					attack: [
+						[t0 / 1000, 2e9],
+						[t0 / 1000 + 60, 3e9],
+					],
+				},
+			},
+		},
+		at(20),
+	);
+	assert.deepEqual(
+		twoSamples.series.map((s) => [s.kind, s.points.length]),
 		[
-			['attack', 1],
-			['clean', 1],
+			['attack', 2],
 			['reported', 4],
 		],
 	);
 	assert.deepEqual(
-		m.series[2].points.map((p) => p[1]),
+		m.series[0].points.map((p) => p[1]),
 		[5e8, 5e8, 5e8, 0],
 		'no attack reported → 0',
 	);
@@ -144,9 +176,10 @@ test('HTML report: escaped, self-contained, light and dark, one chart per layout
 	assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
 	for (const cls of ['wide', 'narrow']) {
 		const svg = new RegExp(`<svg class="chart ${cls}"[\\s\\S]*?</svg>`).exec(html)?.[0] ?? '';
-		assert.equal((svg.match(/<circle data-kind=/g) ?? []).length, 6, cls);
+		assert.equal((svg.match(/<circle data-kind=/g) ?? []).length, 4, cls);
 		assert.equal((svg.match(/<g class="marker /g) ?? []).length, 5, cls);
 	}
+	assert.equal((html.match(/<p class="note">/g) ?? []).length, 3, 'the notes under the chart');
 	assert.equal(formatBps(2.5e9), '2.5 Gbps');
 	assert.equal(formatBps(0), '0');
 });
@@ -195,4 +228,45 @@ test('runbook report from a result read through the HTTP API shorthand (empty li
 	const html = renderReportHtml(runbookReportModel(shorthand, at(20)));
 	assert.match(html, /Sources left alone <small>0<\/small>/);
 	assert.match(html, /Blacklisted ranges <small>0<\/small>/);
+});
+
+test('HTML report: marker labels close together never overlap in a row (a label at the left edge runs right)', () => {
+	const close = runbookReportModel(
+		{
+			...result,
+			// the demo's timing: detected 3 s and mitigated 6 s after the start, over at 50 s, reverted at 60 s
+			marks: {
+				...result.marks,
+				eventStart: t0 / 1000,
+				startedAt: at(3),
+				mitigatedAt: at(6),
+				attackEndedAt: at(50),
+				revertedAt: at(60),
+			},
+			traffic: [0, 5, 10, 50].map((s) => ({ at: at(4 + s), underAttack: true, bps: 1e8 })),
+		},
+		at(70),
+	);
+	const html = renderReportHtml(close);
+	for (const [cls, charW] of [
+		['wide', 7],
+		['narrow', 8],
+	] as const) {
+		const svg = new RegExp(`<svg class="chart ${cls}"[\\s\\S]*?</svg>`).exec(html)?.[0] ?? '';
+		const labels = [
+			...svg.matchAll(
+				/<g class="marker [^"]+"[^>]*><line[^>]*\/><text x="([\d.]+)" y="(\d+)" text-anchor="(\w+)">([^<]+)</g,
+			),
+		].map((m) => {
+			const x = Number(m[1]);
+			const w = m[4].length * charW;
+			const left = m[3] === 'start' ? x : m[3] === 'end' ? x - w : x - w / 2;
+			return { y: m[2], left, right: left + w, text: m[4] };
+		});
+		assert.equal(labels.length, 5, cls);
+		for (const a of labels)
+			for (const b of labels)
+				if (a !== b && a.y === b.y)
+					assert.ok(a.right <= b.left || b.right <= a.left, `${cls}: "${a.text}" and "${b.text}" overlap`);
+	}
 });

@@ -75,8 +75,12 @@ export async function approvalPolicy(
 
 const modeOf = (rb: Runbook) => rb.policy?.mode ?? 'unverified';
 
-/** Throws (field: rule) when the decision must be refused; `who` is the verified identity once the handler has it. */
-export function checkDecision(rb: Runbook, req: DecideRequest, who?: VerifiedIdentity): void {
+/**
+ * Throws (field: rule) when the decision must be refused; `who` is the verified identity once the handler has it.
+ * `decider: false` (the Update's validator) leaves out who decides: a refusal of the person is made by the handler,
+ * which records it in the audit (a validator's refusal leaves no trace in history).
+ */
+export function checkDecision(rb: Runbook, req: DecideRequest, who?: VerifiedIdentity, decider = true): void {
 	const problem = decideInputProblem(req, modeOf(rb)); // the input rules the n8n node checks too (api/decideRules.ts)
 	if (problem) throw new Error(problem);
 	const st: RunbookState = rb.state;
@@ -89,15 +93,16 @@ export function checkDecision(rb: Runbook, req: DecideRequest, who?: VerifiedIde
 			`approval: already decided (${rb.approval.approved ? 'approved' : 'rejected'} by ${rb.approval.by ?? 'unknown'}); nothing changed`,
 		);
 	if (st.phase !== 'awaiting-approval') throw new Error(notWaitingMessage(st.phase));
-	const decider = who ?? (modeOf(rb) === 'unverified' ? typed(req) : undefined);
-	if (!decider) return; // oidc: the identity rules apply once the proof is verified (the handler)
+	if (!decider) return;
+	const person = who ?? (modeOf(rb) === 'unverified' ? typed(req) : undefined);
+	if (!person) return; // oidc: the identity rules apply once the proof is verified (the handler)
 	const policy = rb.policy ?? {
 		mode: 'unverified',
 		groups: [],
 		identities: [],
 		source: 'compatibility mode (no identity provider)',
 	};
-	const rule = deciderProblem(decider, req.approved, policy, rb.approvers ?? [], st.startedBy);
+	const rule = deciderProblem(person, req.approved, policy, rb.approvers ?? [], st.startedBy);
 	if (rule) throw new Error(`${rule}; nothing changed`);
 }
 

@@ -47,17 +47,15 @@ function registerQueries(rb: Runbook): void {
 	setHandler(auditQuery, () => rb.audit);
 }
 
-type Refuse = (signal: string, rule: string) => void;
+type Refuse = (signal: string, rule: string, what?: string) => void;
 
 /** How a signal that breaks a rule is recorded: audit entry (the first few), count, metric, worker log. */
 function refuser(rb: Runbook): Refuse {
 	const { state, log } = rb;
-	return (signal: string, rule: string) => {
+	return (signal: string, rule: string, what = `${signal} signal refused`) => {
 		state.refusedSignals = (state.refusedSignals ?? 0) + 1;
 		if (state.refusedSignals <= MAX_REFUSED_IN_AUDIT)
-			log('signal', `${signal} signal refused`, 'the signal breaks a rule; nothing changed', {
-				result: `refused: ${rule}`,
-			});
+			log('signal', what, 'the signal breaks a rule; nothing changed', { result: `refused: ${rule}` });
 		metricMeter
 			.createCounter(
 				SIGNALS_REFUSED_METRIC,
@@ -106,7 +104,11 @@ function registerDecisions(rb: Runbook, refuse: Refuse): void {
 			try {
 				checkDecision(rb, req, identity);
 			} catch (e) {
-				throw ApplicationFailure.nonRetryable((e as Error).message, 'DecisionRefused'); // fails the Update, not the task
+				// A person who may not decide (not an approver, the starter) is refused here, not by the validator, so the
+				// attempt is in the audit: `decide refused` by whom, with the rule. Nothing else changes.
+				const rule = (e as Error).message;
+				refuse('decide', rule, `decide refused (${req.approved ? 'approve' : 'reject'} by ${identity.name})`);
+				throw ApplicationFailure.nonRetryable(rule, 'DecisionRefused'); // fails the Update, not the task
 			}
 			const at = new Date(Date.now()).toISOString();
 			const by = identity.name;
@@ -125,7 +127,8 @@ function registerDecisions(rb: Runbook, refuse: Refuse): void {
 				...(req.reason ? { reason: req.reason } : {}),
 			};
 		},
-		{ validator: (req) => checkDecision(rb, req) },
+		// Input, state and phase are checked before the Update is accepted; who decides, by the handler (audited).
+		{ validator: (req) => checkDecision(rb, req, undefined, false) },
 	);
 }
 

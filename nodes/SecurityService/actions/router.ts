@@ -8,7 +8,10 @@ import {
 } from 'n8n-workflow';
 import { getOperation, hasOperation } from '../../../api/catalog/index';
 import { errorText, fieldWords, operationTitle } from '../../../api/catalog/labels';
+import type { CatalogEntry } from '../../../api/catalog/types';
 import { ApiError, SecurityServiceError, TransportError, ValidationError } from '../../../api/errors';
+import { guardRuleIn } from '../../../api/blastRadius';
+import { OVERRIDE_PARAM } from '../../../api/client';
 import { redactText } from '../../../api/redact';
 import { getClient } from '../transport';
 import * as authorizationToken from './authorization/token.operation';
@@ -17,8 +20,10 @@ import type { OperationFn } from './common/types';
 import * as customerList from './customer/list.operation';
 import * as windowed from './dashboard/windowed.operation';
 import * as ipBlacklistAdd from './ipBlacklist/add.operation';
-import { collectParams, isPaged } from './fields';
+import { isPaged } from './fieldTables';
+import { collectParams } from './fieldValues';
 import { createParamReader } from './params';
+import { TEST_EVENT_PARAM } from './versionDescription';
 import { withReadableForms } from './readable';
 
 /** Operations with their own flow; every other operation runs through the generic one. */
@@ -40,15 +45,13 @@ function toNodeError(
 	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
 	const title = opId && hasOperation(opId) ? operationTitle(opId) : 'Security Service';
 	if (error instanceof ValidationError) {
-		const words = (field: string) => {
-			const top = field.split('.')[0];
-			const label = opId ? fieldWords(opId, top).label : top;
-			return label === top ? field : `${label}${field !== top ? ` (${field})` : ''}`;
-		};
-		const issues = error.issues.map((i) => errorText.issue(words(i.field), i.rule));
-		return new NodeOperationError(exec.getNode(), errorText.invalidInput(title, issues.join('; ')), {
+		const issues = labelledIssues(error, opId);
+		// The message names the first rule broken; the details list every one, once each.
+		const more = issues.length - 1 + error.moreIssues;
+		const first = `${issues[0] ?? error.message}${more > 0 ? ` (and ${more} more: see the details)` : ''}`;
+		return new NodeOperationError(exec.getNode(), errorText.invalidInput(title, first), {
 			itemIndex,
-			description: error.issues.map((i) => `${i.field}: ${i.rule}`).join('\n'),
+			description: issues.length > 1 ? issues.join('\n') : undefined,
 		});
 	}
 	if (error instanceof ApiError) {
@@ -63,7 +66,7 @@ function toNodeError(
 		}
 		return new NodeApiError(exec.getNode(), { code: error.code, msg: error.msg } as JsonObject, {
 			itemIndex,
-			message: errorText.refused(title, error.msg, error.code),
+			message: errorText.refused(title, serviceWords(error.msg, opId), error.code),
 			description: `Service code ${error.code}: ${error.msg}`,
 		});
 	}
@@ -78,6 +81,26 @@ function toNodeError(
 	return new NodeOperationError(exec.getNode(), redactText(message), { itemIndex });
 }
 
+/** The service's message with a leading `field:` it names shown as the field's label (`Site ID: site '9' …`). */
+export function serviceWords(msg: string, opId?: string): string {
+	const m = /^([a-z][a-z0-9_]*): /.exec(msg);
+	if (!m || !opId) return msg;
+	const label = fieldWords(opId, m[1]).label;
+	return label === m[1] ? msg : `${label}: ${msg.slice(m[0].length)}`;
+}
+
+/** Each issue in the node's words: the field's label (never the catalog's name), the guard's settings by label. */
+function labelledIssues(error: ValidationError, opId?: string): string[] {
+	const words = (field: string) => {
+		const top = field.split('.')[0];
+		const label = opId ? fieldWords(opId, top).label : top;
+		return label === top ? field : `${label}${field !== top ? ` (${field})` : ''}`;
+	};
+	const override = opId ? fieldWords(opId, OVERRIDE_PARAM).label : OVERRIDE_PARAM;
+	const lift = override === OVERRIDE_PARAM ? 'no override lifts it here' : `fill ${override} to lift this rule`;
+	return error.issues.map((i) => errorText.issue(words(i.field), guardRuleIn(i.rule, { override: lift })));
+}
+
 function errorJson(error: NodeOperationError | NodeApiError, cause: unknown): IDataObject {
 	const out: IDataObject = { error: redactText(error.message) };
 	if (error.description) out.description = redactText(error.description);
@@ -85,6 +108,11 @@ function errorJson(error: NodeOperationError | NodeApiError, cause: unknown): ID
 	if (cause instanceof ApiError) out.code = cause.code;
 	if (cause instanceof SecurityServiceError) out.operation = cause.opId;
 	return out;
+}
+
+/** A write (not a token operation) on an item the trigger's Fetch Test Event marked as a test event. */
+function isTestEventWrite(op: CatalogEntry, json: IDataObject): boolean {
+	return op.safety !== 'read' && op.resource !== 'authorization' && json.test_event === true;
 }
 
 /**
@@ -118,6 +146,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				});
 			}
 			const op = getOperation(opId);
+			if (isTestEventWrite(op, items[i].json) && param(TEST_EVENT_PARAM, i, false) !== true)
+				throw new NodeOperationError(this.getNode(), errorText.testEvent(operationTitle(opId)), { itemIndex: i });
 			const params = collectParams(op, (name) => param(name, i, null));
 			const returnAll = isPaged(op) ? (param('returnAll', i, false) as boolean) : true;
 			const limit = isPaged(op) && !returnAll ? (param('limit', i, 50) as number) : Infinity;

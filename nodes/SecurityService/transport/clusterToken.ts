@@ -135,7 +135,7 @@ export async function askClusterToken(
 	const temporal = await ctx.getCredentials(TEMPORAL_CREDENTIAL).catch(() => undefined);
 	if (!temporal)
 		throw new ClusterTokenError(
-			'Token Source: the token comes from the cluster, so the node needs a Temporal API credential (set it on the node)',
+			'Token Source: the credential takes its token from the cluster: set the node\'s Token Source to "From the Cluster\'s Token Owner (Temporal)" and pick its Temporal Credential',
 		);
 	const tls = temporalTlsOptions(temporal);
 	if (tls.problem) throw new ClusterTokenError(`Temporal API credential › ${tls.problem}`);

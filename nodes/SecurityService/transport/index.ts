@@ -1,18 +1,14 @@
-import type {
-	ICredentialDataDecryptedObject,
-	IExecuteFunctions,
-	ILoadOptionsFunctions,
-	IPollFunctions,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
 import { createClient, DEFAULT_AUTH_FAILURE_CODES, DEFAULT_RATE_LIMIT_CODES, type Client } from '../../../api/client';
 import type { OwnAddress } from '../../../api/ownAddresses';
 import { parseProtectedRanges } from '../../../api/blastRadius';
-import { SecurityServiceError, ValidationError } from '../../../api/errors';
+import { ValidationError } from '../../../api/errors';
 import { sleep } from '../../../api/time';
 import { tokenRefusal, type TokenRefusal } from '../../../api/tokenRefusal';
 import type { HttpRequest, HttpResponse, Transport } from '../../../api/transport/types';
-import { askClusterToken, type ClusterGrant } from './clusterToken';
-import { CALL_DEADLINE, CREDENTIAL_TYPE, envelopeOf, parseCodes, sendBounded, stripAccessToken } from './request';
+import { clusterTokenSender } from './clusterSend';
+import { bounded, userTokenSender } from './renewing';
+import { CREDENTIAL_TYPE, envelopeOf, parseCodes, sendBounded, stripAccessToken } from './request';
 
 export { CREDENTIAL_TYPE, CLIENT_AUTH_STANDIN } from './request';
 
@@ -51,84 +47,8 @@ export function createN8nTransport(
 	stats?: TransportStats,
 ): Transport & { declaredRanges: () => Promise<OwnAddress[]> } {
 	let authCodes: number[] | undefined;
-
-	// The credential is read and decrypted once per node execution, not once (or twice) per item: n8n's
-	// getCredentials is a database read plus a decryption. The same object is handed to every
-	// httpRequestWithAuthentication call; when n8n runs preAuthentication it assigns the new token (and a rotated
-	// refresh token) into this object and saves them, so later calls of this execution use the new token.
-	let cached: ICredentialDataDecryptedObject | undefined;
-
-	async function credential(): Promise<ICredentialDataDecryptedObject> {
-		cached ??= { ...(await ctx.getCredentials(CREDENTIAL_TYPE)) };
-		return cached;
-	}
-
-	async function sendAuthenticated(req: Bounded, url: string, force: boolean): Promise<HttpResponse> {
-		if (!force) {
-			// Fast path: the token this execution already holds goes straight into the query string. n8n's
-			// authenticate step (an expression evaluated per request) is only needed when a token must be obtained.
-			const token = String((await credential()).accessToken ?? '');
-			if (token)
-				return await sendBounded(
-					(o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }),
-					req.left(),
-					url,
-				);
-		}
-		const data = force ? await freshCredentialWithoutToken() : await credential();
-		try {
-			// n8n may run preAuthentication (the token request) inside this exchange: it is told the deadline and ends
-			// before it, so a failing token endpoint surfaces as the token's error (never repeated), not as our timeout.
-			data[CALL_DEADLINE] = req.deadline;
-			return await sendBounded(
-				(o) =>
-					ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, o, {
-						credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data },
-					}),
-				req.left(),
-				url,
-			);
-		} catch (error) {
-			// A refused token call (preAuthentication) reaches us wrapped by n8n: hand the client the service's own
-			// answer (an ApiError of the token operation), which it reports as is and never retries.
-			throw tokenFailureIn(error) ?? error;
-		} finally {
-			delete data[CALL_DEADLINE];
-			// A renewal filled `data` with the new token: use it from now on, also when the answer then failed (the
-			// token was never refused; the client's next attempt must not ask for another).
-			if (force && data.accessToken) cached = data;
-		}
-	}
-
-	async function freshCredentialWithoutToken(): Promise<ICredentialDataDecryptedObject> {
-		// Read the credential again: an earlier renewal in this execution may have rotated the refresh token.
-		const data = { ...(await ctx.getCredentials(CREDENTIAL_TYPE)) };
-		data.accessToken = '';
-		return data;
-	}
-
-	// Renewals are single-flight: items of one execution may run concurrently, and n8n runs preAuthentication for
-	// every request it sees without a token. A rotated refresh token must be used exactly once, so renewals queue
-	// here, and a request whose stale token was already replaced by another renewal is simply sent with the new one.
-	// A renewal that failed (token endpoint down, refused) is not repeated by the requests queued behind it with the
-	// same stale token: they fail with the same error (bounded token requests per execution, not per item).
-	let renewals: Promise<unknown> = Promise.resolve();
-	let failedRenewal: { stale: string; error: unknown } | undefined;
-	function sendRenewing(req: Bounded, url: string, staleToken: string): Promise<HttpResponse> {
-		const run = renewals.then(async () => {
-			const current = await credential();
-			const renewedMeanwhile = Boolean(current.accessToken) && current.accessToken !== staleToken;
-			if (!renewedMeanwhile && failedRenewal?.stale === staleToken) throw failedRenewal.error;
-			const sent = sendAuthenticated(req, url, !renewedMeanwhile);
-			sent.catch((error: unknown) => {
-				if (!renewedMeanwhile && error instanceof SecurityServiceError && error.opId.startsWith('authorization.'))
-					failedRenewal = { stale: staleToken, error };
-			});
-			return await sent;
-		});
-		renewals = run.catch(() => undefined);
-		return run;
-	}
+	const { holder, sendAuthenticated, sendRenewing } = userTokenSender(ctx);
+	const credential = holder.get;
 
 	// Every execution starts from the token stored in the credential, so "any code on a stored token's first use"
 	// (the worker's refused_unverified) would renew on every execution that fails validation: n8n uses codes and
@@ -146,45 +66,7 @@ export function createN8nTransport(
 		});
 	}
 
-	// Token Source "From the cluster's token owner": the tenant workflow's token (clusterToken.ts), held in this
-	// execution's memory only, asked again once its renewAt passed or the service refused it; asks are single-flight
-	// (items may run concurrently) and never renew anything here.
-	let grant: ClusterGrant | undefined;
-	let asking: Promise<ClusterGrant> | undefined;
-	function clusterGrant(
-		cred: ICredentialDataDecryptedObject,
-		deadline: number,
-		rejected?: number,
-	): Promise<ClusterGrant> {
-		const held = grant;
-		if (held && (rejected === undefined ? Date.now() < held.renewAt : held.generation > rejected))
-			return Promise.resolve(held);
-		asking ??= askClusterToken(ctx, cred, deadline, rejected)
-			.then((g) => (grant = g))
-			.finally(() => (asking = undefined));
-		return asking;
-	}
-	const sendWith = (req: Bounded, url: string, token: string) =>
-		sendBounded((o) => ctx.helpers.httpRequest({ ...o, qs: { access_token: token } }), req.left(), url);
-	async function sendCluster(req: Bounded, url: string, cred: ICredentialDataDecryptedObject): Promise<HttpResponse> {
-		if (stats && grant && Date.now() >= grant.renewAt) stats.expiredRenewals++;
-		const g = await clusterGrant(cred, req.deadline);
-		const first = await sendWith(req, url, g.accessToken);
-		const why = refusal(req, first);
-		if (!why) return first;
-		// Refused token: the workflow renews unless it already holds a newer generation; one resend.
-		if (stats) stats.refusedRenewals[why]++;
-		return await sendWith(req, url, (await clusterGrant(cred, req.deadline, g.generation)).accessToken);
-	}
-
-	// With a cluster token: the customer's own networks declared at tenant install come with its token grant (asked
-	// within the node's default bound when no grant is held yet).
-	const declaredRanges = async (): Promise<OwnAddress[]> => {
-		const cred = await credential();
-		if (cred.source !== 'cluster') return [];
-		const source = `tenant ${String(cred.customerId)} --protected`;
-		return (await clusterGrant(cred, Date.now() + 30_000)).protectedRanges.map((range) => ({ range, source }));
-	};
+	const { sendCluster, declaredRanges } = clusterTokenSender(ctx, holder, refusal, stats);
 
 	const transport = async (request: HttpRequest): Promise<HttpResponse> => {
 		const req = bounded(request);
@@ -211,27 +93,6 @@ export function createN8nTransport(
 		return await sendRenewing(req, url, tokenNow === sentWith ? sentWith : '\u0000');
 	};
 	return Object.assign(transport, { declaredRanges });
-}
-
-/** A request of the client with its deadline: every exchange made for it gets what is `left()` of `timeoutMs`. */
-interface Bounded extends HttpRequest {
-	deadline: number;
-	left(): HttpRequest;
-}
-
-function bounded(req: HttpRequest): Bounded {
-	const deadline = Date.now() + req.timeoutMs;
-	return { ...req, deadline, left: () => ({ ...req, timeoutMs: Math.max(1, deadline - Date.now()) }) };
-}
-
-/** The client's error of a failed token call inside an n8n error (n8n wraps what preAuthentication throws). */
-function tokenFailureIn(error: unknown): SecurityServiceError | undefined {
-	let e: unknown = error;
-	for (let depth = 0; depth < 6 && e !== null && typeof e === 'object'; depth++) {
-		if (e instanceof SecurityServiceError) return e;
-		e = (e as { cause?: unknown }).cause;
-	}
-	return undefined;
 }
 
 export interface ClientSettings {

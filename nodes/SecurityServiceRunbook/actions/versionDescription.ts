@@ -3,14 +3,29 @@ import { RUNBOOK } from '../../../api/catalog/labels';
 import { DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS } from './runbook/decide.operation';
 import { startApprovalProperties } from './runbook/start.operation';
 
-/** The node's parameters, in the order the editor shows them (each shown for the operations that use it). */
+/**
+ * The node's parameters, in the order the editor shows them (each shown for the operations that use it): what a user
+ * comes to give first, the rarely changed ones (Start's Workflow ID, Task Queue, ID Token) last.
+ */
 export const versionProperties: INodeProperties[] = [
+	// One resource: n8n names a new node after its operation's action only when the operation is shown for a
+	// resource ("Start an attack-response runbook", not "Security Service Runbook1" for the second node), and its node
+	// creator lists the actions per resource option (a hidden resource listed none).
+	{
+		displayName: 'Resource',
+		name: 'resource',
+		type: 'options',
+		noDataExpression: true,
+		options: [{ name: 'Runbook', value: 'runbook' }],
+		default: 'runbook',
+	},
 	{
 		displayName: 'Operation',
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
 		default: 'describe',
+		displayOptions: { show: { resource: ['runbook'] } },
 		options: RUNBOOK.operations.map((o) => ({ ...o })),
 	},
 	{
@@ -22,15 +37,6 @@ export const versionProperties: INodeProperties[] = [
 		required: true,
 		displayOptions: { show: { operation: ['start'] } },
 		description: RUNBOOK.planHelp,
-	},
-	{
-		displayName: 'Task Queue',
-		name: 'taskQueue',
-		type: 'string',
-		default: 'secsvc-runbooks',
-		required: true,
-		displayOptions: { show: { operation: ['start'] } },
-		description: 'Task queue of the worker that runs the runbooks (and the expiring blocks)',
 	},
 	{
 		displayName: 'Dry Run',
@@ -48,6 +54,24 @@ export const versionProperties: INodeProperties[] = [
 		default: '',
 		displayOptions: { show: { operation: ['start'] } },
 		description: 'Leave empty for attack-response-&lt;site_id&gt; (at most one runbook per site)',
+	},
+	{
+		displayName: 'Task Queue',
+		name: 'taskQueue',
+		type: 'string',
+		default: 'secsvc-runbooks',
+		required: true,
+		displayOptions: { show: { operation: ['start'] } },
+		description: 'Task queue of the worker that runs the runbooks (and the expiring blocks)',
+	},
+	{
+		displayName: 'ID Token',
+		name: 'idToken',
+		type: 'string',
+		typeOptions: { password: true },
+		default: '',
+		displayOptions: { show: { operation: ['start'] } },
+		description: RUNBOOK.help.decideIdToken,
 	},
 	{
 		displayName: 'Runbook',
@@ -85,7 +109,7 @@ export const versionProperties: INodeProperties[] = [
 		type: 'string',
 		typeOptions: { password: true },
 		default: '',
-		displayOptions: { show: { operation: ['start', 'decide'] } },
+		displayOptions: { show: { operation: ['decide'] } },
 		description: RUNBOOK.help.decideIdToken,
 	},
 	{

@@ -17,9 +17,20 @@ export function doneItem(op: CatalogEntry, sent: Record<string, unknown>): IData
 		const v = sent[f.name];
 		if (v === undefined || v === null || v === '') continue;
 		out[f.name] = v as IDataObject[keyof IDataObject];
-		const text = `${fieldWords(op.id, f.name).label} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`;
+		const text = `${fieldWords(op.id, f.name).label} ${readable(v)}`;
 		(f.in === 'path' ? where : what).push(text);
 	}
 	out.summary = doneText(title, what, where);
 	return out;
+}
+
+/** A value in a sentence: a list as `a, b`, an object as `key value, …`, never JSON. */
+function readable(v: unknown): string {
+	if (Array.isArray(v)) return v.map(readable).join(', ');
+	if (v && typeof v === 'object')
+		return Object.entries(v)
+			.filter(([, x]) => x !== undefined && x !== null && x !== '')
+			.map(([k, x]) => `${k} ${readable(x)}`)
+			.join(', ');
+	return String(v);
 }

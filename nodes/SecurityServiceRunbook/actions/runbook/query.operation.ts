@@ -12,6 +12,9 @@ export const execute: OperationFn = async (env) => {
 	if (env.ctx.getNodeParameter('query', env.i) === 'report') return await report(env, workflowId);
 	const q = env.ctx.getNodeParameter('query', env.i) as string;
 	const v = await queryValue(env, workflowId, q, `query ${q} rejected`);
+	// The audit trail is a list of entries: one item each (in order), so the next nodes filter, map or post them.
+	if (q === 'audit' && Array.isArray(v))
+		return v.map((entry, index) => ({ json: { workflowId, query: q, index, ...(entry as IDataObject) } }));
 	return [{ json: { workflowId, query: q, result: (v ?? null) as IDataObject } }];
 };
 
