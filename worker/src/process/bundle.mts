@@ -112,6 +112,7 @@ export const PRELOADED = [
 	'api/catalog/ipv4.ts',
 	'api/ranges.ts',
 	'api/report/model.ts',
+	'api/report/style.ts',
 	'api/report/html.ts',
 	'workflows/pure/ranges.mts',
 	'workflows/pure/thresholds.mts',
