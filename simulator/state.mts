@@ -2,8 +2,6 @@
  * The simulator's state and its deterministic seeding. Everything here is plain data (JSON-serialisable
  * apart from Maps, which `snapshot()` in index.mts converts) so GET /__sim/state can show it whole.
  */
-import { Rng, intToIp, ipToInt } from './util.mts';
-import { makeAttack } from './makeAttack.mts';
 
 export interface ProtectServices {
 	application_protection: number;
@@ -283,120 +281,11 @@ export const PROFILES = [
 	{ id: 'auto-game', name: 'Gaming', desc: 'Auto mitigation for UDP game servers' },
 ];
 
-export function defaultSwitches(): Record<string, SwitchNode> {
-	const n = (name: string, enable = 1, children: string[] = []): SwitchNode => {
-		const node: SwitchNode = { enable, name };
-		for (const c of children) node[c] = { enable: c === 'advanced' ? 0 : 1, name: c };
-		return node;
-	};
-	return {
-		p_auth: n('p_auth', 0),
-		p_error_rewrite: n('p_error_rewrite', 0),
-		p_filt: n('p_filt', 1),
-		p_malf: n('p_malf', 1, ['accept_invalid_http_request', 'advanced']),
-		p_wbl: n('p_wbl', 1, ['api', 'file_extension', 'mobile', 'spider', 'ua_black_list']),
-	};
-}
+// The default settings of a new domain-port and detection level: simulator/defaults.mts.
+export { defaultLeaf, defaultLevel, defaultPolicy, defaultSwitches } from './defaults.mts';
 
-export function defaultPolicy(domain: string): ApPolicy {
-	const hdr = (host: number) => ({
-		host_required: host,
-		user_agent_required: 0,
-		accept_required: 0,
-		connection_required: 0,
-		accept_encoding_required: 0,
-	});
-	return {
-		authBase: { duration: 600, recaptcha_per_ip_tps: 0, threshold_tps: 1000 },
-		authBypass: [],
-		authHttp: {
-			enforce_protect: 1,
-			max_http_request: 600,
-			mode: 0,
-			p3p_enabled: 0,
-			p3p_string: '',
-			trust_duration: 3600,
-		},
-		authIp: {
-			action: 'ratelimit',
-			enable: 0,
-			mode: 0,
-			objects: {
-				action_blacklist: { duration: 300, threshold_rps: 500 },
-				action_ratelimit: { duration: 60, ratelimit_rps: 100, threshold_rps: 200 },
-				action_ratelimit_blacklist: {
-					blacklist_threshold_rps: 500,
-					duration: 300,
-					ratelimit_rps: 100,
-					ratelimit_threshold_rps: 200,
-				},
-			},
-		},
-		headerCompliance: { http09: hdr(0), http10: hdr(0), http11: hdr(1) },
-		httpFilters: [],
-		ipBlacklist: { enable: 0, entries: [] },
-		ipWhitelist: { enable: 0, entries: [] },
-		xForwardedFor: { mode: 'insert', name: '' },
-		statusCodes: { enable: 1, error_page: [] },
-		switches: defaultSwitches(),
-		uaBlacklist: { enable: 1, ua_black_list: { action: 'block', action_annex_page: '', enable: 1, ua_regex: [] } },
-		urlBypass: [`https://${domain}/health`, `https://${domain}/status`, `http://${domain}/.well-known/acme-challenge/`],
-	};
-}
+// ---------------------------------------------------------------- the world
 
-export function defaultLeaf(group: string, rng?: Rng): DetectionLeaf {
-	const low = rng ? rng.int(1, 9) * 10 : 50;
-	const leaf: DetectionLeaf = { direction_pps: 'in', high_pps: `${low * 4}K`, low_pps: `${low}K`, is_enabled: 1 };
-	if (group === 'total_traffic') {
-		Object.assign(leaf, {
-			direction_bps: 'in',
-			low_bps: '1G',
-			high_bps: '5G',
-			blackhole_bps: '40G',
-			blackhole_pps: '20M',
-			blackhole_time: 1800,
-		});
-		leaf.low_pps = '500K';
-		leaf.high_pps = '2M';
-	}
-	return leaf;
-}
-
-export function defaultLevel(level: 'site' | 'network' | 'host'): LevelState {
-	const groups: LevelState['detection']['groups'] = {};
-	for (const [g, items] of Object.entries(DETECTION_GROUPS)) {
-		groups[g] = {};
-		for (const it of items) groups[g][it] = defaultLeaf(g);
-	}
-	return {
-		detection: { model: 0, groups },
-		overview: {
-			auto_profile: '',
-			detection_mode: level === 'site' ? 1 : 0,
-			is_customize: 0,
-			mitigation_mode: level === 'site' ? 1 : 0,
-		},
-	};
-}
-
-// ---------------------------------------------------------------- seeding
-
-const FIRST = [
-	'Acme',
-	'Globex',
-	'Initech',
-	'Umbrella',
-	'Hooli',
-	'Stark',
-	'Wayne',
-	'Tyrell',
-	'Cyberdyne',
-	'Soylent',
-	'Wonka',
-	'Vandelay',
-];
-const SECOND = ['Corp', 'Networks', 'Media', 'Games', 'Retail', 'Bank', 'Cloud', 'Labs', 'Logistics', 'Health'];
-const CITIES = ['Berlin', 'Austin', 'Osaka', 'Lyon', 'Porto', 'Leeds', 'Perth', 'Turin'];
 export const COUNTRIES: { code: string; country: string; lat: number; lon: number }[] = [
 	{ code: 'CN', country: 'China', lat: 35.86, lon: 104.19 },
 	{ code: 'US', country: 'United States', lat: 37.09, lon: -95.71 },
@@ -420,115 +309,8 @@ export interface World {
 
 export const CUSTOMER_COUNT = 23;
 
-/**
- * Builds the seeded world. Ids are sequential and independent of the seed (first customer 10001, its
- * first site 20001, first domain-port 30001, first network 40001, first host 50001) so tests and demos
- * can name them; names, IPs, counts of sites per customer (after the first) and history depend on the seed.
- */
-export function seedWorld(rng: Rng, nowSec: number, historyDays = 60): World {
-	const w: World = {
-		customers: new Map(),
-		sites: new Map(),
-		domainPorts: new Map(),
-		levels: new Map(),
-		attacks: [],
-		flowDowns: [],
-		counters: { pFlag: 1000, urlId: 100, alert: 700000, flow: 900000 },
-	};
-	let siteN = 20001;
-	let dpN = 30001;
-	let netN = 40001;
-	let hostN = 50001;
-	for (let c = 0; c < CUSTOMER_COUNT; c++) {
-		const id = String(10001 + c);
-		const name = `${rng.pick(FIRST)} ${rng.pick(SECOND)}`;
-		const slug = name.toLowerCase().replace(/[^a-z]+/g, '');
-		const cust: Customer = {
-			customer_id: id,
-			customer_name: name,
-			company: `${name} ${rng.pick(['GmbH', 'Inc.', 'Ltd.', 'S.A.'])}`,
-			email: c % 5 === 4 ? '' : `ops@${slug}.example`,
-			phone: c % 7 === 6 ? '' : `+1-555-${String(rng.int(1000, 9999))}`,
-			address: `${rng.int(1, 200)} Main Street, ${rng.pick(CITIES)}`,
-			website: `https://www.${slug}.example`,
-			protect_services: {
-				application_protection: c === 0 ? 1 : rng.int(0, 1),
-				origin_protection: rng.int(0, 1),
-				dns_protection: rng.int(0, 1),
-				cdn_federation: rng.int(0, 1),
-			},
-			site_ids: [],
-		};
-		w.customers.set(id, cust);
-		const nSites = c === 0 ? 2 : rng.int(1, 3);
-		for (let s = 0; s < nSites; s++) {
-			const site: Site = {
-				site_id: String(siteN++),
-				customer_id: id,
-				site_name: `${slug}-site-${s + 1}`,
-				site_ip: intToIp((ipToInt('203.0.113.0') as number) + ((siteN * 7) % 250) + 1),
-				baseline_bps: rng.int(50, 400) * 1_000_000,
-				domain_port_ids: [],
-				networks: [],
-			};
-			cust.site_ids.push(site.site_id);
-			w.sites.set(site.site_id, site);
-			for (const [i, port] of [443, 80].entries()) {
-				const domain = `${i === 0 ? 'www' : 'api'}.${slug}${s + 1}.example`;
-				const dp: DomainPort = {
-					domain_port_id: String(dpN++),
-					site_id: site.site_id,
-					domain,
-					port,
-					policy: defaultPolicy(domain),
-				};
-				site.domain_port_ids.push(dp.domain_port_id);
-				w.domainPorts.set(dp.domain_port_id, dp);
-			}
-			for (let n = 0; n < 2; n++) {
-				const base = (ipToInt('198.51.100.0') as number) + (netN % 16) * 16;
-				const net: Network = { network_id: String(netN++), cidr: `${intToIp(base)}/28`, hosts: [] };
-				for (let h = 0; h < 2; h++) net.hosts.push({ host_id: String(hostN++), ip: intToIp(base + 1 + h) });
-				site.networks.push(net);
-			}
-			// History: a few stopped attacks and flow-down alerts over the last `historyDays` days.
-			const nHist = rng.int(2, 5);
-			for (let k = 0; k < nHist; k++) {
-				const start = nowSec - rng.int(2, historyDays * 24) * 3600;
-				const type = rng.pick([
-					'UDP Total',
-					'TCP SYN',
-					'DNS Amplification',
-					'NTP Amplification',
-					'HTTP Flood',
-				] as const);
-				w.attacks.push(
-					makeAttack(w, rng, {
-						site_id: site.site_id,
-						attack_type: type,
-						start,
-						duration: rng.int(5, 90) * 60,
-						curve: { shape: 'constant', peakBps: rng.int(1, 80) * 250_000_000, peakPps: rng.int(1, 40) * 100_000 },
-						sources: [{ country: rng.pick(COUNTRIES).code }, { asn: rng.int(64512, 65000) }],
-						autoMitigate: true,
-					}),
-				);
-			}
-			for (let k = 0; k < 2; k++) {
-				const start = nowSec - rng.int(3, historyDays * 24) * 3600;
-				w.flowDowns.push({
-					alert_id: `F${++w.counters.flow}`,
-					site_id: site.site_id,
-					start_time: start,
-					end_time: start + rng.int(1, 30) * 60,
-					router_name: `edge-${rng.pick(['fra', 'ams', 'iad', 'sin'])}-${rng.int(1, 4)}`,
-				});
-			}
-		}
-	}
-	w.attacks.sort((a, b) => a.start - b.start);
-	return w;
-}
+// The seeded world: simulator/seed.mts.
+export { seedWorld } from './seed.mts';
 
 // Attacks from specs (control API, scenarios): simulator/makeAttack.mts.
 export { makeAttack, type AttackSpec, type SourceSpec, type WaveSpec } from './makeAttack.mts';
