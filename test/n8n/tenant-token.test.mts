@@ -206,11 +206,14 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 				settings: {},
 			}),
 		);
-		const block = toNodeParameters(getOperation('applicationProtection.ipBlacklist.add'), {
-			site_id: ids.site_id,
-			domain_port_id: ids.domain_port_id,
-			ip_black_list: own.hosts[1].ip,
-		});
+		const block = {
+			tokenSource: 'cluster', // the node's Token Source shows its Temporal credential slot (issue 40)
+			...toNodeParameters(getOperation('applicationProtection.ipBlacklist.add'), {
+				site_id: ids.site_id,
+				domain_port_id: ids.domain_port_id,
+				ip_black_list: own.hosts[1].ip,
+			}),
+		};
 		const ownWf = [
 			manualTrigger('24000000-0000-4000-8000-300000000000'),
 			{

@@ -147,7 +147,6 @@ export async function main(): Promise<number> {
 	watchParent();
 	assertFreshBuild(fileURLToPath(import.meta.url)); // compiled worker older than its sources: refuse
 	const cfg = loadConfig();
-	console.error(`secsvc worker: ${approvalsNotice(cfg.identity, cfg.unverifiedApprovals === true)}`);
 	tenantMode(cfg); // tenant mode without the payload key: one line naming SECSVC_PAYLOAD_KEYS, before anything starts
 	const proc = loadProcessConfig();
 	// Prometheus /metrics (worker/src/process/metrics.mts): the SDK Runtime must be installed before the first connection.
@@ -203,6 +202,8 @@ export async function main(): Promise<number> {
 	log(
 		`task queue ${cfg.temporal.taskQueue} on ${cfg.temporal.address} (${cfg.temporal.namespace}); drain grace ${proc.shutdownGraceMs} ms`,
 	);
+	// Once started (a start-up failure stays one line naming its cause): how approvals are proven, loudly when not.
+	console.error(`secsvc worker: ${approvalsNotice(cfg.identity, cfg.unverifiedApprovals === true)}`);
 
 	try {
 		await w.done;
