@@ -31,8 +31,8 @@ interface Batch {
 /**
  * An add batch in ONE activity (workflows/blocks/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
  * successor), one read of the list, one POST per granted entry not yet listed, then one release of the keys not
- * written. The claim is idempotent per owner; the entries listed before any POST are recorded in the heartbeat
- * details, so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.
+ * written. The claim is idempotent per owner; the entries listed before any POST are recorded by the server first
+ * (writeRecord.mts), so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.
  * A refusal of one entry (held by another with a successor waiting, the operator's entry, the service refused the
  * POST) names it and the others go on; an unreadable list refuses the batch, naming domain_port_id.
  */

@@ -97,7 +97,7 @@ export const blocksQuery = defineQuery<Block[]>('blocks');
 /**
  * Sent by the removal (`blocks.removeDue`) to its own run just BEFORE its DELETE: the ranges that DELETE names. The
  * workflow ignores it; the history keeps it, so a later attempt of a removal whose workflow task was lost (worker
- * killed) can tell an entry our DELETE may have removed from one someone else removed (worker/src/blocksRemoval.mts).
+ * killed) can tell an entry our DELETE may have removed from one someone else removed (workflows/blocks/activitiesRemoval.mts).
  */
 export const removalIntentSignal = defineSignal<[{ ranges: string[] }]>('blocksRemovalIntent');
 export const stopBlocksSignal = defineSignal('stopBlocks');
