@@ -606,7 +606,8 @@ test('invalid input: NodeOperationError names the field and the rule; nothing is
 		err.message,
 		/^Status Code Overwrite › Create: Status Code must be an HTTP code from 400 to 417.*Nothing was sent\.$/,
 	);
-	assert.match(err.description ?? '', /^error_code: /);
+	// Issue 40: errors speak the field's label (the message above), never the parameter's name.
+	assert.doesNotMatch(err.description ?? '', /error_code/);
 	assert.equal(res.error?.message, err.message, 'the execution fails with that error');
 	assert.equal(sim.sim.requests().length, before, 'no request reached the service');
 	assert.equal(proxy.since(mark).length, 0, 'n8n sent nothing');

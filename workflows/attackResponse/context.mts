@@ -38,6 +38,8 @@ function activities(timeoutSeconds: number, maximumAttempts: number, local = fal
 export const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface Runbook {
+	/** This code's newer patches, asked before the run's first await (attackResponse.mts `askPatches`). */
+	patches: { entriesOverlap: boolean; rearm: boolean; waves: boolean };
 	input: AttackResponseInput;
 	started: number;
 	dryRun: boolean;
@@ -102,6 +104,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		input,
 		started,
 		dryRun,
+		patches: { entriesOverlap: false, rearm: false, waves: false },
 		state: carry
 			? { ...carry.state }
 			: {

@@ -1,4 +1,4 @@
-import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { holdDownOf, LAST_RUN_ACTIVITY, rearmExtraCooldown, type LastRun } from '../../api/runbook/holdDownRules.ts';
 import type { PlanContext, Runbook } from './context.mts';
 import { errText } from './settings.mts';
@@ -19,7 +19,7 @@ const acts = proxyActivities<{
 /** The sources to pre-block (empty when this is not a return). */
 export async function rearmFromLast(rb: Runbook, ctx: PlanContext): Promise<string[]> {
 	const cfg = holdDownOf(ctx.plan);
-	if (rb.dryRun || cfg.seconds <= 0 || !patched(REARM_PATCH)) return [];
+	if (rb.dryRun || cfg.seconds <= 0 || !rb.patches.rearm) return [];
 	let last: LastRun | undefined;
 	try {
 		last = await acts[LAST_RUN_ACTIVITY]({ site_id: ctx.site, currentRunId: workflowInfo().runId });

@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import type { Change } from '../../api/runbook/contract.ts';
 import { DEFAULT_WIDEST_PREFIX } from '../../api/blastRadius.ts';
 import {
@@ -37,7 +36,7 @@ export const WAVES_PATCH = 'runbook-waves';
 /** Decided once, when the wait begins (the state carries it): runbooks recorded before it never read waves. */
 export function decideWaves(rb: Runbook): WaveState {
 	rb.state.waves ??= {
-		on: patched(WAVES_PATCH),
+		on: rb.patches.waves,
 		n: 1,
 		entries: 0,
 		events: rb.state.eventId ? [rb.state.eventId] : [],
