@@ -419,6 +419,12 @@ function oldBuild(): string {
 	const call = '\t\tawait continueIfFull(rb, ctx);\n';
 	assert.ok(src.includes(call), 'the continue call found in wait.mts');
 	writeFileSync(file, src.replace(call, ''));
+	// Nor did it know the patch (asked in the run's first activation since 84d3303): it never recorded its marker.
+	const entry = join(dir, 'attackResponse', 'attackResponse.mts');
+	const ask = 'continueAsNew: patched(CONTINUE_PATCH),';
+	const main = readFileSync(entry, 'utf8');
+	assert.ok(main.includes(ask), 'the continue patch found in attackResponse.mts');
+	writeFileSync(entry, main.replace(ask, 'continueAsNew: false,'));
 	return dir;
 }
 

@@ -7,7 +7,7 @@ import { approvalGate, approvalPolicy } from './approval.mts';
 import type { Sealed } from '../tenant/shared.mts';
 import { applyChanges } from './apply.mts';
 import { registerAllowList } from './allowList.mts';
-import { checkCarry, isContinueAsNew } from './continue.mts';
+import { checkCarry, CONTINUE_PATCH, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
 import { finish } from './finish.mts';
 import { registerHandlers } from './handlers.mts';
@@ -25,6 +25,7 @@ import { REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
+import { EXACT_PATCH } from './written.mts';
 import { WAVES_PATCH } from './waves.mts';
 import { eventTraffic } from './observe.mts';
 
@@ -104,7 +105,13 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
  * task while the replay reaches the call in the earlier one. Runs recorded before a patch replay with it off.
  */
 function askPatches(): Runbook['patches'] {
-	return { entriesOverlap: patched(ENTRIES_HOLD_OVERLAP), rearm: patched(REARM_PATCH), waves: patched(WAVES_PATCH) };
+	return {
+		entriesOverlap: patched(ENTRIES_HOLD_OVERLAP),
+		rearm: patched(REARM_PATCH),
+		waves: patched(WAVES_PATCH),
+		exact: patched(EXACT_PATCH),
+		continueAsNew: patched(CONTINUE_PATCH),
+	};
 }
 
 /** A promise awaited later: its failure is not an unhandled rejection meanwhile (it is thrown where it is awaited). */

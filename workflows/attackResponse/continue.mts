@@ -5,7 +5,6 @@ import {
 	ContinueAsNew,
 	continueAsNew,
 	log as wlog,
-	patched,
 	workflowInfo,
 } from '@temporalio/workflow';
 import type { AttackResponseInput, RunbookCarry } from '../../api/runbook/contract.ts';
@@ -83,7 +82,7 @@ export function carryOf(rb: Runbook): RunbookCarry {
  * signal and Update handlers are let finish first.
  */
 export async function continueIfFull(rb: Runbook, ctx: PlanContext): Promise<void> {
-	if (!historyFull(ctx) || rb.state.aborted || !patched(CONTINUE_PATCH)) return;
+	if (!historyFull(ctx) || rb.state.aborted || !rb.patches.continueAsNew) return;
 	await condition(allHandlersFinished);
 	if (rb.state.aborted) return; // an abort arrived meanwhile: the wait ends in this run
 	const info = workflowInfo();

@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import type { Runbook } from './context.mts';
 
@@ -13,7 +12,7 @@ export const EXACT_PATCH = 'exact-ownership';
 
 /** Decided once, before the first write (the carried state keeps it across continue-as-new). */
 export function decideExact(rb: Runbook): boolean {
-	rb.state.exact ??= patched(EXACT_PATCH);
+	rb.state.exact ??= rb.patches.exact;
 	return rb.state.exact;
 }
 
