@@ -24,8 +24,8 @@ if ! find_chromium >/dev/null; then
   exec 9>/tmp/secsvc-chromium-apt.lock
   if command -v flock >/dev/null 2>&1; then flock 9; fi
   if ! find_chromium >/dev/null; then
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update >&2
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation >&2
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update >&2
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends chromium fonts-liberation >&2
   fi
 fi
 p="$(find_chromium)" || { log "ERROR: chromium not found after apt-get install"; exit 1; }

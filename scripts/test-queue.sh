@@ -67,6 +67,78 @@ room_for_more() { # running-count
   [ "$1" -lt "$SLOTS" ] && [ "$(cpu_pressure)" -lt "${SECSVC_TEST_PRESSURE:-40}" ]
 }
 
+# Bounds (test/README.md "What runs in parallel"): a job still running after SECSVC_TEST_FILE_TIMEOUT seconds
+# (default 1500) is stopped with its whole process group (set -m in test.sh gives each job its own) and counted as
+# failed; after SECSVC_TEST_DEADLINE seconds since the start (0: none; .ci/run sets one inside CI's limit) no job
+# starts and the running ones are stopped, so the summary is always printed. Each job's end is printed at once.
+stop_job() { # pid reason: TERM to the job's group, KILL 10 s later; the reason and what was running into its log
+  local pid="$1" log="$LOGS/jobs/${ids[${running[$1]}]}.log"
+  { echo "✖ $2: stopped after $(( SECONDS - T0 - started[$pid] )) s; its processes then:"
+    ps -o pid,etimes,args --no-headers -p "$(pgrep -d, -g "$pid")" 2>/dev/null | cut -c1-200 | sed 's/^/  /'; } >>"$log"
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+}
+stop_all_jobs() { local pid; for pid in "${!running[@]}"; do stop_job "$pid" "${1:-stopped}"; done; }
+job_line() { # job exit: one line per finished job, printed as it ends
+  local log="$LOGS/jobs/${ids[$1]}.log" p f
+  p="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$log" | tail -n1)"; f="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$log" | tail -n1)"
+  printf '[%5d s] %s %s: %s passed, %s failed (%d s)\n' "$(( SECONDS - T0 ))" "$([ "$2" = 0 ] && echo ok || echo FAILED)" \
+    "$1" "${p:-0}" "${f:-0}" "$(( SECONDS - T0 - started_at[$1] ))"
+}
+reap_jobs() { # records every finished job; sets rc=1 when one failed
+  local pid st job
+  for pid in "${!running[@]}"; do
+    job="${running[$pid]}"
+    if kill -0 "$pid" 2>/dev/null; then
+      [ $(( SECONDS - T0 - started[$pid] )) -ge "${SECSVC_TEST_FILE_TIMEOUT:-1500}" ] || continue
+      stop_job "$pid" "file timeout (SECSVC_TEST_FILE_TIMEOUT=${SECSVC_TEST_FILE_TIMEOUT:-1500})"
+    fi
+    st=0; wait "$pid" 2>/dev/null || st=$?
+    [ "$st" = 0 ] || rc=1
+    printf '%d\t%d\t%d\t%s\n' "${started[$pid]}" "$(( SECONDS - T0 ))" "$st" "$job" >>"$LOGS/schedule.tsv"
+    job_line "$job" "$st"
+    unset "running[$pid]"
+  done
+}
+past_deadline() { [ "${SECSVC_TEST_DEADLINE:-0}" -gt 0 ] && [ $(( SECONDS - T0 )) -ge "$SECSVC_TEST_DEADLINE" ]; }
+heartbeat() { # each runtime when provisioned, and every 5 min what runs (a hang is visible in a CI log cut short)
+  local f r
+  for f in "$LOGS"/prov-*.rc; do
+    [ -f "$f" ] || continue
+    r="${f##*/prov-}"; r="${r%.rc}"
+    [ -n "${announced[$r]:-}" ] && continue
+    announced[$r]=1
+    echo "[$(printf '%5d' $(( SECONDS - T0 ))) s] provisioned $r: exit $(cat "$f")"
+    [ "$(cat "$f")" = 0 ] || tail -n 20 "$LOGS/prov-$r.log" | sed 's/^/  /'
+  done
+  [ "$SECONDS" -ge "$beat_at" ] || return 0
+  beat_at=$(( SECONDS + 300 ))
+  echo "[$(printf '%5d' $(( SECONDS - T0 ))) s] running: ${running[*]:-none}; queued: ${#queue[@]}; provisioned: $(cd "$LOGS" && ls prov-*.rc 2>/dev/null | sed 's/prov-\(.*\)\.rc/\1/' | tr '\n' ' ')"
+}
+
+job_body() { # job status-of-its-runtimes: its runtimes' variables, then the file or test.sh's function job_<name>
+  local job="$1" r
+  if [ "$2" = 2 ]; then
+    for r in "${needs[@]}"; do
+      [ "$(cat "$LOGS/prov-$r.rc")" = 0 ] && continue
+      cat "$LOGS/prov-$r.log"
+      echo "ERROR: provisioning $r failed (scripts/test.sh provision $r; its log is above); $job not run"
+    done
+    return 1
+  fi
+  export_runtimes "${needs[@]}"
+  if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job"
+  else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job"; fi
+}
+launch_job() { # job status-of-its-runtimes: starts it in the background, its output into its own log
+  local job="$1"
+  n=$(( n + 1 )); ids[$job]=$n
+  job_body "$job" "$2" </dev/null >"$LOGS/jobs/$n.log" 2>&1 &
+  running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); started_at[$job]=$(( SECONDS - T0 )); next_at=$(( SECONDS + 10 ))
+  echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
+}
+
 run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs them in $SLOTS slots; 1 when any failed
   mkdir -p "$LOGS/jobs"
   : >"$LOGS/schedule.tsv"
@@ -76,42 +148,29 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
     for job in "$@"; do printf '%s\t%s\n' "$(expected_seconds "$job")" "$job"; done | sort -t$'\t' -k1,1 -rn
   )
   echo "== ${#queue[@]} jobs in $SLOTS slots, longest expected first: ${queue[*]:0:6} …"
-  declare -A running=() started=() ids=()
-  local rc=0 n=0 i pid st needs next_at=0
+  declare -A running=() started=() ids=() started_at=() announced=()
+  local rc=0 n=0 i st needs next_at=0 beat_at=$(( SECONDS + 300 ))
+  trap 'stop_all_jobs interrupted; exit 130' INT TERM
   while [ "${#queue[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
-    for pid in "${!running[@]}"; do # reap finished jobs
-      kill -0 "$pid" 2>/dev/null && continue
-      st=0; wait "$pid" || st=$?
-      [ "$st" = 0 ] || rc=1
-      printf '%d\t%d\t%d\t%s\n' "${started[$pid]}" "$(( SECONDS - T0 ))" "$st" "${running[$pid]}" >>"$LOGS/schedule.tsv"
-      unset "running[$pid]"
-    done
+    reap_jobs
+    heartbeat
+    if past_deadline; then
+      echo "[$(( SECONDS - T0 )) s] SECSVC_TEST_DEADLINE=$SECSVC_TEST_DEADLINE reached: stopping ${#running[@]} jobs; not run: ${queue[*]:-none}"
+      stop_all_jobs "deadline (SECSVC_TEST_DEADLINE=$SECSVC_TEST_DEADLINE s)"
+      reap_jobs
+      for job in "${queue[@]}"; do printf '%d\t%d\t%d\t%s\n' -1 -1 124 "not run: $job" >>"$LOGS/schedule.tsv"; done
+      queue=(); rc=1
+      break
+    fi
     local launched=0
     # beyond the minimum, one more job at most every 10 s (PSI's window) and only while the CPUs have room
     if [ "${#running[@]}" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] || { [ "$SECONDS" -ge "$next_at" ] && room_for_more "${#running[@]}"; }; then
       for i in "${!queue[@]}"; do
         job="${queue[$i]}"
-        # shellcheck disable=SC2046
         read -r -a needs <<<"$(job_needs "$job")"
         st=0; runtimes_state "${needs[@]}" || st=$?
         [ "$st" = 1 ] && continue
-        n=$(( n + 1 )); ids[$job]=$n
-        ( # one job: its runtimes' variables, its own log and times
-          if [ "$st" = 2 ]; then
-            for r in "${needs[@]}"; do
-              [ "$(cat "$LOGS/prov-$r.rc")" = 0 ] && continue
-              cat "$LOGS/prov-$r.log"
-              echo "ERROR: provisioning $r failed (scripts/test.sh provision $r; its log is above); $job not run"
-            done
-            exit 1
-          fi
-          export_runtimes "${needs[@]}"
-          # a job that is not a file is test.sh's function job_<name>
-          if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job"
-          else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job"; fi
-        ) >"$LOGS/jobs/$n.log" 2>&1 &
-        running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); next_at=$(( SECONDS + 10 ))
-        echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
+        launch_job "$job" "$st"
         unset "queue[$i]"; queue=("${queue[@]}")
         launched=1
         break
@@ -119,6 +178,7 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
     fi
     [ "$launched" = 1 ] || sleep 1
   done
+  trap - INT TERM
   # one list in queue order for the summary: job number, name, log
   for job in "${!ids[@]}"; do printf '%d\t%s\n' "${ids[$job]}" "$job"; done | sort -n >"$LOGS/jobs.tsv"
   return "$rc"
