@@ -104,7 +104,36 @@ async function setup(seed = 11) {
 	const queue = uniqueQueue('blocks');
 	const worker = await startInProcessWorker(env, s.url, queue);
 	const op = operatorClient(s.url);
-	return { s, ids, queue, op, close: async () => (await worker.shutdown(), await op.close(), await s.close()) };
+	const close = async () => {
+		try {
+			await settled(ids);
+		} finally {
+			await worker.shutdown();
+			await op.close();
+			await s.close();
+		}
+	};
+	return { s, ids, queue, op, close };
+}
+/**
+ * Workflow ids are per site and domain-port, and every test uses the simulator's first site: a test's blocks and
+ * site-coordinator runs must be closed before its worker goes away, or the next test's Update-with-Start joins a run
+ * on a task queue nobody polls any more and waits for ever (a CI run hung 75 min so). Still open after 60 s: the test
+ * fails naming it, and the run is terminated so that the next test starts clean.
+ */
+async function settled(ids: Ids, ms = 60_000) {
+	const open: string[] = [];
+	for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`]) {
+		const h = env.client.workflow.getHandle(id);
+		const status = async () => (await h.describe().catch(() => undefined))?.status.name ?? 'NOT_FOUND';
+		try {
+			await waitFor(`${id} closed`, async () => (await status()) !== 'RUNNING', ms, 200);
+		} catch {
+			open.push(id);
+			await h.terminate('test cleanup: still running at the end of its test').catch(() => {});
+		}
+	}
+	assert.deepEqual(open, [], 'workflows still running at the end of the test');
 }
 
 const step = (m: string) => process.env.DEBUG_BLOCKS && console.log('step', m, new Date().toISOString());
@@ -283,14 +312,7 @@ test('worker SIGKILLed while blocks are active: a new worker removes them at the
 			'203.0.113.10-203.0.113.10',
 			'203.0.113.9-203.0.113.9',
 		]);
-		// Workflow ids are per site and domain-port: let this test's workflows finish before its worker goes away.
-		for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`])
-			await waitFor(
-				`${id} completed`,
-				async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED',
-				30_000,
-				200,
-			);
+		await settled(ids);
 	} finally {
 		await kill(child);
 		await op.close();
