@@ -68,7 +68,7 @@ room_for_more() { # running-count
 }
 
 # Bounds (test/README.md "What runs in parallel"): a job still running after SECSVC_TEST_FILE_TIMEOUT seconds
-# (default 1500) is stopped with its whole process group (set -m in test.sh gives each job its own) and counted as
+# (default 1200) is stopped with its whole process group (set -m in test.sh gives each job its own) and counted as
 # failed; after SECSVC_TEST_DEADLINE seconds since the start (0: none; .ci/run sets one inside CI's limit) no job
 # starts and the running ones are stopped, so the summary is always printed. Each job's end is printed at once.
 stop_job() { # pid reason: TERM to the job's group, KILL 10 s later; the reason and what was running into its log
@@ -91,8 +91,8 @@ reap_jobs() { # records every finished job; sets rc=1 when one failed
   for pid in "${!running[@]}"; do
     job="${running[$pid]}"
     if kill -0 "$pid" 2>/dev/null; then
-      [ $(( SECONDS - T0 - started[$pid] )) -ge "${SECSVC_TEST_FILE_TIMEOUT:-1500}" ] || continue
-      stop_job "$pid" "file timeout (SECSVC_TEST_FILE_TIMEOUT=${SECSVC_TEST_FILE_TIMEOUT:-1500})"
+      [ $(( SECONDS - T0 - started[$pid] )) -ge "${SECSVC_TEST_FILE_TIMEOUT:-1200}" ] || continue
+      stop_job "$pid" "file timeout (SECSVC_TEST_FILE_TIMEOUT=${SECSVC_TEST_FILE_TIMEOUT:-1200})"
     fi
     st=0; wait "$pid" 2>/dev/null || st=$?
     [ "$st" = 0 ] || rc=1

@@ -79,10 +79,10 @@ for f in test/**/*.test.mts; do [[ "$f" == test/cluster/* ]] || files+=("$f"); d
 echo "== $(( ${#files[@]} + ${#cluster_files[@]} )) test files"
 
 # spec: node's spec reporter on stdout, and each file's duration (scripts/test-file-times.mjs) into $SPEC_TIMES.
-# node's --test-timeout bounds each test without its own bound AND each file as a whole (the runner's test per file):
-# SECSVC_TEST_TIMEOUT ms, default 20 min; the runner ends a file past it and reports it failed.
+# node's --test-timeout (SECSVC_TEST_TIMEOUT ms, default 15 min) fails each test without its own bound past it, and
+# reports each file past it as failed too, but leaves that file's process running: the queue's bound ends it.
 spec() {
-  node --import tsx --test --test-concurrency=1 --test-timeout="${SECSVC_TEST_TIMEOUT:-1200000}" --test-reporter=spec --test-reporter-destination=stdout \
+  node --import tsx --test --test-concurrency=1 --test-timeout="${SECSVC_TEST_TIMEOUT:-900000}" --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=./scripts/test-file-times.mjs --test-reporter-destination="${SPEC_TIMES:-/dev/null}" "$@"
 }
 # shellcheck source=scripts/test-queue.sh
