@@ -57,7 +57,10 @@ export async function startSimulator(opts: SimOptions): Promise<RunningSimulator
 			sim
 				.requests()
 				.slice(-25)
-				.map((r) => `#${r.seq} ${r.method} ${r.path} → ${r.status} code ${r.code}${r.fault ? ` fault ${r.fault}` : ''}`)
+				.map(
+					(r) =>
+						`#${r.seq} ${new Date(r.time).toISOString().slice(11, 23)} ${r.method} ${r.path} → ${r.status} code ${r.code}${r.fault ? ` fault ${r.fault}` : ''}`,
+				)
 				.join('\n'),
 	});
 	return {

@@ -98,3 +98,33 @@ test(`a ${FREEZE_S} s freeze during the wait is reported as about ${FREEZE_S} s 
 		await s.close();
 	}
 });
+
+test('a new-wave check that gets no answer makes the runbook blind from its start, as a poll does', async () => {
+	const s = await startSim();
+	const ids = s.sim.firstIds();
+	const queue = uniqueQueue('wave-blind');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	try {
+		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(
+			env.client,
+			queue,
+			plan(ids, { cooldownSeconds: 2, pollSeconds: 1, activityTimeoutSeconds: 5, maxDurationSeconds: 600 }),
+		);
+		await waitFor('phase waiting', async () => (await h.query(stateQuery)).phase === 'waiting', 90_000);
+		// Only the wave check's threat-map read fails (every attempt); the polls around it are answered.
+		s.sim.addFault({ op: 'dashboard.eventDetail', kind: 'http5xx', count: 12 });
+		await waitFor('sight regained', async () => (await h.query(stateQuery)).blindSeconds > 0, 60_000, 250);
+		s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		const whats = r.audit.map((a) => a.what);
+		const noAnswer = whats.indexOf('new-wave check: no answer');
+		assert.ok(noAnswer >= 0, JSON.stringify(whats));
+		assert.equal(whats[noAnswer + 1], 'blind: cannot tell whether the attack goes on');
+		assert.ok(whats.slice(noAnswer).some((w) => w.startsWith('sight regained')));
+		assert.equal(r.outcome, 'reverted');
+	} finally {
+		await worker.shutdown();
+		await s.close();
+	}
+});

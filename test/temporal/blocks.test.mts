@@ -27,6 +27,7 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import type { Block } from '../../workflows/blocks/shared.mts';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +99,39 @@ const block = (entry: string, seconds: number, over: Partial<Parameters<typeof a
 	...over,
 });
 
+/**
+ * Workflow ids are per site and domain-port (every seed's first site is 20001), task queues per test: a run still
+ * RUNNING when its test's worker stops stays bound to a queue nobody polls any more, and the next test's Update-with-
+ * start attaches to it and waits forever (session 11's "bulk add" hang: the coordinator left by the test before it,
+ * its next task moved from the gone worker's sticky queue to its normal queue, the claim timing out at every attempt).
+ */
+const runIds = (ids: Ids) => [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`];
+const statusOf = (id: string) =>
+	env.client.workflow
+		.getHandle(id)
+		.describe()
+		.then(
+			(d) => d.status.name,
+			(e: unknown) => {
+				if (e instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+				throw e;
+			},
+		);
+/** The test's blocks run and its site's coordinator have completed (they do once nothing is held). */
+async function runsCompleted(ids: Ids, timeoutMs = 30_000): Promise<void> {
+	for (const id of runIds(ids))
+		await waitFor(`${id} completed`, async () => (await statusOf(id)) === 'COMPLETED', timeoutMs, 200);
+}
+/** Before a test's worker stops: its runs end by themselves, or (a failed test) are terminated, never left behind. */
+async function leaveNothingRunning(ids: Ids): Promise<void> {
+	const running = async () => (await Promise.all(runIds(ids).map(statusOf))).every((x) => x !== 'RUNNING');
+	await waitFor('runs ended', running, 30_000, 200).catch(async () => {
+		for (const id of runIds(ids))
+			if ((await statusOf(id)) === 'RUNNING')
+				await env.client.workflow.getHandle(id).terminate('left running by a test: its worker stops');
+	});
+}
+
 async function setup(seed = 11) {
 	const s = await startSim(seed);
 	const ids: Ids = s.sim.firstIds();
@@ -105,35 +139,12 @@ async function setup(seed = 11) {
 	const worker = await startInProcessWorker(env, s.url, queue);
 	const op = operatorClient(s.url);
 	const close = async () => {
-		try {
-			await settled(ids);
-		} finally {
-			await worker.shutdown();
-			await op.close();
-			await s.close();
-		}
+		await leaveNothingRunning(ids);
+		await worker.shutdown();
+		await op.close();
+		await s.close();
 	};
 	return { s, ids, queue, op, close };
-}
-/**
- * Workflow ids are per site and domain-port, and every test uses the simulator's first site: a test's blocks and
- * site-coordinator runs must be closed before its worker goes away, or the next test's Update-with-Start joins a run
- * on a task queue nobody polls any more and waits for ever (a CI run hung 75 min so). Still open after 60 s: the test
- * fails naming it, and the run is terminated so that the next test starts clean.
- */
-async function settled(ids: Ids, ms = 60_000) {
-	const open: string[] = [];
-	for (const id of [`blocks-${ids.site_id}-${ids.domain_port_id}`, `site-${ids.site_id}`]) {
-		const h = env.client.workflow.getHandle(id);
-		const status = async () => (await h.describe().catch(() => undefined))?.status.name ?? 'NOT_FOUND';
-		try {
-			await waitFor(`${id} closed`, async () => (await status()) !== 'RUNNING', ms, 200);
-		} catch {
-			open.push(id);
-			await h.terminate('test cleanup: still running at the end of its test').catch(() => {});
-		}
-	}
-	assert.deepEqual(open, [], 'workflows still running at the end of the test');
 }
 
 const step = (m: string) => process.env.DEBUG_BLOCKS && console.log('step', m, new Date().toISOString());
@@ -312,8 +323,9 @@ test('worker SIGKILLed while blocks are active: a new worker removes them at the
 			'203.0.113.10-203.0.113.10',
 			'203.0.113.9-203.0.113.9',
 		]);
-		await settled(ids);
+		await runsCompleted(ids);
 	} finally {
+		await leaveNothingRunning(ids);
 		await kill(child);
 		await op.close();
 		await s.close();
@@ -351,13 +363,9 @@ test("worker SIGKILLed while its removal's DELETE is in flight: the next worker 
 		assert.equal(b.state, 'removed', JSON.stringify(b));
 		assert.match(b.note ?? '', /a DELETE naming it was sent at \S+ by an earlier attempt whose answer was lost/);
 		assert.equal(writes(s, 'DELETE').length, 1, 'the second attempt found the entry gone and sent nothing');
-		await waitFor(
-			`site-${ids.site_id} completed`,
-			async () => (await env.client.workflow.getHandle(`site-${ids.site_id}`).describe()).status.name === 'COMPLETED',
-			30_000,
-			200,
-		);
+		await runsCompleted(ids);
 	} finally {
+		await leaveNothingRunning(ids);
 		await kill(child);
 		await op.close();
 		await s.close();
@@ -433,13 +441,7 @@ test("with the runbook: a block queues behind the runbook's entry, its expiry le
 		step('\t\tawait removeBlock(env.client, site_id,');
 		await removeBlock(env.client, site_id, dp, { entry: other, by: 'test' });
 		assert.deepEqual(await listed(t.op, t.ids), []);
-		for (const id of [`blocks-${site_id}-${dp}`, `site-${site_id}`])
-			await waitFor(
-				`${id} completed`,
-				async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED',
-				30_000,
-				200,
-			);
+		await runsCompleted(t.ids);
 	} finally {
 		await t.close();
 	}
@@ -480,6 +482,7 @@ test('plan blacklist.expireAfterSeconds: a runbook that dies for good leaves no 
 		const removedNames = named(writes(t.s, 'DELETE').filter((r) => r.status === 200));
 		assert.equal(removedNames.length, entries.length, 'one removal per entry');
 		assert.equal(new Set(removedNames).size, entries.length, 'no entry named twice');
+		await runsCompleted(t.ids);
 	} finally {
 		await t.close();
 	}
@@ -639,6 +642,7 @@ test('bulk add: one Update for many blocks, one POST per entry, one DELETE per d
 		await waitFor('holds released', async () => (await holds(env.client, site_id)).length === 0, 15_000);
 		const l = await listBlocks(env.client, site_id, dp);
 		assert.equal(l.filter((b) => b.state === 'removed').length, entries.length + 2);
+		await runsCompleted(t.ids);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 		await t.close();

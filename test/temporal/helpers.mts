@@ -12,6 +12,7 @@ import { createClient, type Client } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
+import { coordinatorQueueFor } from '../../worker/src/process/admission.mts';
 import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
@@ -80,6 +81,11 @@ export function startInProcessWorker(
 	simUrl: string,
 	taskQueue: string,
 ): Promise<RunningWorker> {
+	// A failing test's report names its queues: the workflows it started are found by them (TaskQueue = '…').
+	announceStarted({
+		what: 'in-process worker',
+		addresses: { temporal: env.address, taskQueue, coordinators: coordinatorQueueFor(taskQueue), service: simUrl },
+	});
 	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
 }
 

@@ -12,9 +12,9 @@ import { checkWave, decideWaves } from './waves.mts';
  * applied (one read per resource) to hold the line (holdLine.mts).
  *  - The cooldown counts from the first poll that saw no attack; a new attack resets it; extendCooldown adds to it.
  *  - Never disarm on doubt: a poll that fails (API down, timeouts, rate limiting, auth failures) makes the runbook
- *    BLIND — the mitigation stays, the state says since when (the start of the first poll that got no answer), and
- *    the cooldown starts again from the next poll that sees no attack (only an observed attack-free cooldown ends
- *    the mitigation).
+ *    BLIND — the mitigation stays, the state says since when (the start of the first poll, or of the new-wave
+ *    check after one, that got no answer), and the cooldown starts again from the next poll that sees no attack
+ *    (only an observed attack-free cooldown ends the mitigation).
  *  - An operator's abort ends the wait; so does maxDurationSeconds — loudly (outcome max-duration-reverted, a warning
  *    in the worker log and the audit).
  *  - A long wait continues as new between two polls (continue.mts); the wait's clock (rb.wait: since when mitigated,
@@ -39,7 +39,8 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		else {
 			answered(rb, ctx, now, p.status, p.bps);
 			if (p.live) await holdTheLine(rb, ctx, applied, p.live);
-			if (Number(p.status) === 1) await checkWave(rb, ctx); // the attack goes on: the cooldown starts again anyway
+			// the attack goes on: the cooldown starts again anyway
+			if (Number(p.status) === 1) await checkWave(rb, ctx, (e, startedMs) => goneBlind(rb, e, startedMs));
 		}
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
 		if (ended(rb, ctx, now, cooldownMs)) return;

@@ -52,18 +52,28 @@ interface Ev {
 	site_ip?: string;
 }
 
-/** Checks for a new wave after a poll that saw the attack; blocks it. Returns whether a wave was blocked. */
-export async function checkWave(rb: Runbook, ctx: PlanContext): Promise<boolean> {
+/**
+ * Checks for a new wave after a poll that saw the attack; blocks it. Returns whether a wave was blocked. A check that
+ * got no answer makes the runbook blind from the check's start (`blind`), as a poll does: the service may have stopped
+ * answering just after the poll, and the next poll starts only when every attempt of the check has timed out.
+ */
+export async function checkWave(
+	rb: Runbook,
+	ctx: PlanContext,
+	blind: (error: unknown, startedMs: number) => void,
+): Promise<boolean> {
 	const w = rb.state.waves;
 	const cfg = wavesOf(ctx.plan);
 	if (!w?.on || !cfg.follow || !ctx.plan.blacklist.enabled || !ctx.plan.domain_ports.length) return false;
 	if (w.n - 1 >= cfg.maxWaves || w.entries >= cfg.maxEntries) return capOnce(rb, w, cfg);
-	const seenAt = iso(Date.now());
+	const startedMs = Date.now();
+	const seenAt = iso(startedMs);
 	let read: Awaited<ReturnType<typeof readWave>>;
 	try {
 		read = await readWave(ctx, cfg);
 	} catch (e) {
 		rb.log('waiting', 'new-wave check: no answer', `${errText(e)}; checked again at the next poll`);
+		blind(e, startedMs);
 		return false;
 	}
 	const fresh = read.events.filter((e) => !w.events.includes(e.alert_id)).map((e) => e.alert_id);

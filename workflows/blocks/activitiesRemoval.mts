@@ -38,7 +38,7 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 			// Entries are handed over up to the workflow's wake-up latency early: each is removed once its expiry has
 			// come on this clock (never before), those due together in one read + ONE DELETE.
 			const waiting = [...entries].sort((a, b) => Date.parse(a.expiresAt) - Date.parse(b.expiresAt));
-			const found: (RemoveDueInput['entries'][number] & { live?: string })[] = [];
+			const found: (RemoveDueInput['entries'][number] & { live?: string; at: string })[] = [];
 			while (waiting.length) {
 				const wait = Date.parse(waiting[0].expiresAt) - Date.now();
 				if (wait > 0) await sleep(Math.min(wait, MAX_WAIT_MS));
@@ -47,7 +47,7 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 				if (!ready.length) continue;
 				waiting.splice(0, ready.length);
 				const live = await liveEntries(api, site_id, domain_port_id);
-				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? '') }));
+				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? ''), at: '' }));
 				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) {
 					await withTemporal((t) =>
@@ -63,7 +63,9 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 						ip_black_list: present,
 					});
 				}
-				found.push(...group);
+				// When each entry left the list (removed, or found gone): never before its expiry on this clock.
+				const at = new Date().toISOString();
+				found.push(...group.map((f) => ({ ...f, at })));
 			}
 			const gone = found.filter((f) => !f.live);
 			// Gone at first look: ours only if an earlier attempt's DELETE named it (its intent is in the history).
@@ -75,15 +77,16 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 			return {
 				released: release?.length ?? 0,
 				results: found.map((f) => {
-					if (f.live) return { entry: f.range, removed: true };
-					const at = ours.get(f.range);
-					return at
+					if (f.live) return { entry: f.range, removed: true, at: f.at };
+					const sent = ours.get(f.range);
+					return sent
 						? {
 								entry: f.range,
 								removed: true,
-								note: `removed (a DELETE naming it was sent at ${at} by an earlier attempt whose answer was lost; found it gone)`,
+								at: f.at,
+								note: `removed (a DELETE naming it was sent at ${sent} by an earlier attempt whose answer was lost; found it gone)`,
 							}
-						: { entry: f.range, removed: false };
+						: { entry: f.range, removed: false, at: f.at };
 				}),
 			};
 		} catch (e) {

@@ -169,9 +169,10 @@ export class BlocksRun {
 		this.queuedAtHistory = workflowInfo().historyLength;
 	}
 
-	end(b: Block, state: Block['state'], note?: string): void {
+	/** `at`: when it ended, if known better than this workflow task's time (a removal's answer). */
+	end(b: Block, state: Block['state'], note?: string, at?: string): void {
 		b.state = state;
-		b.endedAt = iso(Date.now());
+		b.endedAt = at ?? iso(Date.now());
 		if (note) b.note = note;
 		if (this.byRange.get(b.range) === b) this.byRange.delete(b.range);
 		this.ended.push(b);

@@ -11,8 +11,8 @@ import { iso, localWrites, writes, type BlocksRun } from './context.mts';
  * one LOCAL activity per due batch (today's).
  */
 
-const takenOver = () =>
-	`not on the list as written at ${iso(Date.now())} (removed or changed by someone else): nothing written`;
+const takenOver = (at = iso(Date.now())) =>
+	`not on the list as written at ${at} (removed or changed by someone else): nothing written`;
 
 /**
  * Batched: every due entry in one activity (one read, one DELETE naming them all); their holds are released by the
@@ -62,9 +62,11 @@ export async function removeDue(run: BlocksRun, due: Block[], carry: string[]): 
 	}
 	const byEntry = new Map(r.results.map((x) => [x.entry, x]));
 	for (const b of due) {
+		// Ended when the removal saw the entry leave the list, not at this task's time: the task started up to the
+		// timer's lead before the expiry the removal waited for.
 		const x = byEntry.get(b.range);
-		if (x?.removed) run.end(b, 'removed', x.note ?? b.note);
-		else run.end(b, 'taken-over', takenOver());
+		if (x?.removed) run.end(b, 'removed', x.note ?? b.note, x.at);
+		else run.end(b, 'taken-over', takenOver(x?.at), x?.at);
 		run.queueRelease(blockKey(dp, b.range));
 	}
 }

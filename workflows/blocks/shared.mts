@@ -128,7 +128,8 @@ export interface RemoveDueInput {
 }
 export interface RemoveDueResult {
 	released: number;
-	results: { entry: string; removed: boolean; note?: string }[];
+	/** `at`: when the entry left the list (the removal's clock; results recorded before it have none). */
+	results: { entry: string; removed: boolean; note?: string; at?: string }[];
 }
 
 /** One entry of an `addMany` batch, and what became of it. */
