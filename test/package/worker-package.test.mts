@@ -4,7 +4,7 @@
  *  - `secsvc worker` + `secsvc start --plan … --wait` against a dev server and the simulator: the runbook mitigates
  *    and reverts; the worker runs the installed dist/main.mjs, and nothing of tsx or the repository is installed;
  *  - `secsvc sandbox --simulator` on fixed (non-default) ports: Temporal, simulator with an attack, the local identity
- *    provider (its discovery document, approver.env 0600), worker; a runbook
+ *    provider (its discovery document, approver.env 0600), worker; its HTTP API refuses a web page's write; a runbook
  *    started from the printed plan mitigates; SIGINT stops every process; started again on the same database the
  *    runbook is still there; SIGKILL of the sandbox still leaves no process behind (parent-death signal);
  *  - `secsvc sandbox` given TEMPORAL_ADDRESS starts no Temporal server, only the worker.
@@ -202,6 +202,15 @@ test(
 		assert.match(printed, new RegExp(`approvers +\\. ${approverEnv} `));
 		assert.equal(statSync(approverEnv).mode & 0o777, 0o600);
 		assert.match(readFileSync(approverEnv, 'utf8'), new RegExp(`SECSVC_OIDC_ISSUER='${issuer}'`));
+		// its HTTP API refuses a web page's write (issue 41 item 3): a text/plain body, a foreign Origin
+		const decide = `http://127.0.0.1:${p.http}/api/v1/namespaces/default/workflows/attack-response-20001/update/decide`;
+		for (const [headers, status] of [
+			[{ 'content-type': 'text/plain' }, 415],
+			[{ 'content-type': 'application/json', origin: 'https://evil.example' }, 403],
+		] as const) {
+			const r = await fetch(decide, { method: 'POST', headers, body: '{"input":{}}' });
+			assert.equal(r.status, status, await r.text());
+		}
 		const ui = await fetch(`http://127.0.0.1:${p.ui}/`);
 		assert.equal(ui.status, 200, 'the Web UI answers on its printed port');
 		await ui.arrayBuffer();

@@ -5,7 +5,8 @@ import { searchAttributeArgs } from '../../../workflows/attackResponse/searchAtt
 import { unverifiedApprovalsOptIn } from '../identity/config.mts';
 import { ConfigError, loadConfig, loadTemporalConfig } from '../process/config.mts';
 import { DIST, PACKAGE_DIR, PACKAGED } from '../process/launch.mts';
-import { assertPortFree, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
+import { GUARDED_DEV_SERVER_ARGS, startHttpGuard } from '../process/httpGuard.mts';
+import { assertPortFree, freePort, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
 import { temporalCli } from '../process/temporalCli.mts';
 import { UsageError } from './args.mts';
 
@@ -54,15 +55,24 @@ async function answers(url: string): Promise<boolean> {
 	}
 }
 
-function temporalPart(bin: string, p: { grpc: number; http: number; ui: number }, db: string): Part {
+/**
+ * The dev server; its HTTP API answers only through the guard (process/httpGuard.mts) on the printed port, which
+ * refuses a web page's cross-origin or text/plain write (issue 41): `serverHttp` is the server's own, unprinted port.
+ */
+function temporalPart(
+	bin: string,
+	p: { grpc: number; http: number; ui: number; serverHttp: number },
+	db: string,
+): Part {
 	return {
 		name: 'temporal',
 		command: bin,
 		// eager activity dispatch as in demo/stack.mts; the runbooks' search attributes
 		args: [
-			...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(p.grpc), '--http-port', String(p.http)],
+			...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(p.grpc), '--http-port', String(p.serverHttp)],
 			...['--ui-ip', '127.0.0.1', '--ui-port', String(p.ui), '--db-filename', db, '--log-level', 'error'],
 			...['--dynamic-config-value', 'system.enableActivityEagerExecution=true', ...searchAttributeArgs()],
+			...GUARDED_DEV_SERVER_ARGS,
 		],
 		ready: () => answers(`http://127.0.0.1:${p.http}/api/v1/namespaces/default`),
 		summary: () => [
@@ -208,46 +218,50 @@ export async function runSandbox(o: Record<string, string | boolean>, io: Sandbo
 	}
 	const { ports, attackSeconds, simulator, t, external, env, identity, db } = sandboxSettings(o);
 	const used = new Set<number>();
-	const check = async (p: number, flag: string) => {
+	const flags = [
+		...(external
+			? []
+			: ([
+					[ports.grpc, '--grpc-port'],
+					[ports.http, '--http-port'],
+					[ports.ui, '--ui-port'],
+				] as const)),
+		...(simulator ? ([[ports.sim, '--simulator-port']] as const) : []),
+		...(identity ? ([[ports.identity, '--identity-port']] as const) : []),
+	];
+	for (const [p, flag] of flags) {
 		if (used.has(p)) throw new UsageError(`${flag} ${p}: already used by another of the sandbox's ports`);
 		used.add(p);
 		await assertPortFree(p, flag).catch((e: Error) => {
 			throw new UsageError(e.message);
 		});
-	};
+	}
 	const parts: Part[] = [];
-	if (!external) {
-		for (const [p, flag] of [
-			[ports.grpc, '--grpc-port'],
-			[ports.http, '--http-port'],
-			[ports.ui, '--ui-port'],
-		] as const)
-			await check(p, flag);
-		mkdirSync(dirname(db), { recursive: true });
-		const bin = await temporalCli((s) => io.err(`secsvc sandbox: ${s}\n`));
-		parts.push(temporalPart(bin, ports, db));
-	}
-	if (simulator) {
-		await check(ports.sim, '--simulator-port');
-		parts.push(simulatorPart(ports.sim, attackSeconds));
-	}
-	if (identity) await check(ports.identity, '--identity-port');
-	const idp = identity ? await localIdentity(dirname(db), ports.identity, ports.grpc) : undefined;
-	const plan = PACKAGED
-		? join(DIST, 'examples', 'attack-response.json')
-		: join(PACKAGE_DIR, '..', 'examples/plans/attack-response-demo.json');
-	const where = external ? `${t.address} (${t.from?.address})` : `127.0.0.1:${ports.grpc}`;
-	parts.push(workerPart({ ...env, ...idp?.env }, where, t.taskQueue, plan, idp?.lines ?? []));
-	io.out(
-		`secsvc sandbox: starting ${[...parts.map((p) => p.name), ...(idp ? ['identity provider'] : [])].join(', ')}\n`,
-	);
+	const inProcess: { close(): Promise<void> }[] = []; // the HTTP API's guard, the identity provider
 	try {
+		if (!external) {
+			mkdirSync(dirname(db), { recursive: true });
+			const bin = await temporalCli((s) => io.err(`secsvc sandbox: ${s}\n`));
+			const serverHttp = await freePort();
+			inProcess.push(await startHttpGuard(`http://127.0.0.1:${serverHttp}`, ports.http));
+			parts.push(temporalPart(bin, { ...ports, serverHttp }, db));
+		}
+		if (simulator) parts.push(simulatorPart(ports.sim, attackSeconds));
+		const idp = identity ? await localIdentity(dirname(db), ports.identity, ports.grpc) : undefined;
+		if (idp) inProcess.push({ close: idp.stop });
+		const plan = PACKAGED
+			? join(DIST, 'examples', 'attack-response.json')
+			: join(PACKAGE_DIR, '..', 'examples/plans/attack-response-demo.json');
+		const where = external ? `${t.address} (${t.from?.address})` : `127.0.0.1:${ports.grpc}`;
+		parts.push(workerPart({ ...env, ...idp?.env }, where, t.taskQueue, plan, idp?.lines ?? []));
+		const names = [...parts.map((p) => p.name), ...(idp ? ['identity provider'] : [])];
+		io.out(`secsvc sandbox: starting ${names.join(', ')}\n`);
 		return await runParts(parts, {
 			out: (s) => io.out(`secsvc sandbox: running; Ctrl-C stops everything\n${s}`),
 			err: io.err,
 		});
 	} finally {
-		await idp?.stop();
-		io.out(`secsvc sandbox: stopped\n`);
+		for (const p of inProcess.reverse()) await p.close();
+		if (parts.length) io.out(`secsvc sandbox: stopped\n`);
 	}
 }
