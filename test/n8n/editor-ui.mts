@@ -1,6 +1,7 @@
-// Small helpers for driving n8n's editor in the browser tests (editor.test.mts, first-day.test.mts): screenshots,
-// option pickers, the node panel (NDV), the credential modal, the output panel, and what a run's node output was as
-// data (n8n's stored execution). Selectors are n8n's own data-test-id attributes.
+// Small helpers for driving n8n's editor in the browser tests (editor.test.mts, first-day.test.mts, readme.test.mts):
+// screenshots, option pickers, the node panel (NDV) and its search, expressions, the credential modal, the output
+// panel, and what a run's node output was as data (n8n's stored execution). Selectors are n8n's own data-test-id
+// attributes.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -148,6 +149,56 @@ export class EditorUi {
 		await this.screenshot(name);
 		if (await modal.isVisible()) assert.ok(await ok.isVisible(), 'the test succeeded');
 		assert.equal(await modal.getByText(/does not match|refused|Could not reach/).count(), 0);
+	}
+
+	/** The node panel's search: types `search`, picks the node, then its action; the node's panel opens. */
+	async addFromPanel(search: string, nodeLabel: string, action: string): Promise<void> {
+		const creator = this.page.locator('[data-test-id="node-creator"]');
+		await creator.locator('input').first().waitFor(); // keys typed before the search is open go elsewhere
+		await this.page.keyboard.type(search);
+		await creator.getByText(nodeLabel, { exact: true }).first().click();
+		await creator.getByText(action, { exact: true }).first().click();
+		await this.ndv.waitFor();
+	}
+
+	/**
+	 * Maps a parameter with an n8n expression as a user does: typing `{{` in the field switches it to an expression
+	 * editor (CodeMirror, inside the same parameter), where the whole expression replaces what the editor pre-filled.
+	 */
+	async expression(param: string, expr: string): Promise<void> {
+		const box = this.ndv.locator(`[data-test-id="parameter-input-${param}"]`);
+		await box.locator('input, textarea').first().click();
+		await this.page.keyboard.type('{{ ');
+		const cm = box.locator('.cm-content[contenteditable="true"]').first();
+		await cm.waitFor();
+		// Under load the editor's own pre-fill (`{{  }}`) can land after the text is inserted; a user then selects all
+		// and enters it again, and so does the test (at most 5 times).
+		for (let i = 0; i < 5; i++) {
+			await cm.click();
+			await this.page.keyboard.press('ControlOrMeta+a');
+			await this.page.keyboard.insertText(`{{ ${expr} }}`);
+			await this.page.waitForTimeout(500);
+			if ((await cm.innerText()).trim() === `{{ ${expr} }}`) break;
+		}
+		assert.equal((await cm.innerText()).trim(), `{{ ${expr} }}`, `${param} holds the expression`);
+		// Leave the inline editor (its hint popup would cover the next field); the editor commits the value a moment later.
+		await this.ndv.getByText('Parameters', { exact: true }).first().click();
+		await this.page.waitForTimeout(1500);
+	}
+
+	/** Opens the credential slot's "create new" of the open node panel (empty state or the select's entry). */
+	async newCredential(slot = ''): Promise<Locator> {
+		const empty = this.ndv.locator('[data-test-id="node-credentials-empty-state"]').filter({ hasText: slot });
+		if (await empty.count()) await empty.first().click();
+		else {
+			await this.ndv.locator('[data-test-id="node-credentials-select"]').first().click();
+			await this.page
+				.getByText(/Create new credential/)
+				.first()
+				.click();
+		}
+		await this.credentialModal.waitFor();
+		return this.credentialModal;
 	}
 
 	async closeCredential(): Promise<void> {

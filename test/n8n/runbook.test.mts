@@ -1,7 +1,8 @@
 // The Security Service Runbook node end to end: the packed package in the real n8n 2.40.7 (Node 24), a real
 // Temporal dev server (its HTTP API), the worker process and the simulator. One n8n workflow starts a runbook,
 // describes it, signals approve / extend / abort and queries its state; Temporal's record shows each step.
-// A second one checks that a bad plan, and a Task Queue nobody polls, fail naming the field and start nothing.
+// A second one checks that a bad plan, a starter's ID token without the Payload Key, and a Task Queue nobody polls,
+// fail naming the field and start nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
@@ -102,6 +103,20 @@ before(async () => {
 				dryRun: true,
 				workflowId: 'runbook-e2e-dry-run',
 			}),
+			// a starter's ID token with no Payload Key on the credential: refused before the start, so never recorded
+			// (issue 41; the token's shape is all the node reads before it refuses)
+			rbNode(
+				'Unsealed token',
+				{
+					operation: 'start',
+					plan: JSON.stringify(plan),
+					taskQueue: TASK_QUEUE,
+					dryRun: false,
+					workflowId: 'runbook-e2e-unsealed',
+					idToken: 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl',
+				},
+				{ continueOnFail: true },
+			),
 			// a Task Queue typo: nobody polls it, so nothing may start there (issue 29)
 			rbNode(
 				'Queue typo',
@@ -286,9 +301,16 @@ test('a bad plan fails naming the field and starts nothing; dry run via n8n; can
 		);
 		assert.notEqual(typo.started, true);
 	}
+	const [unsealed] = nodeOutput(run, 'Unsealed token');
+	assert.match(
+		String(unsealed.error),
+		/^ID Token: needs the Temporal API credential's Payload Key \(the token must not be in the runbook's history in plain text\)/,
+		JSON.stringify(unsealed),
+	);
+	assert.notEqual(unsealed.started, true);
 	const [cancel] = nodeOutput(run, 'Cancel unknown');
 	assert.match(String(cancel.error), /could not be found/i);
-	// nothing was started from the bad plan or on the typo queue: only the runbook of test 1 and the dry run exist
+	// nothing was started from the bad plan, the unsealed token or on the typo queue: only the runbook of test 1 and the dry run exist
 	const ids2: string[] = [];
 	for await (const w of client.workflow.list({ query: "WorkflowType = 'attackResponse'" })) ids2.push(w.workflowId);
 	assert.deepEqual(ids2.sort(), [`attack-response-${ids.site_id}`, 'runbook-e2e-dry-run'].sort());

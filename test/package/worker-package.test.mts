@@ -3,7 +3,8 @@
  * tarball `npm install`ed into an empty folder (dependencies from the npm registry, or npm's cache), and from there:
  *  - `secsvc worker` + `secsvc start --plan … --wait` against a dev server and the simulator: the runbook mitigates
  *    and reverts; the worker runs the installed dist/main.mjs, and nothing of tsx or the repository is installed;
- *  - `secsvc sandbox --simulator` on fixed (non-default) ports: Temporal, simulator with an attack, worker; a runbook
+ *  - `secsvc sandbox --simulator` on fixed (non-default) ports: Temporal, simulator with an attack, the local identity
+ *    provider (its discovery document, approver.env 0600), worker; its HTTP API refuses a web page's write; a runbook
  *    started from the printed plan mitigates; SIGINT stops every process; started again on the same database the
  *    runbook is still there; SIGKILL of the sandbox still leaves no process behind (parent-death signal);
  *  - `secsvc sandbox` given TEMPORAL_ADDRESS starts no Temporal server, only the worker.
@@ -159,19 +160,19 @@ async function listRunbooks(env: NodeJS.ProcessEnv): Promise<{ workflowId: strin
 
 async function sandboxPorts() {
 	const ports: number[] = [];
-	while (ports.length < 4) {
+	while (ports.length < 5) {
 		const p = await freePort();
 		if (!ports.includes(p)) ports.push(p);
 	}
-	const [grpc, http, ui, simulator] = ports;
-	return { grpc, http, ui, simulator };
+	const [grpc, http, ui, simulator, identity] = ports;
+	return { grpc, http, ui, simulator, identity };
 }
 
 const sandboxArgs = (p: Awaited<ReturnType<typeof sandboxPorts>>) => [
 	'sandbox',
 	'--simulator',
 	...['--grpc-port', String(p.grpc), '--http-port', String(p.http), '--ui-port', String(p.ui)],
-	...['--simulator-port', String(p.simulator), '--attack-seconds', '600'],
+	...['--simulator-port', String(p.simulator), '--attack-seconds', '600', '--identity-port', String(p.identity)],
 ];
 
 test(
@@ -191,6 +192,25 @@ test(
 		);
 		const db = join(dir, 'data', 'secsvc', 'sandbox', 'temporal.db');
 		assert.match(printed, new RegExp(`database +${db}\\n`));
+		// the local identity provider (oidc-provider, a dependency of the package): its discovery document, and the
+		// approvers' settings next to the database, readable by the user only
+		const issuer = `http://127.0.0.1:${p.identity}`;
+		assert.match(printed, new RegExp(`identity +${issuer} +local OpenID Connect provider`));
+		const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as { issuer: string };
+		assert.equal(discovery.issuer, issuer);
+		const approverEnv = join(dir, 'data', 'secsvc', 'sandbox', 'approver.env');
+		assert.match(printed, new RegExp(`approvers +\\. ${approverEnv} `));
+		assert.equal(statSync(approverEnv).mode & 0o777, 0o600);
+		assert.match(readFileSync(approverEnv, 'utf8'), new RegExp(`SECSVC_OIDC_ISSUER='${issuer}'`));
+		// its HTTP API refuses a web page's write (issue 41 item 3): a text/plain body, a foreign Origin
+		const decide = `http://127.0.0.1:${p.http}/api/v1/namespaces/default/workflows/attack-response-20001/update/decide`;
+		for (const [headers, status] of [
+			[{ 'content-type': 'text/plain' }, 415],
+			[{ 'content-type': 'application/json', origin: 'https://evil.example' }, 403],
+		] as const) {
+			const r = await fetch(decide, { method: 'POST', headers, body: '{"input":{}}' });
+			assert.equal(r.status, status, await r.text());
+		}
 		const ui = await fetch(`http://127.0.0.1:${p.ui}/`);
 		assert.equal(ui.status, 200, 'the Web UI answers on its printed port');
 		await ui.arrayBuffer();

@@ -12,6 +12,7 @@ import { createHoldDownActivities } from './activities/holdDown.mts';
 import {
 	abortCommand,
 	decideCommand,
+	idTokenCommand,
 	extend,
 	inspectCommand,
 	list,
@@ -63,6 +64,7 @@ export const SLICES: readonly Slice[] = [
 			start,
 			approve: decideCommand,
 			reject: decideCommand,
+			'id-token': idTokenCommand,
 			abort: abortCommand,
 			extend,
 			inspect: inspectCommand,

@@ -14,7 +14,7 @@ import {
 	startAttackResponse,
 	timeline,
 } from './client.mts';
-import { readJson, text, UsageError, type Command } from '../../worker/src/commands/args.mts';
+import { readJson, text, UsageError, type Command, type CommandContext } from '../../worker/src/commands/args.mts';
 
 /** `secsvc start | approve | reject | abort | extend | inspect | list | timeline`: one attack response. */
 
@@ -59,6 +59,25 @@ async function proof(
 	return login({ issuer: idp.issuer, clientId: idp.clientId, nonce: n, tell: (line) => err(`${line}\n`) });
 }
 
+/** The nonce of the runbook's open gate, which a decision's ID token must carry. */
+const gateNonce = (conn: CommandContext['conn'], id: string) => async () => {
+	const gate = await gateOf(await conn(), id);
+	if (!gate)
+		throw new UsageError(`approval: the runbook ${id} is not waiting for a decision (no open gate to log in for)`);
+	return gate.nonce;
+};
+
+/**
+ * `id-token [SITE|ID]`: a login at the identity provider, the ID token printed on stdout for a client that cannot log
+ * the person in itself (n8n: Runbook › Start's and Decide's ID Token). With SITE it is bound to that runbook's open
+ * gate (a decision's proof); without, it is a starter's proof.
+ */
+export const idTokenCommand: Command = async ({ o, pos, conn, out, err, need }) => {
+	const id = pos.length ? need(0, 'SITE|ID') : undefined;
+	out(await proof({ ...o, login: o.login ?? true }, err, id ? gateNonce(conn, id) : undefined));
+	return 0;
+};
+
 /** approve / reject: the `decide` Update (the decision comes back, or the refusal naming the rule). */
 export const decideCommand: Command = async ({ cmd, o, conn, out, err, need }) => {
 	const approved = cmd === 'approve' && o.reject !== true;
@@ -66,12 +85,7 @@ export const decideCommand: Command = async ({ cmd, o, conn, out, err, need }) =
 	const reason = text(o.reason, '--reason');
 	const by = text(o.by, '--by');
 	if (!approved && typeof o.reason !== 'string') throw new UsageError('--reason: is required to reject');
-	const idToken = await proof(o, err, async () => {
-		const gate = await gateOf(await conn(), id);
-		if (!gate)
-			throw new UsageError(`approval: the runbook ${id} is not waiting for a decision (no open gate to log in for)`);
-		return gate.nonce;
-	});
+	const idToken = await proof(o, err, gateNonce(conn, id));
 	if (!idToken && (typeof o.by !== 'string' || !o.by.trim()))
 		throw new UsageError(
 			"--by: is required (your identity, as listed in the plan's approval.approvers), or a proof: SECSVC_ID_TOKEN / --login",

@@ -20,6 +20,10 @@ export const attackResponsePlaybook = {
                                            proof of who decides: SECSVC_ID_TOKEN, or --login [browser|device] at the
                                            identity provider (the default when SECSVC_OIDC_ISSUER is set); --by only without one`,
 		},
+		'id-token': {
+			usage: `  id-token [SITE|ID] [--login device]      log in at the identity provider, print your ID token (n8n's Start /
+                                           Decide › ID Token); with SITE bound to that runbook's open gate`,
+		},
 		abort: { usage: `  abort SITE|ID [--by NAME] [--reason TEXT]` },
 		extend: { usage: `  extend SITE|ID --seconds N               extend the cooldown` },
 		inspect: {

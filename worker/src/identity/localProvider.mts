@@ -12,8 +12,6 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-// oidc-provider ships no types of its own: the few calls used here (test/helpers/oidc-provider.d.mts).
-import ProviderModule from 'oidc-provider';
 
 interface Interaction {
 	uid: string;
@@ -29,7 +27,10 @@ interface ProviderLike {
 	interactionFinished(req: IncomingMessage, res: ServerResponse, result: unknown, opts?: unknown): Promise<void>;
 	Grant: new (o: { accountId: string; clientId: string }) => GrantLike;
 }
-const Provider = ProviderModule as unknown as new (issuer: string, config: unknown) => ProviderLike;
+type ProviderClass = new (issuer: string, config: unknown) => ProviderLike;
+// oidc-provider ships no types of its own: the few calls used here (oidc-provider.d.mts). Loaded when a provider
+// starts, so the `secsvc` command (whose compiled cli.mjs holds this module) does not load it for every command.
+const loadProvider = async () => (await import('oidc-provider')).default as unknown as ProviderClass;
 
 /** The loopback redirect of every login client (RFC 8252: any port). */
 export const REDIRECT_URI = 'http://127.0.0.1/callback';
@@ -88,6 +89,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 export async function startLocalProvider(o: LocalProviderOptions): Promise<LocalProvider> {
 	const { people } = o;
+	const Provider = await loadProvider();
 	const services = new Map((o.services ?? []).map((s) => [s.id, s]));
 	const serviceAudience = o.serviceAudience ?? 'https://temporal.secsvc.internal';
 	const server = createServer();

@@ -41,7 +41,7 @@ export async function startHttpGuard(target: string, port = 0): Promise<HttpGuar
 			chunks.push(c);
 		}
 		const body = Buffer.concat(chunks);
-		const refused = browserWriteProblem(req.headers, body.length, "the demo's Temporal HTTP API");
+		const refused = browserWriteProblem(req.headers, body.length, 'this local Temporal HTTP API');
 		if (refused) return reply(refused.status, refused.error);
 		const headers: Record<string, string | string[]> = { host: GUARDED_HOST, 'content-length': String(body.length) };
 		for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
