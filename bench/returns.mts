@@ -1,0 +1,209 @@
+/**
+ * Bench R (issue 39 item 6): attackers come back. On bench 3's stack (dev server, compiled worker process, simulator
+ * in its own process, +20 ms API latency), one site, side by side in each run:
+ *  - a FIRST wave: a runbook with bench 3's plan (plus a 10-minute hold-down) against an attack; time to mitigate
+ *    (start → last mitigation write answered, bench 3's measure); the attack stops, the runbook reverts;
+ *  - a RETURN inside the hold-down: the same plan against the attack's return (two sources back, two new); same
+ *    measure; goal ≤ ⅓ of the first;
+ *  - a NEW WAVE during the return's wait (simulator waves: the same alert_id, two new sources from `WAVE_AT` s):
+ *    from the wave's first appearance in the threat map to the blacklist add of each new source (both on the
+ *    simulator's clock); goal ≤ one poll interval (plan.pollSeconds, 1 s).
+ * The runbooks of a run are deleted afterwards, so each run's first wave finds no earlier runbook of the site.
+ *
+ *   node --import tsx bench/returns.mts [--runs 3] [--delay 20]   (or run.mts --only R)
+ */
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { type AttackResponseResult, type RunbookState, workflowIdFor } from '../api/runbook/contract.ts';
+import { stateQuery } from '../workflows/attackResponse/messages.mts';
+import { startAttackResponse } from '../workflows/attackResponse/client.mts';
+import { sleep, startTemporalDev, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { benchPlan } from './attack.mts';
+import { loadText, median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+
+export const RETURN_GOAL = 1 / 3;
+const APP_ID = 'bench-returns';
+const SECRET = 'bench-returns-secret-1';
+const WAVE_AT = 6;
+const ip = (n: number) => `203.0.113.${n}`;
+const FIRST = [{ ip: ip(10), weight: 3 }, { ip: ip(11), weight: 3 }, { cidr: '198.51.100.4/30' }];
+const RETURNING = [{ ip: ip(10), weight: 3 }, { ip: ip(11), weight: 3 }, { ip: ip(20) }, { ip: ip(21) }];
+const WAVE = [{ ip: ip(10), weight: 3 }, { ip: ip(30) }, { ip: ip(31) }];
+
+type Ids = { site_id: string; customer_id: string; domain_port_id: string };
+type LogEntry = { opId?: string; method: string; time: number; body?: unknown };
+
+const writesOf = (log: LogEntry[]) =>
+	log.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
+
+/** Start → last mitigation write answered (bench 3's measure), and what the run's result says. */
+async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids, delayMs: number) {
+	await sim.control('DELETE', '/requests');
+	const plan = { ...benchPlan(ids), holdDown: { seconds: 600 } };
+	const t0 = Date.now();
+	const h = await startAttackResponse(tc, taskQueue, plan, { workflowId: workflowIdFor(ids.site_id) });
+	let st: RunbookState | undefined;
+	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
+		await sleep(20);
+		st = await h.query(stateQuery).catch(() => undefined);
+	}
+	if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
+	const w0 = Date.now();
+	const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
+	const offset = simNow - (w0 + Date.now()) / 2;
+	const log = await sim.control<LogEntry[]>('GET', '/requests');
+	const lastWrite = writesOf(log).reduce((m, r) => Math.max(m, r.time), 0);
+	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
+	return { h, ms, writes: writesOf(log).length, rearm: st.rearm };
+}
+
+/** The new wave's sources: sim ms from the wave's start to the arrival of the add that blocks each. */
+function waveLatencies(log: LogEntry[], waveStartMs: number, sources: string[]): (number | undefined)[] {
+	return sources.map((s) => {
+		const add = log.find(
+			(r) =>
+				r.opId === 'applicationProtection.ipBlacklist.add' &&
+				r.time >= waveStartMs &&
+				JSON.stringify(r.body ?? '').includes(s),
+		);
+		return add ? add.time - waveStartMs : undefined;
+	});
+}
+
+async function forget(tc: Client, workflowId: string) {
+	const ns = tc.options.namespace;
+	for await (const w of tc.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+		await tc.workflowService.deleteWorkflowExecution({
+			namespace: ns,
+			workflowExecution: { workflowId, runId: w.runId },
+		});
+	for (let k = 0; k < 100; k++) {
+		let left = 0;
+		for await (const _ of tc.workflow.list({ query: `WorkflowId = "${workflowId}"` })) left++;
+		if (!left) return;
+		await sleep(100);
+	}
+	throw new Error(`${workflowId}: still listed 10 s after its deletion`);
+}
+
+async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: number) {
+	await sim.control('POST', '/reset', {});
+	const ids = await sim.control<Ids>('GET', '/ids');
+	if (delayMs > 0) await sim.control('POST', '/faults', { op: '*', kind: 'delay', delayMs, count: 100_000 });
+	// warm the worker's token: an attack watch on another site (not under attack) makes one API call
+	await tc.workflow.execute('attackWatch', {
+		taskQueue,
+		workflowId: `bench-returns-warm-${Date.now()}`,
+		args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }],
+	});
+	const a1 = await sim.control<{ id: string }>('POST', '/attacks', {
+		site_id: ids.site_id,
+		duration: 0,
+		sources: FIRST,
+	});
+	const first = await mitigate(sim, tc, taskQueue, ids, delayMs);
+	await sim.control('POST', `/attacks/${a1.id}/stop`, {});
+	const r1 = (await first.h.result()) as AttackResponseResult;
+
+	const a2 = await sim.control<{ id: string; start: number }>('POST', '/attacks', {
+		site_id: ids.site_id,
+		duration: 0,
+		sources: RETURNING,
+		waves: [{ at: WAVE_AT, sources: WAVE }],
+	});
+	const ret = await mitigate(sim, tc, taskQueue, ids, delayMs);
+	const waveStartMs = (a2.start + WAVE_AT) * 1000;
+	let wave: (number | undefined)[] = [];
+	for (let k = 0; k < 100; k++) {
+		await sleep(200);
+		wave = waveLatencies(await sim.control<LogEntry[]>('GET', '/requests'), waveStartMs, [ip(30), ip(31)]);
+		if (wave.every((x) => x !== undefined)) break;
+	}
+	await sim.control('POST', `/attacks/${a2.id}/stop`, {});
+	const r2 = (await ret.h.result()) as AttackResponseResult;
+	await forget(tc, workflowIdFor(ids.site_id));
+	return {
+		firstMs: first.ms,
+		returnMs: ret.ms,
+		firstWrites: first.writes,
+		returnWrites: ret.writes,
+		preBlocked: ret.rearm?.preBlocked ?? 0,
+		returns: ret.rearm?.returns ?? 0,
+		firstTtmSeconds: r1.timeToMitigateSeconds,
+		returnTtmSeconds: r2.timeToMitigateSeconds,
+		waveMs: wave,
+		outcomes: [r1.outcome, r2.outcome],
+		load: loadText(),
+	};
+}
+
+export async function benchReturns(temporal: TemporalDev, o: { runs?: number; delayMs?: number } = {}) {
+	const runs = o.runs ?? 3;
+	const delayMs = o.delayMs ?? 20;
+	const sim = await startSimProcess(APP_ID, SECRET);
+	const taskQueue = `bench-returns-${process.pid}`;
+	const worker = await startWorkerProcess({
+		temporalAddress: temporal.address,
+		taskQueue,
+		simUrl: sim.url,
+		appId: APP_ID,
+		secret: SECRET,
+	});
+	const connection = await Connection.connect({ address: temporal.address });
+	const tc = new Client({ connection, namespace: temporal.namespace });
+	const out: Awaited<ReturnType<typeof oneRun>>[] = [];
+	try {
+		for (let i = 0; i < runs; i++) out.push(await oneRun(sim, tc, taskQueue, delayMs));
+	} finally {
+		await connection.close();
+		await worker.stop();
+		await sim.stop();
+	}
+	const first = median(out.map((x) => x.firstMs));
+	const ret = median(out.map((x) => x.returnMs));
+	const waves = out.flatMap((x) => x.waveMs);
+	const worstWave = waves.some((x) => x === undefined) ? Infinity : Math.max(...(waves as number[]));
+	const pollMs = benchPlan({ site_id: '', customer_id: '', domain_port_id: '' }).pollSeconds * 1000;
+	const runsText = (f: (x: (typeof out)[number]) => number) => out.map((x) => Math.round(f(x))).join(' / ');
+	const rows: Row[] = [
+		{
+			bench: 'R',
+			measure: `time to mitigate: a return inside the hold-down (${out[0]?.preBlocked} pre-blocked, ${out[0]?.returnWrites} writes) vs the first wave (${out[0]?.firstWrites} writes), one site, API latency +${delayMs} ms (runs ${runsText((x) => x.returnMs)} vs ${runsText((x) => x.firstMs)} ms; load ${out.map((x) => x.load).join(' | ')})`,
+			ours: `${round(ret, 0)} ms`,
+			baseline: `${round(first, 0)} ms`,
+			ratio: `${(ret / first).toFixed(2)}×`,
+			goal: '≤ 0.33×',
+			met: ret / first <= RETURN_GOAL,
+		},
+		{
+			bench: 'R',
+			measure: `a new wave during the return's wait: its 2 new sources blocked after their first appearance in the threat map (simulator clock; ${runs} runs: ${waves.map((x) => (x === undefined ? 'never' : Math.round(x))).join(', ')} ms)`,
+			ours: `${worstWave === Infinity ? 'never' : `${Math.round(worstWave)} ms`} (worst)`,
+			baseline: `${pollMs} ms poll`,
+			ratio: `${(worstWave / pollMs).toFixed(2)}×`,
+			goal: '≤ 1 poll interval',
+			met: worstWave <= pollMs,
+		},
+	];
+	return {
+		result: { delayMs, runs: out, firstMedianMs: first, returnMedianMs: ret, ratio: round(ret / first, 3) },
+		rows,
+	};
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+	const { values } = parseArgs({
+		options: { runs: { type: 'string', default: '3' }, delay: { type: 'string', default: '20' } },
+	});
+	const temporal = await startTemporalDev();
+	try {
+		const r = await benchReturns(temporal, { runs: Number(values.runs), delayMs: Number(values.delay) });
+		console.log(JSON.stringify(r.result, null, 2));
+		for (const row of r.rows)
+			console.log(
+				`${row.measure}\n  ${row.ours} vs ${row.baseline}: ${row.ratio} (goal ${row.goal}) ${row.met ? 'met' : 'NOT met'}`,
+			);
+	} finally {
+		await temporal.stop();
+	}
+}
