@@ -8,7 +8,7 @@
  *  - a NEW WAVE during the return's wait (simulator waves: the same alert_id, two new sources from `WAVE_AT` s):
  *    from the wave's first appearance in the threat map to the blacklist add of each new source (both on the
  *    simulator's clock); goal ≤ one poll interval (plan.pollSeconds, 1 s).
- * The runbooks of a run are deleted afterwards, so each run's first wave finds no earlier runbook of the site.
+ * Each run on a site of its own, so its first wave finds no earlier runbook of the site.
  *
  *   node --import tsx bench/returns.mts [--runs 3] [--delay 20]   (or run.mts --only R)
  */
@@ -54,7 +54,33 @@ async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids
 	const log = await sim.control<LogEntry[]>('GET', '/requests');
 	const lastWrite = writesOf(log).reduce((m, r) => Math.max(m, r.time), 0);
 	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
-	return { h, ms, writes: writesOf(log).length, rearm: st.rearm };
+	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms) };
+}
+
+/**
+ * Where a runbook's time to mitigate goes, from its history: start → its first write scheduled (holds, snapshot,
+ * the last-run lookup, the event detail, planning), the last-run lookup alone, and the write groups after it.
+ */
+async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: number, ms: number) {
+	const events = (await h.fetchHistory()).events ?? [];
+	const at = (e: (typeof events)[number]) => {
+		const t = e.eventTime as { seconds?: number | { toNumber(): number }; nanos?: number };
+		return (typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0)) * 1000 + (t.nanos ?? 0) / 1e6;
+	};
+	const start = at(events[0]);
+	const sched = events.filter((e) => e.activityTaskScheduledEventAttributes);
+	const name = (e: (typeof events)[number]) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+	const firstWrite = sched.find((e) => /^(detection|applicationProtection)\./.test(name(e)));
+	const look = sched.find((e) => name(e) === 'runbook.lastRun');
+	const lookDone = look
+		? events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(look.eventId))
+		: undefined;
+	const before = firstWrite ? at(firstWrite) - start : NaN;
+	return {
+		beforeWritesMs: Math.round(before),
+		lastRunLookupMs: look && lookDone ? Math.round(at(lookDone) - at(look)) : null,
+		writesMs: Math.round(ms - (start - t0) - before),
+	};
 }
 
 /** The new wave's sources: sim ms from the wave's start to the arrival of the add that blocks each. */
@@ -70,31 +96,28 @@ function waveLatencies(log: LogEntry[], waveStartMs: number, sources: string[]):
 	});
 }
 
-async function forget(tc: Client, workflowId: string) {
-	const ns = tc.options.namespace;
-	for await (const w of tc.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
-		await tc.workflowService.deleteWorkflowExecution({
-			namespace: ns,
-			workflowExecution: { workflowId, runId: w.runId },
-		});
-	for (let k = 0; k < 100; k++) {
-		let left = 0;
-		for await (const _ of tc.workflow.list({ query: `WorkflowId = "${workflowId}"` })) left++;
-		if (!left) return;
-		await sleep(100);
-	}
-	throw new Error(`${workflowId}: still listed 10 s after its deletion`);
+/** Run i's site (a fresh one each run: a run's first wave must find no earlier runbook of its site), and another. */
+async function sitesFor(sim: SimProcess, i: number): Promise<{ ids: Ids; other: string }> {
+	const st = await sim.control<{
+		customers: { customer_id: string; site_ids: string[] }[];
+		sites: { site_id: string; domain_port_ids: string[] }[];
+	}>('GET', '/state');
+	const all = st.customers.flatMap((c) => c.site_ids.map((site_id) => ({ customer_id: c.customer_id, site_id })));
+	const pick = all[i % all.length];
+	const site = st.sites.find((x) => x.site_id === pick.site_id);
+	if (!site || i >= all.length) throw new Error(`bench R: the simulator's world has only ${all.length} sites`);
+	return { ids: { ...pick, domain_port_id: site.domain_port_ids[0] }, other: all[(i + 1) % all.length].site_id };
 }
 
-async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: number) {
+async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: number, i: number) {
 	await sim.control('POST', '/reset', {});
-	const ids = await sim.control<Ids>('GET', '/ids');
+	const { ids, other } = await sitesFor(sim, i);
 	if (delayMs > 0) await sim.control('POST', '/faults', { op: '*', kind: 'delay', delayMs, count: 100_000 });
 	// warm the worker's token: an attack watch on another site (not under attack) makes one API call
 	await tc.workflow.execute('attackWatch', {
 		taskQueue,
 		workflowId: `bench-returns-warm-${Date.now()}`,
-		args: [{ plan: { ...benchPlan(ids), site_id: '20002' } }],
+		args: [{ plan: { ...benchPlan(ids), site_id: other } }],
 	});
 	const a1 = await sim.control<{ id: string }>('POST', '/attacks', {
 		site_id: ids.site_id,
@@ -121,10 +144,11 @@ async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: n
 	}
 	await sim.control('POST', `/attacks/${a2.id}/stop`, {});
 	const r2 = (await ret.h.result()) as AttackResponseResult;
-	await forget(tc, workflowIdFor(ids.site_id));
 	return {
 		firstMs: first.ms,
 		returnMs: ret.ms,
+		firstSplit: first.split,
+		returnSplit: ret.split,
 		firstWrites: first.writes,
 		returnWrites: ret.writes,
 		preBlocked: ret.rearm?.preBlocked ?? 0,
@@ -153,7 +177,7 @@ export async function benchReturns(temporal: TemporalDev, o: { runs?: number; de
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const out: Awaited<ReturnType<typeof oneRun>>[] = [];
 	try {
-		for (let i = 0; i < runs; i++) out.push(await oneRun(sim, tc, taskQueue, delayMs));
+		for (let i = 0; i < runs; i++) out.push(await oneRun(sim, tc, taskQueue, delayMs, i));
 	} finally {
 		await connection.close();
 		await worker.stop();
@@ -163,7 +187,7 @@ export async function benchReturns(temporal: TemporalDev, o: { runs?: number; de
 	const ret = median(out.map((x) => x.returnMs));
 	const waves = out.flatMap((x) => x.waveMs);
 	const worstWave = waves.some((x) => x === undefined) ? Infinity : Math.max(...(waves as number[]));
-	const pollMs = benchPlan({ site_id: '', customer_id: '', domain_port_id: '' }).pollSeconds * 1000;
+	const pollMs = (benchPlan({ site_id: '', customer_id: '', domain_port_id: '' }).pollSeconds ?? 1) * 1000;
 	const runsText = (f: (x: (typeof out)[number]) => number) => out.map((x) => Math.round(f(x))).join(' / ');
 	const rows: Row[] = [
 		{

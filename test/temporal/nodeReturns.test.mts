@@ -5,11 +5,14 @@
  * hold-down, names that runbook and the top sources it already blocked; outside the hold-down, on a site without a
  * runbook and with Temporal out of reach it says so. The Runbook node's Start "Re-Arm From the Last Plan"
  * (start.operation.ts) starts the last plan, and the runbook it starts re-arms (pre-blocks the last sources).
- * The node's n8n context is a stand-in for its parameters only; every Temporal exchange is real.
+ * That runbook writes its plan in one group (a re-arm) and its history replays. The node's n8n context is a
+ * stand-in for its parameters only; every Temporal exchange is real.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import type { IDataObject } from 'n8n-workflow';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { pathSegment } from '../../api/limits.ts';
@@ -145,6 +148,22 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 		s.sim.stopAttack(a2.id);
 		const r2 = (await h2.result()) as AttackResponseResult;
 		assert.equal(r2.outcome, 'reverted');
+		// The re-arm wrote its plan in one group (rearm.mts REARM_AT_ONCE_PATCH): its history replays.
+		const history = await h2.fetchHistory();
+		// Grouped, the items wait for the mode's write to complete; at once, they are scheduled beside it.
+		const events = history.events ?? [];
+		const named = (n: string) =>
+			events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === n);
+		const mode = named('detection.setMode');
+		const modeDone = events.findIndex(
+			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[mode]?.eventId),
+		);
+		assert.ok(mode >= 0 && named('detection.setPolicy') < modeDone, 'the plan written at once');
+		await Worker.runReplayHistory(
+			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
+			history,
+			String(out.json.workflowId),
+		);
 		// Its start carried the last plan as it was sent.
 		const again = await runbookReturn(t, ids.site_id, [ip(30)], Date.now());
 		assert.deepEqual([again.is_return, (again.last_runbook as IDataObject).returns], [true, 1]);

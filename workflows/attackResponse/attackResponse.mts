@@ -21,7 +21,7 @@ import {
 } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
 import { revertAll } from './revert.mts';
-import { REARM_PATCH, rearmFromLast } from './rearm.mts';
+import { REARM_AT_ONCE_PATCH, REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
@@ -108,6 +108,7 @@ function askPatches(): Runbook['patches'] {
 	return {
 		entriesOverlap: patched(ENTRIES_HOLD_OVERLAP),
 		rearm: patched(REARM_PATCH),
+		rearmAtOnce: patched(REARM_AT_ONCE_PATCH),
 		waves: patched(WAVES_PATCH),
 		exact: patched(EXACT_PATCH),
 		continueAsNew: patched(CONTINUE_PATCH),
