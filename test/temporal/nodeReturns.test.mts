@@ -148,7 +148,7 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 		s.sim.stopAttack(a2.id);
 		const r2 = (await h2.result()) as AttackResponseResult;
 		assert.equal(r2.outcome, 'reverted');
-		// The re-arm wrote its plan in one group (rearm.mts REARM_AT_ONCE_PATCH): its history replays.
+		// The re-arm wrote its plan in one group (rearm.mts REARM_FAST_PATCH): its history replays.
 		const history = await h2.fetchHistory();
 		// Grouped, the items wait for the mode's write to complete; at once, they are scheduled beside it.
 		const events = history.events ?? [];
@@ -159,6 +159,12 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[mode]?.eventId),
 		);
 		assert.ok(mode >= 0 && named('detection.setPolicy') < modeDone, 'the plan written at once');
+		// The last run is asked for beside the settings' hold, not after the snapshot.
+		const claim = named('coordination.claim');
+		const claimDone = events.findIndex(
+			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[claim]?.eventId),
+		);
+		assert.ok(named('runbook.lastRun') >= 0 && named('runbook.lastRun') < claimDone, 'the lookup beside the hold');
 		await Worker.runReplayHistory(
 			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
 			history,

@@ -18,7 +18,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 	let firstGroup = true;
 	let waiting = entriesHeld;
 	try {
-		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmAtOnce; // rearm.mts REARM_AT_ONCE_PATCH
+		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
 		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce)) {
 			if (rb.state.aborted) break;
 			let group = planned;

@@ -42,7 +42,7 @@ export interface Runbook {
 	patches: {
 		entriesOverlap: boolean;
 		rearm: boolean;
-		rearmAtOnce: boolean;
+		rearmFast: boolean;
 		waves: boolean;
 		exact: boolean;
 		continueAsNew: boolean;
@@ -114,7 +114,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		patches: {
 			entriesOverlap: false,
 			rearm: false,
-			rearmAtOnce: false,
+			rearmFast: false,
 			waves: false,
 			exact: false,
 			continueAsNew: false,
