@@ -2,9 +2,10 @@
  * `npm run bench` (scripts/bench.sh): every benchmark side by side in one run; a table on stdout and
  * bench/results.json. Loopback only, bounded loops.
  *
- *   node --import tsx bench/run.mts [--only 1,2,3,4,5,5b,6] [--sizes 50,500] [--sizes-5b 500,2000] [--runs 3] [--items 1000]
+ *   node --import tsx bench/run.mts [--only 1,2,3,4,5,5b,6,R] [--sizes 50,500] [--sizes-5b 500,2000] [--runs 3] [--items 1000]
  *   bench 7 (fleet watch, ~6 min) runs only when named: --only 7 [--fleet-sites 1000] [--fleet-window 80]
  *   bench 8 (10,000 expiring blocks, ~5 min) runs only when named: --only 8 [--blocks 10000]
+ *   bench R (attackers come back: first wave vs a return, a new wave; ~1 min) with R in --only (default on)
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -13,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { startTemporalDev, type TemporalDev } from '../demo/stack.mts';
 import { benchClient } from './client.mts';
 import { benchAttack } from './attack.mts';
+import { benchReturns } from './returns.mts';
 import { benchMetricsCost } from './metricsCost.mts';
 import { benchRanges } from './ranges.mts';
 import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
@@ -23,7 +25,7 @@ import { ROOT, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
 	options: {
-		only: { type: 'string', default: '1,2,3,4,5,5b,6' },
+		only: { type: 'string', default: '1,2,3,4,5,5b,6,R' },
 		items: { type: 'string', default: '1000' },
 		sizes: { type: 'string', default: '50,500' },
 		'sizes-5b': { type: 'string', default: '500,2000' },
@@ -54,7 +56,8 @@ const loadAtStart = loadavg().map((x) => Math.round(x * 10) / 10);
 const note = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 let temporal: TemporalDev | undefined;
-const needTemporal = only.has('3') || only.has('5') || only.has('5b') || only.has('7') || only.has('8');
+const needTemporal =
+	only.has('R') || only.has('3') || only.has('5') || only.has('5b') || only.has('7') || only.has('8');
 try {
 	if (only.has('6')) {
 		note('6 simulator throughput (bench/simulator.mts, 3 s)');
@@ -109,6 +112,12 @@ try {
 		const m = await benchMetricsCost(temporal, { runs: Math.max(5, runs) });
 		results.metricsCost = m.result;
 		rows.push(...m.rows);
+	}
+	if (only.has('R') && temporal) {
+		note(`R attackers come back: a first wave vs a return inside the hold-down, a new wave (${runs} runs, +20 ms)`);
+		const r = await benchReturns(temporal, { runs });
+		results.returns = r.result;
+		rows.push(...r.rows);
 	}
 	if (only.has('5') && temporal) {
 		note(`5 concurrent runbooks on one worker: ${sizes.join(' → ')}`);

@@ -1,3 +1,5 @@
+import type { AttackResponseResult } from './contract';
+
 /**
  * Hold-down re-arm and stop conditions (issue 39 item 2), without zod (workflow code imports this; the schema is in
  * holdDownSchema.ts). For `seconds` after a runbook's revert, an attack on the same site starts the next runbook from
@@ -61,3 +63,41 @@ export interface RearmState {
 
 /** Activity: the site's last finished runbook (worker/src/activities/holdDown.mts). */
 export const LAST_RUN_ACTIVITY = 'runbook.lastRun';
+
+/**
+ * What a completed run left for the next one (the worker's activity and the n8n nodes read a result the same way):
+ * when it reverted, the blacklist entries it owned at the end, per domain-port (every wave, minus what a person
+ * removed or the allow-list ended), and how many returns it was itself. Undefined without a revert time.
+ */
+export function lastRunOf(runId: string, r: AttackResponseResult | undefined | null): LastRun | undefined {
+	if (!r?.marks?.revertedAt) return undefined;
+	return { runId, revertedAt: r.marks.revertedAt, outcome: r.outcome, entries: entriesOf(r), returns: returnsOf(r) };
+}
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
+
+function entriesOf(r: AttackResponseResult): Record<string, string[]> {
+	const out: Record<string, string[]> = {};
+	for (const c of r.changes ?? []) {
+		if (c.kind !== 'blacklistAdd') continue;
+		const theirs = list(c.live);
+		const mine = (c.written ? list(c.written.wrote) : list(c.after)).filter((e) => !theirs.includes(e));
+		(out[c.target.domain_port_id] ??= []).push(...mine);
+	}
+	return out;
+}
+
+/** The audit says "re-armed: return N …" when the run was a return itself. */
+function returnsOf(r: AttackResponseResult): number {
+	for (const a of r.audit ?? []) {
+		const m = /^re-armed: return (\d+)/.exec(a.what);
+		if (m) return Number(m[1]);
+	}
+	return 0;
+}
+
+/** Whether a run that reverted at `revertedAt` is within the hold-down at `nowMs` (the runbook's own rule). */
+export function withinHoldDown(revertedAt: string, nowMs: number, seconds: number): boolean {
+	const ago = (nowMs - Date.parse(revertedAt)) / 1000;
+	return seconds > 0 && ago <= seconds;
+}

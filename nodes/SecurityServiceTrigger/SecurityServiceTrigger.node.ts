@@ -5,6 +5,7 @@ import { tokenSourceProperty } from '../SecurityService/credentialSlots';
 import { CREDENTIAL_TEST, securityServiceApiTest } from '../SecurityService/credentialTest/index';
 import { TEMPORAL_CREDENTIAL_TEST, temporalApiTest } from '../temporalCredentialTest';
 import { MAX_SITES, pollTrigger } from './poll';
+import { CHECK_RETURNS } from './returns';
 
 /** The polling trigger's description; each poll is poll.ts. */
 export class SecurityServiceTrigger implements INodeType {
@@ -35,6 +36,14 @@ export class SecurityServiceTrigger implements INodeType {
 				required: true,
 				testedBy: 'temporalApiTest',
 				displayOptions: { show: { tokenSource: ['cluster'] } },
+			},
+			// The same credential for Check Runbook Returns when the token is this credential's own (returns.ts).
+			{
+				name: 'temporalApi',
+				displayName: 'Temporal Credential (Runbook Returns)',
+				required: true,
+				testedBy: 'temporalApiTest',
+				displayOptions: { show: { tokenSource: ['credential'], event: ['attackStarted'], [CHECK_RETURNS]: [true] } },
 			},
 		],
 		properties: [
@@ -79,6 +88,15 @@ export class SecurityServiceTrigger implements INodeType {
 				placeholder: 'e.g. 30001, 30002 (or 20001:30001, 20002:30002)',
 				displayOptions: { show: { event: ['attackStarted'] } },
 				description: triggerText.domainPortIds,
+			},
+			{
+				displayName: 'Check Runbook Returns',
+				name: CHECK_RETURNS,
+				type: 'boolean',
+				default: false,
+				displayOptions: { show: { event: ['attackStarted'] } },
+				description:
+					"Whether each item says if the attack is a return: the site's last runbook reverted within its plan's hold-down (a runbook started now re-arms from it), which runbook, and which top sources it blocked. Reads Temporal with the Temporal API credential.",
 			},
 			{
 				displayName: 'Look Back (Hours)',

@@ -13,6 +13,7 @@ import { idProblem } from '../../api/limits';
 import { withReadableForms } from '../SecurityService/actions/readable';
 import { CLIENT_AUTH_STANDIN, getClient } from '../SecurityService/transport';
 import { attackerFields, domainPortsFor } from './attackers';
+import { returnChecker } from './returns';
 import { sampleItem, triggerError } from './sample';
 
 /**
@@ -141,6 +142,7 @@ function reader(ctx: Ctx, event: EventKind, sites: string[]) {
 		const topN = Number(ctx.getNodeParameter('topSources', 10));
 		const dps = String(ctx.getNodeParameter('domainPortIds', '') ?? '');
 		const client = await getClient(ctx);
+		const returnOf = await returnChecker(ctx);
 		const out: IDataObject[] = [];
 		for (const e of list) {
 			const { top_sources: top, ...lead } = await attackerFields(client, e, {
@@ -149,7 +151,8 @@ function reader(ctx: Ctx, event: EventKind, sites: string[]) {
 			}).catch((error: unknown) => fail(error));
 			// What a responder maps next comes first (ranges, domain-ports), the event, then the long source list.
 			const shaped = shape(e);
-			out.push({ site_id: shaped.site_id, event, ...lead, ...shaped, top_sources: top });
+			const runbook_return = await returnOf(String(shaped.site_id), lead.attacking_sources as string[]);
+			out.push({ site_id: shaped.site_id, event, ...lead, runbook_return, ...shaped, top_sources: top });
 		}
 		return out;
 	};

@@ -62,7 +62,13 @@ const RULES: Record<string, Rule> = {
 	'nodes/SecurityServiceRunbook/transport': node('SecurityServiceRunbook'),
 	'nodes/SecurityServiceTrigger': {
 		...node('SecurityServiceTrigger'),
-		rooms: [...node('SecurityServiceTrigger').rooms, 'nodes/SecurityService', 'nodes/SecurityService/transport'],
+		// The Security Service node's client, and the Runbook node's Temporal transport (Check Runbook Returns).
+		rooms: [
+			...node('SecurityServiceTrigger').rooms,
+			'nodes/SecurityService',
+			'nodes/SecurityService/transport',
+			'nodes/SecurityServiceRunbook/transport',
+		],
 	},
 	simulator: { rooms: ['simulator', 'api'], packages: NODE, why: 'simulator/README.md: its own reading of the spec' },
 	'workflows/pure': {

@@ -333,7 +333,8 @@ test('issue 40: Start shows the plan and the gate first; Workflow ID, Task Queue
 	const start = rb
 		.filter((p) => ((p.displayOptions?.show?.operation as string[] | undefined) ?? []).includes('start'))
 		.map((p) => p.name);
-	assert.equal(start[0], 'plan');
+	// Where the plan comes from (issue 39: the JSON, or the site's last runbook), then the plan or the site.
+	assert.deepEqual(start.slice(0, 3), ['planSource', 'rearmSite', 'plan']);
 	assert.deepEqual(start.slice(-3), ['workflowId', 'taskQueue', 'idToken']);
 });
 

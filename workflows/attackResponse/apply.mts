@@ -2,6 +2,7 @@ import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import type { SetParams } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
+import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
 import { addNote, decideExact, notOursText, nothingOurs, recordWrite } from './written.mts';
@@ -17,10 +18,11 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 	let firstGroup = true;
 	let waiting = entriesHeld;
 	try {
-		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel)) {
+		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
+		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce)) {
 			if (rb.state.aborted) break;
 			let group = planned;
-			if (waiting && planned[0].kind === 'blacklistAdd') {
+			if (waiting && !atOnce && planned.some((c) => c.kind === 'blacklistAdd')) {
 				// No entry is written before it is held: the hold drops the entries (and changes) someone else holds.
 				await waiting;
 				waiting = undefined;
@@ -32,7 +34,9 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 			// 1 that would find its own write and call it someone else's (never reverted). Runbooks recorded before it ran
 			// the groups after the first as local activities (plan.execution.localActivities 'all'); the first group was
 			// regular even then, so the snapshot's local-activity markers are in history before any write is sent.
-			await applyGroup(rb, ctx, group, firstGroup || exact ? ctx.acts : ctx.laterWrites, exact);
+			const acts = firstGroup || exact ? ctx.acts : ctx.laterWrites;
+			// At once: the entries' hold is awaited by the blacklist changes alone, the other writes go out meanwhile.
+			await applyGroup(rb, ctx, group, acts, exact, atOnce ? { entriesHeld: waiting } : undefined);
 			firstGroup = false;
 		}
 	} finally {
@@ -43,8 +47,17 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 }
 
 /** One group's writes at once; statuses and the audit recorded in the changes' order, whatever order they finish in. */
-async function applyGroup(rb: Runbook, ctx: PlanContext, group: Change[], writeActs: Acts, exact: boolean) {
+async function applyGroup(
+	rb: Runbook,
+	ctx: PlanContext,
+	group: Change[],
+	writeActs: Acts,
+	exact: boolean,
+	atOnce?: { entriesHeld?: Promise<void> },
+) {
 	const ex = ctx.plan.execution;
+	const entriesHeld = atOnce?.entriesHeld;
+	const concurrency = atOnce ? Math.max(ex.blacklistConcurrency, REARM_BLACKLIST_CONCURRENCY) : ex.blacklistConcurrency;
 	const k = group[0].kind;
 	rb.phase(
 		k === 'detectionMode' || k === 'detectionPolicy'
@@ -58,13 +71,17 @@ async function applyGroup(rb: Runbook, ctx: PlanContext, group: Change[], writeA
 	const at: string[] = [];
 	const settled = await Promise.allSettled(
 		group.map(async (c, i) => {
+			if (entriesHeld && c.kind === 'blacklistAdd') {
+				await entriesHeld; // no entry is written before it is held; the hold drops what someone else holds
+				if (!rb.changes.includes(c)) return;
+			}
 			// An API outage is waited out (patience.mts): not knowing is no reason to give up the mitigation.
 			await withPatience(
 				rb,
 				ctx,
 				c.what,
 				() =>
-					applyChange(writeActs, c, ex.blacklistConcurrency, c.after, {
+					applyChange(writeActs, c, concurrency, c.after, {
 						onRefused: (e, why) => skipRefused(rb, c, e, why),
 						onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
 					}),
@@ -79,7 +96,8 @@ async function applyGroup(rb: Runbook, ctx: PlanContext, group: Change[], writeA
 	});
 	const failed = settled.find((r) => r.status === 'rejected');
 	if (failed) throw (failed as PromiseRejectedResult).reason;
-	if (k === 'blacklistAdd') await registerExpiringBlocks(rb, ctx); // plan.blacklist.expireAfterSeconds (ownership.mts)
+	// plan.blacklist.expireAfterSeconds (ownership.mts)
+	if (group.some((c) => c.kind === 'blacklistAdd')) await registerExpiringBlocks(rb, ctx);
 }
 
 /**
@@ -107,9 +125,13 @@ export function recordApplied(rb: Runbook, c: Change, at: string): void {
 
 const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
 
-/** Parallel: one group per kind (in KIND_ORDER, each in the changes' order); otherwise one change per group. */
-function writeGroups(changes: Change[], parallel: boolean): Change[][] {
+/**
+ * Parallel: one group per kind (in KIND_ORDER, each in the changes' order), or all in one (`atOnce`: a re-arm);
+ * otherwise one change per group.
+ */
+function writeGroups(changes: Change[], parallel: boolean, atOnce = false): Change[][] {
 	if (!parallel) return changes.map((c) => [c]);
+	if (atOnce) return changes.length ? [changes] : [];
 	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
 }
 

@@ -21,7 +21,7 @@ import {
 } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
 import { revertAll } from './revert.mts';
-import { REARM_PATCH, rearmFromLast } from './rearm.mts';
+import { REARM_FAST_PATCH, REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
@@ -69,12 +69,13 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	rb.phase('snapshot');
 	// Without an approval gate the entries' hold is asked while the detection groups are written (ownership.mts).
 	const overlap = !rb.dryRun && !ctx.plan.approval.required && rb.patches.entriesOverlap;
+	// A return within the hold-down pre-blocks the last run's sources (rearm.mts); asked beside the hold and snapshot.
+	const lookup = rb.patches.rearmFast ? settledLater(rearmFromLast(rb, ctx)) : undefined;
 	// One owner per setting: hold the plan's settings BEFORE the snapshot (ownership.mts).
 	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
 	const { snap, events } = await takeSnapshot(rb, ctx);
 	const eventId = pickEvent(rb, ctx, events);
-	// A return within the hold-down pre-blocks the last run's sources (rearm.mts).
-	const pre = await rearmFromLast(rb, ctx);
+	const pre = await (lookup ?? rearmFromLast(rb, ctx));
 	planChanges(rb, ctx, snap, [...pre, ...(await topSources(ctx, eventId))], eventId, events);
 
 	if (rb.dryRun) {
@@ -108,6 +109,7 @@ function askPatches(): Runbook['patches'] {
 	return {
 		entriesOverlap: patched(ENTRIES_HOLD_OVERLAP),
 		rearm: patched(REARM_PATCH),
+		rearmFast: patched(REARM_FAST_PATCH),
 		waves: patched(WAVES_PATCH),
 		exact: patched(EXACT_PATCH),
 		continueAsNew: patched(CONTINUE_PATCH),

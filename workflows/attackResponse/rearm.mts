@@ -12,6 +12,19 @@ import { errText } from './settings.mts';
  */
 export const REARM_PATCH = 'runbook-hold-down';
 
+/**
+ * A return's time cut (issue 39 item 6, bench R), `patched('rearm-fast')` (runbooks recorded before it do neither):
+ * - every runbook asks for the last run while it holds its settings and takes its snapshot (a read of Temporal, not of
+ *   the site: it needs neither), not after them;
+ * - a re-armed runbook writes its plan in ONE group (apply.mts): the same plan on the same site was applied and
+ *   reverted within the hold-down, so the group order (a first plan learns step by step whether the site takes its
+ *   writes) buys nothing the last run did not show; its blacklist entries go out 4 at once. Every write is still
+ *   held, recorded and exact; only the wait for one group before the next goes.
+ */
+export const REARM_FAST_PATCH = 'rearm-fast';
+/** A re-arm's blacklist adds to one list at once, at least (the plan's blacklistConcurrency when higher; max 16). */
+export const REARM_BLACKLIST_CONCURRENCY = 4;
+
 const acts = proxyActivities<{
 	[LAST_RUN_ACTIVITY]: (input: { site_id: string; currentRunId: string }) => Promise<LastRun | undefined>;
 }>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumAttempts: 3 } });

@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { RUNBOOK } from '../../../api/catalog/labels';
 import { DEFAULT_GATE_WAIT_SECONDS, MAX_GATE_WAIT_SECONDS } from './runbook/decide.operation';
-import { startApprovalProperties } from './runbook/start.operation';
+import { startApprovalProperties, startPlanProperties } from './runbook/start.operation';
 
 /**
  * The node's parameters, in the order the editor shows them (each shown for the operations that use it): what a user
@@ -28,16 +28,7 @@ export const versionProperties: INodeProperties[] = [
 		displayOptions: { show: { resource: ['runbook'] } },
 		options: RUNBOOK.operations.map((o) => ({ ...o })),
 	},
-	{
-		displayName: 'Plan (JSON)',
-		name: 'plan',
-		type: 'json',
-		default:
-			'{\n  "site_id": "",\n  "customer_id": "",\n  "domain_ports": [],\n  "blacklist": { "enabled": true, "topN": 10, "protectedRanges": [] },\n  "switches": [{ "name": "p_auth", "enable": 1 }],\n  "cooldownSeconds": 600\n}',
-		required: true,
-		displayOptions: { show: { operation: ['start'] } },
-		description: RUNBOOK.planHelp,
-	},
+	...startPlanProperties,
 	{
 		displayName: 'Dry Run',
 		name: 'dryRun',

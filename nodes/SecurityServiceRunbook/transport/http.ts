@@ -24,8 +24,16 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 	}
 }
 
-/** The HTTP API's JSON shorthand turns empty arrays into null, which the runbook's plan validation rejects. */
-export const NO_SHORTHAND = { 'Temporal-Payload-Shorthand': 'false' };
+/**
+ * The HTTP API's JSON shorthand turns empty arrays into null, which the runbook's plan validation rejects. The answers
+ * come in full form only when asked by content type (`Accept`: the server's JSON marshaler without shorthand; the
+ * header alone left every answer in shorthand, e.g. a plan read back from history with `switches: null`); the
+ * readers take either form (a proxy may still answer in shorthand).
+ */
+export const NO_SHORTHAND = {
+	'Temporal-Payload-Shorthand': 'false',
+	accept: 'application/json+no-payload-shorthand',
+};
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 export const payloads = (values: unknown[]) => ({

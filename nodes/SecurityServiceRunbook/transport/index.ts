@@ -5,6 +5,7 @@ import {
 	type IDataObject,
 	type IExecuteFunctions,
 	type IHttpRequestOptions,
+	type IPollFunctions,
 	type JsonObject,
 } from 'n8n-workflow';
 import { pathSegment } from '../../../api/limits';
@@ -18,7 +19,7 @@ import { temporalTlsOptions, tlsProblem } from './tls';
  * every exchange bounded in size and total time (TEMPORAL_BOUNDS, bounded.ts), JSON in full payload form
  * (NO_SHORTHAND), and a TLS failure named by its credential field.
  */
-export function temporalTransport(ctx: IExecuteFunctions, cred: ICredentialDataDecryptedObject) {
+export function temporalTransport(ctx: IExecuteFunctions | IPollFunctions, cred: ICredentialDataDecryptedObject) {
 	// TLS fields checked before anything is sent; a TLS failure later is named by its credential field too.
 	const tls = temporalTlsOptions(cred);
 	const tlsFailure = (i: number, error: unknown, body?: unknown) => {

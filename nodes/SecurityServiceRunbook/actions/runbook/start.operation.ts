@@ -6,7 +6,11 @@ import {
 	WORKFLOW_TYPE,
 	workflowIdFor,
 } from '../../../../api/runbook/contract';
+import { withinHoldDown } from '../../../../api/runbook/holdDownRules';
 import { startPlanIssue } from '../../../../api/runbook/planCheck';
+import { idProblem } from '../../../../api/limits';
+import { RUNBOOK } from '../../../../api/catalog/labels';
+import { findLastRunbook, TemporalReadError } from '../../transport/lastRun';
 import { payloads } from '../../transport/http';
 import { parsePayloadKey, sealedPayload, type PayloadKey } from '../../transport/seal';
 import { MAX_ID_TOKEN_CHARS } from '../../../../api/decideRules';
@@ -22,7 +26,10 @@ import { requirePollers } from '../common/taskQueuePollers';
 
 export const execute: OperationFn = async (env) => {
 	const { ctx, i } = env;
-	const plan = parsePlan(env, ctx.getNodeParameter('plan', i));
+	const from = ctx.getNodeParameter('planSource', i, 'json') === 'lastRun' ? await lastPlan(env) : undefined;
+	const plan = parsePlan(env, from ? from.plan : ctx.getNodeParameter('plan', i));
+	// Re-armed with Require Approval on: the node's gate replaces the last plan's.
+	if (from && ctx.getNodeParameter('approvalRequired', i, false)) delete plan.approval;
 	const taskQueue = env.text('Task Queue', ctx.getNodeParameter('taskQueue', i)).trim();
 	if (!taskQueue) env.fail('Task Queue', 'is required');
 	if (taskQueue.length > 256 || /\p{Cc}/u.test(taskQueue))
@@ -47,18 +54,46 @@ export const execute: OperationFn = async (env) => {
 		const k = parsePayloadKey(env.payloadKey);
 		starter = { idToken, seal: typeof k === 'string' ? env.fail('Temporal API credential › Payload Key', k) : k };
 	}
-	return [
-		{
-			json: await startRunbook(env, workflowId, {
-				taskQueue,
-				plan,
-				dryRun,
-				requestId: `${workflowId}-${ctx.getExecutionId()}-${i}`,
-				...(starter ? { starter } : {}),
-			}),
-		},
-	];
+	const started = await startRunbook(env, workflowId, {
+		taskQueue,
+		plan,
+		dryRun,
+		requestId: `${workflowId}-${ctx.getExecutionId()}-${i}`,
+		...(starter ? { starter } : {}),
+	});
+	return [{ json: from ? { ...started, rearm: from.summary } : started }];
 };
+
+/**
+ * Re-Arm From the Last Plan: the plan the site's last finished runbook started with (transport/lastRun.ts), and what
+ * the new runbook will find (the runbook itself decides at its start, by the same plan's hold-down).
+ */
+async function lastPlan(env: Env): Promise<{ plan: IDataObject; summary: IDataObject }> {
+	const site = env.text('Site ID', env.ctx.getNodeParameter('rearmSite', env.i, '')).trim();
+	if (!site) env.fail('Site ID', 'is required (the site whose last runbook gives the plan)');
+	const problem = idProblem(site);
+	if (problem) env.fail('Site ID', problem);
+	const last = await findLastRunbook(env, site).catch((e: unknown) =>
+		e instanceof TemporalReadError ? env.fail('Site ID', e.message) : Promise.reject(e),
+	);
+	if (!last)
+		env.fail(
+			'Site ID',
+			`site ${site} has no finished runbook to re-arm from (no completed ${workflowIdFor(site)} with a revert)`,
+		);
+	const entries = Object.values(last.entries).flat();
+	return {
+		plan: structuredClone(last.plan),
+		summary: {
+			fromWorkflowId: last.workflowId,
+			fromRunId: last.runId,
+			revertedAt: last.revertedAt,
+			holdDownSeconds: last.holdDownSeconds,
+			withinHoldDown: withinHoldDown(last.revertedAt, Date.now(), last.holdDownSeconds),
+			lastEntries: entries,
+		},
+	};
+}
 
 /** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
 function parsePlan(env: Env, raw: unknown): IDataObject {
@@ -68,6 +103,48 @@ function parsePlan(env: Env, raw: unknown): IDataObject {
 }
 
 const onStart = { show: { operation: ['start'] } };
+
+/** Where Start's plan comes from: the JSON field, or the site's last finished runbook (issue 39 item 5). */
+export const startPlanProperties: INodeProperties[] = [
+	{
+		displayName: 'Plan Source',
+		name: 'planSource',
+		type: 'options',
+		noDataExpression: true,
+		default: 'json',
+		displayOptions: onStart,
+		options: [
+			{ name: 'Plan (JSON)', value: 'json', description: 'The plan given below' },
+			{
+				name: 'Re-Arm From the Last Plan',
+				value: 'lastRun',
+				description:
+					"The plan of the site's last finished runbook. Within its hold-down the new runbook also pre-blocks the sources that runbook blocked.",
+			},
+		],
+		description: 'The plan to start: the one given here, or the last one the site ran',
+	},
+	{
+		displayName: 'Site ID',
+		name: 'rearmSite',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. 20001',
+		displayOptions: { show: { operation: ['start'], planSource: ['lastRun'] } },
+		description: "The site whose last finished runbook gives the plan (e.g. the trigger's site_id)",
+	},
+	{
+		displayName: 'Plan (JSON)',
+		name: 'plan',
+		type: 'json',
+		default:
+			'{\n  "site_id": "",\n  "customer_id": "",\n  "domain_ports": [],\n  "blacklist": { "enabled": true, "topN": 10, "protectedRanges": [] },\n  "switches": [{ "name": "p_auth", "enable": 1 }],\n  "cooldownSeconds": 600\n}',
+		required: true,
+		displayOptions: { show: { operation: ['start'], planSource: ['json'] } },
+		description: RUNBOOK.planHelp,
+	},
+];
 const withGate = { show: { operation: ['start'], approvalRequired: [true] } };
 
 export const startApprovalProperties: INodeProperties[] = [

@@ -1,0 +1,181 @@
+/**
+ * Issue 39 item 5, the nodes' side of a return, against a real dev server's HTTP API (the nodes' only way to
+ * Temporal) with an in-process worker and the simulator: after a runbook reverted, the trigger's `runbook_return`
+ * (nodes/SecurityServiceTrigger/returns.ts) says the next attack on the site is a return within the last plan's
+ * hold-down, names that runbook and the top sources it already blocked; outside the hold-down, on a site without a
+ * runbook and with Temporal out of reach it says so. The Runbook node's Start "Re-Arm From the Last Plan"
+ * (start.operation.ts) starts the last plan, and the runbook it starts re-arms (pre-blocks the last sources).
+ * That runbook writes its plan in one group (a re-arm) and its history replays. The node's n8n context is a
+ * stand-in for its parameters only; every Temporal exchange is real.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
+import type { IDataObject } from 'n8n-workflow';
+import type { AttackResponseResult } from '../../api/runbook/contract.ts';
+import { pathSegment } from '../../api/limits.ts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { freePort } from '../../demo/stack.mts';
+import { runbookReturn } from '../../nodes/SecurityServiceTrigger/returns.ts';
+import { execute as startOperation } from '../../nodes/SecurityServiceRunbook/actions/runbook/start.operation.ts';
+import { NO_SHORTHAND } from '../../nodes/SecurityServiceRunbook/transport/http.ts';
+import type { Env } from '../../nodes/SecurityServiceRunbook/actions/common/types.ts';
+import type { TemporalHttp } from '../../nodes/SecurityServiceRunbook/transport/lastRun.ts';
+import { createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+let httpBase: string;
+before(async () => {
+	const port = await freePort();
+	env = await createEnv(['--http-port', String(port)]);
+	httpBase = `http://127.0.0.1:${port}`;
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+/** The nodes' Temporal exchanges, over fetch instead of n8n's request helper (same URLs, query and header). */
+function temporalHttp(base: string): TemporalHttp {
+	const workflowsUrl = `${base}/api/v1/namespaces/default/workflows`;
+	return {
+		workflowsUrl,
+		wfUrl: (id) => `${workflowsUrl}/${pathSegment(id)}`,
+		async call(method, url, body, qs) {
+			const u = new URL(url);
+			for (const [k, v] of Object.entries(qs ?? {})) u.searchParams.set(k, String(v));
+			const r = await fetch(u, {
+				method,
+				headers: { 'content-type': 'application/json', ...NO_SHORTHAND },
+				...(body ? { body: JSON.stringify(body) } : {}),
+				signal: AbortSignal.timeout(10_000),
+			});
+			const text = await r.text();
+			return { status: r.status, body: text ? (JSON.parse(text) as IDataObject) : {} };
+		},
+	};
+}
+
+/** The Runbook node's Env for one item: its parameters from `params`, Temporal over fetch. */
+function nodeEnv(params: Record<string, unknown>): Env {
+	const t = temporalHttp(httpBase);
+	const fail = (field: string, rule: string): never => {
+		throw new Error(`${field}: ${rule}`);
+	};
+	const ctx = {
+		getNodeParameter: (name: string, _i: number, fallback?: unknown) => (name in params ? params[name] : fallback),
+		getExecutionId: () => 'test-exec',
+	};
+	return {
+		ctx: ctx as unknown as Env['ctx'],
+		i: 0,
+		ns: 'default',
+		...t,
+		send: async (method, url, body) => (await t.call(method, url, body)).body,
+		payloadKey: '',
+		fail,
+		text: (_field, v) => String(v ?? ''),
+	};
+}
+
+const ip = (n: number) => `203.0.113.${n}`;
+
+test('the trigger names a return and the runbook it follows; the Runbook node re-arms from the last plan', async () => {
+	const s = await startSim(45);
+	const ids: Ids = s.sim.firstIds();
+	const queue = uniqueQueue('node-returns');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	const t = temporalHttp(httpBase);
+	const first = plan(ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [], holdDown: { seconds: 600 } });
+	try {
+		assert.deepEqual(await runbookReturn(t, ids.site_id, [ip(10)], Date.now()), {
+			checked: true,
+			is_return: false,
+			last_runbook: null,
+			overlap: [],
+		});
+		const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
+		const h1 = await startAttackResponse(env.client, queue, first);
+		await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
+		s.sim.stopAttack(a1.id);
+		const r1 = (await h1.result()) as AttackResponseResult;
+		assert.equal(r1.outcome, 'reverted');
+		const revertedMs = Date.parse(r1.marks?.revertedAt ?? '');
+
+		// They come back from .10 (blocked last time) and .30 (new).
+		const ret = await runbookReturn(t, ids.site_id, [ip(10), ip(30)], Date.now());
+		const run1 = (await h1.describe()).runId;
+		assert.equal(ret.is_return, true);
+		assert.equal(ret.hold_down_seconds, 600, "the last plan's hold-down");
+		assert.deepEqual(ret.overlap, [ip(10)]);
+		assert.equal(ret.overlap_share, 0.5);
+		const last = ret.last_runbook as IDataObject;
+		assert.deepEqual([last.workflow_id, last.run_id, last.outcome, last.returns], [h1.workflowId, run1, 'reverted', 0]);
+		assert.deepEqual((last.blocked_entries as string[]).sort(), [ip(10), ip(20)]);
+		// Past the hold-down (the same last runbook, named, but no return).
+		const late = await runbookReturn(t, ids.site_id, [ip(10)], revertedMs + 601_000);
+		assert.deepEqual([late.checked, late.is_return, (late.last_runbook as IDataObject).run_id], [true, false, run1]);
+		// Temporal out of reach: not checked, and why (the trigger still emits the item).
+		const down = await runbookReturn(temporalHttp(`http://127.0.0.1:${await freePort()}`), ids.site_id, [], Date.now());
+		assert.equal(down.checked, false);
+		assert.match(String(down.why), /the last runbook could not be read/);
+
+		// The Runbook node: a site without a finished runbook is refused by name, nothing started.
+		await assert.rejects(
+			startOperation(nodeEnv({ planSource: 'lastRun', rearmSite: '99999', taskQueue: queue, dryRun: false })),
+			/^Error: Site ID: site 99999 has no finished runbook to re-arm from/,
+		);
+		const a2 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(30) }] });
+		const [out] = await startOperation(
+			nodeEnv({ planSource: 'lastRun', rearmSite: ids.site_id, taskQueue: queue, dryRun: false }),
+		);
+		assert.equal(out.json.status, 'started');
+		const rearm = out.json.rearm as IDataObject;
+		assert.deepEqual([rearm.fromRunId, rearm.withinHoldDown, rearm.holdDownSeconds], [run1, true, 600]);
+		const h2 = env.client.workflow.getHandle(String(out.json.workflowId));
+		await waitFor('run 2 waiting', async () => (await h2.query(stateQuery)).phase === 'waiting', 20_000).catch(
+			async (e: unknown) => {
+				console.log(JSON.stringify(await h2.query(stateQuery)), JSON.stringify(await h2.describe()));
+				throw e;
+			},
+		);
+		const st2 = await h2.query(stateQuery);
+		assert.deepEqual([st2.rearm?.from, st2.rearm?.returns, st2.rearm?.preBlocked], [run1, 1, 2]);
+		s.sim.stopAttack(a2.id);
+		const r2 = (await h2.result()) as AttackResponseResult;
+		assert.equal(r2.outcome, 'reverted');
+		// The re-arm wrote its plan in one group (rearm.mts REARM_FAST_PATCH): its history replays.
+		const history = await h2.fetchHistory();
+		// Grouped, the items wait for the mode's write to complete; at once, they are scheduled beside it.
+		const events = history.events ?? [];
+		const named = (n: string) =>
+			events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === n);
+		const mode = named('detection.setMode');
+		const modeDone = events.findIndex(
+			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[mode]?.eventId),
+		);
+		assert.ok(mode >= 0 && named('detection.setPolicy') < modeDone, 'the plan written at once');
+		// The last run is asked for beside the settings' hold, not after the snapshot.
+		const claim = named('coordination.claim');
+		const claimDone = events.findIndex(
+			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[claim]?.eventId),
+		);
+		assert.ok(named('runbook.lastRun') >= 0 && named('runbook.lastRun') < claimDone, 'the lookup beside the hold');
+		await Worker.runReplayHistory(
+			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
+			history,
+			String(out.json.workflowId),
+		);
+		// Its start carried the last plan as it was sent.
+		const again = await runbookReturn(t, ids.site_id, [ip(30)], Date.now());
+		assert.deepEqual([again.is_return, (again.last_runbook as IDataObject).returns], [true, 1]);
+		assert.deepEqual(again.overlap, [ip(30)]);
+	} finally {
+		await worker.shutdown();
+		await s.close();
+	}
+});
