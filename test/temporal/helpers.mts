@@ -115,7 +115,10 @@ async function endCoordinators(client: TemporalClient, taskQueue: string): Promi
 		left = await running();
 	}
 	for (const id of left)
-		await client.workflow.getHandle(id).terminate('its test ended: nobody polls its queue any more');
+		await client.workflow
+			.getHandle(id)
+			.terminate('its test ended: nobody polls its queue any more')
+			.catch(() => undefined); // completed meanwhile
 }
 
 /** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/process/build.mts), configured through its environment. */
