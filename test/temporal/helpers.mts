@@ -76,7 +76,7 @@ export function workerConfig(env: TestWorkflowEnvironment, simUrl: string, taskQ
 let queueN = 0;
 export const uniqueQueue = (name: string) => `${name}-${process.pid}-${++queueN}`;
 
-export function startInProcessWorker(
+export async function startInProcessWorker(
 	env: TestWorkflowEnvironment,
 	simUrl: string,
 	taskQueue: string,
@@ -86,7 +86,39 @@ export function startInProcessWorker(
 		what: 'in-process worker',
 		addresses: { temporal: env.address, taskQueue, coordinators: coordinatorQueueFor(taskQueue), service: simUrl },
 	});
-	return startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
+	const w = await startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
+	const stop = w.shutdown;
+	w.shutdown = async () => {
+		await endCoordinators(env.client, taskQueue).catch(() => {});
+		await stop();
+	};
+	return w;
+}
+
+/**
+ * Before a test's in-process worker stops, the site coordinators on its queue end. Every seed's first site is the
+ * same (20001) and each test has a queue of its own: a coordinator left RUNNING there is never polled again, and the
+ * next test's claim for that site attaches to it and waits forever (test/README.md, the "bulk add" hang). One
+ * completes once nothing is held; one still holding after 20 s (a failed test's runbook) is terminated.
+ */
+async function endCoordinators(client: TemporalClient, taskQueue: string): Promise<void> {
+	const query = `TaskQueue = '${coordinatorQueueFor(taskQueue)}' AND ExecutionStatus = 'Running'`;
+	const running = async () => {
+		const ids: string[] = [];
+		for await (const x of client.workflow.list({ query })) ids.push(x.workflowId);
+		return ids;
+	};
+	const until = Date.now() + 20_000;
+	let left = await running();
+	while (left.length && Date.now() < until) {
+		await new Promise((r) => setTimeout(r, 250));
+		left = await running();
+	}
+	for (const id of left)
+		await client.workflow
+			.getHandle(id)
+			.terminate('its test ended: nobody polls its queue any more')
+			.catch(() => undefined); // completed meanwhile
 }
 
 /** The worker as a child process (the compiled worker with its node flags, as deployed: worker/src/process/build.mts), configured through its environment. */
