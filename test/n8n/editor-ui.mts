@@ -167,6 +167,23 @@ export class EditorUi {
 		return out.join('; ') || 'no execution stored';
 	}
 
+	/**
+	 * Which run each of the editor's workflow documents follows (its pinia stores: documentId → activeExecutionId):
+	 * the editor handles a run's push messages (opening a waiting form among them) only on the document running it.
+	 */
+	async editorRuns(): Promise<string> {
+		return this.page
+			.evaluate(() => {
+				// eslint-disable-next-line @typescript-eslint/no-explicit-any
+				const pinia = (document.querySelector('#app') as any)?.__vue_app__?.config?.globalProperties?.$pinia;
+				const out: string[] = [];
+				for (const [id, store] of (pinia?._s ?? new Map()) as Map<string, Record<string, unknown>>)
+					if (id.startsWith('workflowExecutionStates/')) out.push(`${id.slice(24)} active ${store.activeExecutionId}`);
+				return out.join(', ') || 'no execution state found';
+			})
+			.catch((e: Error) => `not read: ${e.message}`);
+	}
+
 	/** Opens the credential of the open node panel in its modal. */
 	async openCredential(): Promise<Locator> {
 		await this.ndv
