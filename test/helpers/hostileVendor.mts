@@ -6,6 +6,7 @@ import { after } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createClient, type ClientEvent, type ClientOptions } from '../../api/client.ts';
 import type { Transport } from '../../api/transport/types.ts';
+import { announceStarted } from '../../demo/stack.mts';
 
 export type ApiMode =
 	| 'ok' // {code 0, result {status 0, bps_size 0}}
@@ -99,6 +100,11 @@ export async function startHostileVendor(o: HostileOptions = {}) {
 	});
 	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 	const { port } = server.address() as AddressInfo;
+	announceStarted({
+		what: `hostile vendor (api ${o.api ?? 'ok'}, token ${o.token ?? 'ok'})`,
+		addresses: { url: `http://127.0.0.1:${port}` },
+		log: () => JSON.stringify({ ...state, dropped: state.dropped.size, issued: state.issued.length }),
+	});
 	return {
 		url: `http://127.0.0.1:${port}`,
 		state,

@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createClient } from '../../api/client.ts';
 import { startSimulator } from '../../simulator/index.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
+import {
+	failedRun,
+	freePort,
+	makeN8nHome,
+	n8nCli,
+	nodeOutput,
+	packPackage,
+	parseRawOutput,
+	type N8nHome,
+} from './harness.mts';
 import { chain, CREDENTIAL, httpNode, ssNode, USER_CREDENTIAL } from './workflows.mts';
 
 const APP_ID = 'e2e-app';
@@ -265,7 +274,7 @@ test('validation error: continueOnFail gives the error naming the field; nothing
 
 	const r2 = await execute('wfValidation02');
 	assert.notEqual(r2.code, 0, 'the workflow fails without continueOnFail');
-	assert.match(r2.stdout + r2.stderr, /IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
+	assert.match(failedRun(r2).error, /IP Whitelist › Allow: IP Address or Range must be an IPv4 address/);
 	assert.equal((await simGet('/requests?op=applicationProtection.ipWhitelist.add')).length, 0);
 });
 

@@ -23,11 +23,12 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 	const rt = n8nRuntime();
 	const home = makeN8nHome(tgz, 'nodes'); // as Settings › Community Nodes installs it: the credential Test works
 	const port = await freePort();
+	const brokerPort = await freePort();
 	Object.assign(home.env, {
 		N8N_PORT: String(port),
 		N8N_LISTEN_ADDRESS: '127.0.0.1',
 		N8N_HOST: '127.0.0.1',
-		N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
 		N8N_EDITOR_BASE_URL: `http://127.0.0.1:${port}/`,
 		N8N_LOG_LEVEL: 'warn',
 		NODE_ENV: 'production',
@@ -51,7 +52,7 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 	announceStarted({
 		what: 'n8n server (n8n start)',
 		pid: child.pid,
-		addresses: { url, home: home.dir },
+		addresses: { url, broker: brokerPort, home: home.dir },
 		log: () => log,
 	});
 	const deadline = Date.now() + 120_000;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import { announceStarted } from '../../demo/stack.mts';
 import { n8nRuntime, nodeOutput } from './harness.mts';
 
 /** A node's last run in a stored execution: its name, its output items (json) or its error. */
@@ -21,7 +22,25 @@ export class EditorUi {
 	constructor(
 		readonly page: Page,
 		private readonly out: string,
-	) {}
+	) {
+		// A failing test's report (test/helpers/started.mts): where the page is and what the editor said last.
+		const said: string[] = [];
+		const keep = (line: string) => said.push(line) > 40 && said.shift();
+		page.on('console', (m) => keep(`console.${m.type()}: ${m.text().slice(0, 300)}`));
+		page.on('pageerror', (e) => keep(`page error: ${e.message}`));
+		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): type and node.
+		page.on('websocket', (ws) => {
+			ws.on('framereceived', ({ payload }) => {
+				if (typeof payload === 'string' && payload.startsWith('{')) keep(`push ${pushSummary(payload)}`);
+			});
+			ws.on('close', () => keep(`push connection closed: ${ws.url()}`));
+		});
+		announceStarted({
+			what: 'chromium page (playwright-core)',
+			addresses: { screenshots: out },
+			log: () => [...said, `page at ${page.url()}`].join('\n'),
+		});
+	}
 
 	get ndv(): Locator {
 		return this.page.locator('[data-test-id="ndv"]');
@@ -111,14 +130,10 @@ export class EditorUi {
 	async nodeRun(before: Set<string>, timeoutMs = 60_000): Promise<NodeRun> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const list = (await this.rest('/rest/executions?limit=20')) as {
-				results: Array<{ id: string; status: string }>;
-			};
-			const fresh = list.results.filter((e) => !before.has(e.id));
+			const fresh = await this.executionsSince(before);
 			const done = fresh.find((e) => !['new', 'running', 'waiting'].includes(e.status));
 			if (done) {
-				const stored = (await this.rest(`/rest/executions/${done.id}`)) as { data: string };
-				const data = flatted().parse(stored.data);
+				const data = await this.executionData(done.id);
 				const node: string = data.resultData.lastNodeExecuted;
 				const runs = data.resultData.runData[node];
 				const error = runs[runs.length - 1].error;
@@ -128,6 +143,46 @@ export class EditorUi {
 			assert.ok(Date.now() < deadline, `a finished execution stored within ${timeoutMs} ms (since the mark: ${seen})`);
 			await this.page.waitForTimeout(250);
 		}
+	}
+
+	/** The executions stored since the mark `before` (newest first): id and status. */
+	async executionsSince(before: Set<string>): Promise<Array<{ id: string; status: string }>> {
+		const list = (await this.rest('/rest/executions?limit=20')) as { results: Array<{ id: string; status: string }> };
+		return list.results.filter((e) => !before.has(e.id));
+	}
+
+	/** A stored execution's data (runData per node, lastNodeExecuted, error), parsed. */
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	async executionData(id: string): Promise<any> {
+		return flatted().parse(((await this.rest(`/rest/executions/${id}`)) as { data: string }).data);
+	}
+
+	/** What the runs since `before` did, for a failure's message: status, the nodes that ran, the last one's error. */
+	async runsSince(before: Set<string>): Promise<string> {
+		const out: string[] = [];
+		for (const e of await this.executionsSince(before)) {
+			const { resultData: r } = await this.executionData(e.id);
+			const error = r.error?.message ? `, error ${r.error.message}` : '';
+			out.push(`execution ${e.id} ${e.status}: ran ${Object.keys(r.runData ?? {}).join(' → ')}${error}`);
+		}
+		return out.join('; ') || 'no execution stored';
+	}
+
+	/**
+	 * Which run each of the editor's workflow documents follows (its pinia stores: documentId → activeExecutionId):
+	 * the editor handles a run's push messages (opening a waiting form among them) only on the document running it.
+	 */
+	async editorRuns(): Promise<string> {
+		return this.page
+			.evaluate(() => {
+				// eslint-disable-next-line @typescript-eslint/no-explicit-any
+				const pinia = (document.querySelector('#app') as any)?.__vue_app__?.config?.globalProperties?.$pinia;
+				const out: string[] = [];
+				for (const [id, store] of (pinia?._s ?? new Map()) as Map<string, Record<string, unknown>>)
+					if (id.startsWith('workflowExecutionStates/')) out.push(`${id.slice(24)} active ${store.activeExecutionId}`);
+				return out.join(', ') || 'no execution state found';
+			})
+			.catch((e: Error) => `not read: ${e.message}`);
 	}
 
 	/** Opens the credential of the open node panel in its modal. */
@@ -212,4 +267,16 @@ export class EditorUi {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function flatted(): { parse(text: string): any } {
 	return createRequire(join(n8nRuntime().dir, 'node_modules/n8n/package.json'))('flatted');
+}
+
+/** One push message in a line: its type, execution, node and, for a run that waits, the form it opens. */
+function pushSummary(payload: string): string {
+	try {
+		const { type, data } = JSON.parse(payload);
+		const waiting =
+			data?.data?.executionStatus === 'waiting' ? ` waiting, form ${data.data.metadata?.resumeFormUrl}` : '';
+		return [type, data?.executionId, data?.nodeName].filter(Boolean).join(' ') + waiting;
+	} catch {
+		return payload.slice(0, 100);
+	}
 }

@@ -343,7 +343,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	}
 	await ui.screenshot('waiting-for-form');
 	const form = await popup;
-	assert.ok(form, 'the editor opened the waiting form');
+	assert.ok(form, `the editor opened the waiting form (${await ui.runsSince(executions)}; ${await ui.editorRuns()})`);
 	await form.waitForLoadState('domcontentloaded');
 	await form.screenshot({ path: join(OUT, 'first-day-form-opened.png') });
 	// n8n opens the tab as the Wait node starts; when the execution is not yet saved as waiting, its form page answers

@@ -1,9 +1,11 @@
 // Helpers for the n8n tests: the cached n8n runtime, the packed package, an n8n user folder, the n8n CLI.
+import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { announceStarted } from '../../demo/stack.mts';
 import '../helpers/started.mts'; // a failing test prints what its file started
 import { copyMigratedDb } from './migratedDb.mts';
 
@@ -38,6 +40,8 @@ export interface N8nHome {
 	dir: string;
 	env: NodeJS.ProcessEnv;
 	cleanup(): void;
+	/** The n8n CLI's runs in this folder: each its arguments, PID, exit and output so far (a failure's report). */
+	cliRuns?: Array<() => string>;
 }
 
 /**
@@ -78,7 +82,7 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
 	};
 	copyMigratedDb(n8nRuntime(), env, dir);
-	return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+	return { dir, env, cliRuns: [], cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface CliResult {
@@ -102,6 +106,10 @@ export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Prom
 		let stderr = '';
 		child.stdout.on('data', (d) => (stdout += d));
 		child.stderr.on('data', (d) => (stderr += d));
+		announceCliRun(home, () => {
+			const exit = child.exitCode ?? child.signalCode ?? 'running';
+			return `$ n8n ${args.join(' ')} · pid ${child.pid} · ${exit}\n${stdout.slice(-3000)}${stderr.slice(-3000)}`;
+		});
 		const timer = setTimeout(() => {
 			child.kill('SIGKILL');
 			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
@@ -128,6 +136,17 @@ export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Prom
 			resolve({ code, signal, stdout, stderr });
 		});
 	});
+}
+
+/** A failing test's report shows the folder's last n8n CLI runs: arguments, PID, exit and output (started.mts). */
+function announceCliRun(home: N8nHome, run: () => string): void {
+	const runs = (home.cliRuns ??= []);
+	if (!runs.length) {
+		const log = () => runs.map((r) => r()).join('\n');
+		announceStarted({ what: 'n8n CLI (its last runs)', addresses: { userFolder: home.dir }, log });
+	}
+	runs.push(run);
+	if (runs.length > 5) runs.shift();
 }
 
 function completeDocument(stdout: string): boolean {
@@ -161,6 +180,19 @@ function endOfFirstObject(text: string): number {
 		else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
 	}
 	return text.length;
+}
+
+/**
+ * A failed `n8n execute`: the run n8n prints after "Execution error:" read as data — its error (message and
+ * description) and how long the execution itself took (startedAt → stoppedAt, n8n's start-up excluded).
+ */
+export function failedRun(r: CliResult): { error: string; ms: number } {
+	const run = parseRawOutput(r.stdout);
+	const e = run?.data?.resultData?.error;
+	assert.ok(e, `the printed run holds no error (exit ${r.code}): ${r.stdout.slice(-2000)}${r.stderr.slice(-1000)}`);
+	const ms = Date.parse(run.stoppedAt) - Date.parse(run.startedAt);
+	assert.ok(Number.isFinite(ms), `the printed run has no startedAt/stoppedAt: ${r.stdout.slice(-2000)}`);
+	return { error: `${e.message ?? ''} ${e.description ?? ''}`, ms };
 }
 
 /** Output items (json) of a node in a run. */
