@@ -12,6 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSimulator } from '../../simulator/index.mts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { APP_ID, createEnv, killChild, SECRET, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -38,11 +39,7 @@ test('a worker SIGKILLed mid-edit: the edit is done within 30 s of the restart, 
 		p_name: name,
 	});
 	const call = (name: string, op: string, params: Record<string, unknown>) =>
-		env.client.workflow.start('durableCall', {
-			taskQueue: queue,
-			workflowId: `${name}-${process.pid}-${Date.now()}`,
-			args: [{ op, params }],
-		});
+		startDurableCall(env.client, queue, { op, params }, `${name}-${process.pid}-${Date.now()}`);
 	const puts = () => s.sim.requests({ op: 'applicationProtection.httpFilter.update' }).length;
 	try {
 		const created = (await (
