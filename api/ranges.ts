@@ -9,19 +9,11 @@
  * - `topThreatSources` picks an event's strongest attacking sources from its threat map.
  */
 
-import {
-	formatIpv4,
-	listEntryRange,
-	parseIpv4,
-	parseIpv4Entry,
-	type Ipv4ListEntry,
-	type Ipv4Range,
-} from './catalog/ipv4';
+import { formatIpv4, listEntryRange, parseIpv4Entry, type Ipv4ListEntry, type Ipv4Range } from './catalog/ipv4';
 
 export type Range = Ipv4Range;
 
-/** One address; undefined when not a valid dotted quad (shared with the client's rules). */
-export const parseIp = parseIpv4;
+/** An address as a dotted quad. */
 export const formatIp = formatIpv4;
 
 /** `a.b.c.d`, `a.b.c.d-e.f.g.h` (start ≤ end) or `a.b.c.d/len`; undefined when not valid. */

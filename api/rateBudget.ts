@@ -12,9 +12,6 @@ import { sleep as defaultSleep } from './time';
 export const PRIORITY_CLASSES = ['mitigate', 'revert', 'watch', 'report'] as const;
 export type PriorityClass = (typeof PRIORITY_CLASSES)[number];
 
-export const isPriorityClass = (v: unknown): v is PriorityClass =>
-	typeof v === 'string' && (PRIORITY_CLASSES as readonly string[]).includes(v);
-
 /**
  * The class of a call whose call site names none: reads serve reports and drift, every write is treated as a
  * mitigation (a write left waiting could be the one that matters); token requests come first, every call needs them.

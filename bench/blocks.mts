@@ -17,8 +17,8 @@
  *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes);
  *   BENCH_BLOCKS_TRACE=removals prints, per timer of one blocks workflow, where a removal's lateness comes from.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,7 +26,7 @@ import { Client, Connection } from '@temporalio/client';
 import { addBlock, addBlocks } from '../workflows/blocks/client.mts';
 import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocks/shared.mts';
 import { rssOf, sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
+import { cpuSeconds, pct, recordBench, round, startSimProcess, table, type Row } from './lib.mts';
 
 const APP_ID = 'bench-blocks';
 const SECRET = 'bench-blocks-secret-1';
@@ -475,32 +475,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 		await temporal.stop();
 	}
 	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result)}\n`);
-	if (values.record !== undefined) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
-		const machine = {
-			cpus: cpus().length,
-			cpuModel: cpus()[0]?.model,
-			memoryGB: Math.round(totalmem() / 2 ** 30),
-			node: process.version,
-			loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
-		};
-		// The run recorded before becomes history (rows `history (…)` and results.blocksHistory): nothing measured is lost.
-		const prev = doc.results?.blocks as { note?: string; measuredAt?: string } | undefined;
-		const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
-		const old8 = (doc.rows ?? []).filter((x) => x.bench === '8');
-		const kept = [
-			...r.rows,
-			...old8.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
-			...old8.filter((x) => x.measure.startsWith('history')),
-		];
-		doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== '8'), ...kept].sort((a, b) =>
-			a.bench.localeCompare(b.bench),
-		);
-		doc.results ??= {};
-		if (prev) doc.results.blocksHistory = [prev, ...((doc.results.blocksHistory as unknown[] | undefined) ?? [])];
-		doc.results.blocks = { ...r.result, note: values.record, measuredAt: new Date().toISOString(), machine };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('saved bench 8 to bench/results.json\n');
-	}
+	if (values.record !== undefined)
+		recordBench({ key: 'blocks', bench: '8', rows: r.rows, result: r.result, note: values.record, sortRows: true });
 }

@@ -7,10 +7,8 @@
  *   node --import tsx bench/interleave.mts [--count 1000] [--seed 1] [--concurrency 24] [--kill-gap 30]
  *                                          [--record "note"]   (--record stores the bench-I rows and results.interleave)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ROOT, pct, round, table, type Row } from './lib.mts';
+import { pct, recordBench, round, table, type Row } from './lib.mts';
 import { startWorld } from '../test/temporal/interleave/world.mts';
 import { failureReport, runMany } from '../test/temporal/interleave/many.mts';
 
@@ -98,29 +96,4 @@ const result = {
 	failingKinds: failingKinds.slice(0, 15).join(', '),
 };
 process.stdout.write(`${table(rows)}\n${JSON.stringify(result)}\n`);
-if (values.record !== undefined) {
-	const file = `${ROOT}bench/results.json`;
-	const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
-	const machine = {
-		cpus: cpus().length,
-		cpuModel: cpus()[0]?.model,
-		memoryGB: Math.round(totalmem() / 2 ** 30),
-		node: process.version,
-		loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
-	};
-	// The run recorded before becomes history (rows `history (…)`, results.interleaveHistory): nothing measured is lost.
-	const prev = doc.results?.interleave as { note?: string; measuredAt?: string } | undefined;
-	const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
-	const oldI = (doc.rows ?? []).filter((x) => x.bench === 'I');
-	const kept = [
-		...rows,
-		...oldI.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
-		...oldI.filter((x) => x.measure.startsWith('history')),
-	];
-	doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== 'I'), ...kept];
-	doc.results ??= {};
-	if (prev) doc.results.interleaveHistory = [prev, ...((doc.results.interleaveHistory as unknown[] | undefined) ?? [])];
-	doc.results.interleave = { ...result, note: values.record, measuredAt: new Date().toISOString(), machine };
-	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-	process.stdout.write('saved bench I to bench/results.json\n');
-}
+if (values.record !== undefined) recordBench({ key: 'interleave', bench: 'I', rows, result, note: values.record });

@@ -1,7 +1,7 @@
 /** Shared bench helpers: the simulator as its own process (one core of its own), stats, a results table. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { ROOT, stopChild } from '../demo/stack.mts';
 
 export { ROOT };
@@ -106,3 +106,45 @@ export const loadText = () =>
 	loadavg()
 		.map((x) => x.toFixed(1))
 		.join(' ');
+
+/** The machine a bench ran on, recorded with its results. */
+export const machineInfo = () => ({
+	cpus: cpus().length,
+	cpuModel: cpus()[0]?.model,
+	memoryGB: Math.round(totalmem() / 2 ** 30),
+	node: process.version,
+	loadAverageAtEnd: loadavg().map((x) => round(x, 1)),
+});
+
+/**
+ * Records a run in bench/results.json: its rows under `bench`, its result under `results[key]`; the run recorded
+ * before becomes history (rows `history (…)`, `results[key + 'History']`): nothing measured is lost.
+ */
+export function recordBench(o: {
+	key: string;
+	bench: string;
+	rows: Row[];
+	result: object;
+	note: string;
+	sortRows?: boolean;
+}) {
+	const file = `${ROOT}bench/results.json`;
+	const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows?: Row[]; results?: Record<string, unknown> };
+	const machine = machineInfo();
+	const prev = doc.results?.[o.key] as { note?: string; measuredAt?: string } | undefined;
+	const label = `history (${prev?.note ?? prev?.measuredAt ?? 'earlier run'})`;
+	const old = (doc.rows ?? []).filter((x) => x.bench === o.bench);
+	const kept = [
+		...o.rows,
+		...old.filter((x) => !x.measure.startsWith('history')).map((x) => ({ ...x, measure: `${label}: ${x.measure}` })),
+		...old.filter((x) => x.measure.startsWith('history')),
+	];
+	doc.rows = [...(doc.rows ?? []).filter((x) => x.bench !== o.bench), ...kept];
+	if (o.sortRows) doc.rows.sort((a, b) => a.bench.localeCompare(b.bench));
+	doc.results ??= {};
+	const history = `${o.key}History`;
+	if (prev) doc.results[history] = [prev, ...((doc.results[history] as unknown[] | undefined) ?? [])];
+	doc.results[o.key] = { ...o.result, note: o.note, measuredAt: new Date().toISOString(), machine };
+	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+	process.stdout.write(`saved bench ${o.bench} to bench/results.json\n`);
+}

@@ -153,10 +153,6 @@ export function effectOf(w: World, m: MitigationModel, a: Attack, now: number): 
 	};
 }
 
-/** Attacks on a site that have started by `now` (scheduled future attacks stay invisible). */
-export const siteAttacks = (w: World, siteId: string, now: number) =>
-	w.attacks.filter((a) => a.site_id === siteId && a.start <= now);
-
 export function severityOf(maxBps: number): number {
 	// 0 low, 1 high, 2 medium/blackhole (§2.5). Our thresholds: ≥ 40 Gbps blackhole (2), ≥ 10 Gbps high (1).
 	return maxBps >= 40e9 ? 2 : maxBps >= 10e9 ? 1 : 0;

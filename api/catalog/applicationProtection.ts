@@ -69,7 +69,6 @@ export const HTTP_METHODS = [
 	'OTHER',
 ] as const;
 export const XFF_MODES = ['secure', 'append', 'reset', 'insert'] as const;
-export const XFF_MODES_2023 = ['append', 'reset', 'insert'] as const;
 export const IP_AUTH_ACTIONS = ['ratelimit', 'blacklist', 'ratelimit_blacklist'] as const;
 export const HTTP_TYPES = ['http09', 'http10', 'http11'] as const;
 export const HEADER_SWITCHES = [

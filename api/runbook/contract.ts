@@ -49,7 +49,6 @@ export const RUNBOOK_QUERY = {
 	result: 'result',
 } as const;
 export const RUNBOOK_UPDATE = { decide: 'decide' } as const;
-export type RunbookQuery = keyof typeof RUNBOOK_QUERY;
 
 export interface ApproveSignalArgs {
 	approved: boolean;

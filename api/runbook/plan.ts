@@ -84,128 +84,134 @@ export const ipAuthSchema = z.strictObject({
 });
 
 export const planSchema = z
-	.strictObject({
-		/** Site and the customer / network / host used by the detection operations. */
-		site_id: id('a site id', true, 'the site to protect'),
-		customer_id: id('a customer id', true, 'customer id used by the detection operations'),
-		network_id: id('a network id', false).default('0'),
-		host_id: id('a host id', false).default('0'),
-		domain_ports: list(id('a domain-port id'), PLAN_LIMITS.domainPorts).default([]),
-		/** Event to act on; when absent the runbook looks up the ongoing event of the site. */
-		event_id: id('an event id', false).optional(),
-		approval: z
-			.strictObject({
-				required: z.boolean().default(false),
-				timeoutSeconds: seconds(1, 86400).default(300),
-				/** Decision taken when nobody answers in time. Conservative default: reject (change nothing). */
-				onTimeout: z.enum(['approve', 'reject']).default('reject'),
-				/** Identities allowed to approve or reject (the `by` of the decision). Empty: anyone who can reach the runbook. */
-				approvers: z
-					.array(z.string({ error: 'must be an identity (text)' }).min(1, { error: 'must not be empty' }).max(200), {
-						error: 'must be a list of identities',
-					})
-					.max(100, { error: 'must list at most 100 identities' })
-					.default([]),
-			})
-			.default({ required: false, timeoutSeconds: 300, onTimeout: 'reject', approvers: [] }),
-		detection: z
-			.strictObject({
-				rapidMode: z.boolean().default(true),
-				thresholds: list(thresholdItem, PLAN_LIMITS.thresholds).default([]),
-			})
-			.default({ rapidMode: true, thresholds: [] }),
-		blacklist: z
-			.strictObject({
-				enabled: z.boolean().default(true),
-				topN: z.number().int().min(1).max(1000, { error: 'must be at most 1000' }).default(20),
-				metric: z.enum(['bps', 'pps']).default('bps'),
-				minPercent: z.number().min(0).max(100).default(0),
-				/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
-				protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
-				/**
-				 * Register every entry the runbook adds as an expiring block (workflows/blocks/blocks.mts) ending this many seconds
-				 * after it was added: the revert hands the entries over to their blocks instead of removing them, and a
-				 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
-				 * ends). Absent: the revert removes the entries, as before.
-				 */
-				expireAfterSeconds: seconds(1, 90 * 86400).optional(),
-				/** New waves during the wait (api/runbook/waveRules.ts): new top sources blacklisted under the same guard. */
-				waves: wavesSchema,
-			})
-			.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
-		ipAuth: ipAuthSchema.optional(),
-		/** Policy switches to set on every domain-port (e.g. p_auth on). */
-		switches: list(
-			z.strictObject({
-				name: z
-					.string({ error: 'must be a string (a switch name)' })
-					.min(1, { error: 'must not be empty' })
-					.max(64, { error: 'must be at most 64 characters (a switch name)' }),
-				enable: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
-			}),
-			PLAN_LIMITS.switches,
-		).default([]),
-		cooldownSeconds: seconds(0, 7 * 86400).default(600),
-		pollSeconds: seconds(1, 3600).default(30),
-		/**
-		 * What a poll does with a setting someone else changed after the runbook's write (back to the value it replaced,
-		 * or a blacklist entry of ours removed): `yield` (default) — the person wins: theirs from then on, reported as a
-		 * conflict, never written again nor reverted; `reapply` — written again (held against resets), and undone at
-		 * the revert. A value other than both is always theirs (workflows/README.md "Attack response semantics").
-		 */
-		holdTheLine: z.enum(['yield', 'reapply']).default('yield'),
-		/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
-		maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
-		/** Stop conditions and hold-down re-arm (api/runbook/holdDownRules.ts; default attack-ended, 30 min hold-down). */
-		stopWhen: stopWhenSchema,
-		holdDown: holdDownSchema,
-		/**
-		 * How long a write the runbook must finish — a mitigation write, a revert write — keeps trying while the API does
-		 * not answer (outage, timeouts, rate limiting) before it gives up (the mitigation then reverts what it applied; a
-		 * revert reports the setting as revert-failed). Default 24 h: an outage neither disarms nor leaves a site tightened.
-		 */
-		apiPatienceSeconds: seconds(1, 30 * 86400).default(86400),
-		/** Per-activity start-to-close timeout. */
-		activityTimeoutSeconds: seconds(1, 600).default(30),
-		/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */
-		execution: z
-			.strictObject({
-				/** Independent reads at once (snapshot + event lookup); independent writes of one kind at once. */
-				parallel: z.boolean().default(true),
-				/**
-				 * Which calls run as local activities (in the worker, no task-queue round trip; recorded as markers):
-				 * none; reads (snapshot, event lookup, attack polls, revert reads); all (also the mitigation writes,
-				 * which are idempotent; the snapshot is made durable before the first write).
-				 */
-				localActivities: z.enum(['none', 'reads', 'all']).default('all'),
-				/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
-				blacklistConcurrency: z
-					.number()
-					.int()
-					.min(1, { error: 'must be at least 1' })
-					.max(16, { error: 'must be at most 16' })
-					.default(1),
-				/**
-				 * During the wait the runbook continues as new (same workflow id, its whole state carried over) once its run's
-				 * history has this many events, or when Temporal suggests it: a long attack never reaches Temporal's history
-				 * limits (warning at 10,240 events, terminated at 51,200). Lower values only for tests.
-				 */
-				continueAsNewAfterEvents: z
-					.number({ error: 'must be an integer number of history events' })
-					.int({ error: 'must be an integer number of history events' })
-					.min(CONTINUE_AS_NEW_EVENTS.min, { error: `must be at least ${CONTINUE_AS_NEW_EVENTS.min}` })
-					.max(CONTINUE_AS_NEW_EVENTS.max, {
-						error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)`,
-					})
-					.default(CONTINUE_AS_NEW_EVENTS.default),
-			})
-			.default({
-				parallel: true,
-				localActivities: 'all',
-				blacklistConcurrency: 1,
-				continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default,
-			}),
-	})
+	.strictObject(
+		{
+			/** Site and the customer / network / host used by the detection operations. */
+			site_id: id('a site id', true, 'the site to protect'),
+			customer_id: id('a customer id', true, 'customer id used by the detection operations'),
+			network_id: id('a network id', false).default('0'),
+			host_id: id('a host id', false).default('0'),
+			domain_ports: list(id('a domain-port id'), PLAN_LIMITS.domainPorts).default([]),
+			/** Event to act on; when absent the runbook looks up the ongoing event of the site. */
+			event_id: id('an event id', false).optional(),
+			approval: z
+				.strictObject({
+					required: z.boolean().default(false),
+					timeoutSeconds: seconds(1, 86400).default(300),
+					/** Decision taken when nobody answers in time. Conservative default: reject (change nothing). */
+					onTimeout: z.enum(['approve', 'reject']).default('reject'),
+					/** Identities allowed to approve or reject (the `by` of the decision). Empty: anyone who can reach the runbook. */
+					approvers: z
+						.array(z.string({ error: 'must be an identity (text)' }).min(1, { error: 'must not be empty' }).max(200), {
+							error: 'must be a list of identities',
+						})
+						.max(100, { error: 'must list at most 100 identities' })
+						.default([]),
+				})
+				.default({ required: false, timeoutSeconds: 300, onTimeout: 'reject', approvers: [] }),
+			detection: z
+				.strictObject({
+					rapidMode: z.boolean().default(true),
+					thresholds: list(thresholdItem, PLAN_LIMITS.thresholds).default([]),
+				})
+				.default({ rapidMode: true, thresholds: [] }),
+			blacklist: z
+				.strictObject({
+					enabled: z.boolean().default(true),
+					topN: z.number().int().min(1).max(1000, { error: 'must be at most 1000' }).default(20),
+					metric: z.enum(['bps', 'pps']).default('bps'),
+					minPercent: z.number().min(0).max(100).default(0),
+					/** Ranges the runbook must never blacklist (in addition to the live whitelist). */
+					protectedRanges: list(rangeText, PLAN_LIMITS.protectedRanges).default([]),
+					/**
+					 * Register every entry the runbook adds as an expiring block (workflows/blocks/blocks.mts) ending this many seconds
+					 * after it was added: the revert hands the entries over to their blocks instead of removing them, and a
+					 * runbook that dies for good leaves no permanent block (the block removes the entry once the runbook's hold
+					 * ends). Absent: the revert removes the entries, as before.
+					 */
+					expireAfterSeconds: seconds(1, 90 * 86400).optional(),
+					/** New waves during the wait (api/runbook/waveRules.ts): new top sources blacklisted under the same guard. */
+					waves: wavesSchema,
+				})
+				.default({ enabled: true, topN: 20, metric: 'bps', minPercent: 0, protectedRanges: [] }),
+			ipAuth: ipAuthSchema.optional(),
+			/** Policy switches to set on every domain-port (e.g. p_auth on). */
+			switches: list(
+				z.strictObject({
+					name: z
+						.string({ error: 'must be a string (a switch name)' })
+						.min(1, { error: 'must not be empty' })
+						.max(64, { error: 'must be at most 64 characters (a switch name)' }),
+					enable: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+				}),
+				PLAN_LIMITS.switches,
+			).default([]),
+			cooldownSeconds: seconds(0, 7 * 86400).default(600),
+			pollSeconds: seconds(1, 3600).default(30),
+			/**
+			 * What a poll does with a setting someone else changed after the runbook's write (back to the value it replaced,
+			 * or a blacklist entry of ours removed): `yield` (default) — the person wins: theirs from then on, reported as a
+			 * conflict, never written again nor reverted; `reapply` — written again (held against resets), and undone at
+			 * the revert. A value other than both is always theirs (workflows/README.md "Attack response semantics").
+			 */
+			holdTheLine: z.enum(['yield', 'reapply']).default('yield'),
+			/** Upper bound on the mitigation phase; the runbook reverts when it is reached. */
+			maxDurationSeconds: seconds(1, 30 * 86400).default(86400),
+			/** Stop conditions and hold-down re-arm (api/runbook/holdDownRules.ts; default attack-ended, 30 min hold-down). */
+			stopWhen: stopWhenSchema,
+			holdDown: holdDownSchema,
+			/**
+			 * How long a write the runbook must finish — a mitigation write, a revert write — keeps trying while the API does
+			 * not answer (outage, timeouts, rate limiting) before it gives up (the mitigation then reverts what it applied; a
+			 * revert reports the setting as revert-failed). Default 24 h: an outage neither disarms nor leaves a site tightened.
+			 */
+			apiPatienceSeconds: seconds(1, 30 * 86400).default(86400),
+			/** Per-activity start-to-close timeout. */
+			activityTimeoutSeconds: seconds(1, 600).default(30),
+			/** How the runbook runs its API calls (speed vs. visibility; see workflows/README.md). */
+			execution: z
+				.strictObject({
+					/** Independent reads at once (snapshot + event lookup); independent writes of one kind at once. */
+					parallel: z.boolean().default(true),
+					/**
+					 * Which calls run as local activities (in the worker, no task-queue round trip; recorded as markers):
+					 * none; reads (snapshot, event lookup, attack polls, revert reads); all (also the mitigation writes,
+					 * which are idempotent; the snapshot is made durable before the first write).
+					 */
+					localActivities: z.enum(['none', 'reads', 'all']).default('all'),
+					/** Blacklist adds sent at once to one domain-port's list (1 = one after another). */
+					blacklistConcurrency: z
+						.number()
+						.int()
+						.min(1, { error: 'must be at least 1' })
+						.max(16, { error: 'must be at most 16' })
+						.default(1),
+					/**
+					 * During the wait the runbook continues as new (same workflow id, its whole state carried over) once its run's
+					 * history has this many events, or when Temporal suggests it: a long attack never reaches Temporal's history
+					 * limits (warning at 10,240 events, terminated at 51,200). Lower values only for tests.
+					 */
+					continueAsNewAfterEvents: z
+						.number({ error: 'must be an integer number of history events' })
+						.int({ error: 'must be an integer number of history events' })
+						.min(CONTINUE_AS_NEW_EVENTS.min, { error: `must be at least ${CONTINUE_AS_NEW_EVENTS.min}` })
+						.max(CONTINUE_AS_NEW_EVENTS.max, {
+							error: `must be at most ${CONTINUE_AS_NEW_EVENTS.max} (below Temporal's warning at 10,240 events)`,
+						})
+						.default(CONTINUE_AS_NEW_EVENTS.default),
+				})
+				.default({
+					parallel: true,
+					localActivities: 'all',
+					blacklistConcurrency: 1,
+					continueAsNewAfterEvents: CONTINUE_AS_NEW_EVENTS.default,
+				}),
+		},
+		{
+			error: (iss) =>
+				iss.code === 'unrecognized_keys' ? `unknown field(s) ${iss.keys.map((k) => `'${k}'`).join(', ')}` : undefined,
+		},
+	)
 	.superRefine((p, ctx) => {
 		if (p.ipAuth) {
 			for (const a of ['ratelimit', 'blacklist', 'ratelimit_blacklist'] as const) {
@@ -256,9 +262,15 @@ export class PlanError extends Error {
 
 export const where = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(plan)');
 
-export function parsePlan(input: unknown): Plan {
+/**
+ * The one check of a plan, shared by the n8n Runbook node, the CLI and the workflow (through the worker's
+ * `runbook.parsePlan`): the parsed plan with its defaults, or every issue, each naming the field and the rule.
+ */
+const CREDENTIAL_KEYS = ['secret', 'access_token', 'refresh_token', 'app_secret'];
+
+export function checkPlan(input: unknown): { plan: Plan } | { issues: PlanIssue[] } {
 	if (typeof input !== 'object' || input === null || Array.isArray(input))
-		throw new PlanError([{ field: '(plan)', rule: 'must be a JSON object' }]);
+		return { issues: [{ field: '(plan)', rule: 'must be a JSON object' }] };
 	// Sizes first: a 10⁶-entry list or a megabyte string gets one short issue instead of a slow parse.
 	const sized = sizeIssues(input, {
 		maxString: PLAN_LIMITS.string,
@@ -267,8 +279,19 @@ export function parsePlan(input: unknown): Plan {
 		path: '',
 	});
 	if (sized.length)
-		throw new PlanError(sized.map((i) => ({ field: i.field === '(input)' ? '(plan)' : i.field, rule: i.rule })));
+		return { issues: sized.map((i) => ({ field: i.field === '(input)' ? '(plan)' : i.field, rule: i.rule })) };
+	const secrets = CREDENTIAL_KEYS.filter((k) => k in input);
+	if (secrets.length)
+		return {
+			issues: secrets.map((field) => ({ field, rule: 'must not be in a plan (credentials live in the worker only)' })),
+		};
 	const r = planSchema.safeParse(input);
-	if (r.success) return r.data;
-	throw new PlanError(r.error.issues.map((i) => ({ field: where(i.path), rule: i.message })));
+	if (r.success) return { plan: r.data };
+	return { issues: r.error.issues.map((i) => ({ field: where(i.path), rule: i.message })) };
+}
+
+export function parsePlan(input: unknown): Plan {
+	const checked = checkPlan(input);
+	if ('issues' in checked) throw new PlanError(checked.issues);
+	return checked.plan;
 }

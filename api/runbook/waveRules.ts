@@ -56,9 +56,3 @@ export const MAX_SEEN_EVENTS = 50;
 
 /** Change id of wave n's blacklist change on a domain-port (wave 1 keeps the plan's `blacklist.<dp>`). */
 export const waveChangeId = (dp: string, n: number) => (n <= 1 ? `blacklist.${dp}` : `blacklist.${dp}.wave${n}`);
-
-/** The wave a change belongs to (1 for the plan's own changes). */
-export function waveOf(changeId: string): number {
-	const m = /\.wave(\d+)$/.exec(changeId);
-	return m ? Number(m[1]) : 1;
-}

@@ -6,14 +6,12 @@
  * `<queue>-coordinators`.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { coordinatorIdFor } from '../../workflows/coordinator/coordination.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
-	createEnv,
+	env,
 	liveSettings,
 	operatorClient,
 	plan,
@@ -21,16 +19,10 @@ import {
 	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 test('a worker at its admission limit leaves new runbooks on the server; all complete, none blocked by its coordinator', async () => {
 	const s = await startSim();

@@ -6,46 +6,21 @@
  * and its revert removes exactly the rest.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import {
-	createEnv,
-	liveSettings,
-	operatorClient,
-	plan,
-	runCli,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	waitFor,
-	type Ids,
-} from './helpers.mts';
+import { env, listedRanges, liveSettings, plan, runCli, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
-const listed = (live: Awaited<ReturnType<typeof liveSettings>>) =>
-	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
+const listed = listedRanges;
 const one = (ip: string) => `${ip}-${ip}`;
 const ip = (n: number) => `203.0.113.${n}`;
 
 test('allowing a range ends the overlapping runbook entries and expiring blocks at once, each with the reason; the revert removes exactly the rest', async () => {
-	const s = await startSim(41);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('allow');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
+	const { s, ids, queue, op, close } = await siteWorld(41, 'allow');
 	const site = ids.site_id;
 	const dp = ids.domain_port_id;
 	try {
@@ -131,8 +106,6 @@ test('allowing a range ends the overlapping runbook entries and expiring blocks 
 			'in the timeline',
 		);
 	} finally {
-		await worker.shutdown();
-		await op.close();
-		await s.close();
+		await close();
 	}
 });

@@ -7,30 +7,21 @@
  * without the payload key is refused before the start: no workflow exists afterwards.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { loadConfig } from '../../worker/src/process/config.mts';
 import { approvalsNotice } from '../../worker/src/identity/config.mts';
 import { N8N_CLIENT, startDemoIdentity } from '../../worker/src/identity/demoIdentity.mts';
 import { dataConverterFor, parseKeys } from '../../worker/src/temporal/codec.mts';
 import { run } from '../../worker/src/commands/cli.mts';
-import { APP_ID, SECRET, createEnv, plan, startSim, uniqueQueue, waitFor, workerConfig } from './helpers.mts';
+import { APP_ID, env, plan, SECRET, startSim, uniqueQueue, useDevServer, waitFor, workerConfig } from './helpers.mts';
 import { personAt } from '../helpers/oidcProvider.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 const gated = (ids: Parameters<typeof plan>[0]) =>
 	plan(ids, {

@@ -5,32 +5,14 @@
  * interface; the old `approve` signal still works; a bad approvers list is refused before anything starts.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import {
-	ATTACK_SOURCES,
-	createEnv,
-	plan,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	waitFor,
-	type Ids,
-} from './helpers.mts';
+import { ATTACK_SOURCES, env, type Ids, plan, siteWorld, startSim, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 const small = (ids: Ids, approval: Record<string, unknown>) =>
 	plan(ids, {
@@ -42,13 +24,7 @@ const small = (ids: Ids, approval: Record<string, unknown>) =>
 		approval,
 	});
 
-async function setup(seed: number) {
-	const s = await startSim(seed);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('approvals');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	return { s, ids, queue, close: async () => (await worker.shutdown(), await s.close()) };
-}
+const setup = (seed: number) => siteWorld(seed, 'approvals');
 const refused = (p: Promise<unknown>, re: RegExp) =>
 	assert.rejects(p, (e: Error) => (assert.match(e.message, re), true));
 let n = 0;

@@ -6,18 +6,20 @@
  * request log shows we did: `removed` exactly for the entries our DELETEs named, `taken-over` for the others.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { addBlocks, listBlocks } from '../../workflows/blocks/client.mts';
-import { createEnv, killChild, operatorClient, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	env,
+	killChild,
+	operatorClient,
+	spawnWorker,
+	startSim,
+	uniqueQueue,
+	useDevServer,
+	waitFor,
+} from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
 test("a kill mid-DELETE: removed = exactly what our DELETEs named, the operator's removals and replacements taken over", async () => {
 	const s = await startSim(31);

@@ -12,27 +12,21 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { MAX_SHARD_BLOCKS } from '../../api/blockCapacity.ts';
 import { addBlock, addBlocks, listBlocks } from '../../workflows/blocks/client.mts';
 import {
-	createEnv,
+	env,
 	operatorClient,
 	runCli as cliIn,
 	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
 const runCli = (args: string[], queue: string, extra: Record<string, string> = {}) => cliIn(env, args, queue, extra);
 

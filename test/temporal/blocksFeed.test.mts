@@ -14,31 +14,25 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import proto from '@temporalio/proto';
 import { aggregate, parseEntry, type Range } from '../../api/ranges.ts';
 import { requirePollers } from '../../worker/src/temporal/pollers.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import {
 	APP_ID,
-	createEnv,
+	env,
 	killChild,
 	operatorClient,
 	runCli as cliIn,
 	SECRET,
 	spawnWorker,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
 const runCli = (args: string[], queue: string) => cliIn(env, args, queue);
 const ip = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');

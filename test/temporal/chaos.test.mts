@@ -25,7 +25,7 @@ import { workflowIdFor, type AttackResponseResult, type Change } from '../../api
 import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import type { DesiredState, DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
+import type { DesiredState } from '../../workflows/drift/driftAudit.mts';
 import {
 	ATTACK_SOURCES,
 	devServerWithDb,
@@ -40,6 +40,7 @@ import {
 	waitFor,
 	type DbDevServer,
 } from './helpers.mts';
+import { startDriftAudit } from '../../workflows/drift/client.mts';
 
 let tmp: string;
 let server: DbDevServer;
@@ -408,12 +409,7 @@ test('d. drift enforce during an attack: the runbook\'s settings are held, not "
 		await waitFor('phase waiting', async () => (await hh.query(stateQuery)).phase === 'waiting', 90_000, 100);
 		const mitigated = await liveSettings(op, ids);
 
-		const drift = (enforce: boolean) =>
-			client.workflow.execute('driftAudit', {
-				taskQueue: queue,
-				workflowId: `drift-audit-${ids.site_id}-${Date.now()}`,
-				args: [{ desired, enforce }],
-			}) as Promise<DriftAuditResult>;
+		const drift = (enforce: boolean) => startDriftAudit(client, queue, { desired, enforce }).then((h) => h.result());
 		const enforced = await drift(true);
 		const by = workflowIdFor(ids.site_id);
 		for (const setting of ['detection.model', 'detection.tcp_syn', 'switch.p_auth']) {

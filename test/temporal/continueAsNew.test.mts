@@ -23,7 +23,7 @@ import { Worker } from '@temporalio/worker';
 import { startWorkerProcess, freePort, type WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { coordinatorIdFor, holdsQuery } from '../../workflows/coordinator/coordination.mts';
-import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { WORKFLOW_TYPE, workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
@@ -54,6 +54,8 @@ import {
 	waitFor,
 	type Ids,
 } from './helpers.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
+import type { attackResponse } from '../../workflows/attackResponse/attackResponse.mts';
 
 /** The smallest threshold the plan allows: a run continues after a handful of polls. */
 const TINY = { continueAsNewAfterEvents: 60 };
@@ -188,11 +190,7 @@ test(
 			const listed = during.blacklist as { start_ip: string; end_ip: string }[];
 			assert.ok(listed.length >= 2, 'the runbook blacklisted the attack sources');
 			const call = (o: string, params: Record<string, unknown>) =>
-				env.client.workflow.execute('durableCall', {
-					taskQueue: queue,
-					workflowId: `can-call-${o}-${Date.now()}`,
-					args: [{ op: o, params }],
-				});
+				startDurableCall(env.client, queue, { op: o, params }, `can-call-${o}-${Date.now()}`).then((h) => h.result());
 			await call('applicationProtection.ipBlacklist.remove', {
 				...dp,
 				ip_black_list: [`${listed[0].start_ip}-${listed[0].end_ip}`],
@@ -391,10 +389,11 @@ test(
 test('a carried state that the runbook did not write fails the run at once, naming the field; nothing is written', async () => {
 	const ids = sites[0];
 	const seq = sim.sim.requests().at(-1)?.seq ?? 0;
-	const h = await env.client.workflow.start('attackResponse', {
+	// a forged carry: the typed client never sends one (it starts from a plan), so the start names the type itself
+	const h = await env.client.workflow.start<typeof attackResponse>(WORKFLOW_TYPE.attackResponse, {
 		taskQueue: queue,
 		workflowId: `can-forged-${process.pid}`,
-		args: [{ plan: plan(ids), carry: { v: 1, startedMs: Date.now(), state: { phase: 'reverting' } } }],
+		args: [{ plan: plan(ids), carry: { v: 1, startedMs: Date.now(), state: { phase: 'reverting' } } as never }],
 	});
 	await assert.rejects(h.result(), (e: unknown) =>
 		/carry\.state: must be a runbook state in phase 'waiting'/.test(String((e as { cause?: Error }).cause?.message)),

@@ -10,60 +10,34 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { coordinatorIdFor, holdsQuery, settingKey } from '../../workflows/coordinator/coordination.mts';
 import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import type { DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
 import { claim, holds, release } from '../../workflows/coordinator/client.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	type Ids,
 	liveSettings,
-	operatorClient,
 	plan,
 	SECRET,
+	siteWorld,
 	spawnWorker,
-	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
-	type Ids,
 } from './helpers.mts';
+import { startDriftAudit } from '../../workflows/drift/client.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
 
-let env: TestWorkflowEnvironment;
+useDevServer();
 
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
-
-async function setup() {
-	const s = await startSim();
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('coord');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
-	return {
-		s,
-		ids,
-		queue,
-		op,
-		async close() {
-			await worker.shutdown();
-			await op.close();
-			await s.close();
-		},
-	};
-}
+const setup = () => siteWorld(7, 'coord');
 
 const desiredFor = (ids: Ids) => ({
 	site_id: ids.site_id,
@@ -102,11 +76,12 @@ test("drift enforce during an attack leaves the runbook's settings alone and rep
 
 		const seq = t.s.sim.requests().at(-1)?.seq ?? 0;
 		for (const enforce of [false, true]) {
-			const r = (await env.client.workflow.execute('driftAudit', {
-				taskQueue: t.queue,
-				workflowId: `drift-audit-${t.ids.site_id}-${enforce}-${Date.now()}`,
-				args: [{ desired: desiredFor(t.ids), enforce }],
-			})) as DriftAuditResult;
+			const r = await startDriftAudit(
+				env.client,
+				t.queue,
+				{ desired: desiredFor(t.ids), enforce },
+				`drift-audit-${t.ids.site_id}-${enforce}-${Date.now()}`,
+			).then((h) => h.result());
 			assert.deepEqual(
 				r.drifts.map((d) => d.setting),
 				[],
@@ -134,11 +109,12 @@ test("drift enforce during an attack leaves the runbook's settings alone and rep
 		await waitFor('holds released', async () => (await holds(env.client, t.ids.site_id)).length === 0);
 
 		// Once the runbook is gone, the same enforce fixes the drift.
-		const after = (await env.client.workflow.execute('driftAudit', {
-			taskQueue: t.queue,
-			workflowId: `drift-audit-${t.ids.site_id}-after-${Date.now()}`,
-			args: [{ desired: { ...desiredFor(t.ids), detection: { model: 1 } }, enforce: true }],
-		})) as DriftAuditResult;
+		const after = await startDriftAudit(
+			env.client,
+			t.queue,
+			{ desired: { ...desiredFor(t.ids), detection: { model: 1 } }, enforce: true },
+			`drift-audit-${t.ids.site_id}-after-${Date.now()}`,
+		).then((h) => h.result());
 		assert.deepEqual(after.held, []);
 		assert.deepEqual(
 			after.drifts.map((d) => [d.setting, d.enforced]),
@@ -376,23 +352,22 @@ test('HTTP-filter create/edit of one domain-port never overlap across three work
 		const n = 9;
 		const handles = await Promise.all(
 			Array.from({ length: n }, (_, i) =>
-				env.client.workflow.start('durableCall', {
-					taskQueue: queue,
-					workflowId: `filter-${process.pid}-${i}-${Date.now()}`,
-					args: [
-						{
-							op: 'applicationProtection.httpFilter.create',
-							params: {
-								site_id: ids.site_id,
-								domain_port_id: ids.domain_port_id,
-								action: 'BLOCK_HTTP',
-								host: `h${i}.example.com`,
-								uri: `/p${i}`,
-								p_name: `rule-${i}`,
-							},
+				startDurableCall(
+					env.client,
+					queue,
+					{
+						op: 'applicationProtection.httpFilter.create',
+						params: {
+							site_id: ids.site_id,
+							domain_port_id: ids.domain_port_id,
+							action: 'BLOCK_HTTP',
+							host: `h${i}.example.com`,
+							uri: `/p${i}`,
+							p_name: `rule-${i}`,
 						},
-					],
-				}),
+					},
+					`filter-${process.pid}-${i}-${Date.now()}`,
+				),
 			),
 		);
 		await Promise.all(handles.map((h) => h.result()));

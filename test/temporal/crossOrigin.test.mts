@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDev, type TemporalDev } from '../../demo/stack.mts';
 import { startSim } from './helpers.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 
 let dev: TemporalDev;
 let connection: Connection;
@@ -34,7 +35,8 @@ const signals = async (id: string) =>
 
 test("the demo's Temporal HTTP API refuses a web page's cross-origin or text/plain write; a plain client's JSON write works", async () => {
 	const id = `cross-origin-${process.pid}`;
-	await client.workflow.start('attackResponse', { taskQueue: 'nobody-polls', workflowId: id, args: [{}] });
+	// a run nobody polls, only to receive signals: its input is never read
+	await client.workflow.start(WORKFLOW_TYPE.attackResponse, { taskQueue: 'nobody-polls', workflowId: id, args: [{}] });
 	const page = { origin: 'https://evil.example', 'content-type': 'text/plain' };
 	let r = await post(dev.httpUrl, id, page);
 	assert.equal(r.status, 403, await r.text());

@@ -15,10 +15,9 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
 import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
@@ -30,44 +29,23 @@ import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import {
 	ATTACK_SOURCES,
-	createEnv,
+	env,
 	liveSettings,
-	operatorClient,
 	plan,
 	runCli,
-	startInProcessWorker,
+	siteWorld,
 	startSim,
-	uniqueQueue,
+	useDevServer,
 	waitFor,
-	type Ids,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 async function setup(seed: number) {
-	const s = await startSim(seed);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('exact');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
-	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	const det = { customer_id: ids.customer_id, site_id: ids.site_id, network_id: '0', host_id: '0' };
-	return {
-		s,
-		ids,
-		queue,
-		op,
-		dp,
-		det,
-		close: async () => (await worker.shutdown(), await op.close(), await s.close()),
-	};
+	const w = await siteWorld(seed, 'exact');
+	const dp = { site_id: w.ids.site_id, domain_port_id: w.ids.domain_port_id };
+	const det = { customer_id: w.ids.customer_id, site_id: w.ids.site_id, network_id: '0', host_id: '0' };
+	return { ...w, dp, det };
 }
 
 /** The attack's 8 sources, apart enough that the runbook blocks each as its own entry. */

@@ -7,30 +7,22 @@
  *    answer `notOurs` and send nothing; a real change answers what it replaced.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { DriftAuditResult } from '../../workflows/drift/driftAudit.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { test } from 'node:test';
 import { requirePollers } from '../../worker/src/temporal/pollers.mts';
 import {
-	createEnv,
+	env,
+	type Ids,
 	operatorClient,
 	runCli,
 	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
-	type Ids,
 } from './helpers.mts';
+import { startDriftAudit } from '../../workflows/drift/client.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 async function setup(seed: number) {
 	const s = await startSim(seed);
@@ -52,16 +44,15 @@ test('drift enforce: a value someone sets between the audit\'s read and the writ
 		const seq = lastSeq(t.s);
 		// Both switch-tree reads (the audit's, then the enforce's at write time) answer 1.5 s after they arrive.
 		t.s.sim.addFault({ op: 'applicationProtection.switch.list', kind: 'delay', delayMs: 1500, count: 2 });
-		const run = env.client.workflow.execute('driftAudit', {
-			taskQueue: t.queue,
-			workflowId: `drift-exact-${t.queue}`,
-			args: [
-				{
-					desired: { site_id: t.ids.site_id, domain_ports: { [t.ids.domain_port_id]: { switches: { p_auth: 1 } } } },
-					enforce: true,
-				},
-			],
-		});
+		const run = startDriftAudit(
+			env.client,
+			t.queue,
+			{
+				desired: { site_id: t.ids.site_id, domain_ports: { [t.ids.domain_port_id]: { switches: { p_auth: 1 } } } },
+				enforce: true,
+			},
+			`drift-exact-${t.queue}`,
+		).then((h) => h.result());
 		await waitFor(
 			"the enforce's write-time read",
 			async () => t.s.sim.requests({ op: 'applicationProtection.switch.list', since: seq }).length >= 2,
@@ -70,7 +61,7 @@ test('drift enforce: a value someone sets between the audit\'s read and the writ
 		);
 		await t.op.call('applicationProtection.switch.set', { ...t.dp, name: 'p_auth', enable: 1 });
 		const person = lastSeq(t.s);
-		const r = (await run) as DriftAuditResult;
+		const r = await run;
 		assert.deepEqual(
 			r.drifts.map((d) => [d.setting, d.live, d.enforced, d.written, d.note]),
 			[['switch.p_auth', 0, 'fixed', { notOurs: 1 }, 'already present, not ours: 1']],

@@ -7,20 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { before, test } from 'node:test';
 import { startSimulator } from '../../simulator/index.mts';
 import { workerCommand } from '../../worker/src/process/build.mts';
-import { APP_ID, createEnv, killChild, SECRET, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { APP_ID, env, killChild, SECRET, spawnWorker, uniqueQueue, useDevServer, waitFor } from './helpers.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	workerCommand(); // compiled worker built once, before the clock matters
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
+before(() => void workerCommand()); // compiled worker built once, before the clock matters
 
 test('a worker SIGKILLed mid-edit: the edit is done within 30 s of the restart, the next filter write is not held', async () => {
 	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 43, httpFilterProcessingMs: 4000 });
@@ -38,11 +32,7 @@ test('a worker SIGKILLed mid-edit: the edit is done within 30 s of the restart, 
 		p_name: name,
 	});
 	const call = (name: string, op: string, params: Record<string, unknown>) =>
-		env.client.workflow.start('durableCall', {
-			taskQueue: queue,
-			workflowId: `${name}-${process.pid}-${Date.now()}`,
-			args: [{ op, params }],
-		});
+		startDurableCall(env.client, queue, { op, params }, `${name}-${process.pid}-${Date.now()}`);
 	const puts = () => s.sim.requests({ op: 'applicationProtection.httpFilter.update' }).length;
 	try {
 		const created = (await (

@@ -5,33 +5,25 @@
  * attack response skips — with the guard's reason — the sources it may never block.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import {
-	createEnv,
+	env,
+	type Ids,
 	operatorClient,
 	plan,
 	runCli as runCliIn,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 	workerConfig,
-	type Ids,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 const WORKER_PROTECTED = '198.51.100.0/30';
 

@@ -5,6 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
@@ -13,6 +14,7 @@ import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
 import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
 import { coordinatorQueueFor } from '../../worker/src/process/admission.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
@@ -50,6 +52,43 @@ export async function createEnv(extraArgs: string[] = []): Promise<TestWorkflowE
 	announceStarted({ what: 'temporal dev server (TestWorkflowEnvironment)', addresses: { grpc: env.address } });
 	return env;
 }
+
+/** The dev server of the test file that called `useDevServer()` (one per file: node --test runs each file alone). */
+export let env: TestWorkflowEnvironment;
+
+/**
+ * The set-up of a test file on the real dev server: started before its tests (`extraArgs` for `temporal server
+ * start-dev`; the workflow bundle built first unless `bundle: false`, for files whose workers build their own), torn
+ * down after them. The file reads it as `env`.
+ */
+export function useDevServer(o: { bundle?: boolean; extraArgs?: string[] } = {}): void {
+	before(async () => {
+		env = await createEnv(o.extraArgs);
+		if (o.bundle !== false) await workflowBundle();
+	});
+	after(async () => {
+		await env?.teardown();
+	});
+}
+
+/** A test's world on the file's dev server: a simulator (seed), an in-process worker on a queue of its own, an operator's API client; `close()` stops all three. */
+export async function siteWorld(seed: number, name: string) {
+	const s = await startSim(seed);
+	const ids: Ids = s.sim.firstIds();
+	const queue = uniqueQueue(name);
+	const worker = await startInProcessWorker(env, s.url, queue);
+	const op = operatorClient(s.url);
+	const close = async () => {
+		await worker.shutdown();
+		await op.close();
+		await s.close();
+	};
+	return { s, ids, queue, worker, op, close };
+}
+
+/** A blacklist as read by `liveSettings`, as sorted `start-end` ranges. */
+export const listedRanges = (live: { blacklist: unknown }) =>
+	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
 
 export function startSim(seed = 7): Promise<RunningSimulator> {
 	return startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed });

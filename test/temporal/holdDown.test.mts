@@ -6,44 +6,20 @@
  * after the attack ended until a person aborts.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { abort, decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import {
-	createEnv,
-	liveSettings,
-	operatorClient,
-	plan,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	waitFor,
-	type Ids,
-} from './helpers.mts';
+import { env, listedRanges, liveSettings, plan, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
-const listed = (live: Awaited<ReturnType<typeof liveSettings>>) =>
-	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
+const listed = listedRanges;
 const one = (ip: string) => `${ip}-${ip}`;
 const ip = (n: number) => `203.0.113.${n}`;
 
 test('a return within the hold-down re-arms from the last run; the gate by policy; stopWhen manual holds until a person ends it', async () => {
-	const s = await startSim(44);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('holddown');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
+	const { s, ids, queue, op, close } = await siteWorld(44, 'holddown');
 	const base = { ...plan(ids, { cooldownSeconds: 2, ipAuth: undefined, switches: [] }) };
 	try {
 		const before = listed(await liveSettings(op, ids));
@@ -111,8 +87,6 @@ test('a return within the hold-down re-arms from the last run; the gate by polic
 		s.sim.stopAttack(a4.id);
 		await h4.result();
 	} finally {
-		await worker.shutdown();
-		await op.close();
-		await s.close();
+		await close();
 	}
 });

@@ -4,39 +4,25 @@
  * each time. The runbook completes and every touched setting ends equal to the snapshot.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { ChildProcess } from 'node:child_process';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import {
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	killChild,
 	liveSettings,
 	operatorClient,
 	plan,
 	spawnWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
-
-function kill(child: ChildProcess): Promise<void> {
-	return new Promise((resolve) => {
-		if (child.exitCode !== null || child.signalCode !== null) return resolve();
-		child.once('exit', () => resolve());
-		child.kill('SIGKILL');
-	});
-}
+useDevServer({ bundle: false });
 
 test('worker SIGKILLed at four steps and restarted: the runbook completes and reverts', async () => {
 	const s = await startSim(23);
@@ -55,7 +41,7 @@ test('worker SIGKILLed at four steps and restarted: the runbook completes and re
 		const seen = (opId: string, n = 1) => s.sim.requests({ op: opId }).filter((r) => r.method !== 'GET').length >= n;
 		const killAt = async (label: string, cond: () => boolean | Promise<boolean>) => {
 			await waitFor(label, async () => cond(), 60_000, 50);
-			await kill(child);
+			await killChild(child);
 			kills.push(label);
 			child = spawnWorker(env, s.url, queue);
 		};
@@ -74,7 +60,7 @@ test('worker SIGKILLed at four steps and restarted: the runbook completes and re
 		const bl = s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((q) => q.method === 'POST');
 		assert.equal(new Set(bl.map((q) => JSON.stringify(q.body))).size, bl.length, 'no entry added twice');
 	} finally {
-		await kill(child);
+		await killChild(child);
 		await op.close();
 		await s.close();
 	}

@@ -5,24 +5,25 @@
  * block says why (`secsvc block list`, the blocks query the Runbook node's List Blocks reads, the runbook's audit).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { listBlocks } from '../../workflows/blocks/client.mts';
 import { offenderHistory } from '../../worker/src/temporal/offenders.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { createEnv, plan, runCli, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import {
+	env,
+	type Ids,
+	plan,
+	runCli,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	useDevServer,
+	waitFor,
+} from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 test('a source blocked again gets 1× → 2× → 4× (cap) its base duration, and the block says why', async () => {
 	const s = await startSim(43);

@@ -20,6 +20,9 @@ import type { WatcherConfig } from '../../workflows/fleet/shared.mts';
 import { freePort } from '../../demo/stack.mts';
 import { parsePrometheus } from '../../worker/src/process/metrics.mts';
 import { APP_ID, ROOT, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
+import type { fleetWatch } from '../../workflows/fleet/fleetWatch.mts';
+import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 
 const RPS = 10;
 const BURST = 3;
@@ -80,7 +83,7 @@ before(async () => {
 			domain_ports: [String(310001 + i)],
 		})),
 	};
-	await env.client.workflow.start('fleetWatch', {
+	await env.client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, {
 		workflowId: `fleet-watch-budget-0-${queue}`,
 		taskQueue: queue,
 		args: [{ config }],
@@ -125,23 +128,22 @@ test('a) 3 workers share one budget: the cluster sends within budget + burst', a
 
 test('b) a mitigation write is not delayed by the queue of polls', async () => {
 	const sent = Date.now();
-	const h = await env.client.workflow.start('durableCall', {
-		workflowId: `budget-write-${queue}`,
-		taskQueue: queue,
-		args: [
-			{
-				op: 'overview.setSwitch',
-				params: {
-					customer_id: '110001',
-					site_id: '210001',
-					network_id: '0',
-					host_id: '0',
-					switch_type: 'detection',
-					is_enable: 1,
-				},
+	const h = await startDurableCall(
+		env.client,
+		queue,
+		{
+			op: 'overview.setSwitch',
+			params: {
+				customer_id: '110001',
+				site_id: '210001',
+				network_id: '0',
+				host_id: '0',
+				switch_type: 'detection',
+				is_enable: 1,
 			},
-		],
-	});
+		},
+		`budget-write-${queue}`,
+	);
 	await h.result();
 	const write = s.sim.requests({ op: 'overview.setSwitch' }).find((e) => e.time >= sent);
 	assert.ok(write, 'the write reached the service');

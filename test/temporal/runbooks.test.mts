@@ -4,8 +4,7 @@
  * history, attack watch schedule (one runbook per site), drift audit, attack report.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -18,8 +17,9 @@ import { startAttackReport } from '../../workflows/report/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,
-	createEnv,
+	env,
 	historyJson,
+	type Ids,
 	liveSettings,
 	operatorClient,
 	plan,
@@ -27,21 +27,14 @@ import {
 	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
-	type Ids,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
 const recorded: { workflowId: string; runId?: string }[] = [];
 const issuedTokens = new Set<string>();
 
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 /** One simulator + one in-process worker on its own task queue per test. */
 async function setup(seed = 7) {

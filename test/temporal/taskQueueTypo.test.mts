@@ -8,21 +8,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { createEnv, plan, runCli, startInProcessWorker, startSim, uniqueQueue } from './helpers.mts';
+import { env, plan, runCli, startInProcessWorker, startSim, uniqueQueue, useDevServer } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
+useDevServer();
 let dir: string;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-	dir = mkdtempSync(join(tmpdir(), 'secsvc-tq-typo-'));
-});
-after(async () => {
-	await env?.teardown();
-	rmSync(dir, { recursive: true, force: true });
-});
+before(() => void (dir = mkdtempSync(join(tmpdir(), 'secsvc-tq-typo-'))));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a task queue nobody polls: start, call, drift, report and block add refuse naming it and start nothing', async () => {
 	const s = await startSim();

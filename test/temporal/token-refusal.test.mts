@@ -1,33 +1,25 @@
 // Refused tokens with a real dev server and worker: a runbook waiting out an attack while the service drops its token and
 // answers with codes other than ours (simulator option droppedTokenAnswer) keeps polling after at most one failed poll.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	type Ids,
 	plan,
 	SECRET,
 	startInProcessWorker,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
-	type Ids,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 for (const answer of [
 	{ code: 40001, msg: 'invalid access_token' },

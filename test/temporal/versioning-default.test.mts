@@ -5,22 +5,15 @@
 // workflow type declares its behaviour, so none depends on that default.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
 type TemporalCfg = WorkerConfig['temporal'];
 import { workerDeploymentOptions } from '../../worker/src/process/deploy.mts';
 import * as workflows from '../../workflows/index.mts';
-import { createEnv, waitFor } from './helpers.mts';
+import { env, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
 test('every workflow type declares its versioning behaviour: attackResponse PINNED, the others AUTO_UPGRADE', () => {
 	const declared = Object.fromEntries(

@@ -39,6 +39,7 @@ import {
 	waitFor,
 	workerConfig,
 } from './helpers.mts';
+import { startAttackReport } from '../../workflows/report/client.mts';
 
 const DEV_CONFIG = [
 	'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
@@ -296,11 +297,7 @@ test(
 			assert.equal(hist2.failedTasks, 0);
 
 			// A short playbook auto-upgrades: it runs on the current build.
-			const rep = await env.client.workflow.start('attackReport', {
-				taskQueue: queue,
-				workflowId: `vt-report-${process.pid}`,
-				args: [{ site_id: ids.site_id }],
-			});
+			const rep = await startAttackReport(env.client, queue, { site_id: ids.site_id }, `vt-report-${process.pid}`);
 			await rep.result();
 			const hist3 = await historyOf(rep);
 			assert.deepEqual(hist3.builds, [`${deployment}:${buildB}`]);

@@ -6,48 +6,23 @@
  * entries of every wave. The timeline and the report show each wave.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
 import { renderReportHtml } from '../../api/report/html.ts';
 import { runbookReportModel } from '../../api/report/model.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { holds } from '../../workflows/coordinator/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import {
-	createEnv,
-	liveSettings,
-	operatorClient,
-	plan,
-	runCli,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	waitFor,
-	type Ids,
-} from './helpers.mts';
+import { env, listedRanges, liveSettings, plan, runCli, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
-const listed = (live: Awaited<ReturnType<typeof liveSettings>>) =>
-	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
+const listed = listedRanges;
 const one = (ip: string) => `${ip}-${ip}`;
 const ip = (n: number) => `203.0.113.${n}`;
 
 test('a new wave during the wait: new top sources blocked, owned and reverted; a returning source a person removed stays theirs; a new event is a wave too', async () => {
-	const s = await startSim(39);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('waves');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
+	const { s, ids, queue, op, close } = await siteWorld(39, 'waves');
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	try {
 		const before = listed(await liveSettings(op, ids));
@@ -127,8 +102,6 @@ test('a new wave during the wait: new top sources blocked, owned and reverted; a
 		assert.match(html, /IP blacklist of \d+ \(wave 2\)/);
 		assert.match(html, /IP blacklist of \d+ \(wave 3\)/);
 	} finally {
-		await worker.shutdown();
-		await op.close();
-		await s.close();
+		await close();
 	}
 });

@@ -4,42 +4,28 @@
  * either wave is lost from ownership or added twice, and the revert removes exactly the runbook's entries of both.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { ChildProcess } from 'node:child_process';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { requirePollers } from '../../worker/src/temporal/pollers.mts';
 import {
-	createEnv,
+	env,
+	killChild,
+	listedRanges,
 	liveSettings,
 	operatorClient,
 	plan,
 	spawnWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
-function kill(child: ChildProcess): Promise<void> {
-	return new Promise((resolve) => {
-		if (child.exitCode !== null || child.signalCode !== null) return resolve();
-		child.once('exit', () => resolve());
-		child.kill('SIGKILL');
-	});
-}
-
-const listed = (live: Awaited<ReturnType<typeof liveSettings>>) =>
-	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
+const listed = listedRanges;
 const ip = (n: number) => `203.0.113.${n}`;
 
 test('worker SIGKILLed between two waves and with a wave write in flight: every entry owned once, reverted exactly', async () => {
@@ -73,14 +59,14 @@ test('worker SIGKILLed between two waves and with a wave write in flight: every 
 		);
 		await waitFor('wave 1 waiting', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000);
 		// Between the waves: killed while waiting; the next worker comes back before wave 2.
-		await kill(child);
+		await killChild(child);
 		child = spawnWorker(env, s.url, queue);
 		// Wave 2's first POST is slowed so the second kill lands inside it.
 		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 2000, count: 1 });
 		const adds = () =>
 			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).filter((r) => r.method === 'POST');
 		await waitFor('a wave-2 POST in flight', async () => adds().length >= 3, 60_000, 50);
-		await kill(child);
+		await killChild(child);
 		child = spawnWorker(env, s.url, queue);
 		await waitFor('wave 2 blocked', async () => (await h.query(stateQuery)).waves?.n === 2, 60_000).catch(async (e) => {
 			console.log(
@@ -110,7 +96,7 @@ test('worker SIGKILLed between two waves and with a wave write in flight: every 
 			],
 		);
 	} finally {
-		await kill(child);
+		await killChild(child);
 		await op.close();
 		await s.close();
 	}

@@ -22,6 +22,7 @@ import { workerCommand } from '../../worker/src/process/build.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { n8nRuntime } from '../n8n/harness.mts';
 import { APP_ID, ROOT, SECRET, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import { startAttackReport } from '../../workflows/report/client.mts';
 
 const SECSVC = join(ROOT, 'worker/bin/secsvc.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'secsvc-worker-process-'));
@@ -138,11 +139,7 @@ async function workerPidOf(p: Proc): Promise<number> {
 const node24 = () => n8nRuntime().node;
 
 async function startReport(queue: string, id: string) {
-	return temporal.workflow.start('attackReport', {
-		taskQueue: queue,
-		workflowId: id,
-		args: [{ site_id: sim.sim.firstIds().site_id, periodHours: 1 }],
-	});
+	return startAttackReport(temporal, queue, { site_id: sim.sim.firstIds().site_id, periodHours: 1 }, id);
 }
 
 async function historyEvents(id: string) {
@@ -274,11 +271,7 @@ test(
 			await ready(w);
 			s.sim.addFault({ op: 'dashboard.ddosEvents', kind: 'delay', delayMs: 4000, count: 1 });
 			const id = `report-drain-${Date.now()}`;
-			const h = await temporal.workflow.start('attackReport', {
-				taskQueue: queue,
-				workflowId: id,
-				args: [{ site_id: s.sim.firstIds().site_id, periodHours: 1 }],
-			});
+			const h = await startAttackReport(temporal, queue, { site_id: s.sim.firstIds().site_id, periodHours: 1 }, id);
 			await waitFor(
 				'slow ddosEvents request in flight',
 				async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 1,
@@ -336,13 +329,7 @@ test(
 			const b = launch('compiled', { ...env(qb, { SECSVC_SHUTDOWN_GRACE: '30s' }), SECSVC_BASE_URL: s.url });
 			await Promise.all([ready(a), ready(b)]);
 			for (const q of [qa, qb])
-				handles.push(
-					await temporal.workflow.start('attackReport', {
-						taskQueue: q,
-						workflowId: `report-${q}`,
-						args: [{ site_id: s.sim.firstIds().site_id }],
-					}),
-				);
+				handles.push(await startAttackReport(temporal, q, { site_id: s.sim.firstIds().site_id }, `report-${q}`));
 			await waitFor(
 				'both slow requests in flight',
 				async () => s.sim.requests({ op: 'dashboard.ddosEvents' }).length >= 2,

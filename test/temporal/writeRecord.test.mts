@@ -7,19 +7,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createEnv, killChild, ROOT, uniqueQueue } from './helpers.mts';
+import { test } from 'node:test';
+import { env, killChild, ROOT, uniqueQueue, useDevServer } from './helpers.mts';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/recordThenDie.mts', import.meta.url));
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer({ bundle: false });
 
 function worker(queue: string): ChildProcess {
 	const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, env.address, queue], {

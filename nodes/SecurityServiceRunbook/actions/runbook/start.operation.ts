@@ -7,7 +7,7 @@ import {
 	workflowIdFor,
 } from '../../../../api/runbook/contract';
 import { withinHoldDown } from '../../../../api/runbook/holdDownRules';
-import { startPlanIssue } from '../../../../api/runbook/planCheck';
+import { checkPlan } from '../../../../api/runbook/plan';
 import { idProblem } from '../../../../api/limits';
 import { RUNBOOK } from '../../../../api/catalog/labels';
 import { findLastRunbook, TemporalReadError } from '../../transport/lastRun';
@@ -95,11 +95,34 @@ async function lastPlan(env: Env): Promise<{ plan: IDataObject; summary: IDataOb
 	};
 }
 
-/** The plan as sent: a JSON object within the sender's bounds (api/runbook/planCheck.ts); the worker checks the rest. */
+/** A plan is a small document: longer JSON text is refused before it is parsed. */
+const MAX_PLAN_CHARS = 256 * 1024;
+
+/**
+ * The plan as sent (the parameter's JSON text parsed, not the defaults the worker fills in), checked by the one plan
+ * check (api/runbook/plan.ts) the CLI and the worker run; its first issue named as the node shows the field. The field
+ * name says which id an id is: its rule leaves the noun out (`Plan.site_id: must be 1–128 characters …`).
+ */
 function parsePlan(env: Env, raw: unknown): IDataObject {
-	const checked = startPlanIssue(raw);
-	if ('issue' in checked) env.fail(checked.issue.field, checked.issue.rule);
-	return checked.plan as IDataObject;
+	let plan: unknown = raw;
+	if (typeof raw === 'string') {
+		if (raw.length > MAX_PLAN_CHARS) env.fail('Plan', `must be at most ${MAX_PLAN_CHARS} characters of JSON`);
+		try {
+			plan = JSON.parse(raw);
+		} catch {
+			env.fail('Plan', 'must be a JSON object');
+		}
+	}
+	const checked = checkPlan(plan);
+	if ('issues' in checked) {
+		const [first, ...more] = checked.issues;
+		const rule = first.rule.replace(/^must be an? [\w -]+ id: /, 'must be ');
+		env.fail(
+			first.field === '(plan)' ? 'Plan' : `Plan.${first.field}`,
+			rule + (more.length ? ` (and ${more.length} more)` : ''),
+		);
+	}
+	return plan as IDataObject;
 }
 
 const onStart = { show: { operation: ['start'] } };
