@@ -39,7 +39,14 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface Runbook {
 	/** This code's newer patches, asked before the run's first await (attackResponse.mts `askPatches`). */
-	patches: { entriesOverlap: boolean; rearm: boolean; waves: boolean; exact: boolean; continueAsNew: boolean };
+	patches: {
+		entriesOverlap: boolean;
+		rearm: boolean;
+		waves: boolean;
+		exact: boolean;
+		answered: boolean;
+		continueAsNew: boolean;
+	};
 	input: AttackResponseInput;
 	started: number;
 	dryRun: boolean;
@@ -104,7 +111,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		input,
 		started,
 		dryRun,
-		patches: { entriesOverlap: false, rearm: false, waves: false, exact: false, continueAsNew: false },
+		patches: { entriesOverlap: false, rearm: false, waves: false, exact: false, answered: false, continueAsNew: false },
 		state: carry
 			? { ...carry.state }
 			: {

@@ -25,8 +25,9 @@ import { writeAttempt } from './writeRecord.mts';
  * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
  * write for someone else's nor someone else's value for its own: what an attempt found is recorded, and stored by the
  * server, before it sends its write (writeRecord.mts); a retry without a record knows that no attempt sent anything.
- * Without the worker's Temporal client (direct use) the record is best effort and a retry of a setting's write takes
- * a value found at its target as its own earlier write, replaced unknown.
+ * A retry that finds the target in place after an attempt recorded it was about to write cannot tell that write from
+ * someone else's: `unknown` (never reverted by the playbook, reported; docs/spec-decisions-runbooks.md). Without the
+ * worker's Temporal client (direct use) the record is best effort: such a retry answers `unknown` too.
  */
 
 interface Setting {
@@ -124,10 +125,12 @@ export async function exactSet(
 	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
 	const a = writeAttempt(temporal);
 	if (s.atTarget(live, target)) {
-		// An earlier attempt recorded what it replaced before it wrote: the value at the target is its write.
-		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
-		// Without a confirmed record a retry cannot tell its own lost write from someone else's: taken as its own.
-		if (!a.durable && a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
+		// An earlier attempt recorded what it replaced and was about to write: the value at the target is its write,
+		// or someone else's set meanwhile (the record is stored BEFORE the write is sent, so it cannot say which; the
+		// service keeps no author per value). Outcome unknown: not ours, never reverted, reported (written.mts).
+		if (a.earlier && 'replaced' in a.earlier) return { unknown: target, replaced: a.earlier.replaced };
+		// Without a confirmed record a retry cannot tell its own lost write from someone else's either.
+		if (!a.durable && a.attempt > 1 && !a.earlier?.atTarget) return { unknown: target };
 		if (!a.durable) await a.record({ atTarget: true });
 		return { notOurs: target };
 	}
@@ -162,13 +165,14 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		const k = entryRangeKey(String(entry ?? ''));
 		const a = writeAttempt(temporal);
 		const present = entry !== undefined && k !== undefined && liveText.has(k);
-		// Listed before this activity wrote anything: an earlier attempt's record, stored before its POST
-		// (writeRecord.mts), else this read: with no record no attempt sent anything, so a listed entry is another's.
-		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present;
 		if (present) {
-			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
-			if (!listedBefore && liveText.get(k) === toRangeText(String(entry)))
-				return { added: entry, wrote: [entry], notOurs: [] };
+			// An earlier attempt found it absent and recorded so before its POST (writeRecord.mts): listed now in the
+			// notation it POSTs (`start-end`), it is that POST's (its answer lost) or someone else's add meanwhile — the
+			// record is stored before the POST is sent and the service keeps no author per entry, so nothing can tell
+			// (interleave seed 19: n8n's add, taken for ours, was DELETEd at the revert). Outcome unknown: not ours,
+			// never removed by the playbook, reported. With no record no attempt sent anything: another's.
+			if (a.earlier?.listedBefore === false && liveText.get(k) === toRangeText(String(entry)))
+				return { entry, wrote: [], notOurs: [], unknown: [entry] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
 		await a.record({ listedBefore: false });
