@@ -127,8 +127,15 @@ test("seed 19: a retry after a lost write finds a person's entry (and value) the
 test('an entry whose write never answered is not the runbook\'s: added by a person before the revert, it stays', async () => {
 	const t = await setup(20);
 	try {
-		// The service refuses the runbook's blacklist POST (nothing applied): the write fails for good, the run fails.
-		t.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'code', count: 1, pathContains: t.site });
+		// The service refuses the runbook's blacklist POST (not retried, nothing applied): the write fails for good, so
+		// does the run.
+		t.s.sim.addFault({
+			op: 'applicationProtection.ipBlacklist.add',
+			kind: 'code',
+			code: 40401,
+			count: 1,
+			pathContains: t.site,
+		});
 		t.attack();
 		const h = await t.start();
 		await t.faulted('applicationProtection.ipBlacklist.add', 'code');
