@@ -124,7 +124,7 @@ test("seed 19: a retry after a lost write finds a person's entry (and value) the
 	}
 });
 
-test('an entry whose write never answered is not the runbook\'s: added by a person before the revert, it stays', async () => {
+test("an entry whose write never answered is not the runbook's: added by a person before the revert, it stays", async () => {
 	const t = await setup(20);
 	try {
 		// The service refuses the runbook's blacklist POST (not retried, nothing applied): the write fails for good, so
