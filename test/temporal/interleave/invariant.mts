@@ -15,6 +15,7 @@
  * runbook's reads of a setting (its GETs in the log) that return it to what the earlier read saw (or the runbook's
  * own write set) are no writes for it: no polling client of this API can observe them (`observe` below).
  */
+import { toRangeText } from '../../../api/catalog/ipv4.ts';
 import type { Change } from '../../../api/runbook/contract.ts';
 import type { LogEntry } from '../../../simulator/index.mts';
 import { ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from '../../../workflows/attackResponse/settings.mts';
@@ -148,7 +149,9 @@ export function unknownKeys(changes: readonly Change[]): Set<string> {
 		if (u === undefined) continue;
 		const t = c.target;
 		if (c.kind === 'blacklistAdd')
-			for (const e of Array.isArray(u) ? (u as string[]) : []) keys.add(`bl.${t.domain_port_id}.${entryId(e)}`);
+			// As the runbook POSTs it (`start-end`), the notation the log and the final list show.
+			for (const e of Array.isArray(u) ? (u as string[]) : [])
+				keys.add(`bl.${t.domain_port_id}.${entryId(toRangeText(e))}`);
 		else if (c.kind === 'detectionMode') keys.add('detection.mode');
 		else if (c.kind === 'detectionPolicy') keys.add(`detection.${t.name}`);
 		else if (c.kind === 'ipAuth') keys.add(`ipAuth.${t.domain_port_id}`);

@@ -13,7 +13,7 @@ import {
 } from '../../../workflows/attackResponse/settings.mts';
 import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
 import { filterAtTarget } from '../../../api/httpFilterMatch.ts';
-import { writeAttempt } from './writeRecord.mts';
+import { writeAttempt, type WriteAttempt } from './writeRecord.mts';
 
 /**
  * Exact writes: every write of a setting or a list entry through the activities (runbooks, drift enforce, expiring
@@ -22,12 +22,12 @@ import { writeAttempt } from './writeRecord.mts';
  *  - a setting: the value it set and the value it replaced (read at write time), or `notOurs` — already at the
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
- * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
- * write for someone else's nor someone else's value for its own: what an attempt found is recorded, and stored by the
- * server, before it sends its write (writeRecord.mts); a retry without a record knows that no attempt sent anything.
- * A retry that finds the target in place after an attempt recorded it was about to write cannot tell that write from
- * someone else's: `unknown` (never reverted by the playbook, reported; docs/spec-decisions-runbooks.md). Without the
- * worker's Temporal client (direct use) the record is best effort: such a retry answers `unknown` too.
+ * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must never take someone else's
+ * value for its own: each attempt records that it is about to write, stored by the server before its read and write
+ * (writeRecord.mts); a retry without a record knows that no attempt sent anything (a value at the target is another's).
+ * A retry that finds the target in place after such a record cannot tell its own lost write from someone else's:
+ * `unknown` (never reverted by the playbook, reported; docs/spec-decisions-runbooks.md). Without the worker's Temporal
+ * client (direct use) the record is best effort: a setting's retry answers `unknown` too.
  */
 
 interface Setting {
@@ -122,21 +122,31 @@ export async function exactSet(
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
+	const a = await recorded(temporal);
 	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
-	const a = writeAttempt(temporal);
 	if (s.atTarget(live, target)) {
-		// An earlier attempt recorded what it replaced and was about to write: the value at the target is its write,
-		// or someone else's set meanwhile (the record is stored BEFORE the write is sent, so it cannot say which; the
-		// service keeps no author per value). Outcome unknown: not ours, never reverted, reported (written.mts).
-		if (a.earlier && 'replaced' in a.earlier) return { unknown: target, replaced: a.earlier.replaced };
-		// Without a confirmed record a retry cannot tell its own lost write from someone else's either.
-		if (!a.durable && a.attempt > 1 && !a.earlier?.atTarget) return { unknown: target };
-		if (!a.durable) await a.record({ atTarget: true });
+		// An earlier attempt recorded that it was about to write: the value at the target is its write, or someone
+		// else's set meanwhile — the service keeps no author per value, so nothing can tell. Outcome unknown: not ours,
+		// never reverted, reported (written.mts). Without a confirmed record a retry cannot tell either.
+		if (a.earlier || (!a.durable && a.attempt > 1)) return { unknown: target };
 		return { notOurs: target };
 	}
-	await a.record({ replaced: live ?? null }); // stored before the write is sent (writeRecord.mts)
 	await client.call(op.id, params);
 	return { wrote: target, replaced: live };
+}
+
+/**
+ * This attempt's record, stored by the server (writeRecord.mts) BEFORE the write's read: the write follows its read
+ * at once, so the window in which someone else's write is taken for the value ours replaces is the read's answer
+ * alone, not the record's round trip too (seconds under load: interleave seed 32, n8n's switch value restored over).
+ * `earlier`: an earlier attempt got as far as its record (records of before: `replaced`, `listedBefore: false`).
+ */
+async function recorded(temporal?: () => TemporalClient): Promise<WriteAttempt & { earlier?: object }> {
+	const a = writeAttempt(temporal);
+	const e = a.earlier;
+	const earlier = e && (e.writing === true || 'replaced' in e || e.listedBefore === false) ? e : undefined;
+	if (!earlier) await a.record({ writing: true });
+	return { ...a, earlier };
 }
 
 /**
@@ -148,6 +158,7 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
+	const a = op.action === 'add' ? await recorded(temporal) : undefined;
 	const list =
 		(
 			await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(
@@ -163,19 +174,17 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		// Answered in the caller's own words (a playbook matches the answer with the entry it asked for).
 		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
 		const k = entryRangeKey(String(entry ?? ''));
-		const a = writeAttempt(temporal);
 		const present = entry !== undefined && k !== undefined && liveText.has(k);
 		if (present) {
-			// An earlier attempt found it absent and recorded so before its POST (writeRecord.mts): listed now in the
-			// notation it POSTs (`start-end`), it is that POST's (its answer lost) or someone else's add meanwhile — the
-			// record is stored before the POST is sent and the service keeps no author per entry, so nothing can tell
-			// (interleave seed 19: n8n's add, taken for ours, was DELETEd at the revert). Outcome unknown: not ours,
-			// never removed by the playbook, reported. With no record no attempt sent anything: another's.
-			if (a.earlier?.listedBefore === false && liveText.get(k) === toRangeText(String(entry)))
+			// An earlier attempt recorded that it was about to POST (writeRecord.mts): listed now in the notation it
+			// POSTs (`start-end`), it is that POST's (its answer lost) or someone else's add meanwhile — the service keeps
+			// no author per entry, so nothing can tell (interleave seed 19: n8n's add, taken for ours, was DELETEd at the
+			// revert). Outcome unknown: not ours, never removed by the playbook, reported. With no record no attempt sent
+			// anything: another's.
+			if (a?.earlier && liveText.get(k) === toRangeText(String(entry)))
 				return { entry, wrote: [], notOurs: [], unknown: [entry] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
-		await a.record({ listedBefore: false });
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}
