@@ -4,7 +4,7 @@
  *
  *  a. the server SIGKILLed while a runbook waits, restarted: the runbook completes and every setting equals its snapshot;
  *  b. two workers, one SIGKILLed and restarted 4 times at seeded random moments during 20 runbooks on 20 sites:
- *     all complete, every site equals its snapshot, no IP-list entry added twice;
+ *     all complete, every site equals its snapshot (but what a kill left of unknown outcome), no entry added twice;
  *  c. the vendor API failing every request for 60 s: during the revert (the revert completes once the API answers
  *     and says how long it waited; nothing stays tightened) and, at the same time, during another runbook's wait
  *     (its mitigation stays; it reverts only after a cooldown observed attack-free);
