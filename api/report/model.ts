@@ -23,7 +23,7 @@ export interface RunbookResultLike {
 		note?: string;
 		appliedAt?: string;
 		revertedAt?: string;
-		written?: { wrote?: unknown; replaced?: unknown; notOurs?: unknown };
+		written?: { wrote?: unknown; replaced?: unknown; notOurs?: unknown; unknown?: unknown };
 	}[];
 	skipped: { source: string; reason: string }[];
 	audit: { at: string; step: string; what: string; why: string; result?: string }[];
@@ -257,10 +257,14 @@ export function periodReportModel(
 	};
 }
 
-/** The entries a blacklist change added: what it planned minus what was already listed (not ours). */
+/**
+ * The entries a blacklist change added: what it planned minus what was already listed (not ours) or of unknown
+ * outcome (maybe someone else's).
+ */
 function ownedEntries(c: RunbookResultLike['changes'][number]): string[] {
-	const notOurs = Array.isArray(c.written?.notOurs) ? (c.written.notOurs as string[]) : [];
-	return (Array.isArray(c.after) ? (c.after as string[]) : []).filter((e) => !notOurs.includes(e));
+	const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : []);
+	const notOurs = [...list(c.written?.notOurs), ...list(c.written?.unknown)];
+	return list(c.after).filter((e) => !notOurs.includes(e));
 }
 
 /** One row per change: the value our write replaced (or the snapshot's), what it applied, what the revert did. */

@@ -124,6 +124,11 @@ export interface WriteResult {
 	replaced?: unknown;
 	/** Found already at the target and left as it was, not ours: a setting's value, or the list entries already present. */
 	notOurs?: unknown;
+	/**
+	 * Outcome unknown: at the target, but whether by this write (an earlier attempt's answer lost) or by someone else
+	 * meanwhile nothing can tell. Never reverted by a playbook (it may be someone else's), reported.
+	 */
+	unknown?: unknown;
 }
 
 export interface Change {
@@ -202,6 +207,8 @@ export interface RunbookState {
 	auditOmitted?: number;
 	/** Ownership from what was written (each change's `written`); false or absent: runbooks recorded before it. */
 	exact?: boolean;
+	/** Since `owned-from-answers`: only what a write answered it wrote is the runbook's; no answer is outcome unknown. */
+	answered?: boolean;
 	/** Issue 39: waves answered during the wait (waveRules.ts); the re-arm from the site's last run (holdDownRules.ts). */
 	waves?: WaveState;
 	rearm?: RearmState;

@@ -4,7 +4,7 @@
  *
  *  a. the server SIGKILLed while a runbook waits, restarted: the runbook completes and every setting equals its snapshot;
  *  b. two workers, one SIGKILLed and restarted 4 times at seeded random moments during 20 runbooks on 20 sites:
- *     all complete, every site equals its snapshot, no IP-list entry added twice;
+ *     all complete, every site equals its snapshot (but what a kill left of unknown outcome), no entry added twice;
  *  c. the vendor API failing every request for 60 s: during the revert (the revert completes once the API answers
  *     and says how long it waited; nothing stays tightened) and, at the same time, during another runbook's wait
  *     (its mitigation stays; it reverts only after a cooldown observed attack-free);
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type AttackResponseResult, type Change } from '../../api/runbook/contract.ts';
+import { toRangeText } from '../../api/catalog/ipv4.ts';
 import { auditQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
@@ -136,6 +137,32 @@ test('a. Temporal server SIGKILLed while a runbook waits, restarted on the same 
 	}
 });
 
+type Live = Awaited<ReturnType<typeof liveSettings>>;
+/**
+ * A site's expected end: its snapshot, but what the runbook reported as outcome unknown (a kill caught its write in
+ * flight; the retry cannot tell its own lost write from someone else's): left as it is (docs/spec-decisions-runbooks.md).
+ */
+function leftUnknown(snap: Live, final: Live, r: AttackResponseResult): Live {
+	const out = { ...snap };
+	const field: Record<string, keyof Live> = { detectionMode: 'model', ipAuth: 'ipAuth', switch: 'switches' };
+	for (const c of r.changes) {
+		const u = c.written?.unknown;
+		if (u === undefined) continue;
+		if (c.kind !== 'blacklistAdd')
+			out[field[c.kind] ?? (c.target.name as keyof Live)] = final[
+				field[c.kind] ?? (c.target.name as keyof Live)
+			] as never;
+		else {
+			const texts = (u as string[]).map(toRangeText);
+			const kept = (final.blacklist as { start_ip: string; end_ip: string }[]).filter((e) =>
+				texts.includes(`${e.start_ip}-${e.end_ip}`),
+			);
+			out.blacklist = [...out.blacklist, ...kept];
+		}
+	}
+	return out;
+}
+
 test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then at 4 seeded random moments) during 20 runbooks on 20 sites', async (t) => {
 	const s = await startSim(37);
 	const sites = siteIds(s.sim, 20);
@@ -219,8 +246,11 @@ test('b. two workers, one SIGKILLed and restarted 5 times (during a claim, then 
 			assert.deepEqual(r.conflicts, [], r.site_id);
 		}
 		const finals = await Promise.all(sites.map((ids) => liveSettings(op, ids)));
-		for (let i = 0; i < sites.length; i++)
-			assert.deepEqual(finals[i], snapshots[i], `site ${sites[i].site_id} equals its snapshot ${diag}`);
+		for (let i = 0; i < sites.length; i++) {
+			const r = results.find((x) => x.site_id === sites[i].site_id) as AttackResponseResult;
+			const expected = leftUnknown(snapshots[i], finals[i], r);
+			assert.deepEqual(finals[i], expected, `site ${sites[i].site_id} equals its snapshot ${diag}`);
+		}
 
 		// No entry added twice: every successful add names a distinct (site, domain-port, entry).
 		const adds = s.sim

@@ -5,7 +5,7 @@ import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
-import { addNote, decideExact, notOursText, nothingOurs, recordWrite } from './written.mts';
+import { addNote, decideExact, notOursText, nothingOurs, recordWrite, unknownText } from './written.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -106,17 +106,22 @@ async function applyGroup(
  */
 export function recordApplied(rb: Runbook, c: Change, at: string): void {
 	const notOurs = notOursText(c);
+	const unknown = unknownText(c);
 	addNote(c, notOurs);
+	addNote(c, unknown);
+	const says = [notOurs, unknown].filter(Boolean).join('; ');
 	if (nothingOurs(rb, c)) {
 		c.status = 'unchanged';
-		rb.log(rb.state.phase, c.what, notOurs ?? c.why, { result: 'not ours: nothing sent' });
+		rb.log(rb.state.phase, c.what, says || c.why, {
+			result: notOurs || !unknown ? 'not ours: nothing sent' : 'outcome unknown: left as it is',
+		});
 		return;
 	}
 	c.status = 'applied';
 	c.appliedAt = at;
 	rb.obs.applied(c);
 	const w = rb.state.exact ? c.written : undefined;
-	rb.log(rb.state.phase, c.what, notOurs ? `${c.why}; ${notOurs}` : c.why, {
+	rb.log(rb.state.phase, c.what, says ? `${c.why}; ${says}` : c.why, {
 		before: w && 'replaced' in w ? w.replaced : c.before,
 		after: w && 'wrote' in w ? w.wrote : c.after,
 		result: 'applied',

@@ -25,7 +25,7 @@ import { REARM_FAST_PATCH, REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { waitOut } from './wait.mts';
-import { EXACT_PATCH } from './written.mts';
+import { ANSWERED_PATCH, EXACT_PATCH } from './written.mts';
 import { WAVES_PATCH } from './waves.mts';
 import { eventTraffic } from './observe.mts';
 
@@ -112,6 +112,7 @@ function askPatches(): Runbook['patches'] {
 		rearmFast: patched(REARM_FAST_PATCH),
 		waves: patched(WAVES_PATCH),
 		exact: patched(EXACT_PATCH),
+		answered: patched(ANSWERED_PATCH),
 		continueAsNew: patched(CONTINUE_PATCH),
 	};
 }

@@ -45,6 +45,7 @@ export interface Runbook {
 		rearmFast: boolean;
 		waves: boolean;
 		exact: boolean;
+		answered: boolean;
 		continueAsNew: boolean;
 	};
 	input: AttackResponseInput;
@@ -117,6 +118,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			rearmFast: false,
 			waves: false,
 			exact: false,
+			answered: false,
 			continueAsNew: false,
 		},
 		state: carry

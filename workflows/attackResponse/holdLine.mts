@@ -3,7 +3,7 @@ import { applyChange } from './apply.mts';
 import type { PlanContext, Runbook } from './context.mts';
 import { compare, presentEntries, type Settings } from './live.mts';
 import { errText } from './settings.mts';
-import { addNote, isExact, notOursText, ownedEntries, recordWrite, restoreValue } from './written.mts';
+import { addNote, isExact, notOursText, ownedEntries, recordWrite, restoreValue, unknownText } from './written.mts';
 
 /**
  * Hold the line (during the wait and the cooldown): every applied change is compared with the live settings read
@@ -81,6 +81,7 @@ async function reapply(rb: Runbook, ctx: PlanContext, c: Change, value: unknown,
 			onWritten: isExact(rb) ? (w, v) => recordWrite(c, w, v) : undefined,
 		});
 		addNote(c, notOursText(c));
+		addNote(c, unknownText(c));
 		c.reapplied = (c.reapplied ?? 0) + 1;
 		rb.state.reapplied++;
 		rb.obs.reapplied(c);

@@ -6,7 +6,7 @@ import { compare, needFor, presentEntries, readSettings } from './live.mts';
 import { errText } from './settings.mts';
 import { withPatience } from './patience.mts';
 import { entryKey, handOverEntries } from './ownership.mts';
-import { addNote, isExact, ownedEntries, restoreValue } from './written.mts';
+import { addNote, isExact, ownedEntries, ownsSetting, restoreValue, unknownEntries, unknownText } from './written.mts';
 
 /**
  * Step 6 — revert, whatever happened before (success, abort, failure, cancellation): walks the changes in reverse,
@@ -73,12 +73,26 @@ async function revertChange(rb: Runbook, ctx: PlanContext, c: Change, handed: Ma
 				`handed over to ${[...new Set(kept.map((e) => to(e)))].join(', ')}: ${kept.join(', ')} (removed at the block's expiry)`,
 			);
 		if (notes.length) c.note = notes.join('; ');
+		// Listed, but no write of ours answered that it wrote them: maybe someone else's, so never removed.
+		const unsure = presentEntries(unknownEntries(rb, c), c, live);
+		if (unsure.length) {
+			const prev = c.written?.unknown;
+			c.written = { ...c.written, unknown: [...new Set([...(Array.isArray(prev) ? prev : []), ...unsure])] };
+			addNote(c, unknownText(c, unsure));
+		}
 		c.status = present.length ? 'restored' : 'unchanged';
 		return;
 	}
 	// Since `exact-ownership`: the value our write replaced (someone may have changed it after the snapshot).
 	const to = restoreValue(rb, c);
 	const { value, is } = compare(c, live, to);
+	if (is === 'after' && !ownsSetting(rb, c)) {
+		// At our value, but no write of ours answered that it wrote it (failed, given up): maybe someone else's.
+		c.written = { ...c.written, unknown: c.after };
+		addNote(c, unknownText(c));
+		c.status = 'unchanged';
+		return;
+	}
 	if (is === 'after') await applyChange(ctx.revertActs, c, 1, to);
 	else if (is === 'other') {
 		c.live = value;

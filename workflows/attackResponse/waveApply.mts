@@ -63,7 +63,7 @@ async function writeWave(rb: Runbook, ctx: PlanContext, c: Change, exact: boolea
 		);
 		recordApplied(rb, c, iso(Date.now()));
 	} catch (e) {
-		// Left `pending`: the revert reads the list and removes what of it is present and this runbook's.
+		// Left `pending`: the revert removes what of it a write answered it wrote; the rest is outcome unknown.
 		rb.log('waiting', c.what, `wave write failed (${errText(e)}); the revert removes what of it was written`, {
 			result: 'failed',
 		});

@@ -9,14 +9,24 @@ import type { Runbook } from './context.mts';
  * as it is. One rule for every kind of change. Runbooks recorded before `exact-ownership` own what they planned.
  */
 export const EXACT_PATCH = 'exact-ownership';
+/**
+ * Since `owned-from-answers` the runbook owns only what a write ANSWERED that it wrote: an entry or a setting whose
+ * write never answered (failed for good, the run gave up or was aborted) or answered `unknown` (a retry found it at
+ * the target after an earlier attempt recorded it was about to write: its lost answer or someone else's write) is
+ * outcome unknown — never reverted (it may be someone else's), reported. Before it, a planned entry without an answer
+ * counted as ours and a retry took a listed entry for its own (interleave seed 19: n8n's entry DELETEd).
+ */
+export const ANSWERED_PATCH = 'owned-from-answers';
 
 /** Decided once, before the first write (the carried state keeps it across continue-as-new). */
 export function decideExact(rb: Runbook): boolean {
 	rb.state.exact ??= rb.patches.exact;
+	if (rb.state.exact) rb.state.answered ??= rb.patches.answered;
 	return rb.state.exact;
 }
 
 export const isExact = (rb: Runbook) => rb.state.exact === true;
+const isAnswered = (rb: Runbook) => rb.state.answered === true;
 
 const asList = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
 
@@ -27,28 +37,48 @@ const asList = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [
  */
 export function recordWrite(c: Change, w: WriteResult | undefined, value: unknown): void {
 	if (c.kind === 'blacklistAdd') {
-		const mine = asList(w && 'wrote' in w ? w.wrote : value);
+		const mine = asList(w && ('wrote' in w || 'unknown' in w) ? w.wrote : value);
 		const theirs = asList(w?.notOurs);
+		const unsure = asList(w?.unknown);
 		const prev = c.written ?? { wrote: [], notOurs: [] };
-		const wrote = asList(prev.wrote).filter((e) => !theirs.includes(e));
-		const notOurs = asList(prev.notOurs).filter((e) => !mine.includes(e));
-		c.written = { wrote: [...wrote, ...mine.filter((e) => !wrote.includes(e))], notOurs: [...notOurs, ...theirs] };
+		// Each entry in one list: the latest answer about it moves it there.
+		const keep = (l: unknown, ...not: string[][]) => asList(l).filter((e) => !not.some((n) => n.includes(e)));
+		const join = (a: string[], b: string[]) => [...a, ...b.filter((e) => !a.includes(e))];
+		const unknown = join(keep(prev.unknown, mine, theirs), unsure);
+		c.written = {
+			wrote: join(keep(prev.wrote, theirs, unsure), mine),
+			notOurs: join(keep(prev.notOurs, mine, unsure), theirs),
+			...(unknown.length ? { unknown } : {}),
+		};
 		return;
 	}
 	// An answer without the shape (a worker of before): the value was written, what it replaced is unknown.
-	const next: WriteResult = w && ('wrote' in w || 'notOurs' in w) ? w : { wrote: value };
+	const next: WriteResult = w && ('wrote' in w || 'notOurs' in w || 'unknown' in w) ? w : { wrote: value };
 	if (c.written && 'wrote' in c.written) return;
 	c.written = next;
 }
 
 /**
- * The blacklist entries this change owns: what it planned minus what was found already there (an entry whose write
- * never answered counts as ours) and minus what someone removed after our write (`live`: theirs since).
+ * The blacklist entries this change owns: what it planned minus what was found already there and minus what someone
+ * removed after our write (`live`: theirs since); since `owned-from-answers` only those a write answered it wrote
+ * (before it, an entry whose write never answered counted as ours).
  */
 export function ownedEntries(rb: Runbook, c: Change): string[] {
 	const notOurs = isExact(rb) ? [...asList(c.written?.notOurs), ...asList(c.live)] : [];
-	return asList(c.after).filter((e) => !notOurs.includes(e));
+	const wrote = asList(c.written?.wrote);
+	return asList(c.after).filter((e) => !notOurs.includes(e) && (!isAnswered(rb) || wrote.includes(e)));
 }
+
+/** Planned entries whose outcome is unknown (no write answered it wrote them, nor found them there): never removed. */
+export function unknownEntries(rb: Runbook, c: Change): string[] {
+	if (!isAnswered(rb)) return [];
+	const w = c.written;
+	const known = [...asList(w?.wrote), ...asList(w?.notOurs), ...asList(c.live)];
+	return asList(c.after).filter((e) => !known.includes(e));
+}
+
+/** A setting's change the runbook owns: since `owned-from-answers`, only one whose write answered that it wrote. */
+export const ownsSetting = (rb: Runbook, c: Change) => !isAnswered(rb) || (!!c.written && 'wrote' in c.written);
 
 /** A setting's value the revert restores: what the runbook's write replaced, else the snapshot's. */
 export function restoreValue(rb: Runbook, c: Change): unknown {
@@ -61,11 +91,20 @@ export function nothingOurs(rb: Runbook, c: Change): boolean {
 	return c.kind === 'blacklistAdd' ? ownedEntries(rb, c).length === 0 : !('wrote' in c.written);
 }
 
+const shown = (v: unknown) => (v === undefined || (Array.isArray(v) && !v.length) ? undefined : v);
+const text = (v: unknown) => (Array.isArray(v) ? v.join(', ') : JSON.stringify(v));
+
 /** "already present, not ours: …" for the timeline, `secsvc inspect` and the report; undefined when all was ours. */
 export function notOursText(c: { written?: WriteResult }): string | undefined {
-	const n = c.written?.notOurs;
-	if (n === undefined || (Array.isArray(n) && !n.length)) return undefined;
-	return `already present, not ours: ${Array.isArray(n) ? n.join(', ') : JSON.stringify(n)}`;
+	const n = shown(c.written?.notOurs);
+	return n === undefined ? undefined : `already present, not ours: ${text(n)}`;
+}
+
+/** The report of what a write's outcome leaves unknown (`values`: default the write's `unknown` answer). */
+export function unknownText(c: { written?: WriteResult }, values: unknown = c.written?.unknown): string | undefined {
+	const u = shown(values);
+	if (u === undefined) return undefined;
+	return `outcome unknown, left as it is: ${text(u)} (our write's answer was lost and it may be someone else's: check it)`;
 }
 
 /**

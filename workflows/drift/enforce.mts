@@ -2,7 +2,7 @@ import { patched, workflowInfo } from '@temporalio/workflow';
 import { claim, holdsOf, release } from '../coordinator/claims.mts';
 import type { Hold } from '../coordinator/coordination.mts';
 import type { WriteResult } from '../../api/runbook/contract.ts';
-import { notOursText } from '../attackResponse/written.mts';
+import { notOursText, unknownText } from '../attackResponse/written.mts';
 import type { Drift, HeldSetting } from './driftAudit.mts';
 
 /** The drift audit's held settings (one owner per setting) and its enforce: writes under a short lease. */
@@ -78,11 +78,17 @@ export async function enforceFixes(site: string, fixes: Fix[], drifts: Drift[], 
 
 /** Records what an enforce's write (or, for a list, each add) changed on its drift. */
 function noteWritten(drift: Drift, answer: unknown): void {
-	const isWrite = (w: unknown): w is WriteResult => !!w && typeof w === 'object' && ('wrote' in w || 'notOurs' in w);
+	const isWrite = (w: unknown): w is WriteResult =>
+		!!w && typeof w === 'object' && ('wrote' in w || 'notOurs' in w || 'unknown' in w);
 	const ws = (Array.isArray(answer) ? answer : [answer]).filter(isWrite);
 	if (!ws.length) return;
-	const all = (k: 'wrote' | 'notOurs') => ws.flatMap((w) => (Array.isArray(w[k]) ? (w[k] as unknown[]) : []));
-	drift.written = Array.isArray(answer) ? { wrote: all('wrote'), notOurs: all('notOurs') } : ws[0];
-	drift.note = notOursText(drift);
-	if (drift.note === undefined) delete drift.note;
+	const all = (k: 'wrote' | 'notOurs' | 'unknown') =>
+		ws.flatMap((w) => (Array.isArray(w[k]) ? (w[k] as unknown[]) : []));
+	const unknown = all('unknown');
+	drift.written = Array.isArray(answer)
+		? { wrote: all('wrote'), notOurs: all('notOurs'), ...(unknown.length ? { unknown } : {}) }
+		: ws[0];
+	const note = [notOursText(drift), unknownText(drift)].filter(Boolean).join('; ');
+	if (note) drift.note = note;
+	else delete drift.note;
 }

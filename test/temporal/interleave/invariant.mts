@@ -15,6 +15,8 @@
  * runbook's reads of a setting (its GETs in the log) that return it to what the earlier read saw (or the runbook's
  * own write set) are no writes for it: no polling client of this API can observe them (`observe` below).
  */
+import { toRangeText } from '../../../api/catalog/ipv4.ts';
+import type { Change } from '../../../api/runbook/contract.ts';
 import type { LogEntry } from '../../../simulator/index.mts';
 import { ipAuthBody, pickLeaf, sameJson, sameLeaf, type Params } from '../../../workflows/attackResponse/settings.mts';
 
@@ -135,8 +137,39 @@ interface KeyState {
 	seen?: { cur: unknown; last: KeyState['last']; other: KeyState['other'] };
 }
 
-/** Replays the writes in log order from the initial values; returns every violation of (a) and (b). */
-export function check(initial: Values, final: Values, writes: readonly Write[]): Violation[] {
+/**
+ * The keys of the settings and entries a runbook reported as outcome unknown (`written.unknown`: a write whose answer
+ * was lost finds the target in place, or a write that never answered): it leaves them as they are, since no client of
+ * this API can tell its own lost write from someone else's (no author per value), and (a) cannot hold for them.
+ */
+export function unknownKeys(changes: readonly Change[]): Set<string> {
+	const keys = new Set<string>();
+	for (const c of changes) {
+		const u = c.written?.unknown;
+		if (u === undefined) continue;
+		const t = c.target;
+		if (c.kind === 'blacklistAdd')
+			// As the runbook POSTs it (`start-end`), the notation the log and the final list show.
+			for (const e of Array.isArray(u) ? (u as string[]) : [])
+				keys.add(`bl.${t.domain_port_id}.${entryId(toRangeText(e))}`);
+		else if (c.kind === 'detectionMode') keys.add('detection.mode');
+		else if (c.kind === 'detectionPolicy') keys.add(`detection.${t.name}`);
+		else if (c.kind === 'ipAuth') keys.add(`ipAuth.${t.domain_port_id}`);
+		else keys.add(`switch.${t.domain_port_id}.${t.name}`);
+	}
+	return keys;
+}
+
+/**
+ * Replays the writes in log order from the initial values; returns every violation of (a) and (b). (a) is not
+ * checked for `unknown` keys (see unknownKeys); (b) is, for every key.
+ */
+export function check(
+	initial: Values,
+	final: Values,
+	writes: readonly Write[],
+	unknown: ReadonlySet<string> = new Set(),
+): Violation[] {
 	const keys = new Map<string, KeyState>();
 	const violations: Violation[] = [];
 	const read = new Set<string>(); // prefixes a runbook has read
@@ -182,7 +215,7 @@ export function check(initial: Values, final: Values, writes: readonly Write[]):
 		else seen(k);
 	}
 	for (const [key, k] of keys) {
-		if (!k.touched.has('runbook')) continue;
+		if (!k.touched.has('runbook') || unknown.has(key)) continue;
 		const expected = k.other ? k.other.value : valueOf(initial, key);
 		const got = valueOf(final, key);
 		if (!same(key, got, expected))

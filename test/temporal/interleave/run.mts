@@ -7,11 +7,11 @@ import type { Client } from '../../../api/client.ts';
 import type { LogEntry } from '../../../simulator/index.mts';
 import { decide, startAttackResponse } from '../../../workflows/attackResponse/client.mts';
 import { blocksShardId } from '../../../api/blockShards.ts';
-import type { AttackResponseResult } from '../../../api/runbook/contract.ts';
+import type { AttackResponseResult, Change } from '../../../api/runbook/contract.ts';
 import { plan, type Ids } from '../helpers.mts';
 import { SOURCES, type Schedule } from './schedule.mts';
 import { Run } from './actors.mts';
-import { check, settingValues, writesOf, type Values, type Violation } from './invariant.mts';
+import { check, settingValues, unknownKeys, writesOf, type Values, type Violation } from './invariant.mts';
 import type { World } from './world.mts';
 
 export interface Outcome {
@@ -75,8 +75,9 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 	const from = w.sim.sim.log.at(-1)?.seq ?? 0;
 	const initial = await readValues(w.n8n, ids);
 	const run = new Run(w, s, ids);
+	let result: AttackResponseResult | undefined;
 	try {
-		await drive(run);
+		result = await drive(run);
 	} catch (e) {
 		run.errors.push(`schedule: ${(e as Error).message}`);
 	}
@@ -92,6 +93,7 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 			initial,
 			final,
 			log.flatMap((e) => writesOf(e, w.actorOf)),
+			unknownKeys(result?.changes ?? []),
 		),
 		errors: run.errors,
 		trace: run.trace,
@@ -107,7 +109,7 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 }
 
 /** The schedule's course: steps before the runbook, its start, its gate, its wait, the attack's end, every actor done. */
-async function drive(run: Run): Promise<void> {
+async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 	const { w, s, ids } = run;
 	await run.anchor('pre');
 	const attack = w.sim.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: SOURCES.map((ip) => ({ ip })) });
@@ -141,7 +143,13 @@ async function drive(run: Run): Promise<void> {
 	await run.anchor('stopped');
 	const result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
 	if (!result) run.errors.push('the runbook did not finish within 150 s');
-	else run.note(`runbook ${result.outcome}: ${result.changes.map((c) => `${c.id} ${c.status}`).join(', ')}`);
+	else {
+		const unsure = (c: Change) =>
+			c.written?.unknown === undefined ? '' : ` (outcome unknown: ${JSON.stringify(c.written.unknown)})`;
+		run.note(`runbook ${result.outcome}: ${result.changes.map((c) => `${c.id} ${c.status}${unsure(c)}`).join(', ')}`);
+		const n = result.changes.filter((c) => unsure(c)).length;
+		if (n) process.stderr.write(`[interleave] seed ${s.seed}: ${n} change(s) of unknown outcome left as they are\n`);
+	}
 	if (run.blocks)
 		run.pending.push(
 			w.client.workflow
@@ -150,4 +158,5 @@ async function drive(run: Run): Promise<void> {
 				.catch((e) => run.errors.push(`blocks: ${(e as Error).message}`)),
 		);
 	if (!(await within(Promise.all(run.pending), 120_000))) run.errors.push('blocks/drift still running after 120 s');
+	return result;
 }

@@ -13,7 +13,7 @@ import {
 } from '../../../workflows/attackResponse/settings.mts';
 import { detectionLeaf } from '../../../workflows/attackResponse/live.mts';
 import { filterAtTarget } from '../../../api/httpFilterMatch.ts';
-import { writeAttempt } from './writeRecord.mts';
+import { writeAttempt, type WriteAttempt } from './writeRecord.mts';
 
 /**
  * Exact writes: every write of a setting or a list entry through the activities (runbooks, drift enforce, expiring
@@ -22,11 +22,12 @@ import { writeAttempt } from './writeRecord.mts';
  *  - a setting: the value it set and the value it replaced (read at write time), or `notOurs` — already at the
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
- * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must neither take its own earlier
- * write for someone else's nor someone else's value for its own: what an attempt found is recorded, and stored by the
- * server, before it sends its write (writeRecord.mts); a retry without a record knows that no attempt sent anything.
- * Without the worker's Temporal client (direct use) the record is best effort and a retry of a setting's write takes
- * a value found at its target as its own earlier write, replaced unknown.
+ * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must never take someone else's
+ * value for its own: each attempt records that it is about to write, stored by the server before its read and write
+ * (writeRecord.mts); a retry without a record knows that no attempt sent anything (a value at the target is another's).
+ * A retry that finds the target in place after such a record cannot tell its own lost write from someone else's:
+ * `unknown` (never reverted by the playbook, reported; docs/spec-decisions-runbooks.md). Without the worker's Temporal
+ * client (direct use) the record is best effort: a setting's retry answers `unknown` too.
  */
 
 interface Setting {
@@ -121,19 +122,31 @@ export async function exactSet(
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
+	const a = await recorded(temporal);
 	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
-	const a = writeAttempt(temporal);
 	if (s.atTarget(live, target)) {
-		// An earlier attempt recorded what it replaced before it wrote: the value at the target is its write.
-		if (a.earlier && 'replaced' in a.earlier) return { wrote: target, replaced: a.earlier.replaced };
-		// Without a confirmed record a retry cannot tell its own lost write from someone else's: taken as its own.
-		if (!a.durable && a.attempt > 1 && !a.earlier?.atTarget) return { wrote: target };
-		if (!a.durable) await a.record({ atTarget: true });
+		// An earlier attempt recorded that it was about to write: the value at the target is its write, or someone
+		// else's set meanwhile — the service keeps no author per value, so nothing can tell. Outcome unknown: not ours,
+		// never reverted, reported (written.mts). Without a confirmed record a retry cannot tell either.
+		if (a.earlier || (!a.durable && a.attempt > 1)) return { unknown: target };
 		return { notOurs: target };
 	}
-	await a.record({ replaced: live ?? null }); // stored before the write is sent (writeRecord.mts)
 	await client.call(op.id, params);
 	return { wrote: target, replaced: live };
+}
+
+/**
+ * This attempt's record, stored by the server (writeRecord.mts) BEFORE the write's read: the write follows its read
+ * at once, so the window in which someone else's write is taken for the value ours replaces is the read's answer
+ * alone, not the record's round trip too (seconds under load: interleave seed 32, n8n's switch value restored over).
+ * `earlier`: an earlier attempt got as far as its record (records of before: `replaced`, `listedBefore: false`).
+ */
+async function recorded(temporal?: () => TemporalClient): Promise<WriteAttempt & { earlier?: object }> {
+	const a = writeAttempt(temporal);
+	const e = a.earlier;
+	const earlier = e && (e.writing === true || 'replaced' in e || e.listedBefore === false) ? e : undefined;
+	if (!earlier) await a.record({ writing: true });
+	return { ...a, earlier };
 }
 
 /**
@@ -145,6 +158,7 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
+	const a = op.action === 'add' ? await recorded(temporal) : undefined;
 	const list =
 		(
 			await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(
@@ -160,18 +174,17 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 		// Answered in the caller's own words (a playbook matches the answer with the entry it asked for).
 		const entry = wanted.length ? String(params[key] ?? wanted[0]) : undefined;
 		const k = entryRangeKey(String(entry ?? ''));
-		const a = writeAttempt(temporal);
 		const present = entry !== undefined && k !== undefined && liveText.has(k);
-		// Listed before this activity wrote anything: an earlier attempt's record, stored before its POST
-		// (writeRecord.mts), else this read: with no record no attempt sent anything, so a listed entry is another's.
-		const listedBefore = a.earlier ? a.earlier.listedBefore === true : present;
 		if (present) {
-			// A retry owns the entry only in the notation it POSTs (`start-end`): another notation is someone else's.
-			if (!listedBefore && liveText.get(k) === toRangeText(String(entry)))
-				return { added: entry, wrote: [entry], notOurs: [] };
+			// An earlier attempt recorded that it was about to POST (writeRecord.mts): listed now in the notation it
+			// POSTs (`start-end`), it is that POST's (its answer lost) or someone else's add meanwhile — the service keeps
+			// no author per entry, so nothing can tell (interleave seed 19: n8n's add, taken for ours, was DELETEd at the
+			// revert). Outcome unknown: not ours, never removed by the playbook, reported. With no record no attempt sent
+			// anything: another's.
+			if (a?.earlier && liveText.get(k) === toRangeText(String(entry)))
+				return { entry, wrote: [], notOurs: [], unknown: [entry] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
-		await a.record({ listedBefore: false });
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}

@@ -13,7 +13,8 @@ import { ApplicationFailure } from '@temporalio/common';
  *     round trip after it may lose it together with the write's answer (interleave seed 106);
  *  3. on a retry, reads that record (`earlier`) and checks the service before writing again: a setting already at
  *     its target, a list entry already listed, a filter already created or already edited is not written twice, and
- *     whether it is ours is decided by the record — none means no attempt got as far as sending.
+ *     whether it is ours is decided by the record — none means no attempt got as far as sending; one, for a setting
+ *     or a list entry found at its target, means outcome unknown (exactWrites.mts: its lost write or someone else's).
  * A write with no such check is never re-sent after an attempt recorded that it was sending (`OutcomeUnknown`).
  * Without the worker's Temporal client (activities used directly, local activities) the record is best effort.
  */
