@@ -124,7 +124,9 @@ async function historyOf(h: WorkflowHandle) {
 	return {
 		builds: [...new Set(wft.map((a) => `${a.deploymentVersion?.deploymentName}:${a.deploymentVersion?.buildId}`))],
 		behaviors: [...new Set(wft.map((a) => a.versioningBehavior))],
-		failedTasks: events.filter((e) => /WORKFLOW_TASK_FAILED|WORKFLOW_TASK_TIMED_OUT/.test(e.eventType ?? '')).length,
+		// A failed task is what a build mismatch (nondeterminism) gives; a timed-out one is load (the final CI run of
+		// session 12: a pinned run's task ran its local activities past its timeout, TMPRL1104, retried on build A).
+		failedTasks: events.filter((e) => /WORKFLOW_TASK_FAILED/.test(e.eventType ?? '')).length,
 		timers: events
 			.filter((e) => e.timerStartedEventAttributes)
 			.map((e) => e.timerStartedEventAttributes?.startToFireTimeout),
