@@ -301,6 +301,13 @@ async function main(): Promise<number> {
 			say(`${rel()}  ${green('OVER')}     attack stopped at the source (simulator)`);
 		}
 
+		const showMitigated = (at: string) => {
+			mitigatedShown = true;
+			reportedAtMitigation = reported;
+			say(
+				`${rel(Date.parse(at))}  ${yellow('MITIGATED')} all changes applied; reported attack traffic now ${fmtBps(reported)} (peak ${fmtBps(peakReported)})`,
+			);
+		};
 		let desc: Awaited<ReturnType<typeof handle.describe>> | undefined;
 		try {
 			desc = await handle.describe();
@@ -333,6 +340,11 @@ async function main(): Promise<number> {
 			}
 			for (const e of audit.slice(printed)) {
 				if (e.step === 'reverting' && !mitigatedShown) mitigatedShown = true;
+				// The audit may already hold the wait that follows the last write while the state read before it did
+				// not yet have mitigatedAt: read the state again so that MITIGATED is printed before the wait.
+				if (e.step === 'waiting' && running && !mitigatedShown && !lastState?.mitigatedAt)
+					lastState = await handle.query(stateQuery).catch(() => lastState);
+				if (e.step === 'waiting' && lastState?.mitigatedAt && !mitigatedShown) showMitigated(lastState.mitigatedAt);
 				say(auditLine(e));
 				if (e.step === 'waiting' && /no longer reported/.test(e.what) && !cooldownShown) {
 					cooldownShown = true;
@@ -340,13 +352,7 @@ async function main(): Promise<number> {
 				}
 			}
 			printed = Math.max(printed, audit.length);
-			if (lastState?.mitigatedAt && !mitigatedShown) {
-				mitigatedShown = true;
-				reportedAtMitigation = reported;
-				say(
-					`${rel(Date.parse(lastState.mitigatedAt))}  ${yellow('MITIGATED')} all changes applied; reported attack traffic now ${fmtBps(reported)} (peak ${fmtBps(peakReported)})`,
-				);
-			}
+			if (lastState?.mitigatedAt && !mitigatedShown) showMitigated(lastState.mitigatedAt);
 			if (result) {
 				progress('');
 				return summary(result, { wall0, peakReported, reportedAtMitigation, uiUrl: temporal.uiUrl as string, wid });

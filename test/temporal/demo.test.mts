@@ -56,23 +56,26 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 	assert.equal(r.code, 0, `demo exited ${r.code}\n${r.out}\n${r.err}`);
 	const o = r.out;
 	assert.match(o, /Temporal Web UI\s+http:\/\/127\.0\.0\.1:\d+/);
-	// timeline order
-	const order = [
-		/ATTACK\s+UDP Total on site 20001/,
-		/DETECTED .*attack-response-20001 started/,
-		/MITIGATE detection mode: 0 → 1/,
-		/MITIGATE IP blacklist of 30001: blacklisted \d+ range\(s\) .*203\.0\.113\.10-203\.0\.113\.13/,
-		/MITIGATED all changes applied/,
-		/OVER\s+attack stopped/,
-		/COOLDOWN 2s/,
-		/REVERT\s+detection mode: restored/,
-	];
-	const at = order.map((re) => idx(o, re));
-	assert.deepEqual(
-		[...at].sort((a, b) => a - b),
-		at,
-		'timeline lines in order',
+	// Timeline order: the runbook's own lines in order, and the attack's end before the cooldown. Where the simulated
+	// end falls among the mitigation lines depends on the machine's load (the 6 s attack may end before the last write;
+	// the bound on time to mitigate is below), so it is not asserted against them.
+	const inOrder = (res: RegExp[], what: string) => {
+		const at = res.map((re) => idx(o, re));
+		assert.deepEqual([...at].sort((a, b) => a - b), at, what);
+	};
+	inOrder(
+		[
+			/ATTACK\s+UDP Total on site 20001/,
+			/DETECTED .*attack-response-20001 started/,
+			/MITIGATE detection mode: 0 → 1/,
+			/MITIGATE IP blacklist of 30001: blacklisted \d+ range\(s\) .*203\.0\.113\.10-203\.0\.113\.13/,
+			/MITIGATED all changes applied/,
+			/COOLDOWN 2s/,
+			/REVERT\s+detection mode: restored/,
+		],
+		'the runbook\'s timeline lines in order',
 	);
+	inOrder([/ATTACK\s+UDP Total/, /OVER\s+attack stopped/, /COOLDOWN 2s/], 'the attack ends before the cooldown');
 	// summary
 	const num = (label: string) => Number(new RegExp(`${label}\\s+([\\d.]+) s`).exec(o)?.[1]);
 	assert.match(o, /outcome\s+reverted/);
