@@ -61,7 +61,11 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 	// the bound on time to mitigate is below), so it is not asserted against them.
 	const inOrder = (res: RegExp[], what: string) => {
 		const at = res.map((re) => idx(o, re));
-		assert.deepEqual([...at].sort((a, b) => a - b), at, what);
+		assert.deepEqual(
+			[...at].sort((a, b) => a - b),
+			at,
+			what,
+		);
 	};
 	inOrder(
 		[
@@ -73,7 +77,7 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 			/COOLDOWN 2s/,
 			/REVERT\s+detection mode: restored/,
 		],
-		'the runbook\'s timeline lines in order',
+		"the runbook's timeline lines in order",
 	);
 	inOrder([/ATTACK\s+UDP Total/, /OVER\s+attack stopped/, /COOLDOWN 2s/], 'the attack ends before the cooldown');
 	// summary
