@@ -17,12 +17,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { rssOf, type TemporalDev } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { createSchedule } from '../worker/src/temporal/schedules.mts';
-import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
+import { ROOT, cpuSeconds, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
 import { actionsOf } from './fleetActions.mts';
 
 const APP_ID = 'bench-fleet';
@@ -149,14 +149,7 @@ async function phase(
 		'400000',
 	]);
 	const taskQueue = `bench-fleet-${mode}-${process.pid}`;
-	const startWorker = () =>
-		startWorkerProcess({
-			temporalAddress: temporal.address,
-			taskQueue,
-			simUrl: sim.url,
-			appId: APP_ID,
-			secret: SECRET,
-		});
+	const startWorker = () => startSimWorker(temporal, sim, taskQueue);
 	let worker = await startWorker();
 	const killed: { stop: () => Promise<void> }[] = [];
 	let peak = await rssOf(worker.pid);

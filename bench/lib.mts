@@ -1,13 +1,19 @@
-/** Shared bench helpers: the simulator as its own process (one core of its own), stats, a results table. */
+/**
+ * Shared bench helpers: the simulator as its own process (one core of its own) and its workers, stats, a results
+ * table.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { ROOT, stopChild } from '../demo/stack.mts';
+import { ROOT, startWorkerProcess, stopChild, type TemporalDev, type WorkerProcessOptions } from '../demo/stack.mts';
 
 export { ROOT };
 
 export interface SimProcess {
 	url: string;
+	/** The app credentials the simulator accepts (its workers' too). */
+	appId: string;
+	secret: string;
 	child: ChildProcess;
 	/** POST/GET/DELETE on the control API (/__sim/...). */
 	control<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
@@ -40,6 +46,8 @@ export async function startSimProcess(appId: string, secret: string, extra: stri
 	child.stdout!.resume();
 	return {
 		url,
+		appId,
+		secret,
 		child,
 		async control<T>(method: string, path: string, body?: unknown) {
 			const r = await fetch(`${url}/__sim${path}`, {
@@ -54,6 +62,48 @@ export async function startSimProcess(appId: string, secret: string, extra: stri
 		cpuSeconds: () => cpuSeconds(child.pid as number),
 		stop: () => stopChild(child),
 	};
+}
+
+/** A worker process on `temporal` serving `taskQueue` against `sim`, with the simulator's credentials. */
+export const startSimWorker = (
+	temporal: TemporalDev,
+	sim: SimProcess,
+	taskQueue: string,
+	more: Partial<WorkerProcessOptions> = {},
+) =>
+	startWorkerProcess({
+		temporalAddress: temporal.address,
+		namespace: temporal.namespace,
+		taskQueue,
+		simUrl: sim.url,
+		appId: sim.appId,
+		secret: sim.secret,
+		...more,
+	});
+
+/** A level a runbook can target. */
+export interface Level {
+	customer_id: string;
+	site_id: string;
+	network_id: string;
+	host_id: string;
+}
+
+/** Every level of the simulator's world, site by site: the site, each network, each host; and its site count. */
+export async function levelsOf(sim: SimProcess): Promise<{ levels: Level[]; sites: number }> {
+	const state = await sim.control<{
+		sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[];
+	}>('GET', '/state');
+	const levels: Level[] = [];
+	for (const s of state.sites) {
+		levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
+		for (const n of s.networks) {
+			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
+			for (const h of n.hosts)
+				levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
+		}
+	}
+	return { levels, sites: state.sites.length };
 }
 
 /** utime + stime of a process in seconds (Linux /proc; 100 ticks per second). */
