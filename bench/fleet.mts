@@ -27,7 +27,8 @@ import { actionsOf } from './fleetActions.mts';
 
 const APP_ID = 'bench-fleet';
 const SECRET = 'bench-fleet-secret-1';
-const TEMPLATE = {
+/** The plan of every watched site (bench 7's and bench T's fleets): quiet sites, long cooldowns. */
+export const TEMPLATE = {
 	detection: { rapidMode: true, thresholds: [] },
 	blacklist: { enabled: false },
 	cooldownSeconds: 3600,
@@ -156,6 +157,13 @@ async function phase(
 	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
 	const fleetName = `bench${mode}${process.pid}`;
 	const scheduleIds: string[] = [];
+	const deleteSchedules = () =>
+		pool(scheduleIds, 16, (id) =>
+			tc.schedule
+				.getHandle(id)
+				.delete()
+				.catch(() => {}),
+		);
 	try {
 		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
 			'GET',
@@ -277,13 +285,7 @@ async function phase(
 			}),
 		);
 		// Stop watching before the histories are read (nothing more to count).
-		if (mode === 'schedules')
-			await pool(scheduleIds, 16, (id) =>
-				tc.schedule
-					.getHandle(id)
-					.delete()
-					.catch(() => {}),
-			);
+		if (mode === 'schedules') await deleteSchedules();
 		else
 			for await (const w of tc.workflow.list({
 				query: `WorkflowType = 'fleetWatch' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'`,
@@ -347,13 +349,7 @@ async function phase(
 		};
 	} finally {
 		clearInterval(sampler);
-		if (mode === 'schedules')
-			await pool(scheduleIds, 16, (id) =>
-				tc.schedule
-					.getHandle(id)
-					.delete()
-					.catch(() => {}),
-			);
+		if (mode === 'schedules') await deleteSchedules();
 		await worker.stop();
 		for (const w of killed) await w.stop().catch(() => {});
 		await sim.stop();

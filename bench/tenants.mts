@@ -32,6 +32,7 @@ import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts'
 import { connectForCode, exchangeCode, installTenant, listTenants } from '../workflows/tenant/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { ROOT, cpuSeconds, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { TEMPLATE } from './fleet.mts';
 import { gaugeByQueue, inspectorUrl, smapsOf } from './memoryDiag.mts';
 import { snapshotIsolates, summarize } from './heapSnapshot.mts';
 import { workerNodeFlags } from '../worker/src/process/build.mts';
@@ -39,13 +40,6 @@ import { workerNodeFlags } from '../worker/src/process/build.mts';
 const APP_ID = 'bench-tenants';
 const SECRET = 'bench-tenants-secret-1';
 const REDIRECT = 'https://app.example.com/installed';
-const TEMPLATE = {
-	detection: { rapidMode: true, thresholds: [] },
-	blacklist: { enabled: false },
-	cooldownSeconds: 3600,
-	pollSeconds: 5,
-	maxDurationSeconds: 7200,
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface TenantBenchOptions {
