@@ -86,7 +86,7 @@ const hs = await Promise.all(
 				pollSeconds: 1,
 				activityTimeoutSeconds: 30,
 				maxDurationSeconds: 600,
-			} as any,
+			},
 			{ workflowId: `probe-${i}-${Date.now()}` },
 		),
 	),
