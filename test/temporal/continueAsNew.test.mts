@@ -25,7 +25,7 @@ import { coordinatorIdFor, holdsQuery } from '../../workflows/coordinator/coordi
 import { WORKFLOW_TYPE, workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import {

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse, listRunbooks } from '../../workflows/attackResponse/client.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
 import type { WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { createClient } from '../../api/client.ts';

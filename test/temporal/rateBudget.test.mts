@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import type { WatcherConfig } from '../../workflows/fleet/shared.mts';
 import { freePort } from '../../demo/stack.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
 import { ROOT, env, startSim, useDevServer, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 import { startDurableCall } from '../../workflows/durableCall/client.mts';
 import type { fleetWatch } from '../../workflows/fleet/fleetWatch.mts';
