@@ -5,16 +5,15 @@
  * write. The plain script's sequence of operations is checked against the runbook's (simulator request log).
  * Measured without and with an injected API latency (the real service is not on loopback).
  */
-import { Client, Connection } from '@temporalio/client';
-import { type RunbookState } from '../api/runbook/contract.ts';
-import { abortSignal, stateQuery } from '../workflows/attackResponse/messages.mts';
+import type { Client } from '@temporalio/client';
+import { abortSignal } from '../workflows/attackResponse/messages.mts';
 import { ITEM_GROUP, ITEM_TYPE, parsePlan, type PlanInput } from '../api/runbook/plan.ts';
 import { blacklistCandidates, formatRange, parseAll } from '../workflows/pure/ranges.mts';
 import { scaleThreshold } from '../workflows/pure/thresholds.mts';
 import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
-import { sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { loadText, median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+import type { TemporalDev } from '../demo/stack.mts';
+import { loadText, median, round, startRunbookStack, timeToMitigate, type Row, type SimProcess } from './lib.mts';
 
 /** Goals (issue 42): the runbook's time to mitigate at most this many times the script's, by API latency, equal calls. */
 export const TTM_GOALS: Record<number, number> = { 20: 1.15, 100: 1.05 };
@@ -260,24 +259,7 @@ export async function timeRunbook(
 	const t0 = Date.now();
 	const workflowId = `bench-attack-${t0}-${i}`;
 	const h = await startAttackResponse(tc, taskQueue, benchPlan(ids), { workflowId });
-	let st: RunbookState | undefined;
-	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
-		await sleep(20);
-		st = await h.query(stateQuery).catch(() => undefined);
-	}
-	if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
-	// Time to mitigate = until the last mitigation write has been answered: the later of the workflow's clock
-	// after its last write and the simulator's arrival time of that write (+ the injected latency, converted
-	// to this process's clock). observedMs (client clock when the state query first shows it, 20 ms
-	// polling) is an upper bound, kept as a cross-check.
-	const observedMs = Date.now() - t0;
-	const w0 = Date.now();
-	const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
-	const offset = simNow - (w0 + Date.now()) / 2;
-	const lastWrite = (await sim.control<{ opId?: string; method: string; time: number }[]>('GET', '/requests'))
-		.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'))
-		.reduce((m, r) => Math.max(m, r.time), 0);
-	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
+	const { ms, observedMs } = await timeToMitigate(sim, h, t0, delayMs);
 	const seq = await opSeq(sim);
 	await h.signal(abortSignal, { by: 'bench', reason: 'measured' });
 	await h.result();
@@ -287,17 +269,7 @@ export async function timeRunbook(
 export async function benchAttack(temporal: TemporalDev, o: { runs?: number; delays?: number[] } = {}) {
 	const runs = o.runs ?? 3;
 	const delays = o.delays ?? [0, 20, 100];
-	const sim = await startSimProcess(APP_ID, SECRET);
-	const taskQueue = `bench-attack-${process.pid}`;
-	const worker = await startWorkerProcess({
-		temporalAddress: temporal.address,
-		taskQueue,
-		simUrl: sim.url,
-		appId: APP_ID,
-		secret: SECRET,
-	});
-	const connection = await Connection.connect({ address: temporal.address });
-	const tc = new Client({ connection, namespace: temporal.namespace });
+	const { sim, taskQueue, tc, stop } = await startRunbookStack(temporal, APP_ID, SECRET, 'attack');
 	const api = createApiClient({
 		baseUrl: sim.url,
 		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
@@ -351,9 +323,7 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 		}
 	} finally {
 		await api.close();
-		await connection.close();
-		await worker.stop();
-		await sim.stop();
+		await stop();
 	}
 	const rows: Row[] = out.map((x) => {
 		const rb = median(x.runbookMs);

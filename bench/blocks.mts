@@ -25,8 +25,8 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { addBlock, addBlocks } from '../workflows/blocks/client.mts';
 import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocks/shared.mts';
-import { rssOf, sleep, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
-import { cpuSeconds, pct, recordBench, round, startSimProcess, table, type Row } from './lib.mts';
+import { rssOf, sleep, type TemporalDev } from '../demo/stack.mts';
+import { cpuSeconds, pct, recordBench, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
 
 const APP_ID = 'bench-blocks';
 const SECRET = 'bench-blocks-secret-1';
@@ -105,13 +105,7 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const connection = await Connection.connect({ address: temporal.address });
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const taskQueue = `bench-blocks-${n}-${process.pid}-${Date.now()}`;
-	const worker = await startWorkerProcess({
-		temporalAddress: temporal.address,
-		namespace: temporal.namespace,
-		taskQueue,
-		simUrl: sim.url,
-		appId: APP_ID,
-		secret: SECRET,
+	const worker = await startSimWorker(temporal, sim, taskQueue, {
 		env: o.workerEnv,
 	});
 	// Diagnostics: BENCH_WORKER_LOG=FILE copies the worker's output there (with SECSVC_WORKER_NODE_FLAGS=… --trace-gc:

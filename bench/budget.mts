@@ -21,11 +21,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { startWorkerProcess, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import { type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
-import { ROOT, pct, round, startSimProcess, table, type Row } from './lib.mts';
+import { ROOT, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
 import { explainRefusals, type SimLogEntry } from './budgetTrace.mts';
 import { fleetStatus } from '../workflows/fleet/client.mts';
 
@@ -86,12 +86,7 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 	try {
 		for (let i = 0; i < 2; i++)
 			workers.push(
-				await startWorkerProcess({
-					temporalAddress: temporal.address,
-					taskQueue,
-					simUrl: sim.url,
-					appId: APP_ID,
-					secret: SECRET,
+				await startSimWorker(temporal, sim, taskQueue, {
 					env: { ...budgetEnv, ...(traceDir ? { SECSVC_REQUEST_TRACE: traceFiles[i] } : {}) },
 				}),
 			);

@@ -17,17 +17,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { rssOf, type TemporalDev } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { createSchedule } from '../worker/src/temporal/schedules.mts';
-import { ROOT, cpuSeconds, pct, round, startSimProcess, table, type Row } from './lib.mts';
+import { ROOT, cpuSeconds, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
 import { actionsOf } from './fleetActions.mts';
 
 const APP_ID = 'bench-fleet';
 const SECRET = 'bench-fleet-secret-1';
-const TEMPLATE = {
+/** The plan of every watched site (bench 7's and bench T's fleets): quiet sites, long cooldowns. */
+export const TEMPLATE = {
 	detection: { rapidMode: true, thresholds: [] },
 	blacklist: { enabled: false },
 	cooldownSeconds: 3600,
@@ -149,20 +150,20 @@ async function phase(
 		'400000',
 	]);
 	const taskQueue = `bench-fleet-${mode}-${process.pid}`;
-	const startWorker = () =>
-		startWorkerProcess({
-			temporalAddress: temporal.address,
-			taskQueue,
-			simUrl: sim.url,
-			appId: APP_ID,
-			secret: SECRET,
-		});
+	const startWorker = () => startSimWorker(temporal, sim, taskQueue);
 	let worker = await startWorker();
 	const killed: { stop: () => Promise<void> }[] = [];
 	let peak = await rssOf(worker.pid);
 	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
 	const fleetName = `bench${mode}${process.pid}`;
 	const scheduleIds: string[] = [];
+	const deleteSchedules = () =>
+		pool(scheduleIds, 16, (id) =>
+			tc.schedule
+				.getHandle(id)
+				.delete()
+				.catch(() => {}),
+		);
 	try {
 		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
 			'GET',
@@ -284,13 +285,7 @@ async function phase(
 			}),
 		);
 		// Stop watching before the histories are read (nothing more to count).
-		if (mode === 'schedules')
-			await pool(scheduleIds, 16, (id) =>
-				tc.schedule
-					.getHandle(id)
-					.delete()
-					.catch(() => {}),
-			);
+		if (mode === 'schedules') await deleteSchedules();
 		else
 			for await (const w of tc.workflow.list({
 				query: `WorkflowType = 'fleetWatch' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${watcherIdPrefix(fleetName)}'`,
@@ -354,13 +349,7 @@ async function phase(
 		};
 	} finally {
 		clearInterval(sampler);
-		if (mode === 'schedules')
-			await pool(scheduleIds, 16, (id) =>
-				tc.schedule
-					.getHandle(id)
-					.delete()
-					.catch(() => {}),
-			);
+		if (mode === 'schedules') await deleteSchedules();
 		await worker.stop();
 		for (const w of killed) await w.stop().catch(() => {});
 		await sim.stop();

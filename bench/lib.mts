@@ -1,13 +1,29 @@
-/** Shared bench helpers: the simulator as its own process (one core of its own), stats, a results table. */
+/**
+ * Shared bench helpers: the simulator as its own process (one core of its own), bench 3's stack and its time to
+ * mitigate, stats, a results table.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { ROOT, stopChild } from '../demo/stack.mts';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { RunbookState } from '../api/runbook/contract.ts';
+import { stateQuery } from '../workflows/attackResponse/messages.mts';
+import {
+	ROOT,
+	sleep,
+	startWorkerProcess,
+	stopChild,
+	type TemporalDev,
+	type WorkerProcessOptions,
+} from '../demo/stack.mts';
 
 export { ROOT };
 
 export interface SimProcess {
 	url: string;
+	/** The app credentials the simulator accepts (its workers' too). */
+	appId: string;
+	secret: string;
 	child: ChildProcess;
 	/** POST/GET/DELETE on the control API (/__sim/...). */
 	control<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
@@ -40,6 +56,8 @@ export async function startSimProcess(appId: string, secret: string, extra: stri
 	child.stdout!.resume();
 	return {
 		url,
+		appId,
+		secret,
 		child,
 		async control<T>(method: string, path: string, body?: unknown) {
 			const r = await fetch(`${url}/__sim${path}`, {
@@ -54,6 +72,93 @@ export async function startSimProcess(appId: string, secret: string, extra: stri
 		cpuSeconds: () => cpuSeconds(child.pid as number),
 		stop: () => stopChild(child),
 	};
+}
+
+/** A worker process on `temporal` serving `taskQueue` against `sim`, with the simulator's credentials. */
+export const startSimWorker = (
+	temporal: TemporalDev,
+	sim: SimProcess,
+	taskQueue: string,
+	more: Partial<WorkerProcessOptions> = {},
+) =>
+	startWorkerProcess({
+		temporalAddress: temporal.address,
+		namespace: temporal.namespace,
+		taskQueue,
+		simUrl: sim.url,
+		appId: sim.appId,
+		secret: sim.secret,
+		...more,
+	});
+
+/** Bench 3's stack on `temporal`: the simulator (its own process), a worker process on a queue of its own, a client. */
+export async function startRunbookStack(temporal: TemporalDev, appId: string, secret: string, name: string) {
+	const sim = await startSimProcess(appId, secret);
+	const taskQueue = `bench-${name}-${process.pid}`;
+	const worker = await startSimWorker(temporal, sim, taskQueue);
+	const connection = await Connection.connect({ address: temporal.address });
+	const tc = new Client({ connection, namespace: temporal.namespace });
+	const stop = async () => {
+		await connection.close();
+		await worker.stop();
+		await sim.stop();
+	};
+	return { sim, taskQueue, worker, tc, stop };
+}
+
+/** A request in the simulator's log (`GET /__sim/requests`). */
+export type SimRequest = { opId?: string; method: string; time: number; body?: unknown };
+
+/** The API writes in a simulator log, tokens left out. */
+export const writesOf = (log: SimRequest[]) =>
+	log.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
+
+/**
+ * A runbook's time to mitigate from `t0` (its start), once its state shows it mitigated (20 ms polling): until its
+ * last mitigation write has been answered, the later of the workflow's clock after its last write and the simulator's
+ * arrival time of that write (+ the injected latency, converted to this process's clock). observedMs (this clock when
+ * the state first shows it) is an upper bound, kept as a cross-check; `log` is the simulator's request log.
+ */
+export async function timeToMitigate(sim: SimProcess, h: WorkflowHandle, t0: number, delayMs: number) {
+	let st: RunbookState | undefined;
+	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
+		await sleep(20);
+		st = await h.query(stateQuery).catch(() => undefined);
+	}
+	if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
+	const observedMs = Date.now() - t0;
+	const w0 = Date.now();
+	const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
+	const offset = simNow - (w0 + Date.now()) / 2;
+	const log = await sim.control<SimRequest[]>('GET', '/requests');
+	const lastWrite = writesOf(log).reduce((m, r) => Math.max(m, r.time), 0);
+	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
+	return { ms, observedMs, st, log };
+}
+
+/** A level a runbook can target. */
+export interface Level {
+	customer_id: string;
+	site_id: string;
+	network_id: string;
+	host_id: string;
+}
+
+/** Every level of the simulator's world, site by site: the site, each network, each host; and its site count. */
+export async function levelsOf(sim: SimProcess): Promise<{ levels: Level[]; sites: number }> {
+	const state = await sim.control<{
+		sites: { site_id: string; customer_id: string; networks: { network_id: string; hosts: { host_id: string }[] }[] }[];
+	}>('GET', '/state');
+	const levels: Level[] = [];
+	for (const s of state.sites) {
+		levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
+		for (const n of s.networks) {
+			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
+			for (const h of n.hosts)
+				levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
+		}
+	}
+	return { levels, sites: state.sites.length };
 }
 
 /** utime + stime of a process in seconds (Linux /proc; 100 ticks per second). */

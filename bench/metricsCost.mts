@@ -8,15 +8,9 @@
 import { writeFileSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import {
-	freePort,
-	startTemporalDev,
-	startWorkerProcess,
-	type TemporalDev,
-	type WorkerProcess,
-} from '../demo/stack.mts';
+import { freePort, startTemporalDev, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import { timeRunbook } from './attack.mts';
-import { median, ROOT, round, startSimProcess, type Row } from './lib.mts';
+import { median, ROOT, round, startSimProcess, startSimWorker, type Row } from './lib.mts';
 
 const APP_ID = 'bench-attack';
 const SECRET = 'bench-attack-secret-1';
@@ -34,19 +28,8 @@ export async function benchMetricsCost(temporal: TemporalDev, o: { runs?: number
 	const tc = new Client({ connection, namespace: temporal.namespace });
 	const out: { delayMs: number; offMs: number[]; onMs: number[]; scrapedSeries: number }[] = [];
 	try {
-		workers.off.w = await startWorkerProcess({
-			temporalAddress: temporal.address,
-			taskQueue: workers.off.queue,
-			simUrl: sim.url,
-			appId: APP_ID,
-			secret: SECRET,
-		});
-		workers.on.w = await startWorkerProcess({
-			temporalAddress: temporal.address,
-			taskQueue: workers.on.queue,
-			simUrl: sim.url,
-			appId: APP_ID,
-			secret: SECRET,
+		workers.off.w = await startSimWorker(temporal, sim, workers.off.queue);
+		workers.on.w = await startSimWorker(temporal, sim, workers.on.queue, {
 			env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
 		});
 		for (const delayMs of delays) {

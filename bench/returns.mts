@@ -14,14 +14,23 @@
  *   node --import tsx bench/returns.mts [--runs 3] [--delay 20]   (or run.mts --only R)
  */
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { type AttackResponseResult, type RunbookState, workflowIdFor } from '../api/runbook/contract.ts';
-import { stateQuery } from '../workflows/attackResponse/messages.mts';
+import type { Client } from '@temporalio/client';
+import { type AttackResponseResult, workflowIdFor } from '../api/runbook/contract.ts';
 import { startAttackResponse } from '../workflows/attackResponse/client.mts';
-import { sleep, startTemporalDev, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { sleep, startTemporalDev, type TemporalDev } from '../demo/stack.mts';
 import { coordinatorIdFor } from '../workflows/coordinator/coordination.mts';
 import { benchPlan } from './attack.mts';
-import { loadText, median, round, startSimProcess, type Row, type SimProcess } from './lib.mts';
+import {
+	loadText,
+	median,
+	round,
+	startRunbookStack,
+	timeToMitigate,
+	writesOf,
+	type Row,
+	type SimProcess,
+	type SimRequest,
+} from './lib.mts';
 
 export const RETURN_GOAL = 1 / 3;
 const APP_ID = 'bench-returns';
@@ -33,29 +42,13 @@ const RETURNING = [{ ip: ip(10), weight: 3 }, { ip: ip(11), weight: 3 }, { ip: i
 const WAVE = [{ ip: ip(10), weight: 3 }, { ip: ip(30) }, { ip: ip(31) }];
 
 type Ids = { site_id: string; customer_id: string; domain_port_id: string };
-type LogEntry = { opId?: string; method: string; time: number; body?: unknown };
-
-const writesOf = (log: LogEntry[]) =>
-	log.filter((r) => r.method !== 'GET' && r.opId && !r.opId.startsWith('authorization.'));
-
 /** Start → last mitigation write answered (bench 3's measure), and what the run's result says. */
 async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids, delayMs: number) {
 	await sim.control('DELETE', '/requests');
 	const plan = { ...benchPlan(ids), holdDown: { seconds: 600 } };
 	const t0 = Date.now();
 	const h = await startAttackResponse(tc, taskQueue, plan, { workflowId: workflowIdFor(ids.site_id) });
-	let st: RunbookState | undefined;
-	for (let k = 0; k < 3000 && !st?.mitigatedAt; k++) {
-		await sleep(20);
-		st = await h.query(stateQuery).catch(() => undefined);
-	}
-	if (!st?.mitigatedAt) throw new Error('runbook did not mitigate within 60 s');
-	const w0 = Date.now();
-	const simNow = (await sim.control<{ now: number }>('GET', '/state')).now;
-	const offset = simNow - (w0 + Date.now()) / 2;
-	const log = await sim.control<LogEntry[]>('GET', '/requests');
-	const lastWrite = writesOf(log).reduce((m, r) => Math.max(m, r.time), 0);
-	const ms = Math.max(Date.parse(st.mitigatedAt) - t0, lastWrite - offset + delayMs - t0);
+	const { ms, st, log } = await timeToMitigate(sim, h, t0, delayMs);
 	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms) };
 }
 
@@ -89,7 +82,7 @@ async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: num
  * The new wave's sources, in sim ms from the wave's start: when the first threat-map read after it arrived (the first
  * poll that could see it), and when the add that blocks each source arrived.
  */
-function waveTimes(log: LogEntry[], waveStartMs: number, sources: string[]) {
+function waveTimes(log: SimRequest[], waveStartMs: number, sources: string[]) {
 	const seen = log.find((r) => r.opId === 'dashboard.eventDetail' && r.time >= waveStartMs);
 	const blocked = sources.map((s) => {
 		const add = log.find(
@@ -159,7 +152,7 @@ async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: n
 	let wave = waveTimes([], waveStartMs, []);
 	for (let k = 0; k < 100; k++) {
 		await sleep(200);
-		wave = waveTimes(await sim.control<LogEntry[]>('GET', '/requests'), waveStartMs, [ip(30), ip(31)]);
+		wave = waveTimes(await sim.control<SimRequest[]>('GET', '/requests'), waveStartMs, [ip(30), ip(31)]);
 		if (wave.blocked.every((x) => x !== undefined)) break;
 	}
 	await sim.control('POST', `/attacks/${a2.id}/stop`, {});
@@ -185,24 +178,12 @@ async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: n
 export async function benchReturns(temporal: TemporalDev, o: { runs?: number; delayMs?: number } = {}) {
 	const runs = o.runs ?? 3;
 	const delayMs = o.delayMs ?? 20;
-	const sim = await startSimProcess(APP_ID, SECRET);
-	const taskQueue = `bench-returns-${process.pid}`;
-	const worker = await startWorkerProcess({
-		temporalAddress: temporal.address,
-		taskQueue,
-		simUrl: sim.url,
-		appId: APP_ID,
-		secret: SECRET,
-	});
-	const connection = await Connection.connect({ address: temporal.address });
-	const tc = new Client({ connection, namespace: temporal.namespace });
+	const { sim, taskQueue, tc, stop } = await startRunbookStack(temporal, APP_ID, SECRET, 'returns');
 	const out: Awaited<ReturnType<typeof oneRun>>[] = [];
 	try {
 		for (let i = 0; i < runs; i++) out.push(await oneRun(sim, tc, taskQueue, delayMs, i));
 	} finally {
-		await connection.close();
-		await worker.stop();
-		await sim.stop();
+		await stop();
 	}
 	const first = median(out.map((x) => x.firstMs));
 	const ret = median(out.map((x) => x.returnMs));

@@ -20,19 +20,12 @@ import { Client, Connection } from '@temporalio/client';
 import type { AttackResponseResult } from '../api/runbook/contract.ts';
 import type { PlanInput } from '../api/runbook/plan.ts';
 import { startAttackResponse } from '../workflows/attackResponse/client.mts';
-import { rssOf, startWorkerProcess, type TemporalDev } from '../demo/stack.mts';
+import { rssOf, type TemporalDev } from '../demo/stack.mts';
 import { workerNodeFlags } from '../worker/src/process/build.mts';
-import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';
+import { ROOT, cpuSeconds, round, levelsOf, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
 
 const APP_ID = 'bench-runbooks';
 const SECRET = 'bench-runbooks-secret-1';
-
-interface Level {
-	customer_id: string;
-	site_id: string;
-	network_id: string;
-	host_id: string;
-}
 
 const RESULT_WAITERS = 200;
 
@@ -90,32 +83,12 @@ export async function benchRunbooks(
 		runbooksFindingSettingsHeld: number;
 	}[] = [];
 	try {
-		const state = await sim.control<{
-			sites: {
-				site_id: string;
-				customer_id: string;
-				networks: { network_id: string; hosts: { host_id: string }[] }[];
-			}[];
-		}>('GET', '/state');
-		const levels: Level[] = [];
-		for (const s of state.sites) {
-			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
-			for (const n of s.networks) {
-				levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
-				for (const h of n.hosts)
-					levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
-			}
-		}
+		const { levels } = await levelsOf(sim);
 		for (const n of sizes) {
 			const taskQueue = `bench-rb-${workers}w-${n}-${process.pid}`;
 			const procs = await Promise.all(
 				Array.from({ length: workers }, () =>
-					startWorkerProcess({
-						temporalAddress: temporal.address,
-						taskQueue,
-						simUrl: sim.url,
-						appId: APP_ID,
-						secret: SECRET,
+					startSimWorker(temporal, sim, taskQueue, {
 						env: o.workerEnv,
 						nodeArgs: o.workerNodeArgs,
 					}),

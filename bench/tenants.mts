@@ -24,21 +24,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import {
-	freePort,
-	rssOf,
-	startTemporalDev,
-	startWorkerProcess,
-	type TemporalDev,
-	type WorkerProcess,
-} from '../demo/stack.mts';
+import { freePort, rssOf, startTemporalDev, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import type { FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts';
 import { connectForCode, exchangeCode, installTenant, listTenants } from '../workflows/tenant/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
-import { ROOT, cpuSeconds, round, startSimProcess, table, type Row } from './lib.mts';
+import { ROOT, cpuSeconds, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { TEMPLATE } from './fleet.mts';
 import { gaugeByQueue, inspectorUrl, smapsOf } from './memoryDiag.mts';
 import { snapshotIsolates, summarize } from './heapSnapshot.mts';
 import { workerNodeFlags } from '../worker/src/process/build.mts';
@@ -46,13 +40,6 @@ import { workerNodeFlags } from '../worker/src/process/build.mts';
 const APP_ID = 'bench-tenants';
 const SECRET = 'bench-tenants-secret-1';
 const REDIRECT = 'https://app.example.com/installed';
-const TEMPLATE = {
-	detection: { rapidMode: true, thresholds: [] },
-	blacklist: { enabled: false },
-	cooldownSeconds: 3600,
-	pollSeconds: 5,
-	maxDurationSeconds: 7200,
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface TenantBenchOptions {
@@ -131,12 +118,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 	try {
 		for (let i = 0; i < 2; i++)
 			workers.push(
-				await startWorkerProcess({
-					temporalAddress: temporal.address,
-					taskQueue,
-					simUrl: sim.url,
-					appId: APP_ID,
-					secret: SECRET,
+				await startSimWorker(temporal, sim, taskQueue, {
 					env: {
 						SECSVC_TENANTS: '1',
 						SECSVC_PAYLOAD_KEYS: keys,

@@ -8,11 +8,10 @@
  */
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
-import { Client, Connection } from '@temporalio/client';
 import type { temporal as T } from '@temporalio/proto';
-import { startTemporalDev, startWorkerProcess } from '../demo/stack.mts';
+import { startTemporalDev } from '../demo/stack.mts';
 import { timeRunbook } from './attack.mts';
-import { median, startSimProcess } from './lib.mts';
+import { median, startRunbookStack } from './lib.mts';
 
 type Event = T.api.history.v1.IHistoryEvent;
 interface Mark {
@@ -82,17 +81,7 @@ for (const [k, v] of Object.entries(proto.api.enums.v1.EventType))
 			.join('');
 
 const temporal = await startTemporalDev();
-const sim = await startSimProcess(APP_ID, SECRET);
-const taskQueue = `bench-steps-${process.pid}`;
-const worker = await startWorkerProcess({
-	temporalAddress: temporal.address,
-	taskQueue,
-	simUrl: sim.url,
-	appId: APP_ID,
-	secret: SECRET,
-});
-const connection = await Connection.connect({ address: temporal.address });
-const tc = new Client({ connection, namespace: temporal.namespace });
+const { sim, taskQueue, tc, stop } = await startRunbookStack(temporal, APP_ID, SECRET, 'steps');
 try {
 	for (const delayMs of String(values.delays).split(',').map(Number)) {
 		const steps: Record<string, number[]> = {};
@@ -129,9 +118,7 @@ try {
 			process.stdout.write(`${median(v).toFixed(1).padStart(7)} ms  ${k}\n`);
 	}
 } finally {
-	await connection.close();
-	await worker.stop();
-	await sim.stop();
+	await stop();
 	await temporal.stop();
 }
 

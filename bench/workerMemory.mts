@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { rssOf, startTemporalDev, stopChild } from '../demo/stack.mts';
 import { DEFAULT_WORKER_NODE_FLAGS, workerCommand } from '../worker/src/process/build.mts';
-import { startSimProcess } from './lib.mts';
+import { levelsOf, startSimProcess } from './lib.mts';
 import { snapshotIsolates } from './heapSnapshot.mts';
 import { smapsOf } from './memoryDiag.mts';
 const N = Number(process.env.N ?? 1000);
@@ -70,16 +70,7 @@ const t = setInterval(async () => {
 	samples.push(Math.round(r / 2 ** 20));
 }, 250);
 const idle = await rssOf(child.pid!);
-const state = await sim.control<any>('GET', '/state');
-const levels: any[] = [];
-for (const s of state.sites) {
-	levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: '0', host_id: '0' });
-	for (const n of s.networks) {
-		levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: '0' });
-		for (const h of n.hosts)
-			levels.push({ customer_id: s.customer_id, site_id: s.site_id, network_id: n.network_id, host_id: h.host_id });
-	}
-}
+const { levels, sites } = await levelsOf(sim);
 const t0 = Date.now();
 const hs = await Promise.all(
 	Array.from({ length: N }, (_, i) =>
@@ -95,7 +86,7 @@ const hs = await Promise.all(
 				pollSeconds: 1,
 				activityTimeoutSeconds: 30,
 				maxDurationSeconds: 600,
-			} as any,
+			},
 			{ workflowId: `probe-${i}-${Date.now()}` },
 		),
 	),
@@ -127,7 +118,7 @@ console.log(
 		flags,
 		extra: process.env.EXTRA,
 		levels: levels.length,
-		sites: state.sites.length,
+		sites,
 		seconds: (Date.now() - t0) / 1000,
 		idleMB: Math.round(idle / 2 ** 20),
 		peakMB: Math.round(peak / 2 ** 20),

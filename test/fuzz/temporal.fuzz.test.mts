@@ -3,14 +3,13 @@
 // way SDK and HTTP API callers do. Properties: a clear error naming the field within 2 s, nothing sent to the
 // simulator, no workflow or schedule created by a rejected command, every invalid plan ends in a failed run within
 // seconds (never RUNNING), failing schedules are visible (`schedule list` exits 3), the root cause is printed.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createEnv, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
+import { env, useDevServer, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { run } from '../../worker/src/commands/cli.mts';
@@ -32,7 +31,6 @@ import {
 } from './hostile.mts';
 
 const tally = new Tally('temporal');
-let env: TestWorkflowEnvironment;
 let sim: RunningSimulator;
 let worker: RunningWorker;
 const queue = uniqueQueue('fuzz');
@@ -40,28 +38,29 @@ const dir = mkdtempSync(join(tmpdir(), 'secsvc-fuzz-'));
 let fileN = 0;
 const saved: Record<string, string | undefined> = {};
 
-before(async () => {
-	env = await createEnv();
-	sim = await startSim(11);
-	worker = await startInProcessWorker(env, sim.url, queue);
-	for (const [k, v] of Object.entries({
-		TEMPORAL_ADDRESS: env.address,
-		TEMPORAL_NAMESPACE: 'default',
-		TEMPORAL_TASK_QUEUE: queue,
-		SECSVC_CONFIG: '',
-	})) {
-		saved[k] = process.env[k];
-		process.env[k] = v;
-	}
-});
-after(async () => {
-	tally.report();
-	for (const [k, v] of Object.entries(saved))
-		if (v === undefined) delete process.env[k];
-		else process.env[k] = v;
-	await worker?.shutdown();
-	await sim?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		sim = await startSim(11);
+		worker = await startInProcessWorker(env, sim.url, queue);
+		for (const [k, v] of Object.entries({
+			TEMPORAL_ADDRESS: env.address,
+			TEMPORAL_NAMESPACE: 'default',
+			TEMPORAL_TASK_QUEUE: queue,
+			SECSVC_CONFIG: '',
+		})) {
+			saved[k] = process.env[k];
+			process.env[k] = v;
+		}
+	},
+	stop: async () => {
+		tally.report();
+		for (const [k, v] of Object.entries(saved))
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		await worker?.shutdown();
+		await sim?.close();
+	},
 });
 
 async function cli(argv: string[]) {

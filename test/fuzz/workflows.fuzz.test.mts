@@ -5,13 +5,13 @@
 // is refused and changes nothing, each bad signal changes nothing, no history holds a WorkflowTaskFailed event (no
 // task retries), the worker's process stays up with a bounded RSS, and a normal runbook completes alongside. Plus the
 // issues' named cases (10 KB site, drift "..", a threshold raised to 999999999999G).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import {
-	createEnv,
+	env,
+	useDevServer,
 	plan,
 	startInProcessWorker,
 	startSim,
@@ -45,7 +45,6 @@ import { parsePlan } from '../../api/runbook/plan.ts';
 import { checkDesiredState } from '../../api/runbook/desired.ts';
 import { checkBlockRequest, checkChangeRequest } from '../../api/blockRules.ts';
 
-let env: TestWorkflowEnvironment;
 let sim: RunningSimulator;
 let worker: RunningWorker;
 const queue = uniqueQueue('wffuzz');
@@ -53,18 +52,19 @@ let ids: Ids;
 const rss: number[] = [];
 const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 250);
 
-before(async () => {
-	env = await createEnv();
-	sim = await startSim(29);
-	ids = sim.sim.firstIds();
-	worker = await startInProcessWorker(env, sim.url, queue);
-	rss.push(process.memoryUsage().rss);
-});
-after(async () => {
-	clearInterval(sampler);
-	await worker?.shutdown();
-	await sim?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		sim = await startSim(29);
+		ids = sim.sim.firstIds();
+		worker = await startInProcessWorker(env, sim.url, queue);
+		rss.push(process.memoryUsage().rss);
+	},
+	stop: async () => {
+		clearInterval(sampler);
+		await worker?.shutdown();
+		await sim?.close();
+	},
 });
 
 const FIVE_MB = 'z'.repeat(5 << 20);

@@ -5,41 +5,18 @@
  * after every attempt's timeout (the old count said ~17 s less here, 43 s for a 66 s freeze in the issue).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import {
-	ATTACK_SOURCES,
-	createEnv,
-	liveSettings,
-	operatorClient,
-	plan,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	waitFor,
-} from './helpers.mts';
+import { ATTACK_SOURCES, env, liveSettings, plan, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
 const FREEZE_S = 40;
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 test(`a ${FREEZE_S} s freeze during the wait is reported as about ${FREEZE_S} s blind; the mitigation stays and reverts exactly`, async () => {
-	const s = await startSim();
-	const ids = s.sim.firstIds();
-	const queue = uniqueQueue('freeze');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
+	const { s, ids, queue, op, close } = await siteWorld(7, 'freeze');
 	try {
 		const before = await liveSettings(op, ids);
 		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
@@ -96,17 +73,12 @@ test(`a ${FREEZE_S} s freeze during the wait is reported as about ${FREEZE_S} s 
 		assert.deepEqual(await liveSettings(op, ids), before, 'reverted exactly');
 		assert.notDeepEqual(during, before, 'the runbook had mitigated');
 	} finally {
-		await worker.shutdown();
-		await op.close();
-		await s.close();
+		await close();
 	}
 });
 
 test('a new-wave check that gets no answer makes the runbook blind from its start, as a poll does', async () => {
-	const s = await startSim();
-	const ids = s.sim.firstIds();
-	const queue = uniqueQueue('wave-blind');
-	const worker = await startInProcessWorker(env, s.url, queue);
+	const { s, ids, queue, close } = await siteWorld(7, 'wave-blind');
 	try {
 		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
 		const h = await startAttackResponse(
@@ -127,7 +99,6 @@ test('a new-wave check that gets no answer makes the runbook blind from its star
 		assert.ok(whats.slice(noAnswer).some((w) => w.startsWith('sight regained')));
 		assert.equal(r.outcome, 'reverted');
 	} finally {
-		await worker.shutdown();
-		await s.close();
+		await close();
 	}
 });

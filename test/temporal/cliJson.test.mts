@@ -8,15 +8,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { checkCliJson, documentedOutputs } from '../helpers/cliJson.mts';
 import { randomBytes } from 'node:crypto';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	useDevServer,
 	killChild,
 	SECRET,
 	spawnWorker,
@@ -30,24 +30,24 @@ import {
 	type Ids,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
 let sim: Awaited<ReturnType<typeof startSim>>;
 let worker: RunningWorker;
 let dir: string;
 const queue = uniqueQueue('cli-json');
 const checked = new Map<string, number>();
 
-before(async () => {
-	env = await createEnv();
-	sim = await startSim(43);
-	worker = await startInProcessWorker(env, sim.url, queue);
-	dir = mkdtempSync(join(tmpdir(), 'secsvc-cli-json-'));
-});
-after(async () => {
-	await worker?.shutdown();
-	await sim?.close();
-	await env?.teardown();
-	if (dir) rmSync(dir, { recursive: true, force: true });
+useDevServer({
+	bundle: false,
+	start: async () => {
+		sim = await startSim(43);
+		worker = await startInProcessWorker(env, sim.url, queue);
+		dir = mkdtempSync(join(tmpdir(), 'secsvc-cli-json-'));
+	},
+	stop: async () => {
+		await worker?.shutdown();
+		await sim?.close();
+		if (dir) rmSync(dir, { recursive: true, force: true });
+	},
 });
 
 /** Runs `secsvc ARGS`, parses what it printed as JSON documents and checks each against the output `key`. */

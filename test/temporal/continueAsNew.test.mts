@@ -16,17 +16,16 @@
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { startWorkerProcess, freePort, type WorkerProcess } from '../../demo/stack.mts';
+import { startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { coordinatorIdFor, holdsQuery } from '../../workflows/coordinator/coordination.mts';
 import { WORKFLOW_TYPE, workflowIdFor, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import {
@@ -42,8 +41,8 @@ import {
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
 	liveSettings,
+	metricsWorker,
 	operatorClient,
 	plan,
 	ROOT,
@@ -51,7 +50,9 @@ import {
 	siteIds,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
+	env,
 	type Ids,
 } from './helpers.mts';
 import { startDurableCall } from '../../workflows/durableCall/client.mts';
@@ -60,7 +61,6 @@ import type { attackResponse } from '../../workflows/attackResponse/attackRespon
 /** The smallest threshold the plan allows: a run continues after a handful of polls. */
 const TINY = { continueAsNewAfterEvents: 60 };
 
-let env: TestWorkflowEnvironment;
 let sim: RunningSimulator;
 let worker: WorkerProcess;
 let queue: string;
@@ -69,28 +69,20 @@ let sites: Ids[];
 const workers: WorkerProcess[] = [];
 let oldRoot: string | undefined;
 
-before(async () => {
-	env = await createEnv();
-	sim = await startSim(15);
-	sites = siteIds(sim.sim, 4);
-	queue = uniqueQueue('can');
-	const port = await freePort();
-	metricsUrl = `http://127.0.0.1:${port}/metrics`;
-	worker = await startWorkerProcess({
-		temporalAddress: env.address,
-		taskQueue: queue,
-		simUrl: sim.url,
-		appId: APP_ID,
-		secret: SECRET,
-		env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
-	});
-});
-after(async () => {
-	for (const w of workers) await w.stop().catch(() => {});
-	if (oldRoot) rmSync(oldRoot, { recursive: true, force: true });
-	await worker?.stop();
-	await sim?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		sim = await startSim(15);
+		sites = siteIds(sim.sim, 4);
+		queue = uniqueQueue('can');
+		({ worker, metricsUrl } = await metricsWorker(sim.url, queue));
+	},
+	stop: async () => {
+		for (const w of workers) await w.stop().catch(() => {});
+		if (oldRoot) rmSync(oldRoot, { recursive: true, force: true });
+		await worker?.stop();
+		await sim?.close();
+	},
 });
 
 type Row = ReturnType<typeof parsePrometheus>[number];

@@ -16,24 +16,21 @@ import { workflowIdFor, type AttackResponseResult } from '../../api/runbook/cont
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { claim, holds, release } from '../../workflows/coordinator/client.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { startSimulator } from '../../simulator/index.mts';
 import {
-	APP_ID,
 	ATTACK_SOURCES,
 	env,
 	type Ids,
 	liveSettings,
 	plan,
-	SECRET,
 	siteWorld,
 	spawnWorker,
+	startFilterCreates,
 	startSim,
 	uniqueQueue,
 	useDevServer,
 	waitFor,
 } from './helpers.mts';
 import { startDriftAudit } from '../../workflows/drift/client.mts';
-import { startDurableCall } from '../../workflows/durableCall/client.mts';
 
 useDevServer();
 
@@ -340,7 +337,7 @@ test('never disarm on doubt: a 20-poll API outage during the wait keeps the miti
 });
 
 test('HTTP-filter create/edit of one domain-port never overlap across three worker processes', async () => {
-	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 11, httpFilterProcessingMs: 150 });
+	const s = await startSim(11, { httpFilterProcessingMs: 150 });
 	const ids = s.sim.firstIds();
 	const queue = uniqueQueue('filters');
 	const workers: ChildProcess[] = [
@@ -350,26 +347,7 @@ test('HTTP-filter create/edit of one domain-port never overlap across three work
 	];
 	try {
 		const n = 9;
-		const handles = await Promise.all(
-			Array.from({ length: n }, (_, i) =>
-				startDurableCall(
-					env.client,
-					queue,
-					{
-						op: 'applicationProtection.httpFilter.create',
-						params: {
-							site_id: ids.site_id,
-							domain_port_id: ids.domain_port_id,
-							action: 'BLOCK_HTTP',
-							host: `h${i}.example.com`,
-							uri: `/p${i}`,
-							p_name: `rule-${i}`,
-						},
-					},
-					`filter-${process.pid}-${i}-${Date.now()}`,
-				),
-			),
-		);
+		const handles = await startFilterCreates(queue, ids, n, 'rule');
 		await Promise.all(handles.map((h) => h.result()));
 		const creates = s.sim.requests({ op: 'applicationProtection.httpFilter.create' });
 		assert.equal(creates.length, n, 'one request per create (none refused and retried)');

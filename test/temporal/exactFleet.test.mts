@@ -7,39 +7,29 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { test } from 'node:test';
+import type { RunningSimulator } from '../../simulator/index.mts';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { runFleet } from '../../workflows/fleet/command.mts';
 import { decide } from '../../workflows/attackResponse/client.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
-import { APP_ID, SECRET, createEnv, operatorClient, startInProcessWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { env, startSim, useDevServer, operatorClient, startInProcessWorker, uniqueQueue, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
 let s: RunningSimulator;
 let worker: RunningWorker;
 const queue = uniqueQueue('exact-fleet');
 const dir = mkdtempSync(join(tmpdir(), 'secsvc-exact-fleet-'));
 
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-	s = await startSimulator({
-		port: 0,
-		appId: APP_ID,
-		secret: SECRET,
-		seed: 43,
-		fleet: { customers: 1, sitesPerCustomer: 2 },
-	});
-	worker = await startInProcessWorker(env, s.url, queue);
-});
-after(async () => {
-	await worker?.shutdown();
-	await s?.close();
-	await env?.teardown();
+useDevServer({
+	start: async () => {
+		s = await startSim(43, { fleet: { customers: 1, sitesPerCustomer: 2 } });
+		worker = await startInProcessWorker(env, s.url, queue);
+	},
+	stop: async () => {
+		await worker?.shutdown();
+		await s?.close();
+	},
 });
 
 const fleet = async (...args: string[]) => {

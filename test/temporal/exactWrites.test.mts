@@ -9,29 +9,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requirePollers } from '../../worker/src/temporal/pollers.mts';
-import {
-	env,
-	type Ids,
-	operatorClient,
-	runCli,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	useDevServer,
-	waitFor,
-} from './helpers.mts';
+import { env, runCli, siteWorld, startSim, useDevServer, waitFor } from './helpers.mts';
 import { startDriftAudit } from '../../workflows/drift/client.mts';
 
 useDevServer();
 
 async function setup(seed: number) {
-	const s = await startSim(seed);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('exact-writes');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
-	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	return { s, ids, queue, op, dp, close: async () => (await worker.shutdown(), await op.close(), await s.close()) };
+	const w = await siteWorld(seed, 'exact-writes');
+	return { ...w, dp: { site_id: w.ids.site_id, domain_port_id: w.ids.domain_port_id } };
 }
 type Sim = Awaited<ReturnType<typeof startSim>>;
 const lastSeq = (s: Sim) => s.sim.requests().at(-1)?.seq ?? 0;

@@ -8,16 +8,15 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { before, test } from 'node:test';
-import { startSimulator } from '../../simulator/index.mts';
 import { workerCommand } from '../../worker/src/process/build.mts';
-import { APP_ID, env, killChild, SECRET, spawnWorker, uniqueQueue, useDevServer, waitFor } from './helpers.mts';
+import { env, killChild, spawnWorker, startSim, uniqueQueue, useDevServer, waitFor } from './helpers.mts';
 import { startDurableCall } from '../../workflows/durableCall/client.mts';
 
 useDevServer({ bundle: false });
 before(() => void workerCommand()); // compiled worker built once, before the clock matters
 
 test('a worker SIGKILLed mid-edit: the edit is done within 30 s of the restart, the next filter write is not held', async () => {
-	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 43, httpFilterProcessingMs: 4000 });
+	const s = await startSim(43, { httpFilterProcessingMs: 4000 });
 	const ids = s.sim.firstIds();
 	const queue = uniqueQueue('filter-edit-kill');
 	// answers within 10 s (the helpers' 4 s would time out on the service's 4 s hold)

@@ -6,53 +6,38 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator } from '../../simulator/index.mts';
+import { before, test } from 'node:test';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { holds } from '../../workflows/coordinator/client.mts';
-import { APP_ID, createEnv, killChild, SECRET, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	APP_ID,
+	env,
+	startSim,
+	useDevServer,
+	killChild,
+	SECRET,
+	spawnWorker,
+	startFilterCreates,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 const N = 24;
 const KILL_ROUNDS = 2;
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
+useDevServer({ bundle: false });
+before(() => {
 	workerCommand(); // compiled worker built once, before the clock matters
-});
-after(async () => {
-	await env?.teardown();
 });
 
 test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-create ${KILL_ROUNDS}×: exactly ${N} policies`, async () => {
-	const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 13, httpFilterProcessingMs: 1200 });
+	const s = await startSim(13, { httpFilterProcessingMs: 1200 });
 	const ids = s.sim.firstIds();
 	const queue = uniqueQueue('filter-storm');
 	const spawn3 = () => [spawnWorker(env, s.url, queue), spawnWorker(env, s.url, queue), spawnWorker(env, s.url, queue)];
 	let workers: ChildProcess[] = spawn3();
 	try {
-		const handles = await Promise.all(
-			Array.from({ length: N }, (_, i) =>
-				env.client.workflow.start('durableCall', {
-					taskQueue: queue,
-					workflowId: `storm-filter-${process.pid}-${i}-${Date.now()}`,
-					args: [
-						{
-							op: 'applicationProtection.httpFilter.create',
-							params: {
-								site_id: ids.site_id,
-								domain_port_id: ids.domain_port_id,
-								action: 'BLOCK_HTTP',
-								host: `h${i}.example.com`,
-								uri: `/p${i}`,
-								p_name: `storm-${i}`,
-							},
-						},
-					],
-				}),
-			),
-		);
+		const handles = await startFilterCreates(queue, ids, N, 'storm');
 		const busy = () => s.sim.filterBusy.size > 0;
 		const creates = () => s.sim.requests({ op: 'applicationProtection.httpFilter.create' }).length;
 		for (let k = 0; k < KILL_ROUNDS; k++) {
@@ -104,7 +89,7 @@ test(`${N} HTTP-filter creates through durable calls, workers SIGKILLed mid-crea
 });
 
 async function listFilters(
-	s: Awaited<ReturnType<typeof startSimulator>>,
+	s: Awaited<ReturnType<typeof startSim>>,
 	ids: { site_id: string; domain_port_id: string },
 ): Promise<{ p_name: string }[]> {
 	const tok = await fetch(`${s.url}/oauth/credit/token`, {

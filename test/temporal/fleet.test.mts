@@ -10,21 +10,19 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import proto from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import type { RunningSimulator } from '../../simulator/index.mts';
 import { configQuery, statusQuery, watcherId, type WatcherStatus } from '../../workflows/fleet/shared.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
 import { runFleet } from '../../workflows/fleet/command.mts';
 import { parseFleet } from '../../workflows/fleet/clientConfig.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { APP_ID, SECRET, checksBySite as checks, createEnv, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { checksBySite as checks, env, startSim, useDevServer, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 
 const INTERVAL = 2;
 const FLEET = 'tfleet';
-let env: TestWorkflowEnvironment;
 let s: RunningSimulator;
 let queue: string;
 let child: ChildProcess;
@@ -112,22 +110,17 @@ const runbooksOf = async (siteId: string) => {
 
 const checksBySite = (since = 0) => checks(s.sim, since);
 
-before(async () => {
-	env = await createEnv();
-	s = await startSimulator({
-		port: 0,
-		appId: APP_ID,
-		secret: SECRET,
-		seed: 12,
-		fleet: { customers: 3, sitesPerCustomer: 4 },
-	});
-	queue = uniqueQueue('fleet');
-	child = spawnWorker(env, s.url, queue);
-});
-after(async () => {
-	if (child) await kill(child);
-	await s?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		s = await startSim(12, { fleet: { customers: 3, sitesPerCustomer: 4 } });
+		queue = uniqueQueue('fleet');
+		child = spawnWorker(env, s.url, queue);
+	},
+	stop: async () => {
+		if (child) await kill(child);
+		await s?.close();
+	},
 });
 
 test('fleet apply: adds, is idempotent, changes, removes; a bad file changes nothing; status output', async () => {

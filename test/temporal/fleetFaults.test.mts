@@ -13,16 +13,15 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { test } from 'node:test';
+import type { RunningSimulator } from '../../simulator/index.mts';
 import { statusQuery, watcherId } from '../../workflows/fleet/shared.mts';
 import { runFleet } from '../../workflows/fleet/command.mts';
 import {
-	APP_ID,
-	SECRET,
 	checksBySite as checks,
-	createEnv,
+	env,
+	startSim,
+	useDevServer,
 	killChild,
 	spawnWorker,
 	uniqueQueue,
@@ -32,80 +31,74 @@ import {
 const INTERVAL_MS = 4000;
 const FLEET = 'ffault';
 const SITES = 30;
-let env: TestWorkflowEnvironment;
 let s: RunningSimulator;
 let queue: string;
 let child: ChildProcess;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-before(async () => {
-	env = await createEnv();
-	s = await startSimulator({
-		port: 0,
-		appId: APP_ID,
-		secret: SECRET,
-		seed: 31,
-		fleet: { customers: 3, sitesPerCustomer: 10 },
-	});
-	queue = uniqueQueue('fleet-faults');
-	child = spawnWorker(env, s.url, queue);
-	const f = join(mkdtempSync(join(tmpdir(), 'secsvc-fleet-faults-')), 'fleet.json');
-	const sites = Array.from({ length: SITES }, (_, i) => ({
-		customer_id: String(110001 + Math.floor(i / 10)),
-		site_id: String(210001 + i),
-		domain_ports: [String(310001 + i)],
-	}));
-	const template = {
-		detection: { rapidMode: true, thresholds: [] },
-		blacklist: { enabled: false },
-		cooldownSeconds: 600,
-		pollSeconds: 2,
-		maxDurationSeconds: 600,
-	};
-	writeFileSync(
-		f,
-		JSON.stringify({
-			fleet: FLEET,
-			intervalSeconds: INTERVAL_MS / 1000,
-			sitesPerWatcher: 15,
-			batchSize: 5,
-			concurrency: 4,
-			ticksPerRun: 5,
-			template,
-			sites,
-		}),
-	);
-	assert.equal(
-		await runFleet(
-			['apply', f],
-			{},
-			async () => env.client,
-			queue,
-			() => {},
-		),
-		0,
-	);
-	await waitFor(
-		'every site checked',
-		async () => {
-			const st = await Promise.all(
-				[0, 1].map((i) =>
-					env.client.workflow
-						.getHandle(watcherId(FLEET, i))
-						.query(statusQuery)
-						.catch(() => undefined),
-				),
-			);
-			return st.every((w) => w && w.sites.every((x) => x.state === 'quiet'));
-		},
-		60_000,
-		300,
-	);
-});
-after(async () => {
-	if (child) await killChild(child);
-	await s?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		s = await startSim(31, { fleet: { customers: 3, sitesPerCustomer: 10 } });
+		queue = uniqueQueue('fleet-faults');
+		child = spawnWorker(env, s.url, queue);
+		const f = join(mkdtempSync(join(tmpdir(), 'secsvc-fleet-faults-')), 'fleet.json');
+		const sites = Array.from({ length: SITES }, (_, i) => ({
+			customer_id: String(110001 + Math.floor(i / 10)),
+			site_id: String(210001 + i),
+			domain_ports: [String(310001 + i)],
+		}));
+		const template = {
+			detection: { rapidMode: true, thresholds: [] },
+			blacklist: { enabled: false },
+			cooldownSeconds: 600,
+			pollSeconds: 2,
+			maxDurationSeconds: 600,
+		};
+		writeFileSync(
+			f,
+			JSON.stringify({
+				fleet: FLEET,
+				intervalSeconds: INTERVAL_MS / 1000,
+				sitesPerWatcher: 15,
+				batchSize: 5,
+				concurrency: 4,
+				ticksPerRun: 5,
+				template,
+				sites,
+			}),
+		);
+		assert.equal(
+			await runFleet(
+				['apply', f],
+				{},
+				async () => env.client,
+				queue,
+				() => {},
+			),
+			0,
+		);
+		await waitFor(
+			'every site checked',
+			async () => {
+				const st = await Promise.all(
+					[0, 1].map((i) =>
+						env.client.workflow
+							.getHandle(watcherId(FLEET, i))
+							.query(statusQuery)
+							.catch(() => undefined),
+					),
+				);
+				return st.every((w) => w && w.sites.every((x) => x.state === 'quiet'));
+			},
+			60_000,
+			300,
+		);
+	},
+	stop: async () => {
+		if (child) await killChild(child);
+		await s?.close();
+	},
 });
 
 const checksBySite = (since: number) => checks(s.sim, since);

@@ -3,12 +3,11 @@
  * existing path), the simulator on an ephemeral port, and workers (in-process or as a child process).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { startSimulator, type RunningSimulator, type SimOptions } from '../../simulator/index.mts';
 import { createClient, type Client } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
@@ -18,8 +17,9 @@ import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
+import { startDurableCall } from '../../workflows/durableCall/client.mts';
 import { run as cli } from '../../worker/src/commands/cli.mts';
-import { announceStarted, captureOutput } from '../../demo/stack.mts';
+import { announceStarted, captureOutput, freePort, startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import '../helpers/started.mts'; // a failing test prints what its file started
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,16 +58,30 @@ export let env: TestWorkflowEnvironment;
 
 /**
  * The set-up of a test file on the real dev server: started before its tests (`extraArgs` for `temporal server
- * start-dev`; the workflow bundle built first unless `bundle: false`, for files whose workers build their own), torn
- * down after them. The file reads it as `env`.
+ * start-dev`, or a function that finds them; the workflow bundle built first unless `bundle: false`, for files whose
+ * workers build their own), then `start` (what the file starts on it), in one hook: node --test runs a file's root
+ * `before` hooks without waiting for each other. After the tests, `stop` stops what the file started, then the server
+ * goes. The file reads it as `env`.
  */
-export function useDevServer(o: { bundle?: boolean; extraArgs?: string[] } = {}): void {
+export function useDevServer(
+	o: {
+		bundle?: boolean;
+		extraArgs?: string[] | (() => Promise<string[]>);
+		start?: () => Promise<unknown>;
+		stop?: () => Promise<unknown>;
+	} = {},
+): void {
 	before(async () => {
-		env = await createEnv(o.extraArgs);
+		env = await createEnv(typeof o.extraArgs === 'function' ? await o.extraArgs() : o.extraArgs);
 		if (o.bundle !== false) await workflowBundle();
+		await o.start?.();
 	});
 	after(async () => {
-		await env?.teardown();
+		try {
+			await o.stop?.();
+		} finally {
+			await env?.teardown();
+		}
 	});
 }
 
@@ -86,12 +100,54 @@ export async function siteWorld(seed: number, name: string) {
 	return { s, ids, queue, worker, op, close };
 }
 
+/** A worker process on the file's dev server that serves Prometheus metrics (on a free port, read at `metricsUrl`). */
+export async function metricsWorker(
+	simUrl: string,
+	taskQueue: string,
+): Promise<{ worker: WorkerProcess; metricsUrl: string }> {
+	const port = await freePort();
+	const worker = await startWorkerProcess({
+		temporalAddress: env.address,
+		taskQueue,
+		simUrl,
+		appId: APP_ID,
+		secret: SECRET,
+		env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
+	});
+	return { worker, metricsUrl: `http://127.0.0.1:${port}/metrics` };
+}
+
+/** `n` HTTP-filter creates on the site's domain-port, started as durable calls; the policies are `<name>-<i>`. */
+export function startFilterCreates(queue: string, ids: Ids, n: number, name: string) {
+	return Promise.all(
+		Array.from({ length: n }, (_, i) =>
+			startDurableCall(
+				env.client,
+				queue,
+				{
+					op: 'applicationProtection.httpFilter.create',
+					params: {
+						site_id: ids.site_id,
+						domain_port_id: ids.domain_port_id,
+						action: 'BLOCK_HTTP',
+						host: `h${i}.example.com`,
+						uri: `/p${i}`,
+						p_name: `${name}-${i}`,
+					},
+				},
+				`${name}-filter-${process.pid}-${i}-${Date.now()}`,
+			),
+		),
+	);
+}
+
 /** A blacklist as read by `liveSettings`, as sorted `start-end` ranges. */
 export const listedRanges = (live: { blacklist: unknown }) =>
 	(live.blacklist as { start_ip: string; end_ip: string }[]).map((e) => `${e.start_ip}-${e.end_ip}`).sort();
 
-export function startSim(seed = 7): Promise<RunningSimulator> {
-	return startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed });
+/** A simulator on an ephemeral port with the tests' app credentials; `more` for other options (a fleet, faults). */
+export function startSim(seed = 7, more: Partial<SimOptions> = {}): Promise<RunningSimulator> {
+	return startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed, ...more });
 }
 
 /**
@@ -295,17 +351,6 @@ export function killChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL
 		if (child.exitCode !== null || child.signalCode !== null) return resolve();
 		child.once('exit', () => resolve());
 		child.kill(signal);
-	});
-}
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = createServer();
-		srv.once('error', reject);
-		srv.listen(0, '127.0.0.1', () => {
-			const port = (srv.address() as { port: number }).port;
-			srv.close(() => resolve(port));
-		});
 	});
 }
 

@@ -10,19 +10,27 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { dataConverterFor, parseKeys } from '../../worker/src/temporal/codec.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import { startWorker } from '../../worker/src/process/worker.mts';
 import { run } from '../../worker/src/commands/cli.mts';
 import { runbookReportModel } from '../../api/report/model.ts';
-import { ATTACK_SOURCES, createEnv, plan, startSim, uniqueQueue, waitFor, workerConfig, type Ids } from './helpers.mts';
+import {
+	ATTACK_SOURCES,
+	env,
+	useDevServer,
+	plan,
+	startSim,
+	uniqueQueue,
+	waitFor,
+	workerConfig,
+	type Ids,
+} from './helpers.mts';
 import { startProvider, type TestProvider } from '../helpers/oidcProvider.mts';
 
 const PEOPLE = {
@@ -32,23 +40,23 @@ const PEOPLE = {
 };
 const KEYS = `test:${randomBytes(32).toString('base64')}`;
 
-let env: TestWorkflowEnvironment;
 let idp: TestProvider;
 let otherIdp: TestProvider;
 let client: Client;
-before(async () => {
-	process.env.SECSVC_PAYLOAD_KEYS = KEYS;
-	[env, idp, otherIdp] = await Promise.all([createEnv(), startProvider(PEOPLE), startProvider(PEOPLE)]);
-	client = new Client({
-		connection: env.connection,
-		namespace: 'default',
-		dataConverter: dataConverterFor(parseKeys(KEYS)),
-	});
-	await workflowBundle();
-});
-after(async () => {
-	delete process.env.SECSVC_PAYLOAD_KEYS;
-	await Promise.all([env?.teardown(), idp?.close(), otherIdp?.close()]);
+useDevServer({
+	start: async () => {
+		process.env.SECSVC_PAYLOAD_KEYS = KEYS;
+		[idp, otherIdp] = await Promise.all([startProvider(PEOPLE), startProvider(PEOPLE)]);
+		client = new Client({
+			connection: env.connection,
+			namespace: 'default',
+			dataConverter: dataConverterFor(parseKeys(KEYS)),
+		});
+	},
+	stop: async () => {
+		delete process.env.SECSVC_PAYLOAD_KEYS;
+		await Promise.all([idp?.close(), otherIdp?.close()]);
+	},
 });
 
 const refused = (p: Promise<unknown>, re: RegExp) =>

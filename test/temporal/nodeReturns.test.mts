@@ -9,8 +9,7 @@
  * stand-in for its parameters only; every Temporal exchange is real.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import type { IDataObject } from 'n8n-workflow';
@@ -25,18 +24,15 @@ import { execute as startOperation } from '../../nodes/SecurityServiceRunbook/ac
 import { NO_SHORTHAND } from '../../nodes/SecurityServiceRunbook/transport/http.ts';
 import type { Env } from '../../nodes/SecurityServiceRunbook/actions/common/types.ts';
 import type { TemporalHttp } from '../../nodes/SecurityServiceRunbook/transport/lastRun.ts';
-import { createEnv, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
+import { env, useDevServer, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
 let httpBase: string;
-before(async () => {
-	const port = await freePort();
-	env = await createEnv(['--http-port', String(port)]);
-	httpBase = `http://127.0.0.1:${port}`;
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
+useDevServer({
+	extraArgs: async () => {
+		const port = await freePort();
+		httpBase = `http://127.0.0.1:${port}`;
+		return ['--http-port', String(port)];
+	},
 });
 
 /** The nodes' Temporal exchanges, over fetch instead of n8n's request helper (same URLs, query and header). */

@@ -12,21 +12,22 @@ import { MIN_SERIES_POINTS } from '../../api/report/model.ts';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { changesQuery, stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse, listRunbooks } from '../../workflows/attackResponse/client.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
-import { freePort, startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
+import type { WorkerProcess } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { createClient } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	useDevServer,
+	metricsWorker,
 	plan,
 	ROOT,
 	SECRET,
@@ -41,7 +42,6 @@ const OUT = process.env.SECSVC_TEST_OUTPUT
 	: join(ROOT, 'test-output', 'observability');
 const run = promisify(execFile);
 
-let env: TestWorkflowEnvironment;
 let sim: RunningSimulator;
 let worker: WorkerProcess;
 let metricsUrl: string;
@@ -65,28 +65,20 @@ const sum = (rows: Row[], name: string, where: Record<string, string> = {}) =>
 const countBy = <T,>(xs: T[], key: (x: T) => string) =>
 	xs.reduce<Record<string, number>>((m, x) => ((m[key(x)] = (m[key(x)] ?? 0) + 1), m), {});
 
-before(async () => {
-	rmSync(OUT, { recursive: true, force: true });
-	env = await createEnv();
-	sim = await startSim(11);
-	ids = sim.sim.firstIds();
-	queue = uniqueQueue('observe');
-	const port = await freePort();
-	metricsUrl = `http://127.0.0.1:${port}/metrics`;
-	worker = await startWorkerProcess({
-		temporalAddress: env.address,
-		taskQueue: queue,
-		simUrl: sim.url,
-		appId: APP_ID,
-		secret: SECRET,
-		env: { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` },
-	});
-	assert.match(worker.output(), new RegExp(`metrics on ${metricsUrl.replace(/[.]/g, '\\.')}`));
-});
-after(async () => {
-	await worker?.stop();
-	await sim?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		rmSync(OUT, { recursive: true, force: true });
+		sim = await startSim(11);
+		ids = sim.sim.firstIds();
+		queue = uniqueQueue('observe');
+		({ worker, metricsUrl } = await metricsWorker(sim.url, queue));
+		assert.match(worker.output(), new RegExp(`metrics on ${metricsUrl.replace(/[.]/g, '\\.')}`));
+	},
+	stop: async () => {
+		await worker?.stop();
+		await sim?.close();
+	},
 });
 
 test('metrics and search attributes during and after a runbook', async () => {

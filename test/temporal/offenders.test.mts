@@ -11,25 +11,12 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { listBlocks } from '../../workflows/blocks/client.mts';
 import { offenderHistory } from '../../worker/src/temporal/offenders.mts';
-import {
-	env,
-	type Ids,
-	plan,
-	runCli,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	useDevServer,
-	waitFor,
-} from './helpers.mts';
+import { env, plan, runCli, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
 useDevServer();
 
 test('a source blocked again gets 1× → 2× → 4× (cap) its base duration, and the block says why', async () => {
-	const s = await startSim(43);
-	const ids: Ids = s.sim.firstIds();
-	const queue = uniqueQueue('offenders');
-	const worker = await startInProcessWorker(env, s.url, queue);
+	const { s, ids, queue, close } = await siteWorld(43, 'offenders');
 	const { site_id: site, domain_port_id: dp, customer_id: customer } = ids;
 	const src = '203.0.113.50';
 	try {
@@ -103,7 +90,6 @@ test('a source blocked again gets 1× → 2× → 4× (cap) its base duration, a
 			'the audit (timeline, report) says why',
 		);
 	} finally {
-		await worker.shutdown();
-		await s.close();
+		await close();
 	}
 });

@@ -13,13 +13,12 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
+import { test } from 'node:test';
+import type { RunningSimulator } from '../../simulator/index.mts';
 import type { WatcherConfig } from '../../workflows/fleet/shared.mts';
 import { freePort } from '../../demo/stack.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
-import { APP_ID, ROOT, SECRET, createEnv, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
+import { ROOT, env, startSim, useDevServer, killChild, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
 import { startDurableCall } from '../../workflows/durableCall/client.mts';
 import type { fleetWatch } from '../../workflows/fleet/fleetWatch.mts';
 import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
@@ -27,7 +26,6 @@ import { WORKFLOW_TYPE } from '../../api/runbook/contract.ts';
 const RPS = 10;
 const BURST = 3;
 const SITES = 60;
-let env: TestWorkflowEnvironment;
 let s: RunningSimulator;
 let queue: string;
 const workers: ChildProcess[] = [];
@@ -42,59 +40,57 @@ const budgetEnv = {
 const polls = (from: number, to: number) =>
 	s.sim.requests({ op: 'dashboard.isUnderAttack' }).filter((e) => e.time >= from && e.time < to);
 
-before(async () => {
-	[env, s] = await Promise.all([
-		createEnv(),
-		startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, fleet: { customers: 3, sitesPerCustomer: 20 } }),
-	]);
-	queue = uniqueQueue('budget');
-	for (let i = 0; i < 3; i++) {
-		metricPorts.push(await freePort());
-		const w = spawnWorker(env, s.url, queue, { ...budgetEnv, SECSVC_METRICS_ADDRESS: `127.0.0.1:${metricPorts[i]}` });
-		const n = i;
-		w.stdout?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
-		w.stderr?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
-		workers.push(w);
-	}
-	// every worker sees the 3 of them (DescribeTaskQueue pollers) before anything is measured
-	await waitFor(
-		'3 workers sharing the budget',
-		async () => [0, 1, 2].every((i) => /shared by 3:/.test(logs[i] ?? '')),
-		60_000,
-	);
-	const config: WatcherConfig = {
-		fleet: 'budget',
-		index: 0,
-		revision: 'r1',
-		taskQueue: queue,
-		settings: {
-			intervalSeconds: 2,
-			batchSize: 10,
-			concurrency: 8,
-			parallelBatches: 6,
-			activities: 'regular',
-			ticksPerRun: 50,
-			maxIntervalStretch: 3,
-		},
-		template: { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false } },
-		sites: Array.from({ length: SITES }, (_, i) => ({
-			site_id: String(210001 + i),
-			customer_id: String(110001 + Math.floor(i / 20)),
-			domain_ports: [String(310001 + i)],
-		})),
-	};
-	await env.client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, {
-		workflowId: `fleet-watch-budget-0-${queue}`,
-		taskQueue: queue,
-		args: [{ config }],
-	});
-	await waitFor('the watch polling', async () => polls(0, Infinity).length > 40, 30_000);
-});
-
-after(async () => {
-	await Promise.all(workers.map((w) => killChild(w, 'SIGTERM').catch(() => {})));
-	await s?.close();
-	await env?.teardown();
+useDevServer({
+	bundle: false,
+	start: async () => {
+		s = await startSim(7, { fleet: { customers: 3, sitesPerCustomer: 20 } });
+		queue = uniqueQueue('budget');
+		for (let i = 0; i < 3; i++) {
+			metricPorts.push(await freePort());
+			const w = spawnWorker(env, s.url, queue, { ...budgetEnv, SECSVC_METRICS_ADDRESS: `127.0.0.1:${metricPorts[i]}` });
+			const n = i;
+			w.stdout?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
+			w.stderr?.on('data', (d: Buffer) => (logs[n] = (logs[n] ?? '') + d.toString()));
+			workers.push(w);
+		}
+		// every worker sees the 3 of them (DescribeTaskQueue pollers) before anything is measured
+		await waitFor(
+			'3 workers sharing the budget',
+			async () => [0, 1, 2].every((i) => /shared by 3:/.test(logs[i] ?? '')),
+			60_000,
+		);
+		const config: WatcherConfig = {
+			fleet: 'budget',
+			index: 0,
+			revision: 'r1',
+			taskQueue: queue,
+			settings: {
+				intervalSeconds: 2,
+				batchSize: 10,
+				concurrency: 8,
+				parallelBatches: 6,
+				activities: 'regular',
+				ticksPerRun: 50,
+				maxIntervalStretch: 3,
+			},
+			template: { detection: { rapidMode: true, thresholds: [] }, blacklist: { enabled: false } },
+			sites: Array.from({ length: SITES }, (_, i) => ({
+				site_id: String(210001 + i),
+				customer_id: String(110001 + Math.floor(i / 20)),
+				domain_ports: [String(310001 + i)],
+			})),
+		};
+		await env.client.workflow.start<typeof fleetWatch>(WORKFLOW_TYPE.fleetWatch, {
+			workflowId: `fleet-watch-budget-0-${queue}`,
+			taskQueue: queue,
+			args: [{ config }],
+		});
+		await waitFor('the watch polling', async () => polls(0, Infinity).length > 40, 30_000);
+	},
+	stop: async () => {
+		await Promise.all(workers.map((w) => killChild(w, 'SIGTERM').catch(() => {})));
+		await s?.close();
+	},
 });
 
 test('a) 3 workers share one budget: the cluster sends within budget + burst', async () => {

@@ -5,14 +5,12 @@ import { test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
-import { startSimulator } from '../../simulator/index.mts';
 import {
-	APP_ID,
 	ATTACK_SOURCES,
 	env,
 	type Ids,
 	plan,
-	SECRET,
+	startSim,
 	startInProcessWorker,
 	uniqueQueue,
 	useDevServer,
@@ -26,7 +24,7 @@ for (const answer of [
 	{ code: 10086, msg: 'Token has expired' },
 ])
 	test(`the service drops the token mid-wait (${answer.code} "${answer.msg}"): one failed poll at most, then polling goes on`, async () => {
-		const s = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7, droppedTokenAnswer: answer });
+		const s = await startSim(7, { droppedTokenAnswer: answer });
 		const queue = uniqueQueue('tok');
 		const worker = await startInProcessWorker(env, s.url, queue);
 		try {

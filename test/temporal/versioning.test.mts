@@ -13,8 +13,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import { sourceHash } from '../../worker/src/process/bundle.mts';
@@ -28,7 +27,8 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
-	createEnv,
+	env,
+	useDevServer,
 	liveSettings,
 	operatorClient,
 	plan,
@@ -48,7 +48,6 @@ const DEV_CONFIG = [
 	'matching.longPollExpirationInterval="2s"', // live pollers re-register every 2 s, within the 4 s history
 ].flatMap((v) => ['--dynamic-config-value', v]);
 
-let env: TestWorkflowEnvironment;
 let copyRoot: string;
 let dirB: string;
 const deployment = `secsvc-vt-${process.pid}`;
@@ -74,14 +73,16 @@ function makeBuildB(): string {
 	return dir;
 }
 
-before(async () => {
-	env = await createEnv(DEV_CONFIG);
-	dirB = makeBuildB();
+useDevServer({
+	bundle: false,
+	extraArgs: DEV_CONFIG,
+	stop: async () => {
+		for (const w of workers) await w.stop().catch(() => {});
+		if (copyRoot) rmSync(copyRoot, { recursive: true, force: true });
+	},
 });
-after(async () => {
-	for (const w of workers) await w.stop().catch(() => {});
-	await env?.teardown();
-	if (copyRoot) rmSync(copyRoot, { recursive: true, force: true });
+before(() => {
+	dirB = makeBuildB();
 });
 
 const cfgOf = (taskQueue: string) => ({

@@ -16,7 +16,7 @@ import {
 } from '../../api/report/model.ts';
 import { ConfigError, loadConfig } from '../../worker/src/process/config.mts';
 import { listQuery, ListFilterError } from '../../workflows/attackResponse/client.mts';
-import { parsePrometheus } from '../../worker/src/process/metrics.mts';
+import { parsePrometheus } from '../helpers/prometheus.mts';
 import { SEARCH_ATTRIBUTES, searchAttributeArgs } from '../../workflows/attackResponse/searchAttributes.mts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
