@@ -6,7 +6,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { abort, extendCooldown } from '../../../workflows/attackResponse/client.mts';
 import { addBlock } from '../../../workflows/blocks/client.mts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
-import { stateQuery } from '../../../workflows/attackResponse/messages.mts';
+import { SA } from '../../../workflows/attackResponse/searchAttributes.mts';
 import type { driftAudit } from '../../../workflows/drift/driftAudit.mts';
 import type { Ids } from '../helpers.mts';
 import { actText, IP_AUTH_VALUES, SOURCES, TCP_SYN_VALUES, type Act, type Anchor, type Schedule } from './schedule.mts';
@@ -133,15 +133,21 @@ export class Run {
 		this.pending.push(d.result().catch((e) => this.errors.push(`drift: ${(e as Error).message}`)));
 	}
 
-	/** The gate: the runbook's phase (a query, every 400 ms: the gate stays open until the decision). */
+	/**
+	 * The gate: the runbook's phase as its search attribute (`SecsvcPhase`, upserted at every phase change) in the
+	 * server's describe, every 400 ms (the gate stays open until the decision); a closed runbook is 'done'. It was a
+	 * query: each one a task for the runbooks' worker (with 24 schedules at once, most of them gated), and during a
+	 * kill no answer at all.
+	 */
 	async phaseIn(phases: string[], timeoutMs = 60_000): Promise<string> {
 		const end = Date.now() + timeoutMs;
 		while (Date.now() < end) {
 			try {
-				const st = await this.handle?.query(stateQuery);
-				if (st && phases.includes(st.phase)) return st.phase;
+				const d = await this.handle?.describe();
+				const phase = d && (d.status.name === 'RUNNING' ? d.typedSearchAttributes.get(SA.phase) : 'done');
+				if (phase && phases.includes(phase)) return phase;
 			} catch {
-				// a query while the worker restarts: ask again
+				// the server busy: ask again
 			}
 			await sleep(400);
 		}
