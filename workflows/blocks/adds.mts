@@ -12,7 +12,6 @@ import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './
  * `adopt`). Every outcome is recorded on the block; refusals name the field and the rule.
  */
 
-/** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
 /**
  * An add whose outcome is unknown (activitiesAddMany.mts): the block ends at once, owning nothing, so its expiry
  * removes nothing; its state and note say so (`secsvc block list`), its caller gets it as recorded.
@@ -52,6 +51,7 @@ function grantedOf(run: BlocksRun, batch: Pending[], c: ClaimResult): Pending[] 
 	return granted;
 }
 
+/** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
 export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> {
 	const { site, dp } = run;
 	const fail = (p: Pending, e: Error) => failAdd(run, p, e);
