@@ -8,14 +8,19 @@
  *  - a planned entry whose write never answered (the service refused it; the run fails) that someone adds before
  *    the revert: before, "an entry whose write never answered counts as ours" and the revert DELETEd it.
  * Both are now `written.unknown`, left as they are and reported ("outcome unknown, left as it is: …").
+ *  - the same seam for an expiring block (issue 37 item 3): its add's POST is lost, a person (n8n) adds the same entry
+ *    before the retry. Before, the retry claimed it (`byEarlierAttempt`) and the block's expiry DELETEd it; now the
+ *    block ends `unknown` at once and its expiry removes nothing.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
+import { blocksShardId } from '../../api/blockShards.ts';
 import { consoleCall } from '../../simulator/console.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
@@ -75,7 +80,7 @@ async function setup(seed: number) {
 			}),
 		);
 	const close = async () => (await worker.shutdown(), await op.close(), await s.close());
-	return { s, ids, op, dp, site, person, faulted, attack, start, close };
+	return { s, ids, queue, op, dp, site, person, faulted, attack, start, close };
 }
 
 type Setup = Awaited<ReturnType<typeof setup>>;
@@ -159,6 +164,37 @@ test("an entry whose write never answered is not the runbook's: added by a perso
 		const bl = change(r, 'blacklistAdd');
 		assert.deepEqual(bl.written?.unknown, bl.after);
 		assert.match(bl.note ?? '', /outcome unknown, left as it is: 203\.0\.113\.10/);
+	} finally {
+		await t.close();
+	}
+});
+
+test("an expiring block's retry finds a person's entry listed: outcome unknown, the block's expiry removes nothing", async () => {
+	const t = await setup(21);
+	try {
+		// The block's POST is held by the service and never answered: the client times out, the activity is retried.
+		t.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'hang', count: 1, pathContains: t.site });
+		const req = { entry: SOURCE, seconds: 3, by: 'soc@example.com', reason: 'seam test', via: 'cli' as const };
+		const added = addBlock(env.client, t.queue, t.ids.site_id, t.ids.domain_port_id, req);
+		await t.faulted('applicationProtection.ipBlacklist.add', 'hang');
+		// n8n adds the same entry, in the notation the block POSTs, before the retry (≥ the client's 4 s timeout later).
+		await t.person('applicationProtection.ipBlacklist.add', { ip_black_list: ENTRY });
+		const b = await added;
+		// Past the expiry, and the blocks workflow has nothing left to do (with the old code: after its removal).
+		const id = blocksShardId(t.ids.site_id, t.ids.domain_port_id, 0);
+		await waitFor(
+			'the blocks run completed',
+			async () => (await env.client.workflow.getHandle(id).describe()).status.name === 'COMPLETED',
+			60_000,
+		);
+		await waitFor('the expiry passed', async () => Date.now() > Date.parse(b.expiresAt) + 2000, 10_000);
+
+		assert.deepEqual(runbookDid(t, 'applicationProtection.ipBlacklist.remove'), [], "no DELETE of the person's entry");
+		assert.ok((await listed(t)).includes(ENTRY), "the person's entry stays");
+		assert.equal(b.state, 'unknown', JSON.stringify(b));
+		assert.match(b.note ?? '', /^outcome unknown, left as it is: 203\.0\.113\.10 /);
+		const [shown] = await listBlocks(env.client, t.ids.site_id, t.ids.domain_port_id);
+		assert.deepEqual([shown?.range, shown?.state], [SOURCE, 'unknown'], 'secsvc block list says outcome unknown');
 	} finally {
 		await t.close();
 	}

@@ -24,7 +24,7 @@ import { revertAll } from './revert.mts';
 import { REARM_FAST_PATCH, REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
-import { waitOut } from './wait.mts';
+import { POLL_GRID_PATCH, waitOut } from './wait.mts';
 import { ANSWERED_PATCH, EXACT_PATCH } from './written.mts';
 import { WAVES_PATCH } from './waves.mts';
 import { eventTraffic } from './observe.mts';
@@ -114,6 +114,7 @@ function askPatches(): Runbook['patches'] {
 		exact: patched(EXACT_PATCH),
 		answered: patched(ANSWERED_PATCH),
 		continueAsNew: patched(CONTINUE_PATCH),
+		pollGrid: patched(POLL_GRID_PATCH),
 	};
 }
 

@@ -47,6 +47,7 @@ export interface Runbook {
 		exact: boolean;
 		answered: boolean;
 		continueAsNew: boolean;
+		pollGrid: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -120,6 +121,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			exact: false,
 			answered: false,
 			continueAsNew: false,
+			pollGrid: false,
 		},
 		state: carry
 			? { ...carry.state }

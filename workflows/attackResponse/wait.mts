@@ -7,6 +7,9 @@ import { needFor, readSettings, type Settings } from './live.mts';
 import { errText } from './settings.mts';
 import { checkWave, decideWaves } from './waves.mts';
 
+/** Runs recorded before it sleep pollSeconds after each round (nextPoll). */
+export const POLL_GRID_PATCH = 'runbook-poll-grid';
+
 /**
  * Step 5 — wait out the attack. Each poll asks is_under_attack and, in the same round, reads the settings the runbook
  * applied (one read per resource) to hold the line (holdLine.mts).
@@ -19,6 +22,7 @@ import { checkWave, decideWaves } from './waves.mts';
  *    in the worker log and the audit).
  *  - A long wait continues as new between two polls (continue.mts); the wait's clock (rb.wait: since when mitigated,
  *    since when quiet) is carried, so the cooldown and maxDurationSeconds go on where they were.
+ *  - The polls keep a fixed grid from the wait's start (nextPoll).
  */
 export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 	const { plan } = ctx;
@@ -45,12 +49,23 @@ export async function waitOut(rb: Runbook, ctx: PlanContext): Promise<void> {
 		const cooldownMs = (plan.cooldownSeconds + state.extraCooldownSeconds) * 1000;
 		if (ended(rb, ctx, now, cooldownMs)) return;
 		const extra = state.extraCooldownSeconds;
+		const next = nextPoll(rb, plan.pollSeconds * 1000);
 		const wait =
-			clock.endedAtMs !== undefined
-				? Math.min(plan.pollSeconds * 1000, Math.max(1, cooldownMs - (now - clock.endedAtMs)))
-				: plan.pollSeconds * 1000;
+			clock.endedAtMs !== undefined ? Math.min(next, Math.max(1, cooldownMs - (now - clock.endedAtMs))) : next;
 		await condition(() => state.aborted || state.extraCooldownSeconds !== extra, wait);
 	}
+}
+
+/**
+ * How long until the next poll. Since `patched('runbook-poll-grid')` the polls keep a fixed grid from the wait's start
+ * (mitigatedMs + k·pollSeconds, carried across continue-as-new): a slow poll, hold-the-line or new-wave round no
+ * longer pushes the next poll back by its own duration (issue 39: a new wave blocked within one poll interval of its
+ * first appearance); slots missed by a round longer than the interval are skipped, never made up in a burst. Runs
+ * recorded before the patch sleep pollSeconds after each round.
+ */
+function nextPoll(rb: Runbook, intervalMs: number): number {
+	if (!rb.patches.pollGrid) return intervalMs;
+	return intervalMs - ((Date.now() - (rb.wait.mitigatedMs as number)) % intervalMs);
 }
 
 /** One poll: is the site under attack, and the live settings of what the runbook applied (to hold the line). */

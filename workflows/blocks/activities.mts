@@ -4,9 +4,9 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from '../../worker/src/activities/operations.mts';
 import { liveEntries, liveEntry, retryable } from './activitiesLive.mts';
-import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey, toRangeText } from '../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './activitiesRemoval.mts';
-import { beating } from '../../worker/src/activities/writeRecord.mts';
+import { beating, writeAttempt } from '../../worker/src/activities/writeRecord.mts';
 import { escalateBlocks, offendersKey } from '../../worker/src/temporal/offenders.mts';
 import { addBlock, BlockRefused } from './client.mts';
 import { addMany, type AddManyInput, type WithTemporal } from './activitiesAddMany.mts';
@@ -15,7 +15,8 @@ import { BLOCKS_ACTIVITY, type BlockRequest, type RemoveDueInput } from './share
 /**
  * Expiring blocks, worker side (workflows/blocks/blocks.mts):
  *  - activities `blocks.add` / `blocks.remove`: one POST / one DELETE of exactly the block's entry; a retry reads the
- *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write);
+ *    list first, so an attempt whose outcome was unknown is never repeated blindly (no duplicate write), and an entry
+ *    it finds listed is never taken for the block's own (`unknown` / `notOurs`);
  *    `blocks.removeMany`: the entries of one domain-port due together, one read and one DELETE naming them all;
  *    `blocks.removeDue` (activitiesRemoval.mts): the same as a local activity, with the release of earlier removals;
  *    `blocks.addMany` (activitiesAddMany.mts): an add batch in one activity;
@@ -36,7 +37,7 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 	};
 	const removeDue = createRemoveDue(api, withTemporal);
 	return {
-		[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => addOne(api, input),
+		[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => addOne(api, temporal, input),
 		[BLOCKS_ACTIVITY.remove]: (input: Where & { entry: string }) => removeOne(api, input),
 		[BLOCKS_ACTIVITY.removeMany]: (input: Where & { entries: string[] }) => removeMany(api, input),
 		[BLOCKS_ACTIVITY.addMany]: (input: AddManyInput) => beating(() => addMany(api, withTemporal, input, temporal)),
@@ -46,11 +47,25 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 	};
 }
 
-async function addOne(api: Client, { site_id, domain_port_id, entry }: Where & { entry: string }) {
-	const attempt = Context.current().info.attempt;
+/**
+ * Before bulk adds (runs recorded then): one POST; the workflow read the list first. Each attempt records before it
+ * writes (writeRecord.mts); a retry reads the list: an entry listed with no earlier record is another's (`notOurs`),
+ * after one it is the lost POST or someone else's add (`unknown`, like `blocks.addMany`). Nothing is sent for either.
+ */
+async function addOne(
+	api: Client,
+	temporal: (() => TemporalClient) | undefined,
+	{ site_id, domain_port_id, entry }: Where & { entry: string },
+): Promise<{ added: boolean; unknown?: true; notOurs?: true }> {
+	const a = writeAttempt(temporal);
 	try {
-		if (attempt > 1 && (await liveEntry(api, site_id, domain_port_id, entry)))
-			return { added: true, byEarlierAttempt: true };
+		const earlier = a.earlier?.writing === true;
+		if (!earlier) await a.record({ writing: true });
+		const listed = a.attempt > 1 ? await liveEntry(api, site_id, domain_port_id, entry) : undefined;
+		if (listed !== undefined)
+			return (earlier || !a.durable) && listed === toRangeText(entry)
+				? { added: false, unknown: true }
+				: { added: false, notOurs: true };
 		await api.call('applicationProtection.ipBlacklist.add', { site_id, domain_port_id, ip_black_list: entry });
 		return { added: true };
 	} catch (e) {

@@ -2,13 +2,13 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
-import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey, toRangeText } from '../../api/catalog/ipv4.ts';
 import { toFailure } from '../../worker/src/activities/operations.mts';
 import { claim as coordinatorClaim, release as coordinatorRelease } from '../coordinator/client.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
 import { liveEntries, ownerId, retryable } from './activitiesLive.mts';
-import { writeAttempt } from '../../worker/src/activities/writeRecord.mts';
-import { blockKey, type AddManyEntry, type AddManyOutcome } from './shared.mts';
+import { writeAttempt, type WriteAttempt } from '../../worker/src/activities/writeRecord.mts';
+import { blockKey, notOursRule, type AddManyEntry, type AddManyOutcome } from './shared.mts';
 
 export type WithTemporal = <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>;
 
@@ -31,8 +31,10 @@ interface Batch {
 /**
  * An add batch in ONE activity (workflows/blocks/blocks.mts, bulk adds): the coordinator claim of every key (hold, queue as
  * successor), one read of the list, one POST per granted entry not yet listed, then one release of the keys not
- * written. The claim is idempotent per owner; the entries listed before any POST are recorded by the server first
- * (writeRecord.mts), so a retry (worker lost, answer lost) tells an entry this activity wrote from one an operator wrote.
+ * written. The claim is idempotent per owner. Before its read each attempt records, stored by the server, that it is
+ * about to write (writeRecord.mts): a retry (worker lost, answer lost) without such a record knows no attempt POSTed,
+ * so a listed entry is another's; after one, an entry listed in the notation we POST may be our lost POST or someone
+ * else's add meanwhile — `unknown`: not the block's, never removed at its expiry, reported (docs/workflows/expiring-blocks.md).
  * A refusal of one entry (held by another with a successor waiting, the operator's entry, the service refused the
  * POST) names it and the others go on; an unreadable list refuses the batch, naming domain_port_id.
  */
@@ -61,12 +63,29 @@ export async function addMany(
 	const batch: Batch = { site_id, dp, results: new Map(), giveBack: [] };
 	const granted = sortClaimed(batch, entries, c);
 	if (granted.length) {
-		const live = await readLive(api, batch, granted);
-		if (live) await writeGranted(api, batch, granted, live, temporal);
+		const a = await recorded(temporal);
+		const live = await readLive(api, batch, granted, a);
+		if (live) await writeGranted(api, batch, granted, live, a);
 	}
 	if (batch.giveBack.length) await withTemporal((t) => coordinatorRelease(t, site_id, owner, batch.giveBack));
 	return { results: entries.map((x) => batch.results.get(x.range) as AddManyOutcome) };
 }
+
+/**
+ * This attempt and what an earlier one recorded before its read: `writing` (since the unknown rule), or, recorded by
+ * workers before it, `listedBefore` — the entries it found listed before its POSTs (still not ours on a retry).
+ * Without either no attempt got as far as its read: this one records before it reads.
+ */
+async function recorded(temporal?: () => TemporalClient): Promise<Attempt> {
+	const a = writeAttempt(temporal);
+	const e = a.earlier;
+	const earlier = e && (e.writing === true || Array.isArray(e.listedBefore)) ? e : undefined;
+	if (!earlier) await a.record({ writing: true });
+	// Without a stored record (no Temporal client) a retry cannot tell either.
+	const unsure = earlier !== undefined || (a.attempt > 1 && !a.durable);
+	return { ...a, earlier, unsure, listedBefore: new Set((earlier?.listedBefore as string[] | undefined) ?? []) };
+}
+type Attempt = WriteAttempt & { unsure: boolean; listedBefore: Set<string> };
 
 function refuse(b: Batch, x: AddManyEntry, field: string, rule: string, present?: true) {
 	b.giveBack.push(blockKey(b.dp, x.range));
@@ -95,10 +114,17 @@ function sortClaimed(b: Batch, entries: AddManyEntry[], c: ClaimResult): AddMany
 }
 
 /** The list as it is now; unreadable for good (or after 3 attempts): every granted entry refused, nothing sent. */
-async function readLive(api: Client, b: Batch, granted: AddManyEntry[]): Promise<Map<string, string> | undefined> {
+async function readLive(
+	api: Client,
+	b: Batch,
+	granted: AddManyEntry[],
+	a: Attempt,
+): Promise<Map<string, string> | undefined> {
 	try {
 		return await liveEntries(api, b.site_id, b.dp);
 	} catch (e) {
+		// Nothing sent: this attempt's own record is taken back, so its retry does not take the list for unknown.
+		if (!a.earlier) await a.record({}).catch(() => undefined);
 		const f = toFailure('applicationProtection.ipBlacklist.get', e);
 		const permanent =
 			f instanceof ApplicationFailure &&
@@ -110,39 +136,20 @@ async function readLive(api: Client, b: Batch, granted: AddManyEntry[]): Promise
 	}
 }
 
-/** One POST per granted entry not listed yet; a listed one is ours (written by an earlier attempt) or an operator's. */
-async function writeGranted(
-	api: Client,
-	b: Batch,
-	granted: AddManyEntry[],
-	live: Map<string, string>,
-	temporal?: () => TemporalClient,
-) {
-	const ctx = Context.current();
-	// Listed before this activity wrote anything: from the first attempt that got this far, stored by the server
-	// before any POST (writeRecord.mts); none: no attempt POSTed, what is listed is another's. Without a stored
-	// record (no Temporal client) a retry takes a listed entry as this activity's, as `blocks.add` does.
-	const a = writeAttempt(temporal);
-	const earlier = a.earlier?.listedBefore as string[] | undefined;
-	const listedBefore = new Set(
-		earlier ??
-			(ctx.info.attempt > 1 && !a.durable
-				? []
-				: granted.filter((x) => live.has(entryRangeKey(x.range) ?? '')).map((x) => x.range)),
-	);
-	if (!earlier) await a.record({ listedBefore: [...listedBefore] });
+/**
+ * One POST per granted entry not listed yet. A listed one: with `adopt` the caller's own (the attack response's
+ * entry); else another's ("already present, not ours", refused) — unless an earlier attempt recorded that it was
+ * about to write and the entry is listed in the notation we POST (`start-end`): then our lost POST or someone else's
+ * add, nothing tells — `unknown`, its key given back like a refusal's.
+ */
+async function writeGranted(api: Client, b: Batch, granted: AddManyEntry[], live: Map<string, string>, a: Attempt) {
 	for (const x of granted) {
-		const present = live.has(entryRangeKey(x.range) ?? '');
-		if (present && (x.adopt || !listedBefore.has(x.range)))
-			b.results.set(x.range, { range: x.range, outcome: 'active', ...(x.adopt ? {} : { byEarlierAttempt: true }) });
-		else if (present)
-			refuse(
-				b,
-				x,
-				'entry',
-				`${x.range} is already on the blacklist of ${b.dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`,
-				true,
-			);
+		const listed = live.get(entryRangeKey(x.range) ?? '');
+		if (listed !== undefined && x.adopt) b.results.set(x.range, { range: x.range, outcome: 'active' });
+		else if (listed === toRangeText(x.range) && a.unsure && !a.listedBefore.has(x.range)) {
+			b.giveBack.push(blockKey(b.dp, x.range));
+			b.results.set(x.range, { range: x.range, outcome: 'unknown' });
+		} else if (listed !== undefined) refuse(b, x, 'entry', notOursRule(x.range, b.dp), true);
 		else await writeOne(api, b, x);
 	}
 }

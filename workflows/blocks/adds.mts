@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { claim, release } from '../coordinator/claims.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
-import { BLOCKS_ACTIVITY, blockKey, type AddManyOutcome } from './shared.mts';
+import { BLOCKS_ACTIVITY, blockKey, notOursRule, type AddManyOutcome } from './shared.mts';
 import { entryRangeKey, listedByKey, type ListEntry } from '../pure/ranges.mts';
 import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
 
@@ -12,7 +12,19 @@ import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './
  * `adopt`). Every outcome is recorded on the block; refusals name the field and the rule.
  */
 
-/** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
+/**
+ * An add whose outcome is unknown (activitiesAddMany.mts): the block ends at once, owning nothing, so its expiry
+ * removes nothing; its state and note say so (`secsvc block list`), its caller gets it as recorded.
+ */
+function endUnknown(run: BlocksRun, p: Pending): void {
+	p.done = true;
+	run.end(
+		p.block,
+		'unknown',
+		`outcome unknown, left as it is: ${p.block.range} was on the blacklist of ${run.dp} when a retry of this block's add looked (the earlier attempt's answer was lost) — that POST or someone else's add, nothing tells: this block does not own it and never removes it (check it; remove it by hand if it is not wanted)`,
+	);
+}
+
 /** An add that did not happen: its caller gets the refusal, the block is forgotten. */
 function failAdd(run: BlocksRun, p: Pending, e: Error): void {
 	p.error = e;
@@ -39,6 +51,7 @@ function grantedOf(run: BlocksRun, batch: Pending[], c: ClaimResult): Pending[] 
 	return granted;
 }
 
+/** Before bulk adds: claim, one list read, one activity per POST, then the give-back (kept for runs that started on it). */
 export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> {
 	const { site, dp } = run;
 	const fail = (p: Pending, e: Error) => failAdd(run, p, e);
@@ -86,21 +99,20 @@ export async function addBatch(run: BlocksRun, batch: Pending[]): Promise<void> 
 			const present = listed.has(entryRangeKey(p.block.range) ?? p.block.range);
 			if (present && !p.req.adopt) {
 				giveBack.push(blockKey(dp, p.block.range));
-				return fail(
-					p,
-					refuse(
-						'entry',
-						`${p.block.range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`,
-					),
-				);
+				return fail(p, refuse('entry', notOursRule(p.block.range, dp)));
 			}
 			if (!present) {
+				let r;
 				try {
-					await writes[BLOCKS_ACTIVITY.add]({ site_id: site, domain_port_id: dp, entry: p.block.range });
+					r = await writes[BLOCKS_ACTIVITY.add]({ site_id: site, domain_port_id: dp, entry: p.block.range });
 				} catch (e) {
 					giveBack.push(blockKey(dp, p.block.range));
 					return fail(p, refuse('entry', `the service refused to add ${p.block.range}: ${errText(e)}`));
 				}
+				// Answers recorded before the unknown rule carry neither (their runs replay as they ran).
+				if (r.unknown || r.notOurs) giveBack.push(blockKey(dp, p.block.range));
+				if (r.unknown) return endUnknown(run, p);
+				if (r.notOurs) return fail(p, refuse('entry', notOursRule(p.block.range, dp)));
 			}
 			p.block.state = 'active';
 			p.done = true;
@@ -142,6 +154,7 @@ export async function addBatchBulk(run: BlocksRun, batch: Pending[]): Promise<vo
 		const key = blockKey(dp, p.block.range);
 		if (!x) fail(p, 'block', 'no answer for this entry');
 		else if (x.outcome === 'refused') fail(p, x.field, x.rule, x.present);
+		else if (x.outcome === 'unknown') endUnknown(run, p);
 		else if (x.outcome === 'queued') {
 			p.block.state = run.handed.delete(key) ? 'active' : 'queued';
 			p.block.note = `the entry is held by ${x.holder.owner} (${x.holder.reason}): it passes to this block at its revert; removed at the expiry once it has`;

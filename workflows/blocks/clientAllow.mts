@@ -8,7 +8,8 @@ import { listBlocks, removeBlock } from './client.mts';
  * The allow-list always wins (issue 39 item 4; api/runbook/allowRules.ts): for a site and allowed ranges, ends at once
  * every live expiring block that overlaps one (its `removeBlock` Update, `by` naming the reason) and every entry of the
  * site's running attack response that does (its `allowListed` Update). Returns each ended block with its reason, and
- * what could not be ended (a runbook on a build before it, a block that refused) — never silently.
+ * what could not be ended (a runbook on a build before it, a block that refused, a block whose add's outcome is
+ * unknown) — never silently.
  */
 export interface AllowResult {
 	ended: AllowEnded[];
@@ -30,8 +31,14 @@ export async function allowListWins(
 	// The runbook first: a block queued behind its entry then only leaves the queue.
 	await endRunbookEntries(client, site, ranges, reason, dp, out);
 	for (const b of await listBlocks(client, site, dp)) {
-		const hit = LIVE.includes(b.state) ? allowedOverlap(b.range, ranges) : undefined;
+		const hit = LIVE.includes(b.state) || b.state === 'unknown' ? allowedOverlap(b.range, ranges) : undefined;
 		if (!hit) continue;
+		if (b.state === 'unknown') {
+			// Its entry may be someone else's (workflows/blocks/adds.mts): no block removes it; a person checks it.
+			const why = `outcome unknown: ${b.range} overlaps ${hit}; if it is still on the blacklist it may be someone else's entry, so no block removes it — check it`;
+			out.notEnded.push({ owner: `blocks-${site}-${b.domain_port_id}`, entry: b.range, why });
+			continue;
+		}
 		const why = `allow-list wins: ${b.range} overlaps ${hit} (${reason})`;
 		try {
 			await removeBlock(client, site, b.domain_port_id, { entry: b.entry, by: why.slice(0, 200), via: 'cli' });

@@ -43,7 +43,12 @@ export type BlockState =
 	 */
 	| 'taken-over'
 	/** removed from the queue before it was handed over (the holder keeps the entry) */
-	| 'cancelled';
+	| 'cancelled'
+	/**
+	 * outcome unknown: a retry of the add (the earlier attempt's answer lost) found the entry listed — that attempt's
+	 * POST or someone else's add, nothing tells. Not the block's: ended at once, never removed; reported (check it)
+	 */
+	| 'unknown';
 
 export interface Block {
 	site_id: string;
@@ -138,10 +143,16 @@ export interface AddManyEntry {
 	adopt?: boolean;
 }
 export type AddManyOutcome =
-	| { range: string; outcome: 'active'; byEarlierAttempt?: boolean }
+	| { range: string; outcome: 'active' }
+	/** Listed on a retry after an earlier attempt recorded it was about to write: its lost POST or someone else's. */
+	| { range: string; outcome: 'unknown' }
 	| { range: string; outcome: 'queued'; holder: { owner: string; reason: string } }
 	/** `present`: the entry was on the list before and no block wrote it (the operator's). */
 	| { range: string; outcome: 'refused'; field: string; rule: string; present?: true };
+
+/** The rule of a refused add whose entry was listed before any write of ours. */
+export const notOursRule = (range: string, dp: string) =>
+	`${range} is already on the blacklist of ${dp} and no block wrote it: it stays as it is (remove it first to block it for a while)`;
 
 export const blockKey = (dp: string, range: string) => settingKey.blacklistEntry(dp, range);
 

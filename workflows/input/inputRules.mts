@@ -9,7 +9,7 @@ import { MAX_SITE_BLOCKS } from '../../api/blockCapacity.ts';
  * uses FLEET_BOUNDS; ids: api/limits.ts). Pure.
  */
 
-const STATES = ['adding', 'active', 'queued', 'removing', 'removed', 'taken-over', 'cancelled'] as const;
+const STATES = ['adding', 'active', 'queued', 'removing', 'removed', 'taken-over', 'cancelled', 'unknown'] as const;
 const isoLike = (v: unknown) => typeof v === 'string' && v.length <= 40 && Number.isFinite(Date.parse(v));
 
 /** attackResponse / attackWatch: what must hold before the plan is parsed (the plan's own rules: the parse activity). */
