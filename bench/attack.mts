@@ -66,9 +66,10 @@ type Call = (opId: string, params: Record<string, unknown>) => Promise<any>; // 
  * blacklist adds, plan.execution.blacklistConcurrency at once → IP authentication → switches at once). Like the
  * worker's write activities (exact ownership, worker/src/activities/exactWrites.mts), every write reads its setting
  * or list first and is sent only when the live value is not the target yet: a script that must revert exactly what
- * it wrote needs that read too.
+ * it wrote needs that read too. `check`: the client's checks before a send (the guard's own-address lookup), which
+ * the worker's adds run beside their list read.
  */
-export async function plainMitigation(call: Call, planInput: PlanInput): Promise<void> {
+export async function plainMitigation(call: Call, planInput: PlanInput, check?: Call): Promise<void> {
 	const plan = parsePlan(planInput);
 	const par = plan.execution.parallel;
 	const all = async <T,>(fns: (() => Promise<T>)[]): Promise<T[]> => {
@@ -175,9 +176,14 @@ export async function plainMitigation(call: Call, planInput: PlanInput): Promise
 			for (let i = 0; i < cand.add.length; i += k) {
 				await Promise.all(
 					cand.add.slice(i, i + k).map(async (r) => {
-						// like the worker's activity: the list is read before each add, so a repeated add is not a duplicate
-						await call('applicationProtection.ipBlacklist.get', p);
-						await call('applicationProtection.ipBlacklist.add', { ...p, ip_black_list: formatRange(r) });
+						// like the worker's activity: the list is read before each add, so a repeated add is not a duplicate, and
+						// the add's guard (own-address lookup, cached per site) is checked beside that read
+						const add = { ...p, ip_black_list: formatRange(r) };
+						await Promise.all([
+							check?.('applicationProtection.ipBlacklist.add', add),
+							call('applicationProtection.ipBlacklist.get', p),
+						]);
+						await call('applicationProtection.ipBlacklist.add', add);
 					}),
 				);
 			}
@@ -333,7 +339,7 @@ export async function benchAttack(temporal: TemporalDev, o: { runs?: number; del
 				await call('dashboard.isUnderAttack', { site_id: ids.site_id }); // warm token
 				await sim.control('DELETE', '/requests');
 				const t1 = performance.now();
-				await plainMitigation(call, benchPlan(ids));
+				await plainMitigation(call, benchPlan(ids), (opId, params) => api.check(opId, params));
 				plainMs.push(performance.now() - t1);
 				const seqPlain = await opSeq(sim);
 				// the same calls (as a multiset: calls made at once arrive in any order); after its last mitigation write
