@@ -207,9 +207,11 @@ export function callIssues(
 	policy: BlastRadiusPolicy,
 	given?: Record<string, unknown>,
 ): BlastRadiusIssue[] {
+	const ua = uaPatternIssues(opId, params);
+	if (!GUARDED_FIELDS[opId]) return ua; // most operations carry no address entry: nothing more to build
 	return [
 		...guardedEntries(opId, params, given).flatMap((e) => blastRadiusIssues(e.entry, e.field, policy, e.shown, e.side)),
-		...uaPatternIssues(opId, params),
+		...ua,
 	];
 }
 

@@ -28,8 +28,9 @@ export function encodeRequest(
 		if (!opts.accessToken) throw new Error(`${op.id}: no access token`);
 		query.push(['access_token', opts.accessToken]);
 	}
-	const qs = query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
-	const url = opts.baseUrl.replace(/\/+$/, '') + path + (qs ? `?${qs}` : '');
+	let url = opts.baseUrl.endsWith('/') ? opts.baseUrl.replace(/\/+$/, '') + path : opts.baseUrl + path;
+	for (let i = 0; i < query.length; i++)
+		url += `${i ? '&' : '?'}${encodeURIComponent(query[i][0])}=${encodeURIComponent(query[i][1])}`;
 
 	let body: HttpBody | undefined;
 	if (op.encoding === 'json') body = { kind: 'json', value: json };

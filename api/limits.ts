@@ -21,7 +21,7 @@ export const ID_RULE = `must be ${ID_ALPHABET}`;
  */
 export function pathSegment(v: string): string {
 	const e = encodeURIComponent(v);
-	return /^\.+$/.test(e) ? e.replace(/\./g, '%2E') : e;
+	return e.charCodeAt(0) === 46 && /^\.+$/.test(e) ? e.replace(/\./g, '%2E') : e; // 46: '.'; ids rarely start so
 }
 
 /** The rule an id breaks, or undefined when it is a valid path id. */

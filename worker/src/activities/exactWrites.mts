@@ -23,7 +23,7 @@ import { writeAttempt, type WriteAttempt } from './writeRecord.mts';
  *    target, nothing sent;
  *  - a list add: the entry it POSTed (`wrote`), or the entry found already listed (`notOurs`, nothing sent).
  * A playbook owns only what it wrote. A retry (the answer lost to a killed worker) must never take someone else's
- * value for its own: each attempt records that it is about to write, stored by the server before its read and write
+ * value for its own: each attempt records that it is about to write, stored by the server before its write (asked beside its read)
  * (writeRecord.mts); a retry without a record knows that no attempt sent anything (a value at the target is another's).
  * A retry that finds the target in place after such a record cannot tell its own lost write from someone else's:
  * `unknown` (never reverted by the playbook, reported; docs/spec-decisions-runbooks.md). Without the worker's Temporal
@@ -122,8 +122,9 @@ export async function exactSet(
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
-	const a = await recorded(temporal);
-	const live = s.current(await client.call(s.read, s.readParams(valid)), valid);
+	const r = await readRecorded(temporal, () => client.call(s.read, s.readParams(valid)));
+	const a = r.attempt;
+	const live = s.current(r.live, valid);
 	if (s.atTarget(live, target)) {
 		// An earlier attempt recorded that it was about to write: the value at the target is its write, or someone
 		// else's set meanwhile — the service keeps no author per value, so nothing can tell. Outcome unknown: not ours,
@@ -136,17 +137,31 @@ export async function exactSet(
 }
 
 /**
- * This attempt's record, stored by the server (writeRecord.mts) BEFORE the write's read: the write follows its read
- * at once, so the window in which someone else's write is taken for the value ours replaces is the read's answer
- * alone, not the record's round trip too (seconds under load: interleave seed 32, n8n's switch value restored over).
- * `earlier`: an earlier attempt got as far as its record (records of before: `replaced`, `listedBefore: false`).
+ * The write's read, and this attempt's record stored by the server (writeRecord.mts) before the write: asked beside
+ * the read, so the record costs no round trip of its own. The write follows its read at once: when the record is
+ * stored only after the read has answered, the read is made again (someone else's write inside the record's round
+ * trip — seconds under load — would otherwise be taken for the value ours replaces: interleave seed 32).
+ * `earlier`: an earlier attempt got as far as its record (records of before: `replaced`, `listedBefore: false`);
+ * then nothing is recorded and the read is made once.
  */
-async function recorded(temporal?: () => TemporalClient): Promise<WriteAttempt & { earlier?: object }> {
+async function readRecorded<T>(
+	temporal: (() => TemporalClient) | undefined,
+	read: () => Promise<T>,
+): Promise<{ attempt: WriteAttempt & { earlier?: object }; live: T }> {
 	const a = writeAttempt(temporal);
 	const e = a.earlier;
 	const earlier = e && (e.writing === true || 'replaced' in e || e.listedBefore === false) ? e : undefined;
-	if (!earlier) await a.record({ writing: true });
-	return { ...a, earlier };
+	const attempt = { ...a, earlier };
+	if (earlier) return { attempt, live: await read() };
+	let answered = false;
+	const reading = read().then((v) => ((answered = true), v));
+	let storedFirst = false;
+	const stored = a.record({ writing: true }).then(() => void (storedFirst = !answered));
+	// Both settle before anything is decided: a failed record means nothing may be sent, whatever the read said.
+	const [rec, live] = await Promise.allSettled([stored, reading]);
+	if (rec.status === 'rejected') throw rec.reason;
+	if (live.status === 'rejected') throw live.reason;
+	return { attempt, live: storedFirst ? live.value : await read() };
 }
 
 /**
@@ -158,14 +173,17 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
 	const base = { site_id: valid.site_id, domain_port_id: valid.domain_port_id };
-	const a = op.action === 'add' ? await recorded(temporal) : undefined;
-	const list =
-		(
-			await client.call<{ p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } }>(
-				`applicationProtection.${op.group}.get`,
-				base,
-			)
-		)?.p_info?.ipv4?.[listKey] ?? [];
+	type Lists = { p_info?: { ipv4?: Record<string, Ipv4ListEntry[]> } };
+	const read = () => client.call<Lists>(`applicationProtection.${op.group}.get`, base);
+	// An add's guard (the site's own addresses: a lookup of 2-3 API rounds, cached per site) is checked beside the
+	// read, not between the read and the POST: the read→write window stays one round trip (nothing is sent when it
+	// refuses; a record stored meanwhile only makes a retry more careful: `unknown` instead of `notOurs`).
+	const guarded = op.action === 'add' ? client.check(op.id, params) : undefined;
+	guarded?.catch(() => undefined); // thrown below, after the read
+	const r = op.action === 'add' ? await readRecorded(temporal, read) : { attempt: undefined, live: await read() };
+	await guarded;
+	const a = r.attempt;
+	const list = r.live?.p_info?.ipv4?.[listKey] ?? [];
 	// Live entries by normalized range, with the text the service knows them by (what a DELETE must name).
 	const liveText = listedByKey(list);
 	const raw = valid[key];
