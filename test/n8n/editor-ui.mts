@@ -206,11 +206,18 @@ export class EditorUi {
 		assert.equal(await modal.getByText(/does not match|refused|Could not reach/).count(), 0);
 	}
 
-	/** The node panel's search: types `search`, picks the node, then its action; the node's panel opens. */
+	/**
+	 * Enters `text` in the node panel's search box. Not keys typed at the page: the box takes the focus when it has
+	 * rendered (autofocus), and under load keys typed before that went nowhere (CI: the box stayed empty, 45 s).
+	 */
+	async search(text: string): Promise<void> {
+		await this.page.locator('[data-test-id="node-creator-search-bar"]').fill(text);
+	}
+
+	/** The node panel's search: enters `search`, picks the node, then its action; the node's panel opens. */
 	async addFromPanel(search: string, nodeLabel: string, action: string): Promise<void> {
 		const creator = this.page.locator('[data-test-id="node-creator"]');
-		await creator.locator('input').first().waitFor(); // keys typed before the search is open go elsewhere
-		await this.page.keyboard.type(search);
+		await this.search(search);
 		await creator.getByText(nodeLabel, { exact: true }).first().click();
 		await creator.getByText(action, { exact: true }).first().click();
 		await this.ndv.waitFor();

@@ -100,7 +100,7 @@ test('sign in, find the nodes by what a SOC engineer types, see the trigger even
 	await page.waitForURL((u) => !u.pathname.includes('signin'));
 	await page.goto(`${url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await page.keyboard.type('block ip');
+	await ui.search('block ip');
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service', { exact: true }).first().waitFor();
 	await ui.screenshot('search-block-ip');
@@ -118,7 +118,7 @@ test('sign in, find the nodes by what a SOC engineer types, see the trigger even
 
 test('add the action from the panel: the address to block is the first field', async () => {
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await page.keyboard.type('block ip');
+	await ui.search('block ip');
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service', { exact: true }).first().click();
 	// An installed community package opens on its "Node details" (Installed, via npm) with every action listed.
@@ -310,7 +310,7 @@ test('entries to update or delete are picked from what the service holds: status
 
 test('the Runbook node opens on a read and asks which signal to send', async () => {
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await page.keyboard.type('runbook');
+	await ui.search('runbook');
 	const creator = page.locator('[data-test-id="node-creator"]');
 	await creator.getByText('Security Service Runbook', { exact: true }).first().click();
 	await creator.getByText('Describe a runbook', { exact: true }).click();

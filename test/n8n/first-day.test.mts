@@ -118,8 +118,7 @@ async function expression(param: string, expr: string): Promise<void> {
 }
 
 async function addFromPanel(search: string, nodeLabel: string, action: string): Promise<void> {
-	await creator().locator('input').first().waitFor();
-	await page.keyboard.type(search);
+	await ui.search(search);
 	await creator().getByText(nodeLabel, { exact: true }).first().click();
 	await creator().getByText(action, { exact: true }).first().click();
 	await ui.ndv.waitFor();
@@ -133,8 +132,7 @@ test('sign in; "under attack" finds the trigger; the credential is created in th
 	await page.waitForURL((u) => !u.pathname.includes('signin'));
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await creator().locator('input').first().waitFor();
-	await page.keyboard.type('under attack');
+	await ui.search('under attack');
 	// The package's trigger and action node are one entry in the panel: "Security Service", with both kinds inside.
 	await creator().getByText('Security Service', { exact: true }).first().waitFor();
 	await ui.screenshot('search-under-attack');
@@ -265,8 +263,7 @@ test('a 0.0.0.0/0 is refused with its message, and nothing is written', async ()
 test("Start (approval required) → a form → Decide: the runbook waits at its gate, the form's answer approves it", async () => {
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await creator().locator('input').first().waitFor(); // keys typed before the panel's search is open go elsewhere
-	await page.keyboard.type('manual');
+	await ui.search('manual');
 	// The search's result is "Manual Trigger"; "Trigger manually" is the same node's label in the unsearched list, so
 	// clicking that raced the search (under load the results replaced it: detached, then never there for 30 s).
 	await creator().getByText('Manual Trigger', { exact: true }).first().click();
@@ -306,8 +303,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 
 	await ui.canvasNode('Start an attack-response runbook').hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').last().click();
-	await creator().locator('input').first().waitFor();
-	await page.keyboard.type('wait');
+	await ui.search('wait');
 	await creator().getByText('Wait', { exact: true }).first().click();
 	await ui.ndv.waitFor();
 	await ui.choose('resume', 'On Form Submitted');

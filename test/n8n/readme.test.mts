@@ -195,8 +195,7 @@ async function idToken(who: string, site?: string): Promise<string> {
 async function newWorkflowWith(action: string): Promise<void> {
 	await page.goto(`${server.url}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await page.locator('[data-test-id="node-creator-plus-button"]').click();
-	await page.locator('[data-test-id="node-creator"] input').first().waitFor();
-	await page.keyboard.type('manual');
+	await ui.search('manual');
 	await page.locator('[data-test-id="node-creator"]').getByText('Manual Trigger', { exact: true }).first().click();
 	await ui.canvasNode('When clicking').first().hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
