@@ -37,14 +37,13 @@ export function createBlocksActivities(api: Client, temporal?: () => TemporalCli
 	};
 	const removeDue = createRemoveDue(api, withTemporal);
 	return {
-		[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => beating(() => addOne(api, temporal, input)),
-		[BLOCKS_ACTIVITY.remove]: (input: Where & { entry: string }) => beating(() => removeOne(api, input)),
-		[BLOCKS_ACTIVITY.removeMany]: (input: Where & { entries: string[] }) => beating(() => removeMany(api, input)),
+		[BLOCKS_ACTIVITY.add]: (input: Where & { entry: string }) => addOne(api, temporal, input),
+		[BLOCKS_ACTIVITY.remove]: (input: Where & { entry: string }) => removeOne(api, input),
+		[BLOCKS_ACTIVITY.removeMany]: (input: Where & { entries: string[] }) => removeMany(api, input),
 		[BLOCKS_ACTIVITY.addMany]: (input: AddManyInput) => beating(() => addMany(api, withTemporal, input, temporal)),
 		// The removal as a LOCAL activity (workflows/blocks/blocks.mts since `blocks-local-removals`).
 		[BLOCKS_ACTIVITY.removeDue]: (input: RemoveDueInput) => removeDue(input as unknown as Record<string, unknown>),
-		[BLOCKS_ACTIVITY.register]: (input: BlockRequest & Where & { customer_id?: string }) =>
-			beating(() => register(temporal, input)),
+		[BLOCKS_ACTIVITY.register]: (input: BlockRequest & Where & { customer_id?: string }) => register(temporal, input),
 	};
 }
 

@@ -18,14 +18,9 @@ import {
 /** The blocks activities as their factory makes them (./activities.mts; a type only, never bundled). */
 type BlocksActivities = ReturnType<typeof createBlocksActivities>;
 type Act = BlocksActivities & Pick<OperationActivities, 'applicationProtection.ipBlacklist.get'>;
-/**
- * Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). Every write
- * heartbeats (`beating`), so an attempt a worker kill ended is retried after 10 s, not after its 30 s: under repeated
- * kills a retry otherwise started just before the next kill (interleave seed 36: a bulk add never sent in 120 s).
- */
+/** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
 export const writes = proxyActivities<Act>({
 	startToCloseTimeout: '30s',
-	heartbeatTimeout: '10s',
 	retry: {
 		initialInterval: '500ms',
 		backoffCoefficient: 2,
