@@ -211,7 +211,15 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 		'bad files changed nothing',
 	);
 
-	// Status: one header, one line per watcher, one line per site with its last check, state and runbook.
+	// Status: one header, one line per watcher, one line per site with its last check, state and runbook. A watcher
+	// shows its last tick from its current run: the apply above continued it as new, so wait for that run's first tick
+	// (CI under load: the status was read before it, "tick 0 of run 2, last tick -").
+	await waitFor(
+		"a tick in each watcher's current run",
+		async () => (await statuses()).every((w) => w.ticks > 0),
+		30_000,
+		300,
+	);
 	const st = await fleet('status', '--fleet', FLEET);
 	assert.match(
 		st,
