@@ -56,9 +56,10 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 	assert.equal(r.code, 0, `demo exited ${r.code}\n${r.out}\n${r.err}`);
 	const o = r.out;
 	assert.match(o, /Temporal Web UI\s+http:\/\/127\.0\.0\.1:\d+/);
-	// Timeline order: the runbook's own lines in order, and the attack's end before the cooldown. Where the simulated
-	// end falls among the mitigation lines depends on the machine's load (the 6 s attack may end before the last write;
-	// the bound on time to mitigate is below), so it is not asserted against them.
+	// Timeline order: the runbook's own lines in order, and the attack's end after its start. The simulated end is the
+	// demo's own observation (its loop reads the simulator every 300 ms), the cooldown the runbook's: both follow the
+	// same event, so their order in the output is a race (CI printed COOLDOWN first), as is the end against the
+	// mitigation lines under load (the 6 s attack may end before the last write; the time-to-mitigate bound is below).
 	const inOrder = (res: RegExp[], what: string) => {
 		const at = res.map((re) => idx(o, re));
 		assert.deepEqual(
@@ -79,7 +80,7 @@ test('npm run demo: attack detected → mitigated → over → cooldown → reve
 		],
 		"the runbook's timeline lines in order",
 	);
-	inOrder([/ATTACK\s+UDP Total/, /OVER\s+attack stopped/, /COOLDOWN 2s/], 'the attack ends before the cooldown');
+	inOrder([/ATTACK\s+UDP Total/, /OVER\s+attack stopped/], 'the attack ends after it starts');
 	// summary
 	const num = (label: string) => Number(new RegExp(`${label}\\s+([\\d.]+) s`).exec(o)?.[1]);
 	assert.match(o, /outcome\s+reverted/);
