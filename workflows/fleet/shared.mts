@@ -68,6 +68,9 @@ export interface WatcherCarry {
 	runs: number;
 	/** Ticks cut short by rate limiting, over all runs. */
 	rateLimitedTicks?: number;
+	/** The last tick of the run before (the status shows it until this run ticks). */
+	lastTickAt?: number;
+	lastTickMs?: number;
 	/**
 	 * When each site of `config.sites` (same order) was last checked (ms since epoch, 0 = never), so the starvation
 	 * bound and the status count across continue-as-new (`patched('fleet-check-times')`).

@@ -50,6 +50,8 @@ export class WatchState {
 		this.states = new Map(carry?.states ?? []);
 		this.rateLimitedTicks = carry?.rateLimitedTicks ?? 0;
 		this.nextTickAt = carry?.nextTickAt;
+		this.lastTickAt = carry?.lastTickAt;
+		this.lastTickMs = carry?.lastTickMs;
 		// Quiet sites' check times carried over continue-as-new (fleet-check-times): the bound counts from them.
 		const checkedAt = carry?.checkedAt ?? [];
 		for (let i = 0; i < input.config.sites.length && i < checkedAt.length; i++) {
@@ -220,6 +222,8 @@ export class WatchState {
 				nextTickAt: this.nextTickAt,
 				runs: (this.carry?.runs ?? 0) + 1,
 				rateLimitedTicks: this.rateLimitedTicks,
+				lastTickAt: this.lastTickAt,
+				lastTickMs: this.lastTickMs,
 				...(timed ? { checkedAt: cfg.sites.map((x) => states.get(x.site_id)?.at ?? 0) } : {}),
 			},
 		};
