@@ -238,7 +238,8 @@ test('fleet apply: adds, is idempotent, changes, removes; a bad file changes not
 		'a continued-as-new run',
 		async () => {
 			const ws = await statuses();
-			for (const w of ws) if (w.runs >= 2 && w.lastTickAt === undefined) untimed.push(`watcher ${w.index} run ${w.runs}`);
+			for (const w of ws)
+				if (w.runs >= 2 && w.lastTickAt === undefined) untimed.push(`watcher ${w.index} run ${w.runs}`);
 			return ws.every((w) => w.runs >= 2);
 		},
 		30_000,
