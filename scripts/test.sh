@@ -129,6 +129,9 @@ echo; echo "== most CPU (CPU-seconds, user + sys of the job and every process it
 cat "$LOGS"/jobs/*.cpu >"$LOGS/all.cpu" 2>/dev/null || true
 awk -F'\t' '{ s += $1; c++ } END { printf "%d jobs, %.0f CPU-s in jobs\n", c, s }' "$LOGS/all.cpu"
 sort -t$'\t' -k1,1 -rn "$LOGS/all.cpu" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
+times >"$LOGS/run.times" # this shell (the queue's loop) and everything reaped under it: jobs, build, provisioning
+awk -v jobs="$(awk -F'\t' '{ s += $1 } END { print s + 0 }' "$LOGS/all.cpu")" '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += 60 * t[1] + t[2] } }
+  END { printf "the whole run: %.0f CPU-s; outside the jobs (install, build, provisioning, the queue itself): %.0f\n", s, s - jobs }' "$LOGS/run.times"
 echo
 read -r BUSY1 IDLE1 < <(cpu_ticks)
 echo "$SLOTS slots; $(( SECONDS - T0 )) s; the machine's CPUs busy $(( 100 * (BUSY1 - BUSY0) / (BUSY1 - BUSY0 + IDLE1 - IDLE0 + 1) ))% of the run (every process on it, $(nproc) cores)"
