@@ -75,9 +75,17 @@ stop_job() { # pid reason: TERM to the job's group, KILL 10 s later; the reason 
   local pid="$1" log="$LOGS/jobs/${ids[${running[$1]}]}.log"
   { echo "✖ $2: stopped after $(( SECONDS - T0 - started[$pid] )) s; its processes then:"
     ps -o pid,etimes,args --no-headers -p "$(pgrep -d, -g "$pid")" 2>/dev/null | cut -c1-200 | sed 's/^/  /'; } >>"$log"
+  group_cpu "$pid" "${running[$pid]}" >"${log%.log}.cpu"
   kill -TERM -- "-$pid" 2>/dev/null || true
   for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
   kill -KILL -- "-$pid" 2>/dev/null || true
+}
+group_cpu() { # pgid job: `cpu⇥job (stopped)` for a job stopped at a bound — its live processes and what they reaped
+  local stats
+  stats="$(pgrep -g "$1" | sed 's|.*|/proc/&/stat|' | tr '\n' ' ')"
+  # shellcheck disable=SC2086 # one path per process
+  cat $stats 2>/dev/null | awk -v hz="$(getconf CLK_TCK)" -v j="$2" '{ sub(/.*\) /, ""); s += $12 + $13 + $14 + $15 }
+    END { printf "%.1f\t%s (stopped)\n", s / hz, j }'
 }
 stop_all_jobs() { local pid; for pid in "${!running[@]}"; do stop_job "$pid" "${1:-stopped}"; done; }
 job_line() { # job exit: one line per finished job, printed as it ends
