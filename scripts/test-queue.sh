@@ -1,7 +1,7 @@
 # Sourced by scripts/test.sh: runs test files from one queue in $SLOTS slots at once, longest expected first, each
 # file as soon as a slot is free and the runtimes it needs are provisioned (test/README.md "What runs in parallel").
 # Expects from test.sh: LOGS, T0, SLOTS, spec and the job_<name> functions of its named jobs. Each job's spec output goes to
-# $LOGS/jobs/<n>.log, its per-file times to $LOGS/jobs/<n>.times; $LOGS/schedule.tsv gets
+# $LOGS/jobs/<n>.log, its per-file times to $LOGS/jobs/<n>.times, its CPU-seconds to $LOGS/jobs/<n>.cpu; $LOGS/schedule.tsv gets
 # `start⇥end⇥exit⇥job` (seconds since T0) for every job, $LOGS/queue.log each start with the CPU pressure then.
 
 # The runtimes a test file needs (provision names of test.sh), by folder; the files that need none run first.
@@ -75,9 +75,17 @@ stop_job() { # pid reason: TERM to the job's group, KILL 10 s later; the reason 
   local pid="$1" log="$LOGS/jobs/${ids[${running[$1]}]}.log"
   { echo "✖ $2: stopped after $(( SECONDS - T0 - started[$pid] )) s; its processes then:"
     ps -o pid,etimes,args --no-headers -p "$(pgrep -d, -g "$pid")" 2>/dev/null | cut -c1-200 | sed 's/^/  /'; } >>"$log"
+  group_cpu "$pid" "${running[$pid]}" >"${log%.log}.cpu"
   kill -TERM -- "-$pid" 2>/dev/null || true
   for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
   kill -KILL -- "-$pid" 2>/dev/null || true
+}
+group_cpu() { # pgid job: `cpu⇥job (stopped)` for a job stopped at a bound — its live processes and what they reaped
+  local stats
+  stats="$(pgrep -g "$1" | sed 's|.*|/proc/&/stat|' | tr '\n' ' ')"
+  # shellcheck disable=SC2086 # one path per process
+  cat $stats 2>/dev/null | awk -v hz="$(getconf CLK_TCK)" -v j="$2" '{ sub(/.*\) /, ""); s += $12 + $13 + $14 + $15 }
+    END { printf "%.1f\t%s (stopped)\n", s / hz, j }'
 }
 stop_all_jobs() { local pid; for pid in "${!running[@]}"; do stop_job "$pid" "${1:-stopped}"; done; }
 job_line() { # job exit: one line per finished job, printed as it ends
@@ -128,8 +136,18 @@ job_body() { # job status-of-its-runtimes: its runtimes' variables, then the fil
     return 1
   fi
   export_runtimes "${needs[@]}"
-  if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job"
-  else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job"; fi
+  local st=0
+  if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job" || st=$?
+  else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job" || st=$?; fi
+  job_cpu "$job" >"$LOGS/jobs/$n.cpu"
+  return "$st"
+}
+# `cpu⇥job`: CPU-seconds (user + sys) of this job's subshell and every child it reaped, with theirs (bash's `times`).
+# Not counted: a process nobody waits for (one its parent left behind: re-parented to init, reaped there).
+job_cpu() { # job (`times` itself, not in a pipe: a forked shell starts with no children's times)
+  times >"$LOGS/jobs/$n.times-raw"
+  awk -v j="$1" '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += 60 * t[1] + t[2] } }
+    END { printf "%.1f\t%s\n", s, j }' "$LOGS/jobs/$n.times-raw"
 }
 launch_job() { # job status-of-its-runtimes: starts it in the background, its output into its own log
   local job="$1"

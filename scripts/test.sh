@@ -83,6 +83,9 @@ cluster_files=(test/cluster/**/*.test.mts)
 files=()
 for f in test/**/*.test.mts; do [[ "$f" == test/cluster/* ]] || files+=("$f"); done
 echo "== $(( ${#files[@]} + ${#cluster_files[@]} )) test files"
+# `scripts/test.sh FILE|cluster|checks ...` runs only those jobs through the same queue (a file's CPU and time alone)
+jobs=(checks cluster "${files[@]}")
+[ "$#" -gt 0 ] && jobs=("$@")
 
 # spec: node's spec reporter on stdout, and each file's duration (scripts/test-file-times.mjs) into $SPEC_TIMES.
 # node's --test-timeout (SECSVC_TEST_TIMEOUT ms, default 15 min) fails each test without its own bound past it, and
@@ -99,7 +102,7 @@ export SECSVC_TEST_DEADLINE="${SECSVC_TEST_DEADLINE:-0}"
 echo "== tests: one line per job as it ends; the logs of failed jobs at the end, all in $LOGS/jobs"
 rc=0
 set -m # each job in its own process group, so that a job stopped at its bound takes everything it started with it
-run_queue checks cluster "${files[@]}" || rc=1
+run_queue "${jobs[@]}" || rc=1
 set +m
 
 passed=0; failed=0
@@ -111,8 +114,8 @@ while IFS=$'\t' read -r n job; do
   cat "$LOGS/jobs/$n.log"
 done <"$LOGS/jobs.tsv"
 cat "$LOGS"/jobs/*.times >"$LOGS/all.times" 2>/dev/null || true
-# this machine's figures order the next run (scripts/test-queue.sh expected_seconds)
-if [ -s "$LOGS/all.times" ]; then mkdir -p "$(dirname "$TIMES_CACHE")" && cp "$LOGS/all.times" "$TIMES_CACHE.tmp.$$" && mv "$TIMES_CACHE.tmp.$$" "$TIMES_CACHE"; fi
+# this machine's figures order the next run (scripts/test-queue.sh expected_seconds); a run of some files keeps them
+if [ "$#" = 0 ] && [ -s "$LOGS/all.times" ]; then mkdir -p "$(dirname "$TIMES_CACHE")" && cp "$LOGS/all.times" "$TIMES_CACHE.tmp.$$" && mv "$TIMES_CACHE.tmp.$$" "$TIMES_CACHE"; fi
 echo; echo "== provisioning (seconds since the start: ready)"
 for n in temporal n8n chromium cluster-build actionlint; do
   [ -f "$LOGS/prov-$n.rc" ] && echo "  $n: exit $(cat "$LOGS/prov-$n.rc") at $(( $(stat -c %Y "$LOGS/prov-$n.rc") - START_EPOCH )) s"
@@ -122,6 +125,13 @@ sort -n "$LOGS/schedule.tsv" | sed 's/^/  /'
 echo; echo "== slowest files (seconds, whole file: process, hooks, tests)"
 awk -F'\t' '{ s += $1; c++ } END { printf "%d files, %.0f s in files\n", c, s }' "$LOGS/all.times"
 sort -t$'\t' -k1,1 -rn "$LOGS/all.times" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
+echo; echo "== most CPU (CPU-seconds, user + sys of the job and every process it reaped; scripts/test-queue.sh job_cpu)"
+cat "$LOGS"/jobs/*.cpu >"$LOGS/all.cpu" 2>/dev/null || true
+awk -F'\t' '{ s += $1; c++ } END { printf "%d jobs, %.0f CPU-s in jobs\n", c, s }' "$LOGS/all.cpu"
+sort -t$'\t' -k1,1 -rn "$LOGS/all.cpu" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
+times >"$LOGS/run.times" # this shell (the queue's loop) and everything reaped under it: jobs, build, provisioning
+awk -v jobs="$(awk -F'\t' '{ s += $1 } END { print s + 0 }' "$LOGS/all.cpu")" '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += 60 * t[1] + t[2] } }
+  END { printf "the whole run: %.0f CPU-s; outside the jobs (install, build, provisioning, the queue itself): %.0f\n", s, s - jobs }' "$LOGS/run.times"
 echo
 read -r BUSY1 IDLE1 < <(cpu_ticks)
 echo "$SLOTS slots; $(( SECONDS - T0 )) s; the machine's CPUs busy $(( 100 * (BUSY1 - BUSY0) / (BUSY1 - BUSY0 + IDLE1 - IDLE0 + 1) ))% of the run (every process on it, $(nproc) cores)"

@@ -32,7 +32,14 @@ function report(failures: number): string {
 		`\n──── ${failures} failing test(s); what this file started (ports, PIDs, seeds, last ${LOG_LINES} log lines) ────`,
 		...seeds.map(([k, v]) => `env ${k}=${v}`),
 	];
+	// things with only a seed (interleave's 200 seededRandom moments) in one line per kind, not one line each
+	const isBare = (s: StartedThing) =>
+		s.seed !== undefined && !s.pid && !s.log && !Object.keys(s.addresses ?? {}).length;
+	const bare = new Map<string, number[]>();
+	for (const s of started) if (isBare(s)) bare.set(s.what, [...(bare.get(s.what) ?? []), s.seed as number]);
+	for (const [what, list] of bare) out.push(`▸ ${what} · seed${list.length > 1 ? 's' : ''} ${list.join(', ')}`);
 	for (const s of started) {
+		if (isBare(s)) continue;
 		const where = Object.entries(s.addresses ?? {})
 			.filter(([, v]) => v !== undefined)
 			.map(([k, v]) => `${k} ${v}`);

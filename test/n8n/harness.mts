@@ -24,6 +24,15 @@ import { copyMigratedDb } from './migratedDb.mts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/**
+ * Node 24's module compile cache for every n8n process of the tests (n8n CLI, `n8n start`, the in-process runners):
+ * V8's code for n8n's modules is kept on disk instead of compiled again in each of the suite's n8n processes
+ * (test/README.md "Where the CPU goes"). Node checks each entry against its module's source and ignores a stale one.
+ */
+export const N8N_COMPILE_CACHE = {
+	NODE_COMPILE_CACHE: join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'secsvc', 'n8n-compile-cache'),
+};
+
 /** Folder of the cached n8n 2.40.7 + Node 24 (scripts/n8n.sh provisions it; N8N_RUNTIME set by scripts/test.sh). */
 export function n8nRuntime(): { dir: string; node: string; n8n: string } {
 	const dir =
@@ -127,6 +136,7 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 		NODE_ENV: 'production',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
 		N8N_BLOCK_ENV_ACCESS_IN_NODE: 'true',
+		...N8N_COMPILE_CACHE,
 	};
 	copyMigratedDb(n8nRuntime(), env, dir);
 	return { dir, env, cliRuns: [], cleanup: () => rmSync(dir, { recursive: true, force: true }) };

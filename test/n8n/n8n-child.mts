@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { announceStarted } from '../../demo/stack.mts';
-import { n8nRuntime, ROOT } from './harness.mts';
+import { N8N_COMPILE_CACHE, n8nRuntime, ROOT } from './harness.mts';
 
 export interface N8nChildOptions {
 	/** The runner script under test/n8n/. */
@@ -46,6 +46,7 @@ export async function startN8nChild(o: N8nChildOptions): Promise<N8nChild> {
 			N8N_LOG_LEVEL: 'warn',
 			N8N_RUNNERS_ENABLED: 'false',
 			NODE_ENV: 'test',
+			...N8N_COMPILE_CACHE,
 		},
 		stdio: ['pipe', 'pipe', 'pipe'],
 	});

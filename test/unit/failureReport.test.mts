@@ -30,6 +30,7 @@ test('a failing file prints its seeds, addresses, PIDs and the last log lines of
 	assert.match(out, /▸ simulator · url http:\/\/127\.0\.0\.1:\d+ · seed 4711/);
 	assert.match(out, /\| #1 \d\d:\d\d:\d\d\.\d{3} POST \/oauth\/credit\/token → 200 code 0\n/, 'its request log');
 	assert.match(out, /▸ fixture child · pid \d+ · port 4242/);
+	assert.match(out, /▸ fixture moments · seeds 1, 2, 3\n/, 'bare seeds of one kind in one line');
 	assert.match(out, /\| child line 40\n/);
 	assert.match(out, /\| child line 16\n/, 'the last 25 lines');
 	assert.doesNotMatch(out, /\| child line 15\n/, 'only the last 25 lines');
