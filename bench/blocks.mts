@@ -26,7 +26,7 @@ import { Client, Connection } from '@temporalio/client';
 import { addBlock, addBlocks } from '../workflows/blocks/client.mts';
 import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocks/shared.mts';
 import { rssOf, sleep, type TemporalDev } from '../demo/stack.mts';
-import { cpuSeconds, pct, recordBench, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { cpuSeconds, pct, recordBench, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 
 const APP_ID = 'bench-blocks';
 const SECRET = 'bench-blocks-secret-1';
@@ -452,11 +452,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			record: { type: 'string' },
 		},
 	});
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchBlocks>>;
-	try {
-		r = await benchBlocks(temporal, {
+	const r = await runAlone((temporal) =>
+		benchBlocks(temporal, {
 			blocks: Number(values.blocks),
 			sites: Number(values.sites),
 			dpsPerSite: Number(values.dps),
@@ -464,11 +461,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			windowSeconds: Number(values.window),
 			concurrency: Number(values.concurrency),
 			bulk: Number(values.bulk),
-		});
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result)}\n`);
+		}),
+	);
 	if (values.record !== undefined)
 		recordBench({ key: 'blocks', bench: '8', rows: r.rows, result: r.result, note: values.record, sortRows: true });
 }

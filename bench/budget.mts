@@ -15,7 +15,7 @@
  *        [--budget-rps 57] [--budget-burst 8] [--phases nowatch,reactive,budget] [--record]
  *   --record replaces the bench-9 rows and `results.budget` in bench/results.json (other keys untouched).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ import { type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
-import { ROOT, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { pct, replaceResults, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 import { explainRefusals, type SimLogEntry } from './budgetTrace.mts';
 import { fleetStatus } from '../workflows/fleet/client.mts';
 
@@ -394,11 +394,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			record: { type: 'boolean', default: false },
 		},
 	});
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchBudget>>;
-	try {
-		r = await benchBudget(
+	const r = await runAlone((temporal) =>
+		benchBudget(
 			temporal,
 			{
 				sites: Number(values.sites),
@@ -410,18 +407,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 				trace: values.trace,
 			},
 			String(values.phases).split(',') as Phase[],
-		);
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
-	if (values.record) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		// only this bench's rows (another bench may carry the number 9 too)
-		doc.rows = [...doc.rows.filter((x) => !(x.bench === '9' && / service \d+\/s: /.test(x.measure))), ...r.rows];
-		doc.results.budget = { at: new Date().toISOString(), ...r.result };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('bench/results.json: bench 9 rows and results.budget updated\n');
-	}
+		),
+	);
+	// only this bench's rows (another bench may carry the number 9 too)
+	if (values.record)
+		replaceResults((x) => x.bench === '9' && / service \d+\/s: /.test(x.measure), r.rows, 'budget', r.result);
 }

@@ -20,18 +20,17 @@
  * of worker 0's isolates at the window's end and prints their largest entries.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { freePort, rssOf, startTemporalDev, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import { freePort, rssOf, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import type { FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts';
 import { connectForCode, exchangeCode, installTenant, listTenants } from '../workflows/tenant/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
-import { ROOT, cpuSeconds, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { cpuSeconds, replaceResults, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 import { TEMPLATE } from './fleet.mts';
 import { gaugeByQueue, inspectorUrl, smapsOf } from './memoryDiag.mts';
 import { snapshotIsolates, summarize } from './heapSnapshot.mts';
@@ -323,27 +322,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			)
 		: undefined;
 	if (env1 && values.record !== undefined) throw new Error('--env1 is for diagnosis: not with --record');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchTenants>>;
-	try {
-		r = await benchTenants(temporal, {
+	const r = await runAlone((temporal) =>
+		benchTenants(temporal, {
 			tenants: Number(values.tenants),
 			ttl: Number(values.ttl),
 			window: Number(values.window),
 			interval: Number(values.interval),
 			env1,
 			snapshot: values.snapshot,
-		});
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
-	if (values.record !== undefined) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		doc.rows = [...doc.rows.filter((x) => x.bench !== 'T'), ...r.rows];
-		doc.results.tenants = { at: new Date().toISOString(), note: values.record, ...r.result };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('bench/results.json: bench T rows and results.tenants updated\n');
-	}
+		}),
+	);
+	if (values.record !== undefined)
+		replaceResults((x) => x.bench === 'T', r.rows, 'tenants', { note: values.record, ...r.result });
 }
