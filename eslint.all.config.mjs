@@ -67,7 +67,6 @@ export default tseslint.config(
 		// to be typed; no other file may add one.
 		files: [
 			'bench/n8n.mts',
-			'bench/workerMemory.mts',
 			'test/n8n/approval-form.test.mts',
 			'test/n8n/e2e.test.mts',
 			'test/n8n/examples.test.mts',

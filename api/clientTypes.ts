@@ -120,11 +120,6 @@ export interface CallOptions {
 	budgetDeadline?: number;
 }
 
-/** Parameters of an operation, as a caller may pass them (generated from the catalog: api/types.generated.ts). */
-export type ParamsOf<Id extends OperationId> = OperationParams[Id];
-/** What `call` resolves with for an operation (generated from the catalog's result schemas). */
-export type ResultOf<Id extends OperationId> = OperationResults[Id];
-
 /** `[params, options?]`, with `params` optional when the operation has no required field. */
 export type CallArgs<Id extends OperationId> =
 	Record<string, never> extends OperationParams[Id]

@@ -57,14 +57,6 @@ export function subtract(from: readonly Range[], minus: readonly Range[]): Range
 	return aggregate(out);
 }
 
-export function size(ranges: readonly Range[]): number {
-	return ranges.reduce((n, r) => n + (r.end - r.start + 1), 0);
-}
-
-export function overlaps(a: Range, b: Range): boolean {
-	return a.start <= b.end && b.start <= a.end;
-}
-
 export function covers(outer: Range, inner: Range): boolean {
 	return outer.start <= inner.start && inner.end <= outer.end;
 }

@@ -160,24 +160,6 @@ export function randomState(): string {
 	return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** The connect URL (§5.3) with a fresh random state; keep `state` to check the redirect. */
-export function buildConnectUrl(
-	baseUrl: string,
-	p: { appId: string; redirectUri: string; customerId?: string; xspe?: string; state?: string },
-): { url: string; state: string } {
-	const state = p.state ?? randomState();
-	const q = new URLSearchParams({
-		app_id: p.appId,
-		redirect_uri: p.redirectUri,
-		response_type: 'code',
-		scope: 'install_login',
-		state,
-	});
-	if (p.xspe) q.set('xspe', p.xspe);
-	if (p.customerId) q.set('customer_id', p.customerId);
-	return { url: `${baseUrl.replace(/\/+$/, '')}/oauth/connect?${q.toString()}`, state };
-}
-
 /** Reads code and state from the redirect and checks the state; throws when it does not match. */
 export function parseConnectRedirect(location: string, expectedState: string): { code: string; state: string } {
 	const u = new URL(location, 'http://redirect.invalid');

@@ -14,10 +14,8 @@
  *
  * Alone: node --import tsx bench/blocks.mts [--blocks 10000] [--sites 20] [--dps 5] [--window-start 60]
  *   [--window 120] [--bulk 100] [--concurrency 50] [--record "note"]   (--record stores `results.blocks` and the bench-8 rows in bench/results.json)
- *   BENCH_BLOCKS_TRACE=1 prints the event timeline of one blocks workflow after the adds (where the time goes);
- *   BENCH_BLOCKS_TRACE=removals prints, per timer of one blocks workflow, where a removal's lateness comes from.
  */
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +24,7 @@ import { Client, Connection } from '@temporalio/client';
 import { addBlock, addBlocks } from '../workflows/blocks/client.mts';
 import { MAX_BULK_BLOCKS, type Block } from '../workflows/blocks/shared.mts';
 import { rssOf, sleep, type TemporalDev } from '../demo/stack.mts';
-import { cpuSeconds, pct, recordBench, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { cpuSeconds, pct, recordBench, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 
 const APP_ID = 'bench-blocks';
 const SECRET = 'bench-blocks-secret-1';
@@ -108,25 +106,8 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 	const worker = await startSimWorker(temporal, sim, taskQueue, {
 		env: o.workerEnv,
 	});
-	// Diagnostics: BENCH_WORKER_LOG=FILE copies the worker's output there (with SECSVC_WORKER_NODE_FLAGS=… --trace-gc:
-	// every GC of both isolates, heap used (committed), to split the RSS between the heaps and the rest).
-	if (process.env.BENCH_WORKER_LOG) {
-		const log = process.env.BENCH_WORKER_LOG;
-		const tee = (d: Buffer) => appendFileSync(log, d);
-		worker.child.stdout?.on('data', tee);
-		worker.child.stderr?.on('data', tee);
-	}
 	let peak = 0;
-	let tick = 0;
-	const sampler = setInterval(
-		() =>
-			void rssOf(worker.pid).then((r) => {
-				peak = Math.max(peak, r);
-				if (process.env.BENCH_WORKER_LOG && tick++ % 50 === 0)
-					appendFileSync(process.env.BENCH_WORKER_LOG, `bench-rss ${Date.now()} ${Math.round(r / 2 ** 20)} MB\n`);
-			}),
-		100,
-	);
+	const sampler = setInterval(() => void rssOf(worker.pid).then((r) => (peak = Math.max(peak, r))), 100);
 	try {
 		const state = await sim.control<{ domainPorts: { site_id: string; domain_port_id: string }[] }>('GET', '/state');
 		const dps = state.domainPorts.filter((d) => Number(d.site_id) >= 210001);
@@ -193,22 +174,6 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 		const expiryOf = new Map(added.map((b) => [asRange(b.range), Date.parse(b.expiresAt)]));
 		const lastExpiry = Math.max(...expiryOf.values());
 
-		if (process.env.BENCH_BLOCKS_TRACE) {
-			// Diagnostics: the event timeline of one blocks workflow during the adds.
-			const h = await tc.workflow.getHandle(`blocks-${dps[0].site_id}-${dps[0].domain_port_id}`).fetchHistory();
-			const ev = h.events ?? [];
-			const ms = (e: (typeof ev)[number]) =>
-				Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round(Number(e.eventTime?.nanos ?? 0) / 1e6);
-			const first = ms(ev[0]);
-			process.stderr.write(
-				ev
-					.map(
-						(e) =>
-							`${ms(e) - first}\t${e.eventType}\t${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}`,
-					)
-					.join('\n') + '\n',
-			);
-		}
 		// Wait for the removals (the DELETEs in the simulator's log), until 60 s after the last expiry.
 		const removals: LogEntry[] = [];
 		const removedOnce = new Set<string>();
@@ -222,41 +187,6 @@ export async function benchBlocks(temporal: TemporalDev, o: BlocksBenchOptions =
 				for (const e of String(r.query.ip_black_list ?? '').split(','))
 					if (e.trim()) removedOnce.add(asRange(e.trim()));
 			}
-		}
-		if (process.env.BENCH_BLOCKS_TRACE === 'removals') {
-			// Diagnostics: where a removal's time goes, from one blocks workflow's history (all runs): per timer, how late
-			// it was started (its workflow task's start → TimerStarted: the workflow's clock stands still meanwhile), how
-			// late it fired, and the firing workflow task's schedule → start → completion.
-			const ms = (t?: { seconds?: unknown; nanos?: unknown } | null) =>
-				Number(t?.seconds ?? 0) * 1000 + Math.round(Number(t?.nanos ?? 0) / 1e6);
-			const id = `blocks-${dps[0].site_id}-${dps[0].domain_port_id}`;
-			const ev = (await tc.workflow.getHandle(id).fetchHistory()).events ?? [];
-			let wftStart = 0;
-			const started = new Map<string, { at: number; skew: number; target: number }>();
-			const rows: string[] = [];
-			for (let k = 0; k < ev.length; k++) {
-				const e = ev[k];
-				if (e.workflowTaskStartedEventAttributes) wftStart = ms(e.eventTime);
-				const ts = e.timerStartedEventAttributes;
-				if (ts)
-					started.set(String(ts.timerId), {
-						at: ms(e.eventTime),
-						skew: ms(e.eventTime) - wftStart,
-						target: wftStart + ms(ts.startToFireTimeout as never),
-					});
-				const tf = e.timerFiredEventAttributes;
-				if (tf) {
-					const s0 = started.get(String(tf.timerId));
-					const sched = ev.slice(k).find((x) => x.workflowTaskScheduledEventAttributes);
-					const st = ev.slice(k).find((x) => x.workflowTaskStartedEventAttributes);
-					const done = ev.slice(k).find((x) => x.workflowTaskCompletedEventAttributes);
-					if (s0)
-						rows.push(
-							`timer ${tf.timerId}: start skew ${s0.skew} ms, fired ${ms(e.eventTime) - s0.target} ms after its target, task scheduled +${ms(sched?.eventTime) - ms(e.eventTime)} started +${ms(st?.eventTime) - ms(e.eventTime)} completed +${ms(done?.eventTime) - ms(e.eventTime)} ms`,
-						);
-				}
-			}
-			process.stderr.write(`${id}: ${ev.length} events\n${rows.join('\n')}\n`);
 		}
 		const cpu = cpuSeconds(worker.pid) - cpu0;
 		const serverCpu = cpuSeconds(temporal.child.pid as number) - serverCpu0;
@@ -452,11 +382,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			record: { type: 'string' },
 		},
 	});
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchBlocks>>;
-	try {
-		r = await benchBlocks(temporal, {
+	const r = await runAlone((temporal) =>
+		benchBlocks(temporal, {
 			blocks: Number(values.blocks),
 			sites: Number(values.sites),
 			dpsPerSite: Number(values.dps),
@@ -464,11 +391,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			windowSeconds: Number(values.window),
 			concurrency: Number(values.concurrency),
 			bulk: Number(values.bulk),
-		});
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result)}\n`);
+		}),
+	);
 	if (values.record !== undefined)
 		recordBench({ key: 'blocks', bench: '8', rows: r.rows, result: r.result, note: values.record, sortRows: true });
 }

@@ -15,9 +15,6 @@
  *        [--budget-rps 57] [--budget-burst 8] [--phases nowatch,reactive,budget] [--record]
  *   --record replaces the bench-9 rows and `results.budget` in bench/results.json (other keys untouched).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -25,8 +22,7 @@ import { type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
-import { ROOT, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
-import { explainRefusals, type SimLogEntry } from './budgetTrace.mts';
+import { pct, replaceResults, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 import { fleetStatus } from '../workflows/fleet/client.mts';
 
 const APP_ID = 'bench-budget';
@@ -48,10 +44,8 @@ interface Opts {
 	window: number;
 	budgetRps: number;
 	budgetBurst: number;
-	/** Workers write request traces; each refusal and the longest gap are explained (bench/budgetTrace.mts). */
-	trace?: boolean;
 }
-interface LogEntry extends SimLogEntry {
+interface LogEntry {
 	opId: string | null;
 	method: string;
 	path: string;
@@ -80,16 +74,8 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 			: { SECSVC_RATE_LIMIT_RPS: String(o.budgetRps), SECSVC_RATE_LIMIT_BURST: String(o.budgetBurst) };
 	const workers: WorkerProcess[] = [];
 	const fleetName = `bbudget${name}${process.pid}`;
-	const traceDir = o.trace ? mkdtempSync(join(tmpdir(), 'bench9-trace-')) : undefined;
-	const traceFiles = traceDir ? [0, 1].map((i) => join(traceDir, `worker${i}.jsonl`)) : [];
-	let explain: (() => unknown) | undefined;
 	try {
-		for (let i = 0; i < 2; i++)
-			workers.push(
-				await startSimWorker(temporal, sim, taskQueue, {
-					env: { ...budgetEnv, ...(traceDir ? { SECSVC_REQUEST_TRACE: traceFiles[i] } : {}) },
-				}),
-			);
+		for (let i = 0; i < 2; i++) workers.push(await startSimWorker(temporal, sim, taskQueue, { env: budgetEnv }));
 		const view = await sim.control<{ sites: { customer_id: string; site_id: string; domain_port_ids: string[] }[] }>(
 			'GET',
 			'/fleet',
@@ -213,29 +199,6 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 						const calls = watchCalls.filter((r) => ids.has(siteOf(r))).length;
 						return { watcher: w, sites: ids.size, checksPerS: round(calls / windowS, 1), ...gapOf(ids) };
 					});
-		const logForTrace = log;
-		const stalls = traceDir
-			? ((await sim.control<{ stalls: { at: number; ms: number }[] }>('GET', '/ratelimit')).stalls ?? [])
-			: [];
-		if (traceDir)
-			explain = () => {
-				const x = explainRefusals(logForTrace, traceFiles, stalls, SERVICE, {
-					rps: o.budgetRps,
-					burst: o.budgetBurst,
-				});
-				// which worker sent each watcher's checks (the watcher's local activities run where its workflow runs)
-				const workerOf = perWatcher.map((pw) => {
-					const ids = new Set(sites.slice(pw.watcher * 250, (pw.watcher + 1) * 250).map((q) => q.site_id));
-					const counts = traceFiles.map(
-						(f) =>
-							readFileSync(f, 'utf8')
-								.split('\n')
-								.filter((l) => l.includes('"e":"send"') && ids.has(/\/site\/([^/]+)\//.exec(l)?.[1] ?? '')).length,
-					);
-					return { watcher: pw.watcher, sendsByWorker: counts };
-				});
-				return { ...x, workerOf };
-			};
 		const runbooks = await Promise.all(
 			attacked.map(async (a) => {
 				try {
@@ -293,12 +256,6 @@ async function phase(tc: Client, temporal: TemporalDev, name: Phase, o: Opts, ph
 	} finally {
 		for (const w of workers) await w.stop().catch(() => {});
 		await sim.stop();
-		if (explain) {
-			const x = explain();
-			process.stderr.write(`bench 9 ${name} trace: ${JSON.stringify(x, null, 1)}\n`);
-			if (process.env.BENCH9_TRACE_KEEP) process.stderr.write(`bench 9 trace files kept in ${traceDir}\n`);
-		}
-		if (traceDir && !process.env.BENCH9_TRACE_KEEP) rmSync(traceDir, { recursive: true, force: true });
 	}
 }
 
@@ -390,15 +347,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			'budget-rps': { type: 'string', default: '57' },
 			'budget-burst': { type: 'string', default: '8' },
 			phases: { type: 'string', default: 'nowatch,reactive,budget' },
-			trace: { type: 'boolean', default: false },
 			record: { type: 'boolean', default: false },
 		},
 	});
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchBudget>>;
-	try {
-		r = await benchBudget(
+	const r = await runAlone((temporal) =>
+		benchBudget(
 			temporal,
 			{
 				sites: Number(values.sites),
@@ -407,21 +360,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 				window: Number(values.window),
 				budgetRps: Number(values['budget-rps']),
 				budgetBurst: Number(values['budget-burst']),
-				trace: values.trace,
 			},
 			String(values.phases).split(',') as Phase[],
-		);
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
-	if (values.record) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		// only this bench's rows (another bench may carry the number 9 too)
-		doc.rows = [...doc.rows.filter((x) => !(x.bench === '9' && / service \d+\/s: /.test(x.measure))), ...r.rows];
-		doc.results.budget = { at: new Date().toISOString(), ...r.result };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('bench/results.json: bench 9 rows and results.budget updated\n');
-	}
+		),
+	);
+	// only this bench's rows (another bench may carry the number 9 too)
+	if (values.record)
+		replaceResults((x) => x.bench === '9' && / service \d+\/s: /.test(x.measure), r.rows, 'budget', r.result);
 }

@@ -13,7 +13,6 @@
  *        [--modes local,regular,schedules] [--baseline-sites N] [--record]
  *   --record writes the `fleet` key and the bench-7 rows into bench/results.json (other keys untouched).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -22,7 +21,7 @@ import { sitePlan, watcherIdPrefix, type FleetSite } from '../workflows/fleet/sh
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { createSchedule } from '../worker/src/temporal/schedules.mts';
-import { ROOT, cpuSeconds, pct, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { cpuSeconds, pct, replaceResults, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 import { actionsOf } from './fleetActions.mts';
 
 const APP_ID = 'bench-fleet';
@@ -461,11 +460,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			faults: { type: 'boolean', default: false },
 		},
 	});
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchFleet>>;
-	try {
-		r = await benchFleet(temporal, {
+	const r = await runAlone((temporal) =>
+		benchFleet(temporal, {
 			sites: Number(values.sites),
 			baselineSites: values['baseline-sites'] ? Number(values['baseline-sites']) : undefined,
 			interval: Number(values.interval),
@@ -473,17 +469,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			window: Number(values.window),
 			modes: String(values.modes).split(',') as Mode[],
 			faults: values.faults,
-		});
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
-	if (values.record) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		doc.rows = [...doc.rows.filter((x) => x.bench !== '7'), ...r.rows];
-		doc.results.fleet = { at: new Date().toISOString(), ...r.result };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`); // UTF-8, as bench/run.mts writes it
-		process.stdout.write('bench/results.json: bench 7 rows and results.fleet updated\n');
-	}
+		}),
+	);
+	if (values.record) replaceResults((x) => x.bench === '7', r.rows, 'fleet', r.result);
 }

@@ -11,6 +11,7 @@ import { stateQuery } from '../workflows/attackResponse/messages.mts';
 import {
 	ROOT,
 	sleep,
+	startTemporalDev,
 	startWorkerProcess,
 	stopChild,
 	type TemporalDev,
@@ -252,4 +253,27 @@ export function recordBench(o: {
 	doc.results[o.key] = { ...o.result, note: o.note, measuredAt: new Date().toISOString(), machine };
 	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 	process.stdout.write(`saved bench ${o.bench} to bench/results.json\n`);
+}
+
+/** A bench run alone (`node --import tsx bench/x.mts …`): on a dev server of its own; prints the table and result. */
+export async function runAlone<R extends { rows: Row[]; result: object }>(run: (t: TemporalDev) => Promise<R>) {
+	const temporal = await startTemporalDev();
+	let r: R;
+	try {
+		r = await run(temporal);
+	} finally {
+		await temporal.stop();
+	}
+	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
+	return r;
+}
+
+/** Replaces a bench's rows (those `drop` names) and `results[key]` in bench/results.json (UTF-8, as run.mts writes it). */
+export function replaceResults(drop: (x: Row) => boolean, rows: Row[], key: string, result: object) {
+	const file = `${ROOT}bench/results.json`;
+	const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
+	doc.rows = [...doc.rows.filter((x) => !drop(x)), ...rows];
+	doc.results[key] = { at: new Date().toISOString(), ...result };
+	writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+	process.stdout.write(`bench/results.json: bench ${rows[0]?.bench} rows and results.${key} updated\n`);
 }

@@ -2,8 +2,7 @@
  * Where a worker process's memory goes, read from outside (bench T's diagnosis; any bench with worker processes):
  *  - smapsOf(pid): resident MB by mapping kind (file-backed by file, `[heap]` = malloc's main arena, anonymous by size:
  *    ≥ 60 MB = malloc arenas / V8 reservations), to tell native memory from the V8 heaps;
- *  - gaugeByQueue(metrics, name): an SDK gauge (e.g. temporal_sticky_cache_size) per task queue from /metrics;
- *  - inspectorUrl(output): the worker's inspector URL when started with --inspect=127.0.0.1:0 (heapSnapshot.mts).
+ *  - gaugeByQueue(metrics, name): an SDK gauge (e.g. temporal_sticky_cache_size) per task queue from /metrics.
  */
 import { readFileSync } from 'node:fs';
 
@@ -45,5 +44,3 @@ export function gaugeByQueue(metrics: string, name: string): Record<string, numb
 	}
 	return out;
 }
-
-export const inspectorUrl = (output: string) => /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(output)?.[0];

@@ -8,7 +8,7 @@
  *   bench R (attackers come back: first wave vs a return, a new wave; ~1 min) with R in --only (default on)
  */
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startTemporalDev, type TemporalDev } from '../demo/stack.mts';
@@ -21,7 +21,7 @@ import { benchRunbooks, MAX_RUNBOOKS } from './runbooks.mts';
 import { benchN8n } from './n8n.mts';
 import { benchFleet } from './fleet.mts';
 import { benchBlocks, MAX_BLOCKS } from './blocks.mts';
-import { ROOT, table, type Row } from './lib.mts';
+import { ROOT, machineInfo, table, type Row } from './lib.mts';
 
 const { values } = parseArgs({
 	options: {
@@ -152,14 +152,7 @@ try {
 }
 
 rows.sort((a, b) => a.bench.localeCompare(b.bench));
-const machine = {
-	cpus: cpus().length,
-	cpuModel: cpus()[0]?.model,
-	memoryGB: Math.round(totalmem() / 2 ** 30),
-	node: process.version,
-	loadAverageAtStart: loadAtStart,
-	loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
-};
+const machine = { ...machineInfo(), loadAverageAtStart: loadAtStart };
 // The benches not run now keep their recorded rows and results (each row says when it was measured).
 const ran = new Set(rows.map((r) => r.bench));
 let before: { rows?: Row[]; results?: Record<string, unknown>; runs?: Record<string, unknown>; [k: string]: unknown } =

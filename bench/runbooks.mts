@@ -13,7 +13,6 @@
  *   bench/results.json; a 5b record also replaces the 5b rows of the main table and `results.runbooksWorkers`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -22,7 +21,17 @@ import type { PlanInput } from '../api/runbook/plan.ts';
 import { startAttackResponse } from '../workflows/attackResponse/client.mts';
 import { rssOf, type TemporalDev } from '../demo/stack.mts';
 import { workerNodeFlags } from '../worker/src/process/build.mts';
-import { ROOT, cpuSeconds, round, levelsOf, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import {
+	ROOT,
+	cpuSeconds,
+	round,
+	levelsOf,
+	machineInfo,
+	runAlone,
+	startSimProcess,
+	startSimWorker,
+	type Row,
+} from './lib.mts';
 
 const APP_ID = 'bench-runbooks';
 const SECRET = 'bench-runbooks-secret-1';
@@ -228,25 +237,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 					.split(',')
 					.map(Number)
 					.filter((n) => Number.isInteger(n) && n > 0 && n <= MAX_RUNBOOKS);
-	const { startTemporalDev } = await import('../demo/stack.mts');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchRunbooks>>;
-	try {
-		r = await benchRunbooks(temporal, { sizes, workers });
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result)}\n`);
+	const r = await runAlone((temporal) => benchRunbooks(temporal, { sizes, workers }));
 	if (values.record !== undefined) {
 		const file = `${ROOT}bench/results.json`;
 		const doc = JSON.parse(readFileSync(file, 'utf8')) as { updates?: unknown[] };
-		const machine = {
-			cpus: cpus().length,
-			cpuModel: cpus()[0]?.model,
-			memoryGB: Math.round(totalmem() / 2 ** 30),
-			node: process.version,
-			loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
-		};
+		const machine = machineInfo();
 		const at = new Date().toISOString();
 		(doc.updates ??= []).push({
 			at,

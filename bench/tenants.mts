@@ -15,27 +15,22 @@
  *    task queue (temporal_sticky_cache_size).
  *
  * Alone: node --import tsx bench/tenants.mts [--tenants 500] [--ttl 60] [--window 300] [--interval 10] [--record "note"]
- * (`--record` replaces the bench-T rows and `results.tenants` in results.json). Diagnosis (never recorded):
- * `--env1 KEY=VALUE,…` gives worker 1 a setting that worker 0 runs without; `--snapshot PREFIX` writes heap snapshots
- * of worker 0's isolates at the window's end and prints their largest entries.
+ * (`--record` replaces the bench-T rows and `results.tenants` in results.json).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { freePort, rssOf, startTemporalDev, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
+import { freePort, rssOf, type TemporalDev, type WorkerProcess } from '../demo/stack.mts';
 import type { FleetSite } from '../workflows/fleet/shared.mts';
 import { applyFleet } from '../workflows/fleet/client.mts';
 import { parseFleet } from '../workflows/fleet/clientConfig.mts';
 import { parseKeys, SealedPayloadCodec } from '../worker/src/temporal/codec.mts';
 import { connectForCode, exchangeCode, installTenant, listTenants } from '../workflows/tenant/client.mts';
 import { createApiClient } from '../worker/src/service/client.mts';
-import { ROOT, cpuSeconds, round, startSimProcess, startSimWorker, table, type Row } from './lib.mts';
+import { cpuSeconds, replaceResults, round, runAlone, startSimProcess, startSimWorker, type Row } from './lib.mts';
 import { TEMPLATE } from './fleet.mts';
-import { gaugeByQueue, inspectorUrl, smapsOf } from './memoryDiag.mts';
-import { snapshotIsolates, summarize } from './heapSnapshot.mts';
-import { workerNodeFlags } from '../worker/src/process/build.mts';
+import { gaugeByQueue, smapsOf } from './memoryDiag.mts';
 
 const APP_ID = 'bench-tenants';
 const SECRET = 'bench-tenants-secret-1';
@@ -48,10 +43,6 @@ export interface TenantBenchOptions {
 	/** Measurement window, seconds. */
 	window?: number;
 	interval?: number;
-	/** Extra environment of worker 1 only (diagnosis: a setting against the defaults of worker 0 in the same run). */
-	env1?: Record<string, string>;
-	/** Heap snapshots of worker 0's isolates at the window's end, files `${snapshot}-*.heapsnapshot` (diagnosis). */
-	snapshot?: string;
 }
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<unknown>) {
@@ -123,9 +114,7 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 						SECSVC_TENANTS: '1',
 						SECSVC_PAYLOAD_KEYS: keys,
 						SECSVC_METRICS_ADDRESS: `127.0.0.1:${ports[i]}`,
-						...(i === 1 ? opts.env1 : {}),
 					},
-					...(i === 0 && opts.snapshot ? { nodeArgs: [...workerNodeFlags(), '--inspect=127.0.0.1:0'] } : {}),
 				}),
 			);
 		// the fleet's customers with their 2 sites each (the seeded world's own customers are left out)
@@ -227,11 +216,6 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 		const cachedWorkflows = metrics1.map((t) => gaugeByQueue(t, 'temporal_sticky_cache_size'));
 		const smaps = workers.map((w) => smapsOf(w.pid));
 		const endRssMB = await Promise.all(workers.map(async (w) => Math.round((await rssOf(w.pid)) / 2 ** 20)));
-		if (opts.snapshot) {
-			const url = inspectorUrl(workers[0].output());
-			if (!url) throw new Error('bench T --snapshot: worker 0 printed no inspector URL');
-			for (const f of await snapshotIsolates(url, opts.snapshot)) process.stderr.write(`${summarize(f, 30)}\n\n`);
-		}
 		const result = {
 			tenants: n,
 			sites: sites.length,
@@ -258,7 +242,6 @@ export async function benchTenants(temporal: TemporalDev, opts: TenantBenchOptio
 			endRssMB,
 			workerCpuSeconds: cpu,
 			cachedWorkflows,
-			worker1Env: opts.env1 ?? {},
 			smapsMB: smaps,
 		};
 		const tag = `${n} tenants over ${sites.length} sites, ${ttl} s tokens, 2 workers, fleet watch every ${interval} s, ${result.windowSeconds} s window`;
@@ -309,41 +292,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 			window: { type: 'string', default: '300' },
 			interval: { type: 'string', default: '10' },
 			record: { type: 'string' },
-			env1: { type: 'string' },
-			snapshot: { type: 'string' },
 		},
 	});
-	const env1 = values.env1
-		? Object.fromEntries(
-				values.env1.split(',').map((kv) => {
-					const i = kv.indexOf('=');
-					if (i <= 0) throw new Error(`--env1: KEY=VALUE[,KEY=VALUE…] (got ${JSON.stringify(kv)})`);
-					return [kv.slice(0, i), kv.slice(i + 1)];
-				}),
-			)
-		: undefined;
-	if (env1 && values.record !== undefined) throw new Error('--env1 is for diagnosis: not with --record');
-	const temporal = await startTemporalDev();
-	let r: Awaited<ReturnType<typeof benchTenants>>;
-	try {
-		r = await benchTenants(temporal, {
+	const r = await runAlone((temporal) =>
+		benchTenants(temporal, {
 			tenants: Number(values.tenants),
 			ttl: Number(values.ttl),
 			window: Number(values.window),
 			interval: Number(values.interval),
-			env1,
-			snapshot: values.snapshot,
-		});
-	} finally {
-		await temporal.stop();
-	}
-	process.stdout.write(`${table(r.rows)}\n${JSON.stringify(r.result, null, 1)}\n`);
-	if (values.record !== undefined) {
-		const file = `${ROOT}bench/results.json`;
-		const doc = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[]; results: Record<string, unknown> };
-		doc.rows = [...doc.rows.filter((x) => x.bench !== 'T'), ...r.rows];
-		doc.results.tenants = { at: new Date().toISOString(), note: values.record, ...r.result };
-		writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-		process.stdout.write('bench/results.json: bench T rows and results.tenants updated\n');
-	}
+		}),
+	);
+	if (values.record !== undefined)
+		replaceResults((x) => x.bench === 'T', r.rows, 'tenants', { note: values.record, ...r.result });
 }

@@ -32,5 +32,3 @@ export const CODES = {
 	/** Internal error (also the default code of injected `code` faults). */
 	INTERNAL: 50001,
 } as const;
-
-export type Code = (typeof CODES)[keyof typeof CODES];

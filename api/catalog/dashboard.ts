@@ -12,33 +12,6 @@ export const DETAIL_MODULES = ['traffic', 'characterization', 'traffic_patterns'
 export const EVENT_STATUS = ['all', 'stopped', 'ongoing'] as const;
 export const SUMMARY_RANGES = ['hour', 'day', 'week', 'month'] as const;
 export const SUMMARY_TYPES = ['bps', 'pps'] as const;
-export const ATTACK_TYPES = [
-	'Mixed',
-	'TCP SYN',
-	'TCP ACK',
-	'TCP RST',
-	'TCP NULL',
-	'TCP Fragmentation',
-	'DNS Flood',
-	'DNS Amplification',
-	'NTP Amplification',
-	'SNMP Amplification',
-	'SSDP Amplification',
-	'UDP Fragmentation',
-	'UDP Total',
-	'CLDAP Reflection',
-	'ICMP Invalid',
-	'ICMP Total',
-	'IP Fragmentation',
-	'IP Bogons',
-	'IP Land',
-	'SIP Flood',
-	'HTTP Flood',
-	'HTTPS Flood',
-	'Total Traffic',
-	'TCP FIN-RST',
-	'TCP SYN-RST',
-] as const;
 
 const siteField = field('site_id', 'path', 'string', idString('a site id'), 'Site id', req);
 

@@ -95,13 +95,6 @@ export const threshold = (rule = 'must be a number, or a number with suffix K, M
 		.union([z.number().nonnegative().transform(String), z.string()], { error: rule })
 		.pipe(z.string().trim().regex(THRESHOLD_RE, { error: rule }));
 
-export function thresholdValue(s: string): number {
-	const m = /^(\d+(?:\.\d+)?)([KMG]?)$/.exec(s.trim());
-	if (!m) return NaN;
-	const mult = m[2] === 'K' ? 1e3 : m[2] === 'M' ? 1e6 : m[2] === 'G' ? 1e9 : 1;
-	return Number(m[1]) * mult;
-}
-
 /** `Y-m-d H:M:S` as the ddos_events operation wants it (§4.4). */
 export const YMDHMS_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 

@@ -75,7 +75,6 @@ export const BLOCKS_UPDATE = {
 	remove: 'removeBlock',
 } as const;
 export const BLOCKS_QUERY = { blocks: 'blocks' } as const;
-export const BLOCKS_SIGNAL = { removalIntent: 'blocksRemovalIntent', stop: 'stopBlocks' } as const;
 
 /** Phases of a runbook, in order. */
 export const PHASES = [

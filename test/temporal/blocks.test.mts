@@ -20,8 +20,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import type { Block } from '../../workflows/blocks/shared.mts';
@@ -44,7 +43,7 @@ import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,
-	createEnv,
+	env,
 	operatorClient,
 	plan,
 	spawnWorker,
@@ -53,17 +52,11 @@ import {
 	uniqueQueue,
 	waitFor,
 	type Ids,
+	useDevServer,
 } from './helpers.mts';
 import { runCli as cliIn } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 type Sim = Awaited<ReturnType<typeof startSim>>;
 const listed = async (op: ReturnType<typeof operatorClient>, ids: Ids): Promise<string[]> => {

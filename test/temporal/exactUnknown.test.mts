@@ -13,18 +13,16 @@
  *    block ends `unknown` at once and its expiry removes nothing.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
 import { blocksShardId } from '../../api/blockShards.ts';
 import { consoleCall } from '../../simulator/console.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { addBlock, listBlocks } from '../../workflows/blocks/client.mts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
-	createEnv,
+	env,
 	liveSettings,
 	operatorClient,
 	plan,
@@ -33,16 +31,10 @@ import {
 	uniqueQueue,
 	waitFor,
 	type Ids,
+	useDevServer,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 const SOURCE = '203.0.113.10';
 /** The notation the runbook POSTs (and the n8n node): the ambiguity of seed 19 — nothing tells the two adds apart. */

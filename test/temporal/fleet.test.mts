@@ -19,7 +19,16 @@ import { run as cli } from '../../worker/src/commands/cli.mts';
 import { runFleet } from '../../workflows/fleet/command.mts';
 import { parseFleet } from '../../workflows/fleet/clientConfig.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { checksBySite as checks, env, startSim, useDevServer, spawnWorker, uniqueQueue, waitFor } from './helpers.mts';
+import {
+	checksBySite as checks,
+	env,
+	fleetTemplate as template,
+	startSim,
+	useDevServer,
+	spawnWorker,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
 
 const INTERVAL = 2;
 const FLEET = 'tfleet';
@@ -30,13 +39,6 @@ const dir = mkdtempSync(join(tmpdir(), 'secsvc-fleet-'));
 
 const site = (n: number) => String(210000 + n);
 const cust = (n: number) => String(110001 + Math.floor((n - 1) / 4));
-const template = {
-	detection: { rapidMode: true, thresholds: [] },
-	blacklist: { enabled: false },
-	cooldownSeconds: 600,
-	pollSeconds: 2,
-	maxDurationSeconds: 600,
-};
 
 function fleetFile(name: string, sites: number[], over: Record<number, object> = {}, extra: object = {}): string {
 	const doc = {

@@ -20,6 +20,7 @@ import { runFleet } from '../../workflows/fleet/command.mts';
 import {
 	checksBySite as checks,
 	env,
+	fleetTemplate,
 	startSim,
 	useDevServer,
 	killChild,
@@ -48,13 +49,6 @@ useDevServer({
 			site_id: String(210001 + i),
 			domain_ports: [String(310001 + i)],
 		}));
-		const template = {
-			detection: { rapidMode: true, thresholds: [] },
-			blacklist: { enabled: false },
-			cooldownSeconds: 600,
-			pollSeconds: 2,
-			maxDurationSeconds: 600,
-		};
 		writeFileSync(
 			f,
 			JSON.stringify({
@@ -64,7 +58,7 @@ useDevServer({
 				batchSize: 5,
 				concurrency: 4,
 				ticksPerRun: 5,
-				template,
+				template: fleetTemplate,
 				sites,
 			}),
 		);

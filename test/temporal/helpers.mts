@@ -546,3 +546,12 @@ export async function runCli(
 		}
 	}
 }
+
+/** The fleet tests' plan template: rapid detection, no blacklist, short polls (sites add their domain-ports). */
+export const fleetTemplate = {
+	detection: { rapidMode: true, thresholds: [] },
+	blacklist: { enabled: false },
+	cooldownSeconds: 600,
+	pollSeconds: 2,
+	maxDurationSeconds: 600,
+};

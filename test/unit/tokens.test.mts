@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
-import { MemoryTokenStore, buildConnectUrl, parseConnectRedirect } from '../../api/tokens.ts';
+import { MemoryTokenStore, parseConnectRedirect, randomState } from '../../api/tokens.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { FileTokenStore } from '../../worker/src/service/tokenStore.mts';
@@ -94,13 +94,7 @@ test('a persistent auth failure is retried once only, then surfaces as ApiError'
 
 test('user token: connect → code → access + refresh; refresh rotates and the new refresh token is stored before use', async () => {
 	const client = createClient({ baseUrl: sim.url, transport });
-	const { url, state } = buildConnectUrl(sim.url, {
-		appId: APP.appId,
-		redirectUri: 'https://app.example.com/cb',
-		customerId: sim.sim.firstIds().customer_id,
-	});
-	assert.match(url, /response_type=code/);
-	assert.match(url, /scope=install_login/);
+	const state = randomState();
 	assert.equal(state.length, 32);
 	const got = await client.connect({
 		app_id: APP.appId,

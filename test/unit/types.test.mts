@@ -21,7 +21,7 @@ function compile(probes: Record<string, string>): Record<string, string> {
 	const header =
 		`import type { Client } from ${JSON.stringify(join(root, 'api/client'))};\n` +
 		`import type { OperationId } from ${JSON.stringify(join(root, 'api/catalog/index'))};\n` +
-		`import type { OperationParams, OperationResults } from ${JSON.stringify(join(root, 'api/index'))};\n`;
+		`import type { OperationParams, OperationResults } from ${JSON.stringify(join(root, 'api/types.generated'))};\n`;
 	const files = Object.keys(probes).map((name) => {
 		const file = join(dir, `${name}.ts`);
 		writeFileSync(

@@ -107,11 +107,6 @@ export class DecisionRefused extends Error {
 	}
 }
 
-/** Old entry point (signal semantics kept for callers): now the Update, via 'api'. */
-export async function approve(client: Client, siteOrId: string, approved: boolean, by?: string, reason?: string) {
-	return decide(client, siteOrId, { approved, by: by ?? '', reason, via: 'api' });
-}
-
 export async function abort(client: Client, siteOrId: string, by?: string, reason?: string) {
 	await handleFor(client, siteOrId).signal(abortSignal, { by, reason });
 }

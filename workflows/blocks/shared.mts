@@ -105,7 +105,6 @@ export const blocksQuery = defineQuery<Block[]>('blocks');
  * killed) can tell an entry our DELETE may have removed from one someone else removed (workflows/blocks/activitiesRemoval.mts).
  */
 export const removalIntentSignal = defineSignal<[{ ranges: string[] }]>('blocksRemovalIntent');
-export const stopBlocksSignal = defineSignal('stopBlocks');
 
 /**
  * `removeMany`: one read + one DELETE naming every due entry of a domain-port (workflows/blocks/blocks.mts batched removals);

@@ -73,8 +73,6 @@ export const fleetSchema = z.strictObject({
 	sites: z.array(site, { error: 'must be a list of sites' }),
 });
 
-export type FleetFile = z.output<typeof fleetSchema>;
-
 export interface FleetIssue {
 	/** `site 20004` / `template` / `(fleet)` */
 	where: string;

@@ -10,7 +10,6 @@ import { startClusterShare, type ClusterShare } from '../service/budgetShare.mts
 import { activityPriority } from '../service/priority.mts';
 import type { WorkerConfig } from './config.mts';
 import { METRIC } from './metrics.mts';
-import type { RequestTrace } from './requestTrace.mts';
 import { metricMeter } from './runbookMetrics.mts';
 
 export interface WorkerBudget {
@@ -21,7 +20,7 @@ export interface WorkerBudget {
 	start(temporal: () => TemporalClient, o: { namespace: string; taskQueue: string; identity?: string }): ClusterShare;
 }
 
-export function budgetFromConfig(cfg: WorkerConfig, trace?: RequestTrace): WorkerBudget | undefined {
+export function budgetFromConfig(cfg: WorkerConfig): WorkerBudget | undefined {
 	const rl = cfg.api.rateLimit;
 	if (!rl) return undefined;
 	const budget = new RateBudget({
@@ -54,10 +53,7 @@ export function budgetFromConfig(cfg: WorkerConfig, trace?: RequestTrace): Worke
 				refreshMs: rl.refreshSeconds * 1000,
 				unknownWorkers: rl.unknownWorkers,
 				// the share follows demand at every refresh; the gauge with it
-				onRefresh: (r) => {
-					shareGauge?.set(budget.rate, { budget: 'app' });
-					trace?.share({ ...r, rate: budget.rate });
-				},
+				onRefresh: () => shareGauge?.set(budget.rate, { budget: 'app' }),
 				onChange: ({ workers }) => {
 					shareGauge?.set(budget.rate, { budget: 'app' });
 					workersGauge?.set(workers ?? 0);

@@ -30,7 +30,6 @@ import { HOST_FILE } from '../../../workflows/playbooks.mts';
  * rules), so a hook adds the same swc rule for `.mts`. Used by the worker, the replay tests and the CLI.
  */
 
-export const workflowsPath = join(ROOT, 'workflows/index.mts');
 // This file's SOURCE path, also when it runs compiled into worker/dist/main.mjs.
 const SELF = join(ROOT, 'worker/src/process/bundle.mts');
 /** Workflow interceptor module of unversioned workers' bundles (SECSVC_WORKER_VERSIONING=0): clears every workflow type's declared behaviour. */

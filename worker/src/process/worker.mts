@@ -14,7 +14,6 @@ import { createApiClient } from '../service/client.mts';
 import { ensureRouting, workerDeploymentOptions, type ReadyResult } from './deploy.mts';
 import { installMetrics } from './metrics.mts';
 import { budgetFromConfig, type WorkerBudget } from './budget.mts';
-import { requestTraceFromEnv } from './requestTrace.mts';
 import { tenantMode } from './tenantWorker.mts';
 import { clientSafety } from './clientSafety.mts';
 import { tenantQueueFor } from '../../../workflows/tenant/shared.mts';
@@ -26,8 +25,7 @@ export function clientFromConfig(cfg: WorkerConfig): {
 	close: () => Promise<void>;
 	budget?: WorkerBudget;
 } {
-	const trace = requestTraceFromEnv();
-	const budget = budgetFromConfig(cfg, trace);
+	const budget = budgetFromConfig(cfg);
 	const safety = clientSafety(cfg);
 	registerSecret(cfg.api.secret);
 	registerSecret(cfg.api.refreshToken);
@@ -47,24 +45,13 @@ export function clientFromConfig(cfg: WorkerConfig): {
 		authFailureCodes: cfg.api.authFailureCodes,
 		rateLimitCodes: cfg.api.rateLimitCodes,
 		connections: 8,
-		// the guard, the answer bound, the override audit and the API metrics (clientSafety.mts), and the request trace
+		// the guard, the answer bound, the override audit and the API metrics (clientSafety.mts)
 		...safety,
-		...(trace
-			? {
-					onEvent: (e: Parameters<NonNullable<typeof safety.onEvent>>[0]) => {
-						safety.onEvent?.(e);
-						trace.onEvent(e);
-					},
-				}
-			: {}),
 		...budget?.clientOptions,
 	});
 	return {
 		client,
-		close: async () => {
-			await client.close();
-			trace?.close();
-		},
+		close: () => client.close(),
 		budget,
 	};
 }

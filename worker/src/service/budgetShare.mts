@@ -30,8 +30,8 @@ export interface ShareOptions {
 	/** A poller not seen for this long no longer counts (ms; default 90 s: an idle poll lasts up to ~70 s). */
 	pollerWindowMs?: number;
 	onChange?: (s: { workers: number | undefined; share: number }) => void;
-	/** Every refresh: what was read and the share taken (the request trace, worker/src/process/requestTrace.mts). */
-	onRefresh?: (r: Record<string, unknown>) => void;
+	/** After every refresh (the share gauge). */
+	onRefresh?: () => void;
 }
 
 /** Distinct worker identities polling `taskQueue` (workflow and activity pollers) seen within the window, with `identity`. */
@@ -165,8 +165,7 @@ function shareFrom(
 	history: { at: number; share: number }[],
 	current: number,
 	now: number,
-): { share: number; held: boolean } {
-	let held = false;
+): number {
 	const mine = state.demand[identity];
 	let share =
 		sharesByDemand(live, { ...state.demand, [identity]: { ...report, at: mine?.at ?? now } }, rps).get(identity) ??
@@ -186,10 +185,9 @@ function shareFrom(
 			const seen = x.live && !x.live.includes(identity) ? undefined : history.filter((h) => h.at < x.at).at(-1);
 			allowed = Math.min(allowed, seen ? seen.share : current);
 		}
-		if (allowed < share) held = true;
 		share = Math.max(current, allowed);
 	}
-	return { share, held };
+	return share;
 }
 
 /** Signal-with-start of the cluster's budget workflow: a pause (a retry hint) or this worker's demand report. */
@@ -291,25 +289,14 @@ export function startClusterShare(budget: RateBudget, temporal: () => TemporalCl
 		}
 		if (state) budget.pauseUntil(state.pausedUntil);
 		let share: number;
-		let held = false;
 		if (state) {
-			({ share, held } = shareFrom(state, live, report, o.identity, rps, history, budget.currentShare, now));
+			share = shareFrom(state, live, report, o.identity, rps, history, budget.currentShare, now);
 		} else {
 			// No reports: the last share a little longer, then an even one.
 			share = ++stateFailures >= 3 ? 1 / live.size : Math.min(budget.currentShare, 1 / live.size);
 		}
 		apply(live.size, share);
-		o.onRefresh?.({
-			workers: live.size,
-			share: budget.currentShare,
-			held,
-			report,
-			others: state
-				? Object.entries(state.demand)
-						.filter(([id]) => id !== o.identity)
-						.map(([id, d]) => ({ id, ...d }))
-				: null,
-		});
+		o.onRefresh?.();
 	};
 	let timer: NodeJS.Timeout | undefined;
 	const loop = async () => {
