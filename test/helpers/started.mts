@@ -14,7 +14,7 @@ const started: StartedThing[] = [];
 subscribe(STARTED_CHANNEL, (message) => void started.push(message as StartedThing));
 
 // Only in a test run (a file the runner started, or a *.test.mts run directly): a benchmark that imports the test
-// helpers (bench/historyGrowth.mts, bench/n8n.mts) must not turn into a test run.
+// helpers (bench/n8n.mts) must not turn into a test run.
 if (process.env.NODE_TEST_CONTEXT || /\.test\.m?ts$/.test(process.argv[1] ?? '')) {
 	let failed = 0;
 	afterEach((t) => {
