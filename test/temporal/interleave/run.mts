@@ -97,15 +97,32 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		),
 		errors: run.errors,
 		trace: run.trace,
-		writes: log
-			.filter((e) => e.method !== 'GET' && e.code === 0 && e.caller)
-			.map(
-				(e) =>
-					`#${e.seq} ${w.actorOf(e.caller as string, e.opId?.includes('Blacklist') ? 'bl.' : '')} ${e.opId} ${JSON.stringify(e.body ?? e.query)}`,
-			),
+		writes: writeLines(w, log),
 		ms: Date.now() - run.t0,
 		kills: run.kills,
 	};
+}
+
+/**
+ * The site's writes for the report, each runbook write with the seq of the runbook's last read of its resource
+ * before it (`read #N`): a write of someone else's between the two is inside the read→write window.
+ */
+function writeLines(w: World, log: LogEntry[]): string[] {
+	const lastRead = new Map<string, number>();
+	const out: string[] = [];
+	for (const e of log) {
+		const ws = writesOf(e, w.actorOf);
+		if (e.method === 'GET') {
+			for (const r of ws) lastRead.set(r.key, e.seq);
+			continue;
+		}
+		if (e.code !== 0 || !e.caller) continue;
+		const actor = w.actorOf(e.caller, e.opId?.includes('Blacklist') ? 'bl.' : '');
+		const read = [...lastRead].filter(([k]) => ws.some((x) => x.key.startsWith(k))).map(([, seq]) => seq);
+		const at = actor === 'runbook' && read.length ? ` (read #${Math.max(...read)})` : '';
+		out.push(`#${e.seq} ${actor} ${e.opId} ${JSON.stringify(e.body ?? e.query)}${at}`);
+	}
+	return out;
 }
 
 /** The schedule's course: steps before the runbook, its start, its gate, its wait, the attack's end, every actor done. */
