@@ -24,6 +24,8 @@ export interface Outcome {
 	trace: string[];
 	/** The site's writes as the invariant read them: seq, caller, op. */
 	writes: string[];
+	/** Writes of others inside a runbook write's own read → write window (the API's accepted gap: invariant.mts). */
+	windows: string[];
 	ms: number;
 	kills: number;
 }
@@ -86,15 +88,20 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		run.trace.push(`(the runbooks' worker was SIGKILLed during this schedule at ${killed.join(', ')})`);
 	const final = await readValues(w.n8n, ids);
 	const log = siteLog(w, from, ids.site_id);
+	const windows: string[] = [];
+	const violations = check(
+		initial,
+		final,
+		log.flatMap((e) => writesOf(e, w.actorOf)),
+		unknownKeys(result?.changes ?? []),
+		windows,
+	);
+	for (const x of windows) run.trace.push(`(read → write window) ${x}`);
 	return {
 		schedule: s,
 		site: ids.site_id,
-		violations: check(
-			initial,
-			final,
-			log.flatMap((e) => writesOf(e, w.actorOf)),
-			unknownKeys(result?.changes ?? []),
-		),
+		violations,
+		windows,
 		errors: run.errors,
 		trace: run.trace,
 		writes: writeLines(w, log),
