@@ -215,9 +215,7 @@ export async function applyChange(
 		const params = settingParams(c, value);
 		// One argument unless there is a condition: the apply's activity inputs stay as they were recorded.
 		return done(
-			await (hooks.expect === undefined
-				? write(params)
-				: write(params, { expect: settingParams(c, hooks.expect) })),
+			await (hooks.expect === undefined ? write(params) : write(params, { expect: settingParams(c, hooks.expect) })),
 		);
 	}
 	return settleAll(
