@@ -128,6 +128,11 @@ export interface WriteResult {
 	 * meanwhile nothing can tell. Never reverted by a playbook (it may be someone else's), reported.
 	 */
 	unknown?: unknown;
+	/**
+	 * A conditional write (a revert's) found the setting neither at the value it expected (ours) nor at its target:
+	 * someone else's value since, read by the write itself; nothing sent.
+	 */
+	theirs?: unknown;
 }
 
 export interface Change {

@@ -43,7 +43,7 @@ test(`${COUNT} interleavings: the runbook undoes only what it wrote; the person 
 	const s = await runMany(w, { first: FIRST, count: COUNT, concurrency: CONCURRENCY });
 	console.log(
 		`interleave: ${s.outcomes.length} schedules (seeds ${FIRST}–${FIRST + COUNT - 1}) in ${s.seconds.toFixed(0)} s ` +
-			`(${s.perMinute.toFixed(0)}/min, ${CONCURRENCY} at once), ${s.kills} worker kills, ${s.failed.length} failed`,
+			`(${s.perMinute.toFixed(0)}/min, ${CONCURRENCY} at once), ${s.kills} worker kills, ${s.failed.length} failed, ${s.windows} with a write of others inside a runbook write's read → write window`,
 	);
 	assert.ok(s.outcomes.every((x) => x.trace.length > 0) && s.outcomes.length === COUNT, 'every schedule ran');
 	if (s.failed.length) {

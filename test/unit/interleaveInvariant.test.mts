@@ -129,14 +129,15 @@ test('a setting flipped away and back between two of the runbook reads is no wri
 		run(listed(), listed(), seen).map((x) => x.rule),
 		['(b) overwrite', '(a) final value'],
 	);
-	// only reads close the window: the same flip with no runbook read after it stays the console's
-	const unread = [poll('app'), sw('app', 1), poll('app'), sw('user:N', 0), sw('console', 1), sw('app', 0)];
+	// only reads close the window: the same flip with no runbook read after it stays the console's (the runbook's
+	// request before its write is not a read of the switch: a write right after its read is the window below)
+	const bl = (caller: string): LogEntry => entry(caller, 'applicationProtection.ipBlacklist.get', 'GET', BL, undefined);
+	const unread = [poll('app'), sw('app', 1), poll('app'), sw('user:N', 0), sw('console', 1), bl('app'), sw('app', 0)];
 	assert.deepEqual(
 		run(listed(), listed(), unread).map((x) => x.rule),
 		['(b) overwrite', '(a) final value'],
 	);
 	// a block knows its own writes: its add, remove and add again across the runbook's reads stays its own
-	const bl = (caller: string): LogEntry => entry(caller, 'applicationProtection.ipBlacklist.get', 'GET', BL, undefined);
 	const block = [
 		bl('app'),
 		add('user:P', '198.18.0.1'),
@@ -153,12 +154,58 @@ test('a setting flipped away and back between two of the runbook reads is no wri
 		sw('user:N', 0),
 		sw('console', 1),
 		poll('user:N'),
+		bl('app'),
 		sw('app', 0),
 	];
 	assert.deepEqual(
 		run(listed(), listed(), theirs).map((x) => x.rule),
 		['(b) overwrite', '(a) final value'],
 	);
+});
+
+test("a write of someone else's inside the runbook write's own read → write window is the API's gap, reported; any earlier is not", () => {
+	const AUTH = '/api/specp/policy/appshield/site/20001/domain-port/30001/auth-ip';
+	const auth = (caller: string, rps: number): LogEntry =>
+		entry(caller, 'applicationProtection.authIp.set', 'POST', AUTH, {
+			action: 'ratelimit',
+			enable: 1,
+			mode: 1,
+			action_ratelimit: { duration: 60, ratelimit_rps: rps, threshold_rps: rps * 2 },
+		});
+	const get = (caller: string): LogEntry => entry(caller, 'applicationProtection.authIp.get', 'GET', AUTH, undefined);
+	const start = new Map<string, unknown>([
+		[
+			'ipAuth.30001',
+			{
+				action: 'ratelimit',
+				enable: 1,
+				mode: 1,
+				action_ratelimit: { duration: 60, ratelimit_rps: 100, threshold_rps: 200 },
+			},
+		],
+	]);
+	const check1 = (log: LogEntry[], windows: string[] = []) =>
+		check(
+			start,
+			start,
+			log.flatMap((e) => writesOf(e, actorOf)),
+			new Set(),
+			windows,
+		).map((x) => x.rule);
+	// mitigation (its own read, its write), then the revert: its workflow's read, its write's read, the console, its write
+	const inWindow = [get('app'), auth('app', 50), get('app'), get('app'), auth('console', 7), auth('app', 100)];
+	const windows: string[] = [];
+	assert.deepEqual(check1(inWindow, windows), []);
+	assert.deepEqual(windows, [
+		"ipAuth.30001: console's write at seq " +
+			`${inWindow[4].seq} fell between the runbook's read at seq ${inWindow[3].seq} and its write at seq ${inWindow[5].seq}`,
+	]);
+	// seeds 462 / 477 before the fix: the console's write before the write's own read, which showed it
+	const before = [get('app'), auth('app', 50), get('app'), auth('console', 7), get('app'), auth('app', 100)];
+	assert.deepEqual(check1(before), ['(b) overwrite', '(a) final value']);
+	// a write right after another of the runbook's requests (here a poll of another setting) gets no allowance
+	const notOwn = [get('app'), auth('app', 50), get('app'), auth('console', 7), poll('app'), auth('app', 100)];
+	assert.deepEqual(check1(notOwn), ['(b) overwrite', '(a) final value']);
 });
 
 test('schedules are a function of their seed', () => {

@@ -1,5 +1,5 @@
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
-import type { SetParams } from '../pure/activityTypes.mts';
+import type { WriteCondition } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
@@ -169,6 +169,34 @@ export interface WriteHooks {
 	onRefused?: (entry: string, why: string) => void;
 	/** Each write's answer (a blacklist change: one per entry) with the value it was asked to write. */
 	onWritten?: (w: WriteResult | undefined, value: unknown) => void;
+	/**
+	 * A setting's write only while the setting is live at this value (a revert: ours), checked by the write activity on
+	 * its own read (WriteCondition); found at another, nothing is sent and the answer is `theirs`.
+	 */
+	expect?: unknown;
+}
+
+type SettingKind = Exclude<Change['kind'], 'blacklistAdd'>;
+const SETTING_OPS = {
+	detectionMode: 'detection.setMode',
+	detectionPolicy: 'detection.setPolicy',
+	ipAuth: 'applicationProtection.authIp.set',
+	switch: 'applicationProtection.switch.set',
+} as const satisfies Record<SettingKind, string>;
+
+/** A setting change's write of `value`: the operation's params. */
+function settingParams(c: Change, value: unknown): Params {
+	const t = c.target;
+	switch (c.kind as SettingKind) {
+		case 'detectionMode':
+			return { ...opOf(t), model: String(value) };
+		case 'detectionPolicy':
+			return { ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) };
+		case 'ipAuth':
+			return { ...dpOf(t), ...(value as Params) };
+		case 'switch':
+			return { ...dpOf(t), name: t.name, enable: value };
+	}
 }
 
 /**
@@ -181,52 +209,25 @@ export async function applyChange(
 	value: unknown = c.after,
 	hooks: WriteHooks = {},
 ): Promise<void> {
-	const t = c.target;
 	const done = (w: unknown, v: unknown = value) => hooks.onWritten?.(w as WriteResult | undefined, v);
-	switch (c.kind) {
-		case 'detectionMode':
-			return done(
-				await acts['detection.setMode']({
-					...opOf(t),
-					model: String(value) as SetParams<'detection.setMode'>['model'],
-				}),
-			);
-		case 'detectionPolicy':
-			return done(
-				await acts['detection.setPolicy']({
-					...opOf(t),
-					name: t.name,
-					type: t.type,
-					...leafBody(value as Params),
-				} as SetParams<'detection.setPolicy'>),
-			);
-		case 'blacklistAdd':
-			return settleAll(
-				(value as string[]).map((e) => async () => {
-					try {
-						done(await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(t), ip_black_list: e }), [e]);
-					} catch (err) {
-						const why = hooks.onRefused && guardRefusal(err);
-						if (!why) throw err;
-						hooks.onRefused?.(e, why);
-					}
-				}),
-				blacklistConcurrency,
-			);
-		case 'ipAuth':
-			return done(
-				await acts['applicationProtection.authIp.set']({
-					...dpOf(t),
-					...(value as Omit<SetParams<'applicationProtection.authIp.set'>, 'site_id' | 'domain_port_id'>),
-				}),
-			);
-		case 'switch':
-			return done(
-				await acts['applicationProtection.switch.set']({
-					...dpOf(t),
-					name: t.name,
-					enable: value as SetParams<'applicationProtection.switch.set'>['enable'],
-				}),
-			);
+	if (c.kind !== 'blacklistAdd') {
+		const write = acts[SETTING_OPS[c.kind]] as (p: Params, when?: WriteCondition) => Promise<unknown>;
+		const params = settingParams(c, value);
+		// One argument unless there is a condition: the apply's activity inputs stay as they were recorded.
+		return done(
+			await (hooks.expect === undefined ? write(params) : write(params, { expect: settingParams(c, hooks.expect) })),
+		);
 	}
+	return settleAll(
+		(value as string[]).map((e) => async () => {
+			try {
+				done(await acts['applicationProtection.ipBlacklist.add']({ ...dpOf(c.target), ip_black_list: e }), [e]);
+			} catch (err) {
+				const why = hooks.onRefused && guardRefusal(err);
+				if (!why) throw err;
+				hooks.onRefused?.(e, why);
+			}
+		}),
+		blacklistConcurrency,
+	);
 }

@@ -1,5 +1,5 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { Change } from '../../api/runbook/contract.ts';
+import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
 import { applyChange } from './apply.mts';
 import { compare, needFor, presentEntries, readSettings } from './live.mts';
@@ -93,10 +93,14 @@ async function revertChange(rb: Runbook, ctx: PlanContext, c: Change, handed: Ma
 		c.status = 'unchanged';
 		return;
 	}
-	if (is === 'after') await applyChange(ctx.revertActs, c, 1, to);
-	else if (is === 'other') {
-		c.live = value;
-		addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(value)} (kept)`);
+	let answer: WriteResult | undefined;
+	// Written only while still ours, as the write itself reads it: a person's value set since our read (a workflow task,
+	// the activity's scheduling, a retry after a kill) is theirs (interleave seeds 462, 477).
+	if (is === 'after') await applyChange(ctx.revertActs, c, 1, to, { expect: c.after, onWritten: (w) => (answer = w) });
+	const theirs = answer && 'theirs' in answer;
+	if (is === 'other' || theirs) {
+		c.live = theirs ? answer?.theirs : value;
+		addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(c.live)} (kept)`);
 	}
-	c.status = is === 'after' ? 'restored' : is === 'before' ? 'unchanged' : 'conflict';
+	c.status = theirs || is === 'other' ? 'conflict' : is === 'after' ? 'restored' : 'unchanged';
 }

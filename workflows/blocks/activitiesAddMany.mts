@@ -7,7 +7,8 @@ import { toFailure } from '../../worker/src/activities/operations.mts';
 import { claim as coordinatorClaim, release as coordinatorRelease } from '../coordinator/client.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
 import { liveEntries, ownerId, retryable } from './activitiesLive.mts';
-import { writeAttempt, type WriteAttempt } from '../../worker/src/activities/writeRecord.mts';
+import { writeAttempt, type Details, type WriteAttempt } from '../../worker/src/activities/writeRecord.mts';
+import { sendingLease, type SendingLease } from './activitiesLease.mts';
 import { blockKey, notOursRule, type AddManyEntry, type AddManyOutcome } from './shared.mts';
 
 export type WithTemporal = <T>(fn: (t: TemporalClient) => Promise<T>) => Promise<T>;
@@ -44,9 +45,38 @@ export async function addMany(
 	input: AddManyInput,
 	temporal?: () => TemporalClient,
 ): Promise<{ results: AddManyOutcome[] }> {
+	const w = writeAttempt(temporal);
+	const e = w.earlier;
+	const earlier = e && (e.writing === true || Array.isArray(e.listedBefore)) ? e : undefined;
+	// What this attempt's records carry: an earlier attempt's record until this one records its own (never erased).
+	let rec = (): Details => earlier ?? {};
+	const lease = sendingLease(w, () => rec());
+	try {
+		const c = await claimed(withTemporal, input);
+		if (typeof c === 'string')
+			return { results: input.entries.map((x) => ({ range: x.range, outcome: 'refused', field: 'block', rule: c })) };
+		const { batch, granted, owner } = c;
+		if (granted.length) {
+			const a = await recorded(w, earlier);
+			rec = () => ({ writing: true, posted: [...a.posted] });
+			const live = await readLive(api, batch, granted, a);
+			if (live) await writeGranted(api, batch, granted, live, a, lease);
+		}
+		if (batch.giveBack.length) await withTemporal((t) => coordinatorRelease(t, input.site_id, owner, batch.giveBack));
+		return { results: input.entries.map((x) => batch.results.get(x.range) as AddManyOutcome) };
+	} finally {
+		lease.end();
+	}
+}
+
+/** The coordinator's claim of every key (idempotent per owner), or the rule its validator refused the batch by. */
+async function claimed(
+	withTemporal: WithTemporal,
+	input: AddManyInput,
+): Promise<{ batch: Batch; granted: AddManyEntry[]; owner: string } | string> {
 	const { site_id, domain_port_id: dp, entries, ttlSeconds, reason } = input;
 	const owner = ownerId();
-	const keys = entries.map((e) => blockKey(dp, e.range));
+	const keys = entries.map((x) => blockKey(dp, x.range));
 	let c: ClaimResult;
 	try {
 		const q = Context.current().info.taskQueue;
@@ -54,38 +84,28 @@ export async function addMany(
 			coordinatorClaim(t, { site_id, keys, mode: 'hold', queue: true, reason, ttlSeconds, owner }, q),
 		);
 	} catch (e) {
-		if (e instanceof ApplicationFailure && e.type === 'ValidationError') {
-			const rule = `the site's coordinator refused: ${e.message}`;
-			return { results: entries.map((x) => ({ range: x.range, outcome: 'refused', field: 'block', rule })) };
-		}
+		if (e instanceof ApplicationFailure && e.type === 'ValidationError')
+			return `the site's coordinator refused: ${e.message}`;
 		throw e;
 	}
 	const batch: Batch = { site_id, dp, results: new Map(), giveBack: [] };
-	const granted = sortClaimed(batch, entries, c);
-	if (granted.length) {
-		const a = await recorded(temporal);
-		const live = await readLive(api, batch, granted, a);
-		if (live) await writeGranted(api, batch, granted, live, a);
-	}
-	if (batch.giveBack.length) await withTemporal((t) => coordinatorRelease(t, site_id, owner, batch.giveBack));
-	return { results: entries.map((x) => batch.results.get(x.range) as AddManyOutcome) };
+	return { batch, granted: sortClaimed(batch, entries, c), owner };
 }
 
 /**
- * This attempt and what an earlier one recorded before its read: `writing` (since the unknown rule), or, recorded by
+ * This attempt and what an earlier one recorded before its read: `writing` (since the unknown rule) with `posted`
+ * (since the lease: the entries it POSTed and the service accepted, carried by each of its records), or, recorded by
  * workers before it, `listedBefore` — the entries it found listed before its POSTs (still not ours on a retry).
  * Without either no attempt got as far as its read: this one records before it reads.
  */
-async function recorded(temporal?: () => TemporalClient): Promise<Attempt> {
-	const a = writeAttempt(temporal);
-	const e = a.earlier;
-	const earlier = e && (e.writing === true || Array.isArray(e.listedBefore)) ? e : undefined;
-	if (!earlier) await a.record({ writing: true });
+async function recorded(a: WriteAttempt, earlier: Details | undefined): Promise<Attempt> {
+	if (!earlier) await a.record({ writing: true, posted: [] });
 	// Without a stored record (no Temporal client) a retry cannot tell either.
 	const unsure = earlier !== undefined || (a.attempt > 1 && !a.durable);
-	return { ...a, earlier, unsure, listedBefore: new Set((earlier?.listedBefore as string[] | undefined) ?? []) };
+	const list = (k: string) => new Set((earlier?.[k] as string[] | undefined) ?? []);
+	return { ...a, earlier, unsure, listedBefore: list('listedBefore'), posted: list('posted') };
 }
-type Attempt = WriteAttempt & { unsure: boolean; listedBefore: Set<string> };
+type Attempt = WriteAttempt & { unsure: boolean; listedBefore: Set<string>; posted: Set<string> };
 
 function refuse(b: Batch, x: AddManyEntry, field: string, rule: string, present?: true) {
 	b.giveBack.push(blockKey(b.dp, x.range));
@@ -142,26 +162,52 @@ async function readLive(
  * about to write and the entry is listed in the notation we POST (`start-end`): then our lost POST or someone else's
  * add, nothing tells — `unknown`, its key given back like a refusal's.
  */
-async function writeGranted(api: Client, b: Batch, granted: AddManyEntry[], live: Map<string, string>, a: Attempt) {
+async function writeGranted(
+	api: Client,
+	b: Batch,
+	granted: AddManyEntry[],
+	live: Map<string, string>,
+	a: Attempt,
+	lease: SendingLease,
+) {
 	for (const x of granted) {
 		const listed = live.get(entryRangeKey(x.range) ?? '');
-		if (listed !== undefined && x.adopt) b.results.set(x.range, { range: x.range, outcome: 'active' });
-		else if (listed === toRangeText(x.range) && a.unsure && !a.listedBefore.has(x.range)) {
+		const ours = listed === toRangeText(x.range);
+		if ((listed !== undefined && x.adopt) || (ours && a.posted.has(x.range)))
+			b.results.set(x.range, { range: x.range, outcome: 'active' }); // the caller's own, or an earlier attempt's POST
+		else if (ours && a.unsure && !a.listedBefore.has(x.range)) {
 			b.giveBack.push(blockKey(b.dp, x.range));
 			b.results.set(x.range, { range: x.range, outcome: 'unknown' });
 		} else if (listed !== undefined) refuse(b, x, 'entry', notOursRule(x.range, b.dp), true);
-		else await writeOne(api, b, x);
+		else if (await writeOne(api, b, x, await lease.ready(NEED_MS))) {
+			a.posted.add(x.range);
+			await lease.progress();
+		}
 	}
 }
 
-async function writeOne(api: Client, b: Batch, x: AddManyEntry) {
+/** Left of an attempt's lease for a POST to start (its deadline cuts it at the lease's end anyway). */
+const NEED_MS = 2000;
+
+/** One POST, ended by `deadline` (the attempt's lease); true when the service accepted it. */
+async function writeOne(api: Client, b: Batch, x: AddManyEntry, deadline: number): Promise<boolean> {
 	try {
-		await api.call('applicationProtection.ipBlacklist.add', {
-			site_id: b.site_id,
-			domain_port_id: b.dp,
-			ip_black_list: x.range,
-		});
+		// The client's own deadline for a call (every attempt and retry within it): no send of this attempt outlives its
+		// lease (activitiesLease.mts). Not in the Client type's public form: the call's fourth argument.
+		const call = api.call as unknown as (
+			op: string,
+			p: Record<string, unknown>,
+			o: object,
+			limit: { retries: number; deadline: number },
+		) => Promise<unknown>;
+		await call(
+			'applicationProtection.ipBlacklist.add',
+			{ site_id: b.site_id, domain_port_id: b.dp, ip_black_list: x.range },
+			{},
+			{ retries: api.options.retries, deadline },
+		);
 		b.results.set(x.range, { range: x.range, outcome: 'active' });
+		return true;
 	} catch (e) {
 		const f = toFailure('applicationProtection.ipBlacklist.add', e);
 		// The service refused this entry (e.g. a full list): refused, the others go on. Anything else: the activity is
@@ -171,5 +217,6 @@ async function writeOne(api: Client, b: Batch, x: AddManyEntry) {
 		else if (f instanceof ApplicationFailure && (f.type === 'ValidationError' || f.type === 'ApiError'))
 			refuse(b, x, 'entry', `the service refused to add ${x.range}: ${f.message}`);
 		else throw retryable('applicationProtection.ipBlacklist.add', e);
+		return false;
 	}
 }

@@ -3,7 +3,7 @@ import { claim, release } from '../coordinator/claims.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
 import { BLOCKS_ACTIVITY, blockKey, notOursRule, type AddManyOutcome } from './shared.mts';
 import { entryRangeKey, listedByKey, type ListEntry } from '../pure/ranges.mts';
-import { errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
+import { adds, errText, reads, refuse, writes, type BlocksRun, type Pending } from './context.mts';
 
 /**
  * Adding a batch of blocks (the adds that arrived together). Each entry's key is HELD at the site's coordinator from
@@ -137,7 +137,7 @@ export async function addBatchBulk(run: BlocksRun, batch: Pending[]): Promise<vo
 	const ttl = Math.max(...batch.map((p) => run.ttlFor(p.block)));
 	let r: { results: AddManyOutcome[] };
 	try {
-		r = await writes[BLOCKS_ACTIVITY.addMany]({
+		r = await adds[BLOCKS_ACTIVITY.addMany]({
 			site_id: site,
 			domain_port_id: dp,
 			entries: batch.map((p) => ({ range: p.block.range, ...(p.req.adopt ? { adopt: true } : {}) })),

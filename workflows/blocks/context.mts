@@ -28,6 +28,23 @@ export const writes = proxyActivities<Act>({
 		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
 	},
 });
+/**
+ * The add batch (`blocks.addMany`): a heartbeat timeout, so the retry of an attempt a worker kill ended starts within
+ * 15 s, not after its start-to-close (interleave seed 36: a bulk add retried just before each next kill, never sent in
+ * 120 s); a long start-to-close, so a big batch is never cut short by it under load. An attempt sends only inside its
+ * lease (activitiesLease.mts): one the server timed out while it still ran never sends beside its retry (a heartbeat
+ * timeout alone did: 6,503 POSTs for 5,950 ranges in CI, session 13).
+ */
+export const adds = proxyActivities<Act>({
+	startToCloseTimeout: '10m',
+	heartbeatTimeout: '15s',
+	retry: {
+		initialInterval: '500ms',
+		backoffCoefficient: 2,
+		maximumInterval: '5s',
+		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
+	},
+});
 /** Since `blocks-local-removals`: the removal as a local activity, retried the same way (workflows/blocks/activitiesRemoval.mts). */
 export const localWrites = proxyLocalActivities<Act>({
 	startToCloseTimeout: '30s',

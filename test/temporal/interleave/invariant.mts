@@ -135,6 +135,8 @@ interface KeyState {
 	other?: { value: unknown; actor: Actor; seq: number };
 	/** The key as the runbook last observed it (its read of the setting, or its own write): value and owners. */
 	seen?: { cur: unknown; last: KeyState['last']; other: KeyState['other'] };
+	/** Its owners at the runbook's last read of it (`window`). */
+	atRead?: { seq: number; last: KeyState['last']; other: KeyState['other'] };
 }
 
 /**
@@ -162,21 +164,29 @@ export function unknownKeys(changes: readonly Change[]): Set<string> {
 
 /**
  * Replays the writes in log order from the initial values; returns every violation of (a) and (b). (a) is not
- * checked for `unknown` keys (see unknownKeys); (b) is, for every key.
+ * checked for `unknown` keys (see unknownKeys); (b) is, for every key. `windows` collects the writes of others that
+ * fell inside a runbook write's own read → write window (see `window`).
  */
 export function check(
 	initial: Values,
 	final: Values,
 	writes: readonly Write[],
 	unknown: ReadonlySet<string> = new Set(),
+	windows: string[] = [],
 ): Violation[] {
 	const keys = new Map<string, KeyState>();
 	const violations: Violation[] = [];
-	const read = new Set<string>(); // prefixes a runbook has read
-	for (const w of [...writes].sort((x, y) => x.seq - y.seq)) {
+	const read = new Map<string, number>(); // prefixes a runbook has read, at which seq
+	const sorted = [...writes].sort((x, y) => x.seq - y.seq);
+	const ownRead = readBefore(sorted);
+	for (const w of sorted) {
 		if (w.read) {
-			read.add(w.key);
-			for (const [key, k] of keys) if (key.startsWith(w.key)) observe(key, k);
+			read.set(w.key, w.seq);
+			for (const [key, k] of keys)
+				if (key.startsWith(w.key)) {
+					observe(key, k);
+					k.atRead = { seq: w.seq, last: k.last, other: k.other };
+				}
 			continue;
 		}
 		let k = keys.get(w.key);
@@ -188,11 +198,16 @@ export function check(
 				touched: new Set(),
 			};
 			// Unwritten until now: a runbook's earlier read of it saw the initial value.
-			if ([...read].some((p) => w.key.startsWith(p))) seen(k);
+			const at = Math.max(-1, ...[...read].filter(([p]) => w.key.startsWith(p)).map(([, seq]) => seq));
+			if (at >= 0) {
+				seen(k);
+				k.atRead = { seq: at, last: k.last, other: k.other };
+			}
 			keys.set(w.key, k);
 		}
 		const next = w.merge ? { ...(k.cur as Params), ...(w.value as Params) } : w.value;
 		const effective = !same(w.key, next, k.cur);
+		if (effective && w.actor === 'runbook') window(w, k, ownRead.get(w.seq), windows);
 		if (effective && (w.actor === 'runbook' || w.actor === 'block')) {
 			const removal = w.key.startsWith('bl.') && w.value === 0;
 			const by = w.actor === 'block' ? k.written : k.last;
@@ -234,6 +249,37 @@ export function check(
  * value (spec: every read answers the current value only), so no client that polls can tell a setting flipped away
  * and back between two of its reads from one never touched. The key's owners go back to what they were then.
  */
+/**
+ * The write's own read → write window. Every write of a runbook reads the setting first and writes only when the read
+ * shows what it expects (worker/src/activities/exactWrites.mts: a revert's restore only while the value is still its
+ * own); the API has no compare-and-set, so a write of someone else's that lands after that read and before the write
+ * is invisible to any client — the one gap the design accepts (docs/spec-decisions-runbooks.md). Such a write is judged
+ * by the owners its read saw, and reported in `windows`. Only when the runbook's request just before this write (on
+ * the site) is a read of this setting (`ownRead`): a write that followed any other request of its own — a workflow's
+ * read, then an activity's (seeds 462, 477 before the fix), a poll, another write — gets no such allowance.
+ */
+function window(w: Write, k: KeyState, ownRead: number | undefined, windows: string[]): void {
+	const r = k.atRead;
+	if (ownRead === undefined || r?.seq !== ownRead || k.last.seq <= r.seq) return;
+	windows.push(
+		`${w.key}: ${k.last.actor}'s write at seq ${k.last.seq} fell between the runbook's read at seq ${r.seq} and its write at seq ${w.seq}`,
+	);
+	k.last = r.last;
+	k.other = r.other;
+}
+
+/** For each runbook write (by seq), the seq of the runbook's request just before it when that was a read. */
+function readBefore(sorted: readonly Write[]): Map<number, number> {
+	const out = new Map<number, number>();
+	let prev: Write | undefined;
+	for (const w of sorted) {
+		if (w.actor !== 'runbook') continue;
+		if (!w.read && prev?.read && prev.seq < w.seq && w.key.startsWith(prev.key)) out.set(w.seq, prev.seq);
+		if (prev?.seq !== w.seq) prev = w;
+	}
+	return out;
+}
+
 function observe(key: string, k: KeyState): void {
 	if (k.seen && same(key, k.cur, k.seen.cur)) {
 		k.last = k.seen.last;

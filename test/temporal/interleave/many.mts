@@ -9,6 +9,8 @@ export interface Summary {
 	seconds: number;
 	perMinute: number;
 	kills: number;
+	/** Schedules in which a write of others fell inside a runbook write's own read → write window (invariant.mts). */
+	windows: number;
 	/** Schedules by what they held (a schedule counts under each of its kinds). */
 	kinds: Record<string, { runs: number; failed: number }>;
 }
@@ -49,6 +51,7 @@ export async function runMany(
 		seconds,
 		perMinute: (outcomes.length / seconds) * 60,
 		kills: outcomes.reduce((n, x) => n + x.kills, 0),
+		windows: outcomes.filter((x) => x.windows.length).length,
 		kinds,
 	};
 }

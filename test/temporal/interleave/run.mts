@@ -24,6 +24,8 @@ export interface Outcome {
 	trace: string[];
 	/** The site's writes as the invariant read them: seq, caller, op. */
 	writes: string[];
+	/** Writes of others inside a runbook write's own read → write window (the API's accepted gap: invariant.mts). */
+	windows: string[];
 	ms: number;
 	kills: number;
 }
@@ -86,26 +88,48 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		run.trace.push(`(the runbooks' worker was SIGKILLed during this schedule at ${killed.join(', ')})`);
 	const final = await readValues(w.n8n, ids);
 	const log = siteLog(w, from, ids.site_id);
+	const windows: string[] = [];
+	const violations = check(
+		initial,
+		final,
+		log.flatMap((e) => writesOf(e, w.actorOf)),
+		unknownKeys(result?.changes ?? []),
+		windows,
+	);
+	for (const x of windows) run.trace.push(`(read → write window) ${x}`);
 	return {
 		schedule: s,
 		site: ids.site_id,
-		violations: check(
-			initial,
-			final,
-			log.flatMap((e) => writesOf(e, w.actorOf)),
-			unknownKeys(result?.changes ?? []),
-		),
+		violations,
+		windows,
 		errors: run.errors,
 		trace: run.trace,
-		writes: log
-			.filter((e) => e.method !== 'GET' && e.code === 0 && e.caller)
-			.map(
-				(e) =>
-					`#${e.seq} ${w.actorOf(e.caller as string, e.opId?.includes('Blacklist') ? 'bl.' : '')} ${e.opId} ${JSON.stringify(e.body ?? e.query)}`,
-			),
+		writes: writeLines(w, log),
 		ms: Date.now() - run.t0,
 		kills: run.kills,
 	};
+}
+
+/**
+ * The site's writes for the report, each runbook write with the seq of the runbook's last read of its resource
+ * before it (`read #N`): a write of someone else's between the two is inside the read→write window.
+ */
+function writeLines(w: World, log: LogEntry[]): string[] {
+	const lastRead = new Map<string, number>();
+	const out: string[] = [];
+	for (const e of log) {
+		const ws = writesOf(e, w.actorOf);
+		if (e.method === 'GET') {
+			for (const r of ws) lastRead.set(r.key, e.seq);
+			continue;
+		}
+		if (e.code !== 0 || !e.caller) continue;
+		const actor = w.actorOf(e.caller, e.opId?.includes('Blacklist') ? 'bl.' : '');
+		const read = [...lastRead].filter(([k]) => ws.some((x) => x.key.startsWith(k))).map(([, seq]) => seq);
+		const at = actor === 'runbook' && read.length ? ` (read #${Math.max(...read)})` : '';
+		out.push(`#${e.seq} ${actor} ${e.opId} ${JSON.stringify(e.body ?? e.query)}${at}`);
+	}
+	return out;
 }
 
 /** The schedule's course: steps before the runbook, its start, its gate, its wait, the attack's end, every actor done. */

@@ -112,12 +112,19 @@ export const EXACT_SETTINGS: Record<string, Setting> = {
 	},
 };
 
-/** A setting's write: read, then write only when it is not at the target yet. */
+/**
+ * A setting's write: read, then write only when it is not at the target yet. With `expect` (the same operation's
+ * params: a revert's own value), only while the setting is live at the value `expect` sets: found at anything else, it
+ * is someone else's since (the person wins), nothing is sent and the answer is `theirs`. The check is made on this
+ * write's own read, so what it cannot see is one API round trip (read → write; the API has no compare-and-set), not
+ * the time since its caller's read (a workflow task, an activity's scheduling, a retry after a kill: seeds 462, 477).
+ */
 export async function exactSet(
 	client: Client,
 	op: CatalogEntry,
 	params: Params,
 	temporal?: () => TemporalClient,
+	expect?: Params,
 ): Promise<WriteResult> {
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
@@ -132,6 +139,7 @@ export async function exactSet(
 		if (a.earlier || (!a.durable && a.attempt > 1)) return { unknown: target };
 		return { notOurs: target };
 	}
+	if (expect !== undefined && !s.atTarget(live, s.target(expect))) return { theirs: live };
 	await client.call(op.id, params);
 	return { wrote: target, replaced: live };
 }

@@ -11,6 +11,7 @@ import { serializedFilterWrite } from './filterLease.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
 import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
 import { checkInput } from './inputCheck.mts';
+import type { WriteCondition } from '../../../workflows/pure/activityTypes.mts';
 
 /**
  * Activities for every catalog operation, generated: activity name = operation id
@@ -24,7 +25,7 @@ import { checkInput } from './inputCheck.mts';
  *    unknown (maybe applied) → nonRetryable 'OutcomeUnknown' (repeating it could duplicate the write)
  */
 
-export type Activity = (params?: Record<string, unknown>) => Promise<unknown>;
+export type Activity = (params?: Record<string, unknown>, when?: WriteCondition) => Promise<unknown>;
 
 export interface ActivityOptions {
 	/**
@@ -73,8 +74,8 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 				wrap(op, rateCodes, async () => redactDeep(await client.connect(withAuthInputs(op, params, opts))));
 			continue;
 		}
-		acts[op.id] = async (params = {}) =>
-			wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination));
+		acts[op.id] = async (params = {}, when?: WriteCondition) =>
+			wrap(op, rateCodes, () => run(client, op, withAuthInputs(op, params, opts), opts.coordination, when));
 	}
 	// Plans are parsed here, in the worker, so zod stays out of the workflow bundle (workflows/input/parsePlan.mts).
 	acts[PARSE_PLAN_ACTIVITY] = async (plan?: unknown) => {
@@ -112,7 +113,14 @@ async function run(
 	op: CatalogEntry,
 	params: Record<string, unknown>,
 	coordination?: () => TemporalClient,
+	when?: WriteCondition,
 ): Promise<unknown> {
+	if (when?.expect !== undefined && !(op.id in EXACT_SETTINGS))
+		throw ApplicationFailure.nonRetryable(
+			`${op.id}: invalid input — when.expect: only a setting's write takes a condition`,
+			'ValidationError',
+			{ opId: op.id, issues: [{ field: 'when.expect', rule: "only a setting's write takes a condition" }] },
+		);
 	if (op.resource === 'applicationProtection' && op.group === 'httpFilter' && /^(create|update)$/.test(op.action)) {
 		// §4.3.1 / §7: no concurrent create/edit of a domain-port's filters: one at a time inside this process, and a
 		// lease at the site's coordinator across processes and hosts. An edit is checked against the policy first.
@@ -126,7 +134,7 @@ async function run(
 	// Writes answer with what they changed (exactWrites.mts): IP-list add / remove, and the settings playbooks write.
 	if (IDEMPOTENT_HERE(op))
 		return op.id in EXACT_SETTINGS
-			? exactSet(client, op, params, coordination)
+			? exactSet(client, op, params, coordination, when?.expect)
 			: exactList(client, op, params, coordination);
 	// Any other write that a retry cannot check is sent at most once (writeRecord.mts).
 	const r =

@@ -1,0 +1,115 @@
+/**
+ * Issue 37, interleave seeds 462 and 477 made deterministic (real dev server, in-process worker, simulator faults): a
+ * person's write after the runbook's abort, between the revert's read of a setting and its write, stays theirs.
+ *
+ * The revert reads a setting (its workflow's read), compares it with what the runbook wrote, then its write activity
+ * is scheduled, runs and writes. Before, the write activity only checked that the setting was not at its target
+ * already: a person's value set after the workflow's read — a workflow task, the activity's scheduling and, after a
+ * worker kill, a retry ago (seconds under load) — was overwritten by the restore (seed 462: n8n's tcp_syn; 477: the
+ * console's IP authentication). Now the write is made on a condition checked on its own read (`expect`: the
+ * runbook's own value): found at another value, nothing is sent and the change is a conflict with both values. What
+ * no client can close is the write's own read → write (one API round trip: the API has no compare-and-set).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
+import { consoleCall } from '../../simulator/console.mts';
+import { abort, startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import {
+	ATTACK_SOURCES,
+	createEnv,
+	liveSettings,
+	operatorClient,
+	plan,
+	startInProcessWorker,
+	startSim,
+	uniqueQueue,
+	waitFor,
+} from './helpers.mts';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+	env = await createEnv();
+	await workflowBundle();
+});
+after(async () => {
+	await env?.teardown();
+});
+
+/** A person's IP authentication (the console's in seed 477): neither the snapshot's nor the plan's. */
+const PERSON_AUTH = { action: 'blacklist', enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
+const comparable = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+for (const localActivities of ['none', 'all'] as const)
+	test(`a person's write between the revert's read and its write stays theirs (reads ${localActivities === 'none' ? 'regular' : 'local'})`, async () => {
+		const s = await startSim(462);
+		const ids = s.sim.firstIds();
+		const queue = uniqueQueue('revert-window');
+		const worker = await startInProcessWorker(env, s.url, queue);
+		const op = operatorClient(s.url);
+		const site = `/site/${ids.site_id}/`;
+		/** The runbook's (the app token's) requests of `opId` on the site, as the service logged them. */
+		const runbook = (opId: string) =>
+			s.sim.requests({ op: opId }).filter((r) => r.caller === 'app' && r.path.includes(site));
+		try {
+			const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+			// One poll at the start of the wait, the next an hour later: after it, every read of the site is the revert's.
+			const p = plan(ids, { cooldownSeconds: 60, pollSeconds: 3600 });
+			p.execution = { localActivities, parallel: true, blacklistConcurrency: 1, continueAsNewAfterEvents: 2000 };
+			const h = await startAttackResponse(env.client, queue, p);
+			await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000);
+			const wrote = runbook('applicationProtection.authIp.set').at(-1)?.seq ?? Infinity;
+			await waitFor('the first poll read IP authentication', async () =>
+				runbook('applicationProtection.authIp.get').some((r) => r.seq > wrote && r.code === 0),
+			);
+			// The revert's two reads of IP authentication (its workflow's, its write's) each wait 1.5 s in the service.
+			s.sim.addFault({
+				op: 'applicationProtection.authIp.get',
+				kind: 'delay',
+				delayMs: 1500,
+				count: 2,
+				pathContains: site,
+			});
+			await abort(env.client, h.workflowId, 'oncall-bob', 'revert window test');
+			// The second read has arrived (logged before its delay, its caller known only after): the first has answered
+			// the runbook's value. The person's write lands before the service reads the setting for the second.
+			const delayed = () =>
+				s.sim
+					.requests({ op: 'applicationProtection.authIp.get' })
+					.filter((r) => r.fault === 'delay' && r.path.includes(site));
+			await waitFor("the revert's second read", async () => delayed().length >= 2, 60_000, 5);
+			const r0 = await consoleCall(s.sim, {
+				op: 'applicationProtection.authIp.set',
+				params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, ...PERSON_AUTH },
+			});
+			assert.equal(r0.code, 0, r0.msg);
+			const personAt = s.sim.requests().at(-1)?.seq ?? 0;
+			s.sim.stopAttack(attack.id);
+			const r = (await h.result()) as AttackResponseResult;
+			assert.equal(r.outcome, 'aborted-reverted');
+
+			const after = runbook('applicationProtection.authIp.set').filter((x) => x.seq > personAt);
+			assert.deepEqual(
+				after.map((x) => x.body),
+				[],
+				"the revert wrote nothing over the person's IP authentication",
+			);
+			assert.deepEqual(comparable((await liveSettings(op, ids)).ipAuth), PERSON_AUTH, "the person's value stays");
+			const c = r.changes.find((x) => x.kind === 'ipAuth') as Change;
+			assert.equal(c.status, 'conflict');
+			assert.match(c.note ?? '', /changed after our write: ours \{.*\}, theirs \{"action":"blacklist".*\} \(kept\)/);
+			const others = r.changes.filter((x) => x.kind !== 'ipAuth' && x.kind !== 'blacklistAdd');
+			assert.deepEqual(
+				others.map((x) => `${x.id} ${x.status}`),
+				others.map((x) => `${x.id} restored`),
+				'the rest is restored as before',
+			);
+		} finally {
+			await worker.shutdown();
+			await op.close();
+			await s.close();
+		}
+	});
