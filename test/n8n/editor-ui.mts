@@ -200,8 +200,15 @@ export class EditorUi {
 		const modal = this.credentialModal;
 		await modal.locator('[data-test-id="credential-save-button"]').click();
 		const ok = modal.locator('[data-test-id="credentials-config-container-test-success"]');
-		await Promise.race([ok.waitFor({ timeout: 60_000 }), modal.waitFor({ state: 'hidden', timeout: 60_000 })]);
+		// a Save n8n refused shows only a toast, outside the modal (the modal keeps its "Save" button): wait for it too
+		const refused = this.page.locator('.el-notification').filter({ hasText: /Problem (creating|updating) credential/ });
+		await Promise.race([
+			ok.waitFor({ timeout: 60_000 }),
+			modal.waitFor({ state: 'hidden', timeout: 60_000 }),
+			refused.first().waitFor({ timeout: 60_000 }),
+		]);
 		await this.screenshot(name);
+		if (await refused.count()) assert.fail(`n8n refused the Save: ${await refused.first().innerText()}`);
 		if (await modal.isVisible()) assert.ok(await ok.isVisible(), 'the test succeeded');
 		assert.equal(await modal.getByText(/does not match|refused|Could not reach/).count(), 0);
 	}

@@ -476,7 +476,7 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		);
 		await killChild(victim, 'SIGKILL');
 		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` });
-		// the renewal's retry (after its 15 s start-to-close timeout) gets the service's refusal: needs-reinstall, at once
+		// the renewal's retry (after its 30 s heartbeat timeout) gets the service's refusal: needs-reinstall, at once
 		await assert.rejects(
 			asked,
 			(err: Error) =>
@@ -492,6 +492,8 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		const shown = await cli(['tenants', 'show', c1.customerId, '--json'], e);
 		assert.equal(shown.code, 3, shown.err);
 		assert.equal(JSON.parse(shown.out).status, 'needs-reinstall');
+		// the killed attempt recorded that it was sending: the problem says the answer was lost, not just "refused"
+		assert.match(JSON.parse(shown.out).problem, /sent this refresh token and its answer was lost/);
 		assert.equal((await cli(['tenants', 'list'], e)).code, 3);
 		await assert.rejects(
 			handle.executeUpdate(tokenUpdate, { args: [{}] }),

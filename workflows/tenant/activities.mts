@@ -8,27 +8,10 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { getOperation } from '../../api/catalog/index.ts';
 import { createClient, type Client, type ClientOptions } from '../../api/client.ts';
 import { redactText } from '../../api/redact.ts';
-import {
-	RENEW_ACTIVITY,
-	sealed,
-	TENANT_WORKFLOW,
-	tenantWorkflowId,
-	tokenUpdate,
-	type RenewInput,
-	type RenewResult,
-	type TokenGrant,
-	type TokenRequest,
-} from './shared.mts';
-import { toFailure } from '../../worker/src/activities/operations.mts';
-import { ClusterTokens, TOKEN_WAIT_METRIC } from '../../worker/src/activities/clusterTokens.mts';
+import { TENANT_WORKFLOW, tenantWorkflowId, tokenUpdate, type TokenGrant, type TokenRequest } from './shared.mts';
+import { ClusterTokens } from '../../worker/src/activities/clusterTokens.mts';
 
 export { ClusterTokens };
-
-export const TENANT_METRIC = {
-	lockouts: 'secsvc_tenant_lockouts',
-	renewals: 'secsvc_tenant_renewals',
-	tokenWait: TOKEN_WAIT_METRIC,
-} as const;
 
 /** Asks `tenant-<customer>` for a token; a refused tenant is a non-retryable failure naming it. */
 export async function askTenant(temporal: TemporalClient, customerId: string, req: TokenRequest): Promise<TokenGrant> {
@@ -238,61 +221,5 @@ export function tenantClients(
 			byCustomer.set(customerId, (c = { ranges, client }));
 		}
 		return c.client;
-	};
-}
-
-/** Refresh codes that mean "this refresh token is gone" (spec silent; the simulator's 40103): the tenant needs a re-install. */
-export const DEFAULT_REFRESH_REJECTED_CODES: readonly number[] = [40103];
-
-/** The renewal activity (run by the tenant workflow): one POST to the token endpoint with the worker's app credential. */
-export function createTenantActivities(
-	app: Client,
-	cfg: { appId: string; secret: string; refreshRejectedCodes?: readonly number[] },
-) {
-	const rejected = new Set(cfg.refreshRejectedCodes ?? DEFAULT_REFRESH_REJECTED_CODES);
-	const count = (name: string, tags: Record<string, string>) => {
-		try {
-			Context.current().metricMeter.createCounter(name, '1').add(1, tags);
-		} catch {
-			/* outside an activity (unit tests) */
-		}
-	};
-	return {
-		[RENEW_ACTIVITY]: async (i: RenewInput): Promise<RenewResult> => {
-			const opId = i.kind === 'app' ? 'authorization.appToken' : 'authorization.refreshToken';
-			const sentAt = Date.now();
-			try {
-				const r = (
-					i.kind === 'app'
-						? await app.call('authorization.appToken', { app_id: cfg.appId, secret: cfg.secret })
-						: await app.call('authorization.refreshToken', {
-								app_id: cfg.appId,
-								refresh_token: i.refreshToken as string,
-							})
-				) as { access_token: string; expires_in: number; refresh_token?: string };
-				const answeredAt = Date.now();
-				count(TENANT_METRIC.renewals, { kind: i.kind });
-				return sealed({
-					accessToken: r.access_token,
-					expiresIn: r.expires_in,
-					...(r.refresh_token ? { refreshToken: r.refresh_token } : {}),
-					sentAt,
-					answeredAt,
-				});
-			} catch (e) {
-				const err = e as Error & { code?: number };
-				if (i.kind === 'user' && err.name === 'ApiError' && typeof err.code === 'number' && rejected.has(err.code)) {
-					count(TENANT_METRIC.lockouts, {});
-					console.error(
-						`secsvc worker: tenant ${i.customerId} needs re-install: the service refused its refresh token (${redactText(err.message)})`,
-					);
-					throw ApplicationFailure.nonRetryable(redactText(err.message), 'RefreshRejected', {
-						customerId: i.customerId,
-						code: err.code,
-					});
-				}
-				throw toFailure(opId, e);
-			}
-		},
 	};
 }

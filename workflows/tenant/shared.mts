@@ -26,6 +26,13 @@ export type TenantStatus = 'ok' | 'needs-reinstall' | 'removed';
 export const tenantWorkflowId = (customerId: string) => `tenant-${customerId}`;
 export const TENANT_WORKFLOW = WORKFLOW_TYPE.tenant;
 export const RENEW_ACTIVITY = 'tenants.renew';
+/**
+ * The workflow's bounds for a renewal (activitiesRenew.mts): a live attempt beats every 3 s through the worker's Temporal client
+ * (stored at once, not throttled like the SDK's heartbeats to 0.8 × the timeout), so only a dead one misses the
+ * heartbeat timeout; the start-to-close bound is a backstop far past one attempt (budget wait + HTTP timeout).
+ */
+export const RENEW_HEARTBEAT_TIMEOUT = '30 seconds';
+export const RENEW_START_TO_CLOSE = '5 minutes';
 /** Task queue of the tenant workflows and their renewals: polled only by workers that hold the payload key. */
 export const tenantQueueFor = (taskQueue: string) => `${taskQueue}-tenants`;
 

@@ -14,6 +14,8 @@ import {
 	installUpdate,
 	removeUpdate,
 	RENEW_ACTIVITY,
+	RENEW_HEARTBEAT_TIMEOUT,
+	RENEW_START_TO_CLOSE,
 	sealed,
 	sealedFor,
 	tenantInputProblem,
@@ -27,7 +29,7 @@ import {
 	type TokenRequest,
 	type InstallRequest,
 } from './shared.mts';
-import type { createTenantActivities } from './activities.mts';
+import type { createTenantActivities } from './activitiesRenew.mts';
 
 /**
  * One tenant's token, owned for the whole cluster (entity workflow `tenant-<customer_id>`, docs/worker/tenants.md).
@@ -53,9 +55,12 @@ const CONTINUE_AFTER_EVENTS_BEFORE = 2_000;
 const SHORT_RUNS_PATCH = 'tenant-short-runs';
 
 const { [RENEW_ACTIVITY]: renew } = proxyActivities<ReturnType<typeof createTenantActivities>>({
-	startToCloseTimeout: '15 seconds',
-	// A retry after a refresh that reached the service gets the service's refusal (the old token is gone): the tenant
-	// is then needs-reinstall, loudly; a retry after a request that never left gets a token.
+	// A live attempt is never timed out beside its POST (its answer would be lost and the retry's old refresh token
+	// refused): heartbeats say it is alive (activitiesRenew.mts). A retry after a refresh that reached the service gets the
+	// service's refusal (the old token is gone): the tenant is then needs-reinstall, loudly; a retry after a request
+	// that never left gets a token.
+	startToCloseTimeout: RENEW_START_TO_CLOSE,
+	heartbeatTimeout: RENEW_HEARTBEAT_TIMEOUT,
 	retry: {
 		initialInterval: '500 milliseconds',
 		maximumInterval: '5 seconds',

@@ -29,7 +29,7 @@ import { clientFromConfig, safeMessage, startWorker, type RunningWorker } from '
 import { installMetrics } from './metrics.mts';
 import { markMetricsOn } from './runbookMetrics.mts';
 import { refreshRejected, tenantMode } from './tenantWorker.mts';
-import { DEFAULT_REFRESH_REJECTED_CODES } from '../../../workflows/tenant/activities.mts';
+import { DEFAULT_REFRESH_REJECTED_CODES } from '../../../workflows/tenant/activitiesRenew.mts';
 
 /** A start-up failure: printed as one line, exit code 1. */
 export class StartupError extends Error {}

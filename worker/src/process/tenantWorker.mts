@@ -8,12 +8,8 @@ import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
 import type { WorkerConfig } from './config.mts';
 import { createUndiciTransport } from '../service/undici.mts';
 import { clientSafety } from './clientSafety.mts';
-import {
-	createTenantActivities,
-	TenantDirectory,
-	tenantClients,
-	tenantRoutingClient,
-} from '../../../workflows/tenant/activities.mts';
+import { createTenantActivities } from '../../../workflows/tenant/activitiesRenew.mts';
+import { TenantDirectory, tenantClients, tenantRoutingClient } from '../../../workflows/tenant/activities.mts';
 
 export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
 	const v = env.SECSVC_TENANTS;
@@ -65,7 +61,7 @@ export interface TenantMode {
 		temporal: () => TemporalClient,
 		budget?: Partial<ClientOptions>,
 	): { client: Client; close(): Promise<void> };
-	activities(app: Client): Record<string, (...a: never[]) => Promise<unknown>>;
+	activities(app: Client, temporal: () => TemporalClient): Record<string, (...a: never[]) => Promise<unknown>>;
 }
 
 /** Undefined when tenant mode is off; throws one line naming SECSVC_PAYLOAD_KEYS when it is on without a key. */
@@ -107,8 +103,12 @@ export function tenantMode(
 			});
 			return { client, close: () => transport.close() };
 		},
-		activities: (app) =>
-			createTenantActivities(app, { appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes }) as never,
+		activities: (app, temporal) =>
+			createTenantActivities(
+				app,
+				{ appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes },
+				temporal,
+			) as never,
 	};
 }
 

@@ -121,7 +121,7 @@ export async function startWorker(cfg: WorkerConfig, opts: StartOptions = {}): P
 				...common,
 				taskQueue: tenantQueueFor(cfg.temporal.taskQueue),
 				dataConverter: tenancy.dataConverter,
-				activities: tenancy.activities(app),
+				activities: tenancy.activities(app, temporalClient),
 				maxCachedWorkflows: tenancy.cachedWorkflows,
 				maxConcurrentWorkflowTaskExecutions: Math.min(tenancy.cachedWorkflows, maxConcurrentWorkflowTaskExecutions),
 				// `main`: the SDK's in-thread sandbox (its debugMode) with the usual execution timeout kept
