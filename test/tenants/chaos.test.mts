@@ -28,7 +28,7 @@ import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { startSimulator } from '../../simulator/index.mts';
 import { installAll, settingsOf, WATCH_ONLY_TEMPLATE } from './tenancy.mts';
 import { tenantWorkflowId, type RenewResult } from '../../workflows/tenant/shared.mts';
-import type { AttackResponseResult } from '../../api/runbook/contract.ts';
+import type { AttackResponseResult, ChangeKind } from '../../api/runbook/contract.ts';
 import {
 	APP_ID,
 	ATTACK_SOURCES,
@@ -51,6 +51,15 @@ const N_TENANTS = 50;
 const N_RUNBOOKS = 20;
 const SECONDS = Number(process.env.SECSVC_CHAOS_SECONDS ?? 300);
 const SEED = Number(process.env.SECSVC_CHAOS_SEED ?? 24);
+/** Which runbook change writes each setting settingsOf reads. */
+const KIND_OF: Record<string, ChangeKind> = {
+	model: 'detectionMode',
+	tcp_syn: 'detectionPolicy',
+	total_traffic: 'detectionPolicy',
+	blacklist: 'blacklistAdd',
+	ipAuth: 'ipAuth',
+	switches: 'switch',
+};
 
 let env: TestWorkflowEnvironment;
 let connection: Connection;
@@ -189,9 +198,18 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 				`${r.site_id}: ${JSON.stringify(r.changes.map((c) => [c.what, c.status, c.note]))}`,
 			);
 		const finals = await Promise.all(runbookSites.map(settings));
-		runbookSites.forEach((ids, i) =>
-			assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`),
-		);
+		// A kill between a write's POST and its answer leaves that setting's outcome unknown: the runbook reports it,
+		// does not own it and leaves it as it is (docs/spec-decisions-runbooks.md). Every other setting is back at its
+		// snapshot; the message names each change with what its write answered.
+		runbookSites.forEach((ids, i) => {
+			const r = results.find((x) => x.site_id === ids.site_id);
+			const unknown = new Set(r?.changes.filter((c) => c.written?.unknown !== undefined).map((c) => c.kind));
+			const keys = Object.keys(snapshots[i]).filter((k) => !unknown.has(KIND_OF[k]));
+			const pick = (o: object) => Object.fromEntries(keys.map((k) => [k, (o as Record<string, unknown>)[k]]));
+			const changes = JSON.stringify(r?.changes.map((c) => [c.kind, c.status, c.written]));
+			assert.deepEqual(pick(finals[i]), pick(snapshots[i]), `site ${ids.site_id} equals its snapshot; ${changes}`);
+			if (unknown.size) t.diagnostic(`site ${ids.site_id}: outcome unknown after a kill, left as it is: ${changes}`);
+		});
 
 		const log = sim.sim.requests().filter((r) => r.seq > seq0);
 		assert.equal(log.filter((r) => r.code === 40302).length, 0, 'no call refused for a foreign (or the app) token');
