@@ -33,7 +33,11 @@ const client = () =>
 const ADD = 'applicationProtection.ipBlacklist.add';
 
 /** The activity in an SDK activity context: `attempt` and the record an earlier attempt left; its records. */
-async function addEach(entries: string[], info: { attempt?: number; heartbeatDetails?: unknown } = {}) {
+async function addEach(
+	entries: string[],
+	info: { attempt?: number; heartbeatDetails?: unknown } = {},
+	concurrency = 1,
+) {
 	const ids = sim.sim.firstIds();
 	const env = new MockActivityEnvironment({ attempt: 1, ...info });
 	const records: unknown[] = [];
@@ -41,7 +45,7 @@ async function addEach(entries: string[], info: { attempt?: number; heartbeatDet
 	const act = createActivities(client())[ADD_EACH_ACTIVITY];
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const since = sim.sim.requests().at(-1)?.seq ?? 0;
-	const run = env.run(act, { ...dp, entries, concurrency: 1 }) as Promise<unknown> as Promise<AddEachResult>;
+	const run = env.run(act, { ...dp, entries, concurrency }) as Promise<unknown> as Promise<AddEachResult>;
 	const posts = () =>
 		sim.sim
 			.requests({ op: ADD, since })
@@ -109,4 +113,11 @@ test('a guard refusal is answered (nothing sent); another failure carries the an
 		return true;
 	});
 	assert.deepEqual(t.posts(), ['203.0.113.50'], 'nothing after the failure was sent');
+
+	// Entries written beside the failure (at once, as a re-arm writes them): their answers are recorded before the
+	// activity fails, so its retry knows they were ours (not `unknown`: never reverted).
+	const side = await addEach(['not-an-address', '203.0.113.55'], {}, 2);
+	await assert.rejects(side.run);
+	const last = side.records.at(-1) as { entries: Record<string, { answer?: { wrote?: string[] } }> };
+	assert.deepEqual(last.entries['203.0.113.55'].answer?.wrote, ['203.0.113.55'], JSON.stringify(side.records));
 });

@@ -44,7 +44,10 @@ export async function exactAddEach(
 	for (let i = 0; i < list.length; i += limit) {
 		const rs = await Promise.allSettled(list.slice(i, i + limit).map(one));
 		const failed = rs.find((r) => r.status === 'rejected');
-		if (failed) throw withAnswers(toFailure((failed as PromiseRejectedResult).reason), answers);
+		if (!failed) continue;
+		// The entries answered beside the failure are recorded first: a retry must not take them for lost answers.
+		await entries.flush().catch(() => undefined);
+		throw withAnswers(toFailure((failed as PromiseRejectedResult).reason), answers);
 	}
 	return { answers };
 }

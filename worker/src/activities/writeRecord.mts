@@ -124,6 +124,8 @@ export function entryAttempts(a: WriteAttempt): {
 	earlier(key: string): Details | undefined;
 	of(key: string): WriteAttempt;
 	answered(key: string, answer: Details): void;
+	/** Stores every entry's latest state now (before a failure ends the attempt: its retry must know the answers). */
+	flush(): Promise<void>;
 } {
 	const earlier = (a.earlier?.entries ?? {}) as Record<string, Details>;
 	const now: Record<string, Details> = { ...earlier };
@@ -146,5 +148,6 @@ export function entryAttempts(a: WriteAttempt): {
 		}),
 		// stored with the next entry's record (the last entry's answer is the activity's result)
 		answered: (key, answer) => void (now[key] = { answer }),
+		flush: () => store(),
 	};
 }
