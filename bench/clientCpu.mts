@@ -12,7 +12,11 @@ import { createApiClient } from '../worker/src/service/client.mts';
 import { loadText, median, startSimProcess } from './lib.mts';
 
 const { values } = parseArgs({
-	options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '10' }, only: { type: 'string' } },
+	options: {
+		calls: { type: 'string', default: '2000' },
+		rounds: { type: 'string', default: '10' },
+		only: { type: 'string' },
+	},
 });
 const APP_ID = 'bench-client';
 const SECRET = 'bench-client-secret-1';
