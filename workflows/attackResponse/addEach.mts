@@ -35,8 +35,10 @@ export const addEachIn =
 		const seconds = ctx.plan.activityTimeoutSeconds * Math.max(1, Math.ceil(entries.length / Math.max(1, concurrency)));
 		const act = proxyActivities<{ [ADD_EACH_ACTIVITY]: (i: AddEachInput) => Promise<AddEachResult> }>({
 			startToCloseTimeout: `${seconds}s`,
-			// a killed worker's attempt is retried within 30 s, not after the whole group's time
-			...(seconds > 30 ? { heartbeatTimeout: '30s' } : {}),
+			// A killed worker's attempt is retried within 60 s, not after the whole group's time. Not shorter: the SDK
+			// sends heartbeats at most every 0.8 × this, and a loaded worker's attempt that timed out while it kept
+			// sending would have its retry send beside it (the blocks writes' 10 s timeout did: 451ecb5).
+			...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
 			retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
 		});
 		let failure: unknown;
