@@ -224,7 +224,7 @@ export async function plainMitigation(call: Call, planInput: PlanInput, check?: 
 	);
 }
 
-async function prepare(sim: SimProcess, delayMs: number) {
+export async function prepare(sim: SimProcess, delayMs: number) {
 	await sim.control('POST', '/reset', {});
 	const ids = await sim.control<{ site_id: string; customer_id: string; domain_port_id: string }>('GET', '/ids');
 	await sim.control('POST', '/attacks', { site_id: ids.site_id, duration: 0, sources: SOURCES });

@@ -10,14 +10,13 @@ import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import type { temporal as T } from '@temporalio/proto';
 import { startTemporalDev } from '../demo/stack.mts';
-import { timeRunbook } from './attack.mts';
+import { benchPlan, plainMitigation, prepare, timeRunbook } from './attack.mts';
 import { median, startRunbookStack } from './lib.mts';
+import { apiChain, taskCounts } from './ttmCounts.mts';
+import { createApiClient } from '../worker/src/service/client.mts';
 
 type Event = T.api.history.v1.IHistoryEvent;
-interface Mark {
-	at: number;
-	what: string;
-}
+type Mark = import('./ttmCounts.mts').Mark;
 
 const APP_ID = 'bench-attack';
 const SECRET = 'bench-attack-secret-1';
@@ -82,6 +81,29 @@ for (const [k, v] of Object.entries(proto.api.enums.v1.EventType))
 
 const temporal = await startTemporalDev();
 const { sim, taskQueue, tc, stop } = await startRunbookStack(temporal, APP_ID, SECRET, 'steps');
+const api = createApiClient({
+	baseUrl: sim.url,
+	credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+	connections: 4,
+	retries: 0,
+});
+type Req = { opId?: string; method: string; recvAt?: number };
+const apiOnly = (log: Req[]) => log.filter((r) => r.opId && !r.opId.startsWith('authorization.') && r.recvAt);
+/** The script's sequential round trips (bench 3's plain script, same plan and latency). */
+async function scriptChain(delayMs: number): Promise<number> {
+	const ids = await prepare(sim, delayMs);
+	await api.call('dashboard.isUnderAttack', { site_id: ids.site_id });
+	await sim.control('DELETE', '/requests');
+	await plainMitigation(
+		(op, p) => api.call(op, p),
+		benchPlan(ids),
+		(op, p) => api.check(op, p),
+	);
+	return apiChain(
+		apiOnly(await sim.control<Req[]>('GET', '/requests')).map((r) => r.recvAt as number),
+		delayMs,
+	);
+}
 try {
 	for (const delayMs of String(values.delays).split(',').map(Number)) {
 		const steps: Record<string, number[]> = {};
@@ -96,9 +118,10 @@ try {
 						.catch(() => ({ events: [] }))
 				).events ?? [];
 			const t0 = ms(hist[0]);
-			const reqs = (await sim.control<{ opId?: string; method: string; recvAt?: number }[]>('GET', '/requests'))
-				.filter((r) => r.opId && !r.opId.startsWith('authorization.') && r.recvAt)
-				.map((r) => ({ at: r.recvAt as number, what: `  API ${r.method} ${r.opId}` }));
+			const reqs = apiOnly(await sim.control<Req[]>('GET', '/requests')).map((r) => ({
+				at: r.recvAt as number,
+				what: `  API ${r.method} ${r.opId}`,
+			}));
 			const end = t0 + rb.ms;
 			const all = [...marksOf(hist, ''), ...marksOf(coord, '    coordinator '), ...reqs]
 				.filter((m) => m.at >= t0 - 5 && m.at <= end + 1)
@@ -108,6 +131,15 @@ try {
 				for (const m of all) process.stdout.write(`${(m.at - t0).toFixed(1).padStart(7)}  ${m.what}\n`);
 			}
 			for (const [k, v] of Object.entries(stepsOf(all, t0, end, delayMs))) (steps[k] ??= []).push(v);
+			const counts = {
+				...taskCounts(all),
+				'sequential API round trips, runbook': apiChain(
+					all.filter((m) => /^ *API /.test(m.what)).map((m) => m.at),
+					delayMs,
+				),
+				'sequential API round trips, script': delayMs >= 20 ? await scriptChain(delayMs) : 0,
+			};
+			for (const [k, v] of Object.entries(counts)) (steps[`count: ${k}`] ??= []).push(v);
 		}
 		process.stdout.write(
 			`\n+${delayMs} ms, median of ${values.runs} (load ${loadavg()
@@ -115,9 +147,14 @@ try {
 				.join(' ')}):\n`,
 		);
 		for (const [k, v] of Object.entries(steps).sort(([a], [b]) => parseFloat(a) - parseFloat(b)))
-			process.stdout.write(`${median(v).toFixed(1).padStart(7)} ms  ${k}\n`);
+			process.stdout.write(
+				k.startsWith('count: ')
+					? `${String(median(v)).padStart(7)}     ${k.slice(7)} (runs: ${v.join(' / ')})\n`
+					: `${median(v).toFixed(1).padStart(7)} ms  ${k}\n`,
+			);
 	}
 } finally {
+	await api.close();
 	await stop();
 	await temporal.stop();
 }
@@ -147,7 +184,7 @@ function stepsOf(all: Mark[], t0: number, end: number, delayMs: number): Record<
 	const claim2 = first(/activity scheduled coordination\.claim/, detail);
 	const upd2 = first(/coordinator WorkflowExecutionUpdateCompleted/, claim2);
 	const claim2Done = first(/activity completed coordination\.claim/, claim2);
-	const write = /activity scheduled (detection|applicationProtection)/;
+	const write = /activity scheduled (detection|applicationProtection|runbook\.blacklistAddEach)/;
 	const firstWrite = first(write, detail);
 	// Since patched('entries-hold-overlaps-writes') the entries' hold runs beside the first write groups.
 	const overlapped = firstWrite !== undefined && claim2 !== undefined && firstWrite <= claim2 + 2;

@@ -35,7 +35,7 @@ const failure = async (p: Promise<unknown>) => {
 test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
 	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
-	// workflow sandbox)
+	// workflow sandbox), the HTTP-filter create made idempotent, and a runbook's blacklist adds in one activity
 	assert.deepEqual(
 		Object.keys(acts).sort(),
 		[
@@ -44,6 +44,7 @@ test('one activity per catalog operation, named by its id', () => {
 			'input.check',
 			'httpFilter.matchingBefore',
 			'httpFilter.createOnce',
+			'runbook.blacklistAddEach',
 		].sort(),
 	);
 });

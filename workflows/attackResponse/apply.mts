@@ -5,6 +5,7 @@ import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
+import { addEachIn, refusalText, type AddEach } from './addEach.mts';
 import { addNote, decideExact, notOursText, nothingOurs, recordWrite, unknownText } from './written.mts';
 
 /**
@@ -84,6 +85,7 @@ async function applyGroup(
 					applyChange(writeActs, c, concurrency, c.after, {
 						onRefused: (e, why) => skipRefused(rb, c, e, why),
 						onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
+						addEach: exact && rb.patches.addEach ? addEachIn(ctx) : undefined, // addEach.mts ADD_EACH_PATCH
 					}),
 				() => rb.state.aborted,
 			);
@@ -160,7 +162,7 @@ function guardRefusal(err: unknown): string | undefined {
 		e && d < 4;
 		e = e.cause as typeof e, d++
 	)
-		if (e.type === 'BlastRadius') return (e.message ?? '').replace(/^[\w.]+: invalid input — (ip_black_list: )?/, '');
+		if (e.type === 'BlastRadius') return refusalText(e.message);
 	return undefined;
 }
 
@@ -174,6 +176,8 @@ export interface WriteHooks {
 	 * its own read (WriteCondition); found at another, nothing is sent and the answer is `theirs`.
 	 */
 	expect?: unknown;
+	/** A blacklist change's entries in one activity (addEach.mts), not one activity per entry. */
+	addEach?: AddEach;
 }
 
 type SettingKind = Exclude<Change['kind'], 'blacklistAdd'>;
@@ -218,6 +222,11 @@ export async function applyChange(
 			await (hooks.expect === undefined ? write(params) : write(params, { expect: settingParams(c, hooks.expect) })),
 		);
 	}
+	if (hooks.addEach)
+		return hooks.addEach(c.target.domain_port_id, value as string[], blacklistConcurrency, {
+			written: (w, e) => done(w, [e]),
+			refused: hooks.onRefused,
+		});
 	return settleAll(
 		(value as string[]).map((e) => async () => {
 			try {

@@ -6,6 +6,7 @@ import { runbookStartRules } from '../input/inputRules.mts';
 import { approvalGate, approvalPolicy } from './approval.mts';
 import type { Sealed } from '../tenant/shared.mts';
 import { applyChanges } from './apply.mts';
+import { ADD_EACH_PATCH } from './addEach.mts';
 import { registerAllowList } from './allowList.mts';
 import { checkCarry, CONTINUE_PATCH, isContinueAsNew } from './continue.mts';
 import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
@@ -115,6 +116,7 @@ function askPatches(): Runbook['patches'] {
 		answered: patched(ANSWERED_PATCH),
 		continueAsNew: patched(CONTINUE_PATCH),
 		pollGrid: patched(POLL_GRID_PATCH),
+		addEach: patched(ADD_EACH_PATCH),
 	};
 }
 

@@ -48,6 +48,7 @@ export interface Runbook {
 		answered: boolean;
 		continueAsNew: boolean;
 		pollGrid: boolean;
+		addEach: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -122,6 +123,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			answered: false,
 			continueAsNew: false,
 			pollGrid: false,
+			addEach: false,
 		},
 		state: carry
 			? { ...carry.state }

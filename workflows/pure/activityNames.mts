@@ -15,3 +15,19 @@ export type CheckedKind = 'desired' | 'durableCall';
 export const FILTER_MATCHING_ACTIVITY = 'httpFilter.matchingBefore';
 export const FILTER_CREATE_ONCE_ACTIVITY = 'httpFilter.createOnce';
 export const FILTER_CREATE_OP = 'applicationProtection.httpFilter.create';
+
+/**
+ * A runbook's blacklist adds of one domain-port in one activity (worker/src/activities/exactBatch.mts): each entry as
+ * `applicationProtection.ipBlacklist.add` writes it, with its own record; `answers` in the order they were made.
+ */
+export const ADD_EACH_ACTIVITY = 'runbook.blacklistAddEach';
+export interface AddEachInput {
+	site_id: string;
+	domain_port_id: string;
+	entries: string[];
+	concurrency: number;
+}
+export interface AddEachResult {
+	/** Per entry: the add's answer (WriteResult), or the blast-radius guard's refusal (nothing sent). */
+	answers: ({ entry: string; answer: unknown } | { entry: string; refused: string })[];
+}

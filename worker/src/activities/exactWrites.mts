@@ -129,7 +129,7 @@ export async function exactSet(
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
-	const r = await readRecorded(temporal, () => client.call(s.read, s.readParams(valid)));
+	const r = await readRecorded(writeAttempt(temporal), () => client.call(s.read, s.readParams(valid)));
 	const a = r.attempt;
 	const live = s.current(r.live, valid);
 	if (s.atTarget(live, target)) {
@@ -153,10 +153,9 @@ export async function exactSet(
  * then nothing is recorded and the read is made once.
  */
 async function readRecorded<T>(
-	temporal: (() => TemporalClient) | undefined,
+	a: WriteAttempt,
 	read: () => Promise<T>,
 ): Promise<{ attempt: WriteAttempt & { earlier?: object }; live: T }> {
-	const a = writeAttempt(temporal);
 	const e = a.earlier;
 	const earlier = e && (e.writing === true || 'replaced' in e || e.listedBefore === false) ? e : undefined;
 	const attempt = { ...a, earlier };
@@ -175,8 +174,15 @@ async function readRecorded<T>(
 /**
  * IP-list add / remove: adding an entry already listed sends nothing and is not ours (`notOurs`); removing an absent
  * entry is success. The list is read first (validation runs before, so bad input still fails naming the field).
+ * `own`: an add's record kept beside other entries' in one activity (exactBatch.mts); default the activity's own.
  */
-export async function exactList(client: Client, op: CatalogEntry, params: Params, temporal?: () => TemporalClient) {
+export async function exactList(
+	client: Client,
+	op: CatalogEntry,
+	params: Params,
+	temporal?: () => TemporalClient,
+	own?: WriteAttempt,
+) {
 	const valid = client.validate(op.id, params);
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
 	const listKey = op.group === 'ipBlacklist' ? 'black_soc' : 'white_soc';
@@ -188,7 +194,10 @@ export async function exactList(client: Client, op: CatalogEntry, params: Params
 	// refuses; a record stored meanwhile only makes a retry more careful: `unknown` instead of `notOurs`).
 	const guarded = op.action === 'add' ? client.check(op.id, params) : undefined;
 	guarded?.catch(() => undefined); // thrown below, after the read
-	const r = op.action === 'add' ? await readRecorded(temporal, read) : { attempt: undefined, live: await read() };
+	const r =
+		op.action === 'add'
+			? await readRecorded(own ?? writeAttempt(temporal), read)
+			: { attempt: undefined, live: await read() };
 	await guarded;
 	const a = r.attempt;
 	const list = r.live?.p_info?.ipv4?.[listKey] ?? [];

@@ -9,7 +9,13 @@ import { filterOnceActivities } from './httpFilterOnce.mts';
 import { beating, sendOnce } from './writeRecord.mts';
 import { serializedFilterWrite } from './filterLease.mts';
 import { parsePlan, PlanError } from '../../../api/runbook/plan.ts';
-import { CHECK_INPUT_ACTIVITY, PARSE_PLAN_ACTIVITY } from '../../../workflows/pure/activityNames.mts';
+import {
+	ADD_EACH_ACTIVITY,
+	CHECK_INPUT_ACTIVITY,
+	PARSE_PLAN_ACTIVITY,
+	type AddEachInput,
+} from '../../../workflows/pure/activityNames.mts';
+import { exactAddEach } from './exactBatch.mts';
 import { checkInput } from './inputCheck.mts';
 import type { WriteCondition } from '../../../workflows/pure/activityTypes.mts';
 
@@ -91,6 +97,11 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 			throw e;
 		}
 	};
+	// A runbook's blacklist adds of one domain-port in one task, each entry as the add above writes it (exactBatch.mts).
+	acts[ADD_EACH_ACTIVITY] = async (input?: unknown) =>
+		exactAddEach(client, (input ?? {}) as AddEachInput, opts.coordination, (e) =>
+			toFailure('applicationProtection.ipBlacklist.add', e, rateCodes),
+		);
 	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/input/checkInWorker.mts).
 	acts[CHECK_INPUT_ACTIVITY] = async (kind?: unknown, input?: unknown) => checkInput(client, kind, input);
 	// The durable call's HTTP-filter create, made idempotent (httpFilterOnce.mts), serialized like every create/edit.

@@ -113,3 +113,41 @@ export async function sendOnce<T>(
 		throw e;
 	}
 }
+
+/**
+ * One activity's writes of several list entries (exactBatch.mts): each entry gets the record mechanism above as if it
+ * were its own activity. The activity's record holds every entry's (`entries`: key → that entry's record), so an entry
+ * an earlier attempt answered is known from it and the entry it was about to write keeps its `writing` record; the
+ * records are stored one after another, each carrying all entries' latest state.
+ */
+export function entryAttempts(a: WriteAttempt): {
+	earlier(key: string): Details | undefined;
+	of(key: string): WriteAttempt;
+	answered(key: string, answer: Details): void;
+	/** Stores every entry's latest state now (before a failure ends the attempt: its retry must know the answers). */
+	flush(): Promise<void>;
+} {
+	const earlier = (a.earlier?.entries ?? {}) as Record<string, Details>;
+	const now: Record<string, Details> = { ...earlier };
+	let chain: Promise<void> = Promise.resolve();
+	const store = () => {
+		const p = chain.then(() => a.record({ entries: { ...now } }));
+		chain = p.catch(() => undefined);
+		return p;
+	};
+	return {
+		earlier: (key) => earlier[key],
+		of: (key) => ({
+			attempt: a.attempt,
+			durable: a.durable,
+			earlier: earlier[key],
+			record: (d) => {
+				now[key] = d;
+				return store();
+			},
+		}),
+		// stored with the next entry's record (the last entry's answer is the activity's result)
+		answered: (key, answer) => void (now[key] = { answer }),
+		flush: () => store(),
+	};
+}
