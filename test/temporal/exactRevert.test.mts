@@ -207,6 +207,35 @@ test('after our write the person wins, per kind: set back then forward, a third 
 	}
 });
 
+test('a blacklist change repeated after the API failed part-way still owns what its first try wrote: the revert removes it', async () => {
+	const t = await setup(41);
+	try {
+		const snap = await liveSettings(t.op, t.ids);
+		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		// The first add is answered; every later one fails (503) for 45 s: the group's activity gives up after its
+		// attempts (~35 s) and the runbook repeats the change (patience.mts) until the API answers again.
+		t.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 1, count: 1 });
+		t.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'http5xx', forMs: 45_000 });
+		const h = await startAttackResponse(env.client, t.queue, plan(t.ids, { cooldownSeconds: 1 }));
+		await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting', 120_000, 500);
+		const during = listedOf(await liveSettings(t.op, t.ids));
+		assert.equal(during.length, 3);
+		t.s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'reverted');
+		const c = change(r, 'blacklistAdd');
+		assert.ok(/API is not answering/.test(JSON.stringify(r.audit)), 'the change was repeated after the outage');
+		assert.deepEqual(
+			c.written?.notOurs,
+			[],
+			`none of its own entries taken for someone else's: ${JSON.stringify(c.written)}`,
+		);
+		assert.deepEqual(listedOf(await liveSettings(t.op, t.ids)), listedOf(snap), 'every entry it wrote is removed');
+	} finally {
+		await t.close();
+	}
+});
+
 test("an expiring block never removes an entry an operator put there by hand before the runbook's add", async () => {
 	const t = await setup(39);
 	try {

@@ -10,6 +10,7 @@ import {
 	ownedEntries,
 	recordWrite,
 	restoreValue,
+	stillToWrite,
 } from '../../workflows/attackResponse/written.mts';
 
 const rb = (exact: boolean) => ({ state: { exact } }) as unknown as Runbook;
@@ -71,4 +72,28 @@ test("notes: a note with the same label takes the earlier one's place", () => {
 	);
 	addNote(c, undefined);
 	assert.match(c.note ?? '', /a, c$/);
+});
+
+test('a blacklist change repeated after a transient failure asks only about entries no answer named', () => {
+	const c = change('blacklistAdd', [], ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
+	const patched = { state: { exact: true, answered: true }, patches: { repeatUnanswered: true } } as unknown as Runbook;
+	const before = { state: { exact: true, answered: true }, patches: { repeatUnanswered: false } } as unknown as Runbook;
+	assert.deepEqual(stillToWrite(patched, c), c.after, 'the first try asks about every entry');
+	// The first try: .1 written, .2 found listed (not ours), .3's POST failed (API down), so withPatience repeats.
+	recordWrite(c, { wrote: ['192.0.2.1'], notOurs: [] }, ['192.0.2.1']);
+	recordWrite(c, { wrote: [], notOurs: ['192.0.2.2'] }, ['192.0.2.2']);
+	assert.deepEqual(stillToWrite(patched, c), ['192.0.2.3']);
+	// Runs recorded before the patch repeat the whole change, and the repeat's answer about .1 took it from the runbook
+	// (the defect: its own block left at the revert).
+	assert.deepEqual(stillToWrite(before, c), c.after);
+	const old = structuredClone(c);
+	recordWrite(old, { wrote: [], notOurs: ['192.0.2.1'] }, ['192.0.2.1']);
+	assert.deepEqual(ownedEntries(before, old), [], '.1 is no longer the runbook’s (.3 never answered)');
+	// With the patch the repeat asks only about .3; once it answers, nothing is left to ask and .1 stays ours.
+	recordWrite(c, { wrote: ['192.0.2.3'], notOurs: [] }, ['192.0.2.3']);
+	assert.equal(stillToWrite(patched, c), undefined);
+	assert.deepEqual(ownedEntries(patched, c), ['192.0.2.1', '192.0.2.3']);
+	// A setting is asked again whole (its write reads first and answers "already at target" itself).
+	const s = change('switch', 0, 1);
+	assert.equal(stillToWrite(patched, s), 1);
 });

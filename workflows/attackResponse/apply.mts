@@ -6,7 +6,7 @@ import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
 import { addEachIn, refusalText, type AddEach } from './addEach.mts';
-import { addNote, decideExact, notOursText, nothingOurs, recordWrite, unknownText } from './written.mts';
+import { addNote, decideExact, notOursText, nothingOurs, recordWrite, stillToWrite, unknownText } from './written.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -81,12 +81,15 @@ async function applyGroup(
 				rb,
 				ctx,
 				c.what,
-				() =>
-					applyChange(writeActs, c, concurrency, c.after, {
+				async () => {
+					const value = stillToWrite(rb, c); // a repeat: only what no answer named (written.mts)
+					if (value === undefined) return;
+					await applyChange(writeActs, c, concurrency, value, {
 						onRefused: (e, why) => skipRefused(rb, c, e, why),
 						onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
 						addEach: exact && rb.patches.addEach ? addEachIn(ctx) : undefined, // addEach.mts ADD_EACH_PATCH
-					}),
+					});
+				},
 				() => rb.state.aborted,
 			);
 			done[i] = true;

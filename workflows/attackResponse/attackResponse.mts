@@ -26,7 +26,7 @@ import { REARM_FAST_PATCH, REARM_PATCH, rearmFromLast } from './rearm.mts';
 import { errText } from './settings.mts';
 import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { POLL_GRID_PATCH, waitOut } from './wait.mts';
-import { ANSWERED_PATCH, EXACT_PATCH } from './written.mts';
+import { ANSWERED_PATCH, EXACT_PATCH, REPEAT_UNANSWERED_PATCH } from './written.mts';
 import { WAVES_PATCH } from './waves.mts';
 import { eventTraffic } from './observe.mts';
 
@@ -117,6 +117,7 @@ function askPatches(): Runbook['patches'] {
 		continueAsNew: patched(CONTINUE_PATCH),
 		pollGrid: patched(POLL_GRID_PATCH),
 		addEach: patched(ADD_EACH_PATCH),
+		repeatUnanswered: patched(REPEAT_UNANSWERED_PATCH),
 	};
 }
 

@@ -49,6 +49,7 @@ export interface Runbook {
 		continueAsNew: boolean;
 		pollGrid: boolean;
 		addEach: boolean;
+		repeatUnanswered: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -124,6 +125,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			continueAsNew: false,
 			pollGrid: false,
 			addEach: false,
+			repeatUnanswered: false,
 		},
 		state: carry
 			? { ...carry.state }

@@ -5,7 +5,7 @@ import { iso, type PlanContext, type Runbook } from './context.mts';
 import { entryKey, registerExpiringBlocks, ttlOf } from './ownership.mts';
 import { withPatience } from './patience.mts';
 import { errText } from './settings.mts';
-import { isExact, ownedEntries, recordWrite } from './written.mts';
+import { isExact, ownedEntries, recordWrite, stillToWrite } from './written.mts';
 
 /**
  * A wave's blacklist changes (waves.mts) go the first wave's way: their entries HELD at the site's coordinator
@@ -54,11 +54,14 @@ async function writeWave(rb: Runbook, ctx: PlanContext, c: Change, exact: boolea
 			rb,
 			ctx,
 			c.what,
-			() =>
-				applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, c.after, {
+			async () => {
+				const value = stillToWrite(rb, c); // a repeat: only what no answer named (written.mts)
+				if (value === undefined) return;
+				await applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, value, {
 					onRefused: (e, why) => skipRefused(rb, c, e, why),
 					onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
-				}),
+				});
+			},
 			() => rb.state.aborted,
 		);
 		recordApplied(rb, c, iso(Date.now()));

@@ -31,6 +31,22 @@ const isAnswered = (rb: Runbook) => rb.state.answered === true;
 const asList = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
 
 /**
+ * Since `repeat-asks-unanswered` a blacklist change repeated after a transient failure (patience.mts) asks only about
+ * the entries no answer named yet. Before it, the repeat found the entries its first try had written already listed,
+ * answered "not ours", and the newest answer took them from the runbook: its own blocks stayed after the revert.
+ */
+export const REPEAT_UNANSWERED_PATCH = 'repeat-asks-unanswered';
+
+/** What a (repeated) write of `c` still asks: undefined when every entry of a blacklist change has its answer. */
+export function stillToWrite(rb: Runbook, c: Change): unknown {
+	if (!rb.patches.repeatUnanswered || c.kind !== 'blacklistAdd') return c.after;
+	const w = c.written;
+	const known = [...asList(w?.wrote), ...asList(w?.notOurs), ...asList(w?.unknown)];
+	const left = asList(c.after).filter((e) => !known.includes(e));
+	return left.length ? left : undefined;
+}
+
+/**
  * Records one write's answer on its change. A blacklist change accumulates per entry (the last answer about an entry
  * wins: an entry re-added by hold-the-line and found present was put back by someone else and is theirs now); a
  * setting keeps what its first write replaced (a re-apply writes over the value it restores at the revert anyway).
