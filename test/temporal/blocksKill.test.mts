@@ -9,22 +9,13 @@
  * kill is `unknown`.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import proto from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { addBlocks } from '../../workflows/blocks/client.mts';
 import { blocksShardId } from '../../api/blockShards.ts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
-import { createEnv, killChild, spawnWorker, startSim, uniqueQueue, waitFor } from './helpers.mts';
+import { env, killChild, spawnWorker, startSim, uniqueQueue, useDevServer, waitFor } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 const ENTRIES = [11, 22, 33, 44, 55, 66, 77, 88].map((n) => `198.51.100.${n}`);
 const { EventType, TimeoutType } = proto.temporal.api.enums.v1;

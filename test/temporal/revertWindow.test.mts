@@ -11,33 +11,25 @@
  * no client can close is the write's own read → write (one API round trip: the API has no compare-and-set).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts';
 import { consoleCall } from '../../simulator/console.mts';
 import { abort, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
-import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import {
 	ATTACK_SOURCES,
-	createEnv,
+	env,
 	liveSettings,
 	operatorClient,
 	plan,
 	startInProcessWorker,
 	startSim,
 	uniqueQueue,
+	useDevServer,
 	waitFor,
 } from './helpers.mts';
 
-let env: TestWorkflowEnvironment;
-before(async () => {
-	env = await createEnv();
-	await workflowBundle();
-});
-after(async () => {
-	await env?.teardown();
-});
+useDevServer();
 
 /** A person's IP authentication (the console's in seed 477): neither the snapshot's nor the plan's. */
 const PERSON_AUTH = { action: 'blacklist', enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
