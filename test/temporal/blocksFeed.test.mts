@@ -132,7 +132,7 @@ test('a 100,000-line feed: refused whole when it cannot merge; merged, sharded, 
 		const feed = join(dir, 'feed.txt');
 		writeFileSync(feed, `# threat feed\n${shuffle([...a.lines, ...b.lines]).join('\n')}\n`);
 		const ranges = a.ranges + b.ranges;
-		const seconds = 45;
+		const seconds = 90;
 		const t1 = Date.now();
 		const r2 = await runCli(
 			[
@@ -170,24 +170,32 @@ test('a 100,000-line feed: refused whole when it cannot merge; merged, sharded, 
 		assert.equal(posts(), ranges, 'one POST per merged range');
 		console.log(`added 100,000 lines as ${ranges} ranges in ${addMs} ms; shards ${JSON.stringify(summary.shards)}`);
 
-		// Every line's address is on the service; `block list` and `holds` say so.
+		// Every line's address whose block is still live is on the service; `block list` and `holds` say so. Each block
+		// expires `seconds` after its own add, so on a loaded machine (an add of 77.6 s at load 42) the first blocks
+		// expire before the add returns, by design: those are checked by the expiry below. On a quiet machine (an add
+		// of ~20 s) every block is live here, as before.
+		const liveFrom = Date.now() + 10_000;
+		const live = summary.blocks.filter((x) => Date.parse(x.expiresAt) > liveFrom);
+		assert.ok(live.length > 0, `the add (${addMs} ms) left blocks live for the checks`);
+		const liveRanges = live.map((x) => parseEntry(x.range) as Range);
 		for (const [dp, f] of [
 			[dpA, a],
 			[dpB, b],
 		] as const) {
 			const rs = await listed(dp);
-			assert.equal(f.addrs.filter((x) => !covered(rs, x)).length, 0, `every address of ${dp} listed`);
+			const due = f.addrs.filter((x) => covered(liveRanges, x));
+			assert.equal(due.filter((x) => !covered(rs, x)).length, 0, `every address of ${dp} listed`);
 		}
 		const l1 = await runCli(['block', 'list', ids.site_id, '--json'], queue);
 		assert.equal(l1.code, 0, l1.err);
 		const blocks1 = JSON.parse(l1.out) as { range: string; state: string; expiresAt: string }[];
-		assert.equal(blocks1.filter((x) => x.state === 'active').length, ranges);
+		const active = blocks1.filter((x) => x.state === 'active').length;
+		assert.ok(active >= live.length && active <= ranges, `${active} active: ${live.length} to ${ranges}`);
 		const h1 = await runCli(['holds', ids.site_id, '--json'], queue);
 		assert.equal(h1.code, 0, h1.err);
-		assert.equal(
-			(JSON.parse(h1.out) as { owner: string }[]).filter((x) => x.owner.startsWith('blocks-')).length,
-			ranges,
-		);
+		const held = (JSON.parse(h1.out) as { owner: string }[]).filter((x) => x.owner.startsWith('blocks-')).length;
+		assert.ok(held >= live.length && held <= ranges, `${held} held: ${live.length} to ${ranges}`);
+		console.log(`${live.length} of ${ranges} ranges live for the checks`);
 
 		// The expiry: every shard completes; nothing of the feed is left; each range named by one successful DELETE.
 		const shards = Object.keys(summary.shards);
