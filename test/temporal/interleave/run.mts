@@ -191,7 +191,8 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 	await run.anchor('stopped');
 	let result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
 	if (!result) result = await late(run, h);
-	else if (process.env.SECSVC_INTERLEAVE_TIMELINE) run.timeline = await timelineOf(w.client, h.workflowId);
+	else if (process.env.SECSVC_INTERLEAVE_TIMELINE)
+		run.timeline = await timelineOf(w.client, h.workflowId).catch(() => undefined);
 	if (result) {
 		const unsure = (c: Change) =>
 			c.written?.unknown === undefined ? '' : ` (outcome unknown: ${JSON.stringify(c.written.unknown)})`;

@@ -5,7 +5,7 @@
  * on something that never comes shows as one open wait; a loaded machine as queue waits spread over every step.
  */
 import type { Client as TemporalClient } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 
 export interface Timeline {
 	/** workflow start → close (or → now while running), s */
@@ -25,8 +25,8 @@ export interface Timeline {
 	open?: string;
 }
 
-type Ev = temporal.api.history.v1.IHistoryEvent;
-const T = temporal.api.enums.v1.EventType;
+type Ev = proto.temporal.api.history.v1.IHistoryEvent;
+const T = proto.temporal.api.enums.v1.EventType;
 const ms = (e: Ev | undefined) => (e?.eventTime ? Number(e.eventTime.seconds) * 1000 + e.eventTime.nanos! / 1e6 : 0);
 
 export async function timelineOf(client: TemporalClient, workflowId: string): Promise<Timeline> {
