@@ -92,17 +92,23 @@ const rows: Row[] = [
 function liveness() {
 	const late = s.outcomes.filter((x) => x.lateS !== undefined);
 	const onTime = s.outcomes.filter((x) => x.lateS === undefined && x.timeline);
-	const p = (xs: typeof s.outcomes, k: 'totalS' | 'wftQueueS' | 'actQueueS' | 'actRunS' | 'timerS') => {
+	type K = 'totalS' | 'wftQueueS' | 'actQueueS' | 'actRunS' | 'timerS' | 'afterTimeoutS';
+	const p = (xs: typeof s.outcomes, k: K) => {
 		const v = xs.map((x) => x.timeline?.[k] ?? 0).sort((a, b) => a - b);
 		return `${round(pct(v, 0.5), 1)} / ${round(pct(v, 0.95), 1)}`;
 	};
 	const parts = (xs: typeof s.outcomes) =>
 		Object.fromEntries(
-			(['totalS', 'wftQueueS', 'actQueueS', 'actRunS', 'timerS'] as const).map((k) => [k, xs.length ? p(xs, k) : '—']),
+			(['totalS', 'wftQueueS', 'actQueueS', 'actRunS', 'timerS', 'afterTimeoutS'] as const).map((k) => [
+				k,
+				xs.length ? p(xs, k) : '—',
+			]),
 		);
 	return {
 		late: late.length,
 		stalled: late.filter((x) => x.lateS === Number.POSITIVE_INFINITY).map((x) => x.schedule.seed),
+		/** runbooks with a workflow task timeout: all, and of the late ones */
+		withTimeouts: `${s.outcomes.filter((x) => x.timeline?.wftTimeouts).length} of ${s.outcomes.length}; late ${late.filter((x) => x.timeline?.wftTimeouts).length} of ${late.length}`,
 		lateBy: late.map((x) => `${x.schedule.seed}: +${round(x.lateS ?? 0, 0)} s`).join(', '),
 		/** p50 / p95 seconds of each part of a runbook's history */
 		onTime: parts(onTime),

@@ -19,6 +19,10 @@ export interface Timeline {
 	timerS: number;
 	/** attempts beyond the first, over every activity */
 	retries: number;
+	/** workflow tasks that timed out (a killed worker's, or one its worker did not finish within the task timeout) */
+	wftTimeouts: number;
+	/** from each such timeout to the next workflow task completed, s: the time the run could not move */
+	afterTimeoutS: number;
 	/** the longest single waits, longest first: `<kind> <name> <s>` */
 	longest: string[];
 	/** still running: what it waits on now (pending activities, the last event) */
@@ -41,8 +45,11 @@ export async function timelineOf(client: TemporalClient, workflowId: string): Pr
 		actRunS: 0,
 		timerS: 0,
 		retries: 0,
+		wftTimeouts: 0,
+		afterTimeoutS: 0,
 		longest: [],
 	};
+	let timedOutAt: number | undefined;
 	const spans: [string, number][] = [];
 	const since = (id: unknown, e: Ev) => (ms(e) - ms(byId.get(Number(id)))) / 1000;
 	const actName = (schedId: unknown) =>
@@ -52,9 +59,17 @@ export async function timelineOf(client: TemporalClient, workflowId: string): Pr
 			const s = since(e.workflowTaskStartedEventAttributes?.scheduledEventId, e);
 			t.wftQueueS += s;
 			spans.push(['wft-queue', s]);
-		} else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+		} else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
 			t.wftRunS += since(e.workflowTaskCompletedEventAttributes?.startedEventId, e);
-		else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+			if (timedOutAt !== undefined) {
+				spans.push(['after a workflow task timeout', (ms(e) - timedOutAt) / 1000]);
+				t.afterTimeoutS += (ms(e) - timedOutAt) / 1000;
+				timedOutAt = undefined;
+			}
+		} else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) {
+			t.wftTimeouts++;
+			timedOutAt ??= ms(e);
+		} else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
 			const a = e.activityTaskStartedEventAttributes;
 			const s = since(a?.scheduledEventId, e);
 			t.actQueueS += s;
@@ -88,7 +103,7 @@ export async function timelineOf(client: TemporalClient, workflowId: string): Pr
 		);
 		t.open = `${pending.join(' | ') || 'no activity pending'}; last event ${T[closed?.eventType ?? 0]} ${((Date.now() - ms(closed)) / 1000).toFixed(1)} s ago`;
 	}
-	for (const k of ['wftQueueS', 'wftRunS', 'actQueueS', 'actRunS', 'timerS', 'totalS'] as const)
+	for (const k of ['wftQueueS', 'wftRunS', 'actQueueS', 'actRunS', 'timerS', 'totalS', 'afterTimeoutS'] as const)
 		t[k] = Math.round(t[k] * 10) / 10;
 	t.longest = spans
 		.sort((a, b) => b[1] - a[1])
@@ -98,4 +113,4 @@ export async function timelineOf(client: TemporalClient, workflowId: string): Pr
 }
 
 export const timelineText = (t: Timeline) =>
-	`total ${t.totalS} s: workflow tasks queued ${t.wftQueueS} / ran ${t.wftRunS}, activities queued ${t.actQueueS} / ran ${t.actRunS} (${t.retries} retries), timers ${t.timerS}; longest: ${t.longest.join(', ')}${t.open ? `; OPEN: ${t.open}` : ''}`;
+	`total ${t.totalS} s: workflow tasks queued ${t.wftQueueS} / ran ${t.wftRunS}, activities queued ${t.actQueueS} / ran ${t.actRunS} (${t.retries} retries), timers ${t.timerS}, ${t.wftTimeouts} workflow task timeouts (${t.afterTimeoutS} s until the next task completed); longest: ${t.longest.join(', ')}${t.open ? `; OPEN: ${t.open}` : ''}`;
