@@ -7,6 +7,7 @@
  *   node --import tsx bench/interleave.mts [--count 1000] [--seed 1] [--concurrency 24] [--kill-gap 30]
  *                                          [--record "note"]   (--record stores the bench-I rows and results.interleave)
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pct, recordBench, round, table, type Row } from './lib.mts';
 import { startWorld } from '../test/temporal/interleave/world.mts';
@@ -25,7 +26,10 @@ const count = Number(values.count);
 const first = Number(values.seed);
 const concurrency = Number(values.concurrency);
 
+process.env.SECSVC_INTERLEAVE_TIMELINE = '1'; // every runbook's own timeline (run.mts), for the liveness figures
 const w = await startWorld({ sites: count, killGapMs: Number(values['kill-gap']) * 1000 });
+const loads: number[] = [];
+const sampler = setInterval(() => loads.push(loadavg()[0]), 15_000);
 let s: Awaited<ReturnType<typeof runMany>>;
 try {
 	s = await runMany(w, {
@@ -39,6 +43,9 @@ try {
 		},
 	});
 } finally {
+	clearInterval(sampler);
+	loads.push(loadavg()[0]);
+	loads.sort((a, b) => a - b);
 	await w.close();
 }
 const ms = s.outcomes.map((x) => x.ms).sort((a, b) => a - b);
@@ -81,6 +88,34 @@ const rows: Row[] = [
 		met: violated.length === 0 && errored.length === 0,
 	},
 ];
+/** Liveness (issue 37): where runbooks' time went, on time vs late (test/temporal/interleave/timeline.mts). */
+function liveness() {
+	const late = s.outcomes.filter((x) => x.lateS !== undefined);
+	const onTime = s.outcomes.filter((x) => x.lateS === undefined && x.timeline);
+	type K = 'totalS' | 'wftQueueS' | 'actQueueS' | 'actRunS' | 'timerS' | 'afterTimeoutS';
+	const p = (xs: typeof s.outcomes, k: K) => {
+		const v = xs.map((x) => x.timeline?.[k] ?? 0).sort((a, b) => a - b);
+		return `${round(pct(v, 0.5), 1)} / ${round(pct(v, 0.95), 1)}`;
+	};
+	const parts = (xs: typeof s.outcomes) =>
+		Object.fromEntries(
+			(['totalS', 'wftQueueS', 'actQueueS', 'actRunS', 'timerS', 'afterTimeoutS'] as const).map((k) => [
+				k,
+				xs.length ? p(xs, k) : '—',
+			]),
+		);
+	return {
+		late: late.length,
+		stalled: late.filter((x) => x.lateS === Number.POSITIVE_INFINITY).map((x) => x.schedule.seed),
+		/** runbooks with a workflow task timeout: all, and of the late ones */
+		withTimeouts: `${s.outcomes.filter((x) => x.timeline?.wftTimeouts).length} of ${s.outcomes.length}; late ${late.filter((x) => x.timeline?.wftTimeouts).length} of ${late.length}`,
+		lateBy: late.map((x) => `${x.schedule.seed}: +${round(x.lateS ?? 0, 0)} s`).join(', '),
+		/** p50 / p95 seconds of each part of a runbook's history */
+		onTime: parts(onTime),
+		lateParts: parts(late),
+	};
+}
+const live = liveness();
 const result = {
 	count,
 	first,
@@ -97,6 +132,9 @@ const result = {
 	byRule,
 	/** What the failing schedules held, the most often failing first (a schedule counts under each of its kinds). */
 	failingKinds: failingKinds.slice(0, 15).join(', '),
+	liveness: live,
+	/** the 1-min load average, sampled every 15 s over the run: min – median – max */
+	load1: `${round(loads[0], 1)} – ${round(pct(loads, 0.5), 1)} – ${round(loads.at(-1) ?? 0, 1)}`,
 };
 process.stdout.write(`${table(rows)}\n${JSON.stringify(result)}\n`);
 if (values.record !== undefined) recordBench({ key: 'interleave', bench: 'I', rows, result, note: values.record });

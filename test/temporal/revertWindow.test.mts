@@ -16,6 +16,7 @@ import type { AttackResponseResult, Change } from '../../api/runbook/contract.ts
 import { consoleCall } from '../../simulator/console.mts';
 import { abort, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
+import { ipAuthBody } from '../../workflows/attackResponse/settings.mts';
 import {
 	ATTACK_SOURCES,
 	env,
@@ -105,3 +106,75 @@ for (const localActivities of ['none', 'all'] as const)
 			await s.close();
 		}
 	});
+
+test("hold-the-line reapply: the value it replaced is written again, a person's value set since the poll's read stays theirs", async () => {
+	const s = await startSim(463);
+	const ids = s.sim.firstIds();
+	const queue = uniqueQueue('reapply-window');
+	const worker = await startInProcessWorker(env, s.url, queue);
+	const op = operatorClient(s.url);
+	const site = `/site/${ids.site_id}/`;
+	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	const sets = () =>
+		s.sim
+			.requests({ op: 'applicationProtection.authIp.set' })
+			.filter((r) => r.caller === 'app' && r.path.includes(site));
+	/** The console's write of IP authentication (the vendor's console, or the service itself: the API names no author). */
+	const consoleSets = async (value: Record<string, unknown>) => {
+		const r = await consoleCall(s.sim, { op: 'applicationProtection.authIp.set', params: { ...dp, ...value } });
+		assert.equal(r.code, 0, r.msg);
+		return s.sim.requests().at(-1)?.seq ?? 0;
+	};
+	try {
+		const replaced = ipAuthBody((await liveSettings(op, ids)).ipAuth as Record<string, unknown>);
+		const attack = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: ATTACK_SOURCES });
+		const h = await startAttackResponse(
+			env.client,
+			queue,
+			plan(ids, { cooldownSeconds: 60, pollSeconds: 1, holdTheLine: 'reapply' }),
+		);
+		await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting', 60_000);
+		// 1. Back at the value our write replaced, and still there when the re-apply reads: written again (the rule of
+		// `reapply`, for a console reset and for the service's own drift alike).
+		const reset = await consoleSets(replaced);
+		await waitFor('re-applied', async () => (await h.query(stateQuery)).reapplied >= 1, 30_000);
+		assert.equal(sets().filter((r) => r.seq > reset).length, 1, 'one re-apply after the reset');
+		// 2. Back at it again, but a person sets a third value between the poll's read and the re-apply's own read:
+		// both reads wait 1.5 s in the service, the person's write lands once the second has arrived.
+		s.sim.addFault({
+			op: 'applicationProtection.authIp.get',
+			kind: 'delay',
+			delayMs: 1500,
+			count: 2,
+			pathContains: site,
+		});
+		await consoleSets(replaced);
+		const delayed = () =>
+			s.sim
+				.requests({ op: 'applicationProtection.authIp.get' })
+				.filter((r) => r.fault === 'delay' && r.path.includes(site));
+		await waitFor("the re-apply's own read", async () => delayed().length >= 2, 30_000, 5);
+		const personAt = await consoleSets(PERSON_AUTH);
+		await waitFor('the conflict', async () => (await h.query(stateQuery)).conflicts >= 1, 30_000);
+		await abort(env.client, h.workflowId, 'oncall-bob', 'reapply window test');
+		s.sim.stopAttack(attack.id);
+		const r = (await h.result()) as AttackResponseResult;
+		assert.equal(r.outcome, 'aborted-reverted');
+		assert.deepEqual(
+			sets()
+				.filter((x) => x.seq > personAt)
+				.map((x) => x.body),
+			[],
+			"neither the re-apply nor the revert wrote over the person's IP authentication",
+		);
+		assert.deepEqual(comparable((await liveSettings(op, ids)).ipAuth), PERSON_AUTH, "the person's value stays");
+		const c = r.changes.find((x) => x.kind === 'ipAuth') as Change;
+		assert.equal(c.status, 'conflict');
+		assert.equal(c.reapplied, 1);
+		assert.match(c.note ?? '', /changed after our write: ours \{.*\}, theirs \{"action":"blacklist".*\} \(kept\)/);
+	} finally {
+		await worker.shutdown();
+		await op.close();
+		await s.close();
+	}
+});

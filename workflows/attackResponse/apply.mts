@@ -175,8 +175,9 @@ export interface WriteHooks {
 	/** Each write's answer (a blacklist change: one per entry) with the value it was asked to write. */
 	onWritten?: (w: WriteResult | undefined, value: unknown) => void;
 	/**
-	 * A setting's write only while the setting is live at this value (a revert: ours), checked by the write activity on
-	 * its own read (WriteCondition); found at another, nothing is sent and the answer is `theirs`.
+	 * A setting's write that follows a read of the runbook's (the revert's restore: our value; hold-the-line's re-apply:
+	 * the value the poll saw) is sent only while the setting is live at this value, checked by the write activity on
+	 * its own read (WriteCondition); found at another, nothing is sent and the answer is `theirs` (the person wins).
 	 */
 	expect?: unknown;
 	/** A blacklist change's entries in one activity (addEach.mts), not one activity per entry. */

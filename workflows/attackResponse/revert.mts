@@ -6,7 +6,16 @@ import { compare, needFor, presentEntries, readSettings } from './live.mts';
 import { errText } from './settings.mts';
 import { withPatience } from './patience.mts';
 import { entryKey, handOverEntries } from './ownership.mts';
-import { addNote, isExact, ownedEntries, ownsSetting, restoreValue, unknownEntries, unknownText } from './written.mts';
+import {
+	addNote,
+	isExact,
+	keepTheirs,
+	ownedEntries,
+	ownsSetting,
+	restoreValue,
+	unknownEntries,
+	unknownText,
+} from './written.mts';
 
 /**
  * Step 6 — revert, whatever happened before (success, abort, failure, cancellation): walks the changes in reverse,
@@ -94,13 +103,11 @@ async function revertChange(rb: Runbook, ctx: PlanContext, c: Change, handed: Ma
 		return;
 	}
 	let answer: WriteResult | undefined;
-	// Written only while still ours, as the write itself reads it: a person's value set since our read (a workflow task,
-	// the activity's scheduling, a retry after a kill) is theirs (interleave seeds 462, 477).
+	// Written only while still ours, as the write itself reads it (apply.mts WriteHooks.expect, as hold-the-line's
+	// re-apply): a person's value set since our read (a workflow task, the activity's scheduling, a retry after a kill)
+	// is theirs (interleave seeds 462, 477).
 	if (is === 'after') await applyChange(ctx.revertActs, c, 1, to, { expect: c.after, onWritten: (w) => (answer = w) });
 	const theirs = answer && 'theirs' in answer;
-	if (is === 'other' || theirs) {
-		c.live = theirs ? answer?.theirs : value;
-		addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(c.live)} (kept)`);
-	}
+	if (is === 'other' || theirs) keepTheirs(c, theirs ? answer?.theirs : value);
 	c.status = theirs || is === 'other' ? 'conflict' : is === 'after' ? 'restored' : 'unchanged';
 }

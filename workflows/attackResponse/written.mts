@@ -123,6 +123,12 @@ export function unknownText(c: { written?: WriteResult }, values: unknown = c.wr
 	return `outcome unknown, left as it is: ${text(u)} (our write's answer was lost and it may be someone else's: check it)`;
 }
 
+/** Someone else's value after our write (`theirs`): kept as theirs, noted with both values. */
+export function keepTheirs(c: Change, theirs: unknown): void {
+	c.live = theirs;
+	addNote(c, `changed after our write: ours ${JSON.stringify(c.after)}, theirs ${JSON.stringify(theirs)} (kept)`);
+}
+
 /**
  * Adds a note to a change's note (notes are joined with "; "); a note with the same label (its text up to the first
  * ":") takes the earlier one's place, so a list that grows is shown once, whole.

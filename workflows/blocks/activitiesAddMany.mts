@@ -52,7 +52,7 @@ export async function addMany(
 	let rec = (): Details => earlier ?? {};
 	const lease = sendingLease(w, () => rec());
 	try {
-		const c = await claimed(withTemporal, input);
+		const c = await claimed(withTemporal, input, () => lease.ready(NEED_MS));
 		if (typeof c === 'string')
 			return { results: input.entries.map((x) => ({ range: x.range, outcome: 'refused', field: 'block', rule: c })) };
 		const { batch, granted, owner } = c;
@@ -73,6 +73,7 @@ export async function addMany(
 async function claimed(
 	withTemporal: WithTemporal,
 	input: AddManyInput,
+	alive: () => Promise<unknown>,
 ): Promise<{ batch: Batch; granted: AddManyEntry[]; owner: string } | string> {
 	const { site_id, domain_port_id: dp, entries, ttlSeconds, reason } = input;
 	const owner = ownerId();
@@ -81,7 +82,8 @@ async function claimed(
 	try {
 		const q = Context.current().info.taskQueue;
 		c = await withTemporal((t) =>
-			coordinatorClaim(t, { site_id, keys, mode: 'hold', queue: true, reason, ttlSeconds, owner }, q),
+			// asked again only inside this attempt's lease: a lost lease leaves no claim in flight at the coordinator
+			coordinatorClaim(t, { site_id, keys, mode: 'hold', queue: true, reason, ttlSeconds, owner }, q, alive),
 		);
 	} catch (e) {
 		if (e instanceof ApplicationFailure && e.type === 'ValidationError')

@@ -28,8 +28,12 @@ export function createCoordinationActivities(client: () => Client): Coordination
 		return id;
 	};
 	return {
-		[COORDINATION.claim]: async (input) =>
-			heartbeating(() => claim(client(), { ...input, owner: callerId() }, Context.current().info.taskQueue)),
+		[COORDINATION.claim]: async (input) => {
+			const ctx = Context.current();
+			// Asked again only while this attempt lives (the server has not timed it out nor cancelled it).
+			const alive = async () => ctx.cancellationSignal.throwIfAborted();
+			return heartbeating(() => claim(client(), { ...input, owner: callerId() }, ctx.info.taskQueue, alive));
+		},
 		[COORDINATION.release]: async (input) =>
 			heartbeating(() => release(client(), input.site_id, callerId(), input.keys, input.queuedOnly)),
 		[COORDINATION.handover]: async (input) =>

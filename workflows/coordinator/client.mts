@@ -49,10 +49,33 @@ const notRunning = (e: unknown) =>
 	e instanceof WorkflowNotFoundError ||
 	/not found|already completed|workflow execution already completed/i.test(String((e as Error)?.message));
 
+/** How long one claim Update waits at the coordinator before its caller asks again (coordination.mts `waitSeconds`). */
+export const CLAIM_WAIT_SECONDS = 5;
+
+/**
+ * A claim. One that waits (a hold, a lease with `wait`) is asked CLAIM_WAIT_SECONDS at a time, again and again while
+ * `alive` lets it (it throws once the caller may no longer wait: its attempt cancelled or timed out, its lease lost):
+ * a caller that is gone leaves no claim in flight at the coordinator for longer than that.
+ */
 export async function claim(
 	client: Client,
 	input: CoordinationInput & { owner: string },
 	taskQueue: string,
+	alive: () => Promise<unknown> = async () => undefined,
+): Promise<ClaimResult> {
+	const waits = (input.mode ?? 'lease') === 'hold' || input.wait === true;
+	for (;;) {
+		const r = await claimOnce(client, input, taskQueue, waits ? CLAIM_WAIT_SECONDS : undefined);
+		if (!r.waiting) return r;
+		await alive();
+	}
+}
+
+async function claimOnce(
+	client: Client,
+	input: CoordinationInput & { owner: string },
+	taskQueue: string,
+	waitSeconds: number | undefined,
 ): Promise<ClaimResult> {
 	const req: ClaimRequest = {
 		owner: input.owner,
@@ -62,6 +85,7 @@ export async function claim(
 		...(input.ttlSeconds !== undefined ? { ttlSeconds: input.ttlSeconds } : {}),
 		...(input.wait ? { wait: true } : {}),
 		...(input.queue ? { queue: true } : {}),
+		...(waitSeconds !== undefined ? { waitSeconds } : {}),
 	};
 	try {
 		return await client.workflow.executeUpdateWithStart(claimUpdate, {

@@ -48,6 +48,14 @@ export interface ClaimRequest {
 	 * handed over).
 	 */
 	queue?: boolean;
+	/**
+	 * A waiting claim (hold, or lease with `wait`) waits at most this long (1–60 s); not granted by then, it takes
+	 * nothing and answers `waiting`, and its caller asks again while it is alive (client.mts `claim`). So no claim
+	 * outlives its caller — a claim activity whose attempt was lost (a killed worker, a lost lease) — by more than
+	 * this; before, such a claim stayed in flight until granted, and ten of them made the coordinator refuse every
+	 * Update (the server's limit of in-flight Updates per workflow: interleave seed 36). Without it: until granted.
+	 */
+	waitSeconds?: number;
 }
 
 export interface ClaimResult {
@@ -56,6 +64,8 @@ export interface ClaimResult {
 	held: Hold[];
 	/** queue: keys this owner now waits for as successor (their holder is in `held`). */
 	queued?: string[];
+	/** Not granted within `waitSeconds`: nothing taken; ask again. */
+	waiting?: true;
 }
 
 export interface ReleaseRequest {

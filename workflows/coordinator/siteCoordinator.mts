@@ -131,7 +131,11 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 				// The grant happens inside the predicate: predicates run one after another, so the first waiter whose keys
 				// are free takes them before the next waiter's predicate looks.
 				let r: ReturnType<typeof table.grantWaiting>;
-				await condition(() => (r = table.grantWaiting(req)) !== undefined);
+				const got = () => (r = table.grantWaiting(req)) !== undefined;
+				// A bounded wait ends by itself (its caller asks again while alive: coordination.mts `waitSeconds`). Only
+				// claims that carry the field take the timer, so histories recorded before it replay unchanged.
+				if (req.waitSeconds === undefined) await condition(got);
+				else if (!(await condition(got, req.waitSeconds * 1000))) return { granted: [], held: [], waiting: true };
 				const { granted, held } = r!;
 				touch();
 				return req.queue ? { granted, held, queued: table.queue(req, held) } : { granted, held };
@@ -214,6 +218,14 @@ function validateClaim(req: ClaimRequest): void {
 	)
 		throw new Error('ttlSeconds: must be an integer from 1 to 3456000');
 	if (req.wait && req.mode !== 'lease') throw new Error('wait: only for leases');
+	if (
+		req.waitSeconds !== undefined &&
+		(!Number.isInteger(req.waitSeconds) ||
+			req.waitSeconds < 1 ||
+			req.waitSeconds > 60 ||
+			!(req.mode === 'hold' || req.wait))
+	)
+		throw new Error('waitSeconds: an integer from 1 to 60, only for a hold or a lease with wait');
 	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
 }
 

@@ -2,6 +2,7 @@
  * One schedule's actors and anchors: what each step does (an n8n-style write, a console write, an expiring block, a
  * drift enforce, a signal, a worker kill), when each anchor is reached, and what happened, in order (the trace).
  */
+import type { Timeline } from './timeline.mts';
 import type { WorkflowHandle } from '@temporalio/client';
 import { abort, extendCooldown } from '../../../workflows/attackResponse/client.mts';
 import { addBlock } from '../../../workflows/blocks/client.mts';
@@ -23,6 +24,9 @@ export class Run {
 	blocks = false;
 	kills = 0;
 	handle?: WorkflowHandle;
+	/** Where the runbook's time went (run.mts `late`), and how long after the bound it finished. */
+	timeline?: Timeline;
+	lateS?: number;
 	/** Where this schedule's scan of the simulator's log stands (the wait anchor). */
 	private cursor: number;
 

@@ -13,6 +13,7 @@ import { SOURCES, type Schedule } from './schedule.mts';
 import { Run } from './actors.mts';
 import { check, settingValues, unknownKeys, writesOf, type Values, type Violation } from './invariant.mts';
 import type { World } from './world.mts';
+import { timelineOf, timelineText, type Timeline } from './timeline.mts';
 
 export interface Outcome {
 	schedule: Schedule;
@@ -28,6 +29,10 @@ export interface Outcome {
 	windows: string[];
 	ms: number;
 	kills: number;
+	/** The runbook's own history: where its time went (late runbooks; every one with SECSVC_INTERLEAVE_TIMELINE). */
+	timeline?: Timeline;
+	/** Seconds after the 150 s bound a late runbook finished (Infinity: not within 300 s more). */
+	lateS?: number;
 }
 
 /** `p`, or `undefined` after `ms` (the timer is cleared either way: nothing keeps the process alive). */
@@ -107,6 +112,8 @@ export async function runSchedule(w: World, s: Schedule, ids: Ids): Promise<Outc
 		writes: writeLines(w, log),
 		ms: Date.now() - run.t0,
 		kills: run.kills,
+		timeline: run.timeline,
+		lateS: run.lateS,
 	};
 }
 
@@ -130,6 +137,27 @@ function writeLines(w: World, log: LogEntry[]): string[] {
 		out.push(`#${e.seq} ${actor} ${e.opId} ${JSON.stringify(e.body ?? e.query)}${at}`);
 	}
 	return out;
+}
+
+/**
+ * A runbook not done within the bound (an error: the bound stands): where its time went while it is still open, and
+ * — in the soak (SECSVC_INTERLEAVE_TIMELINE), not in the CI file, whose time it would cost — whether it finishes within
+ * 300 s more (slow) or not (a stall: what it waits on).
+ */
+async function late(run: Run, h: { workflowId: string; result(): Promise<unknown> }) {
+	const open = await timelineOf(run.w.client, h.workflowId).catch((e) => (e as Error).message);
+	const at = `at the bound: ${typeof open === 'string' ? open : timelineText(open)}`;
+	if (!process.env.SECSVC_INTERLEAVE_TIMELINE) {
+		run.errors.push(`the runbook did not finish within 150 s (${at})`);
+		return undefined;
+	}
+	const t1 = Date.now();
+	const result = (await within(h.result(), 300_000)) as AttackResponseResult | undefined;
+	const after = result ? `done ${((Date.now() - t1) / 1000).toFixed(1)} s later` : 'still not done 300 s later';
+	run.timeline = await timelineOf(run.w.client, h.workflowId).catch(() => undefined);
+	run.lateS = result ? (Date.now() - t1) / 1000 : Number.POSITIVE_INFINITY;
+	run.errors.push(`the runbook did not finish within 150 s (${after}; ${at})`);
+	return result;
 }
 
 /** The schedule's course: steps before the runbook, its start, its gate, its wait, the attack's end, every actor done. */
@@ -165,9 +193,11 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 	w.sim.sim.stopAttack(attack.id);
 	run.note('attack stopped');
 	await run.anchor('stopped');
-	const result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
-	if (!result) run.errors.push('the runbook did not finish within 150 s');
-	else {
+	let result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
+	if (!result) result = await late(run, h);
+	else if (process.env.SECSVC_INTERLEAVE_TIMELINE)
+		run.timeline = await timelineOf(w.client, h.workflowId).catch(() => undefined);
+	if (result) {
 		const unsure = (c: Change) =>
 			c.written?.unknown === undefined ? '' : ` (outcome unknown: ${JSON.stringify(c.written.unknown)})`;
 		run.note(`runbook ${result.outcome}: ${result.changes.map((c) => `${c.id} ${c.status}${unsure(c)}`).join(', ')}`);
