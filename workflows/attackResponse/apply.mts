@@ -3,10 +3,11 @@ import type { WriteCondition } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
-import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
+import { dpOf, SETTING_OPS, settingParams, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
 import { addEachIn, refusalText, type AddEach } from './addEach.mts';
 import { addNote, decideExact, notOursText, nothingOurs, recordWrite, stillToWrite, unknownText } from './written.mts';
+import { writeRun } from './writeSteps.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -20,7 +21,23 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 	let waiting = entriesHeld;
 	try {
 		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
-		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce)) {
+		const groups = writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce);
+		const p = rb.patches;
+		// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
+		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && !atOnce && ctx.plan.execution.parallel;
+		for (const run of runs ? runsOf(groups, waiting !== undefined) : []) {
+			if (rb.state.aborted) break;
+			if (waiting && run.some((g) => g.some((c) => c.kind === 'blacklistAdd'))) {
+				await waiting; // no entry is written before it is held: the hold drops what someone else holds
+				waiting = undefined;
+			}
+			await applyRun(
+				rb,
+				ctx,
+				run.map((g) => g.filter((c) => rb.changes.includes(c))).filter((g) => g.length),
+			);
+		}
+		for (const planned of runs ? [] : groups) {
 			if (rb.state.aborted) break;
 			let group = planned;
 			if (waiting && !atOnce && planned.some((c) => c.kind === 'blacklistAdd')) {
@@ -45,6 +62,61 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 		await waiting?.catch(() => undefined);
 	}
 	rb.state.mitigatedAt = iso(Date.now());
+}
+
+/** The groups in runs of one task each: split before the blacklist group when its entries' hold is still under way. */
+function runsOf(groups: Change[][], splitAtBlacklist: boolean): Change[][][] {
+	const at = splitAtBlacklist ? groups.findIndex((g) => g.some((c) => c.kind === 'blacklistAdd')) : -1;
+	return (at > 0 ? [groups.slice(0, at), groups.slice(at)] : [groups]).filter((r) => r.length);
+}
+
+const phaseOf = (k: Change['kind']) =>
+	k === 'detectionMode' || k === 'detectionPolicy'
+		? 'tightening'
+		: k === 'blacklistAdd'
+			? 'blacklisting'
+			: 'rate-limiting';
+
+/**
+ * A run of groups in one activity (writeSteps.mts), repeated for what no answer named while the API fails
+ * transiently (patience.mts); statuses and the audit recorded group by group in the changes' order, as applyGroup
+ * records them.
+ */
+async function applyRun(rb: Runbook, ctx: PlanContext, run: Change[][]): Promise<void> {
+	if (!run.length) return;
+	const all = run.flat();
+	for (const c of all) c.status = 'pending';
+	rb.phase(phaseOf(run[0][0].kind));
+	const hooks = { written: recordWrite, refused: (c: Change, e: string, why: string) => skipRefused(rb, c, e, why) };
+	const left = (c: Change) => (c.kind === 'blacklistAdd' ? stillToWrite(rb, c) : c.written ? undefined : c.after);
+	let failure: unknown;
+	try {
+		await withPatience(
+			rb,
+			ctx,
+			all[0].what,
+			() =>
+				writeRun(
+					ctx,
+					run
+						.map((g) => g.flatMap((c) => (left(c) === undefined ? [] : [{ c, value: left(c) }])))
+						.filter((g) => g.length),
+					ctx.plan.execution.blacklistConcurrency,
+					hooks,
+				),
+			() => rb.state.aborted,
+		);
+	} catch (e) {
+		failure = e;
+	}
+	const at = iso(Date.now());
+	for (const g of run) {
+		rb.phase(phaseOf(g[0].kind));
+		for (const c of g) if (rb.changes.includes(c) && left(c) === undefined) recordApplied(rb, c, at);
+	}
+	const adds = all.filter((c) => c.kind === 'blacklistAdd');
+	if (adds.length && adds.every((c) => left(c) === undefined)) await registerExpiringBlocks(rb, ctx);
+	if (failure) throw failure;
 }
 
 /** One group's writes at once; statuses and the audit recorded in the changes' order, whatever order they finish in. */
@@ -181,29 +253,6 @@ export interface WriteHooks {
 	expect?: unknown;
 	/** A blacklist change's entries in one activity (addEach.mts), not one activity per entry. */
 	addEach?: AddEach;
-}
-
-type SettingKind = Exclude<Change['kind'], 'blacklistAdd'>;
-const SETTING_OPS = {
-	detectionMode: 'detection.setMode',
-	detectionPolicy: 'detection.setPolicy',
-	ipAuth: 'applicationProtection.authIp.set',
-	switch: 'applicationProtection.switch.set',
-} as const satisfies Record<SettingKind, string>;
-
-/** A setting change's write of `value`: the operation's params. */
-function settingParams(c: Change, value: unknown): Params {
-	const t = c.target;
-	switch (c.kind as SettingKind) {
-		case 'detectionMode':
-			return { ...opOf(t), model: String(value) };
-		case 'detectionPolicy':
-			return { ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) };
-		case 'ipAuth':
-			return { ...dpOf(t), ...(value as Params) };
-		case 'switch':
-			return { ...dpOf(t), name: t.name, enable: value };
-	}
 }
 
 /**

@@ -28,6 +28,7 @@ import { pickEvent, takeSnapshot, topSources } from './snapshot.mts';
 import { POLL_GRID_PATCH, waitOut } from './wait.mts';
 import { ANSWERED_PATCH, EXACT_PATCH, REPEAT_UNANSWERED_PATCH } from './written.mts';
 import { WAVES_PATCH } from './waves.mts';
+import { WRITE_STEPS_PATCH } from './writeSteps.mts';
 import { eventTraffic } from './observe.mts';
 
 /**
@@ -118,6 +119,7 @@ function askPatches(): Runbook['patches'] {
 		pollGrid: patched(POLL_GRID_PATCH),
 		addEach: patched(ADD_EACH_PATCH),
 		repeatUnanswered: patched(REPEAT_UNANSWERED_PATCH),
+		writeSteps: patched(WRITE_STEPS_PATCH),
 	};
 }
 

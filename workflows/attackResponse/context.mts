@@ -50,6 +50,7 @@ export interface Runbook {
 		pollGrid: boolean;
 		addEach: boolean;
 		repeatUnanswered: boolean;
+		writeSteps: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -126,6 +127,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			pollGrid: false,
 			addEach: false,
 			repeatUnanswered: false,
+			writeSteps: false,
 		},
 		state: carry
 			? { ...carry.state }

@@ -1,0 +1,96 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Change, WriteResult } from '../../api/runbook/contract.ts';
+import {
+	WRITE_STEPS_ACTIVITY,
+	type WriteStep,
+	type WriteStepsInput,
+	type WriteStepsResult,
+} from '../pure/activityNames.mts';
+import { answersOf, refusalText } from './addEach.mts';
+import type { PlanContext } from './context.mts';
+import { SETTING_OPS, settingParams, type SettingKind } from './settings.mts';
+
+/**
+ * Patch (issue 42): a first plan's write groups run in one activity per run of groups (worker/src/activities/
+ * exactBatch.mts `exactWriteSteps`), not one activity per group — the detection groups in one, the blacklist group
+ * and the groups after it in another (the entries' hold is awaited between them), or all in one when the entries
+ * were held before the writes. The groups keep their order and each write its read, record and exact answer; what
+ * goes is the Temporal task round trip between one group's last answer and the next group's first read (three per
+ * bench 3 runbook). Runbooks recorded before it ran one activity per group.
+ */
+export const WRITE_STEPS_PATCH = 'write-groups-one-task';
+
+/** A change with what it still writes: a setting's value, or the blacklist entries no answer named yet. */
+export interface RunWrite {
+	c: Change;
+	value: unknown;
+}
+
+export interface RunAnswers {
+	written(c: Change, w: WriteResult | undefined, value: unknown): void;
+	refused(c: Change, entry: string, why: string): void;
+}
+
+/**
+ * Writes `groups` in order in ONE activity (a group's writes at once); each answer handed over as it would be by
+ * the write's own activity (a blacklist change: one per entry). A failure still hands over the answers before and
+ * beside it (its details, or the record of a timed-out attempt), then is thrown.
+ */
+export async function writeRun(
+	ctx: PlanContext,
+	groups: RunWrite[][],
+	concurrency: number,
+	on: RunAnswers,
+): Promise<void> {
+	const all = groups.flat();
+	if (!all.length) return;
+	const key = (w: RunWrite) => `c${all.indexOf(w)}`;
+	const input: WriteStepsInput = {
+		groups: groups.map((g) => g.map((w): WriteStep => stepOf(ctx, w, key(w), concurrency))),
+	};
+	const rounds = groups.reduce(
+		(n, g) => n + Math.max(1, ...g.map((w) => (w.c.kind === 'blacklistAdd' ? roundsOf(w, concurrency) : 1))),
+		0,
+	);
+	const seconds = ctx.plan.activityTimeoutSeconds * rounds;
+	const act = proxyActivities<{ [WRITE_STEPS_ACTIVITY]: (i: WriteStepsInput) => Promise<WriteStepsResult> }>({
+		startToCloseTimeout: `${seconds}s`,
+		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s
+		...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
+		retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
+	});
+	let failure: unknown;
+	let answers: WriteStepsResult['answers'];
+	try {
+		answers = (await act[WRITE_STEPS_ACTIVITY](input)).answers;
+	} catch (e) {
+		failure = e;
+		answers = answersOf(e, 'key') as unknown as WriteStepsResult['answers'];
+	}
+	const byKey = new Map(answers.map((a) => [a.key, a]));
+	for (const w of all) {
+		const k = key(w);
+		if (w.c.kind !== 'blacklistAdd') {
+			const a = byKey.get(k);
+			if (a && 'answer' in a) on.written(w.c, a.answer as WriteResult | undefined, w.value);
+			continue;
+		}
+		for (const entry of w.value as string[]) {
+			const a = byKey.get(`${k} ${entry}`);
+			if (!a) continue;
+			if ('refused' in a) on.refused(w.c, entry, refusalText(a.refused));
+			else on.written(w.c, a.answer as WriteResult | undefined, [entry]);
+		}
+	}
+	if (failure) throw failure;
+}
+
+const roundsOf = (w: RunWrite, concurrency: number) =>
+	Math.ceil((w.value as string[]).length / Math.max(1, concurrency));
+
+function stepOf(ctx: PlanContext, w: RunWrite, key: string, concurrency: number): WriteStep {
+	const c = w.c;
+	if (c.kind === 'blacklistAdd')
+		return { key, add: { ...ctx.dpParams(c.target.domain_port_id), entries: w.value as string[], concurrency } };
+	return { key, op: SETTING_OPS[c.kind as SettingKind], params: settingParams(c, w.value) };
+}
