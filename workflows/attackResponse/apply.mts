@@ -6,8 +6,8 @@ import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, SETTING_OPS, settingParams, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
 import { addEachIn, refusalText, type AddEach } from './addEach.mts';
-import { addNote, decideExact, notOursText, nothingOurs, recordWrite, stillToWrite, unknownText } from './written.mts';
-import { writeRun } from './writeSteps.mts';
+import { decideExact, recordApplied, recordWrite, skipRefused, stillToWrite } from './written.mts';
+import { applyAtOnce, applyRun, runsOf } from './writeSteps.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -24,8 +24,9 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 		const groups = writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce);
 		const p = rb.patches;
 		// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
-		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && !atOnce && ctx.plan.execution.parallel;
-		for (const run of runs ? runsOf(groups, waiting !== undefined) : []) {
+		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && ctx.plan.execution.parallel;
+		if (runs && atOnce) await applyAtOnce(rb, ctx, groups[0] ?? [], waiting);
+		for (const run of runs && !atOnce ? runsOf(groups, waiting !== undefined) : []) {
 			if (rb.state.aborted) break;
 			if (waiting && run.some((g) => g.some((c) => c.kind === 'blacklistAdd'))) {
 				await waiting; // no entry is written before it is held: the hold drops what someone else holds
@@ -62,61 +63,6 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 		await waiting?.catch(() => undefined);
 	}
 	rb.state.mitigatedAt = iso(Date.now());
-}
-
-/** The groups in runs of one task each: split before the blacklist group when its entries' hold is still under way. */
-function runsOf(groups: Change[][], splitAtBlacklist: boolean): Change[][][] {
-	const at = splitAtBlacklist ? groups.findIndex((g) => g.some((c) => c.kind === 'blacklistAdd')) : -1;
-	return (at > 0 ? [groups.slice(0, at), groups.slice(at)] : [groups]).filter((r) => r.length);
-}
-
-const phaseOf = (k: Change['kind']) =>
-	k === 'detectionMode' || k === 'detectionPolicy'
-		? 'tightening'
-		: k === 'blacklistAdd'
-			? 'blacklisting'
-			: 'rate-limiting';
-
-/**
- * A run of groups in one activity (writeSteps.mts), repeated for what no answer named while the API fails
- * transiently (patience.mts); statuses and the audit recorded group by group in the changes' order, as applyGroup
- * records them.
- */
-async function applyRun(rb: Runbook, ctx: PlanContext, run: Change[][]): Promise<void> {
-	if (!run.length) return;
-	const all = run.flat();
-	for (const c of all) c.status = 'pending';
-	rb.phase(phaseOf(run[0][0].kind));
-	const hooks = { written: recordWrite, refused: (c: Change, e: string, why: string) => skipRefused(rb, c, e, why) };
-	const left = (c: Change) => (c.kind === 'blacklistAdd' ? stillToWrite(rb, c) : c.written ? undefined : c.after);
-	let failure: unknown;
-	try {
-		await withPatience(
-			rb,
-			ctx,
-			all[0].what,
-			() =>
-				writeRun(
-					ctx,
-					run
-						.map((g) => g.flatMap((c) => (left(c) === undefined ? [] : [{ c, value: left(c) }])))
-						.filter((g) => g.length),
-					ctx.plan.execution.blacklistConcurrency,
-					hooks,
-				),
-			() => rb.state.aborted,
-		);
-	} catch (e) {
-		failure = e;
-	}
-	const at = iso(Date.now());
-	for (const g of run) {
-		rb.phase(phaseOf(g[0].kind));
-		for (const c of g) if (rb.changes.includes(c) && left(c) === undefined) recordApplied(rb, c, at);
-	}
-	const adds = all.filter((c) => c.kind === 'blacklistAdd');
-	if (adds.length && adds.every((c) => left(c) === undefined)) await registerExpiringBlocks(rb, ctx);
-	if (failure) throw failure;
 }
 
 /** One group's writes at once; statuses and the audit recorded in the changes' order, whatever order they finish in. */
@@ -177,34 +123,6 @@ async function applyGroup(
 	if (group.some((c) => c.kind === 'blacklistAdd')) await registerExpiringBlocks(rb, ctx);
 }
 
-/**
- * A change's writes are done: applied, with what they replaced and wrote; or, when everything was already there,
- * unchanged and not the runbook's (nothing to watch, nothing to revert).
- */
-export function recordApplied(rb: Runbook, c: Change, at: string): void {
-	const notOurs = notOursText(c);
-	const unknown = unknownText(c);
-	addNote(c, notOurs);
-	addNote(c, unknown);
-	const says = [notOurs, unknown].filter(Boolean).join('; ');
-	if (nothingOurs(rb, c)) {
-		c.status = 'unchanged';
-		rb.log(rb.state.phase, c.what, says || c.why, {
-			result: notOurs || !unknown ? 'not ours: nothing sent' : 'outcome unknown: left as it is',
-		});
-		return;
-	}
-	c.status = 'applied';
-	c.appliedAt = at;
-	rb.obs.applied(c);
-	const w = rb.state.exact ? c.written : undefined;
-	rb.log(rb.state.phase, c.what, says ? `${c.why}; ${says}` : c.why, {
-		before: w && 'replaced' in w ? w.replaced : c.before,
-		after: w && 'wrote' in w ? w.wrote : c.after,
-		result: 'applied',
-	});
-}
-
 const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
 
 /**
@@ -215,19 +133,6 @@ function writeGroups(changes: Change[], parallel: boolean, atOnce = false): Chan
 	if (!parallel) return changes.map((c) => [c]);
 	if (atOnce) return changes.length ? [changes] : [];
 	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
-}
-
-/**
- * A blacklist entry the worker's blast-radius guard refused (nothing was sent): skipped with the guard's reason and
- * taken out of the change, so hold-the-line and the revert never touch it.
- */
-export function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
-	rb.skipped.push({
-		source: `${c.target.domain_port_id}:${entry}`,
-		reason: `refused by the blast-radius guard: ${why}`,
-	});
-	c.after = (c.after as string[]).filter((e) => e !== entry);
-	rb.log(rb.state.phase, `${c.what}: ${entry} not blocked`, why, { result: 'skipped' });
 }
 
 /** The guard's refusal inside an activity failure (ApplicationFailure type 'BlastRadius', worker/src/activities.mts). */

@@ -7,8 +7,12 @@ import {
 	type WriteStepsResult,
 } from '../pure/activityNames.mts';
 import { answersOf, refusalText } from './addEach.mts';
-import type { PlanContext } from './context.mts';
+import { iso, type PlanContext, type Runbook } from './context.mts';
+import { registerExpiringBlocks } from './ownership.mts';
+import { withPatience } from './patience.mts';
+import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { SETTING_OPS, settingParams, type SettingKind } from './settings.mts';
+import { recordApplied, recordWrite, skipRefused, stillToWrite } from './written.mts';
 
 /**
  * Patch (issue 42): a first plan's write groups run in one activity per run of groups (worker/src/activities/
@@ -16,7 +20,9 @@ import { SETTING_OPS, settingParams, type SettingKind } from './settings.mts';
  * and the groups after it in another (the entries' hold is awaited between them), or all in one when the entries
  * were held before the writes. The groups keep their order and each write its read, record and exact answer; what
  * goes is the Temporal task round trip between one group's last answer and the next group's first read (three per
- * bench 3 runbook). Runbooks recorded before it ran one activity per group.
+ * bench 3 runbook). A re-arm's plan at once (rearm.mts) is one activity too, or two when its entries' hold is still
+ * under way (the settings meanwhile, the entries once held), not one per change. Runbooks recorded before it ran one
+ * activity per group (a re-arm: one per change).
  */
 export const WRITE_STEPS_PATCH = 'write-groups-one-task';
 
@@ -93,4 +99,83 @@ function stepOf(ctx: PlanContext, w: RunWrite, key: string, concurrency: number)
 	if (c.kind === 'blacklistAdd')
 		return { key, add: { ...ctx.dpParams(c.target.domain_port_id), entries: w.value as string[], concurrency } };
 	return { key, op: SETTING_OPS[c.kind as SettingKind], params: settingParams(c, w.value) };
+}
+
+/**
+ * A re-arm's plan at once (rearm.mts REARM_FAST_PATCH) in one task, or two when the entries' hold is still under way:
+ * the settings at once meanwhile, the blacklist entries once held.
+ */
+export async function applyAtOnce(rb: Runbook, ctx: PlanContext, changes: Change[], entriesHeld?: Promise<void>) {
+	const concurrency = Math.max(ctx.plan.execution.blacklistConcurrency, REARM_BLACKLIST_CONCURRENCY);
+	if (!entriesHeld) return applyRun(rb, ctx, changes.length ? [changes] : [], concurrency);
+	const settings = changes.filter((c) => c.kind !== 'blacklistAdd');
+	const adds = async () => {
+		if (!changes.some((c) => c.kind === 'blacklistAdd')) return;
+		await entriesHeld; // no entry is written before it is held: the hold drops what someone else holds
+		const held = changes.filter((c) => c.kind === 'blacklistAdd' && rb.changes.includes(c));
+		await applyRun(rb, ctx, held.length ? [held] : [], concurrency);
+	};
+	const rs = await Promise.allSettled([applyRun(rb, ctx, settings.length ? [settings] : [], concurrency), adds()]);
+	const failed = rs.find((r) => r.status === 'rejected');
+	if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/** The groups in runs of one task each: split before the blacklist group when its entries' hold is still under way. */
+export function runsOf(groups: Change[][], splitAtBlacklist: boolean): Change[][][] {
+	const at = splitAtBlacklist ? groups.findIndex((g) => g.some((c) => c.kind === 'blacklistAdd')) : -1;
+	return (at > 0 ? [groups.slice(0, at), groups.slice(at)] : [groups]).filter((r) => r.length);
+}
+
+const phaseOf = (k: Change['kind']) =>
+	k === 'detectionMode' || k === 'detectionPolicy'
+		? 'tightening'
+		: k === 'blacklistAdd'
+			? 'blacklisting'
+			: 'rate-limiting';
+
+/**
+ * A run of groups in one activity (writeSteps.mts), repeated for what no answer named while the API fails
+ * transiently (patience.mts); statuses and the audit recorded group by group in the changes' order, as applyGroup
+ * records them.
+ */
+export async function applyRun(
+	rb: Runbook,
+	ctx: PlanContext,
+	run: Change[][],
+	concurrency = ctx.plan.execution.blacklistConcurrency,
+): Promise<void> {
+	if (!run.length) return;
+	const all = run.flat();
+	for (const c of all) c.status = 'pending';
+	rb.phase(phaseOf(run[0][0].kind));
+	const hooks = { written: recordWrite, refused: (c: Change, e: string, why: string) => skipRefused(rb, c, e, why) };
+	const left = (c: Change) => (c.kind === 'blacklistAdd' ? stillToWrite(rb, c) : c.written ? undefined : c.after);
+	let failure: unknown;
+	try {
+		await withPatience(
+			rb,
+			ctx,
+			all[0].what,
+			() =>
+				writeRun(
+					ctx,
+					run
+						.map((g) => g.flatMap((c) => (left(c) === undefined ? [] : [{ c, value: left(c) }])))
+						.filter((g) => g.length),
+					concurrency,
+					hooks,
+				),
+			() => rb.state.aborted,
+		);
+	} catch (e) {
+		failure = e;
+	}
+	const at = iso(Date.now());
+	for (const g of run) {
+		rb.phase(phaseOf(g[0].kind));
+		for (const c of g) if (rb.changes.includes(c) && left(c) === undefined) recordApplied(rb, c, at);
+	}
+	const adds = all.filter((c) => c.kind === 'blacklistAdd');
+	if (adds.length && adds.every((c) => left(c) === undefined)) await registerExpiringBlocks(rb, ctx);
+	if (failure) throw failure;
 }
