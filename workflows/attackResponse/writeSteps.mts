@@ -175,6 +175,10 @@ export async function applyRun(
 		rb.phase(phaseOf(g[0].kind));
 		for (const c of g) if (rb.changes.includes(c) && left(c) === undefined) recordApplied(rb, c, at);
 	}
+	// A failed run never started the groups after the one that failed: they are still only planned (never reverted).
+	const failedAt = failure ? run.findIndex((g) => g.some((c) => rb.changes.includes(c) && left(c) !== undefined)) : -1;
+	for (const g of failedAt >= 0 ? run.slice(failedAt + 1) : [])
+		for (const c of g) if (c.status === 'pending') c.status = 'planned';
 	const adds = all.filter((c) => c.kind === 'blacklistAdd');
 	if (adds.length && adds.every((c) => left(c) === undefined)) await registerExpiringBlocks(rb, ctx);
 	if (failure) throw failure;
