@@ -25,7 +25,7 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 		const p = rb.patches;
 		// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
 		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && ctx.plan.execution.parallel;
-		if (runs && atOnce) await applyAtOnce(rb, ctx, groups[0] ?? [], waiting);
+		if (runs && atOnce && !rb.state.aborted) await applyAtOnce(rb, ctx, groups[0] ?? [], waiting);
 		for (const run of runs && !atOnce ? runsOf(groups, waiting !== undefined) : []) {
 			if (rb.state.aborted) break;
 			if (waiting && run.some((g) => g.some((c) => c.kind === 'blacklistAdd'))) {
