@@ -65,12 +65,19 @@ async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: num
 	const start = at(events[0]);
 	const sched = events.filter((e) => e.activityTaskScheduledEventAttributes);
 	const name = (e: (typeof events)[number]) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
-	const firstWrite = sched.find((e) => /^(detection|applicationProtection)\./.test(name(e)));
+	const firstWrite = sched.find((e) =>
+		/^(detection\.|applicationProtection\.|runbook\.(writeSteps|blacklistAddEach))/.test(name(e)),
+	);
 	const look = sched.find((e) => name(e) === 'runbook.lastRun');
 	const lookDone = look
 		? events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(look.eventId))
 		: undefined;
 	const before = firstWrite ? at(firstWrite) - start : NaN;
+	if (process.env.BENCH_R_TIMELINE)
+		for (const e of events.filter((x) => at(x) - start <= ms + 50))
+			console.error(
+				`${(at(e) - start).toFixed(1).padStart(7)} ${e.eventType} ${name(e) || e.activityTaskStartedEventAttributes?.scheduledEventId || e.activityTaskCompletedEventAttributes?.scheduledEventId || ''}`,
+			);
 	return {
 		beforeWritesMs: Math.round(before),
 		lastRunLookupMs: look && lookDone ? Math.round(at(lookDone) - at(look)) : null,

@@ -184,7 +184,7 @@ function stepsOf(all: Mark[], t0: number, end: number, delayMs: number): Record<
 	const claim2 = first(/activity scheduled coordination\.claim/, detail);
 	const upd2 = first(/coordinator WorkflowExecutionUpdateCompleted/, claim2);
 	const claim2Done = first(/activity completed coordination\.claim/, claim2);
-	const write = /activity scheduled (detection|applicationProtection|runbook\.blacklistAddEach)/;
+	const write = /activity scheduled (detection|applicationProtection|runbook\.(blacklistAddEach|writeSteps))/;
 	const firstWrite = first(write, detail);
 	// Since patched('entries-hold-overlaps-writes') the entries' hold runs beside the first write groups.
 	const overlapped = firstWrite !== undefined && claim2 !== undefined && firstWrite <= claim2 + 2;

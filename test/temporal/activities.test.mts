@@ -35,7 +35,8 @@ const failure = async (p: Promise<unknown>) => {
 test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
 	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
-	// workflow sandbox), the HTTP-filter create made idempotent, and a runbook's blacklist adds in one activity
+	// workflow sandbox), the HTTP-filter create made idempotent, a runbook's blacklist adds in one activity and its
+	// write groups in one activity
 	assert.deepEqual(
 		Object.keys(acts).sort(),
 		[
@@ -45,6 +46,7 @@ test('one activity per catalog operation, named by its id', () => {
 			'httpFilter.matchingBefore',
 			'httpFilter.createOnce',
 			'runbook.blacklistAddEach',
+			'runbook.writeSteps',
 		].sort(),
 	);
 });

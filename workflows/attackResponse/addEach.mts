@@ -59,8 +59,11 @@ export const addEachIn =
 		if (failure) throw failure;
 	};
 
-/** The answers a failed activity carries: its details' last element, or the record of an attempt that timed out. */
-function answersOf(e: unknown): AddEachResult['answers'] {
+/**
+ * The answers a failed activity carries: its details' last element, or the record of an attempt that timed out (its
+ * records keyed by `field`: an add's entry, or a write step's key).
+ */
+export function answersOf(e: unknown, field: 'entry' | 'key' = 'entry'): AddEachResult['answers'] {
 	const cause = e instanceof ActivityFailure ? e.cause : undefined;
 	if (cause instanceof ApplicationFailure) {
 		const last = cause.details?.at(-1) as Partial<AddEachResult> | undefined;
@@ -70,7 +73,7 @@ function answersOf(e: unknown): AddEachResult['answers'] {
 		const rec = (cause.lastHeartbeatDetails as { entries?: Record<string, { answer?: unknown }> } | undefined)?.entries;
 		return Object.entries(rec ?? {})
 			.filter(([, d]) => d && typeof d === 'object' && 'answer' in d)
-			.map(([entry, d]) => ({ entry, answer: d.answer }));
+			.map(([k, d]) => ({ [field]: k, answer: d.answer }) as AddEachResult['answers'][number]);
 	}
 	return [];
 }

@@ -3,10 +3,11 @@ import type { WriteCondition } from '../pure/activityTypes.mts';
 import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
-import { dpOf, leafBody, opOf, settleAll, type Params } from './settings.mts';
+import { dpOf, SETTING_OPS, settingParams, settleAll, type Params } from './settings.mts';
 import { registerExpiringBlocks } from './ownership.mts';
 import { addEachIn, refusalText, type AddEach } from './addEach.mts';
-import { addNote, decideExact, notOursText, nothingOurs, recordWrite, stillToWrite, unknownText } from './written.mts';
+import { decideExact, recordApplied, recordWrite, skipRefused, stillToWrite } from './written.mts';
+import { applyAtOnce, applyRun, runsOf } from './writeSteps.mts';
 
 /**
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
@@ -20,7 +21,24 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 	let waiting = entriesHeld;
 	try {
 		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
-		for (const planned of writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce)) {
+		const groups = writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce);
+		const p = rb.patches;
+		// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
+		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && ctx.plan.execution.parallel;
+		if (runs && atOnce && !rb.state.aborted) await applyAtOnce(rb, ctx, groups[0] ?? [], waiting);
+		for (const run of runs && !atOnce ? runsOf(groups, waiting !== undefined) : []) {
+			if (rb.state.aborted) break;
+			if (waiting && run.some((g) => g.some((c) => c.kind === 'blacklistAdd'))) {
+				await waiting; // no entry is written before it is held: the hold drops what someone else holds
+				waiting = undefined;
+			}
+			await applyRun(
+				rb,
+				ctx,
+				run.map((g) => g.filter((c) => rb.changes.includes(c))).filter((g) => g.length),
+			);
+		}
+		for (const planned of runs ? [] : groups) {
 			if (rb.state.aborted) break;
 			let group = planned;
 			if (waiting && !atOnce && planned.some((c) => c.kind === 'blacklistAdd')) {
@@ -105,34 +123,6 @@ async function applyGroup(
 	if (group.some((c) => c.kind === 'blacklistAdd')) await registerExpiringBlocks(rb, ctx);
 }
 
-/**
- * A change's writes are done: applied, with what they replaced and wrote; or, when everything was already there,
- * unchanged and not the runbook's (nothing to watch, nothing to revert).
- */
-export function recordApplied(rb: Runbook, c: Change, at: string): void {
-	const notOurs = notOursText(c);
-	const unknown = unknownText(c);
-	addNote(c, notOurs);
-	addNote(c, unknown);
-	const says = [notOurs, unknown].filter(Boolean).join('; ');
-	if (nothingOurs(rb, c)) {
-		c.status = 'unchanged';
-		rb.log(rb.state.phase, c.what, says || c.why, {
-			result: notOurs || !unknown ? 'not ours: nothing sent' : 'outcome unknown: left as it is',
-		});
-		return;
-	}
-	c.status = 'applied';
-	c.appliedAt = at;
-	rb.obs.applied(c);
-	const w = rb.state.exact ? c.written : undefined;
-	rb.log(rb.state.phase, c.what, says ? `${c.why}; ${says}` : c.why, {
-		before: w && 'replaced' in w ? w.replaced : c.before,
-		after: w && 'wrote' in w ? w.wrote : c.after,
-		result: 'applied',
-	});
-}
-
 const KIND_ORDER: Change['kind'][] = ['detectionMode', 'detectionPolicy', 'blacklistAdd', 'ipAuth', 'switch'];
 
 /**
@@ -143,19 +133,6 @@ function writeGroups(changes: Change[], parallel: boolean, atOnce = false): Chan
 	if (!parallel) return changes.map((c) => [c]);
 	if (atOnce) return changes.length ? [changes] : [];
 	return KIND_ORDER.map((k) => changes.filter((c) => c.kind === k)).filter((g) => g.length > 0);
-}
-
-/**
- * A blacklist entry the worker's blast-radius guard refused (nothing was sent): skipped with the guard's reason and
- * taken out of the change, so hold-the-line and the revert never touch it.
- */
-export function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
-	rb.skipped.push({
-		source: `${c.target.domain_port_id}:${entry}`,
-		reason: `refused by the blast-radius guard: ${why}`,
-	});
-	c.after = (c.after as string[]).filter((e) => e !== entry);
-	rb.log(rb.state.phase, `${c.what}: ${entry} not blocked`, why, { result: 'skipped' });
 }
 
 /** The guard's refusal inside an activity failure (ApplicationFailure type 'BlastRadius', worker/src/activities.mts). */
@@ -182,29 +159,6 @@ export interface WriteHooks {
 	expect?: unknown;
 	/** A blacklist change's entries in one activity (addEach.mts), not one activity per entry. */
 	addEach?: AddEach;
-}
-
-type SettingKind = Exclude<Change['kind'], 'blacklistAdd'>;
-const SETTING_OPS = {
-	detectionMode: 'detection.setMode',
-	detectionPolicy: 'detection.setPolicy',
-	ipAuth: 'applicationProtection.authIp.set',
-	switch: 'applicationProtection.switch.set',
-} as const satisfies Record<SettingKind, string>;
-
-/** A setting change's write of `value`: the operation's params. */
-function settingParams(c: Change, value: unknown): Params {
-	const t = c.target;
-	switch (c.kind as SettingKind) {
-		case 'detectionMode':
-			return { ...opOf(t), model: String(value) };
-		case 'detectionPolicy':
-			return { ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) };
-		case 'ipAuth':
-			return { ...dpOf(t), ...(value as Params) };
-		case 'switch':
-			return { ...dpOf(t), name: t.name, enable: value };
-	}
 }
 
 /**

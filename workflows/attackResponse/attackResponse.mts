@@ -29,6 +29,7 @@ import { POLL_GRID_PATCH, waitOut } from './wait.mts';
 import { ANSWERED_PATCH, EXACT_PATCH, REPEAT_UNANSWERED_PATCH } from './written.mts';
 import { REAPPLY_WHILE_SEEN_PATCH } from './holdLine.mts';
 import { WAVES_PATCH } from './waves.mts';
+import { WRITE_STEPS_PATCH } from './writeSteps.mts';
 import { eventTraffic } from './observe.mts';
 
 /**
@@ -120,6 +121,7 @@ function askPatches(): Runbook['patches'] {
 		addEach: patched(ADD_EACH_PATCH),
 		repeatUnanswered: patched(REPEAT_UNANSWERED_PATCH),
 		reapplyWhileSeen: patched(REAPPLY_WHILE_SEEN_PATCH),
+		writeSteps: patched(WRITE_STEPS_PATCH),
 	};
 }
 

@@ -51,6 +51,7 @@ export interface Runbook {
 		addEach: boolean;
 		repeatUnanswered: boolean;
 		reapplyWhileSeen: boolean;
+		writeSteps: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -128,6 +129,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			addEach: false,
 			repeatUnanswered: false,
 			reapplyWhileSeen: false,
+			writeSteps: false,
 		},
 		state: carry
 			? { ...carry.state }

@@ -1,3 +1,4 @@
+import type { Change } from '../../api/runbook/contract.ts';
 import { sameThreshold } from '../pure/thresholds.mts';
 import { LEAF_FIELDS } from '../../api/runbook/planItems.ts';
 
@@ -108,4 +109,27 @@ export async function settleAll(fns: (() => Promise<unknown>)[], limit: number):
 		if (first) break;
 	}
 	if (first) throw first.e;
+}
+
+export type SettingKind = Exclude<Change['kind'], 'blacklistAdd'>;
+export const SETTING_OPS = {
+	detectionMode: 'detection.setMode',
+	detectionPolicy: 'detection.setPolicy',
+	ipAuth: 'applicationProtection.authIp.set',
+	switch: 'applicationProtection.switch.set',
+} as const satisfies Record<SettingKind, string>;
+
+/** A setting change's write of `value`: the operation's params. */
+export function settingParams(c: Change, value: unknown): Params {
+	const t = c.target;
+	switch (c.kind as SettingKind) {
+		case 'detectionMode':
+			return { ...opOf(t), model: String(value) };
+		case 'detectionPolicy':
+			return { ...opOf(t), name: t.name, type: t.type, ...leafBody(value as Params) };
+		case 'ipAuth':
+			return { ...dpOf(t), ...(value as Params) };
+		case 'switch':
+			return { ...dpOf(t), name: t.name, enable: value };
+	}
 }

@@ -1,6 +1,7 @@
 import type { Change } from '../../api/runbook/contract.ts';
 import { claim } from '../coordinator/claims.mts';
-import { applyChange, recordApplied, skipRefused } from './apply.mts';
+import { applyChange } from './apply.mts';
+import { recordApplied, skipRefused } from './written.mts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
 import { entryKey, registerExpiringBlocks, ttlOf } from './ownership.mts';
 import { withPatience } from './patience.mts';

@@ -139,3 +139,44 @@ export function addNote(c: Change, note: string | undefined): void {
 	const rest = (c.note ? c.note.split('; ') : []).filter((n) => !(label && n.startsWith(label)));
 	c.note = [...rest, note].join('; ');
 }
+
+/**
+ * A change's writes are done: applied, with what they replaced and wrote; or, when everything was already there,
+ * unchanged and not the runbook's (nothing to watch, nothing to revert).
+ */
+export function recordApplied(rb: Runbook, c: Change, at: string): void {
+	const notOurs = notOursText(c);
+	const unknown = unknownText(c);
+	addNote(c, notOurs);
+	addNote(c, unknown);
+	const says = [notOurs, unknown].filter(Boolean).join('; ');
+	if (nothingOurs(rb, c)) {
+		c.status = 'unchanged';
+		rb.log(rb.state.phase, c.what, says || c.why, {
+			result: notOurs || !unknown ? 'not ours: nothing sent' : 'outcome unknown: left as it is',
+		});
+		return;
+	}
+	c.status = 'applied';
+	c.appliedAt = at;
+	rb.obs.applied(c);
+	const w = rb.state.exact ? c.written : undefined;
+	rb.log(rb.state.phase, c.what, says ? `${c.why}; ${says}` : c.why, {
+		before: w && 'replaced' in w ? w.replaced : c.before,
+		after: w && 'wrote' in w ? w.wrote : c.after,
+		result: 'applied',
+	});
+}
+
+/**
+ * A blacklist entry the worker's blast-radius guard refused (nothing was sent): skipped with the guard's reason and
+ * taken out of the change, so hold-the-line and the revert never touch it.
+ */
+export function skipRefused(rb: Runbook, c: Change, entry: string, why: string): void {
+	rb.skipped.push({
+		source: `${c.target.domain_port_id}:${entry}`,
+		reason: `refused by the blast-radius guard: ${why}`,
+	});
+	c.after = (c.after as string[]).filter((e) => e !== entry);
+	rb.log(rb.state.phase, `${c.what}: ${entry} not blocked`, why, { result: 'skipped' });
+}

@@ -31,3 +31,20 @@ export interface AddEachResult {
 	/** Per entry: the add's answer (WriteResult), or the blast-radius guard's refusal (nothing sent). */
 	answers: ({ entry: string; answer: unknown } | { entry: string; refused: string })[];
 }
+
+/**
+ * A runbook's write groups in ONE activity (worker/src/activities/exactBatch.mts `exactWriteSteps`): the groups in
+ * order, a group's steps at once; each setting written as its own write activity writes it (exactSet) and each list
+ * entry as `runbook.blacklistAddEach` writes it, each with its own record. `answers` are keyed: a setting step by its
+ * `key`, a list entry by `<key> <entry>`.
+ */
+export const WRITE_STEPS_ACTIVITY = 'runbook.writeSteps';
+export type WriteStep =
+	| { key: string; op: string; params: Record<string, unknown> }
+	| { key: string; add: AddEachInput };
+export interface WriteStepsInput {
+	groups: WriteStep[][];
+}
+export interface WriteStepsResult {
+	answers: ({ key: string; answer: unknown } | { key: string; refused: string })[];
+}

@@ -113,7 +113,8 @@ export const EXACT_SETTINGS: Record<string, Setting> = {
 };
 
 /**
- * A setting's write: read, then write only when it is not at the target yet. With `expect` (the same operation's
+ * A setting's write: read, then write only when it is not at the target yet. `own`: its record kept beside other
+ * writes' in one activity (exactBatch.mts); default the activity's own. With `expect` (the same operation's
  * params: a revert's own value), only while the setting is live at the value `expect` sets: found at anything else, it
  * is someone else's since (the person wins), nothing is sent and the answer is `theirs`. The check is made on this
  * write's own read, so what it cannot see is one API round trip (read → write; the API has no compare-and-set), not
@@ -125,11 +126,12 @@ export async function exactSet(
 	params: Params,
 	temporal?: () => TemporalClient,
 	expect?: Params,
+	own?: WriteAttempt,
 ): Promise<WriteResult> {
 	const s = EXACT_SETTINGS[op.id];
 	const valid = client.validate(op.id, params) as Params; // bad input fails before anything is read
 	const target = s.target(valid);
-	const r = await readRecorded(writeAttempt(temporal), () => client.call(s.read, s.readParams(valid)));
+	const r = await readRecorded(own ?? writeAttempt(temporal), () => client.call(s.read, s.readParams(valid)));
 	const a = r.attempt;
 	const live = s.current(r.live, valid);
 	if (s.atTarget(live, target)) {

@@ -13,9 +13,11 @@ import {
 	ADD_EACH_ACTIVITY,
 	CHECK_INPUT_ACTIVITY,
 	PARSE_PLAN_ACTIVITY,
+	WRITE_STEPS_ACTIVITY,
 	type AddEachInput,
+	type WriteStepsInput,
 } from '../../../workflows/pure/activityNames.mts';
-import { exactAddEach } from './exactBatch.mts';
+import { exactAddEach, exactWriteSteps } from './exactBatch.mts';
 import { checkInput } from './inputCheck.mts';
 import type { WriteCondition } from '../../../workflows/pure/activityTypes.mts';
 
@@ -101,6 +103,11 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 	acts[ADD_EACH_ACTIVITY] = async (input?: unknown) =>
 		exactAddEach(client, (input ?? {}) as AddEachInput, opts.coordination, (e) =>
 			toFailure('applicationProtection.ipBlacklist.add', e, rateCodes),
+		);
+	// A runbook's write groups in one task, each write as its own activity writes it (exactBatch.mts).
+	acts[WRITE_STEPS_ACTIVITY] = async (input?: unknown) =>
+		exactWriteSteps(client, (input ?? {}) as WriteStepsInput, opts.coordination, (op, e) =>
+			toFailure(op, e, rateCodes),
 		);
 	// Inputs of workflows started directly, checked by the CLI's own rules (workflows/input/checkInWorker.mts).
 	acts[CHECK_INPUT_ACTIVITY] = async (kind?: unknown, input?: unknown) => checkInput(client, kind, input);
