@@ -146,7 +146,7 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 		maxDurationSeconds: 180,
 	});
 	const h = await startAttackResponse(w.client, w.queueR, p);
-	run.handle = h;
+	run.watch(h);
 	run.note(`runbook started (gate ${s.gate})`);
 	await run.anchor('start');
 	if (s.gate !== 'none') {
@@ -165,7 +165,7 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 	w.sim.sim.stopAttack(attack.id);
 	run.note('attack stopped');
 	await run.anchor('stopped');
-	const result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
+	const result = (await within(run.result as Promise<unknown>, 150_000)) as AttackResponseResult | undefined;
 	if (!result) run.errors.push('the runbook did not finish within 150 s');
 	else {
 		const unsure = (c: Change) =>
