@@ -23,11 +23,11 @@ runtime_var() {
   esac
 }
 # 0: all ready; 1: some still provisioning; 2: one failed (its log printed once into the job's log)
-runtimes_state() { # names...
-  local n
+runtimes_state() { # names... (no process forked: the queue asks every second)
+  local n c
   for n in "$@"; do
     [ -f "$LOGS/prov-$n.rc" ] || return 1
-    [ "$(cat "$LOGS/prov-$n.rc")" = 0 ] || return 2
+    read -r c <"$LOGS/prov-$n.rc"; [ "$c" = 0 ] || return 2
   done
   return 0
 }
@@ -39,32 +39,34 @@ export_runtimes() { # names...: exports each runtime's variable from its provisi
   done
 }
 
-# Expected seconds per file: this machine's last run (~/.cache/secsvc/test-file-times.tsv), else the committed
-# figures (test/file-times.tsv), else 30 s. Lines `seconds⇥file` (a named job: its name); the cluster job is the sum
-# of test/cluster's files.
+# Expected figures per job, `seconds⇥job⇥CPU-seconds` lines: this machine's last whole run
+# (~/.cache/secsvc/test-file-times.tsv, written by test.sh), else the committed ones (test/file-times.tsv), else 30 s
+# and half a core. They order the queue (longest first) and give each job its CPU rate (cores it keeps busy on
+# average, at most 1): the higher of the two files' rates, as a run on a loaded machine stretches walls, not CPU-s.
 TIMES_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/test-file-times.tsv"
-expected_seconds() { # file-or-"cluster"
-  local key="$1" f
-  [ "$key" = cluster ] && key='test/cluster/'
-  for f in "$TIMES_CACHE" test/file-times.tsv; do
-    [ -s "$f" ] || continue
-    awk -F'\t' -v k="$key" 'index($2, k) == 1 && (k ~ /\/$/ || $2 == k) { s += $1; n++ } END { if (n) printf "%d\n", s; else exit 1 }' "$f" && return 0
-  done
-  echo 30
+expected() { # job: "seconds millicores"
+  local files=() f
+  for f in "$TIMES_CACHE" test/file-times.tsv; do [ -s "$f" ] && files+=("$f"); done
+  awk -F'\t' -v k="$1" '$2 != k || $3 !~ /^[0-9.]+$/ { next } { w = $1 < 1 ? 1 : $1; r = 1000 * $3 / w; if (!s) s = w; if (r > m) m = r }
+    END { if (!s) print "30 500"; else printf "%d %d\n", s, (m > 1000 ? 1000 : m) }' "${files[@]}" /dev/null
 }
 
-# CPU pressure (the kernel's PSI "some avg10": % of the last 10 s in which a runnable task waited for a CPU); without
-# PSI, the load average per core × 50. Above SECSVC_TEST_PRESSURE (default 40) the queue adds no job beyond
-# SECSVC_TEST_MIN_SLOTS (default 2): on a machine that other work saturates, more files at once only make every
-# file's waits and bounds slower (seen: load 35 on 2 cores, a 5-slot run failed its chaos files and an n8n migration
-# took > 180 s).
+# Admission. Up to SECSVC_TEST_MIN_SLOTS (default 2) jobs run whatever the load. Beyond that, up to $SLOTS, a job
+# starts when (1) the running jobs' expected CPU rates plus its own stay within SECSVC_TEST_CPU_BUDGET millicores
+# (default 900 per core: the 2-core machine ran 250 s at ~1.75 cores of jobs with no failure; a rate is known at once,
+# unlike a pressure figure, so jobs start without waiting for one), the first job in queue order that fits, and
+# (2) the machine's CPU pressure (the kernel's PSI "some avg10": % of the last 10 s in which a runnable task waited
+# for a CPU; without PSI, the load average per core × 50) is below SECSVC_TEST_PRESSURE (default 40): work that is not
+# ours — on a machine that other work saturates, more files at once only make every file's waits and bounds slower
+# (seen: load 35 on 2 cores, PSI 99 %, a 5-slot run failed its chaos files and an n8n migration took > 180 s).
 cpu_pressure() {
   if [ -r /proc/pressure/cpu ]; then awk -F'[ =]' '/^some/ { printf "%d\n", $3 }' /proc/pressure/cpu
   else awk -v n="$(nproc)" '{ printf "%d\n", 50 * $1 / n }' /proc/loadavg; fi
 }
-room_for_more() { # running-count
-  [ "$1" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] && return 0
-  [ "$1" -lt "$SLOTS" ] && [ "$(cpu_pressure)" -lt "${SECSVC_TEST_PRESSURE:-40}" ]
+CPU_BUDGET="${SECSVC_TEST_CPU_BUDGET:-$(( 900 * $(nproc) ))}"
+admits() { # job running-count demand pressure: 0 when the job may start now
+  [ "$2" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] && return 0
+  [ "$2" -lt "$SLOTS" ] && [ "$4" -lt "${SECSVC_TEST_PRESSURE:-40}" ] && [ $(( $3 + rate[$1] )) -le "$CPU_BUDGET" ]
 }
 
 # Bounds (test/README.md "What runs in parallel"): a job still running after SECSVC_TEST_FILE_TIMEOUT seconds
@@ -106,7 +108,7 @@ reap_jobs() { # records every finished job; sets rc=1 when one failed
     [ "$st" = 0 ] || rc=1
     printf '%d\t%d\t%d\t%s\n' "${started[$pid]}" "$(( SECONDS - T0 ))" "$st" "$job" >>"$LOGS/schedule.tsv"
     job_line "$job" "$st"
-    unset "running[$pid]"
+    unset "running[$pid]"; demand=$(( demand - rate[$job] ))
   done
 }
 past_deadline() { [ "${SECSVC_TEST_DEADLINE:-0}" -gt 0 ] && [ $(( SECONDS - T0 )) -ge "$SECSVC_TEST_DEADLINE" ]; }
@@ -153,21 +155,21 @@ launch_job() { # job status-of-its-runtimes: starts it in the background, its ou
   local job="$1"
   n=$(( n + 1 )); ids[$job]=$n
   job_body "$job" "$2" </dev/null >"$LOGS/jobs/$n.log" 2>&1 &
-  running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); started_at[$job]=$(( SECONDS - T0 )); next_at=$(( SECONDS + 10 ))
-  echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
+  running[$!]="$job"; started[$!]=$(( SECONDS - T0 )); started_at[$job]=$(( SECONDS - T0 )); demand=$(( demand + rate[$job] ))
+  echo "$(( SECONDS - T0 ))s: start $job (${#running[@]} running, expected $demand millicores, CPU pressure $(cpu_pressure)%)" >>"$LOGS/queue.log"
 }
 
 run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs them in $SLOTS slots; 1 when any failed
   mkdir -p "$LOGS/jobs"
   : >"$LOGS/schedule.tsv"
-  local queue=() job
+  local queue=() job secs millis
+  declare -A running=() started=() ids=() started_at=() announced=() rate=() need=()
   # longest expected first
-  while IFS=$'\t' read -r _ job; do queue+=("$job"); done < <(
-    for job in "$@"; do printf '%s\t%s\n' "$(expected_seconds "$job")" "$job"; done | sort -t$'\t' -k1,1 -rn
+  while IFS=$'\t' read -r secs millis job; do queue+=("$job"); rate[$job]=$millis; need[$job]="$(job_needs "$job")"; done < <(
+    for job in "$@"; do read -r secs millis < <(expected "$job"); printf '%s\t%s\t%s\n' "$secs" "$millis" "$job"; done | sort -t$'\t' -k1,1 -rn
   )
-  echo "== ${#queue[@]} jobs in $SLOTS slots, longest expected first: ${queue[*]:0:6} …"
-  declare -A running=() started=() ids=() started_at=() announced=()
-  local rc=0 n=0 i st needs next_at=0 beat_at=$(( SECONDS + 300 ))
+  echo "== ${#queue[@]} jobs in $SLOTS slots (CPU budget $CPU_BUDGET millicores), longest expected first: ${queue[*]:0:6} …"
+  local rc=0 n=0 i st needs demand=0 pressure held='' held_at=0 beat_at=$(( SECONDS + 300 ))
   trap 'stop_all_jobs interrupted; exit 130' INT TERM
   while [ "${#queue[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
     reap_jobs
@@ -180,20 +182,27 @@ run_queue() { # jobs...: files, or names of test.sh's job_<name> functions; runs
       queue=(); rc=1
       break
     fi
-    local launched=0
-    # beyond the minimum, one more job at most every 10 s (PSI's window) and only while the CPUs have room
-    if [ "${#running[@]}" -lt "${SECSVC_TEST_MIN_SLOTS:-2}" ] || { [ "$SECONDS" -ge "$next_at" ] && room_for_more "${#running[@]}"; }; then
-      for i in "${!queue[@]}"; do
-        job="${queue[$i]}"
-        read -r -a needs <<<"$(job_needs "$job")"
-        st=0; runtimes_state "${needs[@]}" || st=$?
-        [ "$st" = 1 ] && continue
-        launch_job "$job" "$st"
-        unset "queue[$i]"; queue=("${queue[@]}")
-        launched=1
+    local launched=0 first=1
+    pressure="$(cpu_pressure)"
+    # the first job in queue order whose runtimes are there and that admits allows; once the first ready job has waited
+    # 30 s for room, no other starts before it (lighter jobs would otherwise take each freed share: starvation)
+    for i in "${!queue[@]}"; do
+      job="${queue[$i]}"
+      read -r -a needs <<<"${need[$job]}"
+      st=0; runtimes_state "${needs[@]}" || st=$?
+      [ "$st" = 1 ] && continue
+      if ! admits "$job" "${#running[@]}" "$demand" "$pressure"; then
+        [ "$first" = 1 ] || continue
+        first=0
+        [ "$held" = "$job" ] || { held="$job"; held_at=$SECONDS; }
+        [ $(( SECONDS - held_at )) -lt 30 ] && continue
         break
-      done
-    fi
+      fi
+      launch_job "$job" "$st"
+      unset "queue[$i]"; queue=("${queue[@]}")
+      launched=1
+      break
+    done
     [ "$launched" = 1 ] || sleep 1
   done
   trap - INT TERM

@@ -114,8 +114,12 @@ while IFS=$'\t' read -r n job; do
   cat "$LOGS/jobs/$n.log"
 done <"$LOGS/jobs.tsv"
 cat "$LOGS"/jobs/*.times >"$LOGS/all.times" 2>/dev/null || true
-# this machine's figures order the next run (scripts/test-queue.sh expected_seconds); a run of some files keeps them
-if [ "$#" = 0 ] && [ -s "$LOGS/all.times" ]; then mkdir -p "$(dirname "$TIMES_CACHE")" && cp "$LOGS/all.times" "$TIMES_CACHE.tmp.$$" && mv "$TIMES_CACHE.tmp.$$" "$TIMES_CACHE"; fi
+cat "$LOGS"/jobs/*.cpu >"$LOGS/all.cpu" 2>/dev/null || true
+# each passed job's seconds and CPU-seconds order and admit the next run (scripts/test-queue.sh expected); a run of
+# some files keeps the last whole run's
+awk -F'\t' 'NR == FNR { c[$2] = $1; next } $3 == 0 && ($4 in c) { printf "%d\t%s\t%s\n", $2 - $1, $4, c[$4] }' \
+  "$LOGS/all.cpu" "$LOGS/schedule.tsv" | sort -t$'\t' -k1,1 -rn >"$LOGS/jobs-expected.tsv"
+if [ "$#" = 0 ] && [ -s "$LOGS/jobs-expected.tsv" ]; then mkdir -p "$(dirname "$TIMES_CACHE")" && cp "$LOGS/jobs-expected.tsv" "$TIMES_CACHE.tmp.$$" && mv "$TIMES_CACHE.tmp.$$" "$TIMES_CACHE"; fi
 echo; echo "== provisioning (seconds since the start: ready)"
 for n in temporal n8n chromium cluster-build actionlint; do
   [ -f "$LOGS/prov-$n.rc" ] && echo "  $n: exit $(cat "$LOGS/prov-$n.rc") at $(( $(stat -c %Y "$LOGS/prov-$n.rc") - START_EPOCH )) s"
@@ -126,7 +130,6 @@ echo; echo "== slowest files (seconds, whole file: process, hooks, tests)"
 awk -F'\t' '{ s += $1; c++ } END { printf "%d files, %.0f s in files\n", c, s }' "$LOGS/all.times"
 sort -t$'\t' -k1,1 -rn "$LOGS/all.times" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
 echo; echo "== most CPU (CPU-seconds, user + sys of the job and every process it reaped; scripts/test-queue.sh job_cpu)"
-cat "$LOGS"/jobs/*.cpu >"$LOGS/all.cpu" 2>/dev/null || true
 awk -F'\t' '{ s += $1; c++ } END { printf "%d jobs, %.0f CPU-s in jobs\n", c, s }' "$LOGS/all.cpu"
 sort -t$'\t' -k1,1 -rn "$LOGS/all.cpu" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
 times >"$LOGS/run.times" # this shell (the queue's loop) and everything reaped under it: jobs, build, provisioning

@@ -8,10 +8,21 @@ import { abort, extendCooldown } from '../../../workflows/attackResponse/client.
 import { addBlock } from '../../../workflows/blocks/client.mts';
 import { WORKFLOW_TYPE } from '../../../api/runbook/contract.ts';
 import { SA } from '../../../workflows/attackResponse/searchAttributes.mts';
+import proto from '@temporalio/proto';
 import type { driftAudit } from '../../../workflows/drift/driftAudit.mts';
 import type { Ids } from '../helpers.mts';
 import { actText, IP_AUTH_VALUES, SOURCES, TCP_SYN_VALUES, type Act, type Anchor, type Schedule } from './schedule.mts';
 import type { World } from './world.mts';
+
+const { EventType } = proto.temporal.api.enums.v1;
+/** A run's last event: it closed (a continue-as-new is followed, not counted). */
+const CLOSED = new Set<number>([
+	EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+	EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+	EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+	EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+	EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+]);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,6 +38,8 @@ export class Run {
 	/** Where the runbook's time went (run.mts `late`), and how long after the bound it finished. */
 	timeline?: Timeline;
 	lateS?: number;
+	result?: Promise<unknown>;
+	ended = false;
 	/** Where this schedule's scan of the simulator's log stands (the wait anchor). */
 	private cursor: number;
 
@@ -137,23 +150,49 @@ export class Run {
 		this.pending.push(d.result().catch((e) => this.errors.push(`drift: ${(e as Error).message}`)));
 	}
 
+	/** Watches the runbook: `result` its outcome (one long-poll for the whole schedule), `ended` once it settled. */
+	watch(h: WorkflowHandle): void {
+		this.handle = h;
+		this.result = h.result();
+		this.result.then(
+			() => (this.ended = true),
+			() => (this.ended = true),
+		);
+	}
+
 	/**
-	 * The gate: the runbook's phase as its search attribute (`SecsvcPhase`, upserted at every phase change) in the
-	 * server's describe, every 400 ms (the gate stays open until the decision); a closed runbook is 'done'. It was a
-	 * query: each one a task for the runbooks' worker (with 24 schedules at once, most of them gated), and during a
-	 * kill no answer at all.
+	 * The gate: the runbook's phase as its search attribute (`SecsvcPhase`, upserted at every phase change), read from
+	 * its history by long-poll (the server answers when an event lands, not every 400 ms as the describe it was); a
+	 * closed runbook is 'done'. Before the describe it was a query: a task for the runbooks' worker, none during a kill.
 	 */
 	async phaseIn(phases: string[], timeoutMs = 60_000): Promise<string> {
+		const { client } = this.w;
 		const end = Date.now() + timeoutMs;
+		const execution = { workflowId: this.handle?.workflowId };
+		let nextPageToken: Uint8Array | undefined;
 		while (Date.now() < end) {
 			try {
-				const d = await this.handle?.describe();
-				const phase = d && (d.status.name === 'RUNNING' ? d.typedSearchAttributes.get(SA.phase) : 'done');
-				if (phase && phases.includes(phase)) return phase;
+				const r = await client.connection.withDeadline(end, () =>
+					client.workflowService.getWorkflowExecutionHistory({
+						namespace: client.options.namespace,
+						execution,
+						nextPageToken,
+						waitNewEvent: true,
+					}),
+				);
+				for (const e of r.history?.events ?? []) {
+					if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW) continue;
+					if (CLOSED.has(Number(e.eventType)) && phases.includes('done')) return 'done';
+					const sa = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[SA.phase.name];
+					const phase = sa?.data ? (JSON.parse(Buffer.from(sa.data).toString()) as string) : undefined;
+					if (phase && phases.includes(phase)) return phase;
+				}
+				// no token: the run closed (a continue-as-new: its next run, from its first event)
+				nextPageToken = r.nextPageToken?.length ? r.nextPageToken : undefined;
 			} catch {
-				// the server busy: ask again
+				// the server busy or the deadline: ask again, or give up below
+				await sleep(400);
 			}
-			await sleep(400);
 		}
 		return 'timeout';
 	}
@@ -162,13 +201,13 @@ export class Run {
 	async waiting(timeoutMs = 90_000): Promise<string> {
 		const end = Date.now() + timeoutMs;
 		const mark = `/site/${this.ids.site_id}/`;
-		for (let i = 0; Date.now() < end; i++) {
+		while (Date.now() < end) {
 			const log = this.w.sim.sim.log;
 			for (; this.cursor < log.length; this.cursor++) {
 				const e = log[this.cursor];
 				if (e.opId === 'dashboard.isUnderAttack' && e.caller === 'app' && e.path.includes(mark)) return 'waiting';
 			}
-			if (i % 5 === 4 && (await this.handle?.describe())?.status.name !== 'RUNNING') return 'ended';
+			if (this.ended) return 'ended';
 			await sleep(200);
 		}
 		return 'timeout';

@@ -174,7 +174,7 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 		maxDurationSeconds: 180,
 	});
 	const h = await startAttackResponse(w.client, w.queueR, p);
-	run.handle = h;
+	run.watch(h);
 	run.note(`runbook started (gate ${s.gate})`);
 	await run.anchor('start');
 	if (s.gate !== 'none') {
@@ -193,7 +193,7 @@ async function drive(run: Run): Promise<AttackResponseResult | undefined> {
 	w.sim.sim.stopAttack(attack.id);
 	run.note('attack stopped');
 	await run.anchor('stopped');
-	let result = (await within(h.result(), 150_000)) as AttackResponseResult | undefined;
+	let result = (await within(run.result as Promise<unknown>, 150_000)) as AttackResponseResult | undefined;
 	if (!result) result = await late(run, h);
 	else if (process.env.SECSVC_INTERLEAVE_TIMELINE)
 		run.timeline = await timelineOf(w.client, h.workflowId).catch(() => undefined);
