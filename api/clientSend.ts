@@ -116,6 +116,8 @@ export function refusalOf(
 ): TokenRefusal | undefined {
 	const { tokens } = ctx;
 	if (op.auth !== 'access_token' || !tokens || o.accessToken || token === undefined) return undefined;
+	// code 0 is never a refusal (tokenRefusal's second rule): the common answer builds nothing
+	if (status !== 401 && env?.code === 0) return undefined;
 	return tokenRefusal({
 		status,
 		code: env?.code,

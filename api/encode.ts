@@ -11,7 +11,7 @@ export function encodeRequest(
 	let path = op.path;
 	const query: Array<[string, string]> = [];
 	const parts: Array<[string, string]> = [];
-	const json: Record<string, unknown> = {};
+	const json: Record<string, unknown> | undefined = op.encoding === 'json' ? {} : undefined;
 
 	for (const f of op.fields) {
 		const v = params[f.name];
@@ -21,7 +21,7 @@ export function encodeRequest(
 			continue;
 		}
 		const target = f.in === 'query' || op.encoding === 'query' || op.encoding === 'redirect' ? query : parts;
-		if (op.encoding === 'json' && f.in === 'body') json[f.name] = v;
+		if (json && f.in === 'body') json[f.name] = v;
 		else pushValue(target, f, v);
 	}
 	if (op.auth === 'access_token') {
@@ -33,7 +33,7 @@ export function encodeRequest(
 		url += `${i ? '&' : '?'}${encodeURIComponent(query[i][0])}=${encodeURIComponent(query[i][1])}`;
 
 	let body: HttpBody | undefined;
-	if (op.encoding === 'json') body = { kind: 'json', value: json };
+	if (json) body = { kind: 'json', value: json };
 	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts };
 	else if (op.encoding === 'form') body = { kind: 'form', parts };
 

@@ -1,7 +1,8 @@
 /**
  * Bench 1: per-call cost of the client (validate → encode → undici → envelope → result schema, token cached)
- * vs raw undici doing the same HTTP request (same URL built from the catalog path, same body, JSON parse and
- * envelope code check), both sequential on one keep-alive connection against the simulator in its own process.
+ * vs raw undici doing the same HTTP request (same URL built from the catalog path, same body, same deadline timer
+ * and timeout, JSON parse and envelope code check: `rawCall`), both sequential on one keep-alive connection against
+ * the simulator in its own process.
  * Blocks of `calls` alternate client / raw (`rounds` each) so machine noise hits both; the median block counts.
  * Besides the wall time per call, the bench process's own CPU time per call (process.cpuUsage: client + undici vs
  * undici alone), which other processes' load hardly moves: on a shared machine it is the steadier figure.
@@ -16,6 +17,30 @@ export const CLIENT_GOAL = 1.05;
 
 const APP_ID = 'bench-client';
 const SECRET = 'bench-client-secret-1';
+
+/**
+ * Raw undici as our transport does it, minus the client: the same deadline mechanism (one timer per request, cleared
+ * when the body is read; AbortSignal.timeout costs more, and the baseline must not pay for a choice the client does
+ * not make), the same timeout, body read as text, JSON parse, status and envelope code checked.
+ */
+async function rawCall(url: string, o: { method: string; body?: FormData }, agent: Agent, timeoutMs: number) {
+	const ac = new AbortController();
+	const timer = setTimeout(() => ac.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+	try {
+		const r = await request(url, {
+			method: o.method,
+			headers: { accept: 'application/json' },
+			body: o.body,
+			dispatcher: agent,
+			signal: ac.signal,
+		});
+		const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
+		if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
+		return j.result;
+	} finally {
+		clearTimeout(timer);
+	}
+}
 
 function pathFor(opId: string, params: Record<string, string>): string {
 	return getOperation(opId).path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(params[k]));
@@ -32,7 +57,9 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 		connections: 1,
 		retries: 0,
 	});
+	// the same pool settings as the client's transport (worker/src/service/undici.mts) and the client's timeout
 	const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000 });
+	const { timeoutMs } = client.options;
 	try {
 		const ids = await sim.control<{ site_id: string; domain_port_id: string }>('GET', '/ids');
 		await sim.control('POST', '/attacks', { site_id: ids.site_id, sources: [{ cidr: '198.18.0.0/24' }] });
@@ -49,20 +76,13 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 				name: 'GET is_under_attack',
 				opId: 'dashboard.isUnderAttack',
 				params: { site_id: ids.site_id },
-				raw: async () => {
-					const r = await request(
+				raw: () =>
+					rawCall(
 						`${sim.url}${pathFor('dashboard.isUnderAttack', ids)}?access_token=${encodeURIComponent(token)}`,
-						{
-							method: 'GET',
-							headers: { accept: 'application/json' },
-							dispatcher: agent,
-							signal: AbortSignal.timeout(10_000),
-						},
-					);
-					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
-					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
-					return j.result;
-				},
+						{ method: 'GET' },
+						agent,
+						timeoutMs,
+					),
 			},
 			{
 				name: 'POST authentication/base (multipart)',
@@ -72,19 +92,12 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 					const fd = new FormData();
 					fd.append('duration', '600');
 					fd.append('threshold_tps', '1000');
-					const r = await request(
+					return rawCall(
 						`${sim.url}${pathFor('applicationProtection.authBase.set', ids)}?access_token=${encodeURIComponent(token)}`,
-						{
-							method: 'POST',
-							headers: { accept: 'application/json' },
-							body: fd,
-							dispatcher: agent,
-							signal: AbortSignal.timeout(10_000),
-						},
+						{ method: 'POST', body: fd },
+						agent,
+						timeoutMs,
 					);
-					const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
-					if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
-					return j.result;
 				},
 			},
 		];

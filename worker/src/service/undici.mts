@@ -32,24 +32,15 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 			for (const [k, v] of req.body.parts) fd.append(k, v);
 			body = fd;
 		}
+		// One deadline for the whole exchange (connect, headers, body): undici's own headers/body timeouts would only
+		// repeat it with a timer per request. A plain timer cleared when the body is read, not AbortSignal.timeout:
+		// that one's timer lives until the signal is garbage-collected (a weak reference and a finalizer per request).
+		const ac = new AbortController();
+		const timer = setTimeout(abortOnTimeout, req.timeoutMs, ac);
 		try {
-			const res = await request(req.url, {
-				method: req.method,
-				headers,
-				body,
-				dispatcher: agent,
-				// One deadline for the whole exchange (connect, headers, body): undici's own headers/body timeouts
-				// would only repeat it with a timer per request.
-				signal: AbortSignal.timeout(req.timeoutMs),
-			});
+			const res = await request(req.url, { method: req.method, headers, body, dispatcher: agent, signal: ac.signal });
 			const text = await readBounded(res, req.maxResponseBytes ?? MAX_RESPONSE_BYTES);
-			const h: Record<string, string> = {};
-			const rh = res.headers;
-			for (const k in rh) {
-				const v = rh[k];
-				if (v !== undefined) h[k] = typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : String(v);
-			}
-			return { status: res.statusCode, headers: h, body: text };
+			return { status: res.statusCode, headers: textHeaders(res.headers), body: text };
 		} catch (err) {
 			const e = err as Error & { code?: string; timeout?: boolean; sent?: boolean };
 			const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
@@ -59,9 +50,32 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
 			if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT')
 				e.sent = false;
 			throw e;
+		} finally {
+			clearTimeout(timer);
 		}
 	};
 	return Object.assign(transport, { close: () => agent.close() });
+}
+
+/** The answer's headers as text: undici's own object when every value is one string (the common case), else a copy. */
+function textHeaders(rh: Record<string, string | string[] | undefined>): Record<string, string> {
+	let plain = true;
+	for (const k in rh)
+		if (typeof rh[k] !== 'string') {
+			plain = false;
+			break;
+		}
+	if (plain) return rh as Record<string, string>;
+	const h: Record<string, string> = {};
+	for (const k in rh) {
+		const v = rh[k];
+		if (v !== undefined) h[k] = typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : String(v);
+	}
+	return h;
+}
+
+function abortOnTimeout(ac: AbortController) {
+	ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
 }
 
 /**
@@ -70,7 +84,7 @@ export function createUndiciTransport(o: UndiciTransportOptions = {}): Transport
  * past the bound the stream is destroyed (the connection is not reused) and the error carries `tooLarge`. The
  * request's abort signal still ends a body that drips in too slowly.
  */
-async function readBounded(
+function readBounded(
 	res: { headers: Record<string, string | string[] | undefined>; body: BodyStream },
 	max: number,
 ): Promise<string> {
@@ -78,11 +92,15 @@ async function readBounded(
 	const length = typeof declared === 'string' && /^\d{1,15}$/.test(declared) ? Number(declared) : undefined;
 	if (length !== undefined && length <= max) return res.body.text();
 	if (length !== undefined) throw tooLarge(res.body, max);
+	return readChunks(res.body, max);
+}
+
+async function readChunks(body: BodyStream, max: number): Promise<string> {
 	const chunks: Uint8Array[] = [];
 	let size = 0;
-	for await (const chunk of res.body) {
+	for await (const chunk of body) {
 		size += chunk.byteLength;
-		if (size > max) throw tooLarge(res.body, max);
+		if (size > max) throw tooLarge(body, max);
 		chunks.push(chunk);
 	}
 	return Buffer.concat(chunks, size).toString('utf8');
