@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { getOperation } from '../api/catalog/index.ts';
 import { createApiClient } from '../worker/src/service/client.mts';
+import { rawCall } from './client.mts';
 import { loadText, median, startSimProcess } from './lib.mts';
 
 const { values } = parseArgs({
@@ -28,6 +29,7 @@ const client = createApiClient({
 	retries: 0,
 });
 const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 10_000 });
+const { timeoutMs } = client.options;
 try {
 	const ids = await sim.control<{ site_id: string }>('GET', '/ids');
 	const tr = await request(`${sim.url}/oauth/credit/token`, {
@@ -40,17 +42,8 @@ try {
 	const path = getOperation('dashboard.isUnderAttack').path.replace('{site_id}', ids.site_id);
 	const sides: Record<string, () => Promise<unknown>> = {
 		client: () => client.call('dashboard.isUnderAttack', { site_id: ids.site_id }),
-		raw: async () => {
-			const r = await request(`${sim.url}${path}?access_token=${encodeURIComponent(token)}`, {
-				method: 'GET',
-				headers: { accept: 'application/json' },
-				dispatcher: agent,
-				signal: AbortSignal.timeout(10_000),
-			});
-			const j = JSON.parse(await r.body.text()) as { code: number; result: unknown };
-			if (r.statusCode !== 200 || j.code !== 0) throw new Error(`raw: ${JSON.stringify(j)}`);
-			return j.result;
-		},
+		raw: () =>
+			rawCall(`${sim.url}${path}?access_token=${encodeURIComponent(token)}`, { method: 'GET' }, agent, timeoutMs),
 	};
 	const names = values.only ? [values.only] : Object.keys(sides);
 	const calls = Number(values.calls);
