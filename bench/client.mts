@@ -23,7 +23,7 @@ const SECRET = 'bench-client-secret-1';
  * when the body is read; AbortSignal.timeout costs more, and the baseline must not pay for a choice the client does
  * not make), the same timeout, body read as text, JSON parse, status and envelope code checked.
  */
-async function rawCall(url: string, o: { method: string; body?: FormData }, agent: Agent, timeoutMs: number) {
+export async function rawCall(url: string, o: { method: string; body?: FormData }, agent: Agent, timeoutMs: number) {
 	const ac = new AbortController();
 	const timer = setTimeout(() => ac.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
 	try {
