@@ -94,7 +94,7 @@ function wrapDetail(r: unknown): unknown {
 	if (r && typeof r === 'object' && !Array.isArray(r) && Object.keys(r).some((k) => DETAIL_KEYS.has(k))) return r;
 	if (Array.isArray(r)) {
 		const first = r[0] as Record<string, unknown> | undefined;
-		return first && 'element' in first ? { characterization: r } : { traffic_patterns: r };
+		return first && typeof first === 'object' && 'element' in first ? { characterization: r } : { traffic_patterns: r };
 	}
 	if (r && typeof r === 'object') {
 		const o = r as Record<string, unknown>;

@@ -147,6 +147,15 @@ test('a result that does not match the spec is a TransportError(kind result)', a
 	await srv.close();
 });
 
+test('an event detail answered as a list of strings is a TransportError(kind result), not a TypeError', async () => {
+	const { srv, client } = await setup(() => ({ code: 0, result: ['a'] }));
+	await assert.rejects(
+		client.call('dashboard.eventDetail', { event_id: '1', module: 'traffic_patterns' }),
+		(e: unknown) => e instanceof TransportError && e.kind === 'result' && /does not match the spec/.test(e.message),
+	);
+	await srv.close();
+});
+
 test('GETs are retried on HTTP 5xx with backoff; then succeed', async () => {
 	let n = 0;
 	const { srv, client } = await setup(() => ({ code: 0 }));
