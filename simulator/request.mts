@@ -61,12 +61,15 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 		code: null,
 		recvAt,
 	});
+	let lateMs = 0;
 	const finish: Finish = (status, body, headers) => {
 		entry.status = status;
 		entry.code = body.code;
-		sendJson(res, status, body, headers);
+		// `lateAnswer`: the call took effect; its answer leaves only later (a client that dies meanwhile never reads it)
+		if (lateMs) setTimeout(() => sendJson(res, status, body, headers), lateMs);
+		else sendJson(res, status, body, headers);
 	};
-	if (sim.faults.length && (await injectFault(sim, req, entry, query, finish))) return;
+	if (sim.faults.length && (await injectFault(sim, req, entry, query, finish, (ms) => (lateMs = ms)))) return;
 	try {
 		const def = handlers[m.opId];
 		if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
@@ -107,6 +110,7 @@ async function injectFault(
 	entry: LogEntry,
 	query: Fields,
 	finish: Finish,
+	answerLate: (ms: number) => void,
 ): Promise<boolean> {
 	const fault = sim.takeFault(entry.opId ?? '', entry.path);
 	if (!fault) return false;
@@ -114,6 +118,9 @@ async function injectFault(
 	switch (fault.kind) {
 		case 'delay':
 			await sleep(fault.delayMs ?? 1000);
+			return false;
+		case 'lateAnswer':
+			answerLate(fault.delayMs ?? 1000);
 			return false;
 		case 'hang':
 			// A frozen service: the connection stays open and nothing is answered until the client gives up, the

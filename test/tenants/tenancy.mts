@@ -41,7 +41,7 @@ export async function installAll(
 			client,
 			queue,
 			{ customerId: c.customerId, kind: 'user', sites: c.sites.map((s) => s.site_id) },
-			token,
+			{ ...token, connect: { redirectUri: REDIRECT } },
 		);
 	}
 	return installedAt;
