@@ -4,13 +4,14 @@
  * watch-only fleet template.
  */
 import type { Client } from '@temporalio/client';
+import { RENEW_ACTIVITY, tenantWorkflowId } from '../../workflows/tenant/shared.mts';
 import { MemoryTokenStore } from '../../api/tokens.ts';
 import { createClient } from '../../api/client.ts';
 import { createApiClient } from '../../worker/src/service/client.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { connectForCode, exchangeCode, installTenant } from '../../workflows/tenant/client.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
-import { APP_ID, liveSettings, SECRET, type Ids } from '../temporal/helpers.mts';
+import { APP_ID, liveSettings, SECRET, waitFor, type Ids } from '../temporal/helpers.mts';
 
 export const REDIRECT = 'https://install.app.example.com/installed';
 
@@ -76,4 +77,43 @@ export async function readerFor(sim: RunningSimulator, customerId: string) {
 		expirySkewSeconds: 0,
 	});
 	return Object.assign(c, { close: () => transport.close() });
+}
+
+/**
+ * A SIGKILL placed in the refresh's one window (docs/worker/tenants.md "Durable before use; the one window"): the
+ * service answers the next refresh late (fault `lateAnswer`: the refresh token is rotated already), and when it is a
+ * renewal of one of `targets`, the worker running it (its pending activity's worker identity, `<pid>@host`) is killed
+ * before it reads the answer. A refresh of another tenant (or of two targets at once) is let through (answered 4 s
+ * late) and the next one tried.
+ */
+export async function killInRefreshWindow(
+	sim: RunningSimulator,
+	client: Client,
+	targets: string[],
+	pids: () => (number | undefined)[],
+	kill: (worker: number) => Promise<void>,
+): Promise<{ customerId: string; worker: number; tries: number }> {
+	const op = 'authorization.refreshToken';
+	for (let tries = 1; tries <= 30; tries++) {
+		const since = Math.max(0, ...sim.sim.requests({ op }).map((r) => r.seq));
+		sim.sim.addFault({ op, kind: 'lateAnswer', delayMs: 4000 });
+		const late = () => sim.sim.requests({ op, since }).find((r) => r.fault === 'lateAnswer' && r.code !== null);
+		await waitFor('a refresh answered late', async () => late() !== undefined, 120_000, 20);
+		if (late()?.code !== 0) continue; // refused (a retry of a lost answer): nothing rotated
+		const held = await Promise.all(
+			targets.map(async (customerId) => {
+				const d = await client.workflow.getHandle(tenantWorkflowId(customerId)).describe();
+				const a = d.raw.pendingActivities?.find((p) => p.activityType?.name === RENEW_ACTIVITY);
+				return { customerId, worker: pids().indexOf(Number(/^(\d+)@/.exec(a?.lastWorkerIdentity ?? '')?.[1])) };
+			}),
+		);
+		const hits = held.filter((h) => h.worker >= 0);
+		const [hit] = hits;
+		// two target renewals in flight at once: which one is late is not known, so neither is killed
+		if (hits.length === 1) {
+			await kill(hit.worker);
+			return { ...hit, tries };
+		}
+	}
+	throw new Error('no refresh of a target tenant caught in 30 tries');
 }

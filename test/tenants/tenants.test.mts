@@ -417,7 +417,7 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 	}
 });
 
-test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-reinstall, loudly; a re-install brings it back', async () => {
+test('c. a worker SIGKILLed in the middle of a renewal, SECSVC_TENANT_REINSTALL=off: the tenant is needs-reinstall, loudly; a re-install brings it back', async () => {
 	const sim = await strictSim();
 	const queue = uniqueQueue('tenants-c');
 	const [c1] = customers(sim, 1);
@@ -445,7 +445,8 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 				client,
 				queue,
 				{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
-				await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code),
+				// the connect parameters kept: only the policy stops an automatic re-install
+				{ ...(await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code)), connect: { redirectUri: REDIRECT } },
 			);
 		};
 		const installed = await install();
@@ -475,7 +476,7 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 			10,
 		);
 		await killChild(victim, 'SIGKILL');
-		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` });
+		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}`, SECSVC_TENANT_REINSTALL: 'off' });
 		// the renewal's retry (after its 30 s heartbeat timeout) gets the service's refusal: needs-reinstall, at once
 		await assert.rejects(
 			asked,
@@ -494,6 +495,10 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		assert.equal(JSON.parse(shown.out).status, 'needs-reinstall');
 		// the killed attempt recorded that it was sending: the problem says the answer was lost, not just "refused"
 		assert.match(JSON.parse(shown.out).problem, /sent this refresh token and its answer was lost/);
+		assert.deepEqual(
+			[JSON.parse(shown.out).lockouts, JSON.parse(shown.out).autoReinstalls, JSON.parse(shown.out).reinstallable],
+			[1, 0, true],
+		);
 		assert.equal((await cli(['tenants', 'list'], e)).code, 3);
 		await assert.rejects(
 			handle.executeUpdate(tokenUpdate, { args: [{}] }),
