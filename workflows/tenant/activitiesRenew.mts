@@ -101,7 +101,8 @@ async function reinstall(app: Client, cfg: RenewConfig, i: RenewInput, why: stri
 		const { accessToken, refreshToken, expiresIn, issuedAt } = t;
 		return sealed({ accessToken, refreshToken, expiresIn, sentAt: issuedAt, answeredAt: Date.now(), reinstalled: why });
 	} catch (e) {
-		if (e instanceof TenantInputError) throw lockedOut(i, `${why}; the automatic re-install was refused: ${e.message}`);
+		const refusal = e instanceof TenantInputError ? e.message.replace(/^(\w+): \1: /, '$1: ') : undefined;
+		if (refusal) throw lockedOut(i, `${why}; the automatic re-install was refused: ${refusal}`);
 		throw e; // no answer (transport): retried, and the retry goes on with the re-install
 	}
 }
