@@ -115,3 +115,22 @@ test('SECSVC_TENANT_REINSTALL: default lost-answer, a bad value named', () => {
 		/SECSVC_TENANT_REINSTALL: must be one of off, lost-answer, always/,
 	);
 });
+
+test('a refresh with no answer in time fails retryable (the same renewal tries again and knows the loss is ours)', async () => {
+	const slow = createApiClient({
+		baseUrl: sim.url,
+		credentials: { appId: APP_ID, secret: SECRET, tokenKind: 'app' },
+		timeoutMs: 300,
+		retries: 0,
+	});
+	try {
+		const acts = createTenantActivities(slow, { appId: APP_ID, secret: SECRET });
+		const input = sealed({ customerId, kind: 'user' as const, refreshToken: await rotatedAway() });
+		sim.sim.addFault({ op: 'authorization.refreshToken', kind: 'lateAnswer', delayMs: 1000 });
+		const e = await new MockActivityEnvironment().run(acts[RENEW_ACTIVITY], input).catch((x: ApplicationFailure) => x);
+		assert.equal((e as ApplicationFailure).type, 'RefreshOutcomeUnknown');
+		assert.equal((e as ApplicationFailure).nonRetryable, false);
+	} finally {
+		await slow.close();
+	}
+});

@@ -155,7 +155,12 @@ export function createTenantActivities(app: Client, cfg: RenewConfig, temporal?:
 					if (reinstalls(i, lost)) return reinstall(app, cfg, i, why, a);
 					throw lockedOut(i, why, err.code);
 				}
-				throw toFailure(opId, e);
+				const f = toFailure(opId, e) as ApplicationFailure;
+				// a refresh with no answer (timeout): the same activity tries again, so a refusal then is known as our
+				// own lost answer (`lost`); a new renewal would not know it (its own first attempt: no earlier record)
+				if (i.kind === 'user' && f.type === 'OutcomeUnknown')
+					throw ApplicationFailure.retryable(f.message, 'RefreshOutcomeUnknown', { customerId: i.customerId });
+				throw f;
 			}
 		},
 	};

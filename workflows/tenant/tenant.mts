@@ -79,6 +79,8 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 	setHandler(viewQuery, () => viewOf(state));
 	setHandler(tokenUpdate, (req) => run.locked(() => token(run, req)), {
 		validator: (req) => {
+			// refused before it is accepted: the asks of a tenant that needs re-install write no history
+			if (state.status !== 'ok') throw run.refused();
 			if (
 				!req ||
 				typeof req !== 'object' ||
