@@ -65,9 +65,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 	const finish: Finish = (status, body, headers) => {
 		entry.status = status;
 		entry.code = body.code;
-		// `lateAnswer`: the call took effect; its answer leaves only later (a client that dies meanwhile never reads it)
-		if (lateMs) setTimeout(() => sendJson(res, status, body, headers), lateMs);
-		else sendJson(res, status, body, headers);
+		answer(lateMs, () => sendJson(res, status, body, headers));
 	};
 	if (sim.faults.length && (await injectFault(sim, req, entry, query, finish, (ms) => (lateMs = ms)))) return;
 	try {
@@ -101,6 +99,12 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 		if (e instanceof SimError) finish(200, { code: e.code, msg: e.message });
 		else finish(200, { code: CODES.INTERNAL, msg: `internal error: ${(e as Error).message}` });
 	}
+}
+
+/** Sends the answer; `ms` later when a `lateAnswer` fault holds it (the call took effect, a client gone meanwhile never reads it). */
+function answer(ms: number, send: () => void): void {
+	if (ms) setTimeout(send, ms);
+	else send();
 }
 
 /** Applies the first matching injected fault; true when it answered (or dropped) the request itself. */
