@@ -137,7 +137,16 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 	let log = '';
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
-	const url = await waitFor('the entrance listening', async () => /listening on (http:\/\/\S+)/.exec(log)?.[1], 60_000);
+	// listening, or exited (its log in the error); the wall bound only backs that up: the start (tsx compiling the CLI's
+	// imports) is CPU work, so a wall bound measures the machine's load (60 s was missed at load 42, session 15)
+	const url = await waitFor(
+		'the entrance listening',
+		async () => {
+			if (child.exitCode !== null) throw new Error(`the entrance exited (${child.exitCode}): ${log.slice(-2000)}`);
+			return /listening on (http:\/\/\S+)/.exec(log)?.[1];
+		},
+		600_000,
+	);
 	return { url, child, log: () => log };
 }
 
