@@ -230,11 +230,15 @@ test(`${N_TENANTS} tenants, 3 workers, ${N_RUNBOOKS} runbooks + a fleet watch fo
 		// each refused refresh is a lock-out, re-installed automatically: the window's tenant's at least
 		const sum = (f: (v: (typeof views)[number]) => number) => views.reduce((n, v) => n + f(v), 0);
 		const lockedOut = views.filter((v) => v.lockouts).map((v) => [v.customerId, v.lastLockout]);
-		assert.deepEqual(
-			[sum((v) => v.lockouts), sum((v) => v.autoReinstalls)],
-			[refused, refused],
-			JSON.stringify(lockedOut),
+		// one lock-out may have several refused POSTs: a refusal whose own answer came after the worker's 4 s timeout
+		// is retried by the same renewal (RefreshOutcomeUnknown) and refused again (chaos3 at load 37: 14 for 8)
+		const lockouts = sum((v) => v.lockouts);
+		assert.equal(
+			sum((v) => v.autoReinstalls),
+			lockouts,
+			`every lock-out re-installed: ${JSON.stringify(lockedOut)}`,
 		);
+		assert.ok(lockouts >= 1 && lockouts <= refused, `${lockouts} lock-outs for ${refused} refused refresh POSTs`);
 		const hit = views.find((v) => v.customerId === window.customerId);
 		assert.ok(hit?.lockouts && hit.lastLockout?.problem.includes('its answer was lost'), JSON.stringify(hit));
 		assert.match(logs.join(''), /was locked out \(.*\); re-installed automatically/);
