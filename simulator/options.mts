@@ -150,7 +150,8 @@ export interface LogEntry {
 	rlTokens?: number;
 	/**
 	 * Who made the call, as the service knows it: `app` (the app token), `user:<customer_id>` (a customer's user
-	 * token), `console` (the vendor's console, `POST /__sim/console`). Absent when the token was refused.
+	 * token, or a refresh that rotated one of its refresh tokens), `console` (the vendor's console, `POST
+	 * /__sim/console`). Absent when the token was refused.
 	 */
 	caller?: string;
 }

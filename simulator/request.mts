@@ -87,6 +87,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 			sim.opts.unknownFields === 'reject',
 		);
 		const result = await def.fn(sim, ctx);
+		entry.caller ??= ctx.caller;
 		if (result instanceof Redirect) {
 			entry.status = 302;
 			entry.code = 0;

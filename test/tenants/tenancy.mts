@@ -89,10 +89,11 @@ const LATE_MS = 10_000;
 
 /**
  * A SIGKILL placed in the refresh's one window (docs/worker/tenants.md "Durable before use; the one window"): the
- * service answers the next refresh late (fault `lateAnswer`: the refresh token is rotated already), and when it is a
- * renewal of one of `targets`, the worker running it (its pending activity's worker identity, `<pid>@host`) is killed
- * before it reads the answer. A refresh of another tenant (or of two targets at once) is let through (answered late)
- * and the next one tried.
+ * service answers the next refresh late (fault `lateAnswer`: the refresh token is rotated already); the simulator
+ * names the customer whose refresh token that request rotated (its log's `caller`). When it is one of `targets`, the
+ * worker running that tenant's renewal (its pending activity's worker identity, `<pid>@host`) is killed before it
+ * reads the answer. A refresh of another tenant is let through (answered late) and the next one tried. (Telling the
+ * late request's tenant from pending activities alone failed: 2–10 target renewals were in flight at once, chaos4.)
  */
 export async function killInRefreshWindow(
 	sim: RunningSimulator,
@@ -108,25 +109,23 @@ export async function killInRefreshWindow(
 		sim.sim.addFault({ op, kind: 'lateAnswer', delayMs: LATE_MS });
 		const late = () => sim.sim.requests({ op, since }).find((r) => r.fault === 'lateAnswer' && r.code !== null);
 		await waitFor('a refresh answered late', async () => late() !== undefined, 120_000, 20);
-		if (late()?.code !== 0) continue; // refused (a retry of a lost answer): nothing rotated
-		const held = await Promise.all(
-			targets.map(async (customerId) => {
-				const d = await client.workflow.getHandle(tenantWorkflowId(customerId)).describe();
-				const a = d.raw.pendingActivities?.find((p) => p.activityType?.name === RENEW_ACTIVITY);
-				return { customerId, worker: pids().indexOf(Number(/^(\d+)@/.exec(a?.lastWorkerIdentity ?? '')?.[1])) };
-			}),
-		);
-		const hits = held.filter((h) => h.worker >= 0);
-		const [hit] = hits;
-		// two target renewals in flight at once: which one is late is not known, so neither is killed; nor one whose
-		// answer may have left already (a slow machine): the kill must come before the worker can read it
-		const answerLeavesAt = (late()?.time as number) + LATE_MS;
-		const leftIn = answerLeavesAt - sim.sim.nowMs();
-		if (hits.length === 1 && leftIn > 300) {
-			await kill(hit.worker);
-			return { ...hit, tries };
+		const held = late();
+		if (held?.code !== 0) continue; // refused (a retry of a lost answer): nothing rotated
+		const customerId = held.caller?.replace(/^user:/, '') ?? '';
+		if (!targets.includes(customerId)) {
+			missed.push(`${customerId || '?'} not a target`);
+			continue;
 		}
-		missed.push(`${hits.map((h) => h.customerId).join('+') || 'no target'} ${leftIn} ms before the answer`);
+		const d = await client.workflow.getHandle(tenantWorkflowId(customerId)).describe();
+		const a = d.raw.pendingActivities?.find((p) => p.activityType?.name === RENEW_ACTIVITY);
+		const worker = pids().indexOf(Number(/^(\d+)@/.exec(a?.lastWorkerIdentity ?? '')?.[1]));
+		// the kill must come before the worker can read the answer (a slow machine may have let it leave already)
+		const leftIn = held.time + LATE_MS - sim.sim.nowMs();
+		if (worker >= 0 && leftIn > 300) {
+			await kill(worker);
+			return { customerId, worker, tries };
+		}
+		missed.push(`${customerId}: worker ${a?.lastWorkerIdentity ?? 'none'}, ${leftIn} ms before the answer`);
 	}
 	throw new Error(`no refresh of a target tenant caught in 30 tries: ${missed.join('; ')}`);
 }

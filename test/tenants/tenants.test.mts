@@ -138,7 +138,8 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
 	// listening, or exited (its log in the error); the wall bound only backs that up: the start (tsx compiling the CLI's
-	// imports) is CPU work, so a wall bound measures the machine's load (60 s was missed at load 42, session 15)
+	// imports) is CPU work, so a wall bound measures the machine's load (60 s was missed at load 42, session 15). A
+	// start that fails kills the child: the caller has no handle to it yet.
 	const url = await waitFor(
 		'the entrance listening',
 		async () => {
@@ -146,7 +147,10 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 			return /listening on (http:\/\/\S+)/.exec(log)?.[1];
 		},
 		600_000,
-	);
+	).catch(async (err: unknown) => {
+		await killChild(child, 'SIGKILL');
+		throw err;
+	});
 	return { url, child, log: () => log };
 }
 
@@ -177,12 +181,14 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 	let wlog = '';
 	worker.stdout?.on('data', (d) => (wlog += d));
 	worker.stderr?.on('data', (d) => (wlog += d));
-	const entrance = await startEntrance(e);
 	const [c1, c2, c3] = customers(sim, 3);
+	let entrance: Awaited<ReturnType<typeof startEntrance>> | undefined;
 	try {
+		entrance = await startEntrance(e);
+		const { url } = entrance;
 		await waitFor('the tenant worker polling', async () => /task queue/.test(wlog), 120_000);
 		const get = async (q: string) => {
-			const r = await fetch(`${entrance.url}${q}`);
+			const r = await fetch(`${url}${q}`);
 			return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 		};
 		// the happy path: the portal calls the entrance with xspe and customer_id
@@ -295,7 +301,7 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 	} finally {
 		await endTenants([c1, c2, c3].map((c) => c.customerId));
 		await killChild(worker, 'SIGKILL');
-		await killChild(entrance.child, 'SIGTERM');
+		if (entrance) await killChild(entrance.child, 'SIGTERM');
 		await sim.close();
 	}
 });
