@@ -24,8 +24,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 	const recvAt = Date.now();
 	const url = req.url ?? '/';
 	const qi = url.indexOf('?');
-	const path = qi < 0 ? url : url.slice(0, qi);
-	const qs = qi < 0 ? '' : url.slice(qi + 1);
+	const [path, qs] = qi < 0 ? [url, ''] : [url.slice(0, qi), url.slice(qi + 1)];
 	const method = req.method ?? 'GET';
 	if (path.startsWith('/__sim/') || path === '/__sim') {
 		const body = await readBody(req);
