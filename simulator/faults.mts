@@ -4,7 +4,7 @@ import type { Router } from './router.mts';
 
 export type ActiveFault = FaultSpec & { count: number; until?: number };
 
-const KINDS: FaultKind[] = ['http5xx', 'code', 'delay', 'reset', 'ratelimit', 'expireToken', 'hang'];
+const KINDS: FaultKind[] = ['http5xx', 'code', 'delay', 'lateAnswer', 'reset', 'ratelimit', 'expireToken', 'hang'];
 
 /** The fault as it is kept (its count, its window's end on the simulator clock); throws naming a bad field. */
 export function checkedFault(f: FaultSpec, router: Router, nowMs: number): ActiveFault {

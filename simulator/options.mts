@@ -5,7 +5,7 @@ import type { FleetSpec } from './fleet.mts';
 import type { RateLimitSpec } from './rateLimit.mts';
 import type { AttackSpec } from './state.mts';
 
-export type FaultKind = 'http5xx' | 'code' | 'delay' | 'reset' | 'ratelimit' | 'expireToken' | 'hang';
+export type FaultKind = 'http5xx' | 'code' | 'delay' | 'lateAnswer' | 'reset' | 'ratelimit' | 'expireToken' | 'hang';
 export interface FaultSpec {
 	/** Operation id, or '*' for every vendor operation. */
 	op: string;
@@ -17,7 +17,7 @@ export interface FaultSpec {
 	status?: number;
 	/** `ratelimit`: the answer's `Retry-After` header, seconds (none when unset). */
 	retryAfterSeconds?: number;
-	/** Delay for `delay` (default 1000 ms). */
+	/** Delay for `delay` (before the call is processed) and `lateAnswer` (after; the answer waits) (default 1000 ms). */
 	delayMs?: number;
 	/** Only requests whose path contains this text (e.g. `/site/210003/`); default every request of `op`. */
 	pathContains?: string;
@@ -150,7 +150,8 @@ export interface LogEntry {
 	rlTokens?: number;
 	/**
 	 * Who made the call, as the service knows it: `app` (the app token), `user:<customer_id>` (a customer's user
-	 * token), `console` (the vendor's console, `POST /__sim/console`). Absent when the token was refused.
+	 * token, or a refresh that rotated one of its refresh tokens), `console` (the vendor's console, `POST
+	 * /__sim/console`). Absent when the token was refused.
 	 */
 	caller?: string;
 }

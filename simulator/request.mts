@@ -24,8 +24,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 	const recvAt = Date.now();
 	const url = req.url ?? '/';
 	const qi = url.indexOf('?');
-	const path = qi < 0 ? url : url.slice(0, qi);
-	const qs = qi < 0 ? '' : url.slice(qi + 1);
+	const [path, qs] = qi < 0 ? [url, ''] : [url.slice(0, qi), url.slice(qi + 1)];
 	const method = req.method ?? 'GET';
 	if (path.startsWith('/__sim/') || path === '/__sim') {
 		const body = await readBody(req);
@@ -61,12 +60,13 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 		code: null,
 		recvAt,
 	});
+	let lateMs = 0;
 	const finish: Finish = (status, body, headers) => {
 		entry.status = status;
 		entry.code = body.code;
-		sendJson(res, status, body, headers);
+		answer(lateMs, () => sendJson(res, status, body, headers));
 	};
-	if (sim.faults.length && (await injectFault(sim, req, entry, query, finish))) return;
+	if (sim.faults.length && (await injectFault(sim, req, entry, query, finish, (ms) => (lateMs = ms)))) return;
 	try {
 		const def = handlers[m.opId];
 		if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
@@ -86,6 +86,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 			sim.opts.unknownFields === 'reject',
 		);
 		const result = await def.fn(sim, ctx);
+		entry.caller ??= ctx.caller;
 		if (result instanceof Redirect) {
 			entry.status = 302;
 			entry.code = 0;
@@ -100,6 +101,12 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 	}
 }
 
+/** Sends the answer; `ms` later when a `lateAnswer` fault holds it (the call took effect, a client gone meanwhile never reads it). */
+function answer(ms: number, send: () => void): void {
+	if (ms) setTimeout(send, ms);
+	else send();
+}
+
 /** Applies the first matching injected fault; true when it answered (or dropped) the request itself. */
 async function injectFault(
 	sim: Simulator,
@@ -107,6 +114,7 @@ async function injectFault(
 	entry: LogEntry,
 	query: Fields,
 	finish: Finish,
+	answerLate: (ms: number) => void,
 ): Promise<boolean> {
 	const fault = sim.takeFault(entry.opId ?? '', entry.path);
 	if (!fault) return false;
@@ -114,6 +122,9 @@ async function injectFault(
 	switch (fault.kind) {
 		case 'delay':
 			await sleep(fault.delayMs ?? 1000);
+			return false;
+		case 'lateAnswer':
+			answerLate(fault.delayMs ?? 1000);
 			return false;
 		case 'hang':
 			// A frozen service: the connection stays open and nothing is answered until the client gives up, the

@@ -87,6 +87,7 @@ export const authorization: Record<string, HandlerDef> = {
 					`refresh_token: ${rec ? 'expired' : 'unknown or already rotated'} refresh token`,
 				);
 			sim.refreshTokens.delete(refresh_token as string);
+			c.caller = `user:${rec.customer_id}`;
 			if (sim.opts.revokeAccessOnRefresh) sim.tokens.delete(rec.access_token);
 			const t = sim.issueUserTokens(rec.customer_id);
 			return {

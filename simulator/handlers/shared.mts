@@ -15,6 +15,8 @@ export interface Ctx {
 	json: unknown;
 	/** Throws the collected validation issues (query and body) and unknown fields. */
 	done(): void;
+	/** Who the call names without an access token (a refresh: its refresh token's customer), for the request log. */
+	caller?: string;
 }
 
 /** A handler's context: path params, query and body inputs; `done()` throws every issue of both at once. */

@@ -137,7 +137,20 @@ async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child
 	let log = '';
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));
-	const url = await waitFor('the entrance listening', async () => /listening on (http:\/\/\S+)/.exec(log)?.[1], 60_000);
+	// listening, or exited (its log in the error); the wall bound only backs that up: the start (tsx compiling the CLI's
+	// imports) is CPU work, so a wall bound measures the machine's load (60 s was missed at load 42, session 15). A
+	// start that fails kills the child: the caller has no handle to it yet.
+	const url = await waitFor(
+		'the entrance listening',
+		async () => {
+			if (child.exitCode !== null) throw new Error(`the entrance exited (${child.exitCode}): ${log.slice(-2000)}`);
+			return /listening on (http:\/\/\S+)/.exec(log)?.[1];
+		},
+		600_000,
+	).catch(async (err: unknown) => {
+		await killChild(child, 'SIGKILL');
+		throw err;
+	});
 	return { url, child, log: () => log };
 }
 
@@ -168,12 +181,14 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 	let wlog = '';
 	worker.stdout?.on('data', (d) => (wlog += d));
 	worker.stderr?.on('data', (d) => (wlog += d));
-	const entrance = await startEntrance(e);
 	const [c1, c2, c3] = customers(sim, 3);
+	let entrance: Awaited<ReturnType<typeof startEntrance>> | undefined;
 	try {
+		entrance = await startEntrance(e);
+		const { url } = entrance;
 		await waitFor('the tenant worker polling', async () => /task queue/.test(wlog), 120_000);
 		const get = async (q: string) => {
-			const r = await fetch(`${entrance.url}${q}`);
+			const r = await fetch(`${url}${q}`);
 			return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 		};
 		// the happy path: the portal calls the entrance with xspe and customer_id
@@ -286,12 +301,12 @@ test('a. install flow through the entrance; bad inputs named, nothing stored; a 
 	} finally {
 		await endTenants([c1, c2, c3].map((c) => c.customerId));
 		await killChild(worker, 'SIGKILL');
-		await killChild(entrance.child, 'SIGTERM');
+		if (entrance) await killChild(entrance.child, 'SIGTERM');
 		await sim.close();
 	}
 });
 
-test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a worker SIGKILLed: no lock-out, one renewal per expiry, nothing in clear`, async (t) => {
+test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a worker SIGKILLed: no tenant left locked out, one renewal per expiry, nothing in clear`, async (t) => {
 	const sim = await strictSim();
 	const queue = uniqueQueue('tenants-b');
 	const N = N_TENANTS;
@@ -352,14 +367,18 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 		const finals = await Promise.all(sites.map(settings));
 		sites.forEach((ids, i) => assert.deepEqual(finals[i], snapshots[i], `site ${ids.site_id} equals its snapshot`));
 
-		// 0 calls refused for a foreign token, no refused refresh, every tenant ok
+		// 0 calls refused for a foreign token, every tenant ok: a refused refresh (the kill in the refresh's window) only
+		// as a lock-out re-installed automatically
 		const log = sim.sim.requests();
 		assert.equal(log.filter((r) => r.code === 40302).length, 0, 'no call refused for a foreign (or the app) token');
 		const refreshes = log.filter((r) => r.opId === 'authorization.refreshToken');
-		assert.equal(refreshes.filter((r) => r.code !== 0).length, 0, 'no refused refresh token (lock-out)');
+		const refused = refreshes.filter((r) => r.code !== 0).length;
+		assert.ok(refused <= 1, `${refused} refused refresh tokens for one kill`);
 		const views = await listTenants(client);
 		assert.equal(views.length, N);
 		for (const v of views) assert.equal(v.status, 'ok', `${v.customerId}: ${v.problem}`);
+		const count = (f: (v: (typeof views)[number]) => number) => views.reduce((n, v) => n + f(v), 0);
+		assert.deepEqual([count((v) => v.lockouts), count((v) => v.autoReinstalls)], [refused, refused]);
 		// renewals per tenant = expiries: a renewal only once the held token is due (renewAt = expiry - 6 s); the
 		// expiries are counted up to the moment the renewals are read (a worker renews a token its calls used ahead
 		// of need, also after the runbooks ended); at most one extra after the kill
@@ -417,7 +436,7 @@ test(`b. ${N_TENANTS} tenants, 3 workers, runbooks through token expiries, a wor
 	}
 });
 
-test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-reinstall, loudly; a re-install brings it back', async () => {
+test('c. a worker SIGKILLed in the middle of a renewal, SECSVC_TENANT_REINSTALL=off: the tenant is needs-reinstall, loudly; a re-install brings it back', async () => {
 	const sim = await strictSim();
 	const queue = uniqueQueue('tenants-c');
 	const [c1] = customers(sim, 1);
@@ -445,7 +464,8 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 				client,
 				queue,
 				{ customerId: c1.customerId, kind: 'user', sites: c1.sites.map((s) => s.site_id) },
-				await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code),
+				// the connect parameters kept: only the policy stops an automatic re-install
+				{ ...(await exchangeCode(app, { appId: APP_ID, secret: SECRET }, code)), connect: { redirectUri: REDIRECT } },
 			);
 		};
 		const installed = await install();
@@ -475,7 +495,7 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 			10,
 		);
 		await killChild(victim, 'SIGKILL');
-		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}` });
+		second = start(1, { SECSVC_METRICS_ADDRESS: `127.0.0.1:${port}`, SECSVC_TENANT_REINSTALL: 'off' });
 		// the renewal's retry (after its 30 s heartbeat timeout) gets the service's refusal: needs-reinstall, at once
 		await assert.rejects(
 			asked,
@@ -494,6 +514,10 @@ test('c. a worker SIGKILLed in the middle of a renewal: the tenant is needs-rein
 		assert.equal(JSON.parse(shown.out).status, 'needs-reinstall');
 		// the killed attempt recorded that it was sending: the problem says the answer was lost, not just "refused"
 		assert.match(JSON.parse(shown.out).problem, /sent this refresh token and its answer was lost/);
+		assert.deepEqual(
+			[JSON.parse(shown.out).lockouts, JSON.parse(shown.out).autoReinstalls, JSON.parse(shown.out).reinstallable],
+			[1, 0, true],
+		);
 		assert.equal((await cli(['tenants', 'list'], e)).code, 3);
 		await assert.rejects(
 			handle.executeUpdate(tokenUpdate, { args: [{}] }),

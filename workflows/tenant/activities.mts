@@ -13,7 +13,11 @@ import { ClusterTokens } from '../../worker/src/activities/clusterTokens.mts';
 
 export { ClusterTokens };
 
-/** Asks `tenant-<customer>` for a token; a refused tenant is a non-retryable failure naming it. */
+/**
+ * Asks `tenant-<customer>` for a token. A tenant that needs re-install fails the call naming it, retryable: a
+ * re-install (a person's, or the worker's own: SECSVC_TENANT_REINSTALL) brings the token back, so a runbook's write or
+ * revert waits for it patiently and says so (withPatience), and its polls are blind, instead of giving up its revert.
+ */
 export async function askTenant(temporal: TemporalClient, customerId: string, req: TokenRequest): Promise<TokenGrant> {
 	for (let attempt = 0; ; attempt++) {
 		try {
@@ -23,7 +27,7 @@ export async function askTenant(temporal: TemporalClient, customerId: string, re
 		} catch (e) {
 			const cause = e instanceof WorkflowUpdateFailedError ? (e.cause as ApplicationFailure | undefined) : undefined;
 			if (cause?.type === 'NeedsReinstall')
-				throw ApplicationFailure.nonRetryable(cause.message, 'NeedsReinstall', { customerId });
+				throw ApplicationFailure.retryable(cause.message, 'NeedsReinstall', { customerId });
 			if (cause?.type === 'TokenUnavailable')
 				throw ApplicationFailure.retryable(cause.message, 'TokenUnavailable', { customerId });
 			const notFound =

@@ -22,6 +22,7 @@ import {
 	tenantWorkflowId,
 	viewQuery,
 	withToken,
+	type ConnectParams,
 	type TenantKind,
 	type TenantState,
 	type TenantView,
@@ -144,7 +145,7 @@ export async function installTenant(
 	temporal: TemporalClient,
 	taskQueue: string,
 	i: InstallInput,
-	token?: { accessToken: string; refreshToken: string; expiresIn: number; issuedAt: number },
+	token?: { accessToken: string; refreshToken: string; expiresIn: number; issuedAt: number; connect?: ConnectParams },
 ): Promise<TenantView> {
 	checkInstallInput(i);
 	if (i.kind === 'user' && !token) throw new TenantInputError('code', 'a user tenant needs an authorization code');
@@ -159,6 +160,8 @@ export async function installTenant(
 				refreshToken: token.refreshToken,
 			})
 		: start;
+	// the install flow's connect parameters, kept sealed for an automatic re-install (SECSVC_TENANT_REINSTALL)
+	if (token?.connect) first.connect = token.connect;
 	const update = temporal.workflow.executeUpdateWithStart(installUpdate, {
 		args: [
 			sealed({
@@ -244,7 +247,7 @@ export function formatTenants(rows: TenantView[]): string {
 	return rows
 		.map(
 			(r) =>
-				`${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.protectedRanges?.length ? `  protected ${r.protectedRanges.join(',')}` : ''}${r.problem ? `  (${r.problem})` : ''}`,
+				`${r.customerId}  ${r.kind}  ${r.status}  valid until ${r.validUntil ?? '-'}  last renewal ${r.lastRenewal ?? '-'}  renewals ${r.renewals}  sites ${r.sites.length}${r.protectedRanges?.length ? `  protected ${r.protectedRanges.join(',')}` : ''}${r.lockouts ? `  lock-outs ${r.lockouts} (${r.autoReinstalls} re-installed automatically, last ${r.lastLockout?.at})` : ''}${r.problem ? `  (${r.problem})` : ''}`,
 		)
 		.join('\n');
 }

@@ -71,13 +71,14 @@ async function installFlow(
 		retries: 0,
 	});
 	try {
-		const code = await connectForCode(app, { appId: cfg.api.appId, redirectUri: redirectUri(env) }, p);
+		const connect = { redirectUri: redirectUri(env), ...(p.xspe ? { xspe: p.xspe } : {}) };
+		const code = await connectForCode(app, { appId: cfg.api.appId, redirectUri: connect.redirectUri }, p);
 		const token = await exchangeCode(app, cfg.api, code);
 		return await installTenant(
 			temporal,
 			cfg.temporal.taskQueue,
 			{ customerId: p.customerId, kind: 'user', sites: p.sites, protectedRanges: p.protectedRanges },
-			token,
+			{ ...token, connect },
 		);
 	} finally {
 		await app.close();

@@ -59,7 +59,29 @@ export interface TenantState {
 	renewals: number;
 	/** Why the tenant needs a re-install (the service's message; never a secret). */
 	problem?: string;
+	/** The install's connect parameters, kept (sealed with the state) for an automatic re-install (ReinstallPolicy). */
+	connect?: ConnectParams;
+	/** Refresh tokens the service refused, and how many of those lock-outs an automatic re-install ended. */
+	lockouts?: number;
+	autoReinstalls?: number;
+	/** The last lock-out: when, why (never a secret) and whether it was re-installed automatically. */
+	lastLockout?: { at: number; problem: string; reinstalled: boolean };
 }
+
+/** What GET /oauth/connect was sent at install besides the app's own id and a fresh state (§4.1, §5.3). */
+export interface ConnectParams {
+	redirectUri: string;
+	xspe?: string;
+}
+
+/**
+ * When a worker re-installs a tenant whose refresh token the service refused, by itself (SECSVC_TENANT_REINSTALL,
+ * docs/worker/tenants.md): `lost-answer` (default) only when an earlier attempt of the same renewal sent that refresh
+ * token and its answer never reached the workflow (our own loss, not the customer's or another holder's doing);
+ * `always` on every refusal; `off` never (a person runs the install again).
+ */
+export type ReinstallPolicy = 'off' | 'lost-answer' | 'always';
+export const REINSTALL_POLICIES: readonly ReinstallPolicy[] = ['off', 'lost-answer', 'always'];
 
 /** What `secsvc tenants list/show` print: no secret. */
 export interface TenantView {
@@ -74,6 +96,11 @@ export interface TenantView {
 	renewals: number;
 	generation: number;
 	problem?: string;
+	/** Install parameters kept: an automatic re-install is possible (never the parameters themselves). */
+	reinstallable: boolean;
+	lockouts: number;
+	autoReinstalls: number;
+	lastLockout?: { at: string; problem: string; reinstalled: boolean };
 }
 
 export interface TokenRequest {
@@ -100,10 +127,19 @@ export type InstallRequest = Sealed<{
 	/** Epoch ms at which the exchange was SENT (the lifetime counts from there). */
 	issuedAt?: number;
 	expiresIn?: number;
+	/** The connect parameters of this install (kept for an automatic re-install); absent: the kept ones stay. */
+	connect?: ConnectParams;
 }>;
 
-export type RenewInput = Sealed<{ customerId: string; kind: TenantKind; refreshToken?: string }>;
+export type RenewInput = Sealed<{
+	customerId: string;
+	kind: TenantKind;
+	refreshToken?: string;
+	connect?: ConnectParams;
+}>;
 export type RenewResult = Sealed<{
+	/** The service refused the refresh token and the worker re-installed the tenant: the refusal (never a secret). */
+	reinstalled?: string;
 	accessToken: string;
 	expiresIn: number;
 	refreshToken?: string;
@@ -180,5 +216,9 @@ export function viewOf(s: TenantState): TenantView {
 		renewals: s.renewals,
 		generation: s.generation,
 		...(s.problem ? { problem: s.problem } : {}),
+		reinstallable: s.connect !== undefined,
+		lockouts: s.lockouts ?? 0,
+		autoReinstalls: s.autoReinstalls ?? 0,
+		...(s.lastLockout ? { lastLockout: { ...s.lastLockout, at: iso(s.lastLockout.at) as string } } : {}),
 	};
 }

@@ -41,6 +41,8 @@ import type { createTenantActivities } from './activitiesRenew.mts';
  *    worker can use the new token; the old refresh token is never sent again after that.
  *  - The service refusing the refresh token (rotated away, expired) marks the tenant `needs-reinstall`: the Update
  *    fails with that name, every later ask too, until `install` gives it a new token record. Never retried in a loop.
+ *    Unless the renewal re-installed it at once from the kept connect parameters (SECSVC_TENANT_REINSTALL): the
+ *    lock-out is counted and kept (`lastLockout`) and the new token record taken like a renewal's.
  *  - `install` replaces the token record and sites (first install = Update-with-start; a re-install clears
  *    needs-reinstall); `remove` ends the workflow; `view` answers without any secret. Memo `sites`/`kind` let workers
  *    map a site to its tenant from a visibility list.
@@ -77,6 +79,8 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 	setHandler(viewQuery, () => viewOf(state));
 	setHandler(tokenUpdate, (req) => run.locked(() => token(run, req)), {
 		validator: (req) => {
+			// refused before it is accepted: the asks of a tenant that needs re-install write no history
+			if (state.status !== 'ok') throw run.refused();
 			if (
 				!req ||
 				typeof req !== 'object' ||
@@ -91,6 +95,9 @@ export async function tenant(input: Sealed<TenantState>): Promise<ReturnType<typ
 			if (p) fail(p);
 			if (req.kind === 'user' && (!req.refreshToken || !req.accessToken || !req.expiresIn))
 				fail('token: a user tenant is installed with the token record of the authorization-code exchange');
+			const c = req.connect;
+			if (c !== undefined && (typeof c?.redirectUri !== 'string' || !['undefined', 'string'].includes(typeof c.xspe)))
+				fail("connect: the install's redirectUri (text) and xspe (text, optional)");
 		},
 	});
 	setHandler(removeUpdate, () =>
@@ -169,9 +176,10 @@ async function token(run: TenantRun, req: TokenRequest): Promise<TokenGrant> {
 			sealed({
 				customerId: state.customerId,
 				kind: state.kind,
-				...(state.kind === 'user' ? { refreshToken: state.refreshToken } : {}),
+				...(state.kind === 'user' ? { refreshToken: state.refreshToken, connect: state.connect } : {}),
 			}),
 		);
+		if (r.reinstalled) lockedOut(state, r.reinstalled, true);
 		run.take(r.accessToken, r.expiresIn, r.sentAt, r.refreshToken);
 		state.lastRenewal = r.answeredAt;
 		state.renewals++;
@@ -181,6 +189,7 @@ async function token(run: TenantRun, req: TokenRequest): Promise<TokenGrant> {
 		if (cause instanceof ApplicationFailure && cause.type === 'RefreshRejected') {
 			state.status = 'needs-reinstall';
 			state.problem = cause.message;
+			lockedOut(state, cause.message, false);
 			upsertMemo({ status: state.status });
 			throw run.refused();
 		}
@@ -191,6 +200,13 @@ async function token(run: TenantRun, req: TokenRequest): Promise<TokenGrant> {
 	}
 }
 
+/** A refused refresh token, counted and kept for the view; `reinstalled`: a worker re-installed the tenant at once. */
+function lockedOut(state: TenantState, problem: string, reinstalled: boolean) {
+	state.lockouts = (state.lockouts ?? 0) + 1;
+	if (reinstalled) state.autoReinstalls = (state.autoReinstalls ?? 0) + 1;
+	state.lastLockout = { at: Date.now(), problem, reinstalled };
+}
+
 /** The `install` Update: a new token record and sites (a re-install clears needs-reinstall). */
 function install(run: TenantRun, req: InstallRequest) {
 	const { state } = run;
@@ -199,6 +215,7 @@ function install(run: TenantRun, req: InstallRequest) {
 	// only an install that names them changes them (and the memo): an entrance re-install keeps the operator's
 	const ranges = req.protectedRanges === undefined ? undefined : [...new Set(req.protectedRanges)];
 	if (ranges) state.protectedRanges = ranges;
+	if (req.connect) state.connect = req.connect; // a code obtained elsewhere (no connect) keeps the kept ones
 	state.status = 'ok';
 	delete state.problem;
 	// the same record as the start's (Update-with-start of a new tenant) is not taken twice

@@ -5,10 +5,11 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client, ClientOptions } from '../../../api/client.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import { dataConverterFor, requireKeys } from '../temporal/codec.mts';
-import type { WorkerConfig } from './config.mts';
+import { ConfigError, type WorkerConfig } from './config.mts';
 import { createUndiciTransport } from '../service/undici.mts';
 import { clientSafety } from './clientSafety.mts';
-import { createTenantActivities } from '../../../workflows/tenant/activitiesRenew.mts';
+import { createTenantActivities, DEFAULT_REINSTALL_POLICY } from '../../../workflows/tenant/activitiesRenew.mts';
+import { REINSTALL_POLICIES, type ReinstallPolicy } from '../../../workflows/tenant/shared.mts';
 import { TenantDirectory, tenantClients, tenantRoutingClient } from '../../../workflows/tenant/activities.mts';
 
 export const tenantsEnabled = (env: Record<string, string | undefined> = process.env) => {
@@ -74,6 +75,7 @@ export function tenantMode(
 	const cachedWorkflows = tenantCachedWorkflows(env);
 	const workflowThread = tenantWorkflowThread(env);
 	const refreshRejectedCodes = refreshRejected(env);
+	const reinstall = reinstallPolicy(env);
 	return {
 		dataConverter,
 		cachedWorkflows,
@@ -106,7 +108,7 @@ export function tenantMode(
 		activities: (app, temporal) =>
 			createTenantActivities(
 				app,
-				{ appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes },
+				{ appId: cfg.api.appId, secret: cfg.api.secret, refreshRejectedCodes, reinstall },
 				temporal,
 			) as never,
 	};
@@ -117,4 +119,14 @@ export function refreshRejected(env: NodeJS.ProcessEnv = process.env): number[] 
 	return env.SECSVC_REFRESH_REJECTED_CODES?.split(',')
 		.map((s) => Number(s.trim()))
 		.filter(Number.isInteger);
+}
+
+/** SECSVC_TENANT_REINSTALL: when a worker re-installs a locked-out tenant by itself (shared.mts ReinstallPolicy). */
+export function reinstallPolicy(env: NodeJS.ProcessEnv = process.env): ReinstallPolicy {
+	const v = env.SECSVC_TENANT_REINSTALL?.trim() || DEFAULT_REINSTALL_POLICY;
+	if (!(REINSTALL_POLICIES as readonly string[]).includes(v))
+		throw new ConfigError([
+			{ field: 'SECSVC_TENANT_REINSTALL', rule: `must be one of ${REINSTALL_POLICIES.join(', ')} (got '${v}')` },
+		]);
+	return v as ReinstallPolicy;
 }
