@@ -206,6 +206,15 @@ test("a write of someone else's inside the runbook write's own read → write wi
 	// a write right after another of the runbook's requests (here a poll of another setting) gets no allowance
 	const notOwn = [get('app'), auth('app', 50), get('app'), auth('console', 7), poll('app'), auth('app', 100)];
 	assert.deepEqual(check1(notOwn), ['(b) overwrite', '(a) final value']);
+	// seed 135: the console sets the runbook's very target inside the mitigation write's window; the write changes
+	// nothing, the revert restores what the read saw: the same gap, reported, no violation
+	const sameTarget = [get('app'), auth('console', 50), auth('app', 50), get('app'), get('app'), auth('app', 100)];
+	const w2: string[] = [];
+	assert.deepEqual(check1(sameTarget, w2), []);
+	assert.equal(w2.length, 1);
+	// outside the window (the console's write before the runbook's read), that revert is a violation
+	const sawIt = [auth('console', 50), get('app'), auth('app', 50), get('app'), get('app'), auth('app', 100)];
+	assert.deepEqual(check1(sawIt), ['(b) overwrite', '(a) final value']);
 });
 
 test('schedules are a function of their seed', () => {

@@ -206,8 +206,11 @@ export function check(
 			keys.set(w.key, k);
 		}
 		const next = w.merge ? { ...(k.cur as Params), ...(w.value as Params) } : w.value;
-		const effective = !same(w.key, next, k.cur);
-		if (effective && w.actor === 'runbook') window(w, k, ownRead.get(w.seq), windows);
+		// A runbook write inside its own read → write window counts as its write even when it changes nothing: the
+		// other's write it did not see may have set its very target (seed 135: the console set ip authentication to
+		// the runbook's target between its read and its write, and the revert restored what the read saw).
+		const inWindow = w.actor === 'runbook' && window(w, k, ownRead.get(w.seq), windows);
+		const effective = inWindow || !same(w.key, next, k.cur);
 		if (effective && (w.actor === 'runbook' || w.actor === 'block')) {
 			const removal = w.key.startsWith('bl.') && w.value === 0;
 			const by = w.actor === 'block' ? k.written : k.last;
@@ -258,14 +261,15 @@ export function check(
  * the site) is a read of this setting (`ownRead`): a write that followed any other request of its own — a workflow's
  * read, then an activity's (seeds 462, 477 before the fix), a poll, another write — gets no such allowance.
  */
-function window(w: Write, k: KeyState, ownRead: number | undefined, windows: string[]): void {
+function window(w: Write, k: KeyState, ownRead: number | undefined, windows: string[]): boolean {
 	const r = k.atRead;
-	if (ownRead === undefined || r?.seq !== ownRead || k.last.seq <= r.seq) return;
+	if (ownRead === undefined || r?.seq !== ownRead || k.last.seq <= r.seq) return false;
 	windows.push(
 		`${w.key}: ${k.last.actor}'s write at seq ${k.last.seq} fell between the runbook's read at seq ${r.seq} and its write at seq ${w.seq}`,
 	);
 	k.last = r.last;
 	k.other = r.other;
+	return true;
 }
 
 /** For each runbook write (by seq), the seq of the runbook's request just before it when that was a read. */
