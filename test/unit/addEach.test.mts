@@ -7,29 +7,17 @@
  * answers made before it.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { createClient } from '../../api/client.ts';
-import { startSimulator } from '../../simulator/index.mts';
 import { createActivities } from '../../worker/src/activities/operations.mts';
-import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { ADD_EACH_ACTIVITY, type AddEachResult } from '../../workflows/pure/activityNames.mts';
 import '../helpers/started.mts';
+import { appSimulator } from '../helpers/appSimulator.mts';
 
 const APP = { appId: 'add-each-app', secret: 'add-each-secret-1' };
-let sim: Awaited<ReturnType<typeof startSimulator>>;
-const transport = createUndiciTransport();
-before(async () => {
-	sim = await startSimulator({ ...APP, seed: 42 });
-});
-after(async () => {
-	await sim.close();
-	await transport.close();
-});
-
-const client = () =>
-	createClient({ baseUrl: sim.url, transport, credentials: { ...APP, tokenKind: 'app' }, retries: 0 });
+const app = appSimulator(APP);
+const client = app.client;
 const ADD = 'applicationProtection.ipBlacklist.add';
 
 /** The activity in an SDK activity context: `attempt` and the record an earlier attempt left; its records. */
@@ -38,16 +26,16 @@ async function addEach(
 	info: { attempt?: number; heartbeatDetails?: unknown } = {},
 	concurrency = 1,
 ) {
-	const ids = sim.sim.firstIds();
+	const ids = app.sim.sim.firstIds();
 	const env = new MockActivityEnvironment({ attempt: 1, ...info });
 	const records: unknown[] = [];
 	env.on('heartbeat', (d: unknown) => records.push(d));
 	const act = createActivities(client())[ADD_EACH_ACTIVITY];
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
-	const since = sim.sim.requests().at(-1)?.seq ?? 0;
+	const since = app.sim.sim.requests().at(-1)?.seq ?? 0;
 	const run = env.run(act, { ...dp, entries, concurrency }) as Promise<unknown> as Promise<AddEachResult>;
 	const posts = () =>
-		sim.sim
+		app.sim.sim
 			.requests({ op: ADD, since })
 			.map((r) => (r.body as { ip_black_list?: string } | undefined)?.ip_black_list ?? JSON.stringify(r.body))
 			.map((e) => e.replace(/^([\d.]+)-\1$/, '$1')); // a lone address is sent as its one-address range

@@ -7,44 +7,32 @@
  * finds at the target is `unknown`. A failure ends the groups after it and carries the answers made before it.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { createClient } from '../../api/client.ts';
-import { startSimulator } from '../../simulator/index.mts';
 import { createActivities } from '../../worker/src/activities/operations.mts';
-import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { WRITE_STEPS_ACTIVITY, type WriteStep, type WriteStepsResult } from '../../workflows/pure/activityNames.mts';
 import '../helpers/started.mts';
+import { appSimulator } from '../helpers/appSimulator.mts';
 
 const APP = { appId: 'write-steps-app', secret: 'write-steps-secret-1' };
-let sim: Awaited<ReturnType<typeof startSimulator>>;
-const transport = createUndiciTransport();
-before(async () => {
-	sim = await startSimulator({ ...APP, seed: 42 });
-});
-after(async () => {
-	await sim.close();
-	await transport.close();
-});
-
-const client = () =>
-	createClient({ baseUrl: sim.url, transport, credentials: { ...APP, tokenKind: 'app' }, retries: 0 });
+const app = appSimulator(APP);
+const client = app.client;
 
 async function writeSteps(
 	groups: (dp: { site_id: string; domain_port_id: string }) => WriteStep[][],
 	info: { attempt?: number; heartbeatDetails?: unknown } = {},
 ) {
-	const ids = sim.sim.firstIds();
+	const ids = app.sim.sim.firstIds();
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const env = new MockActivityEnvironment({ attempt: 1, ...info });
 	const records: unknown[] = [];
 	env.on('heartbeat', (d: unknown) => records.push(d));
-	const since = sim.sim.requests().at(-1)?.seq ?? 0;
+	const since = app.sim.sim.requests().at(-1)?.seq ?? 0;
 	const act = createActivities(client())[WRITE_STEPS_ACTIVITY];
 	const run = env.run(act, { groups: groups(dp) }) as Promise<unknown> as Promise<WriteStepsResult>;
 	const ops = () =>
-		sim.sim
+		app.sim.sim
 			.requests({ since })
 			.filter((r) => r.opId && !r.opId.startsWith('authorization.'))
 			.map((r) => `${r.method} ${r.opId}`);
