@@ -36,6 +36,15 @@ useDevServer();
 const PERSON_AUTH = { action: 'blacklist', enable: 1, mode: 1, action_blacklist: { duration: 600, threshold_rps: 77 } };
 const comparable = (v: unknown) => JSON.parse(JSON.stringify(v));
 
+/** The next two reads of the site's IP authentication wait 1.5 s each in the service; `arrived` waits until both have
+ * reached it (logged before their delay). */
+function holdTwoIpAuthReads(s: Awaited<ReturnType<typeof startSim>>, site: string) {
+	const op = 'applicationProtection.authIp.get';
+	s.sim.addFault({ op, kind: 'delay', delayMs: 1500, count: 2, pathContains: site });
+	const delayed = () => s.sim.requests({ op }).filter((r) => r.fault === 'delay' && r.path.includes(site));
+	return { arrived: (what: string, ms: number) => waitFor(what, async () => delayed().length >= 2, ms, 5) };
+}
+
 for (const localActivities of ['none', 'all'] as const)
 	test(`a person's write between the revert's read and its write stays theirs (reads ${localActivities === 'none' ? 'regular' : 'local'})`, async () => {
 		const s = await startSim(462);
@@ -59,21 +68,11 @@ for (const localActivities of ['none', 'all'] as const)
 				runbook('applicationProtection.authIp.get').some((r) => r.seq > wrote && r.code === 0),
 			);
 			// The revert's two reads of IP authentication (its workflow's, its write's) each wait 1.5 s in the service.
-			s.sim.addFault({
-				op: 'applicationProtection.authIp.get',
-				kind: 'delay',
-				delayMs: 1500,
-				count: 2,
-				pathContains: site,
-			});
+			const held = holdTwoIpAuthReads(s, site);
 			await abort(env.client, h.workflowId, 'oncall-bob', 'revert window test');
-			// The second read has arrived (logged before its delay, its caller known only after): the first has answered
-			// the runbook's value. The person's write lands before the service reads the setting for the second.
-			const delayed = () =>
-				s.sim
-					.requests({ op: 'applicationProtection.authIp.get' })
-					.filter((r) => r.fault === 'delay' && r.path.includes(site));
-			await waitFor("the revert's second read", async () => delayed().length >= 2, 60_000, 5);
+			// The second read has arrived (its caller known only after its delay): the first has answered the runbook's
+			// value. The person's write lands before the service reads the setting for the second.
+			await held.arrived("the revert's second read", 60_000);
 			const r0 = await consoleCall(s.sim, {
 				op: 'applicationProtection.authIp.set',
 				params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, ...PERSON_AUTH },
@@ -141,19 +140,9 @@ test("hold-the-line reapply: the value it replaced is written again, a person's 
 		assert.equal(sets().filter((r) => r.seq > reset).length, 1, 'one re-apply after the reset');
 		// 2. Back at it again, but a person sets a third value between the poll's read and the re-apply's own read:
 		// both reads wait 1.5 s in the service, the person's write lands once the second has arrived.
-		s.sim.addFault({
-			op: 'applicationProtection.authIp.get',
-			kind: 'delay',
-			delayMs: 1500,
-			count: 2,
-			pathContains: site,
-		});
+		const held = holdTwoIpAuthReads(s, site);
 		await consoleSets(replaced);
-		const delayed = () =>
-			s.sim
-				.requests({ op: 'applicationProtection.authIp.get' })
-				.filter((r) => r.fault === 'delay' && r.path.includes(site));
-		await waitFor("the re-apply's own read", async () => delayed().length >= 2, 30_000, 5);
+		await held.arrived("the re-apply's own read", 30_000);
 		const personAt = await consoleSets(PERSON_AUTH);
 		await waitFor('the conflict', async () => (await h.query(stateQuery)).conflicts >= 1, 30_000);
 		await abort(env.client, h.workflowId, 'oncall-bob', 'reapply window test');
