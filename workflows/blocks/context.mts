@@ -1,4 +1,5 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { RetryPolicy } from '@temporalio/workflow';
 import type { OperationActivities } from '../pure/activityTypes.mts';
 import type { createBlocksActivities } from './activities.mts';
 import {
@@ -18,15 +19,16 @@ import {
 /** The blocks activities as their factory makes them (./activities.mts; a type only, never bundled). */
 type BlocksActivities = ReturnType<typeof createBlocksActivities>;
 type Act = BlocksActivities & Pick<OperationActivities, 'applicationProtection.ipBlacklist.get'>;
+const WRITE_RETRY: RetryPolicy = {
+	initialInterval: '500ms',
+	backoffCoefficient: 2,
+	maximumInterval: '5s',
+	nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
+};
 /** Writes: retried until they succeed (both check the list first on a retry: never a duplicate write). */
 export const writes = proxyActivities<Act>({
 	startToCloseTimeout: '30s',
-	retry: {
-		initialInterval: '500ms',
-		backoffCoefficient: 2,
-		maximumInterval: '5s',
-		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
-	},
+	retry: WRITE_RETRY,
 });
 /**
  * The add batch (`blocks.addMany`): a heartbeat timeout, so the retry of an attempt a worker kill ended starts within
@@ -38,22 +40,12 @@ export const writes = proxyActivities<Act>({
 export const adds = proxyActivities<Act>({
 	startToCloseTimeout: '10m',
 	heartbeatTimeout: '15s',
-	retry: {
-		initialInterval: '500ms',
-		backoffCoefficient: 2,
-		maximumInterval: '5s',
-		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
-	},
+	retry: WRITE_RETRY,
 });
 /** Since `blocks-local-removals`: the removal as a local activity, retried the same way (workflows/blocks/activitiesRemoval.mts). */
 export const localWrites = proxyLocalActivities<Act>({
 	startToCloseTimeout: '30s',
-	retry: {
-		initialInterval: '500ms',
-		backoffCoefficient: 2,
-		maximumInterval: '5s',
-		nonRetryableErrorTypes: ['ValidationError', 'ApiError'],
-	},
+	retry: WRITE_RETRY,
 });
 export const reads = proxyActivities<Act>({
 	startToCloseTimeout: '20s',
