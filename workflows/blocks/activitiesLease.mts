@@ -16,8 +16,8 @@ export interface SendingLease {
 	/** Stores `details()` as this attempt's record now (durable) and extends the lease. */
 	renew(): Promise<void>;
 	/**
-	 * `details()` grew (an entry POSTed): recorded before the next call unless a record started within PROGRESS_MS
-	 * (so a kill leaves at most that long's POSTs, and the one in flight, unowned). Throws like `ready`.
+	 * `details()` grew (an entry POSTed): recorded before the next call unless another progress record started within
+	 * PROGRESS_MS (so a kill leaves at most that long's POSTs, and the one in flight, unowned). Throws like `ready`.
 	 */
 	progress(): Promise<void>;
 	end(): void;
@@ -40,10 +40,10 @@ export function sendingLease(a: WriteAttempt, details: () => Details): SendingLe
 	const closeBy = info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs - SLACK_MS;
 	let from = info.currentAttemptScheduledTimestampMs;
 	let lost: unknown;
-	let lastRecord = 0;
+	let lastProgress = 0;
 	const until = () => Math.min(closeBy, hb ? from + hb - SLACK_MS : Number.POSITIVE_INFINITY);
 	const renew = async () => {
-		const sent = (lastRecord = Date.now());
+		const sent = Date.now();
 		try {
 			await a.record(details());
 			from = Math.max(from, sent);
@@ -66,8 +66,12 @@ export function sendingLease(a: WriteAttempt, details: () => Details): SendingLe
 			return end;
 		},
 		renew,
+		// Counted from the last progress record, not from a background renewal: one started just before this POST's
+		// answer does not carry it (blocksKill: the entry answered 0.1 s after such a renewal was left unowned).
 		async progress() {
-			if (a.durable && Date.now() - lastRecord >= PROGRESS_MS) await renew();
+			if (!a.durable || Date.now() - lastProgress < PROGRESS_MS) return;
+			lastProgress = Date.now();
+			await renew();
 		},
 		end: () => clearInterval(timer),
 	};
