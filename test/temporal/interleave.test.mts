@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT } from './helpers.mts';
 import { startWorld, type World } from './interleave/world.mts';
-import { failureLine, failureReport, runMany } from './interleave/many.mts';
+import { failedWhat, failureLine, failureReport, runMany } from './interleave/many.mts';
 
 const COUNT = Number(process.env.SECSVC_INTERLEAVE_COUNT ?? 200);
 const FIRST = Number(process.env.SECSVC_INTERLEAVE_SEED ?? 1);
@@ -51,7 +51,7 @@ test(`${COUNT} interleavings: the runbook undoes only what it wrote; the person 
 		mkdirSync(OUT, { recursive: true });
 		writeFileSync(join(OUT, 'failures.txt'), `${s.failed.map(failureReport).join('\n')}\n`);
 		assert.fail(
-			`${s.failed.length} of ${COUNT} schedules broke the invariant; seeds: ${seeds}\n` +
+			`${failedWhat(s.failed, COUNT)}; seeds: ${seeds}\n` +
 				`${s.failed.map(failureLine).join('\n')}\nThe first five in full (all: ${join(OUT, 'failures.txt')}):\n${s.failed.slice(0, 5).map(failureReport).join('\n')}`,
 		);
 	}

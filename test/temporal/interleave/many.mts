@@ -1,6 +1,6 @@
 /** Many schedules at once on the shared world (one site each), and the failure report: seed, schedule, what happened. */
 import { describe, generate } from './schedule.mts';
-import { runSchedule, type Outcome } from './run.mts';
+import { LATE, runSchedule, type Outcome } from './run.mts';
 import type { World } from './world.mts';
 
 export interface Summary {
@@ -65,6 +65,24 @@ export function kindsOf(x: Outcome): string[] {
 		k.add(`${st.at}:${what}`);
 	}
 	return [...k].sort();
+}
+
+/**
+ * What the failed schedules did, by kind: a violation broke the invariant; a runbook past the 150 s bound with no
+ * violation missed the liveness bound (not a broken invariant); any other error is named as an error.
+ */
+export function failedWhat(failed: Outcome[], count: number): string {
+	const late = (x: Outcome) => x.errors.some((e) => e.startsWith(LATE));
+	const broke = failed.filter((x) => x.violations.length).length;
+	const missed = failed.filter((x) => !x.violations.length && late(x)).length;
+	const other = failed.length - broke - missed;
+	return [
+		broke && `${broke} of ${count} schedules broke the invariant`,
+		missed && `${missed} of ${count} missed the liveness bound (runbook not done within 150 s)`,
+		other && `${other} of ${count} failed with an error`,
+	]
+		.filter(Boolean)
+		.join('; ');
 }
 
 /** One line per failing schedule: its seed, what it held and what broke. */

@@ -35,6 +35,9 @@ export interface Outcome {
 	lateS?: number;
 }
 
+/** The error of a runbook past the liveness bound (many.mts tells it from a broken invariant). */
+export const LATE = 'the runbook did not finish within 150 s';
+
 /** `p`, or `undefined` after `ms` (the timer is cleared either way: nothing keeps the process alive). */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 	let timer: NodeJS.Timeout | undefined;
@@ -148,7 +151,7 @@ async function late(run: Run, h: { workflowId: string; result(): Promise<unknown
 	const open = await timelineOf(run.w.client, h.workflowId).catch((e) => (e as Error).message);
 	const at = `at the bound: ${typeof open === 'string' ? open : timelineText(open)}`;
 	if (!process.env.SECSVC_INTERLEAVE_TIMELINE) {
-		run.errors.push(`the runbook did not finish within 150 s (${at})`);
+		run.errors.push(`${LATE} (${at})`);
 		return undefined;
 	}
 	const t1 = Date.now();
@@ -156,7 +159,7 @@ async function late(run: Run, h: { workflowId: string; result(): Promise<unknown
 	const after = result ? `done ${((Date.now() - t1) / 1000).toFixed(1)} s later` : 'still not done 300 s later';
 	run.timeline = await timelineOf(run.w.client, h.workflowId).catch(() => undefined);
 	run.lateS = result ? (Date.now() - t1) / 1000 : Number.POSITIVE_INFINITY;
-	run.errors.push(`the runbook did not finish within 150 s (${after}; ${at})`);
+	run.errors.push(`${LATE} (${after}; ${at})`);
 	return result;
 }
 
