@@ -44,22 +44,8 @@ npm run -s build
 # 27 CPU-s and 2 instead of 16 (test/README.md). ESLint's cache is not used: its type-aware rules read other files'
 # types, which its cache does not follow.
 CHECKS_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/checks/$(pwd | cksum | cut -d' ' -f1)"
-# Inputs byte for byte those of a run that passed the checks (node's version and every file git sees, tracked or not
-# ignored; package-lock.json pins node_modules): the checks are not run again — deterministic tools on the same input
-# (a warm re-run of one commit: ~70 CPU-s). Outside a git checkout, or with SECSVC_CHECKS_REUSE=0, they always run.
-CHECKS_PASSED="${XDG_CACHE_HOME:-$HOME/.cache}/secsvc/checks/passed"
-checks_inputs() {
-  git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 1
-  { node --version; git ls-files -co --exclude-standard -z | xargs -0 sha256sum 2>/dev/null; } | sha256sum | cut -c1-32
-}
 job_checks() { # (errexit does not hold inside the queue: each check's status is kept)
-  local t=$SECONDS rc=0 key=''
-  [ "${SECSVC_CHECKS_REUSE:-1}" = 0 ] || key="$(checks_inputs)" || key=''
-  if [ -n "$key" ] && [ -f "$CHECKS_PASSED/$key" ]; then
-    echo "ℹ checks ok: every input identical to a run that passed them at $(cat "$CHECKS_PASSED/$key") (inputs $key); not run again (SECSVC_CHECKS_REUSE=0 runs them)"
-    printf '%d\tchecks\tok\n' "$(( SECONDS - t ))" >"${SPEC_TIMES:-/dev/null}"
-    return 0
-  fi
+  local t=$SECONDS rc=0
   mkdir -p "$CHECKS_CACHE"
   echo "== typecheck (workflows/, worker/src/, simulator/, bench/, scripts/, demo/, test/: tsconfig.workers.json)"
   npm run -s typecheck -- --incremental --tsBuildInfoFile "$CHECKS_CACHE/workers.tsbuildinfo" || rc=1
@@ -70,10 +56,6 @@ job_checks() { # (errexit does not hold inside the queue: each check's status is
   echo "== eslint (every .ts and .mts: eslint.all.config.mjs)"
   npm run -s lint:all || rc=1
   printf '%d\tchecks\t%s\n' "$(( SECONDS - t ))" "$([ "$rc" = 0 ] && echo ok || echo FAILED)" >"${SPEC_TIMES:-/dev/null}"
-  # recorded only when the inputs did not change while the checks ran
-  if [ "$rc" = 0 ] && [ -n "$key" ] && [ "$(checks_inputs)" = "$key" ]; then
-    mkdir -p "$CHECKS_PASSED" && date -u +%FT%TZ >"$CHECKS_PASSED/$key"
-  fi
   [ "$rc" = 0 ] && echo "ℹ checks ok" || echo "✖ static checks failed (above)"
   return "$rc"
 }
