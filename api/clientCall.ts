@@ -2,17 +2,20 @@ import { getOperation } from './catalog/index';
 import type { CatalogEntry } from './catalog/types';
 import { earliest, timeoutWithin, type CallFn, type ClientContext, type Limit } from './clientContext';
 import { checked } from './clientGuard';
-import { refusalOf, refused, send, turn } from './clientSend';
+import { refusalOf, refused, requested, sendFailure, turn } from './clientSend';
 import type { CallOptions } from './clientTypes';
 import { encodeRequest } from './encode';
 import { decode, parseResult, retryable, type Envelope } from './envelope';
 import { ApiError } from './errors';
 import { backoffMs } from './time';
+import type { HttpRequest, HttpResponse } from './transport/types';
+import type { TokenRefusal } from './tokenRefusal';
 
 /**
  * A call: checked (catalog rules, blast-radius guard) → per attempt: token, budget turn, encode, transport, envelope,
  * result schema → retried only where safe, within the call's deadline. The common case (a cached token, no budget, no
- * listener, no guarded entry) waits for nothing but the transport.
+ * listener, no guarded entry) is one async step that waits for nothing but the transport: the steps before and after
+ * it are plain functions (each async step is a promise, a suspended frame and a resumption per call).
  */
 
 /** What the attempts of one call share: the token they send, whether it was renewed, the last retry hint. */
@@ -22,16 +25,20 @@ interface Attempts {
 	hint?: number;
 }
 
-/** An attempt whose token was refused and renewed: sent again, not counted as a retry. */
-const RENEWED = Symbol('renewed');
+/** An answer that refused the token: renew it once and send again (not counted as a retry). */
+class Renew {
+	constructor(readonly reason: TokenRefusal) {}
+}
+
+const NO_OPTIONS: CallOptions = Object.freeze({});
 
 export function callWith(ctx: ClientContext): CallFn {
-	const call: CallFn = async (opId, params = {}, o = {}, outer = { retries: ctx.retries }) => {
+	const call: CallFn = async (opId, params = {}, o = NO_OPTIONS, outer) => {
 		const op = getOperation(opId);
 		if (op.encoding === 'redirect') throw new Error(`${opId} answers with a redirect: use client.connect()`);
 		// One deadline for the whole call, handed down to its lookup, token requests, budget wait and every attempt.
 		const own = ctx.opts.callTimeoutMs === undefined ? undefined : ctx.now() + ctx.opts.callTimeoutMs;
-		const limit: Limit = { retries: outer.retries, deadline: earliest(outer.deadline, own) };
+		const limit: Limit = { retries: outer ? outer.retries : ctx.retries, deadline: earliest(outer?.deadline, own) };
 		const pre = checked(ctx, call, op, params, o, limit.deadline);
 		const valid = pre instanceof Promise ? await pre : pre;
 		const s: Attempts = { authRetried: false };
@@ -39,8 +46,19 @@ export function callWith(ctx: ClientContext): CallFn {
 			let failure: unknown;
 			s.hint = undefined;
 			try {
-				const r = await attemptOnce(ctx, op, valid, o, limit, attempt, s);
-				if (r !== RENEWED) return r;
+				const ready = request(ctx, op, valid, o, limit, attempt, s);
+				const req = ready instanceof Promise ? await ready : ready;
+				const t0 = ctx.now();
+				let res: HttpResponse;
+				try {
+					res = await ctx.opts.transport(req);
+				} catch (err) {
+					throw sendFailure(ctx, op, req, t0, err);
+				}
+				const r = answer(ctx, op, res, ctx.now() - t0, o, s);
+				if (!(r instanceof Renew)) return r;
+				// One fresh token (shared by every call refused with the same token), one retry: safe by refusalOf.
+				await ctx.tokens?.getToken({ force: true, rejected: s.token, reason: r.reason, deadline: limit.deadline });
 				continue;
 			} catch (err) {
 				failure = err;
@@ -59,8 +77,8 @@ export function callWith(ctx: ClientContext): CallFn {
 	return call;
 }
 
-/** One request of a call and its answer: the result, RENEWED (token refused and renewed), or the failure thrown. */
-async function attemptOnce(
+/** An attempt's request: its token and budget turn (waited for only when not at hand), encoded. */
+function request(
 	ctx: ClientContext,
 	op: CatalogEntry,
 	valid: Record<string, unknown>,
@@ -68,21 +86,63 @@ async function attemptOnce(
 	limit: Limit,
 	attempt: number,
 	s: Attempts,
-): Promise<unknown> {
+): HttpRequest | Promise<HttpRequest> {
 	const { tokens } = ctx;
 	if (op.auth === 'access_token') {
 		if (o.accessToken) s.token = o.accessToken;
 		else if (!tokens) throw new Error(`${op.id}: no credentials configured to obtain an access token`);
-		else s.token = tokens.peek() ?? (await tokens.getToken({ deadline: limit.deadline }));
-	}
+		else {
+			s.token = tokens.peek();
+			if (s.token === undefined || ctx.budget)
+				return waited(ctx, op, valid, o, limit, attempt, s, s.token ?? tokens.getToken({ deadline: limit.deadline }));
+		}
+	} else if (ctx.budget) return waited(ctx, op, valid, o, limit, attempt, s, undefined);
+	return encoded(ctx, op, valid, limit, attempt, s);
+}
+
+/** The token being obtained and the budget turn, then the request. */
+async function waited(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	valid: Record<string, unknown>,
+	o: CallOptions,
+	limit: Limit,
+	attempt: number,
+	s: Attempts,
+	token: string | Promise<string> | undefined,
+): Promise<HttpRequest> {
+	if (token !== undefined) s.token = await token;
 	if (ctx.budget) await turn(ctx, op, o, limit.deadline);
+	return encoded(ctx, op, valid, limit, attempt, s);
+}
+
+function encoded(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	valid: Record<string, unknown>,
+	limit: Limit,
+	attempt: number,
+	s: Attempts,
+): HttpRequest {
 	const req = encodeRequest(op, valid, {
 		baseUrl: ctx.baseUrl,
 		accessToken: s.token,
 		timeoutMs: timeoutWithin(ctx, limit),
 		maxResponseBytes: ctx.maxResponseBytes,
 	});
-	const { res, ms } = await send(ctx, op, req, attempt);
+	requested(ctx, op, req, attempt);
+	return req;
+}
+
+/** An answer: the result, a Renew (token refused, renew and send again), or the failure thrown. */
+function answer(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	res: HttpResponse,
+	ms: number,
+	o: CallOptions,
+	s: Attempts,
+): unknown {
 	let env: Envelope | undefined;
 	try {
 		// HTTP 401 is a refused token whatever the body (decoded below when no renewal is left)
@@ -93,15 +153,13 @@ async function attemptOnce(
 		if (res.status === 429 || (env !== undefined && ctx.rateCodes.has(env.code))) s.hint = refused(ctx, op, res, env);
 	}
 	const refusal = s.authRetried ? undefined : refusalOf(ctx, op, res.status, env, s.token, o);
-	if (refusal && tokens) {
-		// One fresh token (shared by every call refused with the same token), one retry: safe by refusalOf.
+	if (refusal && ctx.tokens) {
 		s.authRetried = true;
-		await tokens.getToken({ force: true, rejected: s.token, reason: refusal, deadline: limit.deadline });
-		return RENEWED;
+		return new Renew(refusal);
 	}
 	env ??= decode(op, res);
 	if (env.code === 0) {
-		if (s.token !== undefined) tokens?.accepted(s.token);
+		if (s.token !== undefined) ctx.tokens?.accepted(s.token);
 		return parseResult(op, env.result);
 	}
 	throw new ApiError(op.id, env.code, env.msg);

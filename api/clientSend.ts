@@ -17,25 +17,38 @@ export async function send(
 	req: HttpRequest,
 	attempt: number,
 ): Promise<{ res: HttpResponse; ms: number }> {
-	const { now, onEvent } = ctx;
-	// The redacted URL is only built for a listener (it is the client's largest per-call cost otherwise).
-	if (onEvent) onEvent({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
-	const t0 = now();
-	let failure: unknown;
-	let res: HttpResponse | undefined;
+	requested(ctx, op, req, attempt);
+	const t0 = ctx.now();
 	try {
-		res = await ctx.opts.transport(req);
+		const res = await ctx.opts.transport(req);
+		return { res, ms: ctx.now() - t0 };
 	} catch (err) {
-		failure = err ?? new Error('transport failed');
+		throw sendFailure(ctx, op, req, t0, err);
 	}
-	if (res !== undefined) return { res, ms: now() - t0 };
+}
+
+/** The request event, for a listener only (the redacted URL is the client's largest per-call cost otherwise). */
+export function requested(ctx: ClientContext, op: CatalogEntry, req: HttpRequest, attempt: number): void {
+	ctx.onEvent?.({ type: 'request', opId: op.id, method: req.method, url: redactText(req.url), attempt });
+}
+
+/** What a transport's throw (no usable answer) means: the TransportError to throw (or the host's own error). */
+export function sendFailure(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	req: HttpRequest,
+	t0: number,
+	thrown: unknown,
+): Error {
+	const { now } = ctx;
+	const failure = thrown ?? new Error('transport failed');
 	// A host transport that obtains tokens itself (n8n) reports a refused token call as the client's own error.
-	if (failure instanceof SecurityServiceError) throw failure;
-	const t = (failure ?? {}) as TransportThrown & Error;
-	if (t.tooLarge) throw tooLargeError(ctx, op, req, now() - t0, failure);
+	if (failure instanceof SecurityServiceError) return failure;
+	const t = failure as TransportThrown & Error;
+	if (t.tooLarge) return tooLargeError(ctx, op, req, now() - t0, failure);
 	const timeout = Boolean(t.timeout) || t.name === 'TimeoutError' || t.name === 'AbortError';
 	ctx.emit({ type: 'failure', opId: op.id, kind: timeout ? 'timeout' : 'network', ms: now() - t0 });
-	throw new TransportError(
+	return new TransportError(
 		op.id,
 		timeout ? 'timeout' : 'network',
 		timeout ? `no answer within ${req.timeoutMs} ms` : `network failure: ${t.message ?? String(failure)}`,

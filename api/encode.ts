@@ -9,33 +9,36 @@ export function encodeRequest(
 	opts: { baseUrl: string; accessToken?: string; timeoutMs: number; maxResponseBytes?: number },
 ): HttpRequest {
 	let path = op.path;
-	const query: Array<[string, string]> = [];
-	const parts: Array<[string, string]> = [];
+	// built only when a field goes there (a GET by path and token builds neither list)
+	let query: Array<[string, string]> | undefined;
+	let parts: Array<[string, string]> | undefined;
 	const json: Record<string, unknown> | undefined = op.encoding === 'json' ? {} : undefined;
+	const urlOnly = op.encoding === 'query' || op.encoding === 'redirect';
 
 	for (const f of op.fields) {
 		const v = params[f.name];
 		if (v === undefined || v === null || f.local) continue;
-		if (f.in === 'path') {
-			path = path.replace(`{${f.name}}`, pathSegment(String(v)));
-			continue;
-		}
-		const target = f.in === 'query' || op.encoding === 'query' || op.encoding === 'redirect' ? query : parts;
-		if (json && f.in === 'body') json[f.name] = v;
-		else pushValue(target, f, v);
-	}
-	if (op.auth === 'access_token') {
-		if (!opts.accessToken) throw new Error(`${op.id}: no access token`);
-		query.push(['access_token', opts.accessToken]);
+		if (f.in === 'path') path = path.replace(`{${f.name}}`, pathSegment(String(v)));
+		else if (f.in === 'query' || urlOnly) pushValue((query ??= []), f, v);
+		else if (json) json[f.name] = v;
+		else pushValue((parts ??= []), f, v);
 	}
 	let url = opts.baseUrl.endsWith('/') ? opts.baseUrl.replace(/\/+$/, '') + path : opts.baseUrl + path;
-	for (let i = 0; i < query.length; i++)
-		url += `${i ? '&' : '?'}${encodeURIComponent(query[i][0])}=${encodeURIComponent(query[i][1])}`;
+	let sep = '?';
+	if (query)
+		for (const [k, v] of query) {
+			url += `${sep}${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
+			sep = '&';
+		}
+	if (op.auth === 'access_token') {
+		if (!opts.accessToken) throw new Error(`${op.id}: no access token`);
+		url += `${sep}access_token=${encodeURIComponent(opts.accessToken)}`;
+	}
 
 	let body: HttpBody | undefined;
 	if (json) body = { kind: 'json', value: json };
-	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts };
-	else if (op.encoding === 'form') body = { kind: 'form', parts };
+	else if (op.encoding === 'multipart') body = { kind: 'multipart', parts: parts ?? [] };
+	else if (op.encoding === 'form') body = { kind: 'form', parts: parts ?? [] };
 
 	return {
 		method: op.method,

@@ -1,3 +1,4 @@
+import { noResult } from './catalog/define';
 import type { CatalogEntry } from './catalog/types';
 import { ApiError, SecurityServiceError, TransportError } from './errors';
 import type { HttpResponse } from './transport/types';
@@ -49,6 +50,8 @@ export function decode(op: CatalogEntry, res: HttpResponse): Envelope {
 }
 
 export function parseResult(op: CatalogEntry, result: unknown): unknown {
+	// no result schema (z.unknown: anything, as it is): nothing to walk
+	if (op.result === noResult) return result;
 	const r = op.result.safeParse(result);
 	if (!r.success) {
 		const where = r.error.issues

@@ -1,13 +1,15 @@
 /**
  * Bench 1: per-call cost of the client (validate → encode → undici → envelope → result schema, token cached)
- * vs raw undici doing the same HTTP request (same URL built from the catalog path, same body, same deadline timer
- * and timeout, JSON parse and envelope code check: `rawCall`), both sequential on one keep-alive connection against
- * the simulator in its own process.
- * Blocks of `calls` alternate client / raw (`rounds` each) so machine noise hits both; the median block counts.
- * Besides the wall time per call, the bench process's own CPU time per call (process.cpuUsage: client + undici vs
- * undici alone), which other processes' load hardly moves: on a shared machine it is the steadier figure.
+ * vs raw undici doing the same HTTP request (same URL built from the catalog path, same body bytes, same deadline
+ * timer and timeout, JSON parse and envelope code check: `rawCall`), both sequential on one keep-alive connection
+ * against the simulator in its own process.
+ * Blocks of `calls` alternate client / raw (`rounds` each, the order swapped every round) so machine noise hits both;
+ * the ratio is the median over rounds of client block / raw block of the same round (a load that drifts between
+ * rounds moves both halves of a pair alike), the times shown the median blocks. Besides the wall time per call, the
+ * bench process's own CPU time per call (process.cpuUsage: client + undici vs undici alone), which other processes'
+ * load hardly moves: on a shared machine it is the steadier figure.
  */
-import { Agent, FormData, request } from 'undici';
+import { Agent, request } from 'undici';
 import { getOperation } from '../api/catalog/index.ts';
 import { createApiClient } from '../worker/src/service/client.mts';
 import { loadText, median, round, startSimProcess, type Row } from './lib.mts';
@@ -23,13 +25,20 @@ const SECRET = 'bench-client-secret-1';
  * when the body is read; AbortSignal.timeout costs more, and the baseline must not pay for a choice the client does
  * not make), the same timeout, body read as text, JSON parse, status and envelope code checked.
  */
-export async function rawCall(url: string, o: { method: string; body?: FormData }, agent: Agent, timeoutMs: number) {
+export async function rawCall(
+	url: string,
+	o: { method: string; body?: string; contentType?: string },
+	agent: Agent,
+	timeoutMs: number,
+) {
 	const ac = new AbortController();
 	const timer = setTimeout(() => ac.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
 	try {
 		const r = await request(url, {
 			method: o.method,
-			headers: { accept: 'application/json' },
+			headers: o.contentType
+				? { accept: 'application/json', 'content-type': o.contentType }
+				: { accept: 'application/json' },
 			body: o.body,
 			dispatcher: agent,
 			signal: ac.signal,
@@ -42,12 +51,69 @@ export async function rawCall(url: string, o: { method: string; body?: FormData 
 	}
 }
 
+/**
+ * The multipart body as the client's transports send it (api/transport/multipart.ts: text, not undici's FormData,
+ * whose stream per body costs ~25 KB of allocation), written out by hand: the baseline sends the same bytes.
+ */
+function rawMultipart(parts: [string, string][]): { body: string; contentType: string } {
+	const b = `----raw${Date.now().toString(36)}`;
+	let body = '';
+	for (const [k, v] of parts) body += `--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+	return { body: `${body}--${b}--\r\n`, contentType: `multipart/form-data; boundary=${b}` };
+}
+
 function pathFor(opId: string, params: Record<string, string>): string {
 	return getOperation(opId).path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(params[k]));
 }
 
+interface Case {
+	name: string;
+	client: () => Promise<unknown>;
+	raw: () => Promise<unknown>;
+}
+
+interface Measured {
+	name: string;
+	block: number;
+	clientUs: number;
+	rawUs: number;
+	ratio: number;
+	clientCpuUs: number;
+	rawCpuUs: number;
+	cpuRatio: number;
+	load: string;
+}
+
+/** Blocks of `block` calls, client and raw alternated for `rounds` rounds: medians and paired ratios. */
+async function measure(c: Case, block: number, rounds: number): Promise<Measured> {
+	const wall = { client: [] as number[], raw: [] as number[] };
+	const cpu = { client: [] as number[], raw: [] as number[] };
+	for (let r = 0; r < rounds; r++)
+		for (const side of r % 2 ? (['raw', 'client'] as const) : (['client', 'raw'] as const)) {
+			const fn = c[side];
+			const c0 = process.cpuUsage();
+			const t0 = performance.now();
+			for (let i = 0; i < block; i++) await fn();
+			wall[side].push(((performance.now() - t0) * 1000) / block);
+			const used = process.cpuUsage(c0);
+			cpu[side].push((used.user + used.system) / block);
+		}
+	const paired = (x: { client: number[]; raw: number[] }) => median(x.client.map((v, i) => v / x.raw[i]));
+	return {
+		name: c.name,
+		block,
+		clientUs: round(median(wall.client), 1),
+		rawUs: round(median(wall.raw), 1),
+		ratio: round(paired(wall), 3),
+		clientCpuUs: round(median(cpu.client), 1),
+		rawCpuUs: round(median(cpu.raw), 1),
+		cpuRatio: round(paired(cpu), 3),
+		load: loadText(),
+	};
+}
+
 export async function benchClient(o: { callsPerSide?: number; blockSteady?: number; blockInterleaved?: number } = {}) {
-	const callsPerSide = o.callsPerSide ?? 4000;
+	const callsPerSide = o.callsPerSide ?? 6000;
 	const blockSteady = o.blockSteady ?? 500;
 	const blockInterleaved = o.blockInterleaved ?? 50;
 	const sim = await startSimProcess(APP_ID, SECRET);
@@ -70,102 +136,46 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 			body: new URLSearchParams({ app_id: APP_ID, secret: SECRET, grant_type: 'client_credential' }).toString(),
 		});
 		const token = ((await tr.body.json()) as { result: { access_token: string } }).result.access_token;
-
-		const cases = [
+		const urlOf = (opId: string) => `${sim.url}${pathFor(opId, ids)}?access_token=${encodeURIComponent(token)}`;
+		const getParams = { site_id: ids.site_id };
+		const postParams = { site_id: ids.site_id, domain_port_id: ids.domain_port_id, duration: 600, threshold_tps: 1000 };
+		const cases: Case[] = [
 			{
 				name: 'GET is_under_attack',
-				opId: 'dashboard.isUnderAttack',
-				params: { site_id: ids.site_id },
-				raw: () =>
-					rawCall(
-						`${sim.url}${pathFor('dashboard.isUnderAttack', ids)}?access_token=${encodeURIComponent(token)}`,
-						{ method: 'GET' },
-						agent,
-						timeoutMs,
-					),
+				client: () => client.call('dashboard.isUnderAttack', getParams),
+				raw: () => rawCall(urlOf('dashboard.isUnderAttack'), { method: 'GET' }, agent, timeoutMs),
 			},
 			{
 				name: 'POST authentication/base (multipart)',
-				opId: 'applicationProtection.authBase.set',
-				params: { site_id: ids.site_id, domain_port_id: ids.domain_port_id, duration: 600, threshold_tps: 1000 },
-				raw: async () => {
-					const fd = new FormData();
-					fd.append('duration', '600');
-					fd.append('threshold_tps', '1000');
-					return rawCall(
-						`${sim.url}${pathFor('applicationProtection.authBase.set', ids)}?access_token=${encodeURIComponent(token)}`,
-						{ method: 'POST', body: fd },
-						agent,
-						timeoutMs,
-					);
+				client: () => client.call('applicationProtection.authBase.set', postParams),
+				raw: () => {
+					const m = rawMultipart([
+						['duration', '600'],
+						['threshold_tps', '1000'],
+					]);
+					const url = urlOf('applicationProtection.authBase.set');
+					return rawCall(url, { method: 'POST', body: m.body, contentType: m.contentType }, agent, timeoutMs);
 				},
 			},
 		];
 
-		const out: {
-			name: string;
-			block: number;
-			clientUs: number;
-			rawUs: number;
-			ratio: number;
-			clientCpuUs: number;
-			rawCpuUs: number;
-			cpuRatio: number;
-			load: string;
-		}[] = [];
+		const out: Measured[] = [];
 		for (const c of cases) {
-			const viaClient = () => client.call(c.opId, c.params);
 			for (let i = 0; i < 300; i++) {
-				await viaClient();
+				await c.client();
 				await c.raw();
 			}
-			// Alternating blocks so drift and other processes' load hit both sides alike. Two block sizes: steady
-			// state (500 consecutive calls) and interleaved (50), which is more sensitive to switching connections.
-			for (const block of [blockSteady, blockInterleaved]) {
-				const rounds = Math.max(2, Math.round(callsPerSide / block));
-				const tc: number[] = [];
-				const trw: number[] = [];
-				const cc: number[] = [];
-				const crw: number[] = [];
-				for (let r = 0; r < rounds; r++) {
-					for (const [fn, into, cpuInto] of (r % 2
-						? [
-								[c.raw, trw, crw],
-								[viaClient, tc, cc],
-							]
-						: [
-								[viaClient, tc, cc],
-								[c.raw, trw, crw],
-							]) as [() => Promise<unknown>, number[], number[]][]) {
-						const c0 = process.cpuUsage();
-						const t0 = performance.now();
-						for (let i = 0; i < block; i++) await fn();
-						into.push(((performance.now() - t0) * 1000) / block);
-						const cpu = process.cpuUsage(c0);
-						cpuInto.push((cpu.user + cpu.system) / block);
-					}
-				}
-				const clientUs = median(tc);
-				const rawUs = median(trw);
-				out.push({
-					name: c.name,
-					block,
-					clientUs: round(clientUs, 1),
-					rawUs: round(rawUs, 1),
-					ratio: round(clientUs / rawUs, 3),
-					clientCpuUs: round(median(cc), 1),
-					rawCpuUs: round(median(crw), 1),
-					cpuRatio: round(median(cc) / median(crw), 3),
-					load: loadText(),
-				});
-			}
+			// Two block sizes: steady state (500 consecutive calls, which includes what allocation costs in GC) and
+			// interleaved (50), more sensitive to switching between the two.
+			for (const block of [blockSteady, blockInterleaved])
+				out.push(await measure(c, block, Math.max(2, Math.round(callsPerSide / block))));
 		}
 		const tokenCalls = (await sim.control<unknown[]>('GET', '/requests?op=authorization.appToken')).length;
 		const steady = out.filter((x) => x.block === blockSteady);
 		const worst = Math.max(...steady.map((x) => x.ratio));
 		const rows: Row[] = out.map((x) => ({
 			bench: '1',
-			measure: `client vs raw undici, ${x.name}, per call (${x.block === blockSteady ? 'steady' : 'interleaved'}, blocks of ${x.block}); bench process CPU per call ${x.clientCpuUs} vs ${x.rawCpuUs} µs = ${x.cpuRatio.toFixed(2)}×; load ${x.load}`,
+			measure: `client vs raw undici, ${x.name}, per call (${x.block === blockSteady ? 'steady' : 'interleaved'}, blocks of ${x.block}; median of paired rounds); bench process CPU per call ${x.clientCpuUs} vs ${x.rawCpuUs} µs = ${x.cpuRatio.toFixed(2)}×; load ${x.load}`,
 			ours: `${x.clientUs} µs`,
 			baseline: `${x.rawUs} µs`,
 			ratio: `${x.ratio.toFixed(2)}×`,

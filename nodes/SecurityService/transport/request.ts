@@ -1,5 +1,6 @@
 import type { IDataObject, IHttpRequestMethods, IHttpRequestOptions } from 'n8n-workflow';
 import { MAX_RESPONSE_BYTES } from '../../../api/limits';
+import { multipartBody } from '../../../api/transport/multipart';
 import type { HttpRequest, HttpResponse } from '../../../api/transport/types';
 import { boundedExchange } from './bounded';
 
@@ -31,24 +32,6 @@ export const CREDENTIAL_TYPE = 'securityServiceApi';
  */
 export const CLIENT_AUTH_STANDIN = ['n8n', 'managed'].join('-');
 
-let boundaryCounter = 0;
-
-/** Multipart body built by hand: no runtime dependency, and rebuilt from the parts on every attempt. */
-function multipart(parts: Array<[string, string]>): { body: string; contentType: string } {
-	let boundary = '';
-	do {
-		boundaryCounter++;
-		boundary = `----secsvc${Date.now().toString(36)}${boundaryCounter.toString(36)}${Math.floor(Math.random() * 1e9).toString(36)}`;
-	} while (parts.some(([k, v]) => k.includes(boundary) || v.includes(boundary)));
-	const esc = (s: string) => s.replace(/"/g, '%22').replace(/\r|\n/g, ' ');
-	let body = '';
-	for (const [name, value] of parts) {
-		body += `--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"\r\n\r\n${value}\r\n`;
-	}
-	body += `--${boundary}--\r\n`;
-	return { body, contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
 function formUrlEncoded(parts: Array<[string, string]>): string {
 	return parts.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
 }
@@ -75,7 +58,7 @@ export function toN8nRequest(req: HttpRequest, url = req.url): IHttpRequestOptio
 	const headers: IDataObject = { ...req.headers };
 	let body: string | undefined;
 	if (req.body?.kind === 'multipart') {
-		const m = multipart(req.body.parts);
+		const m = multipartBody(req.body.parts);
 		body = m.body;
 		headers['content-type'] = m.contentType;
 	} else if (req.body?.kind === 'form') {
