@@ -39,6 +39,8 @@ export interface CoordinationInput {
 	wait?: boolean;
 	/** hold: queue as successor for keys another hold has (expiring blocks). */
 	queue?: boolean;
+	/** hold: when the caller's reads of the keys went out (coordination.mts ClaimRequest `since`). */
+	since?: string;
 	/** release: only withdraw successor places. */
 	queuedOnly?: boolean;
 	/** Release / claim on behalf of this owner instead of the calling workflow (CLI force-release only). */
@@ -86,6 +88,7 @@ async function claimOnce(
 		...(input.wait ? { wait: true } : {}),
 		...(input.queue ? { queue: true } : {}),
 		...(waitSeconds !== undefined ? { waitSeconds } : {}),
+		...(input.since !== undefined ? { since: input.since } : {}),
 	};
 	try {
 		return await client.workflow.executeUpdateWithStart(claimUpdate, {
