@@ -111,7 +111,7 @@ async function holdAndSnapshot(rb: Runbook, ctx: PlanContext, lookup: Promise<st
 		const pre = await (lookup ?? rearmFromLast(rb, ctx));
 		return { heldBefore, snap, events, eventId, sources: [...pre, ...(await topSources(ctx, eventId))] };
 	}
-	const holding = holdPlanSettings(rb, ctx, iso(Date.now()));
+	const holding = settledLater(holdPlanSettings(rb, ctx, iso(Date.now()))); // a refusal is thrown where awaited
 	try {
 		const first = await takeSnapshot(rb, ctx);
 		const events = first.events;
@@ -120,7 +120,11 @@ async function holdAndSnapshot(rb: Runbook, ctx: PlanContext, lookup: Promise<st
 		const [pre, top] = await Promise.all([lookup ?? rearmFromLast(rb, ctx), topSources(ctx, eventId)]);
 		const { held, stale } = await holding;
 		if (stale) {
-			rb.log('snapshot', 'read again after the hold', 'a grant of another owner ended after the first reads');
+			rb.log(
+				'snapshot',
+				'read again after the hold',
+				'another owner let go of a setting after the first reads, or the coordinator could not tell',
+			);
 			({ snap } = await takeSnapshot(rb, ctx));
 		}
 		return { heldBefore: held, snap, events, eventId, sources: [...pre, ...top] };
