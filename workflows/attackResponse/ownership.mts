@@ -67,11 +67,11 @@ export async function holdPlanSettings(
 	if (!keys.length) return { held: [], stale: false };
 	rb.state.holding = 0; // from here on a claim may have been granted: releaseAll asks the coordinator
 	const req = { keys, mode: 'hold' as const, reason: 'attack response: mitigation in place until the revert' };
-	const r = await (since ? claimBeside : claim)(ctx.site, {
-		...req,
-		ttlSeconds: ttlOf(ctx),
-		...(since ? { since } : {}),
-	});
+	const full = { ...req, ttlSeconds: ttlOf(ctx), ...(since ? { since } : {}) };
+	// Beside the reads: asked once as a local activity; one that must wait (a lease of another owner) waits as an
+	// activity, so the workflow task is not held open meanwhile (queries and signals are answered).
+	let r = await (since ? claimBeside(ctx.site, { ...full, waitSeconds: 0 }) : claim(ctx.site, full));
+	if (r.waiting) r = await claim(ctx.site, full);
 	rb.state.holding = r.granted.length;
 	rb.log(
 		'snapshot',

@@ -57,6 +57,7 @@ export interface ClaimRequest {
 	 * outlives its caller — a claim activity whose attempt was lost (a killed worker, a lost lease) — by more than
 	 * this; before, such a claim stayed in flight until granted, and ten of them made the coordinator refuse every
 	 * Update (the server's limit of in-flight Updates per workflow: interleave seed 36). Without it: until granted.
+	 * 0: asked once, not waited for (the attack response's hold beside its reads, which then waits as an activity).
 	 */
 	waitSeconds?: number;
 	/**

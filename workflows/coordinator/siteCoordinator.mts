@@ -165,7 +165,9 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 				// A bounded wait ends by itself (its caller asks again while alive: coordination.mts `waitSeconds`). Only
 				// claims that carry the field take the timer, so histories recorded before it replay unchanged.
 				if (req.waitSeconds === undefined) await condition(got);
-				else if (!(await condition(got, req.waitSeconds * 1000))) return { granted: [], held: [], waiting: true };
+				else if (req.waitSeconds === 0) {
+					if (!got()) return { granted: [], held: [], waiting: true }; // asked once, not waited for
+				} else if (!(await condition(got, req.waitSeconds * 1000))) return { granted: [], held: [], waiting: true };
 				const { granted, held } = r!;
 				touch();
 				if (req.queue) return { granted, held, queued: table.queue(req, held) };
@@ -254,11 +256,11 @@ function validateClaim(req: ClaimRequest): void {
 	if (
 		req.waitSeconds !== undefined &&
 		(!Number.isInteger(req.waitSeconds) ||
-			req.waitSeconds < 1 ||
+			req.waitSeconds < 0 ||
 			req.waitSeconds > 60 ||
 			!(req.mode === 'hold' || req.wait))
 	)
-		throw new Error('waitSeconds: an integer from 1 to 60, only for a hold or a lease with wait');
+		throw new Error('waitSeconds: an integer from 0 to 60, only for a hold or a lease with wait');
 	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
 	if (req.since !== undefined && (req.mode !== 'hold' || typeof req.since !== 'string' || !(Date.parse(req.since) > 0)))
 		throw new Error('since: an ISO time, only for a hold');
