@@ -171,15 +171,43 @@ function stepsOf(all: Mark[], t0: number, end: number, delayMs: number): Record<
 	const span = (name: string, a?: number, b?: number) => {
 		if (a !== undefined && b !== undefined) out[name] = (out[name] ?? 0) + (b - a);
 	};
-	const claim1 = first(/activity scheduled coordination\.claim/);
-	const upd1 = first(/coordinator WorkflowExecutionUpdateCompleted/);
-	const claim1Done = first(/activity completed coordination\.claim/);
-	span('1 start → first workflow task done (plan parsed: local activity), hold asked', t0, claim1);
-	span('2 hold of the plan settings: Update(-with-start) at the coordinator', claim1, upd1);
-	span('3 hold: Update answered → claim activity completed', upd1, claim1Done);
-	const read0 = first(/API GET/, claim1Done);
-	span('4 workflow task → first snapshot read arrives (local activity dispatch)', claim1Done, read0);
-	const detail = first(/API GET dashboard\.eventDetail/, read0);
+	// Since patched('hold-beside-snapshot') the hold is a local activity beside the snapshot reads: the first API read
+	// comes before any claim activity, and the hold is off the critical path while it answers before the event detail.
+	const beside = (first(/API GET/) ?? Infinity) < (first(/activity scheduled coordination\.claim/) ?? Infinity);
+	const detailOf = (from?: number) => first(/API GET dashboard\.eventDetail/, from);
+	let read0: number | undefined;
+	let detail: number | undefined;
+	if (beside) {
+		read0 = first(/API GET/);
+		detail = detailOf(read0);
+		const upd1 = first(/coordinator WorkflowExecutionUpdateCompleted/);
+		span(
+			'1 start → first snapshot read arrives (plan parsed; hold, reads, last-run lookup: local activities)',
+			t0,
+			read0,
+		);
+		span(
+			'2 hold of the plan settings: coordinator start → Update answered (beside the reads)',
+			first(/coordinator WorkflowExecutionStarted/) ?? first(/coordinator WorkflowTaskScheduled/),
+			upd1,
+		);
+		if (upd1 !== undefined && detail !== undefined)
+			span(
+				'5b hold answered after the event detail (on the critical path)',
+				detail + delayMs,
+				Math.max(upd1, detail + delayMs),
+			);
+	} else {
+		const claim1 = first(/activity scheduled coordination\.claim/);
+		const upd1 = first(/coordinator WorkflowExecutionUpdateCompleted/);
+		const claim1Done = first(/activity completed coordination\.claim/);
+		span('1 start → first workflow task done (plan parsed: local activity), hold asked', t0, claim1);
+		span('2 hold of the plan settings: Update(-with-start) at the coordinator', claim1, upd1);
+		span('3 hold: Update answered → claim activity completed', upd1, claim1Done);
+		read0 = first(/API GET/, claim1Done);
+		span('4 workflow task → first snapshot read arrives (local activity dispatch)', claim1Done, read0);
+		detail = detailOf(read0);
+	}
 	span('5 snapshot reads, one round (API)', read0, detail);
 	const claim2 = first(/activity scheduled coordination\.claim/, detail);
 	const upd2 = first(/coordinator WorkflowExecutionUpdateCompleted/, claim2);
@@ -189,8 +217,8 @@ function stepsOf(all: Mark[], t0: number, end: number, delayMs: number): Record<
 	// Since patched('entries-hold-overlaps-writes') the entries' hold runs beside the first write groups.
 	const overlapped = firstWrite !== undefined && claim2 !== undefined && firstWrite <= claim2 + 2;
 	span(
-		'6 event detail answered → planning → workflow task done, writes (or entries hold) asked',
-		(detail ?? 0) + delayMs,
+		'6 event detail (or the hold) answered → planning → workflow task done, writes (or entries hold) asked',
+		Math.max((detail ?? 0) + delayMs, beside ? (first(/coordinator WorkflowExecutionUpdateCompleted/) ?? 0) : 0),
 		overlapped ? firstWrite : claim2,
 	);
 	const off = overlapped ? ' (beside the writes: off the critical path)' : '';

@@ -9,7 +9,7 @@ import { applyChanges } from './apply.mts';
 import { ADD_EACH_PATCH } from './addEach.mts';
 import { registerAllowList } from './allowList.mts';
 import { checkCarry, CONTINUE_PATCH, isContinueAsNew } from './continue.mts';
-import { newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
+import { iso, newRunbook, planContext, type PlanContext, type Runbook } from './context.mts';
 import { finish } from './finish.mts';
 import { registerHandlers } from './handlers.mts';
 import {
@@ -18,6 +18,7 @@ import {
 	holdEntries,
 	holdPlannedChanges,
 	holdPlanSettings,
+	HOLD_BESIDE_SNAPSHOT_PATCH,
 	releaseAll,
 } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
@@ -74,12 +75,8 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 	const overlap = !rb.dryRun && !ctx.plan.approval.required && rb.patches.entriesOverlap;
 	// A return within the hold-down pre-blocks the last run's sources (rearm.mts); asked beside the hold and snapshot.
 	const lookup = rb.patches.rearmFast ? settledLater(rearmFromLast(rb, ctx)) : undefined;
-	// One owner per setting: hold the plan's settings BEFORE the snapshot (ownership.mts).
-	const heldBefore = rb.dryRun ? [] : await holdPlanSettings(rb, ctx);
-	const { snap, events } = await takeSnapshot(rb, ctx);
-	const eventId = pickEvent(rb, ctx, events);
-	const pre = await (lookup ?? rearmFromLast(rb, ctx));
-	planChanges(rb, ctx, snap, [...pre, ...(await topSources(ctx, eventId))], eventId, events);
+	const { heldBefore, snap, events, eventId, sources } = await holdAndSnapshot(rb, ctx, lookup);
+	planChanges(rb, ctx, snap, sources, eventId, events);
 
 	if (rb.dryRun) {
 		rb.log('planning', `dry run: ${rb.changes.length} change(s) planned, none applied`, 'dry-run requested');
@@ -103,6 +100,41 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 }
 
 /**
+ * One owner per setting: the plan's settings are held before planning (ownership.mts) — before the snapshot, or since
+ * HOLD_BESIDE_SNAPSHOT_PATCH beside its reads, which are read again when the coordinator cannot vouch for them.
+ */
+async function holdAndSnapshot(rb: Runbook, ctx: PlanContext, lookup: Promise<string[]> | undefined) {
+	if (rb.dryRun || !rb.patches.holdBeside) {
+		const heldBefore = rb.dryRun ? [] : (await holdPlanSettings(rb, ctx)).held;
+		const { snap, events } = await takeSnapshot(rb, ctx);
+		const eventId = pickEvent(rb, ctx, events);
+		const pre = await (lookup ?? rearmFromLast(rb, ctx));
+		return { heldBefore, snap, events, eventId, sources: [...pre, ...(await topSources(ctx, eventId))] };
+	}
+	const holding = settledLater(holdPlanSettings(rb, ctx, iso(Date.now()))); // a refusal is thrown where awaited
+	try {
+		const first = await takeSnapshot(rb, ctx);
+		const events = first.events;
+		let snap = first.snap;
+		const eventId = pickEvent(rb, ctx, events);
+		const [pre, top] = await Promise.all([lookup ?? rearmFromLast(rb, ctx), topSources(ctx, eventId)]);
+		const { held, stale } = await holding;
+		if (stale) {
+			rb.log(
+				'snapshot',
+				'read again after the hold',
+				'another owner let go of a setting after the first reads, or the coordinator could not tell',
+			);
+			({ snap } = await takeSnapshot(rb, ctx));
+		}
+		return { heldBefore: held, snap, events, eventId, sources: [...pre, ...top] };
+	} catch (e) {
+		await holding.catch(() => undefined); // a claim still under way ends first: releaseAll must follow it
+		throw e;
+	}
+}
+
+/**
  * This code's newer patches, asked in the run's first activation, before any await. Asked after a local activity
  * whose result came in a later workflow task than the one that ran it (a workflow-task heartbeat, under load), a
  * patch was not recognised on replay (TMPRL1100, seen in runbooks.test under load): its marker belongs to that later
@@ -122,6 +154,7 @@ function askPatches(): Runbook['patches'] {
 		repeatUnanswered: patched(REPEAT_UNANSWERED_PATCH),
 		reapplyWhileSeen: patched(REAPPLY_WHILE_SEEN_PATCH),
 		writeSteps: patched(WRITE_STEPS_PATCH),
+		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
 	};
 }
 

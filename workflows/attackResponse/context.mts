@@ -52,6 +52,7 @@ export interface Runbook {
 		repeatUnanswered: boolean;
 		reapplyWhileSeen: boolean;
 		writeSteps: boolean;
+		holdBeside: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -130,6 +131,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			repeatUnanswered: false,
 			reapplyWhileSeen: false,
 			writeSteps: false,
+			holdBeside: false,
 		},
 		state: carry
 			? { ...carry.state }

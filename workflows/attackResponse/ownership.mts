@@ -1,6 +1,6 @@
 import { settingKey, type Hold } from '../coordinator/coordination.mts';
 import { patched, proxyActivities } from '@temporalio/workflow';
-import { claim, handover, release } from '../coordinator/claims.mts';
+import { claim, claimBeside, handover, release } from '../coordinator/claims.mts';
 import { BLOCKS_ACTIVITY } from '../blocks/shared.mts';
 import type { Change } from '../../api/runbook/contract.ts';
 import { formatRange, parseEntry } from '../pure/ranges.mts';
@@ -52,25 +52,41 @@ export const entryKey = (dp: string, entry: string) => {
 export const ttlOf = (ctx: PlanContext) =>
 	ctx.plan.maxDurationSeconds + (ctx.plan.approval.required ? ctx.plan.approval.timeoutSeconds : 0) + 6 * 3600;
 
-/** Holds the plan's settings before the snapshot. Returns the keys held by someone else (left alone). */
-export async function holdPlanSettings(rb: Runbook, ctx: PlanContext): Promise<Hold[]> {
+/**
+ * Holds the plan's settings before the snapshot — or, with `since` (HOLD_BESIDE_SNAPSHOT_PATCH), beside the snapshot's
+ * reads sent at `since`. Returns the keys held by someone else (left alone) and whether the reads may be stale: another
+ * owner's grant of one of the keys ended after they went out (a drift enforce's write may have landed after them), or
+ * the coordinator could not tell; the caller then reads again before it plans.
+ */
+export async function holdPlanSettings(
+	rb: Runbook,
+	ctx: PlanContext,
+	since?: string,
+): Promise<{ held: Hold[]; stale: boolean }> {
 	const keys = planKeys(ctx);
-	if (!keys.length) return [];
+	if (!keys.length) return { held: [], stale: false };
 	rb.state.holding = 0; // from here on a claim may have been granted: releaseAll asks the coordinator
-	const r = await claim(ctx.site, {
-		keys,
-		mode: 'hold',
-		reason: 'attack response: mitigation in place until the revert',
-		ttlSeconds: ttlOf(ctx),
-	});
+	const req = { keys, mode: 'hold' as const, reason: 'attack response: mitigation in place until the revert' };
+	const full = { ...req, ttlSeconds: ttlOf(ctx), ...(since ? { since } : {}) };
+	// Beside the reads: asked once as a local activity; one that must wait (a lease of another owner) waits as an
+	// activity, so the workflow task is not held open meanwhile (queries and signals are answered).
+	let r = await (since ? claimBeside(ctx.site, { ...full, waitSeconds: 0 }) : claim(ctx.site, full));
+	if (r.waiting) r = await claim(ctx.site, full);
 	rb.state.holding = r.granted.length;
 	rb.log(
 		'snapshot',
 		`holding ${r.granted.length} setting(s) of site ${ctx.site}`,
 		'one owner per setting: other playbooks leave them alone until the revert',
 	);
-	return r.held;
+	return { held: r.held, stale: since !== undefined && r.changedSince !== false };
 }
+
+/**
+ * Patch (issue 42): the plan settings' hold is asked beside the snapshot's reads instead of before them; the
+ * coordinator answers whether another owner's grant of a key ended after the reads went out, and only then are they
+ * read again (after the hold). Runbooks recorded before it held first, then read.
+ */
+export const HOLD_BESIDE_SNAPSHOT_PATCH = 'hold-beside-snapshot';
 
 /**
  * Patch: without an approval gate the entries' hold overlaps the detection writes (issue 42). Runbooks recorded

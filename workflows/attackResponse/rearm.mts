@@ -1,4 +1,4 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { holdDownOf, LAST_RUN_ACTIVITY, rearmExtraCooldown, type LastRun } from '../../api/runbook/holdDownRules.ts';
 import type { PlanContext, Runbook } from './context.mts';
 import { errText } from './settings.mts';
@@ -25,9 +25,13 @@ export const REARM_FAST_PATCH = 'rearm-fast';
 /** A re-arm's blacklist adds to one list at once, at least (the plan's blacklistConcurrency when higher; max 16). */
 export const REARM_BLACKLIST_CONCURRENCY = 4;
 
-const acts = proxyActivities<{
+type LastRunActs = {
 	[LAST_RUN_ACTIVITY]: (input: { site_id: string; currentRunId: string }) => Promise<LastRun | undefined>;
-}>({ startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumAttempts: 3 } });
+};
+const lastRunOptions = { startToCloseTimeout: '30s', retry: { initialInterval: '500ms', maximumAttempts: 3 } } as const;
+const acts = proxyActivities<LastRunActs>(lastRunOptions);
+/** Since `hold-beside-snapshot` (ownership.mts) a local activity: it runs beside the snapshot's local-activity reads. */
+const localActs = proxyLocalActivities<LastRunActs>(lastRunOptions);
 
 /** The sources to pre-block (empty when this is not a return). */
 export async function rearmFromLast(rb: Runbook, ctx: PlanContext): Promise<string[]> {
@@ -35,7 +39,10 @@ export async function rearmFromLast(rb: Runbook, ctx: PlanContext): Promise<stri
 	if (rb.dryRun || cfg.seconds <= 0 || !rb.patches.rearm) return [];
 	let last: LastRun | undefined;
 	try {
-		last = await acts[LAST_RUN_ACTIVITY]({ site_id: ctx.site, currentRunId: workflowInfo().runId });
+		last = await (rb.patches.holdBeside ? localActs : acts)[LAST_RUN_ACTIVITY]({
+			site_id: ctx.site,
+			currentRunId: workflowInfo().runId,
+		});
 	} catch (e) {
 		rb.log('snapshot', 'hold-down: the last runbook could not be read', `${errText(e)}; starting from nothing`);
 		return [];

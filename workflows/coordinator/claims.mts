@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
 import type { createCoordinationActivities } from './activities.mts';
 
@@ -18,6 +18,17 @@ const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
 
 export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> =>
 	coord[COORDINATION.claim]({ site_id, ...req });
+/**
+ * The same claim as a local activity: it starts at once, beside the local-activity reads of the same workflow task (a
+ * regular activity is only scheduled when the task completes, after them). A retry after a lost worker re-asks it:
+ * claims are idempotent per owner.
+ */
+const coordLocal = proxyLocalActivities<ReturnType<typeof createCoordinationActivities>>({
+	startToCloseTimeout: '10m',
+	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },
+});
+export const claimBeside = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> =>
+	coordLocal[COORDINATION.claim]({ site_id, ...req });
 export const release = (
 	site_id: string,
 	keys?: string[],

@@ -39,6 +39,10 @@ export interface CoordinationInput {
 	wait?: boolean;
 	/** hold: queue as successor for keys another hold has (expiring blocks). */
 	queue?: boolean;
+	/** A waiting claim: seconds per ask (default CLAIM_WAIT_SECONDS); 0 = ask once and answer `waiting`. */
+	waitSeconds?: number;
+	/** hold: when the caller's reads of the keys went out (coordination.mts ClaimRequest `since`). */
+	since?: string;
 	/** release: only withdraw successor places. */
 	queuedOnly?: boolean;
 	/** Release / claim on behalf of this owner instead of the calling workflow (CLI force-release only). */
@@ -65,8 +69,8 @@ export async function claim(
 ): Promise<ClaimResult> {
 	const waits = (input.mode ?? 'lease') === 'hold' || input.wait === true;
 	for (;;) {
-		const r = await claimOnce(client, input, taskQueue, waits ? CLAIM_WAIT_SECONDS : undefined);
-		if (!r.waiting) return r;
+		const r = await claimOnce(client, input, taskQueue, waits ? (input.waitSeconds ?? CLAIM_WAIT_SECONDS) : undefined);
+		if (!r.waiting || input.waitSeconds === 0) return r; // 0: asked once, the caller waits its own way
 		await alive();
 	}
 }
@@ -86,6 +90,7 @@ async function claimOnce(
 		...(input.wait ? { wait: true } : {}),
 		...(input.queue ? { queue: true } : {}),
 		...(waitSeconds !== undefined ? { waitSeconds } : {}),
+		...(input.since !== undefined ? { since: input.since } : {}),
 	};
 	try {
 		return await client.workflow.executeUpdateWithStart(claimUpdate, {

@@ -28,6 +28,9 @@ export const settingKey = {
 
 export type { Hold };
 
+/** A write lock (HTTP-filter create/edit), not a setting anyone snapshots: its lease ends need no linger. */
+export const isWriteLock = (key: string) => key.endsWith('/httpFilter.write');
+
 export interface ClaimRequest {
 	owner: string;
 	keys: string[];
@@ -54,8 +57,16 @@ export interface ClaimRequest {
 	 * outlives its caller — a claim activity whose attempt was lost (a killed worker, a lost lease) — by more than
 	 * this; before, such a claim stayed in flight until granted, and ten of them made the coordinator refuse every
 	 * Update (the server's limit of in-flight Updates per workflow: interleave seed 36). Without it: until granted.
+	 * 0: asked once, not waited for (the attack response's hold beside its reads, which then waits as an activity).
 	 */
 	waitSeconds?: number;
+	/**
+	 * A hold taken beside reads of its settings (the attack response's snapshot, issue 42): when the reads went out
+	 * (ISO). The answer says in `changedSince` whether another owner's grant of one of its keys ended at or after
+	 * that time (its write may have landed after the reads), or the coordinator cannot tell (a run that started too
+	 * late to know): the caller then reads again.
+	 */
+	since?: string;
 }
 
 export interface ClaimResult {
@@ -66,6 +77,8 @@ export interface ClaimResult {
 	queued?: string[];
 	/** Not granted within `waitSeconds`: nothing taken; ask again. */
 	waiting?: true;
+	/** Only with `since`: false when no other owner's grant of the keys ended since then (the reads stand). */
+	changedSince?: boolean;
 }
 
 export interface ReleaseRequest {

@@ -1,6 +1,10 @@
-import type { ClaimRequest, Hold, ReleaseRequest, Successor } from './coordination.mts';
+import { isWriteLock, type ClaimRequest, type Hold, type ReleaseRequest, type Successor } from './coordination.mts';
 
 const DEFAULT_TTL = { hold: 25 * 3600, lease: 300 };
+/** How long the table remembers that a key's grant ended (a claim `since` before that is answered "cannot tell"). */
+const ENDS_KEPT_MS = 5 * 60_000;
+/** Clock margin between the claimant's and this workflow's clocks (one server's times; a cluster's hosts differ). */
+const CLOCK_MARGIN_MS = 1000;
 
 /**
  * The site coordinator's state (siteCoordinator.mts has the rules): who holds each setting key until when, who waits
@@ -17,14 +21,48 @@ export class HoldTable {
 	 * said it wrote the setting, so the successor must not take it for its own (it checks like a fresh write).
 	 */
 	readonly released = new Set<string>();
+	/** When each key's last grant ended and whose it was (claims with `since`: coordination.mts). */
+	private readonly ended = new Map<string, { owner: string; at: number }>();
+	/** The latest end of a setting's LEASE (the coordinator lingers after it: siteCoordinator.mts LINGER_MS). */
+	lastLeaseEnd = -Infinity;
 
-	constructor(holds: Hold[], successors: Successor[]) {
+	/** `knownFrom`: from when on this run knows every end of a grant (undefined: ends are not tracked). */
+	constructor(
+		holds: Hold[],
+		successors: Successor[],
+		private knownFrom?: number,
+	) {
 		this.holds = new Map(holds.map((h) => [h.key, h]));
 		this.successors = new Map(successors.map((x) => [x.key, x]));
 	}
 
+	/**
+	 * A hold asked beside reads sent at `since` (ISO): true when another owner's grant of one of `keys` ended at or
+	 * after then (its write may have landed after the reads), or this run cannot tell (`since` before `knownFrom`).
+	 */
+	changedSince(owner: string, keys: string[], since: string): boolean {
+		const t = Date.parse(since) - CLOCK_MARGIN_MS;
+		if (this.knownFrom === undefined || !(t >= this.knownFrom) || keys.some(isWriteLock)) return true;
+		return keys.some((k) => {
+			const e = this.ended.get(k);
+			return e !== undefined && e.owner !== owner && e.at >= t;
+		});
+	}
+
+	private noteEnd(h: Hold, now: number): void {
+		if (this.knownFrom === undefined) return;
+		if (h.mode === 'lease' && !isWriteLock(h.key)) this.lastLeaseEnd = now;
+		this.ended.set(h.key, { owner: h.owner, at: now });
+		if (this.ended.size % 256 !== 0) return;
+		// bounded: forget ends older than ENDS_KEPT_MS (a claim from before then is answered "cannot tell")
+		this.knownFrom = Math.max(this.knownFrom, now - ENDS_KEPT_MS);
+		for (const [k, e] of this.ended) if (e.at < this.knownFrom) this.ended.delete(k);
+	}
+
 	/** Ends a hold; a successor waiting for the key gets it (`handedOver`: the holder wrote the setting, see handover). */
 	drop(key: string, handedOver = false): void {
+		const h = this.holds.get(key);
+		if (h) this.noteEnd(h, Date.now());
 		this.holds.delete(key);
 		const next = this.successors.get(key);
 		if (!next) return;

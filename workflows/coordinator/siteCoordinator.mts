@@ -57,6 +57,13 @@ export interface SiteCoordinatorInput {
 const IDLE_MS = 0;
 /** Events per run before continuing as new (4000 for runs started before `coordinator-timers`). */
 const RUN_EVENTS = 1000;
+/**
+ * Since `coordinator-lease-ends`: after a LEASE ends the run stays open this long before it completes (and a run
+ * continued as new this long after its start), so a fresh run knows that no lease of an earlier run ended later than
+ * its own start minus LINGER_MS — what a hold asked beside its reads (`since`) needs to be answered (issue 42).
+ * Runs that only saw holds (the attack response's) complete at once, as before.
+ */
+const LINGER_MS = 5000;
 
 export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ site_id: string; idleSince: string }> {
 	// A packed carry may list more groups than the default list bound (one per add batch or extend).
@@ -70,7 +77,14 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 	// keep the lower limit.
 	const packed = lazy && patched('coordinator-packed-holds');
 	const timers: number[] = [];
-	const table = new HoldTable([...(input.holds ?? []), ...unpackHolds(input.packed ?? [])], input.successors ?? []);
+	const ends = lazy && patched('coordinator-lease-ends') ? endsFrom() : undefined;
+	const table = new HoldTable(
+		[...(input.holds ?? []), ...unpackHolds(input.packed ?? [])],
+		input.successors ?? [],
+		ends?.knownFrom,
+	);
+	if (ends) table.lastLeaseEnd = ends.lastLeaseEnd;
+	const lingering = () => Date.now() < table.lastLeaseEnd + LINGER_MS;
 	const { holds, successors, toTell } = table;
 	let lastTouched = Date.now();
 	let touched = false;
@@ -86,7 +100,7 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 		table.expire();
 		if (toTell.size) await tell();
 		const now = Date.now();
-		if (table.empty && allHandlersFinished() && now - lastTouched >= IDLE_MS)
+		if (table.empty && allHandlersFinished() && now - lastTouched >= IDLE_MS && !lingering())
 			return { site_id: input.site_id, idleSince: new Date(lastTouched).toISOString() };
 		if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (lazy ? RUN_EVENTS : 4000)) {
 			await condition(allHandlersFinished);
@@ -102,7 +116,8 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 			// Holds end at their `until` (an owner that died); everything else wakes the loop through `touched`; once
 			// nothing is held the run completes as soon as the last handler has finished (no timer a worker shutting
 			// down could leave unprocessed, keeping the run bound to its task queue).
-			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)));
+			const linger = lingering() ? [table.lastLeaseEnd + LINGER_MS] : [];
+			const next = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), ...linger);
 			if (Number.isFinite(next) && !timers.some((at) => at <= next)) {
 				const at = next;
 				timers.push(at);
@@ -111,14 +126,29 @@ export async function siteCoordinator(input: SiteCoordinatorInput): Promise<{ si
 					touched = true;
 				});
 			}
+			const idle = linger.length === 0;
 			await condition(
-				() => touched || toTell.size > 0 || (holds.size === 0 && successors.size === 0 && allHandlersFinished()),
+				() =>
+					touched || toTell.size > 0 || (idle && holds.size === 0 && successors.size === 0 && allHandlersFinished()),
 			);
 			continue;
 		}
 		const nextExpiry = Math.min(...[...holds.values()].map((h) => Date.parse(h.until)), lastTouched + IDLE_MS);
 		await condition(() => touched || toTell.size > 0, Math.max(100, nextExpiry - now));
 	}
+}
+
+/**
+ * What a run knows of ended grants (`coordinator-lease-ends`): a fresh run every lease end up to its start minus
+ * LINGER_MS (an earlier run lingered that long after its last one); a run continued as new nothing before its start,
+ * and it lingers as if a lease had ended then (the run before may have seen one just before it continued).
+ */
+function endsFrom(): { knownFrom: number; lastLeaseEnd: number } {
+	const info = workflowInfo();
+	const start = info.runStartTime.getTime();
+	return info.continuedFromExecutionRunId
+		? { knownFrom: start, lastLeaseEnd: start }
+		: { knownFrom: start - LINGER_MS, lastLeaseEnd: -Infinity };
 }
 
 /** The coordinator's Updates, signal and queries over its table; `touch` wakes the main loop. */
@@ -135,10 +165,15 @@ function registerHandlers(table: HoldTable, touch: () => void, packed: boolean):
 				// A bounded wait ends by itself (its caller asks again while alive: coordination.mts `waitSeconds`). Only
 				// claims that carry the field take the timer, so histories recorded before it replay unchanged.
 				if (req.waitSeconds === undefined) await condition(got);
-				else if (!(await condition(got, req.waitSeconds * 1000))) return { granted: [], held: [], waiting: true };
+				else if (req.waitSeconds === 0) {
+					if (!got()) return { granted: [], held: [], waiting: true }; // asked once, not waited for
+				} else if (!(await condition(got, req.waitSeconds * 1000))) return { granted: [], held: [], waiting: true };
 				const { granted, held } = r!;
 				touch();
-				return req.queue ? { granted, held, queued: table.queue(req, held) } : { granted, held };
+				if (req.queue) return { granted, held, queued: table.queue(req, held) };
+				return req.since === undefined
+					? { granted, held }
+					: { granted, held, changedSince: table.changedSince(req.owner, req.keys, req.since) };
 			}
 			return table.grantNow(req);
 		},
@@ -221,12 +256,14 @@ function validateClaim(req: ClaimRequest): void {
 	if (
 		req.waitSeconds !== undefined &&
 		(!Number.isInteger(req.waitSeconds) ||
-			req.waitSeconds < 1 ||
+			req.waitSeconds < 0 ||
 			req.waitSeconds > 60 ||
 			!(req.mode === 'hold' || req.wait))
 	)
-		throw new Error('waitSeconds: an integer from 1 to 60, only for a hold or a lease with wait');
+		throw new Error('waitSeconds: an integer from 0 to 60, only for a hold or a lease with wait');
 	if (req.queue && req.mode !== 'hold') throw new Error('queue: only for holds');
+	if (req.since !== undefined && (req.mode !== 'hold' || typeof req.since !== 'string' || !(Date.parse(req.since) > 0)))
+		throw new Error('since: an ISO time, only for a hold');
 }
 
 function validateRelease(req: ReleaseRequest): void {
