@@ -277,6 +277,7 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 	const popup = page
 		.context()
 		.waitForEvent('page', { timeout: 0 })
+		.then((tab) => ({ tab, at: Date.now() }))
 		.catch(() => undefined);
 	const clicked = Date.now();
 	const cpuAtClick = cpuSeconds(server.pid) ?? 0;
@@ -301,9 +302,11 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 		await page.waitForTimeout(250);
 	}
 	const pushedAt = ui.pushes.find((p) => p.at >= clicked && p.formUrl)!.at;
-	const form = await Promise.race([popup, page.waitForTimeout(30_000).then(() => undefined)]);
+	const opened = await Promise.race([popup, page.waitForTimeout(30_000).then(() => undefined)]);
 	const late = `push at +${((pushedAt - clicked) / 1000).toFixed(1)} s, ${n8nSays()}`;
-	assert.ok(form, `the editor opened the waiting form (${late}; ${await ui.editorRuns()})`);
+	assert.ok(opened, `the editor opened the waiting form (${late}; ${await ui.editorRuns()})`);
+	console.log(`form tab opened +${((opened.at - clicked) / 1000).toFixed(1)} s after the click (${late})`);
+	const form = opened.tab;
 	await form.waitForLoadState('domcontentloaded');
 	await form.screenshot({ path: join(OUT, 'first-day-form-opened.png') });
 	// n8n opens the tab as the Wait node starts; when the execution is not yet saved as waiting, its form page answers
