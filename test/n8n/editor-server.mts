@@ -96,7 +96,7 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 }
 
 /** CPU seconds (user + system) the process has used so far; undefined once it is gone. */
-function cpuSeconds(pid: number | undefined): number | undefined {
+export function cpuSeconds(pid: number | undefined): number | undefined {
 	try {
 		// fields after the command's closing parenthesis: state is the 1st, utime the 12th, stime the 13th
 		const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');

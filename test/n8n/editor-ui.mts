@@ -18,6 +18,8 @@ export interface NodeRun {
 
 export class EditorUi {
 	private shot = 0;
+	/** Every push message the page received: when (ms), what, and the form it opens for a run that waits at one. */
+	readonly pushes: Array<{ at: number; text: string; formUrl?: string }> = [];
 
 	constructor(
 		readonly page: Page,
@@ -28,10 +30,13 @@ export class EditorUi {
 		const keep = (line: string) => said.push(line) > 40 && said.shift();
 		page.on('console', (m) => keep(`console.${m.type()}: ${m.text().slice(0, 300)}`));
 		page.on('pageerror', (e) => keep(`page error: ${e.message}`));
-		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): type and node.
+		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): when, type, node.
 		page.on('websocket', (ws) => {
 			ws.on('framereceived', ({ payload }) => {
-				if (typeof payload === 'string' && payload.startsWith('{')) keep(`push ${pushSummary(payload)}`);
+				if (typeof payload !== 'string' || !payload.startsWith('{')) return;
+				const push = pushOf(payload);
+				this.pushes.push(push);
+				keep(`push at ${new Date(push.at).toISOString().slice(11, 23)}: ${push.text}`);
 			});
 			ws.on('close', () => keep(`push connection closed: ${ws.url()}`));
 		});
@@ -230,10 +235,7 @@ export class EditorUi {
 		await this.ndv.waitFor();
 	}
 
-	/**
-	 * Maps a parameter with an n8n expression as a user does: typing `{{` in the field switches it to an expression
-	 * editor (CodeMirror, inside the same parameter), where the whole expression replaces what the editor pre-filled.
-	 */
+	/** Maps a parameter with an n8n expression as a user does: `{{` in the field opens its expression editor. */
 	async expression(param: string, expr: string): Promise<void> {
 		const box = this.ndv.locator(`[data-test-id="parameter-input-${param}"]`);
 		await box.locator('input, textarea').first().click();
@@ -283,14 +285,15 @@ function flatted(): { parse(text: string): any } {
 	return createRequire(join(n8nRuntime().dir, 'node_modules/n8n/package.json'))('flatted');
 }
 
-/** One push message in a line: its type, execution, node and, for a run that waits, the form it opens. */
-function pushSummary(payload: string): string {
+/** One push message: when it came, a line (type, execution, node; a waiting run's form) and that form's URL. */
+function pushOf(payload: string): { at: number; text: string; formUrl?: string } {
+	const at = Date.now();
 	try {
 		const { type, data } = JSON.parse(payload);
-		const waiting =
-			data?.data?.executionStatus === 'waiting' ? ` waiting, form ${data.data.metadata?.resumeFormUrl}` : '';
-		return [type, data?.executionId, data?.nodeName].filter(Boolean).join(' ') + waiting;
+		const formUrl = data?.data?.executionStatus === 'waiting' ? data.data.metadata?.resumeFormUrl : undefined;
+		const text = [type, data?.executionId, data?.nodeName].filter(Boolean).join(' ');
+		return { at, text: formUrl ? `${text} waiting, form ${formUrl}` : text, formUrl };
 	} catch {
-		return payload.slice(0, 100);
+		return { at, text: payload.slice(0, 100) };
 	}
 }
