@@ -291,7 +291,8 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 		await page.waitForTimeout(500);
 	}
 	await ui.screenshot('waiting-for-form');
-	// Two bounds, one per actor: n8n's run reaching the form (the push), then the editor opening the tab it names.
+	// One bound (90 s from the click) told per actor: n8n's run reaching the form (the push), then the editor opening the
+	// tab it names.
 	const n8nSays = () =>
 		`${Math.round((Date.now() - clicked) / 1000)} s after the click, n8n server ${(
 			(cpuSeconds(server.pid) ?? 0) - cpuAtClick
@@ -302,7 +303,9 @@ test("Start (approval required) → a form → Decide: the runbook waits at its 
 		await page.waitForTimeout(250);
 	}
 	const pushedAt = ui.pushes.find((p) => p.at >= clicked && p.formUrl)!.at;
-	const opened = await Promise.race([popup, page.waitForTimeout(30_000).then(() => undefined)]);
+	// Both within the old 90 s of the click: split only to name the late actor, not widened.
+	const tabWait = Math.max(0, clicked + 90_000 - Date.now());
+	const opened = await Promise.race([popup, page.waitForTimeout(tabWait).then(() => undefined)]);
 	const late = `push at +${((pushedAt - clicked) / 1000).toFixed(1)} s, ${n8nSays()}`;
 	assert.ok(opened, `the editor opened the waiting form (${late}; ${await ui.editorRuns()})`);
 	console.log(`form tab opened +${((opened.at - clicked) / 1000).toFixed(1)} s after the click (${late})`);
