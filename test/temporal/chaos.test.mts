@@ -523,7 +523,7 @@ test('e. Temporal server SIGKILLed while expiring blocks are active, restarted: 
 			seconds,
 			by: 'alice@soc',
 			reason: 'chaos',
-			via: 'cli',
+			via: 'cli' as const,
 		});
 		await addBlock(client, queue, ids.site_id, ids.domain_port_id, request(entries[1], 20));
 		const short = await addBlock(client, queue, ids.site_id, ids.domain_port_id, request(entries[0], 6));
