@@ -27,6 +27,14 @@ import type { TemporalHttp } from '../../nodes/SecurityServiceRunbook/transport/
 import { env, useDevServer, plan, startInProcessWorker, startSim, uniqueQueue, waitFor, type Ids } from './helpers.mts';
 
 let httpBase: string;
+/** A local activity's marker data (the SDK core's, snake_case). */
+type LocalMarker = {
+	activity_type: string;
+	original_schedule_time: { seconds: number | string; nanos: number };
+	complete_time: { seconds: number | string; nanos: number };
+};
+const ms = (t: LocalMarker['complete_time']) => Number(t.seconds) * 1000 + t.nanos / 1e6;
+
 useDevServer({
 	extraArgs: async () => {
 		const port = await freePort();
@@ -155,12 +163,19 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[mode]?.eventId),
 		);
 		assert.ok(mode >= 0 && named('detection.setPolicy') < modeDone, 'the plan written at once');
-		// The last run is asked for beside the settings' hold, not after the snapshot.
-		const claim = named('coordination.claim');
-		const claimDone = events.findIndex(
-			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[claim]?.eventId),
+		// The last run is asked for beside the settings' hold, not after the snapshot: since `hold-beside-snapshot` both
+		// are local activities (markers, whose data says when each was scheduled and completed).
+		const local = (n: string) =>
+			events
+				.map((e) => e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data)
+				.map((d) => (d ? (JSON.parse(Buffer.from(d).toString()) as LocalMarker) : undefined))
+				.find((m) => m?.activity_type === n);
+		const [claim, lookup] = [local('coordination.claim'), local('runbook.lastRun')];
+		assert.ok(claim && lookup, `both local activities recorded: ${JSON.stringify({ claim, lookup })}`);
+		assert.ok(
+			ms(lookup.original_schedule_time) < ms(claim.complete_time),
+			`the lookup beside the hold: ${JSON.stringify({ claim, lookup })}`,
 		);
-		assert.ok(named('runbook.lastRun') >= 0 && named('runbook.lastRun') < claimDone, 'the lookup beside the hold');
 		await Worker.runReplayHistory(
 			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
 			history,
