@@ -17,18 +17,7 @@ import { consoleCall } from '../../simulator/console.mts';
 import { abort, startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { ipAuthBody } from '../../workflows/attackResponse/settings.mts';
-import {
-	ATTACK_SOURCES,
-	env,
-	liveSettings,
-	operatorClient,
-	plan,
-	startInProcessWorker,
-	startSim,
-	uniqueQueue,
-	useDevServer,
-	waitFor,
-} from './helpers.mts';
+import { ATTACK_SOURCES, env, liveSettings, plan, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
 useDevServer();
 
@@ -38,7 +27,7 @@ const comparable = (v: unknown) => JSON.parse(JSON.stringify(v));
 
 /** The next two reads of the site's IP authentication wait 1.5 s each in the service; `arrived` waits until both have
  * reached it (logged before their delay). */
-function holdTwoIpAuthReads(s: Awaited<ReturnType<typeof startSim>>, site: string) {
+function holdTwoIpAuthReads(s: Awaited<ReturnType<typeof siteWorld>>['s'], site: string) {
 	const op = 'applicationProtection.authIp.get';
 	s.sim.addFault({ op, kind: 'delay', delayMs: 1500, count: 2, pathContains: site });
 	const delayed = () => s.sim.requests({ op }).filter((r) => r.fault === 'delay' && r.path.includes(site));
@@ -47,11 +36,7 @@ function holdTwoIpAuthReads(s: Awaited<ReturnType<typeof startSim>>, site: strin
 
 for (const localActivities of ['none', 'all'] as const)
 	test(`a person's write between the revert's read and its write stays theirs (reads ${localActivities === 'none' ? 'regular' : 'local'})`, async () => {
-		const s = await startSim(462);
-		const ids = s.sim.firstIds();
-		const queue = uniqueQueue('revert-window');
-		const worker = await startInProcessWorker(env, s.url, queue);
-		const op = operatorClient(s.url);
+		const { s, ids, queue, op, close } = await siteWorld(462, 'revert-window');
 		const site = `/site/${ids.site_id}/`;
 		/** The runbook's (the app token's) requests of `opId` on the site, as the service logged them. */
 		const runbook = (opId: string) =>
@@ -100,18 +85,12 @@ for (const localActivities of ['none', 'all'] as const)
 				'the rest is restored as before',
 			);
 		} finally {
-			await worker.shutdown();
-			await op.close();
-			await s.close();
+			await close();
 		}
 	});
 
 test("hold-the-line reapply: the value it replaced is written again, a person's value set since the poll's read stays theirs", async () => {
-	const s = await startSim(463);
-	const ids = s.sim.firstIds();
-	const queue = uniqueQueue('reapply-window');
-	const worker = await startInProcessWorker(env, s.url, queue);
-	const op = operatorClient(s.url);
+	const { s, ids, queue, op, close } = await siteWorld(463, 'reapply-window');
 	const site = `/site/${ids.site_id}/`;
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const sets = () =>
@@ -162,8 +141,6 @@ test("hold-the-line reapply: the value it replaced is written again, a person's 
 		assert.equal(c.reapplied, 1);
 		assert.match(c.note ?? '', /changed after our write: ours \{.*\}, theirs \{"action":"blacklist".*\} \(kept\)/);
 	} finally {
-		await worker.shutdown();
-		await op.close();
-		await s.close();
+		await close();
 	}
 });
