@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type AttackResponseResult } from '../../api/runbook/contract.ts';
+import { WORKFLOW_TYPE, type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 import { decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
@@ -141,14 +141,15 @@ test('the approve signal obeys the decide rules: early, unlisted, anonymous and 
 	const t = await setup(33);
 	try {
 		const attack = t.s.sim.startAttack({ site_id: t.ids.site_id, duration: 0, sources: ATTACK_SOURCES });
-		const h = await startAttackResponse(
-			env.client,
-			t.queue,
-			small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['oncall-alice'] }),
-			{ workflowId: wid(t.ids.site_id) },
-		);
-		// Sent at once: it reaches the runbook before its gate (validating / snapshot): no pre-approval.
-		await h.signal('approve', { approved: true, by: 'oncall-alice' });
+		// Sent with the start, so it is in the runbook's first task, before its gate: no pre-approval. (Sent after the
+		// start, it may arrive while the first task runs the local reads through to the gate, and then it decides.)
+		const h = await env.client.workflow.signalWithStart(WORKFLOW_TYPE.attackResponse, {
+			taskQueue: t.queue,
+			workflowId: wid(t.ids.site_id),
+			args: [{ plan: small(t.ids, { required: true, timeoutSeconds: 600, approvers: ['oncall-alice'] }) }],
+			signal: 'approve',
+			signalArgs: [{ approved: true, by: 'oncall-alice' }],
+		});
 		await waitFor('awaiting approval', async () => (await h.query(stateQuery)).phase === 'awaiting-approval');
 		await h.signal('approve', { approved: true, by: 'mallory' });
 		await h.signal('approve', { approved: true });
