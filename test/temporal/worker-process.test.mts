@@ -281,7 +281,8 @@ test(
 			const pid = await workerPidOf(w);
 			const t0 = Date.now();
 			w.child.kill('SIGTERM');
-			await sleep(300);
+			// The worker says it drains in the same step that asks its pollers to stop (process/main.mts onSignal).
+			await waitFor('the worker draining', async () => /SIGTERM: draining/.test(w.out()), 30_000, 20);
 			const late = await startReport(queue, `${id}-late`); // started while draining: not taken
 			const ex = await w.exit;
 			assert.ok(!alive(pid), 'the worker process ended with secsvc worker');
@@ -339,7 +340,9 @@ test(
 			const t0 = Date.now();
 			a.child.kill('SIGTERM');
 			b.child.kill('SIGTERM');
-			await sleep(300);
+			// The second SIGTERM once b has taken the first: two sent while it gets no CPU arrive as one (Linux keeps one
+			// pending signal of a kind), and b drained for its whole grace.
+			await waitFor('b draining', async () => /SIGTERM: draining/.test(b.out()), 30_000, 20);
 			b.child.kill('SIGTERM');
 			const [ea, eb] = await Promise.all([a.exit, b.exit]);
 			console.log(
