@@ -36,11 +36,12 @@ test('a slow poll does not push the next one: the polls keep the grid of pollSec
 
 		const at = polls().slice(0, GAPS + 1);
 		const gaps = at.slice(1).map((t, i) => t - at[i]);
-		const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
 		console.log(`poll gaps (ms) with every poll ${SLOW_MS} ms slow, pollSeconds ${POLL_S}: ${gaps.join(', ')}`);
-		// On the grid a gap is pollSeconds (2× when a round overran its slot); sleeping after each round made every gap
-		// pollSeconds + the slow answer at least.
-		assert.ok(median < POLL_S * 1000 + SLOW_MS, `median gap ${median} ms: the polls drift by the slow answer`);
+		// Sleeping after each round made EVERY gap pollSeconds + the slow answer at least, however fast the machine; on
+		// the grid a gap is pollSeconds, or longer when a round started late or overran its slot (skipped, as designed),
+		// which a starved worker or dev server does to any number of rounds. One gap under that floor is the grid.
+		const shortest = Math.min(...gaps);
+		assert.ok(shortest < POLL_S * 1000 + SLOW_MS, `shortest gap ${shortest} ms: every poll drifted by the slow answer`);
 	} finally {
 		await close();
 	}
