@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -26,6 +26,7 @@ import { PATH_TRICKS, TEN_K_BAD_IPS, Tally, hostileValue, setAt } from './hostil
 const tally = new Tally('n8n');
 const CRED = { id: 'temporalFuzz01', name: 'Temporal (recorder)' };
 let home: N8nHome;
+let work = ''; // the pack copy, the credential and the workflow document (4 MB)
 let recorder: http.Server;
 let recorderUrl = '';
 const received: string[] = [];
@@ -106,7 +107,7 @@ before(async () => {
 	recorderUrl = `http://127.0.0.1:${(recorder.address() as { port: number }).port}`;
 	// the node as it is now; rebuilt only when stale: an unconditional build rewrites dist/ under files run beside it
 	ensureBuilt();
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-n8n-fuzz-'));
+	work = mkdtempSync(join(tmpdir(), 'secsvc-n8n-fuzz-'));
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	writeFileSync(
@@ -165,6 +166,7 @@ before(async () => {
 after(async () => {
 	tally.report();
 	home?.cleanup();
+	if (work) rmSync(work, { recursive: true, force: true });
 	await new Promise<void>((r) => (recorder ? recorder.close(() => r()) : r()));
 });
 

@@ -2,11 +2,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import {
+	closeSync,
 	copyFileSync,
 	cpSync,
 	existsSync,
 	mkdirSync,
 	mkdtempSync,
+	openSync,
 	readdirSync,
 	readFileSync,
 	renameSync,
@@ -173,30 +175,40 @@ export interface CliResult {
 	stderr: string;
 }
 
-/** Runs the real n8n CLI on Node 24. */
+/**
+ * Runs the real n8n CLI on Node 24. Its stdout and stderr are files, not pipes: n8n 2.40.7's commands end with
+ * `process.exit()` (after a 100 ms sleep and closing the database), and Node drops what a pipe (a non-blocking socket)
+ * has not taken by then — `execute --rawOutput` of 3.6 MB came back cut short with exit 0 when this process read it
+ * late under load. A file takes each write whole before n8n goes on.
+ */
 export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Promise<CliResult> {
 	const rt = n8nRuntime();
+	const io = mkdtempSync(join(tmpdir(), 'secsvc-n8n-cli-'));
+	const files = [join(io, 'stdout'), join(io, 'stderr')];
+	const fds = files.map((f) => openSync(f, 'w'));
+	const read = () => files.map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : ''));
 	return new Promise((resolve, reject) => {
-		const child = spawn(rt.node, [rt.n8n, ...args], {
-			env: home.env,
-			cwd: home.dir,
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		let stdout = '';
-		let stderr = '';
-		child.stdout.on('data', (d) => (stdout += d));
-		child.stderr.on('data', (d) => (stderr += d));
+		const child = spawn(rt.node, [rt.n8n, ...args], { env: home.env, cwd: home.dir, stdio: ['ignore', ...fds] });
+		fds.forEach((fd) => closeSync(fd));
+		let [stdout, stderr] = ['', ''];
 		announceCliRun(home, () => {
 			const exit = child.exitCode ?? child.signalCode ?? 'running';
+			if (exit === 'running') [stdout, stderr] = read();
 			return `$ n8n ${args.join(' ')} · pid ${child.pid} · ${exit}\n${stdout.slice(-3000)}${stderr.slice(-3000)}`;
 		});
 		const timer = setTimeout(() => {
 			child.kill('SIGKILL');
+			[stdout, stderr] = read();
 			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
 		}, timeoutMs);
-		child.on('error', reject);
+		child.on('error', (e) => {
+			rmSync(io, { recursive: true, force: true });
+			reject(e);
+		});
 		child.on('close', (code, signal) => {
 			clearTimeout(timer);
+			[stdout, stderr] = read();
+			rmSync(io, { recursive: true, force: true });
 			if (code === null) stderr += `\n[harness] n8n ${args[0]} (pid ${child.pid}) ended by signal ${signal}`;
 			// n8n 2.40.7 on Node 24 was seen (once, CI under load) to die at process teardown AFTER printing a complete
 			// execution: a crash of its exit path (native modules), not of the workflow. Only that case counts as done —
