@@ -7,20 +7,11 @@ import { channel } from 'node:diagnostics_channel';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { searchAttributeArgs } from '../workflows/attackResponse/searchAttributes.mts';
+import { freePort } from '../worker/src/process/freePort.mts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** A free TCP port on 127.0.0.1 (the OS picks it). */
-export function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const port = (s.address() as { port: number }).port;
-			s.close(() => resolve(port));
-		});
-	});
-}
+export { freePort } from '../worker/src/process/freePort.mts';
 
 /** `preferred` when nothing listens on it, otherwise a free port. */
 export function portOr(preferred: number | undefined): Promise<number> {

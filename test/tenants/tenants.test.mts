@@ -25,6 +25,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createApiClient } from '../../worker/src/service/client.mts';
+import { freePort } from '../../worker/src/process/freePort.mts';
 import { parseKeys, SealedPayloadCodec } from '../../worker/src/temporal/codec.mts';
 import {
 	connectForCode,
@@ -593,16 +594,6 @@ test('d. token Updates that reach the tenant together (one activation, no worker
 		await sim.close();
 	}
 });
-
-function freePort(): Promise<number> {
-	return new Promise((resolve) => {
-		const srv = createServer();
-		srv.listen(0, '127.0.0.1', () => {
-			const p = (srv.address() as { port: number }).port;
-			srv.close(() => resolve(p));
-		});
-	});
-}
 
 /** The renewals a tenant's history records: when sent / answered (from the decrypted result) and recorded (event time). */
 async function renewalsOf(customerId: string): Promise<{ sentAt: number; answeredAt: number; recordedAt: number }[]> {

@@ -6,7 +6,8 @@ import { unverifiedApprovalsOptIn } from '../identity/config.mts';
 import { ConfigError, loadConfig, loadTemporalConfig } from '../process/config.mts';
 import { DIST, PACKAGE_DIR, PACKAGED } from '../process/launch.mts';
 import { GUARDED_DEV_SERVER_ARGS, startHttpGuard } from '../process/httpGuard.mts';
-import { assertPortFree, freePort, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
+import { assertPortFree, runParts, type Part, type SandboxIo } from '../process/sandbox.mts';
+import { freePort } from '../process/freePort.mts';
 import { temporalCli } from '../process/temporalCli.mts';
 import { UsageError } from './args.mts';
 

@@ -164,15 +164,3 @@ export function assertPortFree(port: number, flag: string): Promise<void> {
 		s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
 	});
 }
-
-/** A port free on 127.0.0.1 now (for what the sandbox does not print). */
-export function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const s = createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address() as { port: number };
-			s.close(() => resolve(port));
-		});
-	});
-}
