@@ -87,7 +87,11 @@ export async function turn(
 	if (!budget) return;
 	const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
 	const t0 = now();
-	const ok = await budget.acquire(cls, { key: opts.budgetKey, deadline: earliest(o.budgetDeadline, deadline) });
+	const ok = await budget.acquire(cls, {
+		key: opts.budgetKey,
+		deadline: earliest(o.budgetDeadline, deadline),
+		since: o.budgetSince,
+	});
 	ctx.onEvent?.({ type: 'budget', opId: op.id, cls, budget: ctx.budgetName, waitMs: now() - t0, granted: ok });
 	if (!ok) throw new BudgetDeferredError(op.id, cls);
 }

@@ -118,6 +118,12 @@ export interface CallOptions {
 	 * sent). The fleet watch uses it to stretch its interval instead of queueing polls past it.
 	 */
 	budgetDeadline?: number;
+	/**
+	 * With a budget: among the waiting calls of its class, a call whose `budgetSince` (ms since epoch) is earlier goes
+	 * first (default: when it began waiting). The fleet watch passes when the site was last checked, so the sites
+	 * waiting longest get the turns whichever batch asks for them.
+	 */
+	budgetSince?: number;
 }
 
 /** `[params, options?]`, with `params` optional when the operation has no required field. */

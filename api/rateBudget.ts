@@ -103,6 +103,8 @@ class Bucket {
 
 interface Waiter {
 	cls: number;
+	/** Order within the class: earlier first (`acquire`'s `since`, else the arrival). */
+	rank: number;
 	seq: number;
 	key?: string;
 	deadline?: number;
@@ -211,18 +213,21 @@ export class RateBudget {
 
 	/**
 	 * Waits for a request's turn: resolves true when it may be sent, false when `deadline` (ms since epoch) comes
-	 * first. `key` names the tenant whose budget the request also spends.
+	 * first. `key` names the tenant whose budget the request also spends. Within a class the request whose `since`
+	 * (ms since epoch: how long what it serves has waited, e.g. when a fleet site was last checked) is earliest goes
+	 * first; without it, its arrival counts (first come, first served).
 	 */
-	acquire(cls: PriorityClass, o: { key?: string; deadline?: number } = {}): Promise<boolean> {
+	acquire(cls: PriorityClass, o: { key?: string; deadline?: number; since?: number } = {}): Promise<boolean> {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
 		this.asked++;
 		if (c < 2) this.askedHigh++;
 		const now = this.now();
 		this.noteQueue(now);
-		const w: Waiter = { cls: c, seq: this.seq++, key: o.key, deadline: o.deadline, since: now, done: () => {} };
+		const rank = Math.min(now, Number.isFinite(o.since) ? (o.since as number) : now);
+		const w: Waiter = { cls: c, rank, seq: this.seq++, key: o.key, deadline: o.deadline, since: now, done: () => {} };
 		const p = new Promise<boolean>((resolve) => (w.done = resolve));
 		this.waiters.push(w);
-		this.waiters.sort((a, b) => a.cls - b.cls || a.seq - b.seq);
+		this.waiters.sort((a, b) => a.cls - b.cls || a.rank - b.rank || a.seq - b.seq);
 		this.grant();
 		if (this.waiters.length) void this.pump();
 		return p;

@@ -33,6 +33,23 @@ test('a mitigation request goes ahead of a queue of polls', async () => {
 	await Promise.all(polls);
 });
 
+test('within a class the oldest `since` goes first, whatever the arrival; without it, first come first served', async () => {
+	const b = new RateBudget({ app: { rps: 50, burst: 1 }, sleep });
+	await b.acquire('watch'); // the bucket is empty: the rest wait
+	const order: string[] = [];
+	const t = Date.now();
+	const calls = [
+		b.acquire('watch', { since: t - 1000 }).then(() => order.push('1s')),
+		b.acquire('watch').then(() => order.push('now-a')),
+		b.acquire('watch', { since: 0 }).then(() => order.push('never')),
+		b.acquire('watch', { since: t - 9000 }).then(() => order.push('9s')),
+		b.acquire('watch').then(() => order.push('now-b')),
+		b.acquire('revert', { since: t }).then(() => order.push('revert')),
+	];
+	await Promise.all(calls);
+	assert.deepEqual(order, ['revert', 'never', '9s', '1s', 'now-a', 'now-b']);
+});
+
 test('a pause holds every class; a deadline gives up without sending', async () => {
 	const b = new RateBudget({ app: { rps: 100, burst: 5 }, sleep });
 	b.pauseUntil(Date.now() + 400);

@@ -129,7 +129,11 @@ class CheckRun {
 			const r = (await this.client.call(
 				'dashboard.isUnderAttack',
 				{ site_id },
-				{ priority: this.urgent.has(site_id) ? 'revert' : 'watch', budgetDeadline: this.t0 + this.budgetMs },
+				{
+					priority: this.urgent.has(site_id) ? 'revert' : 'watch',
+					budgetDeadline: this.t0 + this.budgetMs,
+					budgetSince: this.input.lastChecked?.[site_id],
+				},
 			)) as { status?: unknown };
 			if (Number(r?.status) === 1) this.attacked.push(site_id);
 			this.checkedAt[site_id] = Date.now();

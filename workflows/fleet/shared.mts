@@ -121,6 +121,11 @@ export interface CheckBatchInput {
 	budgetMs?: number;
 	/** Sites past their starvation bound (maxIntervalStretch): checked in a higher class of the request budget. */
 	urgent?: string[];
+	/**
+	 * When each site was last checked (ms since epoch; 0 never): its call's place among the waiting calls of the request
+	 * budget, oldest first, whichever batch it is in (docs/rate-budget.md).
+	 */
+	lastChecked?: Record<string, number>;
 }
 /** Heartbeat details of the batch activity: what a retried attempt must not check again. */
 export interface CheckProgress {

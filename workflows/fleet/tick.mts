@@ -88,6 +88,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 				concurrency: o.concurrency,
 				budgetMs: o.budgetMs(),
 				...(urgent.length ? { urgent } : {}),
+				lastChecked: Object.fromEntries(batch.map((s) => [s, states.get(s)?.at ?? 0])),
 			});
 		} catch (e) {
 			const why = e instanceof ActivityFailure ? (e.cause?.message ?? e.message) : (e as Error).message;
