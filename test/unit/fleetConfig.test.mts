@@ -2,7 +2,7 @@ import { ID_ALPHABET } from '../../api/limits.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FleetConfigError, parseFleet } from '../../workflows/fleet/clientConfig.mts';
-import { nextGridPoint, sitePlan, tickPhaseMs } from '../../workflows/fleet/shared.mts';
+import { nextGridPoint, sitePlan, tickBatches, tickPhaseMs } from '../../workflows/fleet/shared.mts';
 import { parsePlan } from '../../api/runbook/plan.ts';
 
 /** The fleet file (workflows/fleet/clientConfig.mts): defaults, per-site plans, and errors that name the site and field. */
@@ -97,4 +97,30 @@ test('tick grid: a watcher ticks every interval on its own phase; the watchers o
 	assert.equal(nextGridPoint(g, 2, 10), g, 'a grid point is its own next grid point');
 	assert.equal(nextGridPoint(g + 10_000, 2, 10), g + 10_000, 'due on the grid → exactly one interval later');
 	assert.equal(nextGridPoint(g + 1, 2, 10), g + 10_000);
+});
+
+test("a tick's batches: those running at once are dealt the oldest sites round robin; one at a time, cut in order", () => {
+	const order = Array.from({ length: 25 }, (_, i) => `s${i}`);
+	const dealt = tickBatches(order, 4, 3);
+	assert.deepEqual(dealt.slice(0, 3), [
+		['s0', 's3', 's6', 's9'],
+		['s1', 's4', 's7', 's10'],
+		['s2', 's5', 's8', 's11'],
+	]);
+	assert.deepEqual(dealt[3][0], 's12', 'the next group of 3 begins where the first ended');
+	assert.deepEqual(dealt.at(-1), ['s24']);
+	assert.deepEqual(dealt.flat().sort(), [...order].sort(), 'every site once');
+	assert.ok(dealt.every((b) => b.length <= 4));
+	assert.deepEqual(
+		tickBatches(order, 4, 1),
+		Array.from({ length: 7 }, (_, i) => order.slice(i * 4, i * 4 + 4)),
+	);
+	assert.deepEqual(
+		tickBatches(order.slice(0, 5), 4, 6),
+		[
+			['s0', 's2', 's4'],
+			['s1', 's3'],
+		],
+		'fewer sites than lanes',
+	);
 });

@@ -13,6 +13,7 @@ import {
 	nextGridPoint,
 	nextTickAfter,
 	statusQuery,
+	tickBatches,
 	type WatcherInput,
 	type WatcherStatus,
 } from './shared.mts';
@@ -141,14 +142,19 @@ async function tick(w: WatchState, paced: boolean, followBehind: boolean): Promi
 	const tickEnd = followBehind
 		? nextGridPoint(tickAt + (intervalSeconds * 1000) / 2, w.cfg.index, intervalSeconds)
 		: tickAt + intervalSeconds * 1000;
-	const batches: string[][] = [];
-	for (let i = 0; i < order.length; i += batchSize) batches.push(order.slice(i, i + batchSize));
+	// Batches running at once each begin with the oldest sites (runs recorded before cut the order in slices).
+	const parallel = w.cfg.settings.parallelBatches ?? 4;
+	const batches = tickBatches(
+		order,
+		batchSize,
+		patched('fleet-dealt-batches') && activities === 'regular' ? parallel : 1,
+	);
 	const t = await runTick(batches, {
 		activities,
 		backoff: paced,
 		checkTimes: timed,
 		concurrency: w.concurrency,
-		parallel: w.cfg.settings.parallelBatches ?? 4,
+		parallel,
 		intervalSeconds,
 		// No new call after the tick's interval is over (the rest is checked first next tick).
 		budgetMs: () => Math.max(500, tickEnd - Date.now()),

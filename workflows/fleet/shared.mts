@@ -226,6 +226,26 @@ export function nextTickAfter(dueAt: number, ranAt: number, index: number, inter
 	);
 }
 
+/**
+ * A tick's sites (oldest first) in batches of `size`. `together` batches run at once (regular activities: the
+ * watcher's `parallelBatches`; 1 for local ones, which run one after another): the sites of each such group are dealt
+ * round robin, so every batch running at once begins with the oldest sites. Cut in order instead, the oldest sites
+ * were all in the first batch, whose calls the request budget served no sooner than a later batch's fresh ones (its
+ * activity could land on a worker whose share went to those): sites went 10+ intervals unchecked (docs/rate-budget.md).
+ */
+export function tickBatches(order: string[], size: number, together: number): string[][] {
+	const out: string[][] = [];
+	const group = size * Math.max(1, together);
+	for (let g = 0; g < order.length; g += group) {
+		const sites = order.slice(g, g + group);
+		const n = Math.ceil(sites.length / size);
+		const dealt: string[][] = Array.from({ length: n }, () => []);
+		sites.forEach((s, i) => dealt[i % n].push(s));
+		out.push(...dealt);
+	}
+	return out;
+}
+
 /** Stable JSON (sorted keys) to compare configurations. */
 export function stableJson(v: unknown): string {
 	if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
