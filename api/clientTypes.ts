@@ -120,8 +120,8 @@ export interface CallOptions {
 	budgetDeadline?: number;
 	/**
 	 * With a budget: among the waiting calls of its class, a call whose `budgetSince` (ms since epoch) is earlier goes
-	 * first (default: when it began waiting). The fleet watch passes when the site was last checked, so the sites
-	 * waiting longest get the turns whichever batch asks for them.
+	 * first (default: when it began waiting; a later time counts as now). The fleet watch passes when the site's check
+	 * fell due, so the sites overdue longest get the turns whichever batch or watcher asks for them.
 	 */
 	budgetSince?: number;
 }

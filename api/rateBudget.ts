@@ -214,8 +214,8 @@ export class RateBudget {
 	/**
 	 * Waits for a request's turn: resolves true when it may be sent, false when `deadline` (ms since epoch) comes
 	 * first. `key` names the tenant whose budget the request also spends. Within a class the request whose `since`
-	 * (ms since epoch: how long what it serves has waited, e.g. when a fleet site was last checked) is earliest goes
-	 * first; without it, its arrival counts (first come, first served).
+	 * (ms since epoch: since when what it serves has waited, e.g. when a fleet site's check fell due) is earliest goes
+	 * first; without it, or later than now, its arrival counts (first come, first served).
 	 */
 	acquire(cls: PriorityClass, o: { key?: string; deadline?: number; since?: number } = {}): Promise<boolean> {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));

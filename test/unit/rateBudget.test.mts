@@ -33,7 +33,7 @@ test('a mitigation request goes ahead of a queue of polls', async () => {
 	await Promise.all(polls);
 });
 
-test('within a class the oldest `since` goes first, whatever the arrival; without it, first come first served', async () => {
+test('within a class the oldest `since` goes first, whatever the arrival; without it or later than now, first come first served', async () => {
 	const b = new RateBudget({ app: { rps: 50, burst: 1 }, sleep });
 	await b.acquire('watch'); // the bucket is empty: the rest wait
 	const order: string[] = [];
@@ -43,11 +43,12 @@ test('within a class the oldest `since` goes first, whatever the arrival; withou
 		b.acquire('watch').then(() => order.push('now-a')),
 		b.acquire('watch', { since: 0 }).then(() => order.push('never')),
 		b.acquire('watch', { since: t - 9000 }).then(() => order.push('9s')),
+		b.acquire('watch', { since: t + 60_000 }).then(() => order.push('not yet due')),
 		b.acquire('watch').then(() => order.push('now-b')),
 		b.acquire('revert', { since: t }).then(() => order.push('revert')),
 	];
 	await Promise.all(calls);
-	assert.deepEqual(order, ['revert', 'never', '9s', '1s', 'now-a', 'now-b']);
+	assert.deepEqual(order, ['revert', 'never', '9s', '1s', 'now-a', 'not yet due', 'now-b']);
 });
 
 test('a pause holds every class; a deadline gives up without sending', async () => {

@@ -132,7 +132,7 @@ class CheckRun {
 				{
 					priority: this.urgent.has(site_id) ? 'revert' : 'watch',
 					budgetDeadline: this.t0 + this.budgetMs,
-					budgetSince: this.input.lastChecked?.[site_id],
+					budgetSince: this.input.dueAt?.[site_id],
 				},
 			)) as { status?: unknown };
 			if (Number(r?.status) === 1) this.attacked.push(site_id);

@@ -122,10 +122,11 @@ export interface CheckBatchInput {
 	/** Sites past their starvation bound (maxIntervalStretch): checked in a higher class of the request budget. */
 	urgent?: string[];
 	/**
-	 * When each site was last checked (ms since epoch; 0 never): its call's place among the waiting calls of the request
-	 * budget, oldest first, whichever batch it is in (docs/rate-budget.md).
+	 * When each site's check fell due (its last check + the interval, ms since epoch; 0 never checked): its call's place
+	 * among the waiting calls of the request budget, longest overdue first, whichever batch or watcher it is in
+	 * (docs/rate-budget.md). Not yet due counts as now.
 	 */
-	lastChecked?: Record<string, number>;
+	dueAt?: Record<string, number>;
 }
 /** Heartbeat details of the batch activity: what a retried attempt must not check again. */
 export interface CheckProgress {

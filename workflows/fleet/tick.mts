@@ -60,6 +60,9 @@ export interface TickResult {
 	budgetHeld: boolean;
 }
 
+/** When a site's check fell due: an interval after its last check; 0 when never checked (overdue the longest). */
+const dueAt = (at: number | undefined, intervalSeconds: number) => (at ? at + intervalSeconds * 1000 : 0);
+
 export async function runTick(batches: string[][], o: TickOptions): Promise<TickResult> {
 	const check = (o.activities === 'regular' ? regularFor(o.intervalSeconds) : local)[FLEET_CHECK_ACTIVITY];
 	const { states } = o;
@@ -88,7 +91,7 @@ export async function runTick(batches: string[][], o: TickOptions): Promise<Tick
 				concurrency: o.concurrency,
 				budgetMs: o.budgetMs(),
 				...(urgent.length ? { urgent } : {}),
-				lastChecked: Object.fromEntries(batch.map((s) => [s, states.get(s)?.at ?? 0])),
+				dueAt: Object.fromEntries(batch.map((s) => [s, dueAt(states.get(s)?.at, o.intervalSeconds)])),
 			});
 		} catch (e) {
 			const why = e instanceof ActivityFailure ? (e.cause?.message ?? e.message) : (e as Error).message;
