@@ -17,7 +17,7 @@ export function authenticate(sim: Simulator, opId: string, query: Fields, params
 		throw dropped
 			? new SimError(dropped.code, dropped.msg)
 			: new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
-	if (rec.expiresAt <= sim.nowSec())
+	if (rec.expiresAtMs <= sim.nowMs())
 		throw dropped
 			? new SimError(dropped.code, dropped.msg)
 			: new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');

@@ -129,7 +129,8 @@ export type ResolvedOptions = Required<
 export interface TokenRec {
 	kind: 'app' | 'user';
 	customer_id?: string;
-	expiresAt: number;
+	/** Simulator clock, unix ms: valid until `expires_in` seconds have elapsed since issue (spec: 7200 s elapsed). */
+	expiresAtMs: number;
 }
 
 export interface LogEntry {

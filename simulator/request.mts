@@ -153,7 +153,7 @@ async function injectFault(
 		case 'expireToken': {
 			const t = query.get('access_token')?.[0];
 			const rec = t ? sim.tokens.get(t) : undefined;
-			if (rec) rec.expiresAt = Math.min(rec.expiresAt, sim.nowSec());
+			if (rec) rec.expiresAtMs = Math.min(rec.expiresAtMs, sim.nowMs());
 			return false;
 		}
 	}
