@@ -71,7 +71,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 		const def = handlers[m.opId];
 		if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
 		if (path.startsWith('/api/')) {
-			entry.caller = authenticate(sim, m.opId, query, m.params);
+			entry.caller = authenticate(sim, m.opId, query, m.params, entry);
 			if (rateLimited(sim, query, entry, recvAt, finish)) return;
 		}
 		const { fields, json } =
