@@ -3,21 +3,28 @@
 import { CODES } from './codes.mts';
 import type { Simulator } from './index.mts';
 import type { Fields } from './multipart.mts';
-import type { TokenRec } from './options.mts';
+import type { LogEntry, TokenRec } from './options.mts';
 import { SimError } from './util.mts';
 
-/** Checks the call's token; returns the caller it names (`app` or `user:<customer_id>`). */
-export function authenticate(sim: Simulator, opId: string, query: Fields, params: Record<string, string> = {}): string {
+/** Checks the call's token (its life left into `entry`); returns the caller it names (`app` or `user:<customer_id>`). */
+export function authenticate(
+	sim: Simulator,
+	opId: string,
+	query: Fields,
+	params: Record<string, string> = {},
+	entry?: Pick<LogEntry, 'tokenLeftMs'>,
+): string {
 	const v = query.get('access_token');
 	if (!v || v.length === 0 || v[0] === '') throw new SimError(CODES.INVALID_TOKEN, 'access_token: is required');
 	if (v.length > 1) throw new SimError(CODES.INVALID_TOKEN, 'access_token: must be given once');
 	const rec = sim.tokens.get(v[0]);
+	if (rec && entry) entry.tokenLeftMs = rec.expiresAtMs - sim.nowMs();
 	const dropped = sim.opts.droppedTokenAnswer;
 	if (!rec)
 		throw dropped
 			? new SimError(dropped.code, dropped.msg)
 			: new SimError(CODES.INVALID_TOKEN, 'access_token: invalid token');
-	if (rec.expiresAt <= sim.nowSec())
+	if (rec.expiresAtMs <= sim.nowMs())
 		throw dropped
 			? new SimError(dropped.code, dropped.msg)
 			: new SimError(CODES.INVALID_TOKEN, 'access_token: token expired');

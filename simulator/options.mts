@@ -129,7 +129,8 @@ export type ResolvedOptions = Required<
 export interface TokenRec {
 	kind: 'app' | 'user';
 	customer_id?: string;
-	expiresAt: number;
+	/** Simulator clock, unix ms: valid until `expires_in` seconds have elapsed since issue (spec: 7200 s elapsed). */
+	expiresAtMs: number;
 }
 
 export interface LogEntry {
@@ -146,6 +147,8 @@ export interface LogEntry {
 	fault?: FaultKind;
 	/** Real clock (unix ms) when the request reached the simulator, before its body was read. */
 	recvAt?: number;
+	/** A call naming a known access token: its life left when the call was checked (ms, simulator clock; ≤ 0: expired). */
+	tokenLeftMs?: number;
 	/** With a rate limit: tokens left in the app's bucket after this request was counted (or refused). */
 	rlTokens?: number;
 	/**

@@ -71,7 +71,7 @@ export async function handleRequest(sim: Simulator, req: http.IncomingMessage, r
 		const def = handlers[m.opId];
 		if (!def) throw new SimError(CODES.INTERNAL, `operation ${m.opId} is not implemented`);
 		if (path.startsWith('/api/')) {
-			entry.caller = authenticate(sim, m.opId, query, m.params);
+			entry.caller = authenticate(sim, m.opId, query, m.params, entry);
 			if (rateLimited(sim, query, entry, recvAt, finish)) return;
 		}
 		const { fields, json } =
@@ -153,7 +153,7 @@ async function injectFault(
 		case 'expireToken': {
 			const t = query.get('access_token')?.[0];
 			const rec = t ? sim.tokens.get(t) : undefined;
-			if (rec) rec.expiresAt = Math.min(rec.expiresAt, sim.nowSec());
+			if (rec) rec.expiresAtMs = Math.min(rec.expiresAtMs, sim.nowMs());
 			return false;
 		}
 	}

@@ -40,8 +40,8 @@ export class Simulator {
 	rng!: Rng;
 	world!: World;
 	tokens = new Map<string, TokenRec>();
-	refreshTokens = new Map<string, { customer_id: string; expiresAt: number; access_token: string }>();
-	codes = new Map<string, { customer_id: string; expiresAt: number; used: boolean }>();
+	refreshTokens = new Map<string, { customer_id: string; expiresAtMs: number; access_token: string }>();
+	codes = new Map<string, { customer_id: string; expiresAtMs: number; used: boolean }>();
 	faults: ActiveFault[] = [];
 	/** The request rate limit (setRateLimit; off when undefined). */
 	rateLimiter?: RateLimiter;
@@ -172,29 +172,33 @@ export class Simulator {
 	}
 	issueCode(customer_id: string): string {
 		const code = `cd_${this.rng.hex(24)}`;
-		this.codes.set(code, { customer_id, expiresAt: this.nowSec() + this.opts.codeTtl, used: false });
+		this.codes.set(code, { customer_id, expiresAtMs: this.nowMs() + this.opts.codeTtl * 1000, used: false });
 		return code;
 	}
 	issueAppToken(): string {
 		const t = `at_${this.rng.hex(32)}`;
-		this.tokens.set(t, { kind: 'app', expiresAt: this.nowSec() + this.opts.tokenTtl });
+		this.tokens.set(t, { kind: 'app', expiresAtMs: this.nowMs() + this.opts.tokenTtl * 1000 });
 		return t;
 	}
 	issueUserTokens(customer_id: string) {
 		const access_token = `ut_${this.rng.hex(32)}`;
 		const refresh_token = `rt_${this.rng.hex(32)}`;
-		this.tokens.set(access_token, { kind: 'user', customer_id, expiresAt: this.nowSec() + this.opts.tokenTtl });
+		this.tokens.set(access_token, {
+			kind: 'user',
+			customer_id,
+			expiresAtMs: this.nowMs() + this.opts.tokenTtl * 1000,
+		});
 		this.refreshTokens.set(refresh_token, {
 			customer_id,
-			expiresAt: this.nowSec() + this.opts.refreshTtl,
+			expiresAtMs: this.nowMs() + this.opts.refreshTtl * 1000,
 			access_token,
 		});
 		return { access_token, refresh_token };
 	}
 	/** Expires every access token now (refresh tokens stay valid). */
 	expireTokens(): number {
-		const now = this.nowSec();
-		for (const t of this.tokens.values()) t.expiresAt = Math.min(t.expiresAt, now);
+		const now = this.nowMs();
+		for (const t of this.tokens.values()) t.expiresAtMs = Math.min(t.expiresAtMs, now);
 		return this.tokens.size;
 	}
 
@@ -306,9 +310,9 @@ export class Simulator {
 
 	/** Full state, JSON-friendly. Token values are not shown (only their kinds and expiry). */
 	snapshot() {
-		const now = this.nowSec();
+		const now = this.nowMs();
 		return {
-			now: this.nowMs(),
+			now,
 			clock: this.clockMode,
 			seed: this.opts.seed,
 			app: { app_id: this.opts.appId, registered_host: this.opts.registeredHost },
@@ -320,7 +324,7 @@ export class Simulator {
 			levels: Object.fromEntries(this.world.levels),
 			attacks: this.world.attacks.map((a) => this.attackView(a.id)),
 			flowDowns: this.world.flowDowns,
-			tokens: [...this.tokens.values()].map((t) => ({ ...t, expired: t.expiresAt <= now })),
+			tokens: [...this.tokens.values()].map((t) => ({ ...t, expired: t.expiresAtMs <= now })),
 			refreshTokens: this.refreshTokens.size,
 			faults: this.faults,
 			requests: this.log.length,

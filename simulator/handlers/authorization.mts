@@ -56,7 +56,7 @@ export const authorization: Record<string, HandlerDef> = {
 			c.done();
 			sim.checkClient(app_id as string, secret);
 			const rec = sim.codes.get(code as string);
-			if (!rec || rec.used || rec.expiresAt <= sim.nowSec())
+			if (!rec || rec.used || rec.expiresAtMs <= sim.nowMs())
 				throw new SimError(
 					CODES.INVALID_GRANT,
 					`code: ${!rec ? 'unknown' : rec.used ? 'already used (codes are single-use)' : 'expired'} authorization code`,
@@ -81,7 +81,7 @@ export const authorization: Record<string, HandlerDef> = {
 			c.done();
 			sim.checkClient(app_id as string, undefined);
 			const rec = sim.refreshTokens.get(refresh_token as string);
-			if (!rec || rec.expiresAt <= sim.nowSec())
+			if (!rec || rec.expiresAtMs <= sim.nowMs())
 				throw new SimError(
 					CODES.INVALID_GRANT,
 					`refresh_token: ${rec ? 'expired' : 'unknown or already rotated'} refresh token`,

@@ -185,6 +185,27 @@ test('access token: missing, bogus, expired after 7200 s of simulator time', asy
 	assert.match(r.msg, /expired/);
 });
 
+test('an access token lives expires_in seconds from its issue to the millisecond (spec: valid until 7200 s elapsed)', async () => {
+	// issued 900 ms into a second: a whole-second expiry would end it 900 ms early, at 9.1 s of its 10 s
+	const s = await boot({ tokenTtl: 10, startTime: Date.UTC(2025, 0, 15, 12, 0, 0) + 900 });
+	try {
+		const r = await fetch(`${s.url}/oauth/credit/token`, {
+			method: 'POST',
+			body: new URLSearchParams({ app_id: APP.appId, secret: APP.secret, grant_type: 'client_credential' }),
+		});
+		const tok = ((await r.json()) as Envelope).result.access_token as string;
+		const use = async (seconds: number) => {
+			await ctl(s, 'POST', '/clock/advance', { seconds });
+			return (await get(s, '/api/spe/customers', {}, tok)).code;
+		};
+		assert.equal(await use(9.5), 0, '9.5 s after issue');
+		assert.equal(await use(0.499), 0, '9.999 s after issue');
+		assert.equal(await use(0.001), CODES.INVALID_TOKEN, '10 s after issue');
+	} finally {
+		await s.close();
+	}
+});
+
 test('POST /__sim/tokens/expire expires every access token now', async () => {
 	const fresh = await oauth('/oauth/credit/token', {
 		app_id: APP.appId,

@@ -85,23 +85,71 @@ export interface DeploymentView {
 	}[];
 }
 
+/** The server's entity workflows of a deployment and of one version (IDs `<prefix>:<name>`, `<prefix>:<name>:<buildId>`). */
+const ENTITY = { deployment: 'temporal-sys-worker-deployment', version: 'temporal-sys-worker-deployment-version' };
+const OPEN = new Set([1, 6]); // WORKFLOW_EXECUTION_STATUS_RUNNING, _CONTINUED_AS_NEW (its next run is open)
+/** NotFound answers in a row, each with the entity open, before a describe gives up: see unlessEntityOpen. */
+export const ENTITY_DESCRIBES = 5;
+
+/**
+ * `call` (a Describe of a deployment or a version), or undefined when the server answers NotFound AND the entity
+ * workflow is not open. Server 1.29 answers both describes by querying the entity workflow by ID with
+ * QueryRejectCondition NOT_OPEN and turns a rejected query into NotFound ("Worker Deployment not found", temporalio/
+ * temporal v1.29.1 service/worker/workerdeployment/client.go, DescribeWorkerDeployment and DescribeVersion), and the
+ * entity continues as new after every update and signal (workflow.go `run`: set-current, and each drainage refresh
+ * of a draining version): a describe whose query resolved the run that is closing is rejected, and the deployment
+ * reads as absent. Server 1.30 dropped that reject condition (commit 9940ce7). The server's own existence check
+ * (client.go `workerDeploymentExists`) is DescribeWorkflowExecution of the entity: open, the describe goes again and
+ * reaches the new run, current since the commit that closed the old one; a NotFound that repeats ENTITY_DESCRIBES
+ * times with the entity open is an error, never "absent".
+ */
+async function unlessEntityOpen<T>(
+	svc: Svc,
+	namespace: string,
+	workflowId: string,
+	call: () => Promise<T>,
+): Promise<T | undefined> {
+	for (let n = 1; ; n++) {
+		try {
+			return await call();
+		} catch (e) {
+			if (grpcCode(e) !== NOT_FOUND) throw e;
+			let status: number | null | undefined;
+			try {
+				const d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId } });
+				status = d.workflowExecutionInfo?.status;
+			} catch (e2) {
+				if (grpcCode(e2) === NOT_FOUND) return undefined;
+				throw e2;
+			}
+			if (!OPEN.has(status ?? 0)) return undefined;
+			if (n >= ENTITY_DESCRIBES)
+				throw new DeployError(
+					`the server answered NotFound ${n} times for ${workflowId}, whose workflow is open (it continues as new after every change): look again`,
+				);
+		}
+	}
+}
+
 /** The deployment as the server sees it; undefined when no versioned worker ever polled under this name. */
 export async function describeDeployment(
 	svc: Svc,
 	namespace: string,
 	name: string,
 ): Promise<DeploymentView | undefined> {
-	let r: temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse;
+	let r: temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse | undefined;
 	try {
-		r = await svc.describeWorkerDeployment({ namespace, deploymentName: name });
+		r = await unlessEntityOpen(svc, namespace, `${ENTITY.deployment}:${name}`, () =>
+			svc.describeWorkerDeployment({ namespace, deploymentName: name }),
+		);
 	} catch (e) {
-		if (grpcCode(e) === NOT_FOUND) return undefined;
 		if (grpcCode(e) === UNIMPLEMENTED)
 			throw new DeployError(
 				`the Temporal server has no Worker Deployment API: upgrade it (≥ 1.28) or run workers with SECSVC_WORKER_VERSIONING=0`,
 			);
 		throw e;
 	}
+	if (!r) return undefined;
 	const info = r.workerDeploymentInfo;
 	const rc = info?.routingConfig;
 	const drain = (s: number | null | undefined) =>
@@ -125,16 +173,10 @@ export async function describeDeployment(
 
 /** Workflow task queues a version has polled (server-side record); [] when the version is unknown. */
 export async function versionTaskQueues(svc: Svc, namespace: string, name: string, buildId: string): Promise<string[]> {
-	try {
-		const r = await svc.describeWorkerDeploymentVersion({
-			namespace,
-			deploymentVersion: { deploymentName: name, buildId },
-		});
-		return (r.versionTaskQueues ?? []).filter((q) => q.type === TQ_TYPE.WORKFLOW).map((q) => q.name ?? '');
-	} catch (e) {
-		if (grpcCode(e) === NOT_FOUND) return [];
-		throw e;
-	}
+	const r = await unlessEntityOpen(svc, namespace, `${ENTITY.version}:${versionString(name, buildId)}`, () =>
+		svc.describeWorkerDeploymentVersion({ namespace, deploymentVersion: { deploymentName: name, buildId } }),
+	);
+	return (r?.versionTaskQueues ?? []).filter((q) => q.type === TQ_TYPE.WORKFLOW).map((q) => q.name ?? '');
 }
 
 /**
