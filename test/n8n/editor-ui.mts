@@ -20,8 +20,8 @@ export class EditorUi {
 	private shot = 0;
 	/** Every push message the page received: when (ms), what, and the form it opens for a run that waits at one. */
 	readonly pushes: Array<{ at: number; text: string; formUrl?: string }> = [];
-	/** The page's requests to n8n's REST API (the last 200): when (ms) and what, for a failure's message. */
-	readonly requests: Array<{ at: number; text: string }> = [];
+	/** The page's requests to n8n's REST API (the last 200): when (ms), what, its answer; for a failure's message. */
+	readonly requests: Array<{ at: number; text: string; answer?: string }> = [];
 
 	constructor(
 		readonly page: Page,
@@ -32,11 +32,17 @@ export class EditorUi {
 		const keep = (line: string) => said.push(line) > 40 && said.shift();
 		page.on('console', (m) => keep(`console.${m.type()}: ${m.text().slice(0, 300)}`));
 		page.on('pageerror', (e) => keep(`page error: ${e.message}`));
+		const asked = new WeakMap<object, { at: number; text: string; answer?: string }>();
 		page.on('request', (r) => {
 			const { pathname, search } = new URL(r.url());
 			if (!pathname.startsWith('/rest/') || pathname === '/rest/push') return;
-			this.requests.push({ at: Date.now(), text: `${r.method()} ${pathname}${search.slice(0, 60)}` });
-			if (this.requests.length > 200) this.requests.shift();
+			const entry = { at: Date.now(), text: `${r.method()} ${pathname}${search.slice(0, 60)}` };
+			asked.set(r, entry);
+			if (this.requests.push(entry) > 200) this.requests.shift();
+		});
+		page.on('response', (res) => {
+			const entry = asked.get(res.request());
+			if (entry) entry.answer = `${res.status()} after ${Date.now() - entry.at} ms`;
 		});
 		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): when, type, node.
 		page.on('websocket', (ws) => {
@@ -224,7 +230,9 @@ export class EditorUi {
 			refused.first().waitFor({ timeout: 60_000 }),
 		]).catch(async (e: Error) => {
 			// Whose turn it was: the editor (no POST /rest/credentials after the click) or n8n (asked, not answered).
-			const asked = this.requests.map((r) => `${r.text} at ${r.at - clicked} ms`).slice(-12);
+			const asked = this.requests
+				.slice(-12)
+				.map((r) => `${r.text} at ${r.at - clicked} ms (${r.answer ?? 'no answer'})`);
 			assert.fail(
 				`the Save showed its outcome (${e.message.split('\n')[0]}); Save button before the click: ${before}, now: ${await buttonState(save)}; the page's last requests (ms from the click): ${asked.join(', ')}`,
 			);
@@ -286,6 +294,10 @@ export class EditorUi {
 				.click();
 		}
 		await this.credentialModal.waitFor();
+		// A new credential's modal asks n8n for its name, then sets the defaults of the fields not set yet and shows the
+		// name in that tick (n8n 2.40.7: credentialName, then the defaults). A field filled before that was seen with the
+		// default in front of it ("http://127.0.0.1:7243http://127.0.0.1:19130", s18 run f7): fields are filled after it.
+		await this.credentialModal.locator('[data-test-id="credential-name"]').waitFor();
 		return this.credentialModal;
 	}
 
