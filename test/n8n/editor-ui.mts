@@ -310,7 +310,7 @@ export class EditorUi {
 
 /**
  * A button's label and whether it is disabled, for a failure's message. n8n's SaveButton puts the data-test-id on its
- * wrapping span, which playwright finds always enabled; a click on it while the button inside is disabled does nothing.
+ * wrapping span: playwright's click waits for the span to be enabled (it always is), not for the button inside.
  */
 function buttonState(button: Locator): Promise<string> {
 	return button
