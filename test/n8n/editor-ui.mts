@@ -20,6 +20,8 @@ export class EditorUi {
 	private shot = 0;
 	/** Every push message the page received: when (ms), what, and the form it opens for a run that waits at one. */
 	readonly pushes: Array<{ at: number; text: string; formUrl?: string }> = [];
+	/** The page's requests to n8n's REST API (the last 200): when (ms), what, its answer; for a failure's message. */
+	readonly requests: Array<{ at: number; text: string; answer?: string }> = [];
 
 	constructor(
 		readonly page: Page,
@@ -30,6 +32,18 @@ export class EditorUi {
 		const keep = (line: string) => said.push(line) > 40 && said.shift();
 		page.on('console', (m) => keep(`console.${m.type()}: ${m.text().slice(0, 300)}`));
 		page.on('pageerror', (e) => keep(`page error: ${e.message}`));
+		const asked = new WeakMap<object, { at: number; text: string; answer?: string }>();
+		page.on('request', (r) => {
+			const { pathname, search } = new URL(r.url());
+			if (!pathname.startsWith('/rest/') || pathname === '/rest/push') return;
+			const entry = { at: Date.now(), text: `${r.method()} ${pathname}${search.slice(0, 60)}` };
+			asked.set(r, entry);
+			if (this.requests.push(entry) > 200) this.requests.shift();
+		});
+		page.on('response', (res) => {
+			const entry = asked.get(res.request());
+			if (entry) entry.answer = `${res.status()} after ${Date.now() - entry.at} ms`;
+		});
 		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): when, type, node.
 		page.on('websocket', (ws) => {
 			ws.on('framereceived', ({ payload }) => {
@@ -203,7 +217,10 @@ export class EditorUi {
 	/** Save runs n8n's credential test: success shows the banner (or closes the modal of a new credential). */
 	async saveAndExpectSuccess(name: string): Promise<void> {
 		const modal = this.credentialModal;
-		await modal.locator('[data-test-id="credential-save-button"]').click();
+		const save = modal.locator('[data-test-id="credential-save-button"]');
+		const before = await buttonState(save);
+		const clicked = Date.now();
+		await save.click();
 		const ok = modal.locator('[data-test-id="credentials-config-container-test-success"]');
 		// a Save n8n refused shows only a toast, outside the modal (the modal keeps its "Save" button): wait for it too
 		const refused = this.page.locator('.el-notification').filter({ hasText: /Problem (creating|updating) credential/ });
@@ -211,7 +228,15 @@ export class EditorUi {
 			ok.waitFor({ timeout: 60_000 }),
 			modal.waitFor({ state: 'hidden', timeout: 60_000 }),
 			refused.first().waitFor({ timeout: 60_000 }),
-		]);
+		]).catch(async (e: Error) => {
+			// Whose turn it was: the editor (no POST /rest/credentials after the click) or n8n (asked, not answered).
+			const asked = this.requests
+				.slice(-12)
+				.map((r) => `${r.text} at ${r.at - clicked} ms (${r.answer ?? 'no answer'})`);
+			assert.fail(
+				`the Save showed its outcome (${e.message.split('\n')[0]}); Save button before the click: ${before}, now: ${await buttonState(save)}; the page's last requests (ms from the click): ${asked.join(', ')}`,
+			);
+		});
 		await this.screenshot(name);
 		if (await refused.count()) assert.fail(`n8n refused the Save: ${await refused.first().innerText()}`);
 		if (await modal.isVisible()) assert.ok(await ok.isVisible(), 'the test succeeded');
@@ -269,6 +294,10 @@ export class EditorUi {
 				.click();
 		}
 		await this.credentialModal.waitFor();
+		// A new credential's modal asks n8n for its name, then sets the defaults of the fields not set yet and shows the
+		// name in that tick (n8n 2.40.7: credentialName, then the defaults). A field filled before that was seen with the
+		// default in front of it ("http://127.0.0.1:7243http://127.0.0.1:19130", s18 run f7): fields are filled after it.
+		await this.credentialModal.locator('[data-test-id="credential-name"]').waitFor();
 		return this.credentialModal;
 	}
 
@@ -277,6 +306,19 @@ export class EditorUi {
 		if (await this.credentialModal.isVisible()) await this.page.locator('.el-dialog__headerbtn:visible').last().click();
 		await this.credentialModal.waitFor({ state: 'hidden' });
 	}
+}
+
+/**
+ * A button's label and whether it is disabled, for a failure's message. n8n's SaveButton puts the data-test-id on its
+ * wrapping span: playwright's click waits for the span to be enabled (it always is), not for the button inside.
+ */
+function buttonState(button: Locator): Promise<string> {
+	return button
+		.evaluate((el) => {
+			const b = (el.querySelector('button') ?? el) as HTMLButtonElement;
+			return `"${b.textContent?.trim()}" disabled=${b.disabled} aria=${b.getAttribute('aria-disabled')}`;
+		})
+		.catch((e: Error) => `not read: ${e.message.split('\n')[0]}`);
 }
 
 /** n8n's stored execution data is serialised with flatted: the parser of the n8n runtime that wrote it. */
