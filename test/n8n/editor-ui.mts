@@ -69,6 +69,15 @@ export class EditorUi {
 		return this.page.locator('[data-test-id="editCredential-modal"]');
 	}
 
+	/**
+	 * The credential modal's Save button itself. n8n's SaveButton puts the data-test-id on a wrapping span, which is
+	 * always enabled: a click on it right after a field's fill, before n8n counts the change and enables the button
+	 * inside, did nothing (no POST /rest/credentials). Playwright's click waits for this one to be enabled, as a user does.
+	 */
+	get credentialSave(): Locator {
+		return this.credentialModal.locator('[data-test-id="credential-save-button"] button');
+	}
+
 	async screenshot(name: string): Promise<void> {
 		await this.page.screenshot({ path: join(this.out, `editor-${String(++this.shot).padStart(2, '0')}-${name}.png`) });
 	}
@@ -217,7 +226,7 @@ export class EditorUi {
 	/** Save runs n8n's credential test: success shows the banner (or closes the modal of a new credential). */
 	async saveAndExpectSuccess(name: string): Promise<void> {
 		const modal = this.credentialModal;
-		const save = modal.locator('[data-test-id="credential-save-button"]');
+		const save = this.credentialSave;
 		const before = await buttonState(save);
 		const clicked = Date.now();
 		await save.click();
@@ -308,14 +317,11 @@ export class EditorUi {
 	}
 }
 
-/**
- * A button's label and whether it is disabled, for a failure's message. n8n's SaveButton puts the data-test-id on its
- * wrapping span: playwright's click waits for the span to be enabled (it always is), not for the button inside.
- */
+/** A button's label and whether it is disabled, for a failure's message. */
 function buttonState(button: Locator): Promise<string> {
 	return button
 		.evaluate((el) => {
-			const b = (el.querySelector('button') ?? el) as HTMLButtonElement;
+			const b = el as HTMLButtonElement;
 			return `"${b.textContent?.trim()}" disabled=${b.disabled} aria=${b.getAttribute('aria-disabled')}`;
 		})
 		.catch((e: Error) => `not read: ${e.message.split('\n')[0]}`);

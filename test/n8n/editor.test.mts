@@ -410,7 +410,7 @@ test("credential Test: a stored token that expired does not matter; a wrong Secr
 	await ok.waitFor({ timeout: 60_000 });
 	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(WRONG_SECRET);
 	mark = lastSeq();
-	await modal.locator('[data-test-id="credential-save-button"]').click();
+	await ui.credentialSave.click();
 	await until(() => since(mark).length > 0, 'the test of the wrong Secret');
 	await modal
 		.getByText(/Couldn.t connect with these settings/)
@@ -435,7 +435,7 @@ test("credential Test: a stored token that expired does not matter; a wrong Secr
 	// Putting the right Secret back makes the Test pass again.
 	await modal.locator('[data-test-id="parameter-input-secret"] input').fill(APP.secret);
 	mark = lastSeq();
-	await modal.locator('[data-test-id="credential-save-button"]').click();
+	await ui.credentialSave.click();
 	await until(() => since(mark).some((e) => e.opId === 'customer.list'), 'the test of the fixed credential');
 	await ok.waitFor();
 	await ui.screenshot('credential-fixed');
