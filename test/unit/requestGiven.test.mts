@@ -1,0 +1,52 @@
+// The request schema without its "is required" wrappers (api/catalog/define.ts requestGiven), which validateParams
+// uses when every required field has a value, must answer exactly as the catalog's own request schema: the same data
+// for valid parameters, the same issues (field and rule) for invalid ones.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { catalog } from '../../api/catalog/index.ts';
+import { requestGiven } from '../../api/catalog/define.ts';
+import type { CatalogEntry } from '../../api/catalog/types.ts';
+import { ValidationError } from '../../api/errors.ts';
+import { validateParams } from '../../api/validate.ts';
+import { samples } from '../helpers/samples.mts';
+
+const ODD: unknown[] = ['x', '12', '-3', ' ', 0, -1, 1.5, 2 ** 60, true, [], ['a'], {}, 'a'.repeat(300), '1.2.3.0/8'];
+
+function outcome(r: { success: boolean; data?: unknown; error?: { issues: { path: PropertyKey[]; message: string }[] } }) {
+	return r.success ? { data: r.data } : { issues: r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+}
+
+function variants(op: CatalogEntry): Record<string, unknown>[] {
+	const base = samples[op.id];
+	const out: Record<string, unknown>[] = [base, { ...base, not_a_field: 1 }];
+	for (const f of op.fields) for (const v of ODD) out.push({ ...base, [f.name]: v });
+	return out;
+}
+
+test('requestGiven: same data and issues as the request schema whenever every required field has a value', () => {
+	let compared = 0;
+	for (const op of catalog) {
+		const g = requestGiven(op);
+		for (const v of variants(op)) {
+			if (g.required.some((k) => v[k] === undefined || v[k] === null || v[k] === '')) continue;
+			assert.deepEqual(outcome(g.schema.safeParse(v)), outcome(op.request.safeParse(v)), `${op.id} ${JSON.stringify(v)}`);
+			compared++;
+		}
+	}
+	assert.ok(compared > 1000, `compared ${compared}`);
+});
+
+test('validateParams: a missing or empty required field is still named "is required"', () => {
+	const op = catalog.find((o) => o.id === 'applicationProtection.authBase.set')!;
+	for (const v of [undefined, null, '']) {
+		const err = (() => {
+			try {
+				validateParams(op, { ...samples[op.id], duration: v });
+			} catch (e) {
+				return e;
+			}
+		})();
+		assert.ok(err instanceof ValidationError, String(v));
+		assert.deepEqual(err.issues, [{ field: 'duration', rule: 'is required' }]);
+	}
+});
