@@ -1,5 +1,5 @@
 import { GUARDED_FIELDS, callIssues, type BlastRadiusPolicy } from './blastRadius';
-import { requestGiven } from './catalog/define';
+import { parseRequest } from './catalog/define';
 import type { CatalogEntry } from './catalog/types';
 import { BlastRadiusError, ValidationError, type FieldIssue } from './errors';
 import { MAX_BODY_STRING, MAX_LIST, MAX_QUERY_STRING, sizeIssues } from './limits';
@@ -85,7 +85,7 @@ export function validateParams(
 	const given = split.params;
 	const oversize = sizeProblems(op, given);
 	if (oversize.length) throw new ValidationError(op.id, oversize);
-	const parsed = requestSchema(op, given).safeParse(given);
+	const parsed = parseRequest(op, given);
 	if (parsed.success) {
 		guard(op, parsed.data, split.override ? { ...policy, allowWideBlock: split.override } : policy, given);
 		return parsed.data;
@@ -95,16 +95,6 @@ export function validateParams(
 		rule: i.message,
 	}));
 	throw new ValidationError(op.id, dedupe(issues));
-}
-
-/** The request schema, without its "is required" wrappers when every required field has a value (the common case). */
-function requestSchema(op: CatalogEntry, given: Record<string, unknown>) {
-	const g = requestGiven(op);
-	for (const name of g.required) {
-		const v = given[name];
-		if (v === undefined || v === null || v === '') return op.request;
-	}
-	return g.schema;
 }
 
 /**

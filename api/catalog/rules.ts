@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { ID_ALPHABET, ID_MAX, ID_RE } from '../limits';
+import { isSafeInt, withPlain } from './plain';
 
 /** Shared field rules. Each error message states the rule, so `field: message` reads as one. */
 
@@ -10,7 +11,7 @@ import { ID_ALPHABET, ID_MAX, ID_RE } from '../limits';
  */
 export const int = (rule = 'must be an integer') => {
 	const unsafe = `${rule} (a safe integer: at most ${Number.MAX_SAFE_INTEGER} in absolute value)`;
-	return z
+	const schema = z
 		.union(
 			[
 				z.number({ error: rule }),
@@ -28,40 +29,55 @@ export const int = (rule = 'must be an integer') => {
 				.refine(Number.isInteger, { error: rule, abort: true })
 				.refine(Number.isSafeInteger, { error: unsafe }),
 		);
+	return withPlain(schema, isSafeInt);
 };
 
 export const intIn = (min: number, max: number, what = `an integer from ${min} to ${max}`) =>
-	int(`must be ${what}`).pipe(
-		z
-			.number()
-			.min(min, { error: `must be ${what}` })
-			.max(max, { error: `must be ${what}` }),
+	withPlain(
+		int(`must be ${what}`).pipe(
+			z
+				.number()
+				.min(min, { error: `must be ${what}` })
+				.max(max, { error: `must be ${what}` }),
+		),
+		(v) => isSafeInt(v) && v >= min && v <= max,
 	);
 
 export const intOneOf = (values: readonly number[], rule = `must be one of ${values.join(', ')}`) => {
-	return int(rule).pipe(z.number().refine((v) => values.includes(v), { error: rule }));
+	return withPlain(
+		int(rule).pipe(z.number().refine((v) => values.includes(v), { error: rule })),
+		(v) => isSafeInt(v) && values.includes(v),
+	);
 };
 
 /** 0 or 1, as number or string; sent as given on the wire ("0"/"1"). */
 export const flag01 = (what = '0 or 1') => intOneOf([0, 1]).describe(what);
 
 export const nonEmpty = (rule = 'is required and must be a non-empty string') =>
-	z.string({ error: rule }).trim().min(1, { error: rule });
+	withPlain(
+		z.string({ error: rule }).trim().min(1, { error: rule }),
+		(v) => typeof v === 'string' && v.length > 0 && v.trim() === v,
+	);
 
 export const oneOf = <T extends string>(values: readonly T[]) =>
-	z.enum(values as unknown as [T, ...T[]], { error: `must be one of ${values.join(', ')}` });
+	withPlain(z.enum(values as unknown as [T, ...T[]], { error: `must be one of ${values.join(', ')}` }), (v) =>
+		(values as readonly unknown[]).includes(v),
+	);
 
 /**
  * Ids that travel in the URL path (site_id, customer_id, …): the safe alphabet of api/limits.ts (1–128 characters
  * from A–Z a–z 0–9 . _ ~ -, starting with a letter or a digit), so an id can never change which path is called.
  */
 export const idString = (what = 'an identifier') =>
-	z.union([z.string(), z.number().int().nonnegative().transform(String)], { error: `must be ${what} (string)` }).pipe(
-		z
-			.string()
-			.min(1, { error: `must be ${what} (non-empty)` })
-			.max(ID_MAX, { error: `must be ${what} of at most ${ID_MAX} characters` })
-			.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` }),
+	withPlain(
+		z.union([z.string(), z.number().int().nonnegative().transform(String)], { error: `must be ${what} (string)` }).pipe(
+			z
+				.string()
+				.min(1, { error: `must be ${what} (non-empty)` })
+				.max(ID_MAX, { error: `must be ${what} of at most ${ID_MAX} characters` })
+				.regex(ID_RE, { error: `must be ${what}: ${ID_ALPHABET}` }),
+		),
+		(v) => typeof v === 'string' && v.length <= ID_MAX && ID_RE.test(v),
 	);
 
 // ---------------------------------------------------------------- IPv4

@@ -1,19 +1,47 @@
-// The request schema without its "is required" wrappers (api/catalog/define.ts requestGiven), which validateParams
-// uses when every required field has a value, must answer exactly as the catalog's own request schema: the same data
-// for valid parameters, the same issues (field and rule) for invalid ones.
+// validateParams' cheaper parses (api/catalog/define.ts parseRequest: plain checks, or zod without the "is required"
+// wrappers when every required field has a value) must answer exactly as the catalog's own request schema: the same
+// data (same keys in the same order) for valid parameters, the same issues (field and rule) for invalid ones.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { catalog } from '../../api/catalog/index.ts';
-import { requestGiven } from '../../api/catalog/define.ts';
+import { parseRequest, requestGiven } from '../../api/catalog/define.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { validateParams } from '../../api/validate.ts';
 import { samples } from '../helpers/samples.mts';
 
-const ODD: unknown[] = ['x', '12', '-3', ' ', 0, -1, 1.5, 2 ** 60, true, [], ['a'], {}, 'a'.repeat(300), '1.2.3.0/8'];
+const ODD: unknown[] = [
+	'x',
+	'12',
+	'-3',
+	' ',
+	' x',
+	'x ',
+	'.x',
+	'a~b',
+	'A_b-1.2',
+	0,
+	-0,
+	-1,
+	1,
+	2,
+	1.5,
+	65535,
+	2 ** 53,
+	2 ** 60,
+	Infinity,
+	NaN,
+	true,
+	[],
+	['a'],
+	{},
+	'a'.repeat(128),
+	'a'.repeat(129),
+	'1.2.3.0/8',
+];
 
 function outcome(r: { success: boolean; data?: unknown; error?: { issues: { path: PropertyKey[]; message: string }[] } }) {
-	return r.success ? { data: r.data } : { issues: r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+	return r.success ? { data: JSON.stringify(r.data) } : { issues: r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
 }
 
 function variants(op: CatalogEntry): Record<string, unknown>[] {
@@ -34,6 +62,30 @@ test('requestGiven: same data and issues as the request schema whenever every re
 		}
 	}
 	assert.ok(compared > 1000, `compared ${compared}`);
+});
+
+test('parseRequest: the same data and issues as the request schema, plain checks or not', () => {
+	for (const op of catalog)
+		for (const v of variants(op)) {
+			const given = Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null));
+			const r = parseRequest(op, given);
+			assert.deepEqual(outcome(r), outcome(op.request.safeParse(given)), `${op.id} ${JSON.stringify(given)}`);
+		}
+});
+
+test('parseRequest: ids, integers, options and texts that pass their plain checks are not parsed by zod', () => {
+	const ops = ['dashboard.isUnderAttack', 'applicationProtection.authBase.set', 'applicationProtection.authBypass.add'];
+	for (const op of catalog.filter((o) => ops.includes(o.id))) {
+		const { schema } = requestGiven(op);
+		const own = Object.getOwnPropertyDescriptor(schema, 'safeParse');
+		Object.defineProperty(schema, 'safeParse', { configurable: true, value: () => assert.fail(`${op.id}: zod ran`) });
+		try {
+			assert.deepEqual(parseRequest(op, samples[op.id]), { success: true, data: samples[op.id] });
+		} finally {
+			if (own) Object.defineProperty(schema, 'safeParse', own);
+			else delete (schema as { safeParse?: unknown }).safeParse;
+		}
+	}
 });
 
 test('validateParams: a missing or empty required field is still named "is required"', () => {
