@@ -1,4 +1,5 @@
 import { noResult } from './catalog/define';
+import { plainResult } from './catalog/plain';
 import type { CatalogEntry } from './catalog/types';
 import { ApiError, SecurityServiceError, TransportError } from './errors';
 import type { HttpResponse } from './transport/types';
@@ -52,6 +53,9 @@ export function decode(op: CatalogEntry, res: HttpResponse): Envelope {
 export function parseResult(op: CatalogEntry, result: unknown): unknown {
 	// no result schema (z.unknown: anything, as it is): nothing to walk
 	if (op.result === noResult) return result;
+	// a bare record that passes the plain checks: the value zod would return (api/catalog/plain.ts)
+	const plain = plainResult(op.result)?.(result);
+	if (plain !== undefined) return plain;
 	const r = op.result.safeParse(result);
 	if (!r.success) {
 		const where = r.error.issues

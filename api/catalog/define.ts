@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { plainCheck } from './plain';
+import { plainCheck, withPlainRecord } from './plain';
 import type { CatalogEntry, Field, FieldKind, FieldLocation, Operation } from './types';
 
 /** Builds an entry's request schema from its fields (one schema per field) plus its cross-field rules. */
@@ -120,7 +120,7 @@ export function field(
 export const req = { required: true } as const;
 
 /** A result object that tolerates fields the spec does not list (the service may add some). */
-export const rec = <S extends z.ZodRawShape>(shape: S) => z.looseObject(shape);
+export const rec = <S extends z.ZodRawShape>(shape: S) => withPlainRecord(z.looseObject(shape), shape);
 
 /** Operations that return no result: the envelope may omit it or carry anything. */
 export const noResult = z.unknown();

@@ -1,4 +1,5 @@
 import type { z } from 'zod/v4';
+import type { $ZodType } from 'zod/v4/core';
 
 /**
  * Plain checks beside the commonest field rules (api/catalog/rules.ts): a value its check accepts is one the field's
@@ -17,3 +18,46 @@ export function withPlain<T extends z.ZodType>(schema: T, accepts: (v: unknown) 
 export const plainCheck = (schema: z.ZodType) => checks.get(schema);
 
 export const isSafeInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+
+/** Result schemas' plain parses: the value zod would return, or undefined when zod must look. */
+const results = new WeakMap<z.ZodType, (v: unknown) => unknown>();
+
+export const plainResult = (schema: z.ZodType) => results.get(schema);
+
+/**
+ * A result object (`z.looseObject`) whose every field is a bare number, integer, text or boolean gets a plain parse:
+ * those fields checked as zod checks them, the object copied in zod's order (the shape's keys, then the others).
+ */
+export function withPlainRecord<T extends z.ZodType>(schema: T, shape: Readonly<Record<string, $ZodType>>): T {
+	const fields = Object.entries(shape).map(([k, s]) => [k, bareCheck(s)] as const);
+	if (fields.every(([, c]) => c))
+		results.set(schema, (v) => plainRecord(fields as readonly (readonly [string, (v: unknown) => boolean])[], v));
+	return schema;
+}
+
+/** The check of a schema that is one bare type (zod's number: finite; int(): a safe integer), else undefined. */
+function bareCheck(s: $ZodType): ((v: unknown) => boolean) | undefined {
+	const def = s._zod.def as { type: string; checks?: { _zod: { def: { check?: string; format?: string } } }[] };
+	const checks = def.checks ?? [];
+	if (def.type === 'string' && !checks.length) return (v) => typeof v === 'string';
+	if (def.type === 'boolean' && !checks.length) return (v) => typeof v === 'boolean';
+	if (def.type !== 'number' || checks.length > 1) return undefined;
+	if (!checks.length) return (v) => typeof v === 'number' && Number.isFinite(v);
+	const c = checks[0]._zod.def;
+	return c.check === 'number_format' && c.format === 'safeint' ? isSafeInt : undefined;
+}
+
+function plainRecord(fields: readonly (readonly [string, (v: unknown) => boolean])[], v: unknown): unknown {
+	if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+	const given = v as Record<string, unknown>;
+	const out: Record<string, unknown> = {};
+	for (const [k, accepts] of fields) {
+		if (!accepts(given[k])) return undefined;
+		out[k] = given[k];
+	}
+	for (const k in given) {
+		if (k === '__proto__') return undefined;
+		if (!(k in out)) out[k] = given[k];
+	}
+	return out;
+}

@@ -1,11 +1,13 @@
-// validateParams' cheaper parses (api/catalog/define.ts parseRequest: plain checks, or zod without the "is required"
-// wrappers when every required field has a value) must answer exactly as the catalog's own request schema: the same
-// data (same keys in the same order) for valid parameters, the same issues (field and rule) for invalid ones.
+// The cheaper parses of the client's common case must answer exactly as the catalog's zod schemas: validateParams'
+// (api/catalog/define.ts parseRequest: plain checks, or zod without the "is required" wrappers when every required
+// field has a value) the same data (same keys in the same order) and the same issues (field and rule) as the request
+// schema; parseResult's plain checks of bare result records (api/catalog/plain.ts) the same data as the result schema.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { catalog } from '../../api/catalog/index.ts';
 import { parseRequest, requestGiven } from '../../api/catalog/define.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
+import { parseResult } from '../../api/envelope.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { validateParams } from '../../api/validate.ts';
 import { samples } from '../helpers/samples.mts';
@@ -101,4 +103,49 @@ test('validateParams: a missing or empty required field is still named "is requi
 		assert.ok(err instanceof ValidationError, String(v));
 		assert.deepEqual(err.issues, [{ field: 'duration', rule: 'is required' }]);
 	}
+});
+
+const SAMPLE_OF: Record<string, unknown> = { number: 1, string: 'x', boolean: true };
+const ODD_RESULT: unknown[] = [0, -0, 2.5, 2 ** 53, -1, '1', '', false, null, undefined, [], {}, Infinity];
+type Shape = Record<string, { _zod: { def: { type: string } } }>;
+
+const outcomeOf = (f: () => unknown) => {
+	try {
+		return { data: JSON.stringify(f()) };
+	} catch {
+		return { refused: true };
+	}
+};
+
+test('parseResult: every result record of bare fields answers as its schema (same keys in the same order)', () => {
+	let compared = 0;
+	for (const op of catalog) {
+		const def = (op.result as unknown as { _zod: { def: { type: string; shape?: Shape } } })._zod.def;
+		if (def.type !== 'object' || !def.shape) continue;
+		const entries = Object.entries(def.shape);
+		if (!entries.every(([, f]) => f._zod.def.type in SAMPLE_OF)) continue;
+		const valid = Object.fromEntries(entries.map(([k, f]) => [k, SAMPLE_OF[f._zod.def.type]]));
+		const values: unknown[] = [valid, { extra: [1], ...valid }, { ...valid, z: 'y' }, null, [], 'x', 1];
+		for (const [k] of entries) for (const v of ODD_RESULT) values.push({ ...valid, [k]: v });
+		for (const v of values) {
+			const zod = op.result.safeParse(v);
+			const expected = zod.success ? { data: JSON.stringify(zod.data) } : { refused: true };
+			assert.deepEqual(outcomeOf(() => parseResult(op, v)), expected, `${op.id} ${JSON.stringify(v)}`);
+			compared++;
+		}
+	}
+	assert.ok(compared > 100, `compared ${compared}`);
+});
+
+test('parseResult: a bare record that passes the plain checks is not parsed by zod', () => {
+	const op = catalog.find((o) => o.id === 'dashboard.isUnderAttack')!;
+	const own = Object.getOwnPropertyDescriptor(op.result, 'safeParse');
+	Object.defineProperty(op.result, 'safeParse', { configurable: true, value: () => assert.fail('zod ran') });
+	try {
+		assert.equal(JSON.stringify(parseResult(op, { x: 1, bps_size: 2.5, status: 1 })), '{"status":1,"bps_size":2.5,"x":1}');
+	} finally {
+		if (own) Object.defineProperty(op.result, 'safeParse', own);
+		else delete (op.result as { safeParse?: unknown }).safeParse;
+	}
+	assert.throws(() => parseResult(op, { status: 1.5, bps_size: 0 }), /status/);
 });
