@@ -87,15 +87,13 @@ function objectSchema(op: Operation, wrapRequired: boolean): RequestSchema {
 				: undefined,
 	});
 	const refine = op.refine;
-	return (
-		refine
-			? base.superRefine((value, ctx) =>
-					refine(value as Record<string, unknown>, {
-						issue: (field, rule) => ctx.addIssue({ code: 'custom', path: [field], message: rule }),
-					}),
-				)
-			: base
-	) as unknown as RequestSchema;
+	return (refine
+		? base.superRefine((value, ctx) =>
+				refine(value as Record<string, unknown>, {
+					issue: (field, rule) => ctx.addIssue({ code: 'custom', path: [field], message: rule }),
+				}),
+			)
+		: base) as unknown as RequestSchema;
 }
 
 function requiredField(f: Field): z.ZodType {

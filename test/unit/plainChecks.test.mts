@@ -42,8 +42,14 @@ const ODD: unknown[] = [
 	'1.2.3.0/8',
 ];
 
-function outcome(r: { success: boolean; data?: unknown; error?: { issues: { path: PropertyKey[]; message: string }[] } }) {
-	return r.success ? { data: JSON.stringify(r.data) } : { issues: r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+function outcome(r: {
+	success: boolean;
+	data?: unknown;
+	error?: { issues: { path: PropertyKey[]; message: string }[] };
+}) {
+	return r.success
+		? { data: JSON.stringify(r.data) }
+		: { issues: r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
 }
 
 function variants(op: CatalogEntry): Record<string, unknown>[] {
@@ -59,7 +65,11 @@ test('requestGiven: same data and issues as the request schema whenever every re
 		const g = requestGiven(op);
 		for (const v of variants(op)) {
 			if (g.required.some((k) => v[k] === undefined || v[k] === null || v[k] === '')) continue;
-			assert.deepEqual(outcome(g.schema.safeParse(v)), outcome(op.request.safeParse(v)), `${op.id} ${JSON.stringify(v)}`);
+			assert.deepEqual(
+				outcome(g.schema.safeParse(v)),
+				outcome(op.request.safeParse(v)),
+				`${op.id} ${JSON.stringify(v)}`,
+			);
 			compared++;
 		}
 	}
@@ -130,7 +140,11 @@ test('parseResult: every result record of bare fields answers as its schema (sam
 		for (const v of values) {
 			const zod = op.result.safeParse(v);
 			const expected = zod.success ? { data: JSON.stringify(zod.data) } : { refused: true };
-			assert.deepEqual(outcomeOf(() => parseResult(op, v)), expected, `${op.id} ${JSON.stringify(v)}`);
+			assert.deepEqual(
+				outcomeOf(() => parseResult(op, v)),
+				expected,
+				`${op.id} ${JSON.stringify(v)}`,
+			);
 			compared++;
 		}
 	}
@@ -142,7 +156,10 @@ test('parseResult: a bare record that passes the plain checks is not parsed by z
 	const own = Object.getOwnPropertyDescriptor(op.result, 'safeParse');
 	Object.defineProperty(op.result, 'safeParse', { configurable: true, value: () => assert.fail('zod ran') });
 	try {
-		assert.equal(JSON.stringify(parseResult(op, { x: 1, bps_size: 2.5, status: 1 })), '{"status":1,"bps_size":2.5,"x":1}');
+		assert.equal(
+			JSON.stringify(parseResult(op, { x: 1, bps_size: 2.5, status: 1 })),
+			'{"status":1,"bps_size":2.5,"x":1}',
+		);
 	} finally {
 		if (own) Object.defineProperty(op.result, 'safeParse', own);
 		else delete (op.result as { safeParse?: unknown }).safeParse;
