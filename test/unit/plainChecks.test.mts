@@ -7,7 +7,9 @@ import test from 'node:test';
 import { catalog } from '../../api/catalog/index.ts';
 import { parseRequest, requestGiven } from '../../api/catalog/define.ts';
 import type { CatalogEntry } from '../../api/catalog/types.ts';
+import { encodeRequest } from '../../api/encode.ts';
 import { parseResult } from '../../api/envelope.ts';
+import { pathSegment } from '../../api/limits.ts';
 import { ValidationError } from '../../api/errors.ts';
 import { validateParams } from '../../api/validate.ts';
 import { samples } from '../helpers/samples.mts';
@@ -165,4 +167,21 @@ test('parseResult: a bare record that passes the plain checks is not parsed by z
 		else delete (op.result as { safeParse?: unknown }).safeParse;
 	}
 	assert.throws(() => parseResult(op, { status: 1.5, bps_size: 0 }), /status/);
+});
+
+test('encodeRequest: the path cut once per operation gives the URL that filling each placeholder in turn gave', () => {
+	const opts = { baseUrl: 'http://127.0.0.1:1/', accessToken: 'a+b/c=', timeoutMs: 1000 };
+	for (const op of catalog)
+		for (const v of [
+			samples[op.id],
+			...op.fields.filter((f) => f.in === 'path').map((f) => ({ ...samples[op.id], [f.name]: undefined })),
+		]) {
+			let path = op.path; // what encode did before: each given path field's placeholder replaced
+			for (const f of op.fields)
+				if (f.in === 'path' && !f.local && v[f.name] !== undefined)
+					path = path.replace(`{${f.name}}`, pathSegment(String(v[f.name])));
+			const { url } = encodeRequest(op, v, opts);
+			assert.equal(url.slice(0, url.indexOf('?') >>> 0), `http://127.0.0.1:1${path}`, op.id);
+			if (op.auth === 'access_token') assert.ok(url.endsWith('access_token=a%2Bb%2Fc%3D'), url);
+		}
 });
