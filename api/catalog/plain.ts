@@ -30,8 +30,9 @@ export const plainResult = (schema: z.ZodType) => results.get(schema);
  */
 export function withPlainRecord<T extends z.ZodType>(schema: T, shape: Readonly<Record<string, $ZodType>>): T {
 	const fields = Object.entries(shape).map(([k, s]) => [k, bareCheck(s)] as const);
+	const keys = new Set(Object.keys(shape));
 	if (fields.every(([, c]) => c))
-		results.set(schema, (v) => plainRecord(fields as readonly (readonly [string, (v: unknown) => boolean])[], v));
+		results.set(schema, (v) => plainRecord(fields as readonly (readonly [string, (v: unknown) => boolean])[], keys, v));
 	return schema;
 }
 
@@ -47,7 +48,11 @@ function bareCheck(s: $ZodType): ((v: unknown) => boolean) | undefined {
 	return c.check === 'number_format' && c.format === 'safeint' ? isSafeInt : undefined;
 }
 
-function plainRecord(fields: readonly (readonly [string, (v: unknown) => boolean])[], v: unknown): unknown {
+function plainRecord(
+	fields: readonly (readonly [string, (v: unknown) => boolean])[],
+	keys: ReadonlySet<string>,
+	v: unknown,
+): unknown {
 	if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
 	const given = v as Record<string, unknown>;
 	const out: Record<string, unknown> = {};
@@ -57,7 +62,7 @@ function plainRecord(fields: readonly (readonly [string, (v: unknown) => boolean
 	}
 	for (const k in given) {
 		if (k === '__proto__') return undefined;
-		if (!(k in out)) out[k] = given[k];
+		if (!keys.has(k)) out[k] = given[k];
 	}
 	return out;
 }

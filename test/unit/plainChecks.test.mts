@@ -138,6 +138,10 @@ test('parseResult: every result record of bare fields answers as its schema (sam
 		if (!entries.every(([, f]) => f._zod.def.type in SAMPLE_OF)) continue;
 		const valid = Object.fromEntries(entries.map(([k, f]) => [k, SAMPLE_OF[f._zod.def.type]]));
 		const values: unknown[] = [valid, { extra: [1], ...valid }, { ...valid, z: 'y' }, null, [], 'x', 1];
+		values.push(
+			{ ...valid, toString: 'x', constructor: 1 },
+			JSON.parse(`{"__proto__":{"a":1},${JSON.stringify(valid).slice(1)}`),
+		);
 		for (const [k] of entries) for (const v of ODD_RESULT) values.push({ ...valid, [k]: v });
 		for (const v of values) {
 			const zod = op.result.safeParse(v);
