@@ -204,7 +204,7 @@ test(
 				workerA.output(),
 				new RegExp(`build ${buildA} is now the current version of deployment ${deployment}`),
 			);
-			let st = await deploymentStatus(env.client.workflowService, cfgOf(queue));
+			let st = await deploymentStatus(env.client.connection, cfgOf(queue));
 			assert.equal(st.current, buildA);
 
 			const snapshot = await liveSettings(op, ids);
@@ -223,7 +223,7 @@ test(
 				workerB.output(),
 				new RegExp(`build ${buildB} polls but is not current .*secsvc deploy set-current ${buildB}`),
 			);
-			st = await deploymentStatus(env.client.workflowService, cfgOf(queue));
+			st = await deploymentStatus(env.client.connection, cfgOf(queue));
 			assert.equal(st.current, buildA);
 			assert.deepEqual(
 				st.runbooks.map((r) => [r.workflowId, r.buildId, r.behavior]),
@@ -237,13 +237,13 @@ test(
 				bad.err,
 				/build id no-such-build: unknown in worker deployment 'secsvc-vt-\d+' \(known builds: .*\); nothing changed/,
 			);
-			assert.equal((await deploymentStatus(env.client.workflowService, cfgOf(queue))).current, buildA);
+			assert.equal((await deploymentStatus(env.client.connection, cfgOf(queue))).current, buildA);
 
 			// Rollout.
 			const roll = cli(['deploy', 'set-current', buildB], queue);
 			assert.equal(roll.code, 0, roll.err);
 			assert.match(roll.out, new RegExp(`current build: ${buildB} \\(was ${buildA}\\)`));
-			st = await deploymentStatus(env.client.workflowService, cfgOf(queue));
+			st = await deploymentStatus(env.client.connection, cfgOf(queue));
 			assert.equal(st.current, buildB);
 			const a = st.versions.find((v) => v.buildId === buildA);
 			assert.ok(a && a.status === 'draining' && a.pinnedRunning === 1 && !a.retirable, JSON.stringify(a));
@@ -311,7 +311,7 @@ test(
 			await waitFor(
 				'build A drained',
 				async () =>
-					(await deploymentStatus(env.client.workflowService, cfgOf(queue))).versions.find((v) => v.buildId === buildA)
+					(await deploymentStatus(env.client.connection, cfgOf(queue))).versions.find((v) => v.buildId === buildA)
 						?.retirable,
 				30_000,
 				500,
@@ -327,13 +327,11 @@ test(
 			await waitFor(
 				'no poller of build A',
 				async () =>
-					(await versionPollers(env.client.workflowService, 'default', deployment, buildA)).every(
-						(p) => p.pollers === 0,
-					),
+					(await versionPollers(env.client.connection, 'default', deployment, buildA)).every((p) => p.pollers === 0),
 				30_000,
 				500,
 			);
-			await assert.rejects(setCurrent(env.client.workflowService, cfgOf(queue), buildA), (e: unknown) => {
+			await assert.rejects(setCurrent(env.client.connection, cfgOf(queue), buildA), (e: unknown) => {
 				assert.ok(e instanceof DeployError);
 				assert.match(
 					e.message,
@@ -343,7 +341,7 @@ test(
 				);
 				return true;
 			});
-			assert.equal((await deploymentStatus(env.client.workflowService, cfgOf(queue))).current, buildB);
+			assert.equal((await deploymentStatus(env.client.connection, cfgOf(queue))).current, buildB);
 		} finally {
 			await op.close();
 			await s.close();

@@ -4,9 +4,9 @@ import { UsageError, type Command } from './args.mts';
 export const deploy: Command = async ({ pos, o, conn, t, out, need }) => {
 	const { deploymentStatus, formatStatus, setCurrent } = await import('../process/deployStatus.mts');
 	const sub = need(0, 'status|set-current|retire-check');
-	const svc = (await conn()).workflowService;
+	const c = (await conn()).connection;
 	if (sub === 'set-current') {
-		const r = await setCurrent(svc, t, need(1, 'BUILD_ID'));
+		const r = await setCurrent(c, t, need(1, 'BUILD_ID'));
 		out(
 			r.changed
 				? `current build: ${r.current} (was ${r.previous ?? 'none'}); pinned runbooks stay on their build`
@@ -16,7 +16,7 @@ export const deploy: Command = async ({ pos, o, conn, t, out, need }) => {
 	}
 	if (sub !== 'status' && sub !== 'retire-check')
 		throw new UsageError(`deploy ${sub}: must be status, set-current or retire-check`);
-	const s = await deploymentStatus(svc, t);
+	const s = await deploymentStatus(c, t);
 	if (sub === 'status') {
 		out(o.json ? s : formatStatus(s));
 		return 0;

@@ -16,6 +16,8 @@ import type { WorkerConfig } from './config.mts';
  */
 
 export type Svc = Client['workflowService'];
+/** A connection (the client's, or the worker's NativeConnection): its workflow service, and deadlines for calls. */
+export type Conn = Pick<Client['connection'], 'workflowService' | 'withDeadline'>;
 export type TemporalCfg = WorkerConfig['temporal'];
 
 // temporal.api.enums.v1 values (the proto package is CommonJS without named ESM exports; only its types are imported).
@@ -52,6 +54,7 @@ export const deploymentNameOf = (t: TemporalCfg) => t.deploymentName || 'secsvc'
 export const versionString = (deploymentName: string, buildId: string) => `${deploymentName}:${buildId}`;
 
 const grpcCode = (e: unknown) => (e as { code?: number })?.code;
+const DEADLINE_EXCEEDED = 4;
 const NOT_FOUND = 5;
 const UNIMPLEMENTED = 12;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -88,58 +91,81 @@ export interface DeploymentView {
 /** The server's entity workflows of a deployment and of one version (IDs `<prefix>:<name>`, `<prefix>:<name>:<buildId>`). */
 const ENTITY = { deployment: 'temporal-sys-worker-deployment', version: 'temporal-sys-worker-deployment-version' };
 const OPEN = new Set([1, 6]); // WORKFLOW_EXECUTION_STATUS_RUNNING, _CONTINUED_AS_NEW (its next run is open)
-/** NotFound answers in a row, each with the entity open, before a describe gives up: see unlessEntityOpen. */
+/** NotFound answers in a row, each with the entity open, before a describe gives up: see describeEntity. */
 export const ENTITY_DESCRIBES = 5;
+/** One describe's deadline: the server's sticky leg (5 s) and the normal queue's answer (ms when answered) fit in it. */
+export const DESCRIBE_DEADLINE_MS = 10_000;
+/** Describes in a row that the server held past DESCRIBE_DEADLINE_MS before the describe gives up. */
+export const DESCRIBES_HELD = 3;
 
 /**
  * `call` (a Describe of a deployment or a version), or undefined when the server answers NotFound AND the entity
- * workflow is not open. Server 1.29 answers both describes by querying the entity workflow by ID with
- * QueryRejectCondition NOT_OPEN and turns a rejected query into NotFound ("Worker Deployment not found", temporalio/
- * temporal v1.29.1 service/worker/workerdeployment/client.go, DescribeWorkerDeployment and DescribeVersion), and the
- * entity continues as new after every update and signal (workflow.go `run`: set-current, and each drainage refresh
- * of a draining version): a describe whose query resolved the run that is closing is rejected, and the deployment
- * reads as absent. Server 1.30 dropped that reject condition (commit 9940ce7). The server's own existence check
- * (client.go `workerDeploymentExists`) is DescribeWorkflowExecution of the entity: open, the describe goes again and
- * reaches the new run, current since the commit that closed the old one; a NotFound that repeats ENTITY_DESCRIBES
- * times with the entity open is an error, never "absent".
+ * workflow is not open. Server 1.29 answers both describes with a query to the entity workflow, by ID, on the
+ * server's own per-namespace worker (temporalio/temporal v1.29.1 service/worker/workerdeployment/client.go).
+ *
+ * NotFound: the query is sent with QueryRejectCondition NOT_OPEN and a rejected query becomes NotFound, and the entity
+ * continues as new after every update and signal (workflow.go `run`: set-current, and each drainage refresh of a
+ * draining version): a query that resolved the run being closed reads the deployment as absent (Server 1.30 dropped
+ * the condition, commit 9940ce7). So a NotFound is checked the way the server checks existence (client.go
+ * `workerDeploymentExists`: DescribeWorkflowExecution of the entity): open, the describe goes again and reaches the
+ * new run; ENTITY_DESCRIBES NotFound in a row with the entity open is an error, never "absent".
+ *
+ * DEADLINE_EXCEEDED: the history service hands the query to the internal worker's sticky queue, gives that leg 5 s
+ * (the worker's sticky schedule-to-start timeout), then clears stickiness and sends it to the worker's normal queue
+ * (service/history/api/queryworkflow/api.go `queryDirectlyThroughMatching`), and the whole wait is bounded only by
+ * the history client's 30 s default timeout (client/history/client.go) when the caller sets no deadline. The internal
+ * worker sometimes answers after that (matching then refuses its answer: "query task not found"), and the describe
+ * fails with "context deadline exceeded" although nothing is wrong with the deployment. Each describe therefore
+ * carries its own deadline and a held one is sent again (a read: the new query is a new dispatch to the worker),
+ * DESCRIBES_HELD times at most, then an error saying the server did not answer.
  */
-async function unlessEntityOpen<T>(
-	svc: Svc,
+async function describeEntity<T>(
+	c: Conn,
 	namespace: string,
 	workflowId: string,
-	call: () => Promise<T>,
+	call: (svc: Svc) => Promise<T>,
 ): Promise<T | undefined> {
-	for (let n = 1; ; n++) {
+	let held = 0;
+	for (let notFound = 0; ; ) {
 		try {
-			return await call();
+			return await c.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () => call(c.workflowService));
 		} catch (e) {
-			if (grpcCode(e) !== NOT_FOUND) throw e;
-			let status: number | null | undefined;
-			try {
-				const d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId } });
-				status = d.workflowExecutionInfo?.status;
-			} catch (e2) {
-				if (grpcCode(e2) === NOT_FOUND) return undefined;
-				throw e2;
+			if (grpcCode(e) === DEADLINE_EXCEEDED) {
+				if (++held < DESCRIBES_HELD) continue;
+				throw new Error(
+					`the Temporal server did not answer the describe of ${workflowId} within ${DESCRIBE_DEADLINE_MS / 1000} s, ${held} times (it answers by querying that workflow on its own internal worker): look again`,
+					{ cause: e },
+				);
 			}
-			if (!OPEN.has(status ?? 0)) return undefined;
-			if (n >= ENTITY_DESCRIBES)
+			if (grpcCode(e) !== NOT_FOUND) throw e;
+			if (!(await entityOpen(c.workflowService, namespace, workflowId))) return undefined;
+			if (++notFound >= ENTITY_DESCRIBES)
 				throw new DeployError(
-					`the server answered NotFound ${n} times for ${workflowId}, whose workflow is open (it continues as new after every change): look again`,
+					`the server answered NotFound ${notFound} times for ${workflowId}, whose workflow is open (it continues as new after every change): look again`,
 				);
 		}
 	}
 }
 
+async function entityOpen(svc: Svc, namespace: string, workflowId: string): Promise<boolean> {
+	try {
+		const d = await svc.describeWorkflowExecution({ namespace, execution: { workflowId } });
+		return OPEN.has(d.workflowExecutionInfo?.status ?? 0);
+	} catch (e) {
+		if (grpcCode(e) === NOT_FOUND) return false;
+		throw e;
+	}
+}
+
 /** The deployment as the server sees it; undefined when no versioned worker ever polled under this name. */
 export async function describeDeployment(
-	svc: Svc,
+	c: Conn,
 	namespace: string,
 	name: string,
 ): Promise<DeploymentView | undefined> {
 	let r: temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse | undefined;
 	try {
-		r = await unlessEntityOpen(svc, namespace, `${ENTITY.deployment}:${name}`, () =>
+		r = await describeEntity(c, namespace, `${ENTITY.deployment}:${name}`, (svc) =>
 			svc.describeWorkerDeployment({ namespace, deploymentName: name }),
 		);
 	} catch (e) {
@@ -172,8 +198,8 @@ export async function describeDeployment(
 }
 
 /** Workflow task queues a version has polled (server-side record); [] when the version is unknown. */
-export async function versionTaskQueues(svc: Svc, namespace: string, name: string, buildId: string): Promise<string[]> {
-	const r = await unlessEntityOpen(svc, namespace, `${ENTITY.version}:${versionString(name, buildId)}`, () =>
+export async function versionTaskQueues(c: Conn, namespace: string, name: string, buildId: string): Promise<string[]> {
+	const r = await describeEntity(c, namespace, `${ENTITY.version}:${versionString(name, buildId)}`, (svc) =>
 		svc.describeWorkerDeploymentVersion({ namespace, deploymentVersion: { deploymentName: name, buildId } }),
 	);
 	return (r?.versionTaskQueues ?? []).filter((q) => q.type === TQ_TYPE.WORKFLOW).map((q) => q.name ?? '');
@@ -184,7 +210,7 @@ export async function versionTaskQueues(svc: Svc, namespace: string, name: strin
  * version selected; the server remembers a poller for matching.PollerHistoryTTL, 5 min by default).
  */
 export async function versionPollers(
-	svc: Svc,
+	c: Conn,
 	namespace: string,
 	name: string,
 	buildId: string,
@@ -192,8 +218,8 @@ export async function versionPollers(
 ): Promise<{ taskQueue: string; pollers: number }[]> {
 	const v = versionString(name, buildId);
 	const out: { taskQueue: string; pollers: number }[] = [];
-	for (const tq of queues ?? (await versionTaskQueues(svc, namespace, name, buildId))) {
-		const r = await svc.describeTaskQueue({
+	for (const tq of queues ?? (await versionTaskQueues(c, namespace, name, buildId))) {
+		const r = await c.workflowService.describeTaskQueue({
 			namespace,
 			taskQueue: { name: tq, kind: TQ_KIND_NORMAL },
 			apiMode: DESCRIBE_ENHANCED,
@@ -225,7 +251,7 @@ export interface ReadyResult {
  * build (that is `secsvc deploy set-current`). Several workers racing here are fine (conflict token: one wins).
  */
 export async function ensureRouting(
-	svc: Svc,
+	c: Conn,
 	o: {
 		namespace: string;
 		deploymentName: string;
@@ -248,12 +274,12 @@ export async function ensureRouting(
 				`worker deployment ${deploymentName}: build ${buildId} was not registered on task queue ${taskQueue} within ${o.timeoutMs ?? 60_000} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
 			);
 		try {
-			const d = await describeDeployment(svc, namespace, deploymentName);
+			const d = await describeDeployment(c, namespace, deploymentName);
 			if (!d?.versions.some((v) => v.buildId === buildId)) continue;
-			if (!(await versionTaskQueues(svc, namespace, deploymentName, buildId)).includes(taskQueue)) continue;
+			if (!(await versionTaskQueues(c, namespace, deploymentName, buildId)).includes(taskQueue)) continue;
 			if (d.current === buildId) return { deploymentName, buildId, current: true, madeCurrent: false };
 			if (d.current) return { deploymentName, buildId, current: false, madeCurrent: false, currentBuild: d.current };
-			await svc.setWorkerDeploymentCurrentVersion({
+			await c.workflowService.setWorkerDeploymentCurrentVersion({
 				namespace,
 				deploymentName,
 				buildId,

@@ -10,6 +10,7 @@ import {
 	versionPollers,
 	versionString,
 	versionTaskQueues,
+	type Conn,
 	type DeploymentView,
 	type Svc,
 	type TemporalCfg,
@@ -109,10 +110,11 @@ export async function runningRunbooks(
 }
 
 /** Versions, routing, pinned runbooks per build and which old builds can be retired. */
-export async function deploymentStatus(svc: Svc, t: TemporalCfg): Promise<DeploymentStatus> {
+export async function deploymentStatus(c: Conn, t: TemporalCfg): Promise<DeploymentStatus> {
 	const namespace = t.namespace;
 	const name = deploymentNameOf(t);
-	const d = await describeDeployment(svc, namespace, name);
+	const svc = c.workflowService;
+	const d = await describeDeployment(c, namespace, name);
 	if (!d)
 		throw new DeployError(
 			`worker deployment '${name}' not found in namespace ${namespace}: no versioned worker has polled under this name yet`,
@@ -120,8 +122,8 @@ export async function deploymentStatus(svc: Svc, t: TemporalCfg): Promise<Deploy
 	const versions: VersionReport[] = [];
 	for (const v of d.versions) {
 		const vs = q(versionString(name, v.buildId));
-		const taskQueues = await versionTaskQueues(svc, namespace, name, v.buildId);
-		const pollers = (await versionPollers(svc, namespace, name, v.buildId, taskQueues)).reduce(
+		const taskQueues = await versionTaskQueues(c, namespace, name, v.buildId);
+		const pollers = (await versionPollers(c, namespace, name, v.buildId, taskQueues)).reduce(
 			(a, p) => a + p.pollers,
 			0,
 		);
@@ -173,7 +175,7 @@ function retirement(
  * their build. Refuses (changing nothing) an unknown build id and a build with no worker polling.
  */
 export async function setCurrent(
-	svc: Svc,
+	c: Conn,
 	t: TemporalCfg,
 	buildId: string,
 	identity = `secsvc-cli@${hostname()}`,
@@ -181,7 +183,7 @@ export async function setCurrent(
 	const name = deploymentNameOf(t);
 	if (!/^[A-Za-z0-9_.-]{1,255}$/.test(buildId))
 		throw new DeployError(`build id: must be 1–255 letters, digits, '.', '-' or '_' (got ${JSON.stringify(buildId)})`);
-	const d = await describeDeployment(svc, t.namespace, name);
+	const d = await describeDeployment(c, t.namespace, name);
 	if (!d)
 		throw new DeployError(
 			`worker deployment '${name}' not found in namespace ${t.namespace}: no versioned worker has polled under this name yet`,
@@ -192,7 +194,7 @@ export async function setCurrent(
 			`build id ${buildId}: unknown in worker deployment '${name}' (known builds: ${known}); nothing changed`,
 		);
 	if (d.current === buildId) return { previous: d.current, current: buildId, changed: false };
-	const pollers = await versionPollers(svc, t.namespace, name, buildId);
+	const pollers = await versionPollers(c, t.namespace, name, buildId);
 	if (!pollers.some((p) => p.pollers > 0))
 		throw new DeployError(
 			`build id ${buildId}: no worker of this build is polling${
@@ -205,7 +207,7 @@ export async function setCurrent(
 			}; start its workers first; nothing changed`,
 		);
 	try {
-		await svc.setWorkerDeploymentCurrentVersion({
+		await c.workflowService.setWorkerDeploymentCurrentVersion({
 			namespace: t.namespace,
 			deploymentName: name,
 			buildId,

@@ -240,7 +240,7 @@ async function routeToBuild(
 	identity: string | undefined,
 ): Promise<ReadyResult> {
 	const route = (taskQueue: string) =>
-		ensureRouting(connection.workflowService, {
+		ensureRouting(connection, {
 			namespace: cfg.temporal.namespace,
 			deploymentName: cfg.temporal.deploymentName ?? 'secsvc',
 			buildId,
