@@ -53,10 +53,11 @@ export function createCoordinationActivities(client: () => Client): Coordination
  * Heartbeats every 2 s while `fn` runs: a claim may wait minutes (start-to-close 10 min), so without heartbeats a
  * worker that dies during one leaves the runbook stuck until that timeout; with them (heartbeat timeout in
  * workflows/coordinator/claims.mts) the claim is retried on another worker within seconds. Claims are idempotent per owner.
+ * No heartbeat at the start: the server counts the heartbeat timeout from the attempt's start, and most calls end in
+ * milliseconds (the SDK sends a first heartbeat at once: one more server write for each of them).
  */
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 	const ctx = Context.current();
-	ctx.heartbeat();
 	const t = setInterval(() => ctx.heartbeat(), 2000);
 	try {
 		return await fn();

@@ -33,6 +33,8 @@ export interface WriteAttempt {
 
 /** The details each running activity's heartbeats carry: the last record, so a plain beat never erases it. */
 const current = new WeakMap<object, Details>();
+/** Activities whose SDK heartbeats have started: the SDK may hold details of theirs to send later (throttled). */
+const sdkBeating = new WeakSet<object>();
 
 function context(): Context | undefined {
 	try {
@@ -45,7 +47,9 @@ function context(): Context | undefined {
 /** A heartbeat carrying this attempt's record (a no-op outside an activity). */
 export function beat(): void {
 	const ctx = context();
-	if (ctx && !ctx.info.isLocal) ctx.heartbeat(current.get(ctx) ?? ctx.info.heartbeatDetails);
+	if (!ctx || ctx.info.isLocal) return;
+	sdkBeating.add(ctx);
+	ctx.heartbeat(current.get(ctx) ?? ctx.info.heartbeatDetails);
 }
 
 /** This activity's attempt, its earlier attempt's record and the means to record before a write. */
@@ -62,7 +66,11 @@ export function writeAttempt(temporal?: () => TemporalClient): WriteAttempt {
 		record: async (d) => {
 			if (info.isLocal) return;
 			current.set(ctx, d);
-			ctx.heartbeat(d); // what the SDK sends next carries it too
+			// Without the client the SDK's heartbeat is the record (best effort). With it, the SDK is told only when its
+			// heartbeats have started (what it sends next, throttled, must carry this record, not an older one): before
+			// that, its first heartbeat would go out at once, a second copy of the record stored just below, and the
+			// next `beat` carries this record anyway.
+			if (!temporal || sdkBeating.has(ctx)) ctx.heartbeat(d);
 			if (!temporal) return;
 			try {
 				await temporal().activity.heartbeat(info.taskToken, d);
