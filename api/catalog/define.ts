@@ -66,8 +66,7 @@ function plainParams(fields: PlainFields, given: Record<string, unknown>): Recor
 		n++;
 	}
 	// a key that is no field: zod names it
-	for (const _ in given) if (--n < 0) return undefined;
-	return out;
+	return Object.keys(given).length > n ? undefined : out;
 }
 
 function objectSchema(op: Operation, wrapRequired: boolean): RequestSchema {
