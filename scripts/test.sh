@@ -126,12 +126,14 @@ for n in temporal n8n chromium cluster-build actionlint; do
 done
 echo; echo "== schedule (start, end, exit, job; seconds since the start), in order of start"
 sort -n "$LOGS/schedule.tsv" | sed 's/^/  /'
+# awk reads to the end: `head` closes the pipe early, and sort, killed by SIGPIPE writing its next buffer (a list
+# over 4 KB), would end the run here under pipefail
 echo; echo "== slowest files (seconds, whole file: process, hooks, tests)"
 awk -F'\t' '{ s += $1; c++ } END { printf "%d files, %.0f s in files\n", c, s }' "$LOGS/all.times"
-sort -t$'\t' -k1,1 -rn "$LOGS/all.times" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
+sort -t$'\t' -k1,1 -rn "$LOGS/all.times" | awk -v n="${SECSVC_SLOWEST:-12}" 'NR <= n { print "  " $0 }'
 echo; echo "== most CPU (CPU-seconds, user + sys of the job and every process it reaped; scripts/test-queue.sh job_cpu)"
 awk -F'\t' '{ s += $1; c++ } END { printf "%d jobs, %.0f CPU-s in jobs\n", c, s }' "$LOGS/all.cpu"
-sort -t$'\t' -k1,1 -rn "$LOGS/all.cpu" | head -n "${SECSVC_SLOWEST:-12}" | sed 's/^/  /'
+sort -t$'\t' -k1,1 -rn "$LOGS/all.cpu" | awk -v n="${SECSVC_SLOWEST:-12}" 'NR <= n { print "  " $0 }'
 times >"$LOGS/run.times" # this shell (the queue's loop) and everything reaped under it: jobs, build, provisioning
 awk -v jobs="$(awk -F'\t' '{ s += $1 } END { print s + 0 }' "$LOGS/all.cpu")" '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += 60 * t[1] + t[2] } }
   END { printf "the whole run: %.0f CPU-s; outside the jobs (install, build, provisioning, the queue itself): %.0f\n", s, s - jobs }' "$LOGS/run.times"
