@@ -12,7 +12,7 @@ export function defineOp<const Id extends string>(op: Operation & { id: Id }): C
  * case: when every value passes its field's plain check (api/catalog/plain.ts) the parameters are returned as zod
  * would return them, without its walk; when every required field has a value, zod parses without the per-field "is
  * required" wrapper (which only passes such a value on); otherwise the request schema itself answers. The same data
- * and the same issues either way (test/unit/requestGiven.test.mts).
+ * and the same issues either way (test/unit/plainChecks.test.mts).
  */
 export function parseRequest(
 	op: CatalogEntry,

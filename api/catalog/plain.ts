@@ -5,7 +5,7 @@ import type { $ZodType } from 'zod/v4/core';
  * Plain checks beside the commonest field rules (api/catalog/rules.ts): a value its check accepts is one the field's
  * zod schema returns as it is, so validation can pass it on without zod's walk (the client's largest per-call cost
  * against the service: issue 42). A value it does not accept goes to zod, which decides and names the rule — a check
- * may refuse more than its schema, never accept what the schema would change or refuse (test/unit/requestGiven).
+ * may refuse more than its schema, never accept what the schema would change or refuse (test/unit/plainChecks).
  */
 const checks = new WeakMap<z.ZodType, (v: unknown) => boolean>();
 
