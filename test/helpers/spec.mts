@@ -1,16 +1,34 @@
 // The spec as the tests' source of truth for what the catalog must hold: the endpoint rows of its §4 tables,
 // counted per section (4.1 … 4.6), so adding an operation needs no hand-edited counts in tests.
-// Found at $SECSVC_SPEC, else ../shared/spec/ next to the checkout (where the project keeps it). A missing spec
-// fails the test that needs it, naming the places looked at.
+// Found at $SECSVC_SPEC, else ../shared/spec/ next to the checkout (where the project keeps it), else next to the
+// checkout this one was cloned from when that is a local path (a check clone in /tmp of a working copy). A missing
+// spec fails the test that needs it, naming the places looked at.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const NAME = 'security-service-open-api.md';
 
+/** The directory this checkout was cloned from, when its origin is a local path. */
+function localOrigin(): string | undefined {
+	try {
+		const url = execFileSync('git', ['-C', ROOT, 'remote', 'get-url', 'origin'], { encoding: 'utf8' }).trim();
+		const path = url.replace(/^file:\/\//, '');
+		return isAbsolute(path) ? path : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 export function specFile(): string {
-	const places = [process.env.SECSVC_SPEC, join(ROOT, '..', 'shared', 'spec', NAME)];
+	const origin = localOrigin();
+	const places = [
+		process.env.SECSVC_SPEC,
+		join(ROOT, '..', 'shared', 'spec', NAME),
+		origin && join(origin, '..', 'shared', 'spec', NAME),
+	];
 	const found = places.find((p): p is string => !!p && existsSync(p));
 	if (!found)
 		throw new Error(`the spec is not found: set SECSVC_SPEC or put it at ${places.filter(Boolean).join(' or ')}`);
