@@ -87,20 +87,15 @@ function request(
 	attempt: number,
 	s: Attempts,
 ): HttpRequest | Promise<HttpRequest> {
-	const { tokens } = ctx;
-	if (op.auth === 'access_token') {
-		if (o.accessToken) s.token = o.accessToken;
-		else if (!tokens) throw new Error(`${op.id}: no credentials configured to obtain an access token`);
-		else {
-			s.token = tokens.peek();
-			if (s.token === undefined || ctx.budget)
-				return waited(ctx, op, valid, o, limit, attempt, s, s.token ?? tokens.getToken({ deadline: limit.deadline }));
-		}
-	} else if (ctx.budget) return waited(ctx, op, valid, o, limit, attempt, s, undefined);
+	const own = op.auth === 'access_token' && !o.accessToken;
+	if (op.auth === 'access_token' && o.accessToken) s.token = o.accessToken;
+	if (own && !ctx.tokens) throw new Error(`${op.id}: no credentials configured to obtain an access token`);
+	if (own) s.token = ctx.tokens?.peek();
+	if ((own && s.token === undefined) || ctx.budget) return waited(ctx, op, valid, o, limit, attempt, s, own);
 	return encoded(ctx, op, valid, limit, attempt, s);
 }
 
-/** The token being obtained and the budget turn, then the request. */
+/** The budget turn, then the token (taken after the turn: one at hand before it may expire while the call queues). */
 async function waited(
 	ctx: ClientContext,
 	op: CatalogEntry,
@@ -109,10 +104,10 @@ async function waited(
 	limit: Limit,
 	attempt: number,
 	s: Attempts,
-	token: string | Promise<string> | undefined,
+	own: boolean,
 ): Promise<HttpRequest> {
-	if (token !== undefined) s.token = await token;
 	if (ctx.budget) await turn(ctx, op, o, limit.deadline);
+	if (own && ctx.tokens) s.token = ctx.tokens.peek() ?? (await ctx.tokens.getToken({ deadline: limit.deadline }));
 	return encoded(ctx, op, valid, limit, attempt, s);
 }
 
