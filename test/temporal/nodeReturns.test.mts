@@ -176,6 +176,13 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			ms(lookup.original_schedule_time) < ms(claim.complete_time),
 			`the lookup beside the hold: ${JSON.stringify({ claim, lookup })}`,
 		);
+		// Its entries' hold too, in the task that planned them (ownership.mts REARM_ENTRIES_LOCAL_PATCH): a second claim
+		// marker, and no claim activity scheduled.
+		const claims = events.filter((e) => {
+			const d = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+			return d && (JSON.parse(Buffer.from(d).toString()) as LocalMarker).activity_type === 'coordination.claim';
+		});
+		assert.deepEqual([claims.length, named('coordination.claim')], [2, -1], 'settings and entries held locally');
 		await Worker.runReplayHistory(
 			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
 			history,
