@@ -31,7 +31,6 @@ import { POLL_GRID_PATCH, waitOut } from './wait.mts';
 import { ANSWERED_PATCH, EXACT_PATCH, REPEAT_UNANSWERED_PATCH } from './written.mts';
 import { REAPPLY_WHILE_SEEN_PATCH } from './holdLine.mts';
 import { WAVES_PATCH } from './waves.mts';
-import { WAVES_FAST_PATCH } from './waveApply.mts';
 import { WRITE_STEPS_PATCH } from './writeSteps.mts';
 import { eventTraffic } from './observe.mts';
 
@@ -160,7 +159,6 @@ function askPatches(): Runbook['patches'] {
 		writeSteps: patched(WRITE_STEPS_PATCH),
 		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
 		rearmEntriesLocal: patched(REARM_ENTRIES_LOCAL_PATCH),
-		wavesFast: patched(WAVES_FAST_PATCH),
 	};
 }
 

@@ -54,7 +54,6 @@ export interface Runbook {
 		writeSteps: boolean;
 		holdBeside: boolean;
 		rearmEntriesLocal: boolean;
-		wavesFast: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -135,7 +134,6 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			writeSteps: false,
 			holdBeside: false,
 			rearmEntriesLocal: false,
-			wavesFast: false,
 		},
 		state: carry
 			? { ...carry.state }

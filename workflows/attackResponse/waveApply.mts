@@ -1,6 +1,5 @@
 import type { Change } from '../../api/runbook/contract.ts';
-import { claim, claimBeside } from '../coordinator/claims.mts';
-import { addEachIn } from './addEach.mts';
+import { claim } from '../coordinator/claims.mts';
 import { applyChange } from './apply.mts';
 import { recordApplied, skipRefused } from './written.mts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
@@ -8,15 +7,6 @@ import { entryKey, registerExpiringBlocks, ttlOf } from './ownership.mts';
 import { withPatience } from './patience.mts';
 import { errText } from './settings.mts';
 import { isExact, ownedEntries, recordWrite, stillToWrite } from './written.mts';
-
-/**
- * Patch (issue 39 item 6): a wave answered during the wait holds its entries with a local activity in the task that
- * read the threat map (one that must wait for another owner's lease waits as a regular activity) and writes each
- * change's entries in one activity (addEach.mts, as the first wave's blacklist group), the plan's blacklistConcurrency
- * at once as before. Every entry is still held before it is written, read before its POST, recorded and exact.
- * Runbooks recorded before it held with a regular activity and wrote one activity per entry.
- */
-export const WAVES_FAST_PATCH = 'wave-writes-at-once';
 
 /**
  * A wave's blacklist changes (waves.mts) go the first wave's way: their entries HELD at the site's coordinator
@@ -28,15 +18,12 @@ export const WAVES_FAST_PATCH = 'wave-writes-at-once';
 export async function applyWave(rb: Runbook, ctx: PlanContext, changes: Change[], n: number): Promise<number> {
 	const keys = changes.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	rb.state.holding ??= 0;
-	const req = {
+	const r = await claim(ctx.site, {
 		keys,
-		mode: 'hold' as const,
+		mode: 'hold',
 		reason: `attack response: blacklisted attack source (wave ${n})`,
 		ttlSeconds: ttlOf(ctx),
-	};
-	const fast = rb.patches.wavesFast;
-	let r = await (fast ? claimBeside(ctx.site, { ...req, waitSeconds: 0 }) : claim(ctx.site, req));
-	if (r.waiting) r = await claim(ctx.site, req); // another owner's lease: waited for as a regular activity
+	});
 	rb.state.holding += r.granted.length;
 	const held = new Map(r.held.map((h) => [h.key, h]));
 	const keep: Change[] = [];
@@ -74,7 +61,6 @@ async function writeWave(rb: Runbook, ctx: PlanContext, c: Change, exact: boolea
 				await applyChange(ctx.acts, c, ctx.plan.execution.blacklistConcurrency, value, {
 					onRefused: (e, why) => skipRefused(rb, c, e, why),
 					onWritten: exact ? (w, v) => recordWrite(c, w, v) : undefined,
-					addEach: rb.patches.wavesFast && exact && rb.patches.addEach ? addEachIn(ctx) : undefined,
 				});
 			},
 			() => rb.state.aborted,
