@@ -49,6 +49,9 @@ async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids
 	const t0 = Date.now();
 	const h = await startAttackResponse(tc, taskQueue, plan, { workflowId: workflowIdFor(ids.site_id) });
 	const { ms, st, log } = await timeToMitigate(sim, h, t0, delayMs);
+	if (process.env.BENCH_R_TIMELINE)
+		for (const r of log.filter((x) => !x.opId?.startsWith('authorization.')))
+			console.error(`sim ${(r.time - log[0].time).toFixed(1).padStart(7)} ${r.method} ${r.opId}`);
 	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms) };
 }
 
@@ -76,13 +79,27 @@ async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: num
 	if (process.env.BENCH_R_TIMELINE)
 		for (const e of events.filter((x) => at(x) - start <= ms + 50))
 			console.error(
-				`${(at(e) - start).toFixed(1).padStart(7)} ${e.eventType} ${name(e) || e.activityTaskStartedEventAttributes?.scheduledEventId || e.activityTaskCompletedEventAttributes?.scheduledEventId || ''}`,
+				`${(at(e) - start).toFixed(1).padStart(7)} ${e.eventType} ${name(e) || e.activityTaskStartedEventAttributes?.scheduledEventId || e.activityTaskCompletedEventAttributes?.scheduledEventId || localText(e)}`,
 			);
 	return {
 		beforeWritesMs: Math.round(before),
 		lastRunLookupMs: look && lookDone ? Math.round(at(lookDone) - at(look)) : null,
 		writesMs: Math.round(ms - (start - t0) - before),
 	};
+}
+
+/**
+ * A local activity's marker: its type and number (the order the workflow asked for it). Not its stamps: core's
+ * original_schedule_time is the worker's clock, its complete_time workflow time + run time.
+ */
+function localText(e: { markerRecordedEventAttributes?: unknown }): string {
+	const m = e.markerRecordedEventAttributes as
+		| { details?: { data?: { payloads?: { data?: Uint8Array }[] } } }
+		| undefined;
+	const d = m?.details?.data?.payloads?.[0]?.data;
+	if (!d) return '';
+	const la = JSON.parse(Buffer.from(d).toString()) as { activity_type?: string; seq?: number };
+	return la.activity_type ? `local #${la.seq} ${la.activity_type}` : '';
 }
 
 /**

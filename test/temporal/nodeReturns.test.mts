@@ -29,11 +29,11 @@ import { env, useDevServer, plan, startInProcessWorker, startSim, uniqueQueue, w
 let httpBase: string;
 /** A local activity's marker data (the SDK core's, snake_case). */
 type LocalMarker = {
+	seq: number;
 	activity_type: string;
 	original_schedule_time: { seconds: number | string; nanos: number };
 	complete_time: { seconds: number | string; nanos: number };
 };
-const ms = (t: LocalMarker['complete_time']) => Number(t.seconds) * 1000 + t.nanos / 1e6;
 
 useDevServer({
 	extraArgs: async () => {
@@ -163,19 +163,29 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			(e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(events[mode]?.eventId),
 		);
 		assert.ok(mode >= 0 && named('detection.setPolicy') < modeDone, 'the plan written at once');
-		// The last run is asked for beside the settings' hold, not after the snapshot: since `hold-beside-snapshot` both
-		// are local activities (markers, whose data says when each was scheduled and completed).
+		// The last run is asked for beside the settings' hold, not after the snapshot: since `hold-beside-snapshot` all
+		// three are local activities, numbered (seq) in the order the workflow asked for them. Not by their times: core
+		// stamps original_schedule_time with the worker's clock and complete_time as workflow time + the activity's
+		// run time (local_activity_state_machine.rs); under load the first ran ahead of the second by more than the
+		// hold's run time, and "scheduled before the hold completed" failed for a lookup asked before the hold.
 		const local = (n: string) =>
 			events
 				.map((e) => e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data)
 				.map((d) => (d ? (JSON.parse(Buffer.from(d).toString()) as LocalMarker) : undefined))
 				.find((m) => m?.activity_type === n);
-		const [claim, lookup] = [local('coordination.claim'), local('runbook.lastRun')];
-		assert.ok(claim && lookup, `both local activities recorded: ${JSON.stringify({ claim, lookup })}`);
+		const [claim, lookup, read] = [local('coordination.claim'), local('runbook.lastRun'), local('detection.getPolicy')];
+		assert.ok(claim && lookup && read, `the local activities recorded: ${JSON.stringify({ claim, lookup, read })}`);
 		assert.ok(
-			ms(lookup.original_schedule_time) < ms(claim.complete_time),
-			`the lookup beside the hold: ${JSON.stringify({ claim, lookup })}`,
+			lookup.seq < read.seq && claim.seq < read.seq,
+			`the lookup and the hold asked before the snapshot's reads: ${JSON.stringify({ claim, lookup, read })}`,
 		);
+		// Its entries' hold too, in the task that planned them (ownership.mts REARM_ENTRIES_LOCAL_PATCH): a second claim
+		// marker, and no claim activity scheduled.
+		const claims = events.filter((e) => {
+			const d = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+			return d && (JSON.parse(Buffer.from(d).toString()) as LocalMarker).activity_type === 'coordination.claim';
+		});
+		assert.deepEqual([claims.length, named('coordination.claim')], [2, -1], 'settings and entries held locally');
 		await Worker.runReplayHistory(
 			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
 			history,

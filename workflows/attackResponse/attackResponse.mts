@@ -19,6 +19,7 @@ import {
 	holdPlannedChanges,
 	holdPlanSettings,
 	HOLD_BESIDE_SNAPSHOT_PATCH,
+	REARM_ENTRIES_LOCAL_PATCH,
 	releaseAll,
 } from './ownership.mts';
 import { planChanges } from './planChanges.mts';
@@ -96,7 +97,9 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		return rb.lastResult;
 	}
 
-	return mitigateThenRevert(rb, ctx, true, overlap ? settledLater(holdEntries(rb, ctx)) : undefined);
+	// A re-arm writes at once: its entries' hold is asked in this workflow task (ownership.mts REARM_ENTRIES_LOCAL_PATCH).
+	const local = rb.state.rearm !== undefined && rb.patches.rearmFast && rb.patches.rearmEntriesLocal;
+	return mitigateThenRevert(rb, ctx, true, overlap ? settledLater(holdEntries(rb, ctx, local)) : undefined);
 }
 
 /**
@@ -155,6 +158,7 @@ function askPatches(): Runbook['patches'] {
 		reapplyWhileSeen: patched(REAPPLY_WHILE_SEEN_PATCH),
 		writeSteps: patched(WRITE_STEPS_PATCH),
 		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
+		rearmEntriesLocal: patched(REARM_ENTRIES_LOCAL_PATCH),
 	};
 }
 

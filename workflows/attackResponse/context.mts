@@ -53,6 +53,7 @@ export interface Runbook {
 		reapplyWhileSeen: boolean;
 		writeSteps: boolean;
 		holdBeside: boolean;
+		rearmEntriesLocal: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -132,6 +133,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			reapplyWhileSeen: false,
 			writeSteps: false,
 			holdBeside: false,
+			rearmEntriesLocal: false,
 		},
 		state: carry
 			? { ...carry.state }

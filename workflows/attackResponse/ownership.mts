@@ -101,22 +101,34 @@ export async function holdPlannedChanges(rb: Runbook, ctx: PlanContext, heldBefo
 }
 
 /**
+ * Patch (issue 39 item 6): a re-arm (rearm.mts REARM_FAST_PATCH) asks for its entries' hold as a local activity, in
+ * the workflow task that planned them, instead of a regular activity: its writes are scheduled when that task
+ * completes, not one activity round trip and one more workflow task later (the hold is on a return's critical path:
+ * its writes are at once). One that must wait (another owner's lease) waits as a regular activity, as the settings'
+ * hold does. Runbooks recorded before it held their entries with a regular activity.
+ */
+export const REARM_ENTRIES_LOCAL_PATCH = 'rearm-entries-hold-local';
+
+/**
  * Holds the planned blacklist entries; drops those someone else holds. Without an approval gate the runbook asks for
  * this hold while it writes its detection groups and waits for it before the blacklist group (apply.mts): no entry
- * is written before it is held, and the other changes' settings were held before the snapshot.
+ * is written before it is held, and the other changes' settings were held before the snapshot. `local`: asked once
+ * as a local activity first (REARM_ENTRIES_LOCAL_PATCH).
  */
-export async function holdEntries(rb: Runbook, ctx: PlanContext): Promise<void> {
+export async function holdEntries(rb: Runbook, ctx: PlanContext, local = false): Promise<void> {
 	const entryKeys = rb.changes
 		.filter((c) => c.kind === 'blacklistAdd')
 		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	if (!entryKeys.length) return;
 	rb.state.holding ??= 0;
-	const r = await claim(ctx.site, {
+	const req = {
 		keys: entryKeys,
-		mode: 'hold',
+		mode: 'hold' as const,
 		reason: 'attack response: blacklisted attack source',
 		ttlSeconds: ttlOf(ctx),
-	});
+	};
+	let r = await (local ? claimBeside(ctx.site, { ...req, waitSeconds: 0 }) : claim(ctx.site, req));
+	if (r.waiting) r = await claim(ctx.site, req);
 	rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
 	dropHeld(rb, r.held);
 }

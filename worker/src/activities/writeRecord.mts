@@ -126,7 +126,8 @@ export async function sendOnce<T>(
  * One activity's writes of several list entries (exactBatch.mts): each entry gets the record mechanism above as if it
  * were its own activity. The activity's record holds every entry's (`entries`: key → that entry's record), so an entry
  * an earlier attempt answered is known from it and the entry it was about to write keeps its `writing` record; the
- * records are stored one after another, each carrying all entries' latest state.
+ * records are stored one after another, each carrying all entries' latest state (records made while one is stored
+ * share the next).
  */
 export function entryAttempts(a: WriteAttempt): {
 	earlier(key: string): Details | undefined;
@@ -138,8 +139,16 @@ export function entryAttempts(a: WriteAttempt): {
 	const earlier = (a.earlier?.entries ?? {}) as Record<string, Details>;
 	const now: Record<string, Details> = { ...earlier };
 	let chain: Promise<void> = Promise.resolve();
+	// A store not started yet: a record made meanwhile joins it (it carries every entry's state from when it starts),
+	// so the entries of one group, recorded in the same turn, are stored by one heartbeat, not one after another.
+	let next: Promise<void> | undefined;
 	const store = () => {
-		const p = chain.then(() => a.record({ entries: { ...now } }));
+		if (next) return next;
+		const p = chain.then(() => {
+			next = undefined;
+			return a.record({ entries: { ...now } });
+		});
+		next = p;
 		chain = p.catch(() => undefined);
 		return p;
 	};
