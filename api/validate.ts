@@ -113,8 +113,8 @@ function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldI
 		}
 		// numbers, booleans and short strings are within every bound (the common case: no walk)
 		if (typeof v !== 'object' && (typeof v !== 'string' || v.length <= MAX_QUERY_STRING)) continue;
-		const f = op.fields.find((x) => x.name === k);
-		const url = inUrl || f?.in === 'path' || f?.in === 'query';
+		const where = fieldNamed(op, k)?.in;
+		const url = inUrl || where === 'path' || where === 'query';
 		out.push(
 			...sizeIssues(v, {
 				path: k,
@@ -125,6 +125,15 @@ function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldI
 		);
 	}
 	return out;
+}
+
+/**
+ * The field of that name (a function of its own: a closure over the loop's key in sizeProblems would give every
+ * iteration, oversized or not, a context of its own to allocate).
+ */
+function fieldNamed(op: CatalogEntry, name: string) {
+	for (const f of op.fields) if (f.name === name) return f;
+	return undefined;
 }
 
 /** Undefined and null mean "not given"; n8n and JSON plans produce both. Copied only when there is one. */

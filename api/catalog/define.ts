@@ -65,8 +65,9 @@ function plainParams(fields: PlainFields, given: Record<string, unknown>): Recor
 		out[name] = v;
 		n++;
 	}
-	// a key that is no field: zod names it
-	return Object.keys(given).length > n ? undefined : out;
+	// a key that is no field: zod names it (counted without building the list of keys)
+	for (const k in given) if (Object.hasOwn(given, k) && --n < 0) return undefined;
+	return out;
 }
 
 function objectSchema(op: Operation, wrapRequired: boolean): RequestSchema {

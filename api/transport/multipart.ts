@@ -10,7 +10,7 @@ let boundaryCounter = 0;
 export function multipartBody(parts: Array<[string, string]>): { body: string; contentType: string } {
 	let boundary = '';
 	do boundary = `${PREFIX}${(++boundaryCounter).toString(36)}`;
-	while (parts.some(([k, v]) => k.includes(boundary) || v.includes(boundary)));
+	while (appearsIn(parts, boundary));
 	let body = '';
 	for (const [name, value] of parts)
 		body += `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(name)}"\r\n\r\n${value}\r\n`;
@@ -20,3 +20,9 @@ export function multipartBody(parts: Array<[string, string]>): { body: string; c
 
 /** A name's quote and line breaks would end its header: escaped (only when there is one). */
 const escapeName = (s: string) => (/["\r\n]/.test(s) ? s.replace(/"/g, '%22').replace(/\r|\n/g, ' ') : s);
+
+/** Whether a part's name or value holds `s` (a function of its own: no closure over the boundary per body). */
+function appearsIn(parts: Array<[string, string]>, s: string): boolean {
+	for (const [k, v] of parts) if (k.includes(s) || v.includes(s)) return true;
+	return false;
+}

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { createClient, type ClientOptions } from '../../api/client.ts';
 import { ApiError, TransportError, ValidationError } from '../../api/errors.ts';
+import { multipartBody } from '../../api/transport/multipart.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { envelope, startLoopback, tokenAwareHandler } from '../helpers/loopback.mts';
 import { samples } from '../helpers/samples.mts';
@@ -27,6 +28,17 @@ async function setup(api: Parameters<typeof tokenAwareHandler>[0], extra: Partia
 
 const apiCalls = (srv: Awaited<ReturnType<typeof startLoopback>>) =>
 	srv.requests.filter((r) => r.url.pathname.startsWith('/api/'));
+
+test('multipart boundary: one that appears in a part is skipped', () => {
+	const boundaryOf = (m: { contentType: string }) => m.contentType.slice(m.contentType.indexOf('boundary=') + 9);
+	const b1 = boundaryOf(multipartBody([['a', 'x']]));
+	// b1 is a prefix and a base-36 counter: every split of it gives a candidate, the next boundary among them
+	const next = [...b1].map((_, i) => b1.slice(0, i) + (parseInt(b1.slice(i), 36) + 1).toString(36)).join(' ');
+	const m = multipartBody([['a', next]]);
+	const b2 = boundaryOf(m);
+	assert.ok(!next.includes(b2), `${b2} appears in the part`);
+	assert.equal(m.body, `--${b2}\r\nContent-Disposition: form-data; name="a"\r\n\r\n${next}\r\n--${b2}--\r\n`);
+});
 
 test('multipart body with repeated array fields, access_token in the query string', async () => {
 	const { srv, client } = await setup(() => ({ code: 0, result: { p_flag_id: '7' } }));
