@@ -56,7 +56,7 @@ const SEED = Number(process.env.SECSVC_CHAOS_SEED ?? 24);
 /**
  * The runbooks poll every 5 s: each 30 s token of a runbook's tenant is still used ~6 times per lifetime (renewed
  * ahead of need through the kills), the revert after the attacks end needs a poll + the 3 s cooldown (< 30 s), and no
- * assertion is about the poll rate; polls every 2 s made ~18,000 of the run's ~21,400 calls.
+ * assertion is about the poll rate (test/README.md "Where the CPU goes").
  */
 const POLL_SECONDS = 5;
 /** Which runbook change writes each setting settingsOf reads. */
