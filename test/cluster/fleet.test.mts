@@ -3,14 +3,14 @@
  * the watchers; an attacked site gets exactly one runbook while quiet sites get none; `secsvc fleet status` shows it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.mts';
 import { watcherId } from '../../workflows/fleet/shared.mts';
 import { APP_ID, killChild, SECRET, uniqueQueue, waitFor } from '../temporal/helpers.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, secsvc, type ClusterEnv } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const FLEET = `cfleet${process.pid}`;
 let env: ClusterEnv;
@@ -67,7 +67,7 @@ test('fleet apply over TLS; the attacked site gets one runbook, quiet sites none
 		client,
 		sites.map((x) => ({ site_id: x.site_id, domain_port_id: x.domain_port_ids[0] })),
 	);
-	const file = join(mkdtempSync(join(tmpdir(), 'secsvc-cfleet-')), 'fleet.json');
+	const file = join(scratchDir('secsvc-cfleet-'), 'fleet.json');
 	writeFileSync(
 		file,
 		JSON.stringify({

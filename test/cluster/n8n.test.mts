@@ -6,8 +6,7 @@
  * to the TLS port, no CA for the private one.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
@@ -25,6 +24,7 @@ import {
 import { runbookNodes } from '../n8n/runbook-stack.mts';
 import { chain } from '../n8n/workflows.mts';
 import { clusterClient, clusterWorker, ensureCluster, freeSites, tokenOf, type ClusterEnv } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 let env: ClusterEnv;
 let client: Awaited<ReturnType<typeof clusterClient>>;
@@ -57,7 +57,7 @@ before(async () => {
 	client = await clusterClient(env);
 	sim = await startSim(51);
 	queue = uniqueQueue('cluster-n8n');
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-cluster-n8n-'));
+	const work = scratchDir('secsvc-cluster-n8n-');
 	home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	const pem = (p: string) => readFileSync(p, 'utf8');

@@ -5,13 +5,13 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { startSimulator } from '../../simulator/index.mts';
 import { Tally, check } from './hostile.mts';
 import '../helpers/started.mts'; // a failing test prints what this file started
+import { scratchDir } from '../helpers/scratch.mts';
 
 const tally = new Tally('simulator');
 const sim = await startSimulator({ port: 0, appId: 'fuzz-app', secret: 'fuzz-secret-0123', seed: 5, clock: 'manual' });
@@ -216,7 +216,7 @@ test(
 test(
 	'--secret from SECSVC_SIM_SECRET or --secret-file (never on the command line)',
 	tally.wrap(async () => {
-		const dir = mkdtempSync(join(tmpdir(), 'secsvc-sim-'));
+		const dir = scratchDir('secsvc-sim-');
 		const file = join(dir, 'secret');
 		writeFileSync(file, 'file-secret-42\n');
 		for (const [args, env, secret] of [

@@ -5,8 +5,7 @@
 // seconds (never RUNNING), failing schedules are visible (`schedule list` exits 3), the root cause is printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { env, useDevServer, startInProcessWorker, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
@@ -29,12 +28,13 @@ import {
 	setAt,
 	timed,
 } from './hostile.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const tally = new Tally('temporal');
 let sim: RunningSimulator;
 let worker: RunningWorker;
 const queue = uniqueQueue('fuzz');
-const dir = mkdtempSync(join(tmpdir(), 'secsvc-fuzz-'));
+const dir = scratchDir('secsvc-fuzz-');
 let fileN = 0;
 const saved: Record<string, string | undefined> = {};
 

@@ -6,9 +6,8 @@
 // (GET the form-waiting URL, POST multipart/form-data to it): first by mallory (not in approval.approvers: refused,
 // the runbook still waits, the form shows the refusal), then by oncall-alice (accepted: the runbook mitigates).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
@@ -18,6 +17,7 @@ import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { APP_ID, ATTACK_SOURCES, SECRET } from '../temporal/helpers.mts';
 import { startN8nServer, type N8nServer } from './editor-server.mts';
 import { n8nCli, packPackage, ROOT } from './harness.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const WF_ID = 'wfApprovalForm01';
 let sim: Awaited<ReturnType<typeof startSimulator>>;
@@ -70,7 +70,7 @@ before(async () => {
 	await new Promise<void>((r) => notify.listen(0, '127.0.0.1', r));
 	const notifyUrl = `http://127.0.0.1:${(notify.address() as { port: number }).port}/chat`;
 
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-approval-form-'));
+	const work = scratchDir('secsvc-approval-form-');
 	// as a user imports it: the server installs the package in ~/.n8n/nodes, so the node types keep the package's name
 	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-approval-form.json'), 'utf8'));
 	for (const n of wf.nodes) if (n.type === 'n8n-nodes-base.httpRequest') n.parameters.url = notifyUrl;

@@ -5,8 +5,7 @@
 // blocked; after the simulator's attack starts, the next poll's execution blocks the
 // attacking sources, merged into ranges, on the domain-port given on the trigger — read back from the simulator.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { aggregate, formatRange, parseAll } from '../../api/ranges.ts';
@@ -14,6 +13,7 @@ import { startSimulator } from '../../simulator/index.mts';
 import { APP_ID, ATTACK_SOURCES, operatorClient, SECRET } from '../temporal/helpers.mts';
 import { startN8nServer, type N8nServer } from './editor-server.mts';
 import { n8nCli, packPackage, ROOT } from './harness.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const WF_ID = 'wfAttackBlock001';
 let sim: Awaited<ReturnType<typeof startSimulator>>;
@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 before(async () => {
 	sim = await startSimulator({ port: 0, appId: APP_ID, secret: SECRET, seed: 7 });
 	const ids = sim.sim.firstIds();
-	const work = mkdtempSync(join(tmpdir(), 'secsvc-attack-block-'));
+	const work = scratchDir('secsvc-attack-block-');
 	const wf = JSON.parse(readFileSync(join(ROOT, 'examples/n8n/attack-started-block.json'), 'utf8'));
 	const trigger = wf.nodes.find((n: { type: string }) => n.type.endsWith('.securityServiceTrigger'));
 	assert.equal(trigger.parameters.site_id, ids.site_id, "the example names the simulator's seeded site");

@@ -2,13 +2,13 @@
 // the real Temporal dev server, the worker process, a Temporal client, and an n8n user folder with the packed package
 // and the Temporal credential imported; Runbook node JSON for `chain()` workflows; a bounded wait.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
 import { freePort, makeN8nHome, n8nCli, packPackage, type N8nHome } from './harness.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 // This file's runbooks are approved by a typed name: its workers opt in to unverified approvals (issue 41).
 process.env.SECSVC_UNVERIFIED_APPROVALS ??= '1';
@@ -50,7 +50,7 @@ export async function startRunbookStack(o: {
 	const connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: 'default' });
 
-	const work = mkdtempSync(join(tmpdir(), `secsvc-${o.label}-`));
+	const work = scratchDir(`secsvc-${o.label}-`);
 	const home = makeN8nHome(packPackage(join(work, 'pack')));
 	home.env.N8N_RUNNERS_BROKER_PORT = String(await freePort());
 	writeFileSync(

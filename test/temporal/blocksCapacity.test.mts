@@ -9,8 +9,7 @@
  *   and at the expiry every entry is removed, each named once by a DELETE (the runs continue as new on the way).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { MAX_SHARD_BLOCKS } from '../../api/blockCapacity.ts';
@@ -25,6 +24,7 @@ import {
 	useDevServer,
 	waitFor,
 } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 useDevServer({ bundle: false });
 
@@ -42,7 +42,7 @@ test('a feed the blocks cannot carry is refused before anything is sent; a feed 
 	const queue = uniqueQueue('blocks-capacity');
 	const worker = await startInProcessWorker(env, s.url, queue);
 	const op = operatorClient(s.url);
-	const dir = mkdtempSync(join(tmpdir(), 'blocks-capacity-'));
+	const dir = scratchDir('blocks-capacity-');
 	const posts = () => s.sim.requests({ op: 'applicationProtection.ipBlacklist.add' }).length;
 	try {
 		const big = join(dir, 'big.txt');

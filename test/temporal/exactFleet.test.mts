@@ -4,8 +4,7 @@
  * hand between the runbook's snapshot and its write stay after its revert, "already present, not ours".
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunningSimulator } from '../../simulator/index.mts';
@@ -15,11 +14,12 @@ import { runFleet } from '../../workflows/fleet/command.mts';
 import { decide } from '../../workflows/attackResponse/client.mts';
 import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { env, startSim, useDevServer, operatorClient, startInProcessWorker, uniqueQueue, waitFor } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 let s: RunningSimulator;
 let worker: RunningWorker;
 const queue = uniqueQueue('exact-fleet');
-const dir = mkdtempSync(join(tmpdir(), 'secsvc-exact-fleet-'));
+const dir = scratchDir('secsvc-exact-fleet-');
 
 useDevServer({
 	start: async () => {

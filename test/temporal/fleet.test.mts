@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import proto from '@temporalio/proto';
@@ -29,13 +28,14 @@ import {
 	uniqueQueue,
 	waitFor,
 } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const INTERVAL = 2;
 const FLEET = 'tfleet';
 let s: RunningSimulator;
 let queue: string;
 let child: ChildProcess;
-const dir = mkdtempSync(join(tmpdir(), 'secsvc-fleet-'));
+const dir = scratchDir('secsvc-fleet-');
 
 const site = (n: number) => String(210000 + n);
 const cust = (n: number) => String(110001 + Math.floor((n - 1) / 4));

@@ -10,8 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunningSimulator } from '../../simulator/index.mts';
@@ -28,6 +27,7 @@ import {
 	uniqueQueue,
 	waitFor,
 } from './helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const INTERVAL_MS = 4000;
 const FLEET = 'ffault';
@@ -43,7 +43,7 @@ useDevServer({
 		s = await startSim(31, { fleet: { customers: 3, sitesPerCustomer: 10 } });
 		queue = uniqueQueue('fleet-faults');
 		child = spawnWorker(env, s.url, queue);
-		const f = join(mkdtempSync(join(tmpdir(), 'secsvc-fleet-faults-')), 'fleet.json');
+		const f = join(scratchDir('secsvc-fleet-faults-'), 'fleet.json');
 		const sites = Array.from({ length: SITES }, (_, i) => ({
 			customer_id: String(110001 + Math.floor(i / 10)),
 			site_id: String(210001 + i),

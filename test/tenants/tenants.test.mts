@@ -15,9 +15,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,6 +51,7 @@ import {
 	waitFor,
 	type Ids,
 } from '../temporal/helpers.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;
 const TTL = 30;
@@ -63,7 +62,7 @@ let env: TestWorkflowEnvironment;
 let client: Client;
 let connection: Connection;
 const codec = new SealedPayloadCodec(parseKeys(KEYS));
-const tmp = mkdtempSync(join(tmpdir(), 'secsvc-tenants-'));
+const tmp = scratchDir('secsvc-tenants-');
 
 before(async () => {
 	env = await createEnv();

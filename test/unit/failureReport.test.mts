@@ -2,6 +2,7 @@
 // address and seed and its last requests, a child's PID, ports and last output lines; a file that passes prints none.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -34,6 +35,8 @@ test('a failing file prints its seeds, addresses, PIDs and the last log lines of
 	assert.match(out, /\| child line 40\n/);
 	assert.match(out, /\| child line 16\n/, 'the last 25 lines');
 	assert.doesNotMatch(out, /\| child line 15\n/, 'only the last 25 lines');
+	const scratch = /scratch (\S+)/.exec(out)?.[1];
+	assert.ok(scratch && !existsSync(scratch), `its scratch folder is removed at its exit, failed or not: ${scratch}`);
 });
 
 test('a file whose tests pass prints nothing of it', async () => {

@@ -6,17 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { createServer as netServer, type AddressInfo, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createServer as tlsServer } from 'node:tls';
 import { ConfigError, connectionOptions, loadTemporalConfig } from '../../worker/src/process/config.mts';
 import { explainConnectFailure } from '../../worker/src/process/tlsProbe.mts';
 import { tlsMaterial } from '../../worker/src/process/temporalEnv.mts';
+import { scratchDir } from '../helpers/scratch.mts';
 
-const dir = mkdtempSync(join(tmpdir(), 'secsvc-envconfig-'));
+const dir = scratchDir('secsvc-envconfig-');
 const f = (n: string) => join(dir, n);
 const ossl = (...a: string[]) => execFileSync('openssl', a, { stdio: ['ignore', 'ignore', 'pipe'] });
 

@@ -2,8 +2,7 @@
 // rotation persisted before use, auth-failure → one fresh token and one retry, connect URL + state check.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
@@ -12,6 +11,7 @@ import { startSimulator } from '../../simulator/index.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import { FileTokenStore } from '../../worker/src/service/tokenStore.mts';
 import '../helpers/started.mts'; // a failing test prints what this file started
+import { scratchDir } from '../helpers/scratch.mts';
 
 const APP = { appId: 'tok-app', secret: 'tok-secret-value-1' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;
@@ -115,7 +115,7 @@ test('user token: connect → code → access + refresh; refresh rotates and the
 		'codes are single use',
 	);
 
-	const dir = mkdtempSync(join(tmpdir(), 'tokstore-'));
+	const dir = scratchDir('tokstore-');
 	const file = join(dir, 'tokens.json');
 	let now = Date.now();
 	const user = createClient({
