@@ -1,3 +1,5 @@
+import type { ClaimResult } from '../coordinator/coordination.mts';
+
 /** Names of the local activities workflow code calls to check its input in the worker (zod stays out of the bundle). */
 
 /** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
@@ -44,7 +46,16 @@ export type WriteStep =
 	| { key: string; add: AddEachInput };
 export interface WriteStepsInput {
 	groups: WriteStep[][];
+	/**
+	 * The list entries' hold, asked by the activity itself beside their reads (attackResponse/ownership.mts
+	 * ENTRIES_HOLD_IN_WRITE_PATCH): `keys` maps an entry's answer key (`<key> <entry>`) to its setting key. An entry is
+	 * sent only once held by the calling workflow; one someone else holds, or all of them when the hold must wait
+	 * (another owner's lease), is sent nothing and given no answer: the claim's result says why (`hold`).
+	 */
+	hold?: { site_id: string; reason: string; ttlSeconds: number; keys: Record<string, string> };
 }
 export interface WriteStepsResult {
 	answers: ({ key: string; answer: unknown } | { key: string; refused: string })[];
+	/** With `hold`: the coordinator's answer to it. */
+	hold?: ClaimResult;
 }
