@@ -197,7 +197,7 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			'the settings held locally, no other claim',
 		);
 		const writes = events.filter(
-			(e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runbook.writeSteps',
+			(e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runbook.writeStepsHeld',
 		);
 		const input = writes[0]?.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data;
 		const hold =

@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import {
 	WRITE_STEPS_ACTIVITY,
+	WRITE_STEPS_HELD_ACTIVITY,
 	type WriteStep,
 	type WriteStepsInput,
 	type WriteStepsResult,
@@ -74,7 +75,8 @@ export async function writeRun(
 		0,
 	);
 	const seconds = ctx.plan.activityTimeoutSeconds * rounds;
-	const act = proxyActivities<{ [WRITE_STEPS_ACTIVITY]: (i: WriteStepsInput) => Promise<WriteStepsResult> }>({
+	type Steps = (i: WriteStepsInput) => Promise<WriteStepsResult>;
+	const act = proxyActivities<Record<typeof WRITE_STEPS_ACTIVITY | typeof WRITE_STEPS_HELD_ACTIVITY, Steps>>({
 		startToCloseTimeout: `${seconds}s`,
 		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s
 		...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
@@ -83,7 +85,7 @@ export async function writeRun(
 	let failure: unknown;
 	let answers: WriteStepsResult['answers'];
 	try {
-		const r = await act[WRITE_STEPS_ACTIVITY](input);
+		const r = await act[input.hold ? WRITE_STEPS_HELD_ACTIVITY : WRITE_STEPS_ACTIVITY](input);
 		if (r.hold) on.held?.(r.hold);
 		answers = r.answers;
 	} catch (e) {

@@ -41,6 +41,12 @@ export interface AddEachResult {
  * `key`, a list entry by `<key> <entry>`.
  */
 export const WRITE_STEPS_ACTIVITY = 'runbook.writeSteps';
+/**
+ * The same with `hold` (attackResponse/ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH), under a name of its own: a worker
+ * of a build before it does not know the name and fails the task (retried on another worker), where under the old name
+ * it would ignore `hold` and write entries not held.
+ */
+export const WRITE_STEPS_HELD_ACTIVITY = 'runbook.writeStepsHeld';
 export type WriteStep =
 	| { key: string; op: string; params: Record<string, unknown> }
 	| { key: string; add: AddEachInput };
