@@ -21,7 +21,12 @@ const app = appSimulator(APP);
 const ip = (n: number) => `203.0.113.${n}`;
 const other = { owner: 'someone-else', mode: 'hold' as const, since: '', until: '', reason: 'theirs' };
 
-async function writeHeld(entries: string[], answer: (keys: string[]) => ClaimResult, answerAfterMs = 0) {
+async function writeHeld(
+	entries: string[],
+	answer: (keys: string[]) => ClaimResult,
+	answerAfterMs = 0,
+	info: { attempt?: number; heartbeatDetails?: unknown } = {},
+) {
 	const ids = app.sim.sim.firstIds();
 	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
 	const seq = app.sim.sim.requests().at(-1)?.seq ?? 0;
@@ -43,7 +48,7 @@ async function writeHeld(entries: string[], answer: (keys: string[]) => ClaimRes
 		hold: { site_id: dp.site_id, reason: 'test', ttlSeconds: 60, keys },
 	};
 	const t0 = new Date().toISOString();
-	const env = new MockActivityEnvironment({ attempt: 1 });
+	const env = new MockActivityEnvironment({ attempt: 1, ...info });
 	const run = env.run(() => exactWriteSteps(app.client(), input, undefined, (_, e) => e as Error, ask));
 	const r = (await run) as WriteStepsResult;
 	const ops = app.sim.sim
@@ -93,4 +98,20 @@ test('a hold that must wait (another owner lease): no entry sent, the settings w
 	assert.deepEqual(t.answered, ['c0']);
 	assert.equal(t.count('POST applicationProtection.ipBlacklist.add'), 0, t.ops.join(', '));
 	assert.equal(t.r.hold?.waiting, true);
+});
+
+test("a retry after a kill: asks the hold again (the same owner's: granted), then treats the entry it was writing as the add's own retry would", async () => {
+	const ids = app.sim.sim.firstIds();
+	const dp = { site_id: ids.site_id, domain_port_id: ids.domain_port_id };
+	await app.client().call('applicationProtection.ipBlacklist.add', { ...dp, ip_black_list: ip(96) }); // the lost POST
+	const earlier = {
+		entries: { [`c1 ${ip(96)}`]: { writing: true }, [`c1 ${ip(97)}`]: { answer: { wrote: [ip(97)] } } },
+	};
+	const t = await writeHeld([ip(96), ip(97)], (keys) => grant(keys), 0, { attempt: 2, heartbeatDetails: earlier });
+	assert.equal(t.asked.length, 1);
+	assert.deepEqual(t.answered, ['c0', `c1 ${ip(96)}`, `c1 ${ip(97)}`]);
+	const byKey = Object.fromEntries(t.r.answers.map((a) => [a.key, 'answer' in a ? a.answer : a]));
+	assert.deepEqual(byKey[`c1 ${ip(96)}`], { entry: ip(96), wrote: [], notOurs: [], unknown: [ip(96)] });
+	assert.deepEqual(byKey[`c1 ${ip(97)}`], { wrote: [ip(97)] }, 'answered from the record');
+	assert.equal(t.count('POST applicationProtection.ipBlacklist.add'), 0, t.ops.join(', '));
 });
