@@ -119,16 +119,12 @@ export const ENTRIES_HOLD_IN_WRITE_PATCH = 'rearm-entries-hold-in-write';
 type HoldRequest = Omit<ClaimRequest, 'owner'>;
 
 /**
- * Hold beside, else wait: a hold asked beside other work (`ask`, which never waits: a local activity, or the write
- * activity's own claim); one that must wait (another owner's lease) is asked again as a regular activity that waits,
- * so no workflow task is held open meanwhile (queries and signals are answered).
+ * Hold beside, else wait: a hold asked once beside other work, as a local activity that never waits; one that must
+ * wait (another owner's lease) is asked again as a regular activity that waits, so no workflow task is held open
+ * meanwhile (queries and signals are answered). The write activity's own hold falls back the same way (writeSteps.mts).
  */
-export async function holdBeside(
-	site: string,
-	req: HoldRequest,
-	ask: () => Promise<ClaimResult> = () => claimBeside(site, { ...req, waitSeconds: 0 }),
-): Promise<ClaimResult> {
-	const r = await ask();
+export async function holdBeside(site: string, req: HoldRequest): Promise<ClaimResult> {
+	const r = await claimBeside(site, { ...req, waitSeconds: 0 });
 	return r.waiting ? claim(site, req) : r;
 }
 
