@@ -36,7 +36,7 @@ test('one activity per catalog operation, named by its id', () => {
 	assert.equal(catalog.length, 51);
 	// plus the plan parser and the input check of directly started playbooks (zod runs in the worker, not in the
 	// workflow sandbox), the HTTP-filter create made idempotent, a runbook's blacklist adds in one activity and its
-	// write groups in one activity
+	// write groups in one activity (and the same holding its list entries itself)
 	assert.deepEqual(
 		Object.keys(acts).sort(),
 		[
@@ -47,6 +47,7 @@ test('one activity per catalog operation, named by its id', () => {
 			'httpFilter.createOnce',
 			'runbook.blacklistAddEach',
 			'runbook.writeSteps',
+			'runbook.writeStepsHeld',
 		].sort(),
 	);
 });

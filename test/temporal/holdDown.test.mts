@@ -3,13 +3,16 @@
  * runbook started within the hold-down after the site's last revert pre-blocks the last run's sources with its own,
  * lengthens its cooldown (×2 per return, cap ×4), skips the approval gate only when plan.holdDown.approval says
  * `skip` (the default keeps it); outside the hold-down it starts from nothing; `stopWhen: manual` holds the mitigation
- * after the attack ended until a person aborts.
+ * after the attack ended until a person aborts. A re-arm's entries are held by its write activity beside their reads:
+ * one someone else holds is never written; under another owner's lease none is sent until the lease ends.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { abort, decide, startAttackResponse } from '../../workflows/attackResponse/client.mts';
+import { claim, holds, release } from '../../workflows/coordinator/client.mts';
+import { entryKey } from '../../workflows/attackResponse/ownership.mts';
 import { env, listedRanges, liveSettings, plan, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
 useDevServer();
@@ -87,6 +90,60 @@ test('a return within the hold-down re-arms from the last run; the gate by polic
 		s.sim.stopAttack(a4.id);
 		await h4.result();
 	} finally {
+		await close();
+	}
+});
+
+test("a re-arm's entries are held by its write: one someone else holds is never written; under a lease they wait, then are written", async () => {
+	const { s, ids, queue, op, close } = await siteWorld(47, 'holddown-held');
+	const base = { ...plan(ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [] }), holdDown: { seconds: 600 } };
+	const other = 'owner-test-hold';
+	const key = (n: number) => entryKey(ids.domain_port_id, ip(n));
+	try {
+		const before = listed(await liveSettings(op, ids));
+		const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
+		const h1 = await startAttackResponse(env.client, queue, base);
+		await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
+		s.sim.stopAttack(a1.id);
+		assert.equal(((await h1.result()) as AttackResponseResult).outcome, 'reverted');
+		const run1 = (await h1.describe()).runId; // the site's workflow id: its latest run is run 2 once started
+
+		// Before the return: someone else holds .20 (the return pre-blocks it) and leases .30 (its new source) for 4 s.
+		const hold = { site_id: ids.site_id, owner: other, keys: [key(20)], mode: 'hold' as const, reason: 'test hold' };
+		assert.deepEqual((await claim(env.client, { ...hold, ttlSeconds: 600 }, queue)).granted, [key(20)]);
+		const lease = { ...hold, owner: `${other}-lease`, keys: [key(30)], mode: 'lease' as const, ttlSeconds: 4 };
+		assert.deepEqual((await claim(env.client, lease, queue)).granted, [key(30)]);
+		const a2 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(30) }] });
+		const h2 = await startAttackResponse(env.client, queue, base);
+		await waitFor('run 2 waiting', async () => (await h2.query(stateQuery)).phase === 'waiting', 20_000);
+		// (The file's first test ran on the same site: its last run may be re-armed from too; only ours are asserted.)
+		assert.equal((await h2.query(stateQuery)).rearm?.from, run1, 'a re-arm of run 1');
+		const live = listed(await liveSettings(op, ids));
+		assert.deepEqual(
+			[10, 20, 30].map((n) => live.includes(one(ip(n)))),
+			[true, false, true],
+			live.join(', '),
+		);
+		const owners = new Map((await holds(env.client, ids.site_id)).map((x) => [x.key, x.owner]));
+		assert.deepEqual(
+			[10, 20, 30].map((n) => owners.get(key(n))),
+			[h2.workflowId, other, h2.workflowId],
+		);
+		// The write that held its entries sent none (the lease: `waiting`); they were held, then written in a second.
+		const writes = ((await h2.fetchHistory()).events ?? [])
+			.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? '')
+			.filter((n) => n.startsWith('runbook.writeSteps') || n === 'coordination.claim');
+		assert.deepEqual(writes, ['runbook.writeStepsHeld', 'coordination.claim', 'runbook.writeSteps']);
+		s.sim.stopAttack(a2.id);
+		const r2 = (await h2.result()) as AttackResponseResult;
+		assert.equal(r2.outcome, 'reverted');
+		assert.deepEqual(
+			r2.heldByOthers.map((x) => [x.key, x.owner]),
+			[[key(20), other]],
+		);
+		assert.deepEqual(listed(await liveSettings(op, ids)), before, 'reverted exactly; .20 never written');
+	} finally {
+		await release(env.client, ids.site_id, other).catch(() => undefined);
 		await close();
 	}
 });

@@ -18,6 +18,8 @@ import { pathSegment } from '../../api/limits.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { holds } from '../../workflows/coordinator/client.mts';
+import { entryKey } from '../../workflows/attackResponse/ownership.mts';
 import { freePort } from '../../demo/stack.mts';
 import { runbookReturn } from '../../nodes/SecurityServiceTrigger/returns.ts';
 import { execute as startOperation } from '../../nodes/SecurityServiceRunbook/actions/runbook/start.operation.ts';
@@ -149,6 +151,10 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 		);
 		const st2 = await h2.query(stateQuery);
 		assert.deepEqual([st2.rearm?.from, st2.rearm?.returns, st2.rearm?.preBlocked], [run1, 1, 2]);
+		// Its entries are held by it (one owner per entry), the new source's too.
+		const held = new Map((await holds(env.client, ids.site_id)).map((x) => [x.key, x.owner]));
+		for (const e of [ip(10), ip(20), ip(30)])
+			assert.equal(held.get(entryKey(ids.domain_port_id, e)), h2.workflowId, `${e} held by the re-arm`);
 		s.sim.stopAttack(a2.id);
 		const r2 = (await h2.result()) as AttackResponseResult;
 		assert.equal(r2.outcome, 'reverted');
@@ -179,13 +185,28 @@ test('the trigger names a return and the runbook it follows; the Runbook node re
 			lookup.seq < read.seq && claim.seq < read.seq,
 			`the lookup and the hold asked before the snapshot's reads: ${JSON.stringify({ claim, lookup, read })}`,
 		);
-		// Its entries' hold too, in the task that planned them (ownership.mts REARM_ENTRIES_LOCAL_PATCH): a second claim
-		// marker, and no claim activity scheduled.
+		// Its entries' hold by its write activity, beside their reads (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH): one
+		// claim marker (the settings'), no claim activity, and the one write activity asked with every entry's key.
 		const claims = events.filter((e) => {
 			const d = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
 			return d && (JSON.parse(Buffer.from(d).toString()) as LocalMarker).activity_type === 'coordination.claim';
 		});
-		assert.deepEqual([claims.length, named('coordination.claim')], [2, -1], 'settings and entries held locally');
+		assert.deepEqual(
+			[claims.length, named('coordination.claim')],
+			[1, -1],
+			'the settings held locally, no other claim',
+		);
+		const writes = events.filter(
+			(e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runbook.writeStepsHeld',
+		);
+		const input = writes[0]?.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data;
+		const hold =
+			input && (JSON.parse(Buffer.from(input).toString()) as { hold?: { keys: Record<string, string> } }).hold;
+		assert.deepEqual(
+			[writes.length, Object.values(hold?.keys ?? {}).sort()],
+			[1, [ip(10), ip(20), ip(30)].map((e) => entryKey(ids.domain_port_id, e)).sort()],
+			'the plan in one write activity that holds the entries',
+		);
 		await Worker.runReplayHistory(
 			{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
 			history,

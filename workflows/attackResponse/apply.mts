@@ -4,7 +4,7 @@ import { iso, type Acts, type PlanContext, type Runbook } from './context.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { dpOf, SETTING_OPS, settingParams, settleAll, type Params } from './settings.mts';
-import { registerExpiringBlocks } from './ownership.mts';
+import { holdEntries, registerExpiringBlocks } from './ownership.mts';
 import { addEachIn, refusalText, type AddEach } from './addEach.mts';
 import { decideExact, recordApplied, recordWrite, skipRefused, stillToWrite } from './written.mts';
 import { applyAtOnce, applyRun, runsOf } from './writeSteps.mts';
@@ -13,19 +13,28 @@ import { applyAtOnce, applyRun, runsOf } from './writeSteps.mts';
  * Step 4 — apply: writes in groups, in the plan's order: detection mode → detection items → blacklists → IP
  * authentication → switches. A group's writes are independent (different settings) and go out at once when
  * plan.execution.parallel; the next group starts when every write of the group has finished. Statuses and the audit
- * are recorded in the changes' order, whatever order the writes finish in.
+ * are recorded in the changes' order, whatever order the writes finish in. `entriesHeld` 'in-write': a re-arm's write
+ * task holds its entries itself (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH); a plan not written in one task holds
+ * them beside, as before.
  */
-export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: Promise<void>): Promise<void> {
+export async function applyChanges(
+	rb: Runbook,
+	ctx: PlanContext,
+	entriesHeld?: Promise<void> | 'in-write',
+): Promise<void> {
 	const exact = decideExact(rb);
 	let firstGroup = true;
-	let waiting = entriesHeld;
+	const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
+	const p = rb.patches;
+	// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
+	const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && ctx.plan.execution.parallel;
+	const inWrite = entriesHeld === 'in-write' && runs && atOnce;
+	let waiting =
+		entriesHeld === 'in-write' ? (inWrite ? undefined : heldLater(holdEntries(rb, ctx, true))) : entriesHeld;
 	try {
-		const atOnce = rb.state.rearm !== undefined && rb.patches.rearmFast; // rearm.mts REARM_FAST_PATCH
 		const groups = writeGroups(rb.changes, ctx.plan.execution.parallel, atOnce);
-		const p = rb.patches;
-		// writeSteps.mts WRITE_STEPS_PATCH: the groups up to the blacklist's in one task, the rest in another
-		const runs = exact && p.addEach && p.repeatUnanswered && p.writeSteps && ctx.plan.execution.parallel;
-		if (runs && atOnce && !rb.state.aborted) await applyAtOnce(rb, ctx, groups[0] ?? [], waiting);
+		if (runs && atOnce && !rb.state.aborted)
+			await applyAtOnce(rb, ctx, groups[0] ?? [], inWrite ? 'in-write' : waiting);
 		for (const run of runs && !atOnce ? runsOf(groups, waiting !== undefined) : []) {
 			if (rb.state.aborted) break;
 			if (waiting && run.some((g) => g.some((c) => c.kind === 'blacklistAdd'))) {
@@ -63,6 +72,12 @@ export async function applyChanges(rb: Runbook, ctx: PlanContext, entriesHeld?: 
 		await waiting?.catch(() => undefined);
 	}
 	rb.state.mitigatedAt = iso(Date.now());
+}
+
+/** A hold awaited later: its failure is thrown where it is awaited, not an unhandled rejection meanwhile. */
+function heldLater(p: Promise<void>): Promise<void> {
+	p.catch(() => undefined);
+	return p;
 }
 
 /** One group's writes at once; statuses and the audit recorded in the changes' order, whatever order they finish in. */

@@ -14,6 +14,7 @@ import { finish } from './finish.mts';
 import { registerHandlers } from './handlers.mts';
 import {
 	dropHeld,
+	ENTRIES_HOLD_IN_WRITE_PATCH,
 	ENTRIES_HOLD_OVERLAP,
 	holdEntries,
 	holdPlannedChanges,
@@ -97,8 +98,10 @@ async function respond(rb: Runbook, ctx: PlanContext): Promise<AttackResponseRes
 		return rb.lastResult;
 	}
 
-	// A re-arm writes at once: its entries' hold is asked in this workflow task (ownership.mts REARM_ENTRIES_LOCAL_PATCH).
+	// A re-arm writes at once: its entries' hold is asked in this workflow task (ownership.mts REARM_ENTRIES_LOCAL_PATCH),
+	// or since ENTRIES_HOLD_IN_WRITE_PATCH by its write activity, beside the entries' reads.
 	const local = rb.state.rearm !== undefined && rb.patches.rearmFast && rb.patches.rearmEntriesLocal;
+	if (overlap && local && rb.patches.entriesHoldInWrite) return mitigateThenRevert(rb, ctx, true, 'in-write');
 	return mitigateThenRevert(rb, ctx, true, overlap ? settledLater(holdEntries(rb, ctx, local)) : undefined);
 }
 
@@ -159,6 +162,7 @@ function askPatches(): Runbook['patches'] {
 		writeSteps: patched(WRITE_STEPS_PATCH),
 		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
 		rearmEntriesLocal: patched(REARM_ENTRIES_LOCAL_PATCH),
+		entriesHoldInWrite: patched(ENTRIES_HOLD_IN_WRITE_PATCH),
 	};
 }
 
@@ -170,13 +174,14 @@ function settledLater<T>(p: Promise<T>): Promise<T> {
 
 /**
  * Apply (unless resuming a continued wait) → wait out the attack → revert, whatever happened; then the result.
- * `entriesHeld`: the blacklist entries' hold still under way (applyChanges waits for it before their group).
+ * `entriesHeld`: the blacklist entries' hold still under way (applyChanges waits for it before their group), or
+ * 'in-write': asked by the write itself.
  */
 async function mitigateThenRevert(
 	rb: Runbook,
 	ctx: PlanContext,
 	apply: boolean,
-	entriesHeld?: Promise<void>,
+	entriesHeld?: Promise<void> | 'in-write',
 ): Promise<AttackResponseResult> {
 	const ending: { failure?: unknown; cancelError?: unknown } = {};
 	try {

@@ -54,6 +54,7 @@ export interface Runbook {
 		writeSteps: boolean;
 		holdBeside: boolean;
 		rearmEntriesLocal: boolean;
+		entriesHoldInWrite: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -134,6 +135,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			writeSteps: false,
 			holdBeside: false,
 			rearmEntriesLocal: false,
+			entriesHoldInWrite: false,
 		},
 		state: carry
 			? { ...carry.state }

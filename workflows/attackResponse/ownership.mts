@@ -1,4 +1,4 @@
-import { settingKey, type Hold } from '../coordinator/coordination.mts';
+import { settingKey, type ClaimRequest, type ClaimResult, type Hold } from '../coordinator/coordination.mts';
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { claim, claimBeside, handover, release } from '../coordinator/claims.mts';
 import { BLOCKS_ACTIVITY } from '../blocks/shared.mts';
@@ -68,10 +68,7 @@ export async function holdPlanSettings(
 	rb.state.holding = 0; // from here on a claim may have been granted: releaseAll asks the coordinator
 	const req = { keys, mode: 'hold' as const, reason: 'attack response: mitigation in place until the revert' };
 	const full = { ...req, ttlSeconds: ttlOf(ctx), ...(since ? { since } : {}) };
-	// Beside the reads: asked once as a local activity; one that must wait (a lease of another owner) waits as an
-	// activity, so the workflow task is not held open meanwhile (queries and signals are answered).
-	let r = await (since ? claimBeside(ctx.site, { ...full, waitSeconds: 0 }) : claim(ctx.site, full));
-	if (r.waiting) r = await claim(ctx.site, full);
+	const r = await (since ? holdBeside(ctx.site, full) : claim(ctx.site, full));
 	rb.state.holding = r.granted.length;
 	rb.log(
 		'snapshot',
@@ -110,6 +107,42 @@ export async function holdPlannedChanges(rb: Runbook, ctx: PlanContext, heldBefo
 export const REARM_ENTRIES_LOCAL_PATCH = 'rearm-entries-hold-local';
 
 /**
+ * Patch (issue 39 item 6): a re-arm's blacklist entries are held by its write activity itself, beside their list reads
+ * (writeSteps.mts, worker/src/activities/entriesHold.mts), not by a local activity before the write is scheduled: an
+ * entry is sent only once held by this runbook, and read again when the coordinator cannot vouch for its read (as the
+ * settings' hold beside the snapshot); what someone else holds is dropped from the answer's `hold`; when the hold must
+ * wait (another owner's lease) nothing of the entries is sent and they are held as before (holdEntries) and written
+ * after. Runbooks recorded before it held them with a local activity in the task that planned them.
+ */
+export const ENTRIES_HOLD_IN_WRITE_PATCH = 'rearm-entries-hold-in-write';
+
+type HoldRequest = Omit<ClaimRequest, 'owner'>;
+
+/**
+ * Hold beside, else wait: a hold asked once beside other work, as a local activity that never waits; one that must
+ * wait (another owner's lease) is asked again as a regular activity that waits, so no workflow task is held open
+ * meanwhile (queries and signals are answered). The write activity's own hold falls back the same way (writeSteps.mts).
+ */
+export async function holdBeside(site: string, req: HoldRequest): Promise<ClaimResult> {
+	const r = await claimBeside(site, { ...req, waitSeconds: 0 });
+	return r.waiting ? claim(site, req) : r;
+}
+
+/** The hold of blacklist entries (their setting keys). */
+export const entriesRequest = (ctx: PlanContext, keys: string[]) => ({
+	keys,
+	mode: 'hold' as const,
+	reason: 'attack response: blacklisted attack source',
+	ttlSeconds: ttlOf(ctx),
+});
+
+/** Counts a granted hold of entries and drops the changes (and entries) someone else holds. */
+export function tookEntries(rb: Runbook, r: ClaimResult): void {
+	rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
+	dropHeld(rb, r.held);
+}
+
+/**
  * Holds the planned blacklist entries; drops those someone else holds. Without an approval gate the runbook asks for
  * this hold while it writes its detection groups and waits for it before the blacklist group (apply.mts): no entry
  * is written before it is held, and the other changes' settings were held before the snapshot. `local`: asked once
@@ -121,16 +154,8 @@ export async function holdEntries(rb: Runbook, ctx: PlanContext, local = false):
 		.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	if (!entryKeys.length) return;
 	rb.state.holding ??= 0;
-	const req = {
-		keys: entryKeys,
-		mode: 'hold' as const,
-		reason: 'attack response: blacklisted attack source',
-		ttlSeconds: ttlOf(ctx),
-	};
-	let r = await (local ? claimBeside(ctx.site, { ...req, waitSeconds: 0 }) : claim(ctx.site, req));
-	if (r.waiting) r = await claim(ctx.site, req);
-	rb.state.holding = (rb.state.holding ?? 0) + r.granted.length;
-	dropHeld(rb, r.held);
+	const req = entriesRequest(ctx, entryKeys);
+	tookEntries(rb, await (local ? holdBeside(ctx.site, req) : claim(ctx.site, req)));
 }
 
 /** Drops the changes (and blacklist entries) whose settings someone else holds, each noted as held by them. */

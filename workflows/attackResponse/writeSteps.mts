@@ -2,13 +2,16 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import {
 	WRITE_STEPS_ACTIVITY,
+	WRITE_STEPS_HELD_ACTIVITY,
 	type WriteStep,
 	type WriteStepsInput,
 	type WriteStepsResult,
 } from '../pure/activityNames.mts';
 import { answersOf, refusalText } from './addEach.mts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
-import { registerExpiringBlocks } from './ownership.mts';
+import type { ClaimResult } from '../coordinator/coordination.mts';
+import { claim } from '../coordinator/claims.mts';
+import { entriesRequest, entryKey, registerExpiringBlocks, tookEntries } from './ownership.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
 import { SETTING_OPS, settingParams, type SettingKind } from './settings.mts';
@@ -35,18 +38,22 @@ export interface RunWrite {
 export interface RunAnswers {
 	written(c: Change, w: WriteResult | undefined, value: unknown): void;
 	refused(c: Change, entry: string, why: string): void;
+	/** The activity held the entries itself (`holdIn`): the coordinator's answer, before the entries' answers. */
+	held?(r: ClaimResult): void;
 }
 
 /**
  * Writes `groups` in order in ONE activity (a group's writes at once); each answer handed over as it would be by
  * the write's own activity (a blacklist change: one per entry). A failure still hands over the answers before and
- * beside it (its details, or the record of a timed-out attempt), then is thrown.
+ * beside it (its details, or the record of a timed-out attempt), then is thrown. `holdIn`: the activity holds the
+ * blacklist entries itself, beside their reads (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH).
  */
 export async function writeRun(
 	ctx: PlanContext,
 	groups: RunWrite[][],
 	concurrency: number,
 	on: RunAnswers,
+	holdIn = false,
 ): Promise<void> {
 	const all = groups.flat();
 	if (!all.length) return;
@@ -54,12 +61,22 @@ export async function writeRun(
 	const input: WriteStepsInput = {
 		groups: groups.map((g) => g.map((w): WriteStep => stepOf(ctx, w, key(w), concurrency))),
 	};
+	const entries = all.flatMap((w) =>
+		w.c.kind === 'blacklistAdd'
+			? (w.value as string[]).map((e) => [`${key(w)} ${e}`, entryKey(w.c.target.domain_port_id, e)])
+			: [],
+	);
+	if (holdIn && entries.length) {
+		const { reason, ttlSeconds } = entriesRequest(ctx, []);
+		input.hold = { site_id: ctx.site, reason, ttlSeconds, keys: Object.fromEntries(entries) };
+	}
 	const rounds = groups.reduce(
 		(n, g) => n + Math.max(1, ...g.map((w) => (w.c.kind === 'blacklistAdd' ? roundsOf(w, concurrency) : 1))),
 		0,
 	);
 	const seconds = ctx.plan.activityTimeoutSeconds * rounds;
-	const act = proxyActivities<{ [WRITE_STEPS_ACTIVITY]: (i: WriteStepsInput) => Promise<WriteStepsResult> }>({
+	type Steps = (i: WriteStepsInput) => Promise<WriteStepsResult>;
+	const act = proxyActivities<Record<typeof WRITE_STEPS_ACTIVITY | typeof WRITE_STEPS_HELD_ACTIVITY, Steps>>({
 		startToCloseTimeout: `${seconds}s`,
 		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s
 		...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
@@ -68,7 +85,9 @@ export async function writeRun(
 	let failure: unknown;
 	let answers: WriteStepsResult['answers'];
 	try {
-		answers = (await act[WRITE_STEPS_ACTIVITY](input)).answers;
+		const r = await act[input.hold ? WRITE_STEPS_HELD_ACTIVITY : WRITE_STEPS_ACTIVITY](input);
+		if (r.hold) on.held?.(r.hold);
+		answers = r.answers;
 	} catch (e) {
 		failure = e;
 		answers = answersOf(e, 'key') as unknown as WriteStepsResult['answers'];
@@ -103,10 +122,18 @@ function stepOf(ctx: PlanContext, w: RunWrite, key: string, concurrency: number)
 
 /**
  * A re-arm's plan at once (rearm.mts REARM_FAST_PATCH) in one task, or two when the entries' hold is still under way:
- * the settings at once meanwhile, the blacklist entries once held.
+ * the settings at once meanwhile, the blacklist entries once held. `entriesHeld` 'in-write': the one task holds the
+ * entries itself (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH); when that hold must wait, it is waited for here and the
+ * entries are written in a second task.
  */
-export async function applyAtOnce(rb: Runbook, ctx: PlanContext, changes: Change[], entriesHeld?: Promise<void>) {
+export async function applyAtOnce(
+	rb: Runbook,
+	ctx: PlanContext,
+	changes: Change[],
+	entriesHeld?: Promise<void> | 'in-write',
+) {
 	const concurrency = Math.max(ctx.plan.execution.blacklistConcurrency, REARM_BLACKLIST_CONCURRENCY);
+	if (entriesHeld === 'in-write') return applyHoldingEntries(rb, ctx, changes, concurrency);
 	if (!entriesHeld) return applyRun(rb, ctx, changes.length ? [changes] : [], concurrency);
 	const settings = changes.filter((c) => c.kind !== 'blacklistAdd');
 	const adds = async () => {
@@ -118,6 +145,20 @@ export async function applyAtOnce(rb: Runbook, ctx: PlanContext, changes: Change
 	const rs = await Promise.allSettled([applyRun(rb, ctx, settings.length ? [settings] : [], concurrency), adds()]);
 	const failed = rs.find((r) => r.status === 'rejected');
 	if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/** One task that holds its entries beside their reads; a hold that must wait is waited out, then the entries written. */
+async function applyHoldingEntries(rb: Runbook, ctx: PlanContext, changes: Change[], concurrency: number) {
+	rb.state.holding ??= 0;
+	let waited = false;
+	const held = (r: ClaimResult) => (r.waiting ? void (waited = true) : tookEntries(rb, r));
+	await applyRun(rb, ctx, changes.length ? [changes] : [], concurrency, held);
+	if (!waited) return;
+	const adds = changes.filter((c) => c.kind === 'blacklistAdd' && rb.changes.includes(c));
+	const keys = adds.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
+	tookEntries(rb, await claim(ctx.site, entriesRequest(ctx, keys)));
+	const left = adds.filter((c) => rb.changes.includes(c));
+	await applyRun(rb, ctx, left.length ? [left] : [], concurrency);
 }
 
 /** The groups in runs of one task each: split before the blacklist group when its entries' hold is still under way. */
@@ -143,12 +184,17 @@ export async function applyRun(
 	ctx: PlanContext,
 	run: Change[][],
 	concurrency = ctx.plan.execution.blacklistConcurrency,
+	held?: (r: ClaimResult) => void,
 ): Promise<void> {
 	if (!run.length) return;
 	const all = run.flat();
 	for (const c of all) c.status = 'pending';
 	rb.phase(phaseOf(run[0][0].kind));
-	const hooks = { written: recordWrite, refused: (c: Change, e: string, why: string) => skipRefused(rb, c, e, why) };
+	const hooks = {
+		written: recordWrite,
+		refused: (c: Change, e: string, why: string) => skipRefused(rb, c, e, why),
+		held,
+	};
 	const left = (c: Change) => (c.kind === 'blacklistAdd' ? stillToWrite(rb, c) : c.written ? undefined : c.after);
 	let failure: unknown;
 	try {
@@ -164,6 +210,7 @@ export async function applyRun(
 						.filter((g) => g.length),
 					concurrency,
 					hooks,
+					held !== undefined,
 				),
 			() => rb.state.aborted,
 		);

@@ -1,3 +1,5 @@
+import type { ClaimResult } from '../coordinator/coordination.mts';
+
 /** Names of the local activities workflow code calls to check its input in the worker (zod stays out of the bundle). */
 
 /** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
@@ -39,12 +41,27 @@ export interface AddEachResult {
  * `key`, a list entry by `<key> <entry>`.
  */
 export const WRITE_STEPS_ACTIVITY = 'runbook.writeSteps';
+/**
+ * The same with `hold` (attackResponse/ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH), under a name of its own: a worker
+ * of a build before it does not know the name and fails the task (retried on another worker), where under the old name
+ * it would ignore `hold` and write entries not held.
+ */
+export const WRITE_STEPS_HELD_ACTIVITY = 'runbook.writeStepsHeld';
 export type WriteStep =
 	| { key: string; op: string; params: Record<string, unknown> }
 	| { key: string; add: AddEachInput };
 export interface WriteStepsInput {
 	groups: WriteStep[][];
+	/**
+	 * The list entries' hold, asked by the activity itself beside their reads (attackResponse/ownership.mts
+	 * ENTRIES_HOLD_IN_WRITE_PATCH): `keys` maps an entry's answer key (`<key> <entry>`) to its setting key. An entry is
+	 * sent only once held by the calling workflow; one someone else holds, or all of them when the hold must wait
+	 * (another owner's lease), is sent nothing and given no answer: the claim's result says why (`hold`).
+	 */
+	hold?: { site_id: string; reason: string; ttlSeconds: number; keys: Record<string, string> };
 }
 export interface WriteStepsResult {
 	answers: ({ key: string; answer: unknown } | { key: string; refused: string })[];
+	/** With `hold`: the coordinator's answer to it. */
+	hold?: ClaimResult;
 }

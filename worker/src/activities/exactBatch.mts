@@ -10,6 +10,7 @@ import type {
 	WriteStepsResult,
 } from '../../../workflows/pure/activityNames.mts';
 import { EXACT_SETTINGS, exactList, exactSet } from './exactWrites.mts';
+import { askHold, entryGate, NotHeld, type AskHold } from './entriesHold.mts';
 import { entryAttempts, writeAttempt } from './writeRecord.mts';
 
 const ADD = getOperation('applicationProtection.ipBlacklist.add');
@@ -17,6 +18,7 @@ const ADD = getOperation('applicationProtection.ipBlacklist.add');
 type Attempts = ReturnType<typeof entryAttempts>;
 type Answer = WriteStepsResult['answers'][number];
 type ToFailure = (op: string, e: unknown) => Error;
+type Gate = ReturnType<typeof entryGate>;
 
 /**
  * A runbook's blacklist adds of one domain-port in ONE activity (issue 42: one task per write group, not one per
@@ -46,6 +48,7 @@ export async function exactAddEach(
 			(e) => e,
 			answers,
 			(_, e) => toFailure(e),
+			entryGate(undefined),
 		);
 	} catch (e) {
 		throw withAnswers(e as Error, byEntry());
@@ -53,7 +56,10 @@ export async function exactAddEach(
 	return { answers: byEntry() };
 }
 
-/** One list's entries, `concurrency` at a time; each answer pushed under `keyOf(entry)`. */
+/**
+ * One list's entries, `concurrency` at a time; each answer pushed under `keyOf(entry)`. `gate`: an entry's hold beside
+ * its read (entriesHold.mts); one not held is sent nothing and given no answer.
+ */
 async function addEntries(
 	client: Client,
 	input: AddEachInput,
@@ -62,6 +68,7 @@ async function addEntries(
 	keyOf: (entry: string) => string,
 	answers: Answer[],
 	toFailure: ToFailure,
+	gate: Gate,
 ): Promise<void> {
 	const limit = Math.max(1, Math.min(16, Math.trunc(Number(input.concurrency) || 1)));
 	const base = { site_id: input.site_id, domain_port_id: input.domain_port_id };
@@ -70,10 +77,12 @@ async function addEntries(
 		const known = attempts.earlier(key);
 		if (known && 'answer' in known) return void answers.push({ key, answer: known.answer });
 		try {
-			const answer = await exactList(client, ADD, { ...base, ip_black_list: entry }, temporal, attempts.of(key));
+			const params = { ...base, ip_black_list: entry };
+			const answer = await exactList(client, ADD, params, temporal, attempts.of(key), gate(key));
 			attempts.answered(key, answer);
 			answers.push({ key, answer });
 		} catch (e) {
+			if (e instanceof NotHeld) return;
 			if ((e as Error)?.name !== 'BlastRadiusError') throw e;
 			answers.push({ key, refused: toFailure(ADD.id, e).message });
 		}
@@ -111,19 +120,25 @@ class StepFailure extends Error {
  * `runbook.blacklistAddEach` writes it, each with its own record in this activity's (entryAttempts, keyed as the
  * answers are), so a retry answers from the record what an earlier attempt answered and sends nothing for it. A
  * failure ends the activity after the steps beside it settle, every answer so far in its details (`answers`).
+ * `input.hold`: the entries' hold, asked at the start beside the first reads; each entry waits for it beside its own
+ * read and is sent only once held (entriesHold.mts). `ask`: how it is asked (tests).
  */
 export async function exactWriteSteps(
 	client: Client,
 	input: WriteStepsInput,
 	temporal: (() => TemporalClient) | undefined,
 	toFailure: ToFailure,
+	ask: AskHold = askHold(temporal),
 ): Promise<WriteStepsResult> {
+	const holding = input.hold ? ask(input.hold, new Date().toISOString()) : undefined;
+	holding?.catch(() => undefined); // thrown by the entries that wait for it
+	const gate = entryGate(holding, input.hold?.keys);
 	const attempts = entryAttempts(writeAttempt(temporal));
 	const answers: Answer[] = [];
 	const step = async (s: WriteStep) => {
 		try {
 			if ('add' in s)
-				return await addEntries(client, s.add, temporal, attempts, (e) => `${s.key} ${e}`, answers, toFailure);
+				return await addEntries(client, s.add, temporal, attempts, (e) => `${s.key} ${e}`, answers, toFailure, gate);
 			const known = attempts.earlier(s.key);
 			if (known && 'answer' in known) return void answers.push({ key: s.key, answer: known.answer });
 			if (!(s.op in EXACT_SETTINGS))
@@ -142,7 +157,7 @@ export async function exactWriteSteps(
 	} catch (e) {
 		throw withAnswers(e as Error, answers);
 	}
-	return { answers };
+	return holding ? { answers, hold: await holding } : { answers };
 }
 
 /** The failure as the single write's activity would fail, its details followed by the answers so far. */

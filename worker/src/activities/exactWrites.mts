@@ -152,20 +152,24 @@ export async function exactSet(
  * stored only after the read has answered, the read is made again (someone else's write inside the record's round
  * trip — seconds under load — would otherwise be taken for the value ours replaces: interleave seed 32).
  * `earlier`: an earlier attempt got as far as its record (records of before: `replaced`, `listedBefore: false`);
- * then nothing is recorded and the read is made once.
+ * then nothing is recorded and the read is made once. `beside`: something else the write waits for, asked beside
+ * the read like the record (the entry's hold, entriesHold.mts): it counts as the record does, and when it answers
+ * true the read is made again; when it fails nothing is sent.
  */
 async function readRecorded<T>(
 	a: WriteAttempt,
 	read: () => Promise<T>,
+	beside?: Promise<boolean>,
 ): Promise<{ attempt: WriteAttempt & { earlier?: object }; live: T }> {
 	const e = a.earlier;
 	const earlier = e && (e.writing === true || 'replaced' in e || e.listedBefore === false) ? e : undefined;
 	const attempt = { ...a, earlier };
-	if (earlier) return { attempt, live: await read() };
+	if (earlier) return { attempt, live: (await beside, await read()) };
 	let answered = false;
 	const reading = read().then((v) => ((answered = true), v));
 	let storedFirst = false;
-	const stored = a.record({ writing: true }).then(() => void (storedFirst = !answered));
+	const recorded = a.record({ writing: true });
+	const stored = Promise.all([recorded, beside]).then(([, again]) => void (storedFirst = !answered && again !== true));
 	// Both settle before anything is decided: a failed record means nothing may be sent, whatever the read said.
 	const [rec, live] = await Promise.allSettled([stored, reading]);
 	if (rec.status === 'rejected') throw rec.reason;
@@ -177,6 +181,7 @@ async function readRecorded<T>(
  * IP-list add / remove: adding an entry already listed sends nothing and is not ours (`notOurs`); removing an absent
  * entry is success. The list is read first (validation runs before, so bad input still fails naming the field).
  * `own`: an add's record kept beside other entries' in one activity (exactBatch.mts); default the activity's own.
+ * `beside`: an add's hold asked beside its read (readRecorded).
  */
 export async function exactList(
 	client: Client,
@@ -184,6 +189,7 @@ export async function exactList(
 	params: Params,
 	temporal?: () => TemporalClient,
 	own?: WriteAttempt,
+	beside?: Promise<boolean>,
 ) {
 	const valid = client.validate(op.id, params);
 	const key = op.group === 'ipBlacklist' ? 'ip_black_list' : 'ip_white_list';
@@ -198,7 +204,7 @@ export async function exactList(
 	guarded?.catch(() => undefined); // thrown below, after the read
 	const r =
 		op.action === 'add'
-			? await readRecorded(own ?? writeAttempt(temporal), read)
+			? await readRecorded(own ?? writeAttempt(temporal), read, beside)
 			: { attempt: undefined, live: await read() };
 	await guarded;
 	const a = r.attempt;

@@ -14,6 +14,7 @@ import {
 	CHECK_INPUT_ACTIVITY,
 	PARSE_PLAN_ACTIVITY,
 	WRITE_STEPS_ACTIVITY,
+	WRITE_STEPS_HELD_ACTIVITY,
 	type AddEachInput,
 	type WriteStepsInput,
 } from '../../../workflows/pure/activityNames.mts';
@@ -106,6 +107,11 @@ export function createActivities(client: Client, opts: ActivityOptions = {}): Re
 		);
 	// A runbook's write groups in one task, each write as its own activity writes it (exactBatch.mts).
 	acts[WRITE_STEPS_ACTIVITY] = async (input?: unknown) =>
+		exactWriteSteps(client, { ...(input as WriteStepsInput), hold: undefined }, opts.coordination, (op, e) =>
+			toFailure(op, e, rateCodes),
+		);
+	// The same, its list entries held by the calling workflow beside their reads (entriesHold.mts).
+	acts[WRITE_STEPS_HELD_ACTIVITY] = async (input?: unknown) =>
 		exactWriteSteps(client, (input ?? {}) as WriteStepsInput, opts.coordination, (op, e) =>
 			toFailure(op, e, rateCodes),
 		);
