@@ -206,7 +206,7 @@ export function callIssues(
 	params: Record<string, unknown>,
 	policy: BlastRadiusPolicy,
 	given?: Record<string, unknown>,
-): BlastRadiusIssue[] {
+): readonly BlastRadiusIssue[] {
 	const ua = uaPatternIssues(opId, params);
 	if (!GUARDED_FIELDS[opId]) return ua; // most operations carry no address entry: nothing more to build
 	return [

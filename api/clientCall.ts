@@ -91,7 +91,9 @@ function request(
 	if (op.auth === 'access_token' && o.accessToken) s.token = o.accessToken;
 	if (own && !ctx.tokens) throw new Error(`${op.id}: no credentials configured to obtain an access token`);
 	if (own) s.token = ctx.tokens?.peek();
-	if ((own && s.token === undefined) || ctx.budget) return waited(ctx, op, valid, o, limit, attempt, s, own);
+	// a budget turn free at once is taken here (no promise); one that must wait is waited for
+	const queued = ctx.budget ? turn(ctx, op, o, limit.deadline) : undefined;
+	if (queued || (own && s.token === undefined)) return waited(ctx, op, valid, limit, attempt, s, own, queued);
 	return encoded(ctx, op, valid, limit, attempt, s);
 }
 
@@ -100,13 +102,13 @@ async function waited(
 	ctx: ClientContext,
 	op: CatalogEntry,
 	valid: Record<string, unknown>,
-	o: CallOptions,
 	limit: Limit,
 	attempt: number,
 	s: Attempts,
 	own: boolean,
+	queued: Promise<void> | undefined,
 ): Promise<HttpRequest> {
-	if (ctx.budget) await turn(ctx, op, o, limit.deadline);
+	if (queued) await queued;
 	if (own && ctx.tokens) s.token = ctx.tokens.peek() ?? (await ctx.tokens.getToken({ deadline: limit.deadline }));
 	return encoded(ctx, op, valid, limit, attempt, s);
 }

@@ -3,7 +3,7 @@ import { earliest, type ClientContext } from './clientContext';
 import type { CallOptions } from './clientTypes';
 import type { Envelope } from './envelope';
 import { BudgetDeferredError, SecurityServiceError, TransportError } from './errors';
-import { defaultClassOf, retryAfterMs } from './rateBudget';
+import { defaultClassOf, retryAfterMs, type PriorityClass } from './rateBudget';
 import { redactText } from './redact';
 import { tokenRefusal, type TokenRefusal } from './tokenRefusal';
 import type { HttpRequest, HttpResponse, TransportThrown } from './transport/types';
@@ -76,23 +76,36 @@ function tooLargeError(
 	);
 }
 
-/** Waits for the call's turn in the budget; BudgetDeferredError when its (or the call's) deadline comes first. */
-export async function turn(
+/**
+ * The call's turn in the budget: taken at once when it is free (nothing to wait for: no promise), else a promise of
+ * it; BudgetDeferredError when its (or the call's) deadline comes first.
+ */
+export function turn(
 	ctx: ClientContext,
 	op: CatalogEntry,
 	o: CallOptions,
 	deadline: number | undefined,
+): Promise<void> | undefined {
+	const { budget, opts } = ctx;
+	if (!budget) return undefined;
+	const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
+	const until = earliest(o.budgetDeadline, deadline);
+	if (!budget.tryAcquire(cls, opts.budgetKey, until)) return queuedTurn(ctx, op, o, cls, until);
+	ctx.onEvent?.({ type: 'budget', opId: op.id, cls, budget: ctx.budgetName, waitMs: 0, granted: true });
+	return undefined;
+}
+
+async function queuedTurn(
+	ctx: ClientContext,
+	op: CatalogEntry,
+	o: CallOptions,
+	cls: PriorityClass,
+	deadline: number | undefined,
 ): Promise<void> {
 	const { budget, opts, now } = ctx;
-	if (!budget) return;
-	const cls = o.priority ?? opts.priorityOf?.(op) ?? defaultClassOf(op);
 	const t0 = now();
-	const ok = await budget.acquire(cls, {
-		key: opts.budgetKey,
-		deadline: earliest(o.budgetDeadline, deadline),
-		since: o.budgetSince,
-	});
-	ctx.onEvent?.({ type: 'budget', opId: op.id, cls, budget: ctx.budgetName, waitMs: now() - t0, granted: ok });
+	const ok = await budget?.acquire(cls, { key: opts.budgetKey, deadline, since: o.budgetSince });
+	ctx.onEvent?.({ type: 'budget', opId: op.id, cls, budget: ctx.budgetName, waitMs: now() - t0, granted: ok === true });
 	if (!ok) throw new BudgetDeferredError(op.id, cls);
 }
 

@@ -47,7 +47,9 @@ export function decode(op: CatalogEntry, res: HttpResponse): Envelope {
 			status: res.status,
 			maybeApplied: true,
 		});
-	return { code: env.code, msg: typeof env.msg === 'string' ? env.msg : '', result: env.result };
+	// the parsed object itself when it has the envelope's shape (the common case), else a copy with an empty msg
+	if (typeof env.msg === 'string') return env as Envelope;
+	return { code: env.code, msg: '', result: env.result };
 }
 
 export function parseResult(op: CatalogEntry, result: unknown): unknown {

@@ -233,6 +233,27 @@ export class RateBudget {
 		return p;
 	}
 
+	/**
+	 * The turn at once, without a promise, when it is free: nothing waits before it, no pause holds, the deadline has
+	 * not come and the buckets (the app's, the tenant's) have a token for its class. True: granted and counted as
+	 * `acquire` counts a grant without a wait; false: nothing changed (the caller then waits with `acquire`).
+	 */
+	tryAcquire(cls: PriorityClass, key?: string, deadline?: number): boolean {
+		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
+		const now = this.now();
+		if (this.waiters.length || now < this.pausedUntil || (deadline !== undefined && now >= deadline)) return false;
+		if (this.app.waitFor(c === 0 ? 1 : 1 + this.reserve, now) > 0) return false;
+		const t = key !== undefined ? this.tenantBucket(key) : undefined;
+		if (t && t.waitFor(1, now) > 0) return false;
+		this.asked++;
+		if (c < 2) this.askedHigh++;
+		this.noteQueue(now);
+		this.app.tokens -= 1;
+		if (t) t.tokens -= 1;
+		this.record(c, key, 0, true);
+		return true;
+	}
+
 	/** Grants every waiter that may go now, most urgent first; returns how long until the next may (ms). */
 	private grant(): number {
 		const now = this.now();
@@ -276,16 +297,20 @@ export class RateBudget {
 	}
 
 	private finish(w: Waiter, ok: boolean, now: number) {
-		const cls = PRIORITY_CLASSES[w.cls];
-		if (ok) this.granted[cls]++;
 		if (w.cls < 2 && (!ok || now - w.since > HIGH_HUNGRY_MS)) this.starvedHigh = true;
+		this.record(w.cls, w.key, now - w.since, ok);
+		w.done(ok);
+	}
+
+	private record(c: number, key: string | undefined, waitMs: number, ok: boolean) {
+		const cls = PRIORITY_CLASSES[c];
+		if (ok) this.granted[cls]++;
 		this.onWait?.({
 			cls,
-			budget: w.key !== undefined && this.settings.tenant ? `tenant:${w.key}` : 'app',
-			waitMs: now - w.since,
+			budget: key !== undefined && this.settings.tenant ? `tenant:${key}` : 'app',
+			waitMs,
 			granted: ok,
 		});
-		w.done(ok);
 	}
 
 	private async pump(): Promise<void> {

@@ -57,11 +57,14 @@ export function matchesEveryUserAgent(pattern: string): { every: boolean; empty:
 	return { every, empty: every && m('') };
 }
 
+/** No issue (one list for every call without a pattern: nothing is built per call). */
+const NONE: readonly BlastRadiusIssue[] = Object.freeze([]);
+
 /** The issues of a call's user-agent patterns: each pattern that would block every client. */
-export function uaPatternIssues(opId: string, params: Record<string, unknown>): BlastRadiusIssue[] {
+export function uaPatternIssues(opId: string, params: Record<string, unknown>): readonly BlastRadiusIssue[] {
 	const field = UA_FIELDS[opId];
 	const v = field ? params[field] : undefined;
-	if (v === undefined || v === null) return [];
+	if (v === undefined || v === null) return NONE;
 	const list = Array.isArray(v) ? v : [v];
 	const out: BlastRadiusIssue[] = [];
 	list.forEach((p, i) => {

@@ -81,13 +81,15 @@ export function validateParams(
 ): Record<string, unknown> {
 	if (typeof params !== 'object' || params === null || Array.isArray(params))
 		throw new ValidationError(op.id, [{ field: '(request)', rule: 'must be an object of named parameters' }]);
-	const split = splitOverride(op, stripEmpty(params));
-	const given = split.params;
+	const stripped = stripEmpty(params);
+	// no override given (the common case): nothing to split
+	const split = OVERRIDE_PARAM in stripped ? splitOverride(op, stripped) : undefined;
+	const given = split ? split.params : stripped;
 	const oversize = sizeProblems(op, given);
-	if (oversize.length) throw new ValidationError(op.id, oversize);
+	if (oversize) throw new ValidationError(op.id, oversize);
 	const parsed = parseRequest(op, given);
 	if (parsed.success) {
-		guard(op, parsed.data, split.override ? { ...policy, allowWideBlock: split.override } : policy, given);
+		guard(op, parsed.data, split?.override ? { ...policy, allowWideBlock: split.override } : policy, given);
 		return parsed.data;
 	}
 	const issues: FieldIssue[] = parsed.error.issues.map((i) => ({
@@ -100,22 +102,22 @@ export function validateParams(
 /**
  * Size bounds checked before the schema runs (a 3 MB id or a 10⁶-entry list gets one short issue, not a slow parse
  * and a huge message): strings in the URL (path, query) ≤ MAX_QUERY_STRING, in a body ≤ MAX_BODY_STRING; lists ≤
- * MAX_LIST entries; field names ≤ 200 characters.
+ * MAX_LIST entries; field names ≤ 200 characters. Undefined when every value is within them (no list built).
  */
-function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldIssue[] {
-	const out: FieldIssue[] = [];
+function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldIssue[] | undefined {
+	let out: FieldIssue[] | undefined;
 	const inUrl = op.encoding === 'query' || op.encoding === 'redirect';
 	for (const k in params) {
 		const v = params[k];
 		if (k.length > 200) {
-			out.push({ field: '(request)', rule: `unknown field with a name of ${k.length} characters` });
+			(out ??= []).push({ field: '(request)', rule: `unknown field with a name of ${k.length} characters` });
 			continue;
 		}
 		// numbers, booleans and short strings are within every bound (the common case: no walk)
 		if (typeof v !== 'object' && (typeof v !== 'string' || v.length <= MAX_QUERY_STRING)) continue;
 		const where = fieldNamed(op, k)?.in;
 		const url = inUrl || where === 'path' || where === 'query';
-		out.push(
+		(out ??= []).push(
 			...sizeIssues(v, {
 				path: k,
 				maxString: url ? MAX_QUERY_STRING : MAX_BODY_STRING,
@@ -124,7 +126,7 @@ function sizeProblems(op: CatalogEntry, params: Record<string, unknown>): FieldI
 			}),
 		);
 	}
-	return out;
+	return out?.length ? out : undefined;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A call that waits for its request-budget turn takes its access token after the turn, not before: a token at hand
  * when the call was made may expire while it queues, and a call sent with it is refused by the service (then renewed
- * and sent again: a wasted request of the budget and a late mitigation).
+ * and sent again: a wasted request of the budget and a late mitigation). A turn free at once is taken without a
+ * wait (api/rateBudget.ts tryAcquire) and reported like one granted after 0 ms.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -44,4 +45,26 @@ test('calls queued 0–5 s for their budget turn each send a token that is alive
 		[],
 		'no call sent with a token that expired while it queued',
 	);
+});
+
+test('a turn free at once is taken without a wait (its budget event: granted, 0 ms); one that is not waits for it', async () => {
+	const events: unknown[] = [];
+	const client = createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { ...APP, tokenKind: 'app' },
+		expirySkewSeconds: 1,
+		// burst 3 with 1 in reserve for the top class: a read (report) needs 2 tokens, the token request (mitigate) 1
+		rateBudget: new RateBudget({ app: { rps: 5, burst: 3 } }),
+		onEvent: (e) => {
+			if (e.type === 'budget') events.push([e.opId, e.cls, e.granted, e.waitMs === 0 ? 0 : e.waitMs >= 100]);
+		},
+	});
+	await client.call('dashboard.isUnderAttack', { site_id: SITE });
+	await client.call('dashboard.isUnderAttack', { site_id: SITE });
+	assert.deepEqual(events, [
+		['dashboard.isUnderAttack', 'report', true, 0],
+		['authorization.appToken', 'mitigate', true, 0],
+		['dashboard.isUnderAttack', 'report', true, true],
+	]);
 });

@@ -61,6 +61,44 @@ test('a pause holds every class; a deadline gives up without sending', async () 
 	assert.ok(Date.now() - t0 >= 380, 'granted during the pause');
 });
 
+test('a free turn is taken at once without a promise, counted as acquire counts it; one that must wait is left to acquire', async () => {
+	let t = 1_000_000;
+	const now = () => t;
+	const events: unknown[][] = [[], []];
+	const [sync, queued] = [0, 1].map(
+		(i) =>
+			new RateBudget({
+				app: { rps: 1, burst: 2 },
+				tenant: { rps: 1, burst: 3 },
+				now,
+				sleep,
+				onWait: (e) => events[i].push(e),
+			}),
+	);
+	// burst 2 leaves 1 token in reserve for the top class: a report needs 2, a mitigation 1
+	assert.equal(sync.tryAcquire('report', 'c1'), true);
+	assert.equal(await queued.acquire('report', { key: 'c1' }), true);
+	assert.equal(sync.tryAcquire('report', 'c1'), false, 'one token left: the reserve, not for a report');
+	assert.equal(sync.tryAcquire('mitigate', 'c1', t), false, 'its deadline has come');
+	assert.equal(sync.tryAcquire('mitigate', 'c1'), true);
+	assert.equal(await queued.acquire('mitigate', { key: 'c1' }), true);
+	assert.equal(sync.tryAcquire('mitigate', 'c1'), false, 'the bucket is empty');
+	assert.deepEqual(events[0], events[1], 'the same grant events (class, budget, wait 0)');
+	assert.deepEqual(sync.granted, queued.granted);
+	assert.deepEqual(sync.takeDemand(), queued.takeDemand(), 'refused tries are not counted');
+	t += 5000; // full again
+	sync.pauseUntil(t + 10);
+	assert.equal(sync.tryAcquire('mitigate'), false, 'paused');
+	t += 10;
+	assert.equal(sync.tryAcquire('mitigate'), true);
+	const watch = sync.acquire('watch', { deadline: t + 1 }); // needs 2 tokens, 1 left: it waits
+	assert.equal(sync.tryAcquire('mitigate'), false, 'a call waits: the turn is left to acquire, which orders the queue');
+	assert.equal(await sync.acquire('mitigate'), true, 'and grants the higher class at once');
+	t += 1;
+	assert.equal(await watch, false);
+	assert.deepEqual(sync.granted, { mitigate: 3, revert: 0, watch: 0, report: 1 });
+});
+
 test('the share divides the rate (1/3 of 30/s is 10/s)', () => {
 	const b = new RateBudget({ app: { rps: 30, burst: 3 } });
 	b.setShare(1 / 3);
