@@ -4,7 +4,8 @@
 // test/n8n/n8n-child.mts, test/cluster/helpers.mts) announce what they start on the diagnostics channel
 // `secsvc:started` (demo/stack.mts announceStarted; nothing happens where nobody listens: the demo, the benchmarks).
 // This module listens; the shared test helpers (test/temporal/helpers.mts, test/n8n/harness.mts,
-// test/simulator/helpers.mts) import it, or the file itself does; its hooks are the file's root hooks.
+// test/simulator/helpers.mts) import it, or the file itself does; its hooks are the file's root hooks (or, for the
+// files run in one process, each file's suite's: test/helpers/oneProcess.mts).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { after, afterEach } from 'node:test';
 import { STARTED_CHANNEL, type StartedThing } from '../../demo/stack.mts';
