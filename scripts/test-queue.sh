@@ -8,7 +8,7 @@
 job_needs() { # file-or-"cluster"
   case "$1" in
     cluster) echo "temporal n8n cluster-build" ;;
-    checks) echo "" ;;
+    checks | unit | simulator) echo "" ;;
     test/unit/* | test/simulator/*) echo "" ;;
     test/temporal/observability.test.mts) echo "temporal chromium" ;;
     test/temporal/* | test/tenants/*) echo "temporal" ;;

@@ -60,6 +60,10 @@ job_checks() { # (errexit does not hold inside the queue: each check's status is
   return "$rc"
 }
 
+job_unit() { one_process "${unit_files[@]}"; }
+job_simulator() { one_process "${simulator_files[@]}"; }
+one_process() { SECSVC_ONE_PROCESS_FILES="$*" spec test/helpers/oneProcess.mts; }
+
 # test/cluster against the cluster of scripts/temporal-cluster.sh; stopped afterwards if the tests started it.
 job_cluster() { run_cluster_tests spec; }
 run_cluster_tests() { # runner...
@@ -78,13 +82,18 @@ run_cluster_tests() { # runner...
 # cluster on its own fixed ports, 17300-17309, so test/cluster's files run one after another as one job) and no
 # state (temp folders; caches written atomically). Why more slots than cores: most files mostly wait (timers, outages
 # held, token expiries, n8n's 30 s bounds), test/README.md "What runs in parallel" has the measurements.
+# unit/'s and simulator/'s files need no isolation: each folder's run in ONE node process, jobs `unit` and `simulator`
+# (test/helpers/oneProcess.mts: node and tsx start and the imports, most of these files' CPU, paid once per folder).
 SLOTS="${SECSVC_TEST_SLOTS:-5}"
 cluster_files=(test/cluster/**/*.test.mts)
+unit_files=(test/unit/*.test.mts)
+simulator_files=(test/simulator/*.test.mts)
 files=()
-for f in test/**/*.test.mts; do [[ "$f" == test/cluster/* ]] || files+=("$f"); done
-echo "== $(( ${#files[@]} + ${#cluster_files[@]} )) test files"
-# `scripts/test.sh FILE|cluster|checks ...` runs only those jobs through the same queue (a file's CPU and time alone)
-jobs=(checks cluster "${files[@]}")
+for f in test/**/*.test.mts; do [[ "$f" =~ ^test/(cluster|unit|simulator)/ ]] || files+=("$f"); done
+echo "== $(( ${#files[@]} + ${#cluster_files[@]} + ${#unit_files[@]} + ${#simulator_files[@]} )) test files"
+# `scripts/test.sh FILE|cluster|unit|simulator|checks ...` runs only those jobs through the same queue (a file's CPU
+# and time alone: a unit/ or simulator/ file named alone runs in its own process)
+jobs=(checks cluster unit simulator "${files[@]}")
 [ "$#" -gt 0 ] && jobs=("$@")
 
 # spec: node's spec reporter on stdout, and each file's duration (scripts/test-file-times.mjs) into $SPEC_TIMES.

@@ -4,29 +4,37 @@
 // test/n8n/n8n-child.mts, test/cluster/helpers.mts) announce what they start on the diagnostics channel
 // `secsvc:started` (demo/stack.mts announceStarted; nothing happens where nobody listens: the demo, the benchmarks).
 // This module listens; the shared test helpers (test/temporal/helpers.mts, test/n8n/harness.mts,
-// test/simulator/helpers.mts) import it, or the file itself does; its hooks are the file's root hooks.
-import { subscribe } from 'node:diagnostics_channel';
+// test/simulator/helpers.mts) import it, or the file itself does; its hooks are the file's root hooks (or, for the
+// files run in one process, each file's suite's: test/helpers/oneProcess.mts).
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { after, afterEach } from 'node:test';
 import { STARTED_CHANNEL, type StartedThing } from '../../demo/stack.mts';
 
 const LOG_LINES = 25;
-const started: StartedThing[] = [];
-subscribe(STARTED_CHANNEL, (message) => void started.push(message as StartedThing));
 
-// Only in a test run (a file the runner started, or a *.test.mts run directly): a benchmark that imports the test
-// helpers (bench/n8n.mts) must not turn into a test run.
-if (process.env.NODE_TEST_CONTEXT || /\.test\.m?ts$/.test(process.argv[1] ?? '')) {
+/** Registers the hooks of the current file (or suite): what starts from now on is printed after it if a test failed. */
+export function reportWhatThisFileStarted(): void {
+	const started: StartedThing[] = [];
+	const onStarted = (message: unknown) => void started.push(message as StartedThing);
+	subscribe(STARTED_CHANNEL, onStarted);
 	let failed = 0;
 	afterEach((t) => {
 		if (!(t as unknown as { passed: boolean }).passed) failed++; // TestContext.passed (Node >= 20.12); not in our @types/node
 	});
 	// Registered when the file's helpers are imported, before the file's own `after` hooks: what it started still runs.
 	after(() => {
-		if (failed && started.length) process.stderr.write(report(failed));
+		unsubscribe(STARTED_CHANNEL, onStarted);
+		if (failed && started.length) process.stderr.write(report(started, failed));
 	});
 }
 
-function report(failures: number): string {
+// Only in a test run (a file the runner started, or a *.test.mts run directly): a benchmark that imports the test
+// helpers (bench/n8n.mts) must not turn into a test run. Files run in one process (test/helpers/oneProcess.mts) get
+// these hooks per file from there.
+const testRun = process.env.NODE_TEST_CONTEXT || /\.test\.m?ts$/.test(process.argv[1] ?? '');
+if (testRun && !process.env.SECSVC_ONE_PROCESS_FILES) reportWhatThisFileStarted();
+
+function report(started: StartedThing[], failures: number): string {
 	const seeds = Object.entries(process.env).filter(([k]) => /^SECSVC_.*SEED/.test(k));
 	const out = [
 		`\n──── ${failures} failing test(s); what this file started (ports, PIDs, seeds, last ${LOG_LINES} log lines) ────`,

@@ -5,20 +5,19 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { startSimulator, type RunningSimulator, type SimOptions } from '../../simulator/index.mts';
 import { createClient, type Client } from '../../api/client.ts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
 import type { WorkerConfig } from '../../worker/src/process/config.mts';
-import { startWorker, type RunningWorker } from '../../worker/src/process/worker.mts';
+import type { RunningWorker } from '../../worker/src/process/worker.mts';
 import { coordinatorQueueFor } from '../../worker/src/process/admission.mts';
 import { workflowBundle } from '../../worker/src/process/bundle.mts';
 import type { PlanInput } from '../../api/runbook/plan.ts';
 import { workerCommand } from '../../worker/src/process/build.mts';
 import { SA } from '../../workflows/attackResponse/searchAttributes.mts';
 import { startDurableCall } from '../../workflows/durableCall/client.mts';
-import { run as cli } from '../../worker/src/commands/cli.mts';
 import { announceStarted, captureOutput, freePort, startWorkerProcess, type WorkerProcess } from '../../demo/stack.mts';
 import '../helpers/started.mts'; // a failing test prints what its file started
 
@@ -39,6 +38,7 @@ export function temporalBin(): string {
 
 /** A dev server; `extraArgs` for `temporal server start-dev` (e.g. `--dynamic-config-value` pairs). */
 export async function createEnv(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
+	const { TestWorkflowEnvironment } = await import('@temporalio/testing'); // lazily: not every file starts one
 	const env = await TestWorkflowEnvironment.createLocal({
 		server: {
 			executable: { type: 'existing-path', path: temporalBin() },
@@ -181,6 +181,7 @@ export async function startInProcessWorker(
 		what: 'in-process worker',
 		addresses: { temporal: env.address, taskQueue, coordinators: coordinatorQueueFor(taskQueue), service: simUrl },
 	});
+	const { startWorker } = await import('../../worker/src/process/worker.mts'); // lazily: 32 of the 61 importers start none
 	const w = await startWorker(workerConfig(env, simUrl, taskQueue), { connection: env.nativeConnection });
 	const stop = w.shutdown;
 	w.shutdown = async () => {
@@ -533,6 +534,7 @@ export async function runCli(
 	const address = typeof server === 'string' ? server : server.address;
 	const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: queue, ...extraEnv };
 	const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+	const { run: cli } = await import('../../worker/src/commands/cli.mts'); // lazily: 10 of the 61 importers run it
 	Object.assign(process.env, vars);
 	let out = '';
 	let err = '';
