@@ -50,7 +50,7 @@ async function writeHeld(
 	const t0 = new Date().toISOString();
 	const env = new MockActivityEnvironment({ attempt: 1, ...info });
 	const run = env.run(() => exactWriteSteps(app.client(), input, undefined, (_, e) => e as Error, ask));
-	const r = (await run) as WriteStepsResult;
+	const r = (await run) as WriteStepsResult<ClaimResult>;
 	const ops = app.sim.sim
 		.requests({ since: seq })
 		.filter((x) => x.opId && !x.opId.startsWith('authorization.'))

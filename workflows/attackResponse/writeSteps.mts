@@ -75,7 +75,7 @@ export async function writeRun(
 		0,
 	);
 	const seconds = ctx.plan.activityTimeoutSeconds * rounds;
-	type Steps = (i: WriteStepsInput) => Promise<WriteStepsResult>;
+	type Steps = (i: WriteStepsInput) => Promise<WriteStepsResult<ClaimResult>>;
 	const act = proxyActivities<Record<typeof WRITE_STEPS_ACTIVITY | typeof WRITE_STEPS_HELD_ACTIVITY, Steps>>({
 		startToCloseTimeout: `${seconds}s`,
 		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s

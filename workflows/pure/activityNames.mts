@@ -1,5 +1,3 @@
-import type { ClaimResult } from '../coordinator/coordination.mts';
-
 /** Names of the local activities workflow code calls to check its input in the worker (zod stays out of the bundle). */
 
 /** Name of the activity that parses a plan (registered by worker/src/activities/operations.mts). */
@@ -60,8 +58,9 @@ export interface WriteStepsInput {
 	 */
 	hold?: { site_id: string; reason: string; ttlSeconds: number; keys: Record<string, string> };
 }
-export interface WriteStepsResult {
+/** `Held`: the site coordinator's claim result (coordinator/coordination.mts; pure/ does not import it). */
+export interface WriteStepsResult<Held = unknown> {
 	answers: ({ key: string; answer: unknown } | { key: string; refused: string })[];
 	/** With `hold`: the coordinator's answer to it. */
-	hold?: ClaimResult;
+	hold?: Held;
 }

@@ -2,6 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { getOperation } from '../../../api/catalog/index.ts';
 import type { Client } from '../../../api/client.ts';
+import type { ClaimResult } from '../../../workflows/coordinator/coordination.mts';
 import type {
 	AddEachInput,
 	AddEachResult,
@@ -129,7 +130,7 @@ export async function exactWriteSteps(
 	temporal: (() => TemporalClient) | undefined,
 	toFailure: ToFailure,
 	ask: AskHold = askHold(temporal),
-): Promise<WriteStepsResult> {
+): Promise<WriteStepsResult<ClaimResult>> {
 	const holding = input.hold ? ask(input.hold, new Date().toISOString()) : undefined;
 	holding?.catch(() => undefined); // thrown by the entries that wait for it
 	const gate = entryGate(holding, input.hold?.keys);
