@@ -219,10 +219,8 @@ export class RateBudget {
 	 */
 	acquire(cls: PriorityClass, o: { key?: string; deadline?: number; since?: number } = {}): Promise<boolean> {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
-		this.asked++;
-		if (c < 2) this.askedHigh++;
 		const now = this.now();
-		this.noteQueue(now);
+		this.ask(c, now);
 		const rank = Math.min(now, Number.isFinite(o.since) ? (o.since as number) : now);
 		const w: Waiter = { cls: c, rank, seq: this.seq++, key: o.key, deadline: o.deadline, since: now, done: () => {} };
 		const p = new Promise<boolean>((resolve) => (w.done = resolve));
@@ -242,16 +240,31 @@ export class RateBudget {
 		const c = Math.max(0, PRIORITY_CLASSES.indexOf(cls));
 		const now = this.now();
 		if (this.waiters.length || now < this.pausedUntil || (deadline !== undefined && now >= deadline)) return false;
-		if (this.app.waitFor(c === 0 ? 1 : 1 + this.reserve, now) > 0) return false;
+		if (this.app.waitFor(this.need(c), now) > 0) return false;
 		const t = key !== undefined ? this.tenantBucket(key) : undefined;
 		if (t && t.waitFor(1, now) > 0) return false;
+		this.ask(c, now);
+		this.take(t);
+		this.record(c, key, 0, true);
+		return true;
+	}
+
+	/** A request asked for its turn (the counts the budget's figures report). */
+	private ask(c: number, now: number) {
 		this.asked++;
 		if (c < 2) this.askedHigh++;
 		this.noteQueue(now);
+	}
+
+	/** Tokens of the app's bucket a class needs to go: the top class 1, the others 1 + the reserve kept for it. */
+	private need(c: number): number {
+		return c === 0 ? 1 : 1 + this.reserve;
+	}
+
+	/** A turn granted: one token of the app's bucket and of the tenant's. */
+	private take(t: Bucket | undefined) {
 		this.app.tokens -= 1;
 		if (t) t.tokens -= 1;
-		this.record(c, key, 0, true);
-		return true;
 	}
 
 	/** Grants every waiter that may go now, most urgent first; returns how long until the next may (ms). */
@@ -273,8 +286,7 @@ export class RateBudget {
 				continue;
 			}
 			// The app's bucket gates everyone: a waiter it stops stops every waiter after it (same class or lower).
-			const need = w.cls === 0 ? 1 : 1 + this.reserve;
-			const appWait = this.app.waitFor(need, now);
+			const appWait = this.app.waitFor(this.need(w.cls), now);
 			if (appWait > 0) {
 				this.starved = true;
 				nap = Math.min(nap, appWait);
@@ -288,8 +300,7 @@ export class RateBudget {
 				nap = Math.min(nap, tWait);
 				continue; // another tenant's request may go
 			}
-			this.app.tokens -= 1;
-			if (t) t.tokens -= 1;
+			this.take(t);
 			this.waiters.splice(i--, 1);
 			this.finish(w, true, now);
 		}

@@ -21,18 +21,28 @@ const listed = listedRanges;
 const one = (ip: string) => `${ip}-${ip}`;
 const ip = (n: number) => `203.0.113.${n}`;
 
+type World = Awaited<ReturnType<typeof siteWorld>>;
+type Plan = Parameters<typeof startAttackResponse>[2];
+
+/** The first wave (.10 and .20) and its runbook, waited out and reverted; its handle. */
+async function firstRunReverted({ s, ids, queue }: World, base: Plan) {
+	const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
+	const h1 = await startAttackResponse(env.client, queue, base);
+	await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
+	s.sim.stopAttack(a1.id);
+	const r1 = (await h1.result()) as AttackResponseResult;
+	assert.equal(r1.outcome, 'reverted');
+	return { h1, r1 };
+}
+
 test('a return within the hold-down re-arms from the last run; the gate by policy; stopWhen manual holds until a person ends it', async () => {
-	const { s, ids, queue, op, close } = await siteWorld(44, 'holddown');
+	const world = await siteWorld(44, 'holddown');
+	const { s, ids, queue, op, close } = world;
 	const base = { ...plan(ids, { cooldownSeconds: 2, ipAuth: undefined, switches: [] }) };
 	try {
 		const before = listed(await liveSettings(op, ids));
 		// First wave: .10 and .20, a first runbook, reverted.
-		const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
-		const h1 = await startAttackResponse(env.client, queue, base);
-		await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
-		s.sim.stopAttack(a1.id);
-		const r1 = (await h1.result()) as AttackResponseResult;
-		assert.equal(r1.outcome, 'reverted');
+		const { r1 } = await firstRunReverted(world, base);
 		assert.deepEqual(listed(await liveSettings(op, ids)), before);
 
 		// They come back, now from .30 only, with approval required and a policy that skips it inside the hold-down.
@@ -95,17 +105,14 @@ test('a return within the hold-down re-arms from the last run; the gate by polic
 });
 
 test("a re-arm's entries are held by its write: one someone else holds is never written; under a lease they wait, then are written", async () => {
-	const { s, ids, queue, op, close } = await siteWorld(47, 'holddown-held');
+	const world = await siteWorld(47, 'holddown-held');
+	const { s, ids, queue, op, close } = world;
 	const base = { ...plan(ids, { cooldownSeconds: 1, ipAuth: undefined, switches: [] }), holdDown: { seconds: 600 } };
 	const other = 'owner-test-hold';
 	const key = (n: number) => entryKey(ids.domain_port_id, ip(n));
 	try {
 		const before = listed(await liveSettings(op, ids));
-		const a1 = s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
-		const h1 = await startAttackResponse(env.client, queue, base);
-		await waitFor('run 1 waiting', async () => (await h1.query(stateQuery)).phase === 'waiting', 20_000);
-		s.sim.stopAttack(a1.id);
-		assert.equal(((await h1.result()) as AttackResponseResult).outcome, 'reverted');
+		const { h1 } = await firstRunReverted(world, base);
 		const run1 = (await h1.describe()).runId; // the site's workflow id: its latest run is run 2 once started
 
 		// Before the return: someone else holds .20 (the return pre-blocks it) and leases .30 (its new source) for 4 s.

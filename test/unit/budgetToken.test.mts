@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createClient } from '../../api/client.ts';
+import { createClient, type ClientOptions } from '../../api/client.ts';
 import { RateBudget } from '../../api/rateBudget.ts';
 import { startSimulator } from '../../simulator/index.mts';
 import { createUndiciTransport } from '../../worker/src/service/undici.mts';
@@ -16,6 +16,17 @@ const APP = { appId: 'budget-token-app', secret: 'budget-token-secret-1' };
 let sim: Awaited<ReturnType<typeof startSimulator>>;
 const transport = createUndiciTransport();
 const SITE = '210001'; // the simulator's fleet numbers its sites from 210001
+
+/** A client of the app against the simulator, renewing its token 1 s before the end, under `rateBudget`. */
+const budgetClient = (rateBudget: RateBudget, o: Partial<ClientOptions> = {}) =>
+	createClient({
+		baseUrl: sim.url,
+		transport,
+		credentials: { ...APP, tokenKind: 'app' },
+		expirySkewSeconds: 1,
+		rateBudget,
+		...o,
+	});
 
 before(async () => {
 	// 3 s tokens; the client renews 1 s before the end, so a token is at hand for 2 s
@@ -27,13 +38,7 @@ after(async () => {
 });
 
 test('calls queued 0–5 s for their budget turn each send a token that is alive when sent', async () => {
-	const client = createClient({
-		baseUrl: sim.url,
-		transport,
-		credentials: { ...APP, tokenKind: 'app' },
-		expirySkewSeconds: 1,
-		rateBudget: new RateBudget({ app: { rps: 1, burst: 1 } }),
-	});
+	const client = budgetClient(new RateBudget({ app: { rps: 1, burst: 1 } }));
 	await client.call('dashboard.isUnderAttack', { site_id: SITE }); // a token at hand
 	const since = sim.sim.requests().at(-1)?.seq ?? 0;
 	await Promise.all(Array.from({ length: 5 }, () => client.call('dashboard.isUnderAttack', { site_id: SITE })));
@@ -49,13 +54,8 @@ test('calls queued 0–5 s for their budget turn each send a token that is alive
 
 test('a turn free at once is taken without a wait (its budget event: granted, 0 ms); one that is not waits for it', async () => {
 	const events: unknown[] = [];
-	const client = createClient({
-		baseUrl: sim.url,
-		transport,
-		credentials: { ...APP, tokenKind: 'app' },
-		expirySkewSeconds: 1,
-		// burst 3 with 1 in reserve for the top class: a read (report) needs 2 tokens, the token request (mitigate) 1
-		rateBudget: new RateBudget({ app: { rps: 5, burst: 3 } }),
+	// burst 3 with 1 in reserve for the top class: a read (report) needs 2 tokens, the token request (mitigate) 1
+	const client = budgetClient(new RateBudget({ app: { rps: 5, burst: 3 } }), {
 		onEvent: (e) => {
 			if (e.type === 'budget') events.push([e.opId, e.cls, e.granted, e.waitMs === 0 ? 0 : e.waitMs >= 100]);
 		},
