@@ -2,9 +2,17 @@ import { z } from 'zod/v4';
 import { plainCheck, withPlainRecord } from './plain';
 import type { CatalogEntry, Field, FieldKind, FieldLocation, Operation } from './types';
 
-/** Builds an entry's request schema from its fields (one schema per field) plus its cross-field rules. */
+/**
+ * An entry with its request schema: the fields' schemas plus its cross-field rules, built on the first read of
+ * `request` (most processes that import the catalog never parse most operations with it).
+ */
 export function defineOp<const Id extends string>(op: Operation & { id: Id }): CatalogEntry & { readonly id: Id } {
-	return Object.freeze({ ...op, request: objectSchema(op, true) }) as CatalogEntry & { readonly id: Id };
+	let request: RequestSchema | undefined;
+	const entry = Object.defineProperty({ ...op }, 'request', {
+		enumerable: true,
+		get: () => (request ??= objectSchema(op, true)),
+	});
+	return Object.freeze(entry) as CatalogEntry & { readonly id: Id };
 }
 
 /**

@@ -9,7 +9,12 @@ import { isSafeInt, withPlain } from './plain';
  * integers (|n| ≤ 2^53 − 1): a larger one cannot be held exactly, so "9007199254740993" would be sent as …992 and a
  * 400-digit string as Infinity — it is refused instead, naming the field.
  */
-export const int = (rule = 'must be an integer') => {
+export const int = (rule = 'must be an integer') => ints.get(rule) ?? ints.set(rule, intSchema(rule)).get(rule)!;
+
+/** One schema per rule text, shared by the fields with that rule (most use the default; zod schemas are immutable). */
+const ints = new Map<string, ReturnType<typeof intSchema>>();
+
+function intSchema(rule: string) {
 	const unsafe = `${rule} (a safe integer: at most ${Number.MAX_SAFE_INTEGER} in absolute value)`;
 	const schema = z
 		.union(
@@ -30,7 +35,7 @@ export const int = (rule = 'must be an integer') => {
 				.refine(Number.isSafeInteger, { error: unsafe }),
 		);
 	return withPlain(schema, isSafeInt);
-};
+}
 
 export const intIn = (min: number, max: number, what = `an integer from ${min} to ${max}`) =>
 	withPlain(

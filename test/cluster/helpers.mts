@@ -18,6 +18,7 @@ import { announceStarted } from '../../demo/stack.mts';
 import { connectWithBearer, fetchBearer } from '../../worker/src/process/temporalToken.mts';
 import { ensureSearchAttributes } from '../../worker/src/process/runbookMetrics.mts';
 import type { NativeConnection } from '@temporalio/worker';
+import { secsvcArgs } from '../helpers/secsvcCli.mts';
 
 export const SCRIPT = join(ROOT, 'scripts/temporal-cluster.sh');
 export const BASE_PORT = process.env.SECSVC_CLUSTER_BASE_PORT ?? '17300';
@@ -126,7 +127,7 @@ export function clusterWorker(env: ClusterEnv, simUrl: string, queue: string, ex
 
 /** `secsvc …` as a child process with the given env (nothing inherited that could point elsewhere). */
 export function secsvc(env: NodeJS.ProcessEnv, args: string[]) {
-	return run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), ...args], {
+	return run(process.execPath, secsvcArgs(...args), {
 		env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
 		timeout: 120_000,
 	}).then(

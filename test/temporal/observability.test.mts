@@ -36,6 +36,7 @@ import {
 	waitFor,
 	type Ids,
 } from './helpers.mts';
+import { secsvcArgs } from '../helpers/secsvcCli.mts';
 
 const OUT = process.env.SECSVC_TEST_OUTPUT
 	? join(process.env.SECSVC_TEST_OUTPUT, 'observability')
@@ -235,14 +236,12 @@ test('metrics and search attributes during and after a runbook', async () => {
 		'visibility: outcome',
 		async () => (await listRunbooks(env.client, { site: ids.site_id }))[0]?.outcome === 'reverted',
 	);
-	const cli = await run(
-		process.execPath,
-		[join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--site', ids.site_id, '--phase', 'done'],
-		{ env: { ...process.env, TEMPORAL_ADDRESS: env.address } },
-	);
+	const cli = await run(process.execPath, secsvcArgs('list', '--site', ids.site_id, '--phase', 'done'), {
+		env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+	});
 	assert.match(cli.stdout, /WORKFLOW ID\s+STATUS\s+SITE\s+PHASE\s+OUTCOME/);
 	assert.match(cli.stdout, new RegExp(`${h.workflowId}\\s+COMPLETED\\s+${ids.site_id}\\s+done\\s+reverted`));
-	const bad = await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'list', '--phase', 'mitigating'], {
+	const bad = await run(process.execPath, secsvcArgs('list', '--phase', 'mitigating'), {
 		env: { ...process.env, TEMPORAL_ADDRESS: env.address },
 	}).catch((e) => e);
 	assert.equal(bad.code, 2);
@@ -275,7 +274,7 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 	assert.ok(result, 'needs the runbook test');
 	mkdirSync(OUT, { recursive: true });
 	const file = join(OUT, 'attack-report.html');
-	await run(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), 'report', ids.site_id, '--html', file], {
+	await run(process.execPath, secsvcArgs('report', ids.site_id, '--html', file), {
 		env: { ...process.env, TEMPORAL_ADDRESS: env.address },
 	});
 	const html = readFileSync(file, 'utf8');
@@ -339,11 +338,9 @@ test('HTML attack report: secsvc report --html, opened in chromium (light/dark, 
 
 	// the attack report playbook's period report (the attackReport workflow renders it): the event and its markers
 	const period = join(OUT, 'period-report.html');
-	await run(
-		process.execPath,
-		[join(ROOT, 'worker/bin/secsvc.mjs'), 'report', '--site', ids.site_id, '--hours', '1', '--html', period],
-		{ env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue } },
-	);
+	await run(process.execPath, secsvcArgs('report', '--site', ids.site_id, '--hours', '1', '--html', period), {
+		env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue },
+	});
 	const p = readFileSync(period, 'utf8');
 	assert.match(p, /<h2>Events <small>1<\/small><\/h2>/);
 	assert.match(p, new RegExp(`attack start ${result.eventId}`));

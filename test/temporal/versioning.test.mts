@@ -40,6 +40,7 @@ import {
 	workerConfig,
 } from './helpers.mts';
 import { startAttackReport } from '../../workflows/report/client.mts';
+import { secsvcArgs } from '../helpers/secsvcCli.mts';
 
 const DEV_CONFIG = [
 	'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
@@ -93,7 +94,7 @@ const cfgOf = (taskQueue: string) => ({
 });
 
 function cli(args: string[], taskQueue: string) {
-	const r = spawnSync(process.execPath, [join(ROOT, 'worker/bin/secsvc.mjs'), ...args], {
+	const r = spawnSync(process.execPath, secsvcArgs(...args), {
 		cwd: ROOT,
 		encoding: 'utf8',
 		timeout: 60_000,

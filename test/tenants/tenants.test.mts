@@ -52,6 +52,7 @@ import {
 	type Ids,
 } from '../temporal/helpers.mts';
 import { scratchDir } from '../helpers/scratch.mts';
+import { secsvcArgs } from '../helpers/secsvcCli.mts';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')},k2:${randomBytes(32).toString('base64')}`;
 const TTL = 30;
@@ -112,10 +113,10 @@ function customers(sim: RunningSimulator, n: number): { customerId: string; site
 	return [...by].slice(0, n).map(([customerId, sites]) => ({ customerId, sites }));
 }
 
-/** The CLI as a child process (tsx), output collected. */
+/** The CLI as a child process (compiled: test/helpers/secsvcCli.mts), output collected. */
 function cli(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
 	return new Promise((resolve) => {
-		const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), ...args], {
+		const c = spawn(process.execPath, secsvcArgs(...args), {
 			cwd: ROOT,
 			env: e,
 			stdio: ['ignore', 'pipe', 'pipe'],
@@ -129,11 +130,11 @@ function cli(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: number; out:
 }
 
 async function startEntrance(e: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-	const child = spawn(
-		process.execPath,
-		['--import', 'tsx', join(ROOT, 'worker/bin/secsvc.mjs'), 'entrance', '--listen', '127.0.0.1:0'],
-		{ cwd: ROOT, env: e, stdio: ['ignore', 'pipe', 'pipe'] },
-	);
+	const child = spawn(process.execPath, secsvcArgs('entrance', '--listen', '127.0.0.1:0'), {
+		cwd: ROOT,
+		env: e,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let log = '';
 	child.stdout?.on('data', (d) => (log += d));
 	child.stderr?.on('data', (d) => (log += d));

@@ -19,6 +19,7 @@ import {
 } from '../../worker/src/temporal/codec.mts';
 import { openGrant, parseTokenKey } from '../../nodes/SecurityService/transport/clusterToken.ts';
 import { sealed, sealedFor } from '../../workflows/tenant/shared.mts';
+import { secsvcArgs } from '../helpers/secsvcCli.mts';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const td = new TextDecoder();
@@ -133,13 +134,9 @@ test('tenant token keys: a grant sealed for a customer opens with its token key 
 	);
 	assert.throws(() => parseTokenKey('k1:short'), /Token Key: must be what `secsvc tenants token-key/);
 	// the CLI prints the same key the codec derives
-	const printed = execFileSync(
-		process.execPath,
-		['--import', 'tsx', 'worker/bin/secsvc.mjs', 'tenants', 'token-key', 'cust-1'],
-		{
-			env: { ...process.env, SECSVC_PAYLOAD_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',') },
-			encoding: 'utf8',
-		},
-	).trim();
+	const printed = execFileSync(process.execPath, secsvcArgs('tenants', 'token-key', 'cust-1'), {
+		env: { ...process.env, SECSVC_PAYLOAD_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',') },
+		encoding: 'utf8',
+	}).trim();
 	assert.equal(printed, `k2:${tenantTokenKey(keys[1].key, 'cust-1').toString('base64')}`);
 });

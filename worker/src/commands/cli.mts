@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { redactText } from '../../../api/redact.ts';
 import { PlanError } from '../../../api/runbook/plan.ts';
 import { DesiredStateError } from '../../../api/runbook/desired.ts';
@@ -119,3 +120,8 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
 		if (clientP) await clientP.then((c) => c.connection.close()).catch(() => {});
 	}
 }
+
+// Run as a file (`node worker/dist/cli.mjs …`, the compiled command: ../process/build.mts ensureCliBuild) it runs the
+// command; imported (bin/secsvc.mjs, the tests' runCli) it only exports `run`.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+	void run(process.argv.slice(2)).then((code) => (process.exitCode = code));

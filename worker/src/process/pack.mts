@@ -37,7 +37,7 @@ export async function pack(): Promise<void> {
 	// replaced atomically); package.json `files` lists exactly what is shipped.
 	mkdirSync(join(DIST, 'examples'), { recursive: true });
 	buildWorker(join(DIST, 'main.mjs'));
-	compile('worker/src/commands/cli.mts', 'cli.mjs');
+	buildWorker(join(DIST, 'cli.mjs'), join(ROOT, 'worker/src/commands/cli.mts'));
 	compile('worker/src/process/launch.mts', 'launch.mjs');
 	compile('simulator/main.mts', 'simulator.mjs');
 	await buildBundleFile(join(DIST, SHIPPED.versioned));
