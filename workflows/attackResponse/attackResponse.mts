@@ -15,6 +15,7 @@ import { registerHandlers } from './handlers.mts';
 import {
 	dropHeld,
 	ENTRIES_HOLD_IN_WRITE_PATCH,
+	IN_FLIGHT_ENDS_FIRST_PATCH,
 	ENTRIES_HOLD_OVERLAP,
 	holdEntries,
 	holdPlannedChanges,
@@ -163,6 +164,7 @@ function askPatches(): Runbook['patches'] {
 		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
 		rearmEntriesLocal: patched(REARM_ENTRIES_LOCAL_PATCH),
 		entriesHoldInWrite: patched(ENTRIES_HOLD_IN_WRITE_PATCH),
+		inFlightEndsFirst: patched(IN_FLIGHT_ENDS_FIRST_PATCH),
 	};
 }
 

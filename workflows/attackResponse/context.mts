@@ -55,6 +55,7 @@ export interface Runbook {
 		holdBeside: boolean;
 		rearmEntriesLocal: boolean;
 		entriesHoldInWrite: boolean;
+		inFlightEndsFirst: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -136,6 +137,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 			holdBeside: false,
 			rearmEntriesLocal: false,
 			entriesHoldInWrite: false,
+			inFlightEndsFirst: false,
 		},
 		state: carry
 			? { ...carry.state }
