@@ -6,7 +6,10 @@
  *    and ends, and the lease's end must not grant its ask still waiting there (the hold would stay in a dead
  *    runbook's name for hours: its ttl);
  *  - a re-arm's held write (`runbook.writeStepsHeld`) has its POSTs in flight: what they add after the cancel must be
- *    reverted too, nothing held in its name afterwards, and the entries free for the next owner.
+ *    reverted too, nothing held in its name afterwards, and the entries free for the next owner;
+ *  - the same for a first plan's blacklist write (`runbook.writeSteps`, its entries held before it).
+ * Before attackResponse/ownership.mts IN_FLIGHT_ENDS_FIRST_PATCH the runbook went on at once (TRY_CANCEL): the first
+ * left 3 holds in its name, the others their entries on the site.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -26,8 +29,10 @@ type Handle = Awaited<ReturnType<typeof startAttackResponse>>;
 
 /** Cancels the runbook and waits for its end (a cancelled run: its failure); the holds left in its name after. */
 async function cancelled(h: Handle, site: string) {
+	const t0 = Date.now();
 	await h.cancel();
 	await assert.rejects(h.result(), (e) => e instanceof WorkflowFailedError);
+	console.log(`${h.workflowId}: cancel → closed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 	return (await holds(env.client, site)).filter((x) => x.owner === h.workflowId);
 }
 
@@ -92,6 +97,25 @@ test("a re-arm cancelled with its held write's POSTs in flight: what they add is
 		const next = { site_id: ids.site_id, owner: 'runbook-next', keys, mode: 'hold' as const, reason: 'next' };
 		assert.deepEqual((await claim(env.client, next, queue)).granted, keys, 'the next owner takes the entries');
 		await release(env.client, ids.site_id, 'runbook-next');
+	} finally {
+		await close();
+	}
+});
+
+test('a first plan cancelled with its blacklist POSTs in flight: the site exactly as before, nothing held', async () => {
+	const { s, ids, queue, op, close } = await siteWorld(50, 'cancel-first-write');
+	try {
+		const before = await liveSettings(op, ids);
+		const seq = s.sim.requests().at(-1)?.seq ?? 0;
+		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 3000, count: 2 });
+		s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
+		const h = await startAttackResponse(env.client, queue, plan(ids, { ipAuth: undefined, switches: [] }));
+		const posts = () =>
+			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
+		await waitFor('a POST in flight', async () => posts().length > 0, 20_000, 20);
+		assert.deepEqual(await cancelled(h, ids.site_id), [], 'nothing held in its name once it ended');
+		await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
+		assert.deepEqual(await liveSettings(op, ids), before, 'the site exactly as before');
 	} finally {
 		await close();
 	}
