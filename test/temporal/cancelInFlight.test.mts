@@ -7,7 +7,8 @@
  *    runbook's name for hours: its ttl);
  *  - a re-arm's held write (`runbook.writeStepsHeld`) has its POSTs in flight: what they add after the cancel must be
  *    reverted too, nothing held in its name afterwards, and the entries free for the next owner;
- *  - the same for a first plan's blacklist write (`runbook.writeSteps`, its entries held before it).
+ *  - the same for a first plan's blacklist write (`runbook.writeSteps`, its entries held before it) and a wave's
+ *    (`applicationProtection.ipBlacklist.add`, one activity per entry).
  * Before attackResponse/ownership.mts IN_FLIGHT_ENDS_FIRST_PATCH the runbook went on at once (TRY_CANCEL): the first
  * left 3 holds in its name, the others their entries on the site.
  */
@@ -113,6 +114,31 @@ test('a first plan cancelled with its blacklist POSTs in flight: the site exactl
 		const posts = () =>
 			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
 		await waitFor('a POST in flight', async () => posts().length > 0, 20_000, 20);
+		assert.deepEqual(await cancelled(h, ids.site_id), [], 'nothing held in its name once it ended');
+		await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
+		assert.deepEqual(await liveSettings(op, ids), before, 'the site exactly as before');
+	} finally {
+		await close();
+	}
+});
+
+test("a wave's write cancelled with its POSTs in flight: the site exactly as before, nothing held", async () => {
+	const { s, ids, queue, op, close } = await siteWorld(51, 'cancel-wave-write');
+	try {
+		const before = await liveSettings(op, ids);
+		s.sim.startAttack({
+			site_id: ids.site_id,
+			duration: 0,
+			sources: [{ ip: ip(10) }],
+			waves: [{ at: 6, sources: [{ ip: ip(30) }, { ip: ip(40) }] }],
+		});
+		const h = await startAttackResponse(env.client, queue, plan(ids, { ipAuth: undefined, switches: [] }));
+		await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting', 20_000);
+		const seq = s.sim.requests().at(-1)?.seq ?? 0;
+		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 3000, count: 2 });
+		const posts = () =>
+			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
+		await waitFor('a wave POST in flight', async () => posts().length > 0, 30_000, 20);
 		assert.deepEqual(await cancelled(h, ids.site_id), [], 'nothing held in its name once it ended');
 		await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
 		assert.deepEqual(await liveSettings(op, ids), before, 'the site exactly as before');

@@ -53,7 +53,7 @@ export async function attackResponse(
 	const rb = newRunbook(input);
 	rb.patches = askPatches();
 	registerHandlers(rb);
-	const ctx = planContext(await parsePlanInWorker(input?.plan));
+	const ctx = planContext(await parsePlanInWorker(input?.plan), rb.patches.inFlightEndsFirst);
 	registerAllowList(rb, ctx); // the allow-list always wins (allowList.mts)
 	// Who may approve (the operator's policy; the plan only narrows it) and who started: refused at start (approval.mts).
 	if (!input?.carry) await approvalPolicy(rb, ctx, startedBy);

@@ -118,12 +118,13 @@ export const REARM_ENTRIES_LOCAL_PATCH = 'rearm-entries-hold-local';
 export const ENTRIES_HOLD_IN_WRITE_PATCH = 'rearm-entries-hold-in-write';
 
 /**
- * Patch: a cancelled runbook waits for its claim activity and its write activity (writeSteps.mts) still in flight
- * to end (WAIT_CANCELLATION_COMPLETED) before it reverts and releases: a claim's last ask may still be waiting at the
- * coordinator (up to CLAIM_WAIT_SECONDS) and is granted when another owner's lease ends — after the release it held
- * the keys in the dead runbook's name until their `until` (hours); a write's POSTs still under way landed after the
- * revert read the list, unowned and never removed (test/temporal/cancelInFlight.test.mts). Now the grant is released
- * and the writes' answers are owned and reverted. Runbooks recorded before it went on at once (TRY_CANCEL).
+ * Patch: a cancelled runbook waits for its claim activity and its write activities (writeSteps.mts; context.mts
+ * `acts`: waves, hold-the-line's re-applies) still in flight to end (WAIT_CANCELLATION_COMPLETED) before it reverts
+ * and releases: a claim's last ask may still be waiting at the coordinator (up to CLAIM_WAIT_SECONDS) and is granted
+ * when another owner's lease ends — after the release it held the keys in the dead runbook's name until their `until`
+ * (hours); a write's POSTs still under way landed after the revert read the list, unowned and never removed
+ * (test/temporal/cancelInFlight.test.mts). Now the grant is released and the writes' answers are owned and reverted.
+ * Runbooks recorded before it went on at once (TRY_CANCEL).
  */
 export const IN_FLIGHT_ENDS_FIRST_PATCH = 'runbook-in-flight-ends-first';
 
