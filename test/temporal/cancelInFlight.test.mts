@@ -13,14 +13,19 @@
  * left 3 holds in its name, the others their entries on the site.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import type { AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { startAttackResponse } from '../../workflows/attackResponse/client.mts';
 import { claim, holds, release } from '../../workflows/coordinator/client.mts';
 import { settingKey } from '../../workflows/coordinator/coordination.mts';
 import { entryKey } from '../../workflows/attackResponse/ownership.mts';
+import { workflowBundle } from '../../worker/src/process/bundle.mts';
+import { runbookSinks } from '../../worker/src/process/runbookMetrics.mts';
 import { env, listedRanges, liveSettings, plan, siteWorld, useDevServer, waitFor } from './helpers.mts';
 
 useDevServer();
@@ -145,4 +150,24 @@ test("a wave's write cancelled with its POSTs in flight: the site exactly as bef
 	} finally {
 		await close();
 	}
+});
+
+test('a re-arm cancelled with its held write in flight, recorded before the patch, replays under the current code', async () => {
+	// fixtures/attack-response-cancelled-run.json: the second test's run 2 recorded on 3201a7c (TRY_CANCEL): the write
+	// scheduled, the cancel, the revert's reads and the release, the run closed — the write never answered in history.
+	const json = JSON.parse(
+		readFileSync(new URL('./fixtures/attack-response-cancelled-run.json', import.meta.url), 'utf8'),
+	);
+	const history = proto.temporal.api.history.v1.History.fromObject(json);
+	const shape = (history.events ?? []).flatMap((e) => {
+		const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+		if (name === 'runbook.writeStepsHeld' || name === 'coordination.release') return [name];
+		return e.activityTaskCancelRequestedEventAttributes ? ['cancel requested'] : [];
+	});
+	assert.deepEqual(shape, ['runbook.writeStepsHeld', 'cancel requested', 'coordination.release']);
+	await Worker.runReplayHistory(
+		{ workflowBundle: await workflowBundle(), sinks: runbookSinks(undefined) },
+		history,
+		'attack-response-cancelled-run',
+	);
 });
