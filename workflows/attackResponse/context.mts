@@ -114,6 +114,26 @@ export function appendAudit(audit: AuditEntry[], state: RunbookState, entry: Aud
 	state.auditOmitted = 2;
 }
 
+/** Every patch off until attackResponse.mts `askPatches` asks them (before the run's first await). */
+const NO_PATCHES: Runbook['patches'] = {
+	entriesOverlap: false,
+	rearm: false,
+	rearmFast: false,
+	waves: false,
+	exact: false,
+	answered: false,
+	continueAsNew: false,
+	pollGrid: false,
+	addEach: false,
+	repeatUnanswered: false,
+	reapplyWhileSeen: false,
+	writeSteps: false,
+	holdBeside: false,
+	rearmEntriesLocal: false,
+	entriesHoldInWrite: false,
+	inFlightEndsFirst: false,
+};
+
 export function newRunbook(input: AttackResponseInput): Runbook {
 	const carry = input?.carry;
 	const started = carry ? carry.startedMs : Date.now();
@@ -123,24 +143,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		input,
 		started,
 		dryRun,
-		patches: {
-			entriesOverlap: false,
-			rearm: false,
-			rearmFast: false,
-			waves: false,
-			exact: false,
-			answered: false,
-			continueAsNew: false,
-			pollGrid: false,
-			addEach: false,
-			repeatUnanswered: false,
-			reapplyWhileSeen: false,
-			writeSteps: false,
-			holdBeside: false,
-			rearmEntriesLocal: false,
-			entriesHoldInWrite: false,
-			inFlightEndsFirst: false,
-		},
+		patches: { ...NO_PATCHES },
 		state: carry
 			? { ...carry.state }
 			: {
