@@ -15,6 +15,7 @@ import { registerHandlers } from './handlers.mts';
 import {
 	dropHeld,
 	ENTRIES_HOLD_IN_WRITE_PATCH,
+	IN_FLIGHT_ENDS_FIRST_PATCH,
 	ENTRIES_HOLD_OVERLAP,
 	holdEntries,
 	holdPlannedChanges,
@@ -52,7 +53,7 @@ export async function attackResponse(
 	const rb = newRunbook(input);
 	rb.patches = askPatches();
 	registerHandlers(rb);
-	const ctx = planContext(await parsePlanInWorker(input?.plan));
+	const ctx = planContext(await parsePlanInWorker(input?.plan), rb.patches.inFlightEndsFirst);
 	registerAllowList(rb, ctx); // the allow-list always wins (allowList.mts)
 	// Who may approve (the operator's policy; the plan only narrows it) and who started: refused at start (approval.mts).
 	if (!input?.carry) await approvalPolicy(rb, ctx, startedBy);
@@ -163,6 +164,7 @@ function askPatches(): Runbook['patches'] {
 		holdBeside: patched(HOLD_BESIDE_SNAPSHOT_PATCH),
 		rearmEntriesLocal: patched(REARM_ENTRIES_LOCAL_PATCH),
 		entriesHoldInWrite: patched(ENTRIES_HOLD_IN_WRITE_PATCH),
+		inFlightEndsFirst: patched(IN_FLIGHT_ENDS_FIRST_PATCH),
 	};
 }
 

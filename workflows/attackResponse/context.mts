@@ -1,5 +1,5 @@
 import type { ApproverPolicy } from '../../api/decideRules.ts';
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Hold } from '../coordinator/coordination.mts';
 import type {
 	AttackResponseInput,
@@ -22,8 +22,10 @@ import { observer, type Observer } from './observe.mts';
 /** The catalog's operations as activities, typed from the catalog (params and results). */
 export type Acts = OperationActivities;
 
-function activities(timeoutSeconds: number, maximumAttempts: number, local = false): Acts {
+/** `endsFirst`: a cancelled runbook waits for the activity's end and its answer (ownership.mts IN_FLIGHT_ENDS_FIRST_PATCH). */
+function activities(timeoutSeconds: number, maximumAttempts: number, local = false, endsFirst = false): Acts {
 	const options = {
+		...(endsFirst ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
 		startToCloseTimeout: `${timeoutSeconds}s` as const,
 		retry: {
 			initialInterval: '500ms' as const,
@@ -55,6 +57,7 @@ export interface Runbook {
 		holdBeside: boolean;
 		rearmEntriesLocal: boolean;
 		entriesHoldInWrite: boolean;
+		inFlightEndsFirst: boolean;
 	};
 	input: AttackResponseInput;
 	started: number;
@@ -111,6 +114,26 @@ export function appendAudit(audit: AuditEntry[], state: RunbookState, entry: Aud
 	state.auditOmitted = 2;
 }
 
+/** Every patch off until attackResponse.mts `askPatches` asks them (before the run's first await). */
+const NO_PATCHES: Runbook['patches'] = {
+	entriesOverlap: false,
+	rearm: false,
+	rearmFast: false,
+	waves: false,
+	exact: false,
+	answered: false,
+	continueAsNew: false,
+	pollGrid: false,
+	addEach: false,
+	repeatUnanswered: false,
+	reapplyWhileSeen: false,
+	writeSteps: false,
+	holdBeside: false,
+	rearmEntriesLocal: false,
+	entriesHoldInWrite: false,
+	inFlightEndsFirst: false,
+};
+
 export function newRunbook(input: AttackResponseInput): Runbook {
 	const carry = input?.carry;
 	const started = carry ? carry.startedMs : Date.now();
@@ -120,23 +143,7 @@ export function newRunbook(input: AttackResponseInput): Runbook {
 		input,
 		started,
 		dryRun,
-		patches: {
-			entriesOverlap: false,
-			rearm: false,
-			rearmFast: false,
-			waves: false,
-			exact: false,
-			answered: false,
-			continueAsNew: false,
-			pollGrid: false,
-			addEach: false,
-			repeatUnanswered: false,
-			reapplyWhileSeen: false,
-			writeSteps: false,
-			holdBeside: false,
-			rearmEntriesLocal: false,
-			entriesHoldInWrite: false,
-		},
+		patches: { ...NO_PATCHES },
 		state: carry
 			? { ...carry.state }
 			: {
@@ -208,7 +215,7 @@ export interface PlanContext {
 	/** Target of the detection operations. */
 	op: { customer_id: string; site_id: string; network_id: string; host_id: string };
 	dpParams(dp: string): { site_id: string; domain_port_id: string };
-	/** Regular activities (writes; the first write group). */
+	/** Regular activities (writes: the first write group, waves, hold-the-line's re-applies). */
 	acts: Acts;
 	/** Reads (snapshot, event lookup, polls): local unless plan.execution.localActivities is 'none'. */
 	readActs: Acts;
@@ -223,10 +230,10 @@ export interface PlanContext {
 	all<T>(fns: (() => Promise<T>)[]): Promise<T[]>;
 }
 
-export function planContext(plan: Plan): PlanContext {
+export function planContext(plan: Plan, endsFirst = false): PlanContext {
 	const ex = plan.execution;
 	const site = plan.site_id;
-	const acts = activities(plan.activityTimeoutSeconds, 8);
+	const acts = activities(plan.activityTimeoutSeconds, 8, false, endsFirst);
 	const readActs = ex.localActivities === 'none' ? acts : activities(plan.activityTimeoutSeconds, 8, true);
 	// Revert writes are always regular activities, so each live read before a write is recorded in history before the
 	// write is sent. Few attempts each: withPatience (patience.mts) repeats them for as long as the API is down.

@@ -68,7 +68,8 @@ export async function holdPlanSettings(
 	rb.state.holding = 0; // from here on a claim may have been granted: releaseAll asks the coordinator
 	const req = { keys, mode: 'hold' as const, reason: 'attack response: mitigation in place until the revert' };
 	const full = { ...req, ttlSeconds: ttlOf(ctx), ...(since ? { since } : {}) };
-	const r = await (since ? holdBeside(ctx.site, full) : claim(ctx.site, full));
+	const ends = rb.patches.inFlightEndsFirst;
+	const r = await (since ? holdBeside(ctx.site, full, ends) : claim(ctx.site, full, ends));
 	rb.state.holding = r.granted.length;
 	rb.log(
 		'snapshot',
@@ -116,6 +117,17 @@ export const REARM_ENTRIES_LOCAL_PATCH = 'rearm-entries-hold-local';
  */
 export const ENTRIES_HOLD_IN_WRITE_PATCH = 'rearm-entries-hold-in-write';
 
+/**
+ * Patch: a cancelled runbook waits for its claim activity and its write activities (writeSteps.mts; context.mts
+ * `acts`: waves, hold-the-line's re-applies) still in flight to end (WAIT_CANCELLATION_COMPLETED) before it reverts
+ * and releases: a claim's last ask may still be waiting at the coordinator (up to CLAIM_WAIT_SECONDS) and is granted
+ * when another owner's lease ends — after the release it held the keys in the dead runbook's name until their `until`
+ * (hours); a write's POSTs still under way landed after the revert read the list, unowned and never removed
+ * (test/temporal/cancelInFlight.test.mts). Now the grant is released and the writes' answers are owned and reverted.
+ * Runbooks recorded before it went on at once (TRY_CANCEL).
+ */
+export const IN_FLIGHT_ENDS_FIRST_PATCH = 'runbook-in-flight-ends-first';
+
 type HoldRequest = Omit<ClaimRequest, 'owner'>;
 
 /**
@@ -123,9 +135,9 @@ type HoldRequest = Omit<ClaimRequest, 'owner'>;
  * wait (another owner's lease) is asked again as a regular activity that waits, so no workflow task is held open
  * meanwhile (queries and signals are answered). The write activity's own hold falls back the same way (writeSteps.mts).
  */
-export async function holdBeside(site: string, req: HoldRequest): Promise<ClaimResult> {
+export async function holdBeside(site: string, req: HoldRequest, endsFirst = false): Promise<ClaimResult> {
 	const r = await claimBeside(site, { ...req, waitSeconds: 0 });
-	return r.waiting ? claim(site, req) : r;
+	return r.waiting ? claim(site, req, endsFirst) : r;
 }
 
 /** The hold of blacklist entries (their setting keys). */
@@ -155,7 +167,8 @@ export async function holdEntries(rb: Runbook, ctx: PlanContext, local = false):
 	if (!entryKeys.length) return;
 	rb.state.holding ??= 0;
 	const req = entriesRequest(ctx, entryKeys);
-	tookEntries(rb, await (local ? holdBeside(ctx.site, req) : claim(ctx.site, req)));
+	const ends = rb.patches.inFlightEndsFirst;
+	tookEntries(rb, await (local ? holdBeside(ctx.site, req, ends) : claim(ctx.site, req, ends)));
 }
 
 /** Drops the changes (and blacklist entries) whose settings someone else holds, each noted as held by them. */

@@ -18,12 +18,16 @@ import { isExact, ownedEntries, recordWrite, stillToWrite } from './written.mts'
 export async function applyWave(rb: Runbook, ctx: PlanContext, changes: Change[], n: number): Promise<number> {
 	const keys = changes.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
 	rb.state.holding ??= 0;
-	const r = await claim(ctx.site, {
-		keys,
-		mode: 'hold',
-		reason: `attack response: blacklisted attack source (wave ${n})`,
-		ttlSeconds: ttlOf(ctx),
-	});
+	const r = await claim(
+		ctx.site,
+		{
+			keys,
+			mode: 'hold',
+			reason: `attack response: blacklisted attack source (wave ${n})`,
+			ttlSeconds: ttlOf(ctx),
+		},
+		rb.patches.inFlightEndsFirst,
+	);
 	rb.state.holding += r.granted.length;
 	const held = new Map(r.held.map((h) => [h.key, h]));
 	const keep: Change[] = [];

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import {
 	WRITE_STEPS_ACTIVITY,
@@ -46,14 +46,15 @@ export interface RunAnswers {
  * Writes `groups` in order in ONE activity (a group's writes at once); each answer handed over as it would be by
  * the write's own activity (a blacklist change: one per entry). A failure still hands over the answers before and
  * beside it (its details, or the record of a timed-out attempt), then is thrown. `holdIn`: the activity holds the
- * blacklist entries itself, beside their reads (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH).
+ * blacklist entries itself, beside their reads (ownership.mts ENTRIES_HOLD_IN_WRITE_PATCH). `endsFirst`: a cancelled
+ * runbook waits for the activity's end and its answers before it reverts (ownership.mts IN_FLIGHT_ENDS_FIRST_PATCH).
  */
 export async function writeRun(
 	ctx: PlanContext,
 	groups: RunWrite[][],
 	concurrency: number,
 	on: RunAnswers,
-	holdIn = false,
+	{ holdIn = false, endsFirst = false } = {},
 ): Promise<void> {
 	const all = groups.flat();
 	if (!all.length) return;
@@ -81,6 +82,7 @@ export async function writeRun(
 		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s
 		...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
 		retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
+		...(endsFirst ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
 	});
 	let failure: unknown;
 	let answers: WriteStepsResult['answers'];
@@ -156,7 +158,7 @@ async function applyHoldingEntries(rb: Runbook, ctx: PlanContext, changes: Chang
 	if (!waited) return;
 	const adds = changes.filter((c) => c.kind === 'blacklistAdd' && rb.changes.includes(c));
 	const keys = adds.flatMap((c) => (c.after as string[]).map((e) => entryKey(c.target.domain_port_id, e)));
-	tookEntries(rb, await claim(ctx.site, entriesRequest(ctx, keys)));
+	tookEntries(rb, await claim(ctx.site, entriesRequest(ctx, keys), rb.patches.inFlightEndsFirst));
 	const left = adds.filter((c) => rb.changes.includes(c));
 	await applyRun(rb, ctx, left.length ? [left] : [], concurrency);
 }
@@ -210,7 +212,7 @@ export async function applyRun(
 						.filter((g) => g.length),
 					concurrency,
 					hooks,
-					held !== undefined,
+					{ holdIn: held !== undefined, endsFirst: rb.patches.inFlightEndsFirst },
 				),
 			() => rb.state.aborted,
 		);

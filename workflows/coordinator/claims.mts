@@ -1,4 +1,9 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+	ActivityCancellationType,
+	proxyActivities,
+	proxyLocalActivities,
+	type ActivityOptions,
+} from '@temporalio/workflow';
 import { COORDINATION, type ClaimRequest, type ClaimResult, type HandoverResult, type Hold } from './coordination.mts';
 import type { createCoordinationActivities } from './activities.mts';
 
@@ -8,16 +13,26 @@ import type { createCoordinationActivities } from './activities.mts';
  * A claim may wait (a hold waits for another owner's lease to end), so it is a regular activity with a long
  * start-to-close timeout; transient failures (Temporal unavailable) are retried without limit.
  */
-const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
+const options: ActivityOptions = {
 	startToCloseTimeout: '10m',
 	// The activities heartbeat while they wait (workflows/coordinator/client.mts): a worker that dies during a claim costs
 	// seconds, not the 10 minutes of the start-to-close timeout.
 	heartbeatTimeout: '10s',
 	retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ValidationError'] },
+};
+const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>(options);
+/**
+ * The same, for a caller that releases when it is cancelled (the attack response, since attackResponse/ownership.mts
+ * IN_FLIGHT_ENDS_FIRST_PATCH): a cancelled caller waits for the claim activity's end (it hears the cancel by its
+ * heartbeat and asks no more), so a grant of its last ask still waiting at the coordinator comes before the release.
+ */
+const coordEndsFirst = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
+	...options,
+	cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>): Promise<ClaimResult> =>
-	coord[COORDINATION.claim]({ site_id, ...req });
+export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>, endsFirst = false): Promise<ClaimResult> =>
+	(endsFirst ? coordEndsFirst : coord)[COORDINATION.claim]({ site_id, ...req });
 /**
  * The same claim as a local activity: it starts at once, beside the local-activity reads of the same workflow task (a
  * regular activity is only scheduled when the task completes, after them). A retry after a lost worker re-asks it:
