@@ -244,6 +244,11 @@ export async function stopCommands(home: N8nHome): Promise<void> {
 	await (await p?.catch(() => undefined))?.stop();
 }
 
+/** What the folder's command process printed outside its commands (start-up, task runner, late lines): n8n's log. */
+export async function commandsLog(home: N8nHome): Promise<string> {
+	return (await home.commands?.catch(() => undefined))?.log() ?? '';
+}
+
 /** A failing test's report shows the folder's last n8n CLI commands: arguments, PID, exit and output (started.mts). */
 function announceCliRun(home: N8nHome, run: () => string): void {
 	const runs = (home.cliRuns ??= []);
