@@ -194,6 +194,8 @@ export async function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000)
 	const [out, err] = [join(io, 'stdout'), join(io, 'stderr')];
 	const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
 	let ended = 'running';
+	let printed: [string, string] | undefined; // what it printed, kept once its files are gone
+	const text = () => printed ?? [read(out), read(err)];
 	let timer: NodeJS.Timeout | undefined;
 	const bound = new Promise<never>((_, reject) => {
 		timer = setTimeout(() => {
@@ -202,25 +204,30 @@ export async function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000)
 				() => undefined,
 			);
 			home.commands = undefined;
-			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${read(out)}\n${read(err)}`));
+			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${text().join('\n')}`));
 		}, timeoutMs);
 	});
 	try {
 		const proc = await Promise.race([commandProcess(home), bound]);
 		announceCliRun(
 			home,
-			() => `$ n8n ${args.join(' ')} · pid ${proc.pid} · ${ended}\n${read(out).slice(-3000)}${read(err).slice(-3000)}`,
+			() =>
+				`$ n8n ${args.join(' ')} · pid ${proc.pid} · ${ended}\n${text()
+					.map((t) => t.slice(-3000))
+					.join('')}`,
 		);
 		const running = proc.run(args, out, err);
 		running.catch(() => undefined); // when the bound won the race
 		const { code } = await Promise.race([running, bound]);
 		ended = `exit ${code}`;
-		return { code, signal: null, stdout: read(out), stderr: read(err) };
+		const [stdout, stderr] = (printed = text());
+		return { code, signal: null, stdout, stderr };
 	} catch (e) {
 		ended = String(e).split('\n')[0];
 		throw e;
 	} finally {
 		clearTimeout(timer);
+		printed = text();
 		rmSync(io, { recursive: true, force: true });
 	}
 }
