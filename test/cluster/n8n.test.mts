@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import proto from '@temporalio/proto';
 import { type AttackResponseResult } from '../../api/runbook/contract.ts';
 import { stateQuery } from '../../workflows/attackResponse/messages.mts';
 import { ATTACK_SOURCES, killChild, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
@@ -140,6 +141,22 @@ before(async () => {
 		250,
 	);
 	assert.equal(worker.exitCode, null, worker.log());
+	// The node's Start checks the server's pollers (DescribeTaskQueue): the worker's log line comes before its first
+	// poll reaches the server. An n8n CLI process's start (seconds) used to cover that gap; one process per folder
+	// runs the first execute within a second of the imports, and it was refused "no worker polls" (session 22).
+	await waitFor(
+		'the server sees a poller on the task queue',
+		async () =>
+			((
+				await client.workflowService.describeTaskQueue({
+					namespace: env.TEMPORAL_NAMESPACE,
+					taskQueue: { name: queue },
+					taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+				})
+			).pollers?.length ?? 0) > 0,
+		60_000,
+		250,
+	);
 });
 
 after(async () => {

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { announceStarted } from '../../demo/stack.mts';
-import { freePort, makeN8nHome, n8nRuntime, type N8nHome } from './harness.mts';
+import { freePort, makeN8nHome, n8nRuntime, stopCommands, type N8nHome } from './harness.mts';
 
 export const OWNER = {
 	email: 'soc@example.com',
@@ -49,6 +49,7 @@ export async function startN8nServer(tgz: string, prepare?: (home: N8nHome) => P
 		DB_PING_TIMEOUT_MS: '120000',
 	});
 	if (prepare) await prepare(home);
+	await stopCommands(home); // its database is the server's now
 	let log = '';
 	const child: ChildProcess = spawn(rt.node, [rt.n8n, 'start'], {
 		env: home.env,

@@ -1,14 +1,12 @@
 // Helpers for the n8n tests: the cached n8n runtime, the packed package, an n8n user folder, the n8n CLI.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
-	closeSync,
 	copyFileSync,
 	cpSync,
 	existsSync,
 	mkdirSync,
 	mkdtempSync,
-	openSync,
 	readdirSync,
 	readFileSync,
 	renameSync,
@@ -22,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { announceStarted } from '../../demo/stack.mts';
 import '../helpers/started.mts'; // a failing test prints what its file started
+import { startCommandProcess, type CommandProcess } from './command-process.mts';
 import { copyMigratedDb } from './migratedDb.mts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -106,6 +105,8 @@ export interface N8nHome {
 	cleanup(): void;
 	/** The n8n CLI's runs in this folder: each its arguments, PID, exit and output so far (a failure's report). */
 	cliRuns?: Array<() => string>;
+	/** The folder's n8n command process (n8nCli), once started. */
+	commands?: Promise<CommandProcess>;
 }
 
 /**
@@ -141,7 +142,14 @@ export function makeN8nHome(tgz: string, into: 'custom' | 'nodes' = 'custom'): N
 		...N8N_COMPILE_CACHE,
 	};
 	copyMigratedDb(n8nRuntime(), env, dir);
-	return { dir, env, cliRuns: [], cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+	const home: N8nHome = {
+		dir,
+		env,
+		cliRuns: [],
+		// the folder goes once its command process has exited (n8n's own exit, or SIGKILL after 10 s)
+		cleanup: () => void stopCommands(home).finally(() => rmSync(dir, { recursive: true, force: true })),
+	};
+	return home;
 }
 
 /**
@@ -169,68 +177,86 @@ function installPackage(tgz: string, into: 'custom' | 'nodes', folder: string): 
 
 export interface CliResult {
 	code: number | null;
-	/** The signal that ended the process when `code` is null (said in the stderr text too, so failures show it). */
+	/** The signal that ended the command process when `code` is null (said in the stderr text too, so failures show it). */
 	signal?: NodeJS.Signals | null;
 	stdout: string;
 	stderr: string;
 }
 
 /**
- * Runs the real n8n CLI on Node 24. Its stdout and stderr are files, not pipes: n8n 2.40.7's commands end with
- * `process.exit()` (after a 100 ms sleep and closing the database), and Node drops what a pipe (a non-blocking socket)
- * has not taken by then — `execute --rawOutput` of 3.6 MB came back cut short with exit 0 when this process read it
- * late under load. A file takes each write whole before n8n goes on.
+ * Runs a real n8n CLI command (`n8n <args>`) on Node 24, in the folder's n8n command process (command-process.mts:
+ * started at the folder's first command, each command's own run(), the CLI's exit code). What the command prints goes
+ * to files and is read whole. `timeoutMs` bounds the command (the first one: with the process's start, as a CLI
+ * process's start was); past it the process is killed and the next command starts another.
  */
-export function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Promise<CliResult> {
-	const rt = n8nRuntime();
+export async function n8nCli(home: N8nHome, args: string[], timeoutMs = 180_000): Promise<CliResult> {
 	const io = mkdtempSync(join(tmpdir(), 'secsvc-n8n-cli-'));
-	const files = [join(io, 'stdout'), join(io, 'stderr')];
-	const fds = files.map((f) => openSync(f, 'w'));
-	const read = () => files.map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : ''));
-	return new Promise((resolve, reject) => {
-		const child = spawn(rt.node, [rt.n8n, ...args], { env: home.env, cwd: home.dir, stdio: ['ignore', ...fds] });
-		fds.forEach((fd) => closeSync(fd));
-		let [stdout, stderr] = ['', ''];
-		announceCliRun(home, () => {
-			const exit = child.exitCode ?? child.signalCode ?? 'running';
-			if (exit === 'running') [stdout, stderr] = read();
-			return `$ n8n ${args.join(' ')} · pid ${child.pid} · ${exit}\n${stdout.slice(-3000)}${stderr.slice(-3000)}`;
-		});
-		const timer = setTimeout(() => {
-			child.kill('SIGKILL');
-			[stdout, stderr] = read();
-			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${stdout}\n${stderr}`));
+	const [out, err] = [join(io, 'stdout'), join(io, 'stderr')];
+	const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
+	let ended = 'running';
+	let printed: [string, string] | undefined; // what it printed, kept once its files are gone
+	const text = () => printed ?? [read(out), read(err)];
+	let timer: NodeJS.Timeout | undefined;
+	const bound = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => {
+			void home.commands?.then(
+				(p) => p.kill(),
+				() => undefined,
+			);
+			home.commands = undefined;
+			reject(new Error(`n8n ${args.join(' ')} timed out after ${timeoutMs} ms\n${text().join('\n')}`));
 		}, timeoutMs);
-		child.on('error', (e) => {
-			rmSync(io, { recursive: true, force: true });
-			reject(e);
-		});
-		child.on('close', (code, signal) => {
-			clearTimeout(timer);
-			[stdout, stderr] = read();
-			rmSync(io, { recursive: true, force: true });
-			if (code === null) stderr += `\n[harness] n8n ${args[0]} (pid ${child.pid}) ended by signal ${signal}`;
-			// n8n 2.40.7 on Node 24 was seen (once, CI under load) to die at process teardown AFTER printing a complete
-			// execution: a crash of its exit path (native modules), not of the workflow. Only that case counts as done —
-			// a crash signal and a complete `--rawOutput` document; anything else (SIGKILL, SIGTERM, no document) fails.
-			if (
-				code === null &&
-				(signal === 'SIGSEGV' || signal === 'SIGABRT' || signal === 'SIGBUS') &&
-				args.includes('--rawOutput') &&
-				completeDocument(stdout)
-			) {
-				process.stderr.write(
-					`[harness] n8n ${args[0]} crashed with ${signal} after printing its complete output; counted as exit 0\n`,
-				);
-				resolve({ code: 0, signal, stdout, stderr });
-				return;
-			}
-			resolve({ code, signal, stdout, stderr });
-		});
 	});
+	try {
+		const proc = await Promise.race([commandProcess(home), bound]);
+		announceCliRun(
+			home,
+			() =>
+				`$ n8n ${args.join(' ')} · pid ${proc.pid} · ${ended}\n${text()
+					.map((t) => t.slice(-3000))
+					.join('')}`,
+		);
+		const running = proc.run(args, out, err);
+		running.catch(() => undefined); // when the bound won the race
+		const { code } = await Promise.race([running, bound]);
+		ended = `exit ${code}`;
+		const [stdout, stderr] = (printed = text());
+		return { code, signal: null, stdout, stderr };
+	} catch (e) {
+		ended = String(e).split('\n')[0];
+		throw e;
+	} finally {
+		clearTimeout(timer);
+		printed = text();
+		rmSync(io, { recursive: true, force: true });
+	}
 }
 
-/** A failing test's report shows the folder's last n8n CLI runs: arguments, PID, exit and output (started.mts). */
+/** The folder's command process, started once (again after one ended). */
+function commandProcess(home: N8nHome): Promise<CommandProcess> {
+	const running = home.commands;
+	if (running) return running.then((p) => (p.exited() ? ((home.commands = undefined), commandProcess(home)) : p));
+	const started = startCommandProcess(n8nRuntime(), home.env, home.dir);
+	home.commands = started;
+	started.catch(() => {
+		if (home.commands === started) home.commands = undefined;
+	});
+	return started;
+}
+
+/** Ends the folder's command process (n8n's own exit: database closed), e.g. before `n8n start` opens the database. */
+export async function stopCommands(home: N8nHome): Promise<void> {
+	const p = home.commands;
+	home.commands = undefined;
+	await (await p?.catch(() => undefined))?.stop();
+}
+
+/** What the folder's command process printed outside its commands (start-up, task runner, late lines): n8n's log. */
+export async function commandsLog(home: N8nHome): Promise<string> {
+	return (await home.commands?.catch(() => undefined))?.log() ?? '';
+}
+
+/** A failing test's report shows the folder's last n8n CLI commands: arguments, PID, exit and output (started.mts). */
 function announceCliRun(home: N8nHome, run: () => string): void {
 	const runs = (home.cliRuns ??= []);
 	if (!runs.length) {
@@ -239,15 +265,6 @@ function announceCliRun(home: N8nHome, run: () => string): void {
 	}
 	runs.push(run);
 	if (runs.length > 5) runs.shift();
-}
-
-function completeDocument(stdout: string): boolean {
-	try {
-		parseRawOutput(stdout);
-		return true;
-	} catch {
-		return false;
-	}
 }
 
 /** The JSON document `n8n execute --rawOutput` prints (log lines before it are skipped). */

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { startSimulator } from '../../simulator/index.mts';
 import { startTemporalDev, startWorkerProcess, type TemporalDev, type WorkerProcess } from '../../demo/stack.mts';
 import { freePort, makeN8nHome, n8nCli, packPackage, type N8nHome } from './harness.mts';
@@ -49,6 +50,9 @@ export async function startRunbookStack(o: {
 	});
 	const connection = await Connection.connect({ address: temporal.address });
 	const client = new Client({ connection, namespace: 'default' });
+	// The node's Start checks the server's pollers (DescribeTaskQueue); the worker's ready line comes before its first
+	// poll reaches the server, a gap an n8n CLI process's start used to cover (docs/test-runs.md session 22).
+	await workflowPoller(client, o.taskQueue, 60_000);
 
 	const work = scratchDir(`secsvc-${o.label}-`);
 	const home = makeN8nHome(packPackage(join(work, 'pack')));
@@ -119,4 +123,17 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 		p,
 		new Promise<T>((_, rej) => setTimeout(() => rej(new Error(`timed out after ${ms} ms: ${what}`)), ms).unref()),
 	]);
+}
+
+async function workflowPoller(client: Client, taskQueue: string, ms: number): Promise<void> {
+	for (const end = Date.now() + ms; Date.now() < end; ) {
+		const r = await client.workflowService.describeTaskQueue({
+			namespace: 'default',
+			taskQueue: { name: taskQueue },
+			taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+		});
+		if (r.pollers?.length) return;
+		await new Promise((res) => setTimeout(res, 250));
+	}
+	throw new Error(`no poller on task queue ${taskQueue} at the server within ${ms} ms`);
 }

@@ -32,7 +32,16 @@ import {
 	type Ids,
 } from '../temporal/helpers.mts';
 import { toNodeParameters } from './inprocess-driver.mts';
-import { freePort, makeN8nHome, n8nCli, nodeOutput, packPackage, parseRawOutput, type N8nHome } from './harness.mts';
+import {
+	commandsLog,
+	freePort,
+	makeN8nHome,
+	n8nCli,
+	nodeOutput,
+	packPackage,
+	parseRawOutput,
+	type N8nHome,
+} from './harness.mts';
 import { linearConnections, manualTrigger } from './workflows.mts';
 
 const TTL = 10;
@@ -327,7 +336,8 @@ test('n8n takes the customer token from the tenant workflow across expiries whil
 		);
 
 		// no token in n8n's execution data, output or credential
-		assert.doesNotMatch(run.stdout + run.stderr + bad.stdout + bad.stderr, SECRET_RE);
+		// n8n's logs: the runs' output and what its process printed outside them (one process runs the folder's commands)
+		assert.doesNotMatch(run.stdout + run.stderr + bad.stdout + bad.stderr + (await commandsLog(home)), SECRET_RE);
 		const exported = await n8nCli(home, [
 			'export:credentials',
 			'--all',
