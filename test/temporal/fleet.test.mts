@@ -434,16 +434,18 @@ test('regular batches: a batch retried after a worker SIGKILL does not call agai
 		60_000,
 		300,
 	);
-	// This batch's checks: after the previous batch's check of the hanging site (a batch in flight when the fault was
-	// added may have checked the first site before `since`: under load the test saw 1 of 2 that way).
+	// One call at a time: the two checks of the watcher's sites just before the hanging one are this batch's first two
+	// (a batch in flight when the fault was added may have checked the first before `since`). Not a window from the
+	// previous batch's check of the hanging site: a batch of the old settings, four calls at once, ran just before.
 	const siteOf = (r: { path: string }) => /\/site\/([^/]+)\//.exec(r.path)?.[1];
-	const checks = s.sim.requests({ op: 'dashboard.isUnderAttack' });
-	const prevHung = Math.max(0, ...checks.filter((r) => r.seq < hungSeq && siteOf(r) === hung).map((r) => r.seq));
-	const before = checks.filter((r) => r.seq > prevHung && r.seq < hungSeq).map(siteOf);
+	const before = s.sim
+		.requests({ op: 'dashboard.isUnderAttack' })
+		.filter((r) => r.seq < hungSeq && order.includes(siteOf(r) as string))
+		.map(siteOf);
 	assert.deepEqual(
-		before.filter((x) => x === first || x === second),
+		before.slice(-2),
 		[first, second],
-		`sites ${first} and ${second} were checked, in that order, before the hanging ${hung}`,
+		`sites ${first} and ${second} were checked, in that order, just before the hanging ${hung}`,
 	);
 	const retried = s.sim
 		.requests({ op: 'dashboard.isUnderAttack', since: hungSeq })
