@@ -45,6 +45,24 @@ async function cancelled(h: Handle, site: string) {
 const pendingActivity = async (h: Handle, name: string) =>
 	((await h.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === name);
 
+type World = Awaited<ReturnType<typeof siteWorld>>;
+/** The next two blacklist POSTs held 3 s at the service. */
+const delayPosts = (w: World) =>
+	w.s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 3000, count: 2 });
+
+/**
+ * Waits until a blacklist POST held by `delayPosts` is in flight (after `seq`), cancels the runbook and asserts nothing
+ * held in its name and, once the delayed POSTs are past, the site exactly as `before`.
+ */
+async function cancelMidPost(w: World, h: Handle, before: unknown, seq: number, what: string, timeoutMs: number) {
+	const posts = () =>
+		w.s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
+	await waitFor(what, async () => posts().length > 0, timeoutMs, 20);
+	assert.deepEqual(await cancelled(h, w.ids.site_id), [], 'nothing held in its name once it ended');
+	await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
+	assert.deepEqual(await liveSettings(w.op, w.ids), before, 'the site exactly as before');
+}
+
 test("cancelled while its settings' hold waits for another owner's lease: the lease's end grants nothing to the dead runbook", async () => {
 	const { s, ids, queue, close } = await siteWorld(48, 'cancel-hold-wait');
 	const drift = 'drift-test-lease';
@@ -109,26 +127,23 @@ test("a re-arm cancelled with its held write's POSTs in flight: what they add is
 });
 
 test('a first plan cancelled with its blacklist POSTs in flight: the site exactly as before, nothing held', async () => {
-	const { s, ids, queue, op, close } = await siteWorld(50, 'cancel-first-write');
+	const w = await siteWorld(50, 'cancel-first-write');
+	const { s, ids, queue, op, close } = w;
 	try {
 		const before = await liveSettings(op, ids);
 		const seq = s.sim.requests().at(-1)?.seq ?? 0;
-		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 3000, count: 2 });
+		delayPosts(w);
 		s.sim.startAttack({ site_id: ids.site_id, duration: 0, sources: [{ ip: ip(10) }, { ip: ip(20) }] });
 		const h = await startAttackResponse(env.client, queue, plan(ids, { ipAuth: undefined, switches: [] }));
-		const posts = () =>
-			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
-		await waitFor('a POST in flight', async () => posts().length > 0, 20_000, 20);
-		assert.deepEqual(await cancelled(h, ids.site_id), [], 'nothing held in its name once it ended');
-		await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
-		assert.deepEqual(await liveSettings(op, ids), before, 'the site exactly as before');
+		await cancelMidPost(w, h, before, seq, 'a POST in flight', 20_000);
 	} finally {
 		await close();
 	}
 });
 
 test("a wave's write cancelled with its POSTs in flight: the site exactly as before, nothing held", async () => {
-	const { s, ids, queue, op, close } = await siteWorld(51, 'cancel-wave-write');
+	const w = await siteWorld(51, 'cancel-wave-write');
+	const { s, ids, queue, op, close } = w;
 	try {
 		const before = await liveSettings(op, ids);
 		s.sim.startAttack({
@@ -140,13 +155,8 @@ test("a wave's write cancelled with its POSTs in flight: the site exactly as bef
 		const h = await startAttackResponse(env.client, queue, plan(ids, { ipAuth: undefined, switches: [] }));
 		await waitFor('the wait', async () => (await h.query(stateQuery)).phase === 'waiting', 20_000);
 		const seq = s.sim.requests().at(-1)?.seq ?? 0;
-		s.sim.addFault({ op: 'applicationProtection.ipBlacklist.add', kind: 'delay', delayMs: 3000, count: 2 });
-		const posts = () =>
-			s.sim.requests({ op: 'applicationProtection.ipBlacklist.add', since: seq }).filter((q) => q.method === 'POST');
-		await waitFor('a wave POST in flight', async () => posts().length > 0, 30_000, 20);
-		assert.deepEqual(await cancelled(h, ids.site_id), [], 'nothing held in its name once it ended');
-		await new Promise((r) => setTimeout(r, 3500)); // past the delayed POSTs
-		assert.deepEqual(await liveSettings(op, ids), before, 'the site exactly as before');
+		delayPosts(w);
+		await cancelMidPost(w, h, before, seq, 'a wave POST in flight', 30_000);
 	} finally {
 		await close();
 	}
