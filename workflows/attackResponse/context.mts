@@ -1,5 +1,6 @@
 import type { ApproverPolicy } from '../../api/decideRules.ts';
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { endsFirstOption } from '../coordinator/claims.mts';
 import type { Hold } from '../coordinator/coordination.mts';
 import type {
 	AttackResponseInput,
@@ -25,7 +26,7 @@ export type Acts = OperationActivities;
 /** `endsFirst`: a cancelled runbook waits for the activity's end and its answer (ownership.mts IN_FLIGHT_ENDS_FIRST_PATCH). */
 function activities(timeoutSeconds: number, maximumAttempts: number, local = false, endsFirst = false): Acts {
 	const options = {
-		...(endsFirst ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+		...endsFirstOption(endsFirst),
 		startToCloseTimeout: `${timeoutSeconds}s` as const,
 		retry: {
 			initialInterval: '500ms' as const,

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Change, WriteResult } from '../../api/runbook/contract.ts';
 import {
 	WRITE_STEPS_ACTIVITY,
@@ -10,7 +10,7 @@ import {
 import { answersOf, refusalText } from './addEach.mts';
 import { iso, type PlanContext, type Runbook } from './context.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
-import { claim } from '../coordinator/claims.mts';
+import { claim, endsFirstOption } from '../coordinator/claims.mts';
 import { entriesRequest, entryKey, registerExpiringBlocks, tookEntries } from './ownership.mts';
 import { withPatience } from './patience.mts';
 import { REARM_BLACKLIST_CONCURRENCY } from './rearm.mts';
@@ -82,7 +82,7 @@ export async function writeRun(
 		// as the blacklist group's activity (addEach.mts): a killed worker's attempt is retried within 60 s
 		...(seconds > 60 ? { heartbeatTimeout: '60s' } : {}),
 		retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
-		...(endsFirst ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+		...endsFirstOption(endsFirst),
 	});
 	let failure: unknown;
 	let answers: WriteStepsResult['answers'];

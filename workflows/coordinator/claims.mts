@@ -22,13 +22,16 @@ const options: ActivityOptions = {
 };
 const coord = proxyActivities<ReturnType<typeof createCoordinationActivities>>(options);
 /**
- * The same, for a caller that releases when it is cancelled (the attack response, since attackResponse/ownership.mts
- * IN_FLIGHT_ENDS_FIRST_PATCH): a cancelled caller waits for the claim activity's end (it hears the cancel by its
- * heartbeat and asks no more), so a grant of its last ask still waiting at the coordinator comes before the release.
+ * For a caller that releases or reverts when it is cancelled (the attack response, since attackResponse/ownership.mts
+ * IN_FLIGHT_ENDS_FIRST_PATCH): a cancel waits for the activity's end and its answer, so a claim's grant still waiting
+ * at the coordinator (the activity hears the cancel by its heartbeat and asks no more) or a write still in flight
+ * comes before the release and the revert.
  */
+export const endsFirstOption = (endsFirst: boolean): ActivityOptions =>
+	endsFirst ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
 const coordEndsFirst = proxyActivities<ReturnType<typeof createCoordinationActivities>>({
 	...options,
-	cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+	...endsFirstOption(true),
 });
 
 export const claim = (site_id: string, req: Omit<ClaimRequest, 'owner'>, endsFirst = false): Promise<ClaimResult> =>
