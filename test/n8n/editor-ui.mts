@@ -44,6 +44,10 @@ export class EditorUi {
 			const entry = asked.get(res.request());
 			if (entry) entry.answer = `${res.status()} after ${Date.now() - entry.at} ms`;
 		});
+		page.on('requestfailed', (r) => {
+			const entry = asked.get(r);
+			if (entry) entry.answer = `failed after ${Date.now() - entry.at} ms`;
+		});
 		// n8n's push messages (the editor opens a waiting form on the Wait node's nodeExecuteAfter): when, type, node.
 		page.on('websocket', (ws) => {
 			ws.on('framereceived', ({ payload }) => {
@@ -314,6 +318,24 @@ export class EditorUi {
 		// The dialog's own close button (Escape would close the node panel behind it too).
 		if (await this.credentialModal.isVisible()) await this.page.locator('.el-dialog__headerbtn:visible').last().click();
 		await this.credentialModal.waitFor({ state: 'hidden' });
+		if (await this.ndv.isVisible()) await this.credentialOnNode();
+	}
+
+	/**
+	 * Waits until the open node panel shows a credential on the node. n8n puts a new credential on the node, and gives a
+	 * new node the only one of its type, from the list of credentials it asks for (after a save, after the page): a run
+	 * started before that list came ran without one ("Node does not have any credentials set" at load ~30; reproduced
+	 * with the list held 8 s).
+	 */
+	async credentialOnNode(): Promise<void> {
+		await this.page.waitForFunction(
+			() =>
+				[...document.querySelectorAll('[data-test-id="ndv"] [data-test-id="node-credentials-select"] input')].some(
+					(i) => (i as HTMLInputElement).value.trim() !== '',
+				),
+			undefined,
+			{ timeout: 60_000 },
+		);
 	}
 }
 

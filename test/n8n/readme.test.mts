@@ -200,6 +200,7 @@ async function newWorkflowWith(action: string): Promise<void> {
 	await ui.canvasNode('When clicking').first().hover();
 	await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
 	await ui.addFromPanel('runbook', 'Security Service Runbook', action);
+	if (action !== 'Start an attack-response runbook') await ui.credentialOnNode(); // the only one of its type
 }
 
 async function runWorkflow(): Promise<Record<string, unknown>> {
