@@ -8,11 +8,18 @@
  * rounds moves both halves of a pair alike), the times shown the median blocks. Besides the wall time per call, the
  * bench process's own CPU time per call (process.cpuUsage: client + undici vs undici alone), which other processes'
  * load hardly moves: on a shared machine it is the steadier figure.
+ * The client is the one the worker ships: compiled by the worker's own build (esbuild, one ESM file), not the sources
+ * through tsx, whose CommonJS modules reach every import through a getter (docs/bench/client.md, session 23).
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { getOperation } from '../api/catalog/index.ts';
-import { createApiClient } from '../worker/src/service/client.mts';
-import { loadText, median, round, startSimProcess, type Row } from './lib.mts';
+import { buildWorker } from '../worker/src/process/build.mts';
+import { ROOT, loadText, median, round, startSimProcess, type Row } from './lib.mts';
+
+type ClientModule = typeof import('../worker/src/service/client.mts');
 
 /** Goal: the client's time per call at most this many times raw undici's (issue 42). */
 export const CLIENT_GOAL = 1.05;
@@ -112,10 +119,22 @@ async function measure(c: Case, block: number, rounds: number): Promise<Measured
 	};
 }
 
+/** worker/src/service/client.mts compiled as the worker is (worker/src/process/build.mts), loaded, the file removed. */
+async function compiledClient(): Promise<ClientModule> {
+	const out = join(ROOT, '.tmp', `bench-client-${process.pid}.mjs`);
+	buildWorker(out, join(ROOT, 'worker/src/service/client.mts'));
+	try {
+		return (await import(pathToFileURL(out).href)) as ClientModule;
+	} finally {
+		rmSync(out, { force: true });
+	}
+}
+
 export async function benchClient(o: { callsPerSide?: number; blockSteady?: number; blockInterleaved?: number } = {}) {
 	const callsPerSide = o.callsPerSide ?? 6000;
 	const blockSteady = o.blockSteady ?? 500;
 	const blockInterleaved = o.blockInterleaved ?? 50;
+	const { createApiClient } = await compiledClient();
 	const sim = await startSimProcess(APP_ID, SECRET);
 	const client = createApiClient({
 		baseUrl: sim.url,
@@ -175,7 +194,7 @@ export async function benchClient(o: { callsPerSide?: number; blockSteady?: numb
 		const worst = Math.max(...steady.map((x) => x.ratio));
 		const rows: Row[] = out.map((x) => ({
 			bench: '1',
-			measure: `client vs raw undici, ${x.name}, per call (${x.block === blockSteady ? 'steady' : 'interleaved'}, blocks of ${x.block}; median of paired rounds); bench process CPU per call ${x.clientCpuUs} vs ${x.rawCpuUs} µs = ${x.cpuRatio.toFixed(2)}×; load ${x.load}`,
+			measure: `client (compiled, as the worker ships it) vs raw undici, ${x.name}, per call (${x.block === blockSteady ? 'steady' : 'interleaved'}, blocks of ${x.block}; median of paired rounds); bench process CPU per call ${x.clientCpuUs} vs ${x.rawCpuUs} µs = ${x.cpuRatio.toFixed(2)}×; load ${x.load}`,
 			ours: `${x.clientUs} µs`,
 			baseline: `${x.rawUs} µs`,
 			ratio: `${x.ratio.toFixed(2)}×`,

@@ -55,14 +55,17 @@ function plainRecord(
 ): unknown {
 	if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
 	const given = v as Record<string, unknown>;
-	const out: Record<string, unknown> = {};
-	for (const [k, accepts] of fields) {
-		if (!accepts(given[k])) return undefined;
-		out[k] = given[k];
-	}
+	for (const [k, accepts] of fields) if (!accepts(given[k])) return undefined;
+	// its keys already in zod's order (the shape's, then the others: the common answer): the parsed object itself
+	let i = 0;
+	let ordered = Object.getPrototypeOf(given) === Object.prototype;
 	for (const k in given) {
 		if (k === '__proto__') return undefined;
-		if (!keys.has(k)) out[k] = given[k];
+		if (i < fields.length && k !== fields[i++][0]) ordered = false;
 	}
+	if (ordered && i === fields.length) return given;
+	const out: Record<string, unknown> = {};
+	for (const [k] of fields) out[k] = given[k];
+	for (const k in given) if (!keys.has(k)) out[k] = given[k];
 	return out;
 }

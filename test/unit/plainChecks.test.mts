@@ -171,6 +171,11 @@ test('parseResult: a bare record that passes the plain checks is not parsed by z
 		else delete (op.result as { safeParse?: unknown }).safeParse;
 	}
 	assert.throws(() => parseResult(op, { status: 1.5, bps_size: 0 }), /status/);
+	// an answer already in zod's order is passed on as it is (no copy); another order is copied into zod's
+	const inOrder = { status: 1, bps_size: 2.5, x: 1 };
+	assert.equal(parseResult(op, inOrder), inOrder);
+	const reordered = { bps_size: 2.5, status: 1 };
+	assert.notEqual(parseResult(op, reordered), reordered);
 });
 
 test('encodeRequest: the path cut once per operation gives the URL that filling each placeholder in turn gave', () => {

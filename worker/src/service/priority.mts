@@ -2,7 +2,7 @@
 // workflow that asked for it, as the playbook records say (workflows/<playbook>/playbook.mts `budget`). Calls
 // outside an activity (CLI, start-up) fall back to the operation's default (api/rateBudget.ts defaultClassOf: reads
 // 'report', writes 'mitigate').
-import { Context } from '@temporalio/activity';
+import { asyncLocalStorage } from '@temporalio/activity';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
 import type { PriorityClass } from '../../../api/rateBudget.ts';
 import { PLAYBOOKS, playbookOf } from '../../../workflows/playbooks.mts';
@@ -22,13 +22,10 @@ export function priorityFromCallSite(
 	return typeof budget === 'function' ? budget(activity) : budget;
 }
 
-/** ClientOptions.priorityOf for the worker: the running activity's call site, if any. */
+/**
+ * ClientOptions.priorityOf for the worker: the running activity's call site, if any. Read from the SDK's activity
+ * store, not `Context.current()`, which throws (an Error with its stack) for every budgeted call made outside one.
+ */
 export function activityPriority(op: CatalogEntry): PriorityClass | undefined {
-	let info: { workflowType?: string; activityType?: string } | undefined;
-	try {
-		info = Context.current().info;
-	} catch {
-		return undefined;
-	}
-	return priorityFromCallSite(op, info);
+	return priorityFromCallSite(op, asyncLocalStorage.getStore()?.info);
 }
