@@ -49,17 +49,14 @@ async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids
 	const t0 = Date.now();
 	const h = await startAttackResponse(tc, taskQueue, plan, { workflowId: workflowIdFor(ids.site_id) });
 	const { ms, st, log } = await timeToMitigate(sim, h, t0, delayMs);
-	if (process.env.BENCH_R_TIMELINE)
-		for (const r of log.filter((x) => !x.opId?.startsWith('authorization.')))
-			console.error(`sim ${(r.time - log[0].time).toFixed(1).padStart(7)} ${r.method} ${r.opId}`);
-	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms) };
+	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms, log) };
 }
 
 /**
  * Where a runbook's time to mitigate goes, from its history: start → its first write scheduled (holds, snapshot,
  * the last-run lookup, the event detail, planning), the last-run lookup alone, and the write groups after it.
  */
-async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: number, ms: number) {
+async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: number, ms: number, log: SimRequest[]) {
 	const events = (await h.fetchHistory()).events ?? [];
 	const at = (e: (typeof events)[number]) => {
 		const t = e.eventTime as { seconds?: number | { toNumber(): number }; nanos?: number };
@@ -76,16 +73,44 @@ async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: num
 		? events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(look.eventId))
 		: undefined;
 	const before = firstWrite ? at(firstWrite) - start : NaN;
-	if (process.env.BENCH_R_TIMELINE)
-		for (const e of events.filter((x) => at(x) - start <= ms + 50))
-			console.error(
-				`${(at(e) - start).toFixed(1).padStart(7)} ${e.eventType} ${name(e) || e.activityTaskStartedEventAttributes?.scheduledEventId || e.activityTaskCompletedEventAttributes?.scheduledEventId || localText(e)}`,
-			);
+	if (process.env.BENCH_R_TIMELINE) timeline(events, at, start, t0, ms, log, name);
 	return {
 		beforeWritesMs: Math.round(before),
 		lastRunLookupMs: look && lookDone ? Math.round(at(lookDone) - at(look)) : null,
 		writesMs: Math.round(ms - (start - t0) - before),
 	};
+}
+
+/**
+ * The history's events and the simulator's requests on one clock (ms from the run's start event; both processes
+ * read this machine's clock; the simulator's to the ms): where each hop of the time to mitigate goes.
+ */
+function timeline<E extends { eventType?: unknown; markerRecordedEventAttributes?: unknown }>(
+	events: E[],
+	at: (e: E) => number,
+	start: number,
+	t0: number,
+	ms: number,
+	log: SimRequest[],
+	name: (e: E) => string,
+) {
+	const ref = (e: E) => {
+		const x = e as { activityTaskStartedEventAttributes?: object; activityTaskCompletedEventAttributes?: object };
+		const a = (x.activityTaskStartedEventAttributes ?? x.activityTaskCompletedEventAttributes) as
+			| { scheduledEventId?: unknown }
+			| undefined;
+		return a ? `of ${String(a.scheduledEventId)}` : '';
+	};
+	const rows = [
+		...events
+			.filter((e) => e.eventType !== 40 && (e.eventType !== 25 || localText(e)))
+			.map((e) => ({ t: at(e) - start, text: `${e.eventType} ${name(e) || localText(e) || ref(e)}` })),
+		...log
+			.filter((x) => !x.opId?.startsWith('authorization.'))
+			.map((r) => ({ t: r.time - start, text: `sim ${r.method} ${r.opId}` })),
+	].filter((r) => r.t <= ms + 50);
+	console.error(`-- run at ${start.toFixed(1)}: the client's start ${(t0 - start).toFixed(1)} ms, time to mitigate ${Math.round(ms)} ms`);
+	for (const r of rows.sort((a, b) => a.t - b.t)) console.error(`${r.t.toFixed(1).padStart(7)} ${r.text}`);
 }
 
 /**
