@@ -109,7 +109,9 @@ function timeline<E extends { eventType?: unknown; markerRecordedEventAttributes
 			.filter((x) => !x.opId?.startsWith('authorization.'))
 			.map((r) => ({ t: r.time - start, text: `sim ${r.method} ${r.opId}` })),
 	].filter((r) => r.t <= ms + 50);
-	console.error(`-- run at ${start.toFixed(1)}: the client's start ${(t0 - start).toFixed(1)} ms, time to mitigate ${Math.round(ms)} ms`);
+	console.error(
+		`-- run at ${start.toFixed(1)}: the client's start ${(t0 - start).toFixed(1)} ms, time to mitigate ${Math.round(ms)} ms`,
+	);
 	for (const r of rows.sort((a, b) => a.t - b.t)) console.error(`${r.t.toFixed(1).padStart(7)} ${r.text}`);
 }
 
@@ -142,7 +144,13 @@ function waveTimes(log: SimRequest[], waveStartMs: number, sources: string[]) {
 		);
 		return add ? add.time - waveStartMs : undefined;
 	});
-	return { seenMs: seen ? seen.time - waveStartMs : undefined, blocked };
+	// the poll whose round read it: the last is_under_attack sent at or before that read (the wave's answer from its poll)
+	const poll = seen && log.filter((r) => r.opId === 'dashboard.isUnderAttack' && r.time <= seen.time).at(-1);
+	return {
+		seenMs: seen ? seen.time - waveStartMs : undefined,
+		pollMs: poll ? poll.time - waveStartMs : undefined,
+		blocked,
+	};
 }
 
 async function settled(tc: Client, workflowId: string) {
@@ -219,6 +227,7 @@ async function oneRun(sim: SimProcess, tc: Client, taskQueue: string, delayMs: n
 		returnTtmSeconds: r2.timeToMitigateSeconds,
 		waveMs: wave.blocked,
 		waveSeenMs: wave.seenMs,
+		wavePollMs: wave.pollMs,
 		outcomes: [r1.outcome, r2.outcome],
 		load: loadText(),
 	};
