@@ -49,7 +49,20 @@ async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids
 	const t0 = Date.now();
 	const h = await startAttackResponse(tc, taskQueue, plan, { workflowId: workflowIdFor(ids.site_id) });
 	const { ms, st, log } = await timeToMitigate(sim, h, t0, delayMs);
-	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms, log) };
+	const coord = process.env.BENCH_R_TIMELINE ? await coordinatorRows(tc, ids.site_id) : [];
+	return { h, ms, writes: writesOf(log).length, rearm: st.rearm, split: await split(h, t0, ms, [...log, ...coord]) };
+}
+
+/** The site coordinator's latest run as simulator-like rows (`coord <event type>`): its start, tasks and Updates. */
+async function coordinatorRows(tc: Client, site: string): Promise<SimRequest[]> {
+	const events = (await tc.workflow.getHandle(coordinatorIdFor(site)).fetchHistory()).events ?? [];
+	return events.map((e) => ({ method: 'coord', opId: String(e.eventType), time: eventMs(e) }));
+}
+
+/** A history event's time, ms since the epoch. */
+function eventMs(e: { eventTime?: unknown }): number {
+	const t = e.eventTime as { seconds?: number | { toNumber(): number }; nanos?: number };
+	return (typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0)) * 1000 + (t.nanos ?? 0) / 1e6;
 }
 
 /**
@@ -58,10 +71,7 @@ async function mitigate(sim: SimProcess, tc: Client, taskQueue: string, ids: Ids
  */
 async function split(h: Awaited<ReturnType<typeof startAttackResponse>>, t0: number, ms: number, log: SimRequest[]) {
 	const events = (await h.fetchHistory()).events ?? [];
-	const at = (e: (typeof events)[number]) => {
-		const t = e.eventTime as { seconds?: number | { toNumber(): number }; nanos?: number };
-		return (typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0)) * 1000 + (t.nanos ?? 0) / 1e6;
-	};
+	const at = eventMs;
 	const start = at(events[0]);
 	const sched = events.filter((e) => e.activityTaskScheduledEventAttributes);
 	const name = (e: (typeof events)[number]) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
