@@ -1,6 +1,6 @@
 # Sourced by scripts/test.sh: runs test files from one queue in $SLOTS slots at once, longest expected first, each
 # file as soon as a slot is free and the runtimes it needs are provisioned (test/README.md "What runs in parallel").
-# Expects from test.sh: LOGS, T0, SLOTS, spec and the job_<name> functions of its named jobs. Each job's spec output goes to
+# Expects from test.sh: LOGS, T0, SLOTS, spec, the job_<name> functions of its named jobs and job_group. Each job's spec output goes to
 # $LOGS/jobs/<n>.log, its per-file times to $LOGS/jobs/<n>.times, its CPU-seconds to $LOGS/jobs/<n>.cpu; $LOGS/schedule.tsv gets
 # `start⇥end⇥exit⇥job` (seconds since T0) for every job, $LOGS/queue.log each start with the CPU pressure then.
 
@@ -11,7 +11,7 @@ job_needs() { # file-or-"cluster"
     checks | unit | simulator) echo "" ;;
     test/unit/* | test/simulator/*) echo "" ;;
     test/temporal/observability.test.mts) echo "temporal chromium" ;;
-    test/temporal/* | test/tenants/*) echo "temporal" ;;
+    test/temporal/* | test/tenants/* | temporal-group-*) echo "temporal" ;;
     *) echo "temporal chromium n8n actionlint" ;;
   esac
 }
@@ -49,6 +49,18 @@ expected() { # job: "seconds millicores"
   for f in "$TIMES_CACHE" test/file-times.tsv; do [ -s "$f" ] && files+=("$f"); done
   awk -F'\t' -v k="$1" '$2 != k || $3 !~ /^[0-9.]+$/ { next } { w = $1 < 1 ? 1 : $1; r = 1000 * $3 / w; if (!s) s = w; if (r > m) m = r }
     END { if (!s) print "30 500"; else printf "%d %d\n", s, (m > 1000 ? 1000 : m) }' "${files[@]}" /dev/null
+}
+
+# The jobs of files run in one process (scripts/test.sh temporal-group-N): `temporal-group-N⇥file` for each file, N in
+# 1..groups, longest expected first (a file's seconds from the files above, also its lines with no CPU figure: the
+# grouped files' own times), each into the group with the least expected seconds so far.
+group_of() { # groups files...
+  local n="$1" f srcs=()
+  shift
+  for f in "$TIMES_CACHE" test/file-times.tsv; do [ -s "$f" ] && srcs+=("$f"); done
+  awk -F'\t' -v list="$*" '!($2 in s) { s[$2] = $1 } END { k = split(list, fs, " "); for (i = 1; i <= k; i++) printf "%d\t%s\n", (fs[i] in s ? s[fs[i]] : 30), fs[i] }' \
+    "${srcs[@]}" /dev/null | sort -t$'\t' -k1,1rn -k2,2 |
+    awk -F'\t' -v n="$n" '{ b = 1; for (g = 2; g <= n; g++) if (t[g] < t[b]) b = g; t[b] += $1; printf "temporal-group-%d\t%s\n", b, $2 }'
 }
 
 # Admission. Up to SECSVC_TEST_MIN_SLOTS (default 2) jobs run whatever the load. Beyond that, up to $SLOTS, a job
@@ -140,6 +152,7 @@ job_body() { # job status-of-its-runtimes: its runtimes' variables, then the fil
   export_runtimes "${needs[@]}"
   local st=0
   if declare -F "job_$job" >/dev/null; then SPEC_TIMES="$LOGS/jobs/$n.times" "job_$job" || st=$?
+  elif [[ "$job" == temporal-group-* ]]; then SPEC_TIMES="$LOGS/jobs/$n.times" job_group "$job" || st=$?
   else SPEC_TIMES="$LOGS/jobs/$n.times" spec "$job" || st=$?; fi
   job_cpu "$job" >"$LOGS/jobs/$n.cpu"
   return "$st"

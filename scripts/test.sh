@@ -63,6 +63,8 @@ job_checks() { # (errexit does not hold inside the queue: each check's status is
 job_unit() { one_process "${unit_files[@]}"; }
 job_simulator() { one_process "${simulator_files[@]}"; }
 one_process() { SECSVC_ONE_PROCESS_FILES="$*" spec test/helpers/oneProcess.mts; }
+# shellcheck disable=SC2086 # temporal-group-N (below): its files, space-separated paths
+job_group() { one_process ${group_files[$1]}; }
 
 # test/cluster against the cluster of scripts/temporal-cluster.sh; stopped afterwards if the tests started it.
 job_cluster() { run_cluster_tests spec; }
@@ -85,26 +87,41 @@ run_cluster_tests() { # runner...
 # unit/'s and simulator/'s files need no isolation: each folder's run in ONE node process, jobs `unit` and `simulator`
 # (test/helpers/oneProcess.mts: node and tsx start and the imports, most of these files' CPU, paid once per folder).
 SLOTS="${SECSVC_TEST_SLOTS:-5}"
+# shellcheck source=scripts/test-queue.sh
+. scripts/test-queue.sh
 cluster_files=(test/cluster/**/*.test.mts)
 unit_files=(test/unit/*.test.mts)
 simulator_files=(test/simulator/*.test.mts)
+# temporal/'s and tenants/ files run in SECSVC_TEST_GROUPS (default 8) jobs `temporal-group-N`, each ONE node process
+# (oneProcess.mts) running its files one after another, each file still with its own dev server, simulators and
+# workers: a file's process start, tsx and imports (~1.4 CPU-s, test/README.md "Where the CPU goes") are paid once per
+# group. Files balanced by their expected seconds (longest first, each into the group with the least so far). Apart,
+# each its own job: the long files (their own work is their CPU, and each is on the run's critical path), the files
+# that watch their process tree (worker-process: no orphans) or run the demo's stack, observability (needs chromium).
+isolated='^test/(temporal/(interleave|chaos|worker-process|demo|observability)|tenants/(chaos|tenants))\.test\.mts$'
 files=()
-for f in test/**/*.test.mts; do [[ "$f" =~ ^test/(cluster|unit|simulator)/ ]] || files+=("$f"); done
-echo "== $(( ${#files[@]} + ${#cluster_files[@]} + ${#unit_files[@]} + ${#simulator_files[@]} )) test files"
+grouped=()
+for f in test/**/*.test.mts; do
+  [[ "$f" =~ ^test/(cluster|unit|simulator)/ ]] && continue
+  if [[ "$f" =~ ^test/(temporal|tenants)/ ]] && ! [[ "$f" =~ $isolated ]]; then grouped+=("$f"); else files+=("$f"); fi
+done
+declare -A group_files=()
+groups=()
+while IFS=$'\t' read -r g f; do group_files[$g]+=" $f"; done < <(group_of "${SECSVC_TEST_GROUPS:-8}" "${grouped[@]}")
+for g in "${!group_files[@]}"; do groups+=("$g"); done
+echo "== $(( ${#files[@]} + ${#grouped[@]} + ${#cluster_files[@]} + ${#unit_files[@]} + ${#simulator_files[@]} )) test files"
 # `scripts/test.sh FILE|cluster|unit|simulator|checks ...` runs only those jobs through the same queue (a file's CPU
 # and time alone: a unit/ or simulator/ file named alone runs in its own process)
-jobs=(checks cluster unit simulator "${files[@]}")
+jobs=(checks cluster unit simulator "${groups[@]}" "${files[@]}")
 [ "$#" -gt 0 ] && jobs=("$@")
 
 # spec: node's spec reporter on stdout, and each file's duration (scripts/test-file-times.mjs) into $SPEC_TIMES.
 # node's --test-timeout (SECSVC_TEST_TIMEOUT ms, default 15 min) fails each test without its own bound past it, and
 # reports each file past it as failed too, but leaves that file's process running: the queue's bound ends it.
 spec() {
-  node --import tsx --test --test-concurrency=1 --test-timeout="${SECSVC_TEST_TIMEOUT:-900000}" --test-reporter=spec --test-reporter-destination=stdout \
+  node --import "$PWD/test/helpers/tsxMainThread.mjs" --test --test-concurrency=1 --test-timeout="${SECSVC_TEST_TIMEOUT:-900000}" --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=./scripts/test-file-times.mjs --test-reporter-destination="${SPEC_TIMES:-/dev/null}" "$@"
 }
-# shellcheck source=scripts/test-queue.sh
-. scripts/test-queue.sh
 # CI stops starting jobs 75 min after this point so that the summary lands inside its 90 min limit (0: no deadline)
 [ "${CI:-}" = true ] && : "${SECSVC_TEST_DEADLINE:=4500}"
 export SECSVC_TEST_DEADLINE="${SECSVC_TEST_DEADLINE:-0}"
@@ -128,6 +145,11 @@ cat "$LOGS"/jobs/*.cpu >"$LOGS/all.cpu" 2>/dev/null || true
 # some files keeps the last whole run's
 awk -F'\t' 'NR == FNR { c[$2] = $1; next } $3 == 0 && ($4 in c) { printf "%d\t%s\t%s\n", $2 - $1, $4, c[$4] }' \
   "$LOGS/all.cpu" "$LOGS/schedule.tsv" | sort -t$'\t' -k1,1 -rn >"$LOGS/jobs-expected.tsv"
+# and each grouped file's own seconds, with no CPU figure (its group's job has it): group_of balances the groups by them
+if [ -s "$LOGS/jobs-expected.tsv" ]; then
+  awk -F'\t' 'NR == FNR { j[$2] = 1; next } $3 == "ok" && !($2 in j) && $2 ~ /^test\/(temporal|tenants)\// { printf "%d\t%s\t-\n", $1, $2 }' \
+    "$LOGS/jobs-expected.tsv" "$LOGS/all.times" >>"$LOGS/jobs-expected.tsv"
+fi
 if [ "$#" = 0 ] && [ -s "$LOGS/jobs-expected.tsv" ]; then mkdir -p "$(dirname "$TIMES_CACHE")" && cp "$LOGS/jobs-expected.tsv" "$TIMES_CACHE.tmp.$$" && mv "$TIMES_CACHE.tmp.$$" "$TIMES_CACHE"; fi
 echo; echo "== provisioning (seconds since the start: ready)"
 for n in temporal n8n chromium cluster-build actionlint; do
