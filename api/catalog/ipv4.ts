@@ -95,8 +95,7 @@ export function entryRangeKey(text: string): string | undefined {
 /**
  * A list as the service shows it: each entry's key → its text (what a remove must name, found from any notation).
  * The service keeps `a` and `a-a` as two entries; of several notations of one range the `start-end` one is kept, the
- * one our adds POST (the catalog sends adds as `start-end`), so an owner's remove names its own entry, never another
- * actor's notation of it.
+ * one our adds POST (the catalog sends adds as `start-end`); an owner's remove names only that one (`ownListed`).
  */
 export function listedByKey(entries: readonly Ipv4ListEntry[]): Map<string, string> {
 	const out = new Map<string, string>();
@@ -107,4 +106,15 @@ export function listedByKey(entries: readonly Ipv4ListEntry[]): Map<string, stri
 		if (!out.has(rangeKeyOf(r)) || text === `${formatIpv4(r.start)}-${formatIpv4(r.end)}`) out.set(rangeKeyOf(r), text);
 	}
 	return out;
+}
+
+/**
+ * An owner's entry as listed: `entry`'s listed text when it is in the notation our adds POST (`start-end`), else
+ * undefined. The same range listed only as an address or CIDR is another actor's add (a person's, from the console):
+ * a playbook's remove (revert, expiry, allow-list) never names it (interleave seed 138: a retried revert DELETEd it).
+ */
+export function ownListed(listed: ReadonlyMap<string, string>, entry: string): string | undefined {
+	const k = entryRangeKey(entry);
+	const text = k === undefined ? undefined : listed.get(k);
+	return text !== undefined && text === toRangeText(entry) ? text : undefined;
 }

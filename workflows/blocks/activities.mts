@@ -4,7 +4,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
 import { toFailure } from '../../worker/src/activities/operations.mts';
 import { liveEntries, liveEntry, retryable } from './activitiesLive.mts';
-import { entryRangeKey, toRangeText } from '../../api/catalog/ipv4.ts';
+import { ownListed, toRangeText } from '../../api/catalog/ipv4.ts';
 import { createRemoveDue } from './activitiesRemoval.mts';
 import { beating, writeAttempt } from '../../worker/src/activities/writeRecord.mts';
 import { escalateBlocks, offendersKey } from '../../worker/src/temporal/offenders.mts';
@@ -86,7 +86,7 @@ async function removeOne(
 ): Promise<{ removed: boolean; note?: string }> {
 	const attempt = Context.current().info.attempt;
 	try {
-		const live = await liveEntry(api, site_id, domain_port_id, entry);
+		const live = ownListed(await liveEntries(api, site_id, domain_port_id), entry);
 		// On a retry the entry may be gone because an earlier attempt removed it (its answer was lost).
 		if (!live) return attempt > 1 ? { removed: true, note: GONE_NOTE(attempt) } : { removed: false };
 		await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: [live] });
@@ -108,7 +108,7 @@ async function removeMany(
 	const attempt = Context.current().info.attempt;
 	try {
 		const live = await liveEntries(api, site_id, domain_port_id);
-		const found = entries.map((entry) => ({ entry, live: live.get(entryRangeKey(entry) ?? '') }));
+		const found = entries.map((entry) => ({ entry, live: ownListed(live, entry) }));
 		const present = [...new Set(found.flatMap((f) => (f.live ? [f.live] : [])))];
 		if (present.length)
 			await api.call('applicationProtection.ipBlacklist.remove', { site_id, domain_port_id, ip_black_list: present });

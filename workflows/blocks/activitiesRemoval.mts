@@ -6,7 +6,7 @@ import { removalIntentSignal, type RemoveDueInput, type RemoveDueResult } from '
 import { releaseBySignal } from '../coordinator/client.mts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { liveEntries, ownerId, retryable } from './activitiesLive.mts';
-import { entryRangeKey } from '../../api/catalog/ipv4.ts';
+import { ownListed } from '../../api/catalog/ipv4.ts';
 
 /** A removal waits at most this long for an entry's expiry at a time (the workflow hands them over ≤ 0.3 s early). */
 const MAX_WAIT_MS = 5000;
@@ -47,7 +47,7 @@ export function createRemoveDue(api: Client, withTemporal: <T>(fn: (t: TemporalC
 				if (!ready.length) continue;
 				waiting.splice(0, ready.length);
 				const live = await liveEntries(api, site_id, domain_port_id);
-				const group = ready.map((e) => ({ ...e, live: live.get(entryRangeKey(e.range) ?? ''), at: '' }));
+				const group = ready.map((e) => ({ ...e, live: ownListed(live, e.range), at: '' }));
 				const present = [...new Set(group.flatMap((f) => (f.live ? [f.live] : [])))];
 				if (present.length) {
 					await withTemporal((t) =>

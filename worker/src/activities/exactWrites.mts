@@ -1,7 +1,7 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, ownListed, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import type { WriteResult } from '../../../api/runbook/contract.ts';
 import {
 	findSwitch,
@@ -231,13 +231,11 @@ export async function exactList(
 		await client.call(op.id, params);
 		return { added: entry, wrote: entry === undefined ? [] : [entry], notOurs: [] };
 	}
-	const toRemove = wanted.filter((w) => {
-		const k = entryRangeKey(w);
-		return k !== undefined && liveText.has(k);
-	});
+	// An owner's remove: only entries listed as our adds write them (`ownListed`); another notation is someone else's.
+	const toRemove = wanted.filter((w) => ownListed(liveText, w) !== undefined);
 	const absent = wanted.filter((w) => !toRemove.includes(w));
 	if (wanted.length && toRemove.length === 0) return { removed: [], absent };
-	const names = toRemove.map((w) => liveText.get(entryRangeKey(w) as string) ?? w);
+	const names = toRemove.map((w) => ownListed(liveText, w) as string);
 	await client.call(op.id, { ...params, [key]: wanted.length ? names : raw });
 	return { removed: toRemove, absent };
 }
