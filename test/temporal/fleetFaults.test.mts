@@ -184,40 +184,53 @@ test('429 windows slow the tick, they do not end it: no site waits more than one
 	assert.ok(Math.max(...per) <= Math.ceil((end - t0) / INTERVAL_MS) + 1, `checks per site: ${Math.max(...per)}`);
 });
 
+/** The site a request of the log checked. */
+const siteOf = (r: { path: string }) => /\/site\/([^/]+)\//.exec(r.path)?.[1] ?? '?';
+
+/**
+ * Kills the worker while a check hangs and restarts it; per watcher, its outage: from the hanging check (the watch
+ * last seen working) to the watcher's first check after the restart. The watchers come back at different times
+ * (the one with the batch in flight after its workflow task times out, the other after its timer's task leaves the
+ * dead worker's sticky queue), so each watcher's sites are measured against its own.
+ */
+async function killMidBatch(): Promise<number[]> {
+	const mark = seqNow();
+	// One check hangs 3 s: a batch (and its local-activity workflow task) is in flight when the worker dies.
+	s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 3000, count: 1 });
+	const hung = await waitFor(
+		'a hanging check in flight',
+		async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: mark }).find((r) => r.fault === 'delay'),
+		20_000,
+		20,
+	);
+	await sleep(300);
+	await killChild(child);
+	const killedAt = s.sim.nowMs();
+	const killSeq = seqNow();
+	child = spawnWorker(env, s.url, queue);
+	const back = await waitFor(
+		'every watcher checks again after the restart',
+		async () => {
+			const after = s.sim
+				.requests({ op: 'dashboard.isUnderAttack', since: killSeq })
+				.filter((r) => r.code === 0 && r.time > killedAt);
+			const first = watchers.map((sites) => after.find((r) => sites.includes(siteOf(r)))?.time);
+			return first.every((t) => t !== undefined) && (first as number[]);
+		},
+		60_000,
+		100,
+	);
+	return back.map((t) => t - hung.time);
+}
+
 test('worker SIGKILLed twice mid-batch: no site checked twice within half an interval, none late by more than the restart', async (ctx) => {
 	const ff = await faultFree();
 	const since = seqNow();
 	const t0 = s.sim.nowMs();
-	/** Per kill: from the hanging check (the watch last seen working) to the first check after the restart. */
-	const outages: number[] = [];
+	/** Per kill, per watcher: the outage (killMidBatch). */
+	const outages: number[][] = [];
 	for (let k = 0; k < 2; k++) {
-		const mark = seqNow();
-		// One check hangs 3 s: a batch (and its local-activity workflow task) is in flight when the worker dies.
-		s.sim.addFault({ op: 'dashboard.isUnderAttack', kind: 'delay', delayMs: 3000, count: 1 });
-		const hung = await waitFor(
-			'a hanging check in flight',
-			async () => s.sim.requests({ op: 'dashboard.isUnderAttack', since: mark }).find((r) => r.fault === 'delay'),
-			20_000,
-			20,
-		);
-		await sleep(300);
-		await killChild(child);
-		const killedAt = s.sim.nowMs();
-		const killSeq = seqNow();
-		child = spawnWorker(env, s.url, queue);
-		await waitFor(
-			'checks again after the restart',
-			async () =>
-				s.sim
-					.requests({ op: 'dashboard.isUnderAttack', since: killSeq })
-					.some((r) => r.code === 0 && r.time > killedAt),
-			60_000,
-			100,
-		);
-		outages.push(
-			(s.sim.requests({ op: 'dashboard.isUnderAttack', since: killSeq }).find((r) => r.code === 0) as { time: number })
-				.time - hung.time,
-		);
+		outages.push(await killMidBatch());
 		await sleep(3 * INTERVAL_MS);
 	}
 	const end = s.sim.nowMs();
@@ -229,16 +242,20 @@ test('worker SIGKILLed twice mid-batch: no site checked twice within half an int
 		[],
 		'no site checked twice within half an interval',
 	);
-	// A site's last check before the outage is at most a fault-free gap before the hanging one; after the restart
-	// every site is checked within the first tick. Both are single samples of what faultFree measured as maxima (on a
-	// quiet machine this bound is nearly exact): 250 ms for their jitter (docs/test-runs.md, session 24).
-	const limit = ff.gap + Math.max(...outages) + ff.tick + 250;
-	const worst = g.reduce((a, b) => (b.max > a.max ? b : a));
+	// A site's last check before the outage is at most a fault-free gap before the hanging one; after its watcher's
+	// restart every site is checked within the first tick. Both are single samples of what faultFree measured as maxima
+	// (on a quiet machine this bound is nearly exact): 250 ms for their jitter (docs/test-runs.md, session 24).
+	const limitOf = (site: string) => {
+		const w = watchers.findIndex((sites) => sites.includes(site));
+		return ff.gap + Math.max(...outages.map((o) => o[w])) + ff.tick + 250;
+	};
+	const worst = g.reduce((a, b) => (b.max - limitOf(b.site) > a.max - limitOf(a.site) ? b : a));
+	const shown = outages.map((o) => o.join('/')).join(', ');
 	ctx.diagnostic(
-		`fault-free: worst gap ${ff.gap} ms, widest tick ${ff.tick} ms; outages ${outages.join(', ')} ms; worst ${worst.max} ms`,
+		`fault-free: worst gap ${ff.gap} ms, widest tick ${ff.tick} ms; outages per watcher ${shown} ms; worst ${worst.site} ${worst.max} ms (limit ${limitOf(worst.site)})`,
 	);
 	assert.ok(
-		worst.max <= limit,
-		`site ${worst.site}: ${worst.max} ms between checks (limit ${limit}: the fault-free worst ${ff.gap} + outage ${outages.join(', ')} ms + the widest fault-free tick ${ff.tick} + 250)`,
+		worst.max <= limitOf(worst.site),
+		`site ${worst.site}: ${worst.max} ms between checks (limit ${limitOf(worst.site)}: the fault-free worst ${ff.gap} + its watcher's outage (per kill, per watcher: ${shown} ms) + the widest fault-free tick ${ff.tick} + 250)`,
 	);
 });
