@@ -86,7 +86,7 @@ run_cluster_tests() { # runner...
 # held, token expiries, n8n's 30 s bounds), test/README.md "What runs in parallel" has the measurements.
 # unit/'s and simulator/'s files need no isolation: each folder's run in ONE node process, jobs `unit` and `simulator`
 # (test/helpers/oneProcess.mts: node and tsx start and the imports, most of these files' CPU, paid once per folder).
-SLOTS="${SECSVC_TEST_SLOTS:-5}"
+SLOTS="${SECSVC_TEST_SLOTS:-8}"
 # shellcheck source=scripts/test-queue.sh
 . scripts/test-queue.sh
 cluster_files=(test/cluster/**/*.test.mts)
