@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import {
 	BUILD_MARK,
 	ROOT,
@@ -51,8 +51,13 @@ test('a build whose sources changed is stale: not fresh for the launcher, refuse
 	const text = readFileSync(entry, 'utf8');
 	const nl = text.indexOf('\n');
 	const info = readBuildInfo(entry)!;
-	// Same depth as worker/dist/main.mjs, so its repository-relative paths resolve the same way.
-	const stale = `${ROOT}worker/dist/stale-${process.pid}.mjs`;
+	// Same depth as worker/dist/main.mjs, so its repository-relative paths resolve the same way; in a node_modules
+	// folder, which every linter skips: the static checks run beside this file and read the tree (n8n-node lint
+	// crashed with ENOENT on a worker/dist/stale-*.mjs it had listed and this test had removed: session 24).
+	const dir = `${ROOT}worker/node_modules`;
+	const made = !existsSync(dir);
+	mkdirSync(dir, { recursive: true });
+	const stale = `${dir}/.secsvc-stale-${process.pid}.mjs`;
 	writeFileSync(stale, `${BUILD_MARK}${JSON.stringify({ ...info, hash: '0000000000000000' })}${text.slice(nl)}`);
 	try {
 		assert.equal(isFresh(stale), false);
@@ -68,6 +73,7 @@ test('a build whose sources changed is stale: not fresh for the launcher, refuse
 		assert.match(r.stderr, /npm run -w worker build/);
 	} finally {
 		rmSync(stale, { force: true });
+		if (made) rmSync(dir, { recursive: true, force: true });
 	}
 	// An input that no longer hashes the same makes the launcher rebuild.
 	assert.equal(hashInputs([...info.inputs, 'worker/src/no-such-file.mts'], info.salt), undefined);
