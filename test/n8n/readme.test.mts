@@ -12,7 +12,7 @@
 //     accepted and verified by the sandbox's identity provider.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
@@ -22,6 +22,7 @@ import { waitFor } from '../temporal/helpers.mts';
 import { OWNER, startN8nServer, type N8nServer } from './editor-server.mts';
 import { EditorUi } from './editor-ui.mts';
 import { packPackage, ROOT } from './harness.mts';
+import { packWorker } from '../helpers/packWorker.mts';
 
 const OUT = join(process.env.SECSVC_TEST_OUTPUT || join(ROOT, 'test-output'), 'readme');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -67,9 +68,7 @@ before(async () => {
 	mkdirSync(OUT, { recursive: true });
 	mkdirSync(app);
 	writeFileSync(join(app, 'package.json'), '{ "name": "soc", "private": true }\n');
-	execFileSync('npm', ['pack', '--pack-destination', dir], { cwd: join(ROOT, 'worker'), stdio: 'ignore' });
-	const tgz = readdirSync(dir).find((f) => f.endsWith('.tgz')) as string;
-	execFileSync('npm', ['install', '--no-audit', '--no-fund', join(dir, tgz)], { cwd: app, stdio: 'ignore' });
+	execFileSync('npm', ['install', '--no-audit', '--no-fund', packWorker(ROOT, dir)], { cwd: app, stdio: 'ignore' });
 	server = await startN8nServer(packPackage(join(dir, 'n8n-pack')));
 	browser = await chromium.launch({
 		executablePath:

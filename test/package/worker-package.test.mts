@@ -19,6 +19,7 @@ import { after, before, test } from 'node:test';
 import { freePort, startTemporalDev, type TemporalDev } from '../../demo/stack.mts';
 import type { RunningSimulator } from '../../simulator/index.mts';
 import { APP_ID, ATTACK_SOURCES, plan, ROOT, SECRET, startSim, uniqueQueue, waitFor } from '../temporal/helpers.mts';
+import { packWorker } from '../helpers/packWorker.mts';
 
 const dir = mkdtempSync(join(tmpdir(), 'secsvc-worker-package-'));
 const app = join(dir, 'app');
@@ -37,16 +38,12 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 before(async () => {
 	let t = Date.now();
-	execFileSync('npm', ['pack', '--pack-destination', dir], {
-		cwd: join(ROOT, 'worker'),
-		stdio: ['ignore', 'ignore', 'pipe'],
-	});
-	const tgz = readdirSync(dir).find((f) => f.endsWith('.tgz')) as string;
-	console.log(`# npm pack: ${Date.now() - t} ms, ${tgz} ${statSync(join(dir, tgz)).size} bytes`);
+	const tgz = packWorker(ROOT, dir);
+	console.log(`# npm pack: ${Date.now() - t} ms, ${tgz} ${statSync(tgz).size} bytes`);
 	execFileSync('mkdir', [app]);
 	writeFileSync(join(app, 'package.json'), '{ "name": "soc", "private": true }\n');
 	t = Date.now();
-	execFileSync('npm', ['install', '--no-audit', '--no-fund', join(dir, tgz)], {
+	execFileSync('npm', ['install', '--no-audit', '--no-fund', tgz], {
 		cwd: app,
 		stdio: ['ignore', 'ignore', 'pipe'],
 	});
