@@ -22,12 +22,13 @@ provision() { # name command...: $LOGS/prov-<name>.out (the path), .log (progres
   local name="$1"; shift
   ( rc=0; "$@" >"$LOGS/prov-$name.out" 2>"$LOGS/prov-$name.log" || rc=$?; echo "$rc" >"$LOGS/prov-$name.rc" ) &
 }
-# The Temporal CLI is the runtime most files need; the cluster's server, needed only by test/cluster, builds at a
-# lower CPU priority so that it takes mostly what the tests leave.
+# The Temporal CLI is the runtime most files need. The cluster's server builds at the tests' priority: its build
+# (~435 s from nothing) and the cluster job after it (~250 s) are the run's longest chain; at `nice 10` beside 8
+# slots of tests it got the CPU last and was ready only at 869 s, the run's end (test/README.md "Provisioning").
 provision temporal bash scripts/temporal.sh path
 provision n8n bash scripts/n8n.sh path
 provision chromium bash scripts/chromium.sh path
-provision cluster-build nice -n 10 bash scripts/temporal-cluster.sh path
+provision cluster-build bash scripts/temporal-cluster.sh path
 provision actionlint bash scripts/actionlint.sh path
 
 if [ ! -d node_modules/@temporalio/worker ] && [ ! -d worker/node_modules/@temporalio/worker ]; then
