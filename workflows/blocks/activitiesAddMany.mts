@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../api/client.ts';
-import { entryRangeKey, toRangeText } from '../../api/catalog/ipv4.ts';
+import { entryRangeKey, ownListed } from '../../api/catalog/ipv4.ts';
 import { toFailure } from '../../worker/src/activities/operations.mts';
 import { claim as coordinatorClaim, release as coordinatorRelease } from '../coordinator/client.mts';
 import type { ClaimResult } from '../coordinator/coordination.mts';
@@ -174,7 +174,7 @@ async function writeGranted(
 ) {
 	for (const x of granted) {
 		const listed = live.get(entryRangeKey(x.range) ?? '');
-		const ours = listed === toRangeText(x.range);
+		const ours = ownListed(live, x.range) !== undefined;
 		if ((listed !== undefined && x.adopt) || (ours && a.posted.has(x.range)))
 			b.results.set(x.range, { range: x.range, outcome: 'active' }); // the caller's own, or an earlier attempt's POST
 		else if (ours && a.unsure && !a.listedBefore.has(x.range)) {

@@ -1,7 +1,7 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from '../../../api/client.ts';
 import type { CatalogEntry } from '../../../api/catalog/types.ts';
-import { entryRangeKey, listedByKey, ownListed, toRangeText, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
+import { entryRangeKey, listedByKey, ownListed, type Ipv4ListEntry } from '../../../api/catalog/ipv4.ts';
 import type { WriteResult } from '../../../api/runbook/contract.ts';
 import {
 	findSwitch,
@@ -224,7 +224,7 @@ export async function exactList(
 			// no author per entry, so nothing can tell (interleave seed 19: n8n's add, taken for ours, was DELETEd at the
 			// revert). Outcome unknown: not ours, never removed by the playbook, reported. With no record no attempt sent
 			// anything: another's.
-			if (a?.earlier && liveText.get(k) === toRangeText(String(entry)))
+			if (a?.earlier && ownListed(liveText, String(entry)) !== undefined)
 				return { entry, wrote: [], notOurs: [], unknown: [entry] };
 			return { alreadyPresent: true, entry, wrote: [], notOurs: [entry] };
 		}
