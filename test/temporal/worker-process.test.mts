@@ -121,6 +121,13 @@ const childrenOf = (pid: number) =>
 		.filter((d) => /^\d+$/.test(d) && Number(procStat(Number(d))?.[1]) === pid)
 		.map(Number);
 
+const commOf = (pid: number) => {
+	try {
+		return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+	} catch {
+		return undefined;
+	}
+};
 const isWorker = (pid: number) => {
 	try {
 		return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker/dist/main.mjs');
@@ -224,9 +231,11 @@ test(
 		// parent-death signal, set with setpriv, ends it).
 		if (!hasExecve) {
 			const p = launch('secsvc', env(queue));
+			// Once it runs node (setpriv arms the signal, then execs): killed before, the launcher's death comes before
+			// the signal is armed, and only the pipe (after loading) ends the child (final run of session 24: > 1 s).
 			const pid = await waitFor(
 				'worker child started',
-				async () => childrenOf(p.child.pid as number).find(isWorker),
+				async () => childrenOf(p.child.pid as number).find((c) => isWorker(c) && commOf(c) === 'node'),
 				60_000,
 				10,
 			);
